@@ -1,0 +1,217 @@
+//! Row construction: encoding families, operand fields and the builder the row files use.
+
+use super::*;
+
+/// Which vector specification a vector row follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VDialect {
+    /// XTheadVector (RVV 0.7.1 as on the C906).
+    Thead,
+    /// RVV 1.0.
+    V1,
+}
+
+const fn seg(at: u8, len: u8, from: u8) -> Seg {
+    Seg { at, len, from }
+}
+
+// ---- fields --------------------------------------------------------------------------
+pub(super) const RD: Field = &[seg(7, 5, 0)];
+pub(super) const RS1: Field = &[seg(15, 5, 0)];
+pub(super) const RS2: Field = &[seg(20, 5, 0)];
+pub(super) const I12: Field = &[seg(20, 12, 0)];
+pub(super) const S12: Field = &[seg(7, 5, 0), seg(25, 7, 5)];
+pub(super) const B13: Field = &[seg(8, 4, 1), seg(25, 6, 5), seg(7, 1, 11), seg(31, 1, 12)];
+pub(super) const U20: Field = &[seg(12, 20, 0)];
+pub(super) const J21: Field = &[seg(21, 10, 1), seg(20, 1, 11), seg(12, 8, 12), seg(31, 1, 20)];
+pub(super) const SH6: Field = &[seg(20, 6, 0)];
+pub(super) const SH5: Field = &[seg(20, 5, 0)];
+pub(super) const PRED: Field = &[seg(24, 4, 0)];
+pub(super) const SUCC: Field = &[seg(20, 4, 0)];
+pub(super) const IMM2_25: Field = &[seg(25, 2, 0)];
+pub(super) const MSB6_26: Field = &[seg(26, 6, 0)];
+pub(super) const VM: Field = &[seg(25, 1, 0)];
+pub(super) const ZIMM11: Field = &[seg(20, 11, 0)];
+pub(super) const ZIMM10: Field = &[seg(20, 10, 0)];
+pub(super) const NONE: Field = &[];
+
+pub(super) const fn imm(min: i64, max: i64, align: u8) -> ImmSpec {
+    ImmSpec { min, max, align }
+}
+/// Signed `bits`-bit immediate.
+pub(super) const fn simm(bits: u32) -> ImmSpec {
+    imm(-(1 << (bits - 1)), (1 << (bits - 1)) - 1, 1)
+}
+/// Unsigned `bits`-bit immediate.
+pub(super) const fn uimm(bits: u32) -> ImmSpec {
+    imm(0, (1 << bits) - 1, 1)
+}
+
+pub(super) const fn op(name: &'static str, role: Role, kind: Kind, field: Field) -> OpSpec {
+    OpSpec { name, role, kind, field }
+}
+pub(super) const fn xd(name: &'static str, field: Field) -> OpSpec {
+    op(name, Role::Def, Kind::X, field)
+}
+pub(super) const fn xs(name: &'static str, field: Field) -> OpSpec {
+    op(name, Role::Use, Kind::X, field)
+}
+pub(super) const fn xud(name: &'static str, field: Field) -> OpSpec {
+    op(name, Role::UseDef, Kind::X, field)
+}
+pub(super) const fn base(field: Field) -> OpSpec {
+    op("rs1", Role::Use, Kind::XMem, field)
+}
+pub(super) const fn immop(name: &'static str, s: ImmSpec, field: Field) -> OpSpec {
+    op(name, Role::Use, Kind::Imm(s), field)
+}
+
+/// A row under construction.
+pub(crate) struct RowDef {
+    pub mnemonic: &'static str,
+    pub mask: u32,
+    pub bits: u32,
+    pub ops: Vec<OpSpec>,
+    pub ext: ExtSet,
+    pub class: Class,
+    pub mem: Option<Mem>,
+    pub rules: Vec<Rule>,
+    pub vdialect: Option<VDialect>,
+    pub specializes: Option<&'static str>,
+    pub sem: Option<Sem>,
+}
+
+/// Makes a generated mnemonic `'static` (the table lives for the whole program).
+pub(super) fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+impl RowDef {
+    pub fn new(mnemonic: &'static str, bits: u32, mask: u32, ext: ExtSet) -> RowDef {
+        RowDef {
+            mnemonic,
+            mask,
+            bits,
+            ops: Vec::new(),
+            ext,
+            class: Class::Alu,
+            mem: None,
+            rules: Vec::new(),
+            vdialect: None,
+            specializes: None,
+            sem: None,
+        }
+    }
+    pub fn ops(mut self, ops: &[OpSpec]) -> Self {
+        self.ops = ops.to_vec();
+        self
+    }
+    pub fn class(mut self, c: Class) -> Self {
+        self.class = c;
+        self
+    }
+    pub fn mem(mut self, dir: Dir, bytes: u8, addr: Addr) -> Self {
+        self.mem = Some(Mem { dir, bytes, addr });
+        self
+    }
+    pub fn rule(mut self, r: Rule) -> Self {
+        self.rules.push(r);
+        self
+    }
+    pub fn specializes(mut self, general: &'static str) -> Self {
+        self.specializes = Some(general);
+        self
+    }
+    pub fn vector(mut self, d: VDialect) -> Self {
+        self.vdialect = Some(d);
+        self
+    }
+    pub fn sem(mut self, f: impl Fn(&mut Hart, &mut dyn Bus, &[i64]) -> Result<(), Trap> + Send + Sync + 'static) -> Self {
+        self.sem = Some(Box::new(f));
+        self
+    }
+    /// `rd = f(rs1, rs2)` for rows whose operands are rd, rs1, rs2.
+    pub fn binop(self, f: impl Fn(u64, u64) -> u64 + Send + Sync + 'static) -> Self {
+        self.sem(move |h, _, o| {
+            let v = f(h.x(o[1]), h.x(o[2]));
+            h.set_x(o[0], v);
+            Ok(())
+        })
+    }
+    /// `rd = f(rs1, imm)` for rows whose operands are rd, rs1, imm.
+    pub fn immop(self, f: impl Fn(u64, i64) -> u64 + Send + Sync + 'static) -> Self {
+        self.sem(move |h, _, o| {
+            let v = f(h.x(o[1]), o[2]);
+            h.set_x(o[0], v);
+            Ok(())
+        })
+    }
+    /// `rd = f(rs1)` for rows whose operands are rd, rs1.
+    pub fn unop(self, f: impl Fn(u64) -> u64 + Send + Sync + 'static) -> Self {
+        self.sem(move |h, _, o| {
+            let v = f(h.x(o[1]));
+            h.set_x(o[0], v);
+            Ok(())
+        })
+    }
+
+    pub(super) fn finish(self, form: Form) -> Row {
+        let sem = self.sem.unwrap_or_else(|| panic!("ISA table: {} has no semantics", self.mnemonic));
+        Row {
+            form,
+            mnemonic: self.mnemonic,
+            mask: self.mask,
+            bits: self.bits,
+            ops: self.ops,
+            ext: self.ext,
+            class: self.class,
+            mem: self.mem,
+            rules: self.rules,
+            vdialect: self.vdialect,
+            specializes: self.specializes,
+            sem,
+        }
+    }
+}
+
+// ---- encoding families ----------------------------------------------------------------
+
+pub(super) const OPC_LOAD: u32 = 0x03;
+pub(super) const OPC_CUSTOM0: u32 = 0x0b;
+pub(super) const OPC_MISC_MEM: u32 = 0x0f;
+pub(super) const OPC_OP_IMM: u32 = 0x13;
+pub(super) const OPC_AUIPC: u32 = 0x17;
+pub(super) const OPC_OP_IMM_32: u32 = 0x1b;
+pub(super) const OPC_STORE: u32 = 0x23;
+pub(super) const OPC_OP: u32 = 0x33;
+pub(super) const OPC_LUI: u32 = 0x37;
+pub(super) const OPC_OP_32: u32 = 0x3b;
+pub(super) const OPC_BRANCH: u32 = 0x63;
+pub(super) const OPC_JALR: u32 = 0x67;
+pub(super) const OPC_JAL: u32 = 0x6f;
+pub(super) const OPC_SYSTEM: u32 = 0x73;
+pub(super) const OPC_LOAD_FP: u32 = 0x07;
+pub(super) const OPC_STORE_FP: u32 = 0x27;
+pub(super) const OPC_OP_V: u32 = 0x57;
+pub(super) const OPC_OP_P: u32 = 0x77;
+
+/// R-type: `rd, rs1, rs2` with funct7, funct3.
+pub(super) fn r(mn: &'static str, f7: u32, f3: u32, opc: u32, ext: ExtSet) -> RowDef {
+    RowDef::new(mn, (f7 << 25) | (f3 << 12) | opc, 0xfe00_707f, ext).ops(&[xd("rd", RD), xs("rs1", RS1), xs("rs2", RS2)])
+}
+/// R-type with rs2 fixed (`rd, rs1`): unary operations.
+pub(super) fn r_unary(mn: &'static str, f7: u32, rs2: u32, f3: u32, opc: u32, ext: ExtSet) -> RowDef {
+    RowDef::new(mn, (f7 << 25) | (rs2 << 20) | (f3 << 12) | opc, 0xfff0_707f, ext).ops(&[xd("rd", RD), xs("rs1", RS1)])
+}
+/// I-type arithmetic: `rd, rs1, imm12`.
+pub(super) fn i(mn: &'static str, f3: u32, opc: u32, ext: ExtSet) -> RowDef {
+    RowDef::new(mn, (f3 << 12) | opc, 0x0000_707f, ext).ops(&[xd("rd", RD), xs("rs1", RS1), immop("imm", simm(12), I12)])
+}
+/// Shift by a 6-bit immediate: funct6 at 31:26.
+pub(super) fn sh6(mn: &'static str, f6: u32, f3: u32, opc: u32, ext: ExtSet) -> RowDef {
+    RowDef::new(mn, (f6 << 26) | (f3 << 12) | opc, 0xfc00_707f, ext).ops(&[xd("rd", RD), xs("rs1", RS1), immop("shamt", uimm(6), SH6)])
+}
+/// Shift by a 5-bit immediate: funct7 at 31:25.
+pub(super) fn sh5(mn: &'static str, f7: u32, f3: u32, opc: u32, ext: ExtSet) -> RowDef {
+    RowDef::new(mn, (f7 << 25) | (f3 << 12) | opc, 0xfe00_707f, ext).ops(&[xd("rd", RD), xs("rs1", RS1), immop("shamt", uimm(5), SH5)])
+}

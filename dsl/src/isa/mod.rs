@@ -1,0 +1,606 @@
+//! The ISA table: the one place where an instruction form is defined.
+//!
+//! A [`Row`] gives a form's mnemonic, fixed bits, operands (assembly order, role, kind and
+//! the bit-permutation list that places each in the word), required extensions, cost/check
+//! class, memory access and simulator semantics. Encoding ([`Row::encode`]), decoding
+//! ([`Table::decode`]), printing (`crate::text`), parsing, relocation patching and the
+//! simulator all read the same rows; nothing else in kgen knows an encoding.
+//!
+//! Rows are built by the functions in `scalar`, `thead` and `vector`; families of rows
+//! (widths, segment counts, `.vv/.vx/.vi` variants) come from loops there.
+
+mod build;
+pub mod hart;
+mod scalar;
+mod thead;
+mod vector;
+
+use crate::ext::{Ext, ExtSet};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::LazyLock;
+
+pub use build::VDialect;
+pub use hart::{Bus, Hart, Trap};
+
+/// Inst bits `[at, at+len)` hold value bits `[from, from+len)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Seg {
+    pub at: u8,
+    pub len: u8,
+    pub from: u8,
+}
+
+/// A field: where an operand's value bits go in the instruction word. Encoding scatters,
+/// decoding gathers, both from this one list.
+pub type Field = &'static [Seg];
+
+/// Inserts `value`'s bits into `word` as `field` says (value bits outside the field ignored).
+pub fn scatter(field: Field, value: u64, mut word: u32) -> u32 {
+    for s in field {
+        let m = ((1u64 << s.len) - 1) as u32;
+        let v = ((value >> s.from) as u32) & m;
+        word = (word & !(m << s.at)) | (v << s.at);
+    }
+    word
+}
+
+/// Collects `field`'s bits from `word` into an unsigned value.
+pub fn gather(field: Field, word: u32) -> u64 {
+    let mut v = 0u64;
+    for s in field {
+        let m = (1u64 << s.len) - 1;
+        v |= (((word >> s.at) as u64) & m) << s.from;
+    }
+    v
+}
+
+/// The instruction-word bits a field occupies.
+pub fn field_mask(field: Field) -> u32 {
+    field.iter().fold(0, |m, s| m | ((((1u64 << s.len) - 1) as u32) << s.at))
+}
+
+/// Number of value bits a field carries, counting from bit 0 of the value.
+pub fn field_width(field: Field) -> u32 {
+    field.iter().map(|s| (s.from + s.len) as u32).max().unwrap_or(0)
+}
+
+/// How an operand is used by the instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Def,
+    Use,
+    UseDef,
+}
+
+/// Which vector registers an operand names, relative to the current LMUL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VGroup {
+    /// A group of LMUL registers (element width SEW).
+    Lmul,
+    /// A group of 2·LMUL registers (element width 2·SEW: widening destinations, `.w` sources).
+    Wide,
+    /// A single register holding a mask.
+    Mask,
+    /// A single register of which only element 0 matters (reduction scalars, `vmv.s.x`).
+    Scalar,
+    /// `nf` consecutive groups (segment loads/stores) of SEW-wide elements.
+    Seg(u8),
+    /// `nf` consecutive groups of `eew`-bit elements: EMUL = EEW/SEW·LMUL (RVV 1.0 loads
+    /// and stores, and index operands).
+    Eew { nf: u8, eew: u8 },
+    /// Exactly `n` registers whatever LMUL is (whole-register moves, loads and stores).
+    Whole(u8),
+    /// A group of registers for an element group (vector crypto: EGW = 128 bits).
+    EltGroup,
+}
+
+/// An immediate's range (inclusive) and the alignment its value must have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImmSpec {
+    pub min: i64,
+    pub max: i64,
+    pub align: u8,
+}
+
+/// The kind of an operand: what values it takes and how it is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Integer register x0..x31.
+    X,
+    /// Integer register written in parentheses: the base of a memory access.
+    XMem,
+    /// Vector register (the first of its group).
+    V(VGroup),
+    /// Plain immediate.
+    Imm(ImmSpec),
+    /// Immediate written before the following [`Kind::XMem`] operand: `off(base)`.
+    MemOff(ImmSpec),
+    /// PC-relative byte offset (branch and jump targets).
+    Rel(ImmSpec),
+    /// Vector mask flag (the `vm` bit): 1 = unmasked; 0 is written `v0.t`.
+    Vm,
+    /// The literal register `v0` (carry/merge mask), not encoded.
+    V0,
+    /// `th.vsetvli` type immediate: `e32, m1, d1`.
+    VtypeTh,
+    /// RVV 1.0 type immediate: `e32, m1, ta, ma`.
+    Vtype,
+    /// CSR number.
+    Csr,
+    /// Fence predecessor/successor set, written with the letters `iorw`.
+    FenceSet,
+    /// A literal integer that must be written as given and is not encoded.
+    Lit(i64),
+}
+
+/// One operand of a row.
+#[derive(Clone, Copy, Debug)]
+pub struct OpSpec {
+    pub name: &'static str,
+    pub role: Role,
+    pub kind: Kind,
+    pub field: Field,
+}
+
+/// Direction of a memory access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Load,
+    Store,
+}
+
+/// How a memory access forms its address (operand indices into the row's operands).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Addr {
+    /// `base + off`.
+    BaseOff { base: u8, off: u8 },
+    /// `base + (index << shift)` (XTheadMemIdx register-indexed forms; `zext` for the `.u` forms).
+    BaseIdx { base: u8, index: u8, shift: u8, zext: bool },
+    /// Base register that is also updated by `off << shift` before or after the access.
+    Incr { base: u8, off: u8, shift: u8, before: bool },
+    /// Two adjacent accesses at `base + (off << shift)` (XTheadMemPair).
+    Pair { base: u8, off: u8, shift: u8 },
+    /// Vector unit-stride from `base`.
+    VUnit { base: u8 },
+    /// Vector strided: `base + i*stride`.
+    VStrided { base: u8, stride: u8 },
+    /// Vector indexed: `base + index[i]`.
+    VIndexed { base: u8, index: u8 },
+}
+
+/// A memory access a row makes. `bytes` is the width of one access (one element for
+/// vectors; 0 = SEW).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mem {
+    pub dir: Dir,
+    pub bytes: u8,
+    pub addr: Addr,
+}
+
+/// Instruction class: what the cost model and the checks key on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    Alu,
+    Load,
+    Store,
+    Branch,
+    Jal,
+    Jalr,
+    /// 64-bit multiply (mul, mulh*): the C906 takes 3 or 6 cycles depending on the operands.
+    Mul,
+    /// 32-bit multiply (mulw): always the short path.
+    MulW,
+    /// Multiply-accumulate (th.mula/th.muls): data-dependent like [`Class::Mul`].
+    MulAcc,
+    /// 32/16-bit multiply-accumulate (th.mulaw/th.mulah/...): always the short path.
+    MulAccW,
+    Div,
+    DivW,
+    Csr,
+    Fence,
+    System,
+    VSet,
+    VAlu,
+    VMul,
+    VDiv,
+    VWiden,
+    VLoad,
+    VStore,
+    VSlide,
+    VGather,
+    VReduce,
+    VMask,
+    VMove,
+    VToScalar,
+    VCrypto,
+}
+
+impl Class {
+    pub fn is_vector(self) -> bool {
+        matches!(
+            self,
+            Class::VSet
+                | Class::VAlu
+                | Class::VMul
+                | Class::VDiv
+                | Class::VWiden
+                | Class::VLoad
+                | Class::VStore
+                | Class::VSlide
+                | Class::VGather
+                | Class::VReduce
+                | Class::VMask
+                | Class::VMove
+                | Class::VToScalar
+                | Class::VCrypto
+        )
+    }
+    /// A 64-bit multiply whose timing on the C906 depends on the operands' upper 32 bits.
+    pub fn is_data_dependent_mul(self) -> bool {
+        matches!(self, Class::Mul | Class::MulAcc)
+    }
+}
+
+/// A rule relating several operands of one row (checked by the encoder; the checks and the
+/// cross-check's operand generator read them too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rule {
+    /// When masked (`vm` operand 0), the destination must not be `v0`.
+    VdNotV0WhenMasked,
+    /// The destination (operand 0) must differ from the named source operand (GNU as
+    /// checks register numbers; group overlap is for the checks, which know LMUL).
+    VdNotSrc(u8),
+    /// Operand `a` must be greater than or equal to operand `b` (th.ext msb >= lsb).
+    Ge(u8, u8),
+    /// Two register operands must differ (th.ldd rd1 != rd2, neither equal to the base).
+    Differ(u8, u8),
+}
+
+/// The function that executes a row in the simulator. Operands arrive in assembly order.
+pub type Sem = Box<dyn Fn(&mut Hart, &mut dyn Bus, &[i64]) -> Result<(), Trap> + Send + Sync>;
+
+/// Identifies a row of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Form(pub u16);
+
+/// One instruction form.
+pub struct Row {
+    pub form: Form,
+    pub mnemonic: &'static str,
+    /// Bits fixed by the form, and their values.
+    pub mask: u32,
+    pub bits: u32,
+    pub ops: Vec<OpSpec>,
+    /// Extensions that provide this form (any one suffices).
+    pub ext: ExtSet,
+    pub class: Class,
+    pub mem: Option<Mem>,
+    pub rules: Vec<Rule>,
+    /// Vector dialect whose vtype this row reads, if any.
+    pub vdialect: Option<VDialect>,
+    /// Name of a more general row whose encodings include this one's (`zext.h` ⊂ `packw`);
+    /// decoding prefers the more specific row.
+    pub specializes: Option<&'static str>,
+    pub sem: Sem,
+}
+
+impl fmt::Debug for Row {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Row({} {:08x}/{:08x})", self.mnemonic, self.bits, self.mask)
+    }
+}
+
+/// Maximum operands of any row.
+pub const MAX_OPS: usize = 6;
+
+/// A concrete instruction: a form and its operand values in assembly order.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Inst {
+    pub form: Form,
+    pub ops: [i64; MAX_OPS],
+}
+
+impl Inst {
+    pub fn new(form: Form, ops: &[i64]) -> Inst {
+        let mut a = [0; MAX_OPS];
+        a[..ops.len()].copy_from_slice(ops);
+        Inst { form, ops: a }
+    }
+    pub fn row(&self) -> &'static Row {
+        table().row(self.form)
+    }
+    /// Operand values (as many as the row has).
+    pub fn args(&self) -> &[i64] {
+        &self.ops[..self.row().ops.len()]
+    }
+    pub fn encode(&self) -> Result<u32, OperandError> {
+        self.row().encode(self.args())
+    }
+}
+
+impl fmt::Debug for Inst {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", crate::text::print_inst(self))
+    }
+}
+
+/// Why an operand value does not fit its row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperandError {
+    pub mnemonic: &'static str,
+    pub operand: &'static str,
+    pub reason: String,
+}
+
+impl fmt::Display for OperandError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` operand `{}`: {}", self.mnemonic, self.operand, self.reason)
+    }
+}
+
+impl std::error::Error for OperandError {}
+
+impl Kind {
+    /// The range of values the kind accepts (before alignment), for checks and generators.
+    pub fn range(&self) -> (i64, i64) {
+        match *self {
+            Kind::X | Kind::XMem | Kind::V(_) => (0, 31),
+            Kind::Imm(s) | Kind::MemOff(s) | Kind::Rel(s) => (s.min, s.max),
+            Kind::Vm => (0, 1),
+            Kind::V0 => (0, 0),
+            Kind::VtypeTh => (0, 0x7f),
+            Kind::Vtype => (0, 0xff),
+            Kind::Csr => (0, 0xfff),
+            Kind::FenceSet => (0, 15),
+            Kind::Lit(v) => (v, v),
+        }
+    }
+    pub fn is_reg(&self) -> bool {
+        matches!(self, Kind::X | Kind::XMem | Kind::V(_))
+    }
+    pub fn is_xreg(&self) -> bool {
+        matches!(self, Kind::X | Kind::XMem)
+    }
+}
+
+impl Row {
+    /// Checks one operand value against its spec.
+    pub fn check_operand(&self, i: usize, v: i64) -> Result<(), OperandError> {
+        let op = &self.ops[i];
+        let err = |reason: String| OperandError { mnemonic: self.mnemonic, operand: op.name, reason };
+        let (lo, hi) = op.kind.range();
+        match op.kind {
+            Kind::X | Kind::XMem | Kind::V(_) => {
+                if !(lo..=hi).contains(&v) {
+                    return Err(err(format!("register number {v} is not 0..31")));
+                }
+            }
+            Kind::Imm(s) | Kind::MemOff(s) | Kind::Rel(s) => {
+                if v < s.min || v > s.max {
+                    return Err(err(format!("immediate {v} out of range {}..={}", s.min, s.max)));
+                }
+                if s.align > 1 && v % s.align as i64 != 0 {
+                    return Err(err(format!("immediate {v} is not a multiple of {}", s.align)));
+                }
+            }
+            Kind::VtypeTh => {
+                if !(lo..=hi).contains(&v) || (v >> 2) & 7 > 3 {
+                    return Err(err(format!("vtype {v:#x} is not e8..e64, m1..m8, d1..d8")));
+                }
+            }
+            Kind::Vtype => {
+                if !(lo..=hi).contains(&v) || (v >> 3) & 7 > 3 || v & 7 == 4 {
+                    return Err(err(format!("vtype {v:#x} is not e8..e64, mf8..m8")));
+                }
+            }
+            Kind::Lit(l) if v != l => return Err(err(format!("must be {l}, not {v}"))),
+            Kind::V0 if v != 0 => return Err(err(format!("must be v0, not v{v}"))),
+            _ => {
+                if !(lo..=hi).contains(&v) {
+                    return Err(err(format!("value {v} out of range {lo}..={hi}")));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the row's cross-operand rules.
+    pub fn check_rules(&self, ops: &[i64]) -> Result<(), OperandError> {
+        let vm = self.ops.iter().position(|o| o.kind == Kind::Vm);
+        for r in &self.rules {
+            let fail = |operand: &'static str, reason: String| {
+                Err(OperandError { mnemonic: self.mnemonic, operand, reason })
+            };
+            match *r {
+                Rule::VdNotV0WhenMasked => {
+                    if let Some(m) = vm {
+                        if ops[m] == 0 && ops[0] == 0 {
+                            return fail(self.ops[0].name, "a masked instruction cannot write v0".into());
+                        }
+                    }
+                }
+                Rule::VdNotSrc(s) => {
+                    if ops[0] == ops[s as usize] {
+                        return fail(
+                            self.ops[0].name,
+                            format!("destination must differ from `{}`", self.ops[s as usize].name),
+                        );
+                    }
+                }
+                Rule::Ge(a, b) => {
+                    if ops[a as usize] < ops[b as usize] {
+                        return fail(
+                            self.ops[a as usize].name,
+                            format!("must be >= `{}`", self.ops[b as usize].name),
+                        );
+                    }
+                }
+                Rule::Differ(a, b) => {
+                    if ops[a as usize] == ops[b as usize] {
+                        return fail(
+                            self.ops[a as usize].name,
+                            format!("must differ from `{}`", self.ops[b as usize].name),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Encodes operand values (assembly order) into the instruction word.
+    pub fn encode(&self, ops: &[i64]) -> Result<u32, OperandError> {
+        if ops.len() != self.ops.len() {
+            return Err(OperandError {
+                mnemonic: self.mnemonic,
+                operand: "",
+                reason: format!("takes {} operands, got {}", self.ops.len(), ops.len()),
+            });
+        }
+        let mut w = self.bits;
+        for (i, (op, &v)) in self.ops.iter().zip(ops).enumerate() {
+            self.check_operand(i, v)?;
+            w = scatter(op.field, v as u64, w);
+        }
+        self.check_rules(ops)?;
+        Ok(w)
+    }
+
+    /// Extracts operand values from a word that matches this row.
+    pub fn decode_operands(&self, w: u32) -> [i64; MAX_OPS] {
+        let mut out = [0i64; MAX_OPS];
+        for (i, op) in self.ops.iter().enumerate() {
+            out[i] = match op.kind {
+                Kind::Lit(v) => v,
+                Kind::V0 => 0,
+                Kind::Imm(s) | Kind::MemOff(s) | Kind::Rel(s) if s.min < 0 => {
+                    let width = field_width(op.field);
+                    let raw = gather(op.field, w);
+                    ((raw << (64 - width)) as i64) >> (64 - width)
+                }
+                _ => gather(op.field, w) as i64,
+            };
+        }
+        out
+    }
+
+    /// Bits not covered by the fixed mask or by any operand field (should be none).
+    pub fn unaccounted_bits(&self) -> u32 {
+        let covered = self.ops.iter().fold(self.mask, |m, o| m | field_mask(o.field));
+        !covered
+    }
+
+    /// The systematic Rust name: `th.lrwu` → `ThLrwu`, `vadd.vv` → `VaddVv`.
+    pub fn rust_name(&self) -> String {
+        rust_name(self.mnemonic)
+    }
+
+    /// The snake-case builder method name: `th.lrwu` → `th_lrwu`.
+    pub fn method_name(&self) -> String {
+        method_name(self.mnemonic)
+    }
+
+    /// Index of the `vm` operand, if the row has one.
+    pub fn vm_operand(&self) -> Option<usize> {
+        self.ops.iter().position(|o| o.kind == Kind::Vm)
+    }
+}
+
+/// `th.lrwu` → `ThLrwu`.
+pub fn rust_name(mnemonic: &str) -> String {
+    mnemonic
+        .split('.')
+        .map(|p| {
+            let mut c = p.chars();
+            match c.next() {
+                Some(f) => f.to_ascii_uppercase().to_string() + c.as_str(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+/// `th.lrwu` → `th_lrwu`.
+pub fn method_name(mnemonic: &str) -> String {
+    mnemonic.replace('.', "_")
+}
+
+/// All rows, with indices by mnemonic and major opcode.
+pub struct Table {
+    rows: Vec<Row>,
+    by_name: HashMap<&'static str, Form>,
+    by_opcode: Vec<Vec<Form>>,
+}
+
+static TABLE: LazyLock<Table> = LazyLock::new(Table::build);
+
+/// The ISA table.
+pub fn table() -> &'static Table {
+    &TABLE
+}
+
+impl Table {
+    fn build() -> Table {
+        let mut defs = Vec::new();
+        scalar::rows(&mut defs);
+        thead::rows(&mut defs);
+        vector::rows(&mut defs);
+        let mut rows = Vec::with_capacity(defs.len());
+        let mut by_name = HashMap::new();
+        let mut by_opcode = vec![Vec::new(); 128];
+        for (i, d) in defs.into_iter().enumerate() {
+            let form = Form(i as u16);
+            let row = d.finish(form);
+            let prev = by_name.insert(row.mnemonic, form);
+            assert!(prev.is_none(), "ISA table: mnemonic {} defined twice", row.mnemonic);
+            by_opcode[(row.bits & 0x7f) as usize].push(form);
+            rows.push(row);
+        }
+        Table { rows, by_name, by_opcode }
+    }
+
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+    pub fn row(&self, f: Form) -> &Row {
+        &self.rows[f.0 as usize]
+    }
+    pub fn lookup(&self, mnemonic: &str) -> Option<Form> {
+        self.by_name.get(mnemonic).copied()
+    }
+    /// The form for a mnemonic known to exist (kernel code and tests).
+    pub fn form(&self, mnemonic: &str) -> Form {
+        self.lookup(mnemonic).unwrap_or_else(|| panic!("no ISA row named {mnemonic}"))
+    }
+
+    /// Decodes a word among the rows that `exts` allows. When rows overlap (a row that
+    /// specializes another) the one with more fixed bits wins.
+    pub fn decode(&self, w: u32, exts: ExtSet) -> Option<Inst> {
+        let mut best: Option<&Row> = None;
+        for &f in &self.by_opcode[(w & 0x7f) as usize] {
+            let r = self.row(f);
+            if w & r.mask == r.bits && r.ext.intersects(exts) {
+                if best.is_none_or(|b| r.mask.count_ones() > b.mask.count_ones()) {
+                    best = Some(r);
+                }
+            }
+        }
+        best.map(|r| Inst { form: r.form, ops: r.decode_operands(w) })
+    }
+}
+
+/// The extensions every target has, used where no target is given.
+pub fn all_exts_with(dialect: VDialect) -> ExtSet {
+    let mut s = ExtSet::EMPTY;
+    for &e in Ext::ALL {
+        let skip = match dialect {
+            VDialect::Thead => matches!(e, Ext::V | Ext::Zvkb | Ext::Zvbb | Ext::Zvbc | Ext::Zvkg),
+            VDialect::V1 => e == Ext::XTheadVector,
+        };
+        if !skip {
+            s = s.union(ExtSet::one(e));
+        }
+    }
+    s
+}

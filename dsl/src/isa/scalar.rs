@@ -1,0 +1,294 @@
+//! RV64I, M, Zicsr, Zifencei, Zba, Zbb, Zbc, Zbkb, Zbkc, Zbs, Zicond.
+
+use super::build::*;
+use super::hart::{csr, sext};
+use super::*;
+use crate::ext::Ext::*;
+
+const fn one(e: Ext) -> ExtSet {
+    ExtSet::one(e)
+}
+
+fn sx32(v: u64) -> u64 {
+    v as u32 as i32 as i64 as u64
+}
+
+/// Carry-less multiply: (low, high) halves of the 128-bit product.
+pub(crate) fn clmul128(a: u64, b: u64) -> (u64, u64) {
+    let (mut lo, mut hi) = (0u64, 0u64);
+    for k in 0..64 {
+        if (b >> k) & 1 != 0 {
+            lo ^= a << k;
+            if k != 0 {
+                hi ^= a >> (64 - k);
+            }
+        }
+    }
+    (lo, hi)
+}
+
+pub(super) fn rows(t: &mut Vec<RowDef>) {
+    rv64i(t);
+    m(t);
+    zicsr(t);
+    bitmanip(t);
+}
+
+fn rv64i(t: &mut Vec<RowDef>) {
+    let i_ = one(I);
+    let u = |mn, opc| RowDef::new(mn, opc, 0x7f, i_).ops(&[xd("rd", RD), immop("imm", uimm(20), U20)]);
+    t.push(u("lui", OPC_LUI).sem(|h, _, o| {
+        h.set_x(o[0], sx32((o[1] as u64) << 12));
+        Ok(())
+    }));
+    t.push(u("auipc", OPC_AUIPC).sem(|h, _, o| {
+        h.set_x(o[0], h.pc.wrapping_add(sx32((o[1] as u64) << 12)));
+        Ok(())
+    }));
+    t.push(
+        RowDef::new("jal", OPC_JAL, 0x7f, i_)
+            .ops(&[xd("rd", RD), op("target", Role::Use, Kind::Rel(imm(-(1 << 20), (1 << 20) - 2, 2)), J21)])
+            .class(Class::Jal)
+            .sem(|h, _, o| {
+                h.set_x(o[0], h.pc.wrapping_add(4));
+                h.jump_rel(o[1]);
+                Ok(())
+            }),
+    );
+    t.push(
+        RowDef::new("jalr", OPC_JALR, 0x707f, i_)
+            .ops(&[xd("rd", RD), op("imm", Role::Use, Kind::MemOff(simm(12)), I12), base(RS1)])
+            .class(Class::Jalr)
+            .sem(|h, _, o| {
+                let target = h.x(o[2]).wrapping_add(o[1] as u64) & !1;
+                h.set_x(o[0], h.pc.wrapping_add(4));
+                h.next_pc = target;
+                Ok(())
+            }),
+    );
+    let branches: [(&str, u32, fn(u64, u64) -> bool); 6] = [
+        ("beq", 0, |a, b| a == b),
+        ("bne", 1, |a, b| a != b),
+        ("blt", 4, |a, b| (a as i64) < (b as i64)),
+        ("bge", 5, |a, b| (a as i64) >= (b as i64)),
+        ("bltu", 6, |a, b| a < b),
+        ("bgeu", 7, |a, b| a >= b),
+    ];
+    for (mn, f3, cond) in branches {
+        t.push(
+            RowDef::new(mn, (f3 << 12) | OPC_BRANCH, 0x707f, i_)
+                .ops(&[xs("rs1", RS1), xs("rs2", RS2), op("target", Role::Use, Kind::Rel(imm(-4096, 4094, 2)), B13)])
+                .class(Class::Branch)
+                .sem(move |h, _, o| {
+                    if cond(h.x(o[0]), h.x(o[1])) {
+                        h.jump_rel(o[2]);
+                    }
+                    Ok(())
+                }),
+        );
+    }
+    for (mn, f3, bytes, signed) in
+        [("lb", 0, 1, true), ("lh", 1, 2, true), ("lw", 2, 4, true), ("ld", 3, 8, true), ("lbu", 4, 1, false), ("lhu", 5, 2, false), ("lwu", 6, 4, false)]
+    {
+        t.push(
+            RowDef::new(mn, (f3 << 12) | OPC_LOAD, 0x707f, i_)
+                .ops(&[xd("rd", RD), op("imm", Role::Use, Kind::MemOff(simm(12)), I12), base(RS1)])
+                .class(Class::Load)
+                .mem(Dir::Load, bytes, Addr::BaseOff { base: 2, off: 1 })
+                .sem(move |h, b, o| {
+                    let v = b.load(h.x(o[2]).wrapping_add(o[1] as u64), bytes)?;
+                    h.set_x(o[0], if signed { sext(v, 8 * bytes as u32) as u64 } else { v });
+                    Ok(())
+                }),
+        );
+    }
+    for (mn, f3, bytes) in [("sb", 0, 1), ("sh", 1, 2), ("sw", 2, 4), ("sd", 3, 8)] {
+        t.push(
+            RowDef::new(mn, (f3 << 12) | OPC_STORE, 0x707f, i_)
+                .ops(&[xs("rs2", RS2), op("imm", Role::Use, Kind::MemOff(simm(12)), S12), base(RS1)])
+                .class(Class::Store)
+                .mem(Dir::Store, bytes, Addr::BaseOff { base: 2, off: 1 })
+                .sem(move |h, b, o| b.store(h.x(o[2]).wrapping_add(o[1] as u64), bytes, h.x(o[0]))),
+        );
+    }
+    t.push(i("addi", 0, OPC_OP_IMM, i_).immop(|a, b| a.wrapping_add(b as u64)));
+    t.push(i("slti", 2, OPC_OP_IMM, i_).immop(|a, b| ((a as i64) < b) as u64));
+    t.push(i("sltiu", 3, OPC_OP_IMM, i_).immop(|a, b| (a < b as u64) as u64));
+    t.push(i("xori", 4, OPC_OP_IMM, i_).immop(|a, b| a ^ b as u64));
+    t.push(i("ori", 6, OPC_OP_IMM, i_).immop(|a, b| a | b as u64));
+    t.push(i("andi", 7, OPC_OP_IMM, i_).immop(|a, b| a & b as u64));
+    t.push(sh6("slli", 0, 1, OPC_OP_IMM, i_).immop(|a, s| a << s));
+    t.push(sh6("srli", 0, 5, OPC_OP_IMM, i_).immop(|a, s| a >> s));
+    t.push(sh6("srai", 0x10, 5, OPC_OP_IMM, i_).immop(|a, s| ((a as i64) >> s) as u64));
+    t.push(r("add", 0, 0, OPC_OP, i_).binop(|a, b| a.wrapping_add(b)));
+    t.push(r("sub", 0x20, 0, OPC_OP, i_).binop(|a, b| a.wrapping_sub(b)));
+    t.push(r("sll", 0, 1, OPC_OP, i_).binop(|a, b| a << (b & 63)));
+    t.push(r("slt", 0, 2, OPC_OP, i_).binop(|a, b| ((a as i64) < (b as i64)) as u64));
+    t.push(r("sltu", 0, 3, OPC_OP, i_).binop(|a, b| (a < b) as u64));
+    t.push(r("xor", 0, 4, OPC_OP, i_).binop(|a, b| a ^ b));
+    t.push(r("srl", 0, 5, OPC_OP, i_).binop(|a, b| a >> (b & 63)));
+    t.push(r("sra", 0x20, 5, OPC_OP, i_).binop(|a, b| ((a as i64) >> (b & 63)) as u64));
+    t.push(r("or", 0, 6, OPC_OP, i_).binop(|a, b| a | b));
+    t.push(r("and", 0, 7, OPC_OP, i_).binop(|a, b| a & b));
+    t.push(i("addiw", 0, OPC_OP_IMM_32, i_).immop(|a, b| sx32(a.wrapping_add(b as u64))));
+    t.push(sh5("slliw", 0, 1, OPC_OP_IMM_32, i_).immop(|a, s| sx32(a << s)));
+    t.push(sh5("srliw", 0, 5, OPC_OP_IMM_32, i_).immop(|a, s| sx32((a as u32 >> s) as u64)));
+    t.push(sh5("sraiw", 0x20, 5, OPC_OP_IMM_32, i_).immop(|a, s| ((a as i32) >> s) as i64 as u64));
+    t.push(r("addw", 0, 0, OPC_OP_32, i_).binop(|a, b| sx32(a.wrapping_add(b))));
+    t.push(r("subw", 0x20, 0, OPC_OP_32, i_).binop(|a, b| sx32(a.wrapping_sub(b))));
+    t.push(r("sllw", 0, 1, OPC_OP_32, i_).binop(|a, b| sx32(a << (b & 31))));
+    t.push(r("srlw", 0, 5, OPC_OP_32, i_).binop(|a, b| sx32((a as u32 >> (b & 31)) as u64)));
+    t.push(r("sraw", 0x20, 5, OPC_OP_32, i_).binop(|a, b| ((a as i32) >> (b & 31)) as i64 as u64));
+    t.push(
+        RowDef::new("fence", OPC_MISC_MEM, 0xf00f_ffff, i_)
+            .ops(&[op("pred", Role::Use, Kind::FenceSet, PRED), op("succ", Role::Use, Kind::FenceSet, SUCC)])
+            .class(Class::Fence)
+            .sem(|_, _, _| Ok(())),
+    );
+    t.push(RowDef::new("fence.tso", 0x8330_000f, 0xffff_ffff, i_).class(Class::Fence).sem(|_, _, _| Ok(())));
+    t.push(RowDef::new("ecall", 0x0000_0073, 0xffff_ffff, i_).class(Class::System).sem(|_, _, _| Err(Trap::Ecall)));
+    t.push(RowDef::new("ebreak", 0x0010_0073, 0xffff_ffff, i_).class(Class::System).sem(|_, _, _| Err(Trap::Ebreak)));
+    t.push(RowDef::new("fence.i", 0x0000_100f, 0xffff_ffff, one(Zifencei)).class(Class::Fence).sem(|_, _, _| Ok(())));
+}
+
+fn m(t: &mut Vec<RowDef>) {
+    let m_ = one(M);
+    t.push(r("mul", 1, 0, OPC_OP, m_).class(Class::Mul).binop(|a, b| a.wrapping_mul(b)));
+    t.push(r("mulh", 1, 1, OPC_OP, m_).class(Class::Mul).binop(|a, b| ((a as i64 as i128 * b as i64 as i128) >> 64) as u64));
+    t.push(r("mulhsu", 1, 2, OPC_OP, m_).class(Class::Mul).binop(|a, b| ((a as i64 as i128 * b as i128) >> 64) as u64));
+    t.push(r("mulhu", 1, 3, OPC_OP, m_).class(Class::Mul).binop(|a, b| ((a as u128 * b as u128) >> 64) as u64));
+    t.push(r("div", 1, 4, OPC_OP, m_).class(Class::Div).binop(|a, b| {
+        let (a, b) = (a as i64, b as i64);
+        if b == 0 { u64::MAX } else { a.wrapping_div(b) as u64 }
+    }));
+    t.push(r("divu", 1, 5, OPC_OP, m_).class(Class::Div).binop(|a, b| if b == 0 { u64::MAX } else { a / b }));
+    t.push(r("rem", 1, 6, OPC_OP, m_).class(Class::Div).binop(|a, b| {
+        let (a, b) = (a as i64, b as i64);
+        if b == 0 { a as u64 } else { a.wrapping_rem(b) as u64 }
+    }));
+    t.push(r("remu", 1, 7, OPC_OP, m_).class(Class::Div).binop(|a, b| if b == 0 { a } else { a % b }));
+    t.push(r("mulw", 1, 0, OPC_OP_32, m_).class(Class::MulW).binop(|a, b| sx32(a.wrapping_mul(b))));
+    t.push(r("divw", 1, 4, OPC_OP_32, m_).class(Class::DivW).binop(|a, b| {
+        let (a, b) = (a as i32, b as i32);
+        (if b == 0 { -1 } else { a.wrapping_div(b) }) as i64 as u64
+    }));
+    t.push(r("divuw", 1, 5, OPC_OP_32, m_).class(Class::DivW).binop(|a, b| {
+        let (a, b) = (a as u32, b as u32);
+        (if b == 0 { u32::MAX } else { a / b }) as i32 as i64 as u64
+    }));
+    t.push(r("remw", 1, 6, OPC_OP_32, m_).class(Class::DivW).binop(|a, b| {
+        let (a, b) = (a as i32, b as i32);
+        (if b == 0 { a } else { a.wrapping_rem(b) }) as i64 as u64
+    }));
+    t.push(r("remuw", 1, 7, OPC_OP_32, m_).class(Class::DivW).binop(|a, b| {
+        let (a, b) = (a as u32, b as u32);
+        (if b == 0 { a } else { a % b }) as i32 as i64 as u64
+    }));
+}
+
+fn zicsr(t: &mut Vec<RowDef>) {
+    let z = one(Zicsr);
+    for (mn, f3, with_imm) in
+        [("csrrw", 1, false), ("csrrs", 2, false), ("csrrc", 3, false), ("csrrwi", 5, true), ("csrrsi", 6, true), ("csrrci", 7, true)]
+    {
+        let src = if with_imm { immop("uimm", uimm(5), RS1) } else { xs("rs1", RS1) };
+        t.push(
+            RowDef::new(mn, (f3 << 12) | OPC_SYSTEM, 0x707f, z)
+                .ops(&[xd("rd", RD), op("csr", Role::Use, Kind::Csr, I12), src])
+                .class(Class::Csr)
+                .sem(move |h, _, o| {
+                    let n = o[1] as u16;
+                    let s = if with_imm { o[2] as u64 } else { h.x(o[2]) };
+                    let kind = f3 & 3;
+                    // csrrs/csrrc with x0 (or uimm 0) do not write; csrrw with rd = x0 does not read.
+                    let old = if kind == 1 && o[0] == 0 { 0 } else { h.csr_read(n)? };
+                    let new = match kind {
+                        1 => Some(s),
+                        2 => (o[2] != 0).then_some(old | s),
+                        _ => (o[2] != 0).then_some(old & !s),
+                    };
+                    if let Some(v) = new {
+                        h.csr_write(n, v)?;
+                    }
+                    h.set_x(o[0], old);
+                    Ok(())
+                }),
+        );
+    }
+    let _ = csr::VL;
+}
+
+fn bitmanip(t: &mut Vec<RowDef>) {
+    let zba = one(Zba);
+    for (k, mn) in [(1, "sh1add"), (2, "sh2add"), (3, "sh3add")] {
+        t.push(r(mn, 0x10, 2 * k, OPC_OP, zba).binop(move |a, b| (a << k).wrapping_add(b)));
+    }
+    for (k, mn) in [(1, "sh1add.uw"), (2, "sh2add.uw"), (3, "sh3add.uw")] {
+        t.push(r(mn, 0x10, 2 * k, OPC_OP_32, zba).binop(move |a, b| ((a as u32 as u64) << k).wrapping_add(b)));
+    }
+    t.push(r("add.uw", 0x04, 0, OPC_OP_32, zba).binop(|a, b| (a as u32 as u64).wrapping_add(b)));
+    t.push(sh6("slli.uw", 0x02, 1, OPC_OP_IMM_32, zba).immop(|a, s| (a as u32 as u64) << s));
+
+    let zbb = one(Zbb);
+    let zbb_k = ExtSet::of(&[Zbb, Zbkb]);
+    t.push(r("andn", 0x20, 7, OPC_OP, zbb_k).binop(|a, b| a & !b));
+    t.push(r("orn", 0x20, 6, OPC_OP, zbb_k).binop(|a, b| a | !b));
+    t.push(r("xnor", 0x20, 4, OPC_OP, zbb_k).binop(|a, b| !(a ^ b)));
+    t.push(r_unary("clz", 0x30, 0, 1, OPC_OP_IMM, zbb).unop(|a| a.leading_zeros() as u64));
+    t.push(r_unary("ctz", 0x30, 1, 1, OPC_OP_IMM, zbb).unop(|a| a.trailing_zeros() as u64));
+    t.push(r_unary("cpop", 0x30, 2, 1, OPC_OP_IMM, zbb).unop(|a| a.count_ones() as u64));
+    t.push(r_unary("clzw", 0x30, 0, 1, OPC_OP_IMM_32, zbb).unop(|a| (a as u32).leading_zeros() as u64));
+    t.push(r_unary("ctzw", 0x30, 1, 1, OPC_OP_IMM_32, zbb).unop(|a| (a as u32).trailing_zeros() as u64));
+    t.push(r_unary("cpopw", 0x30, 2, 1, OPC_OP_IMM_32, zbb).unop(|a| (a as u32).count_ones() as u64));
+    t.push(r("max", 0x05, 6, OPC_OP, zbb).binop(|a, b| (a as i64).max(b as i64) as u64));
+    t.push(r("maxu", 0x05, 7, OPC_OP, zbb).binop(|a, b| a.max(b)));
+    t.push(r("min", 0x05, 4, OPC_OP, zbb).binop(|a, b| (a as i64).min(b as i64) as u64));
+    t.push(r("minu", 0x05, 5, OPC_OP, zbb).binop(|a, b| a.min(b)));
+    t.push(r_unary("sext.b", 0x30, 4, 1, OPC_OP_IMM, zbb).unop(|a| a as i8 as i64 as u64));
+    t.push(r_unary("sext.h", 0x30, 5, 1, OPC_OP_IMM, zbb).unop(|a| a as i16 as i64 as u64));
+    t.push(r_unary("zext.h", 0x04, 0, 4, OPC_OP_32, zbb_k).specializes("packw").unop(|a| a & 0xffff));
+    t.push(r("rol", 0x30, 1, OPC_OP, zbb_k).binop(|a, b| a.rotate_left((b & 63) as u32)));
+    t.push(r("ror", 0x30, 5, OPC_OP, zbb_k).binop(|a, b| a.rotate_right((b & 63) as u32)));
+    t.push(sh6("rori", 0x18, 5, OPC_OP_IMM, zbb_k).immop(|a, s| a.rotate_right(s as u32)));
+    t.push(r("rolw", 0x30, 1, OPC_OP_32, zbb_k).binop(|a, b| sx32((a as u32).rotate_left((b & 31) as u32) as u64)));
+    t.push(r("rorw", 0x30, 5, OPC_OP_32, zbb_k).binop(|a, b| sx32((a as u32).rotate_right((b & 31) as u32) as u64)));
+    t.push(sh5("roriw", 0x30, 5, OPC_OP_IMM_32, zbb_k).immop(|a, s| sx32((a as u32).rotate_right(s as u32) as u64)));
+    t.push(r_unary("orc.b", 0x14, 7, 5, OPC_OP_IMM, zbb).unop(|a| {
+        (0..8).fold(0, |acc, k| if (a >> (8 * k)) & 0xff != 0 { acc | (0xff << (8 * k)) } else { acc })
+    }));
+    t.push(r_unary("rev8", 0x35, 0x18, 5, OPC_OP_IMM, zbb_k).unop(|a| a.swap_bytes()));
+
+    let zbkb = one(Zbkb);
+    t.push(r("pack", 0x04, 4, OPC_OP, zbkb).binop(|a, b| (a & 0xffff_ffff) | (b << 32)));
+    t.push(r("packh", 0x04, 7, OPC_OP, zbkb).binop(|a, b| (a & 0xff) | ((b & 0xff) << 8)));
+    t.push(r("packw", 0x04, 4, OPC_OP_32, zbkb).binop(|a, b| sx32((a & 0xffff) | ((b & 0xffff) << 16))));
+    t.push(r_unary("brev8", 0x34, 7, 5, OPC_OP_IMM, zbkb).unop(|a| {
+        let mut r = 0u64;
+        for k in 0..8 {
+            r |= ((((a >> (8 * k)) as u8).reverse_bits()) as u64) << (8 * k);
+        }
+        r
+    }));
+
+    let zbc_k = ExtSet::of(&[Zbc, Zbkc]);
+    t.push(r("clmul", 0x05, 1, OPC_OP, zbc_k).binop(|a, b| clmul128(a, b).0));
+    t.push(r("clmulh", 0x05, 3, OPC_OP, zbc_k).binop(|a, b| clmul128(a, b).1));
+    t.push(r("clmulr", 0x05, 2, OPC_OP, one(Zbc)).binop(|a, b| {
+        let (lo, hi) = clmul128(a, b);
+        (hi << 1) | (lo >> 63)
+    }));
+
+    let zbs = one(Zbs);
+    t.push(r("bclr", 0x24, 1, OPC_OP, zbs).binop(|a, b| a & !(1 << (b & 63))));
+    t.push(sh6("bclri", 0x12, 1, OPC_OP_IMM, zbs).immop(|a, s| a & !(1 << s)));
+    t.push(r("bext", 0x24, 5, OPC_OP, zbs).binop(|a, b| (a >> (b & 63)) & 1));
+    t.push(sh6("bexti", 0x12, 5, OPC_OP_IMM, zbs).immop(|a, s| (a >> s) & 1));
+    t.push(r("binv", 0x34, 1, OPC_OP, zbs).binop(|a, b| a ^ (1 << (b & 63))));
+    t.push(sh6("binvi", 0x1a, 1, OPC_OP_IMM, zbs).immop(|a, s| a ^ (1 << s)));
+    t.push(r("bset", 0x14, 1, OPC_OP, zbs).binop(|a, b| a | (1 << (b & 63))));
+    t.push(sh6("bseti", 0x0a, 1, OPC_OP_IMM, zbs).immop(|a, s| a | (1 << s)));
+
+    let zicond = one(Zicond);
+    t.push(r("czero.eqz", 0x07, 5, OPC_OP, zicond).binop(|a, c| if c == 0 { 0 } else { a }));
+    t.push(r("czero.nez", 0x07, 7, OPC_OP, zicond).binop(|a, c| if c != 0 { 0 } else { a }));
+}

@@ -1,0 +1,1 @@
+//! kgen-emit

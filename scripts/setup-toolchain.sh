@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs the oracles kgen's tests compare against, on Debian 12 (bookworm), x86-64.
+# Idempotent: what is already present is left alone.
+#
+#   system packages  binutils-riscv64-linux-gnu 2.40, gcc-riscv64-linux-gnu,
+#                    libc6-dev-riscv64-cross (bookworm);
+#                    qemu-user 10 and golang-1.23-go (bookworm-backports);
+#                    golang-golang-x-crypto-dev, golang-golang-x-sys-dev (Go reference code)
+#   private folder   $KGEN_TOOLCHAIN (default: <repo>/.toolchain)
+#                    binutils-2.44/   trixie's riscv64 binutils (knows XTheadVector), run
+#                                     through its own ld.so; never installed system-wide
+#                    xuantie/         T-Head's qemu-riscv64 (PyPI xuantie-qemu==20230825)
+#
+# Prints one line per component and ends with `toolchain ready` or a non-zero exit.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+tc=${KGEN_TOOLCHAIN:-$repo/.toolchain}
+mkdir -p "$tc"
+
+sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+# --- bookworm packages -------------------------------------------------------
+need=()
+for p in binutils-riscv64-linux-gnu gcc-riscv64-linux-gnu libc6-dev-riscv64-cross; do
+  have_pkg "$p" || need+=("$p")
+done
+
+# --- bookworm-backports ------------------------------------------------------
+bp=/etc/apt/sources.list.d/kgen-bookworm-backports.list
+bp_need=()
+qemu_ok=0
+if command -v qemu-riscv64 >/dev/null && qemu-riscv64 -cpu help 2>/dev/null | grep -q thead-c906; then qemu_ok=1; fi
+[ $qemu_ok = 1 ] || bp_need+=(qemu-user)
+[ -x /usr/lib/go-1.23/bin/go ] || bp_need+=(golang-1.23-go)
+for p in golang-golang-x-crypto-dev golang-golang-x-sys-dev; do
+  have_pkg "$p" || bp_need+=("$p")
+done
+
+if [ ${#need[@]} -gt 0 ] || [ ${#bp_need[@]} -gt 0 ]; then
+  if [ ${#bp_need[@]} -gt 0 ] && ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    echo "deb http://deb.debian.org/debian bookworm-backports main" | sudo_ tee "$bp" >/dev/null
+  fi
+  sudo_ apt-get update -qq
+  [ ${#need[@]} -eq 0 ] || sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  [ ${#bp_need[@]} -eq 0 ] || sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports "${bp_need[@]}" >/dev/null
+fi
+echo "binutils 2.40: $(riscv64-linux-gnu-as --version | head -1)"
+echo "riscv64 gcc:   $(riscv64-linux-gnu-gcc --version | head -1)"
+echo "qemu:          $(qemu-riscv64 --version | head -1)"
+echo "go:            $(/usr/lib/go-1.23/bin/go version)"
+
+# --- binutils 2.44 from trixie, private -------------------------------------
+b44=$tc/binutils-2.44
+if [ ! -x "$b44/usr/bin/riscv64-linux-gnu-as" ]; then
+  apt_dir=$tc/apt-trixie
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$apt_dir/debs"
+  echo "deb http://deb.debian.org/debian trixie main" > "$apt_dir/sources.list"
+  opts=(-o Dir::Etc::SourceList="$apt_dir/sources.list" -o Dir::Etc::SourceParts=/dev/null
+        -o Dir::State::Lists="$apt_dir/lists" -o Dir::Cache::Archives="$apt_dir/archives"
+        -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1)
+  apt-get "${opts[@]}" update -qq
+  ( cd "$apt_dir/debs" && apt-get "${opts[@]}" download -qq \
+      binutils-riscv64-linux-gnu libbinutils libc6 libzstd1 zlib1g libjansson4 libsframe1 libctf-nobfd0 libctf0 libgprofng0 2>/dev/null || \
+    apt-get "${opts[@]}" download -qq binutils-riscv64-linux-gnu libbinutils libc6 libzstd1 zlib1g libjansson4 libsframe1 )
+  mkdir -p "$b44"
+  for d in "$apt_dir"/debs/*.deb; do dpkg -x "$d" "$b44"; done
+fi
+"$repo/scripts/as44" --version | head -1 | sed 's/^/binutils 2.44: /'
+
+# --- T-Head qemu from PyPI, private -----------------------------------------
+xq=$tc/xuantie
+if [ ! -x "$xq/qemu/qemu-riscv64" ]; then
+  python3 -m pip install -q --disable-pip-version-check --target "$xq" xuantie-qemu==20230825
+fi
+echo "xuantie qemu:  $("$xq/qemu/qemu-riscv64" --version | head -1)"
+echo "toolchain ready ($tc)"
