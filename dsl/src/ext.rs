@@ -117,3 +117,11 @@ impl fmt::Display for ExtSet {
         f.write_str(&names.join("|"))
     }
 }
+
+impl Ext {
+    /// Whether GNU binutils 2.40 (Debian bookworm) assembles this extension. Everything else
+    /// needs 2.44 (XTheadVector, the vector-crypto extensions, Zicond) or `.word`.
+    pub const fn known_to_binutils_2_40(self) -> bool {
+        !matches!(self, Ext::XTheadVector | Ext::Zvkb | Ext::Zvbb | Ext::Zvbc | Ext::Zvkg | Ext::Zicond)
+    }
+}

@@ -10,6 +10,7 @@
 //! (widths, segment counts, `.vv/.vx/.vi` variants) come from loops there.
 
 mod build;
+pub mod gen;
 pub mod hart;
 mod scalar;
 mod thead;
@@ -603,4 +604,75 @@ pub fn all_exts_with(dialect: VDialect) -> ExtSet {
         }
     }
     s
+}
+
+/// Table consistency checks (run by the tests; public so the negative controls can feed
+/// them broken rows).
+pub mod consistency {
+    use super::*;
+
+    /// A row's encoding facts, as the checks need them.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Shape<'a> {
+        pub name: &'a str,
+        pub mask: u32,
+        pub bits: u32,
+        pub fields: u32,
+        pub ext: ExtSet,
+        pub specializes: Option<&'a str>,
+    }
+
+    impl<'a> From<&'a Row> for Shape<'a> {
+        fn from(r: &'a Row) -> Self {
+            let fields = r.ops.iter().fold(0, |m, o| m | field_mask(o.field));
+            Shape { name: r.mnemonic, mask: r.mask, bits: r.bits, fields, ext: r.ext, specializes: r.specializes }
+        }
+    }
+
+    /// Rows that can both be active in one target and accept a common word, and neither
+    /// declares that it specializes the other.
+    pub fn overlaps<'a>(rows: &[Shape<'a>], worlds: &[ExtSet]) -> Vec<(&'a str, &'a str)> {
+        let mut out = Vec::new();
+        for (i, a) in rows.iter().enumerate() {
+            for b in &rows[i + 1..] {
+                if a.bits & 0x7f != b.bits & 0x7f {
+                    continue;
+                }
+                let same_world = worlds.iter().any(|w| a.ext.intersects(*w) && b.ext.intersects(*w));
+                let common = a.mask & b.mask;
+                if same_world && (a.bits ^ b.bits) & common == 0 && a.specializes != Some(b.name) && b.specializes != Some(a.name) {
+                    out.push((a.name, b.name));
+                }
+            }
+        }
+        out
+    }
+
+    /// Rows with instruction bits that are neither fixed nor an operand's, or with operand
+    /// fields that overlap the fixed bits or each other.
+    pub fn coverage_errors(rows: &[&Row]) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in rows {
+            if r.unaccounted_bits() != 0 {
+                out.push(format!("{}: bits {:08x} unaccounted", r.mnemonic, r.unaccounted_bits()));
+            }
+            let mut seen = r.mask;
+            for o in &r.ops {
+                let m = field_mask(o.field);
+                if seen & m != 0 {
+                    out.push(format!("{}: operand `{}` overlaps fixed bits or another operand ({:08x})", r.mnemonic, o.name, seen & m));
+                }
+                seen |= m;
+            }
+            if r.bits & !r.mask != 0 {
+                out.push(format!("{}: fixed value has bits outside its mask", r.mnemonic));
+            }
+        }
+        out
+    }
+
+    /// Extension worlds: sets of extensions that can be enabled together.
+    pub fn worlds() -> Vec<ExtSet> {
+        vec![all_exts_with(VDialect::Thead), all_exts_with(VDialect::V1)]
+    }
 }
