@@ -1,10 +1,18 @@
 //! kgen-dsl: the ISA table and everything that reads it (encoder, decoder, printer,
 //! parser), targets, the kernel builder, register allocation and the checks.
 
+pub mod abi;
 pub mod ext;
+pub mod func;
+pub mod lower;
+pub mod object;
+mod pseudo;
 pub mod isa;
 pub mod target;
 pub mod text;
 
 pub use ext::{Ext, ExtSet};
+pub use abi::Abi;
+pub use func::{BuildError, Func, Label, Opnd, Reg, Slot};
 pub use isa::{table, Form, Inst, Row};
+pub use pseudo::{li_steps, PSEUDOS};

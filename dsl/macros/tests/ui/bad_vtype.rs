@@ -1,0 +1,6 @@
+use kgen_dsl::{target::target, Abi, Func};
+use kgen_macros::kasm;
+fn main() {
+    let mut f = Func::new("f", &target("c906").unwrap(), Abi::Psabi);
+    kasm!(f, th.vsetvli t0, a0, e128, m1, d1;);
+}

@@ -1,0 +1,556 @@
+//! The kernel builder: functions made of instructions over physical and virtual registers,
+//! labels, comments, pseudo-instructions and references to read-only data.
+//!
+//! Builder calls never panic on bad input: the first error is kept with the function name,
+//! the instruction and the reason, and [`Func::finish`] returns it.
+
+use crate::abi::Abi;
+use crate::isa::{table, Form, Kind, Row};
+use crate::target::Target;
+use crate::text::{operand_text, XNAMES};
+use std::fmt;
+
+/// A register: physical (`X`, `V`) or virtual (allocated later).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reg {
+    X(u8),
+    V(u8),
+    VirtX(u32),
+    VirtV(u32),
+}
+
+impl Reg {
+    pub fn is_vector(self) -> bool {
+        matches!(self, Reg::V(_) | Reg::VirtV(_))
+    }
+    pub fn is_virtual(self) -> bool {
+        matches!(self, Reg::VirtX(_) | Reg::VirtV(_))
+    }
+    /// The physical register number, if physical.
+    pub fn phys(self) -> Option<u8> {
+        match self {
+            Reg::X(n) | Reg::V(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+/// Physical integer registers by ABI name.
+pub mod x {
+    use super::Reg;
+    pub const ZERO: Reg = Reg::X(0);
+    pub const RA: Reg = Reg::X(1);
+    pub const SP: Reg = Reg::X(2);
+    pub const GP: Reg = Reg::X(3);
+    pub const TP: Reg = Reg::X(4);
+    pub const T0: Reg = Reg::X(5);
+    pub const A0: Reg = Reg::X(10);
+}
+
+/// A position in a function's code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Label(pub u32);
+
+/// A stack slot declared by the kernel (laid out by the frame builder).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Slot(pub u32);
+
+/// An instruction operand in the builder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Opnd {
+    Reg(Reg),
+    Imm(i64),
+    /// Branch/jump target.
+    Label(Label),
+    /// `%pcrel_hi(sym + addend)` (the `auipc` of an address materialization).
+    PcrelHi { sym: String, addend: i64 },
+    /// `%pcrel_lo(anchor)`: the low part matching the `auipc` at `anchor`.
+    PcrelLo { anchor: Label },
+    /// Offset of a byte within a stack slot (resolved when the frame is laid out).
+    Stack { slot: Slot, off: i64 },
+}
+
+impl From<Reg> for Opnd {
+    fn from(r: Reg) -> Self {
+        Opnd::Reg(r)
+    }
+}
+impl From<Label> for Opnd {
+    fn from(l: Label) -> Self {
+        Opnd::Label(l)
+    }
+}
+macro_rules! imm_from {
+    ($($t:ty),*) => {$(impl From<$t> for Opnd { fn from(v: $t) -> Self { Opnd::Imm(v as i64) } })*};
+}
+imm_from!(i64, i32, u32, u8, u16, usize, i8, i16);
+impl From<u64> for Opnd {
+    fn from(v: u64) -> Self {
+        Opnd::Imm(v as i64)
+    }
+}
+
+/// Where in the kernel source an instruction came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loc {
+    pub file: &'static str,
+    pub line: u32,
+}
+
+/// One instruction in a function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstItem {
+    pub form: Form,
+    pub ops: Vec<Opnd>,
+    pub comment: Option<String>,
+    pub loc: Option<Loc>,
+}
+
+impl InstItem {
+    pub fn row(&self) -> &'static Row {
+        table().row(self.form)
+    }
+    /// Registers this instruction reads and writes (per the row's roles).
+    pub fn regs(&self) -> impl Iterator<Item = (crate::isa::Role, Reg)> + '_ {
+        self.row().ops.iter().zip(&self.ops).filter_map(|(spec, o)| match o {
+            Opnd::Reg(r) => Some((spec.role, *r)),
+            _ => None,
+        })
+    }
+}
+
+/// An element of a function body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Item {
+    Inst(InstItem),
+    Label(Label),
+    Comment(String),
+    /// A return: the epilogue (restores, wipes) and `ret` are expanded here.
+    Exit,
+}
+
+/// How a virtual register is to be allocated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VRegInfo {
+    pub name: String,
+    /// For vector registers, the group size (LMUL); 1 for integer registers.
+    pub group: u8,
+    /// Physical register it must live in (arguments).
+    pub pinned: Option<u8>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelInfo {
+    pub name: Option<String>,
+    pub bound: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotInfo {
+    pub name: String,
+    pub size: u32,
+    pub align: u32,
+    /// Holds secret data: wiped by the epilogue, checked by the secrets check.
+    pub secret: bool,
+}
+
+/// What a pointer or value argument carries, for the ABI frame, the checks and the docs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgInfo {
+    pub name: String,
+    pub reg: Reg,
+    /// C type, e.g. `const unsigned char *`.
+    pub c_type: String,
+    /// The memory it points to (or the value itself) is secret.
+    pub secret: bool,
+}
+
+/// A leak the kernel declares on purpose (reported as declared by the constant-time lint).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeclaredLeak {
+    pub kind: LeakKind,
+    pub reason: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LeakKind {
+    SecretAddress,
+    SecretBranch,
+    SecretMulTiming,
+}
+
+/// An error in a kernel description, naming the function, the instruction and the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    pub func: String,
+    /// Instruction text as written (mnemonic and operands), or empty.
+    pub inst: String,
+    pub index: Option<usize>,
+    pub loc: Option<Loc>,
+    pub reason: String,
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.func)?;
+        if let Some(i) = self.index {
+            write!(f, ", instruction {i}")?;
+        }
+        if !self.inst.is_empty() {
+            write!(f, " `{}`", self.inst)?;
+        }
+        if let Some(l) = self.loc {
+            write!(f, " ({}:{})", l.file, l.line)?;
+        }
+        write!(f, ": {}", self.reason)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// A function under construction (and, after allocation, with physical registers).
+#[derive(Clone, Debug)]
+pub struct Func {
+    pub name: String,
+    pub target: Target,
+    pub abi: Abi,
+    pub items: Vec<Item>,
+    pub labels: Vec<LabelInfo>,
+    pub vregs: Vec<VRegInfo>,
+    pub args: Vec<ArgInfo>,
+    pub slots: Vec<SlotInfo>,
+    pub leaks: Vec<DeclaredLeak>,
+    /// Return type in C (`void`, `int`).
+    pub ret: String,
+    /// One-line summary for headers.
+    pub summary: String,
+    /// Wipe the caller-saved registers this function writes (and its secret stack slots) at
+    /// every exit.
+    pub wipe: bool,
+    pub errors: Vec<BuildError>,
+    loc: Option<Loc>,
+}
+
+fn render_opnd(f: &Func, k: Option<Kind>, o: &Opnd) -> String {
+    if k == Some(Kind::XMem) {
+        return format!("({})", render_opnd(f, None, o));
+    }
+    match o {
+        Opnd::Reg(Reg::X(n)) => XNAMES[*n as usize].to_string(),
+        Opnd::Reg(Reg::V(n)) => format!("v{n}"),
+        Opnd::Reg(Reg::VirtX(n)) | Opnd::Reg(Reg::VirtV(n)) => format!("%{}", f.vregs[*n as usize].name),
+        Opnd::Imm(v) => match k {
+            Some(k) if !matches!(k, Kind::X | Kind::XMem | Kind::V(_) | Kind::Rel(_)) => operand_text(k, *v),
+            _ => v.to_string(),
+        },
+        Opnd::Label(l) => f.label_name(*l),
+        Opnd::PcrelHi { sym, addend } => {
+            if *addend == 0 {
+                format!("%pcrel_hi({sym})")
+            } else {
+                format!("%pcrel_hi({sym}+{addend})")
+            }
+        }
+        Opnd::PcrelLo { anchor } => format!("%pcrel_lo({})", f.label_name(*anchor)),
+        Opnd::Stack { slot, off } => format!("{}+{off}", f.slots[slot.0 as usize].name),
+    }
+}
+
+impl Func {
+    pub fn new(name: &str, target: &Target, abi: Abi) -> Func {
+        Func {
+            name: name.to_string(),
+            target: target.clone(),
+            abi,
+            items: Vec::new(),
+            labels: Vec::new(),
+            vregs: Vec::new(),
+            args: Vec::new(),
+            slots: Vec::new(),
+            leaks: Vec::new(),
+            ret: "void".into(),
+            summary: String::new(),
+            wipe: true,
+            errors: Vec::new(),
+            loc: None,
+        }
+    }
+
+    /// Sets the source location recorded with the following instructions (the macro calls it).
+    pub fn at(&mut self, file: &'static str, line: u32) -> &mut Self {
+        self.loc = Some(Loc { file, line });
+        self
+    }
+
+    fn error(&mut self, inst: String, reason: String) {
+        let index = Some(self.items.iter().filter(|i| matches!(i, Item::Inst(_))).count());
+        self.errors.push(BuildError { func: self.name.clone(), inst, index, loc: self.loc, reason });
+    }
+
+    /// Records an error not tied to one instruction.
+    pub fn fail(&mut self, reason: impl Into<String>) {
+        self.errors.push(BuildError { func: self.name.clone(), inst: String::new(), index: None, loc: self.loc, reason: reason.into() });
+    }
+
+    // ---- registers, labels, slots ---------------------------------------------------------
+
+    /// A new virtual integer register; `name` is its role (`key`, `counter`).
+    pub fn xreg(&mut self, name: &str) -> Reg {
+        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: None });
+        Reg::VirtX(self.vregs.len() as u32 - 1)
+    }
+
+    /// Several virtual integer registers named `name0`, `name1`, ...
+    pub fn xregs<const N: usize>(&mut self, name: &str) -> [Reg; N] {
+        std::array::from_fn(|i| self.xreg(&format!("{name}{i}")))
+    }
+
+    /// A new virtual vector register group of `lmul` registers.
+    pub fn vreg(&mut self, name: &str, lmul: u8) -> Reg {
+        self.vregs.push(VRegInfo { name: name.to_string(), group: lmul, pinned: None });
+        Reg::VirtV(self.vregs.len() as u32 - 1)
+    }
+
+    pub fn vregs<const N: usize>(&mut self, name: &str, lmul: u8) -> [Reg; N] {
+        std::array::from_fn(|i| self.vreg(&format!("{name}{i}"), lmul))
+    }
+
+    /// The next argument: a virtual register pinned to a0, a1, ... for the whole function.
+    pub fn arg(&mut self, name: &str, c_type: &str, secret: bool) -> Reg {
+        let n = self.args.len();
+        if n >= 8 {
+            self.fail(format!("argument `{name}`: more than 8 register arguments"));
+        }
+        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: Some(10 + n as u8) });
+        let reg = Reg::VirtX(self.vregs.len() as u32 - 1);
+        self.args.push(ArgInfo { name: name.to_string(), reg, c_type: c_type.to_string(), secret });
+        reg
+    }
+
+    pub fn label(&mut self) -> Label {
+        self.labels.push(LabelInfo { name: None, bound: false });
+        Label(self.labels.len() as u32 - 1)
+    }
+
+    /// The label with this name, created on first use (the macro's `name:` and references).
+    pub fn named_label(&mut self, name: &str) -> Label {
+        if let Some(i) = self.labels.iter().position(|l| l.name.as_deref() == Some(name)) {
+            return Label(i as u32);
+        }
+        self.labels.push(LabelInfo { name: Some(name.to_string()), bound: false });
+        Label(self.labels.len() as u32 - 1)
+    }
+
+    pub fn label_name(&self, l: Label) -> String {
+        match &self.labels[l.0 as usize].name {
+            Some(n) => format!(".L{}_{n}", self.name),
+            None => format!(".L{}_{}", self.name, l.0),
+        }
+    }
+
+    /// Places `l` here.
+    pub fn bind(&mut self, l: Label) {
+        let info = &mut self.labels[l.0 as usize];
+        if info.bound {
+            let n = self.label_name(l);
+            self.fail(format!("label {n} bound twice"));
+            return;
+        }
+        info.bound = true;
+        self.items.push(Item::Label(l));
+    }
+
+    /// Declares a stack slot of `size` bytes.
+    pub fn slot(&mut self, name: &str, size: u32, align: u32, secret: bool) -> Slot {
+        self.slots.push(SlotInfo { name: name.to_string(), size, align, secret });
+        Slot(self.slots.len() as u32 - 1)
+    }
+
+    pub fn comment(&mut self, s: impl Into<String>) {
+        self.items.push(Item::Comment(s.into()));
+    }
+
+    /// Declares a leak the constant-time lint should report as declared rather than fail.
+    pub fn declare_leak(&mut self, kind: LeakKind, reason: &str) {
+        self.leaks.push(DeclaredLeak { kind, reason: reason.to_string() });
+    }
+
+    /// Text of an instruction as given, for error messages.
+    pub fn describe(&self, mnemonic: &str, ops: &[Opnd]) -> String {
+        let row = table().lookup(mnemonic).map(|f| table().row(f));
+        let parts: Vec<String> =
+            ops.iter().enumerate().map(|(i, o)| render_opnd(self, row.and_then(|r| r.ops.get(i)).map(|s| s.kind), o)).collect();
+        format!("{mnemonic} {}", parts.join(", ")).trim_end().to_string()
+    }
+
+    /// Text of a recorded instruction.
+    pub fn inst_text(&self, it: &InstItem) -> String {
+        let row = it.row();
+        let args: Vec<crate::text::Arg> =
+            row.ops.iter().zip(&it.ops).map(|(s, o)| crate::text::Arg::Text(render_opnd(self, Some(s.kind), o))).collect();
+        // Vm prints only when masked; operands() handles Val(0) only, so map it here.
+        let args: Vec<crate::text::Arg> = args
+            .into_iter()
+            .zip(&it.ops)
+            .zip(&row.ops)
+            .map(|((a, o), s)| if s.kind == Kind::Vm { crate::text::Arg::Val(if *o == Opnd::Imm(0) { 0 } else { 1 }) } else { a })
+            .collect();
+        let ops = crate::text::operands(row, &args);
+        if ops.is_empty() {
+            row.mnemonic.to_string()
+        } else {
+            format!("{} {ops}", row.mnemonic)
+        }
+    }
+
+    // ---- instructions -------------------------------------------------------------------
+
+    /// Appends instruction `mnemonic` with operands in assembly order. Optional trailing
+    /// operands (`vm`, literal operands) may be omitted.
+    pub fn inst(&mut self, mnemonic: &str, ops: &[Opnd]) -> &mut Self {
+        let Some(form) = table().lookup(mnemonic) else {
+            let d = self.describe(mnemonic, ops);
+            self.error(d, format!("unknown instruction `{mnemonic}`"));
+            return self;
+        };
+        self.emit(form, ops.to_vec(), None);
+        self
+    }
+
+    /// Like [`Func::inst`] with a comment printed after the instruction.
+    pub fn inst_c(&mut self, mnemonic: &str, ops: &[Opnd], comment: &str) -> &mut Self {
+        let Some(form) = table().lookup(mnemonic) else {
+            let d = self.describe(mnemonic, ops);
+            self.error(d, format!("unknown instruction `{mnemonic}`"));
+            return self;
+        };
+        self.emit(form, ops.to_vec(), Some(comment.to_string()));
+        self
+    }
+
+    /// Checks operands against the row and the target and appends the instruction.
+    pub fn emit(&mut self, form: Form, mut ops: Vec<Opnd>, comment: Option<String>) {
+        let row = table().row(form);
+        // Fill omitted optional trailing operands: vm (unmasked) and literals.
+        while ops.len() < row.ops.len() {
+            match row.ops[ops.len()].kind {
+                Kind::Vm => ops.push(Opnd::Imm(1)),
+                Kind::Lit(v) => ops.push(Opnd::Imm(v)),
+                Kind::V0 => ops.push(Opnd::Reg(Reg::V(0))),
+                _ => break,
+            }
+        }
+        if let Err(reason) = self.check(row, &ops) {
+            let d = self.describe(row.mnemonic, &ops);
+            self.error(d, reason);
+            return;
+        }
+        self.items.push(Item::Inst(InstItem { form, ops, comment, loc: self.loc }));
+    }
+
+    fn check(&self, row: &Row, ops: &[Opnd]) -> Result<(), String> {
+        if !row.ext.intersects(self.target.exts) {
+            return Err(format!("needs extension {} which target {} does not have", row.ext, self.target.name));
+        }
+        if ops.len() != row.ops.len() {
+            return Err(format!("takes {} operands, got {}", row.ops.len(), ops.len()));
+        }
+        let mut concrete = Vec::with_capacity(ops.len());
+        for (i, (spec, o)) in row.ops.iter().zip(ops).enumerate() {
+            let what = spec.name;
+            let v = match (spec.kind, o) {
+                (Kind::X | Kind::XMem, Opnd::Reg(r @ (Reg::X(_) | Reg::VirtX(_)))) => r.phys().map(|p| p as i64),
+                (Kind::X | Kind::XMem, Opnd::Reg(_)) => return Err(format!("operand `{what}` needs an integer register")),
+                (Kind::V(_), Opnd::Reg(r @ (Reg::V(_) | Reg::VirtV(_)))) => r.phys().map(|p| p as i64),
+                (Kind::V(_), Opnd::Reg(_)) => return Err(format!("operand `{what}` needs a vector register")),
+                (Kind::V0, Opnd::Reg(Reg::V(0))) => Some(0),
+                (Kind::V0, _) => return Err(format!("operand `{what}` must be v0")),
+                (Kind::Rel(_), Opnd::Label(_)) => None,
+                (Kind::Rel(_), _) => return Err(format!("operand `{what}` needs a label")),
+                (Kind::Imm(_) | Kind::MemOff(_), Opnd::PcrelHi { .. } | Opnd::PcrelLo { .. } | Opnd::Stack { .. }) => None,
+                (_, Opnd::Imm(v)) if !spec.kind.is_reg() => Some(*v),
+                (_, o) => return Err(format!("operand `{what}` cannot be {o:?}")),
+            };
+            if let Some(v) = v {
+                row.check_operand(i, v).map_err(|e| e.reason)?;
+            }
+            concrete.push(v);
+        }
+        if concrete.iter().all(Option::is_some) {
+            let vals: Vec<i64> = concrete.into_iter().map(Option::unwrap).collect();
+            row.check_rules(&vals).map_err(|e| format!("operand `{}`: {}", e.operand, e.reason))?;
+        }
+        Ok(())
+    }
+
+    /// A return from the function (epilogue and `ret`).
+    pub fn ret(&mut self) {
+        self.items.push(Item::Exit);
+    }
+
+    /// Finishes the description: every referenced label must be bound; the first recorded
+    /// error is returned.
+    pub fn finish(mut self) -> Result<Func, BuildError> {
+        let mut used = vec![false; self.labels.len()];
+        for it in &self.items {
+            if let Item::Inst(i) = it {
+                for o in &i.ops {
+                    if let Opnd::Label(l) | Opnd::PcrelLo { anchor: l } = o {
+                        used[l.0 as usize] = true;
+                    }
+                }
+            }
+        }
+        for (i, l) in self.labels.iter().enumerate() {
+            if used[i] && !l.bound {
+                let n = self.label_name(Label(i as u32));
+                self.errors.push(BuildError {
+                    func: self.name.clone(),
+                    inst: String::new(),
+                    index: None,
+                    loc: None,
+                    reason: format!("label {n} is used but never placed"),
+                });
+            }
+        }
+        if !self.items.iter().any(|i| matches!(i, Item::Exit)) {
+            self.fail("function has no return");
+        }
+        match self.errors.first() {
+            Some(e) => Err(e.clone()),
+            None => Ok(self),
+        }
+    }
+
+    /// Number of instructions (before the frame is added).
+    pub fn inst_count(&self) -> usize {
+        self.items.iter().filter(|i| matches!(i, Item::Inst(_))).count()
+    }
+}
+
+/// One line of a function's assembly listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Line {
+    Label(String),
+    Inst { text: String, comment: Option<String> },
+    Comment(String),
+}
+
+impl Func {
+    /// The body as GNU-syntax lines: labels (only those referenced), instructions (with
+    /// `%pcrel_hi`/`%pcrel_lo` and label names), comments.
+    pub fn listing(&self) -> Vec<Line> {
+        let used = crate::lower::referenced_labels(self);
+        let mut out = Vec::new();
+        for it in &self.items {
+            match it {
+                Item::Label(l) if used[l.0 as usize] => out.push(Line::Label(self.label_name(*l))),
+                Item::Label(_) => {}
+                Item::Inst(i) => out.push(Line::Inst { text: self.inst_text(i), comment: i.comment.clone() }),
+                Item::Comment(c) => out.push(Line::Comment(c.clone())),
+                Item::Exit => out.push(Line::Inst { text: "ret".into(), comment: Some("(not lowered)".into()) }),
+            }
+        }
+        out
+    }
+}
