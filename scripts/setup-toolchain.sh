@@ -75,4 +75,25 @@ if [ ! -x "$xq/qemu/qemu-riscv64" ]; then
   python3 -m pip install -q --disable-pip-version-check --target "$xq" xuantie-qemu==20230825
 fi
 echo "xuantie qemu:  $("$xq/qemu/qemu-riscv64" --version | head -1)"
+# --- OpenSSL 3.5.7 upstream riscv64 perlasm outputs (baseline for comparisons) -----
+# Only generated outputs are used (as test inputs and `kgen bench --asm` baselines); no
+# OpenSSL code is copied into kgen.
+ossl=$tc/openssl-3.5.7
+osa=$tc/openssl-asm
+if [ ! -f "$osa/aes-riscv64.s" ]; then
+  apt_src=$tc/apt-trixie-src
+  mkdir -p "$apt_src/lists/partial" "$apt_src/archives/partial" "$apt_src/dl" "$osa"
+  echo "deb-src http://deb.debian.org/debian trixie main" > "$apt_src/sources.list"
+  sopts=(-o Dir::Etc::SourceList="$apt_src/sources.list" -o Dir::Etc::SourceParts=/dev/null
+         -o Dir::State::Lists="$apt_src/lists" -o Dir::Cache::Archives="$apt_src/archives" -o Debug::NoLocking=1)
+  apt-get "${sopts[@]}" update -qq
+  ( cd "$apt_src/dl" && apt-get "${sopts[@]}" source --download-only -qq openssl=3.5.7-1~deb13u2 2>/dev/null )
+  mkdir -p "$ossl"
+  tar xzf "$apt_src/dl/openssl_3.5.7.orig.tar.gz" -C "$tc"
+  for pl in crypto/aes/asm/aes-riscv64.pl crypto/modes/asm/ghash-riscv64.pl crypto/modes/asm/ghash-riscv64-zvkg.pl \
+            crypto/chacha/asm/chacha-riscv64-v-zbb.pl; do
+    ( cd "$ossl" && perl "$pl" linux64 "$osa/$(basename "$pl" .pl).s" )
+  done
+fi
+echo "openssl asm:   $(ls "$osa" | tr '\n' ' ')"
 echo "toolchain ready ($tc)"

@@ -127,6 +127,9 @@ pub enum Item {
     Comment(String),
     /// A return: the epilogue (restores, wipes) and `ret` are expanded here.
     Exit,
+    /// Raw bytes in the code (constant pools read by assembly files; kgen's own kernels
+    /// keep data in .rodata).
+    Data(Vec<u8>),
 }
 
 /// How a virtual register is to be allocated.
@@ -534,6 +537,7 @@ pub enum Line {
     Label(String),
     Inst { text: String, comment: Option<String> },
     Comment(String),
+    Data(Vec<u8>),
 }
 
 impl Func {
@@ -548,6 +552,7 @@ impl Func {
                 Item::Label(_) => {}
                 Item::Inst(i) => out.push(Line::Inst { text: self.inst_text(i), comment: i.comment.clone() }),
                 Item::Comment(c) => out.push(Line::Comment(c.clone())),
+                Item::Data(d) => out.push(Line::Data(d.clone())),
                 Item::Exit => out.push(Line::Inst { text: "ret".into(), comment: Some("(not lowered)".into()) }),
             }
         }

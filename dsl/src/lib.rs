@@ -2,6 +2,7 @@
 //! parser), targets, the kernel builder, register allocation and the checks.
 
 pub mod abi;
+pub mod asmfile;
 pub mod ext;
 pub mod func;
 pub mod lower;

@@ -53,6 +53,7 @@ pub fn assemble(f: &Func) -> Result<Code, BuildError> {
                 labels.insert(*l, pc);
             }
             Item::Inst(_) => pc += 4,
+            Item::Data(d) => pc += d.len() as u32,
             Item::Exit => return Err(berr(f, 0, String::new(), "function was not lowered (exit not expanded)".into())),
             Item::Comment(_) => {}
         }
@@ -64,6 +65,11 @@ pub fn assemble(f: &Func) -> Result<Code, BuildError> {
     let mut pc = 0u32;
     let mut n = 0usize;
     for (idx, it) in f.items.iter().enumerate() {
+        if let Item::Data(d) = it {
+            bytes.extend_from_slice(d);
+            pc += d.len() as u32;
+            continue;
+        }
         let Item::Inst(i) = it else { continue };
         let row = i.row();
         let mut vals = Vec::with_capacity(i.ops.len());

@@ -161,3 +161,50 @@ pub const PSEUDOS: &[(&str, &str)] = &[
     ("bgtu", "rrl"),
     ("bleu", "rrl"),
 ];
+
+impl Func {
+    /// `call sym`: auipc/jalr pair through `ra` with pc-relative relocations.
+    pub fn call(&mut self, sym: &str) {
+        self.far_jump(sym, x::RA);
+    }
+    /// `tail sym`: auipc/jalr pair through `t1`, no link.
+    pub fn tail(&mut self, sym: &str) {
+        self.far_jump(sym, Reg::X(6));
+    }
+    fn far_jump(&mut self, sym: &str, via: Reg) {
+        let anchor = self.label();
+        self.bind(anchor);
+        self.inst("auipc", &[via.into(), Opnd::PcrelHi { sym: sym.to_string(), addend: 0 }]);
+        let rd = if via == x::RA { x::RA } else { x::ZERO };
+        self.inst("jalr", &[rd.into(), Opnd::PcrelLo { anchor }, via.into()]);
+    }
+    pub fn zext_b(&mut self, rd: Reg, rs: Reg) {
+        self.inst("andi", &[rd.into(), rs.into(), 255.into()]);
+    }
+    fn ext_by_shifts(&mut self, rd: Reg, rs: Reg, sh: i64, arith: bool) {
+        self.inst("slli", &[rd.into(), rs.into(), sh.into()]);
+        self.inst(if arith { "srai" } else { "srli" }, &[rd.into(), rd.into(), sh.into()]);
+    }
+    /// `zext.h`: the Zbb instruction if the target has it, else a shift pair.
+    pub fn zext_h(&mut self, rd: Reg, rs: Reg) {
+        if self.target.has(Ext::Zbb) {
+            self.inst("zext.h", &[rd.into(), rs.into()]);
+        } else {
+            self.ext_by_shifts(rd, rs, 48, false);
+        }
+    }
+    pub fn sext_b(&mut self, rd: Reg, rs: Reg) {
+        if self.target.has(Ext::Zbb) {
+            self.inst("sext.b", &[rd.into(), rs.into()]);
+        } else {
+            self.ext_by_shifts(rd, rs, 56, true);
+        }
+    }
+    pub fn sext_h(&mut self, rd: Reg, rs: Reg) {
+        if self.target.has(Ext::Zbb) {
+            self.inst("sext.h", &[rd.into(), rs.into()]);
+        } else {
+            self.ext_by_shifts(rd, rs, 48, true);
+        }
+    }
+}

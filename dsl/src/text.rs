@@ -244,43 +244,53 @@ pub fn split_operands(s: &str) -> Vec<&str> {
     out
 }
 
-/// Parses the operand text of one instruction of form `form`. `rel` resolves a branch or
-/// jump target token to a byte offset from the instruction; `imm` resolves any immediate
-/// that is not a plain integer (symbols, `%lo(...)`), returning `None` if unknown.
-pub fn parse_operands(
-    form: Form,
-    text: &str,
-    rel: &mut dyn FnMut(&str) -> Option<i64>,
-    imm: &mut dyn FnMut(&str) -> Option<i64>,
-) -> Result<Inst, ParseError> {
+/// A parsed operand: a value, or a symbolic reference resolved later (a branch target
+/// name, or a relocation expression such as `%pcrel_lo(1b)`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum POp {
+    Val(i64),
+    Sym(String),
+}
+
+/// Parses the operand text of one instruction of form `form`. `eval` evaluates immediates
+/// that are not plain integers (constant expressions); unresolved names become
+/// [`POp::Sym`] where the kind allows a symbolic value (branch targets, `%`-relocations).
+pub fn parse_operands_sym(form: Form, text: &str, eval: &mut dyn FnMut(&str) -> Option<i64>) -> Result<Vec<POp>, ParseError> {
     let row = table().row(form);
     let toks = split_operands(text);
-    let mut vals = [0i64; MAX_OPS];
+    let n = row.ops.len();
+    let mut vals = vec![POp::Val(0); n];
     let mut t = 0;
     let err = |m: String| ParseError(format!("`{}`: {m}", row.mnemonic));
+    let imm = |tok: &str, eval: &mut dyn FnMut(&str) -> Option<i64>, name: &str| -> Result<POp, ParseError> {
+        let tok = tok.trim();
+        if let Some(v) = parse_int(tok).or_else(|| eval(tok)) {
+            Ok(POp::Val(v))
+        } else if tok.starts_with('%') {
+            Ok(POp::Sym(tok.to_string()))
+        } else {
+            Err(err(format!("bad immediate `{tok}` for `{name}`")))
+        }
+    };
     let mut i = 0;
-    let n = row.ops.len();
     while i < n {
         let k = row.ops[i].kind;
         let name = row.ops[i].name;
         match k {
             Kind::Vm => {
                 if t < toks.len() && toks[t] == "v0.t" {
-                    vals[i] = 0;
+                    vals[i] = POp::Val(0);
                     t += 1;
                 } else {
-                    vals[i] = 1;
+                    vals[i] = POp::Val(1);
                 }
                 i += 1;
                 continue;
             }
             Kind::Lit(v) if t >= toks.len() => {
-                vals[i] = v;
+                vals[i] = POp::Val(v);
                 i += 1;
                 continue;
-            }
-            Kind::V0 if t >= toks.len() => {
-                return Err(err("missing `v0` operand".into()));
             }
             _ => {}
         }
@@ -288,13 +298,14 @@ pub fn parse_operands(
             return Err(err(format!("missing operand `{name}`")));
         };
         t += 1;
-        match k {
-            Kind::X => vals[i] = parse_xreg(tok).ok_or_else(|| err(format!("`{tok}` is not an integer register")))?,
-            Kind::V(_) => vals[i] = parse_vreg(tok).ok_or_else(|| err(format!("`{tok}` is not a vector register")))?,
+        vals[i] = match k {
+            Kind::X => POp::Val(parse_xreg(tok).ok_or_else(|| err(format!("`{tok}` is not an integer register")))?),
+            Kind::V(_) => POp::Val(parse_vreg(tok).ok_or_else(|| err(format!("`{tok}` is not a vector register")))?),
             Kind::V0 => {
                 if tok != "v0" {
                     return Err(err(format!("expected `v0`, found `{tok}`")));
                 }
+                POp::Val(0)
             }
             Kind::XMem => {
                 let inner = tok
@@ -302,43 +313,35 @@ pub fn parse_operands(
                     .and_then(|s| s.strip_suffix(')'))
                     .or_else(|| tok.strip_prefix("0(").and_then(|s| s.strip_suffix(')')))
                     .ok_or_else(|| err(format!("expected `(reg)`, found `{tok}`")))?;
-                vals[i] = parse_xreg(inner).ok_or_else(|| err(format!("`{inner}` is not an integer register")))?;
+                POp::Val(parse_xreg(inner).ok_or_else(|| err(format!("`{inner}` is not an integer register")))?)
             }
             Kind::MemOff(_) => {
-                let open = tok.rfind('(').filter(|_| tok.ends_with(')'));
-                let (off, reg) = match open {
-                    Some(p) if i + 1 < n && row.ops[i + 1].kind == Kind::XMem => (&tok[..p], Some(&tok[p + 1..tok.len() - 1])),
-                    _ => (tok, None),
-                };
-                vals[i] = if off.trim().is_empty() {
-                    0
-                } else {
-                    parse_int(off).or_else(|| imm(off.trim())).ok_or_else(|| err(format!("bad offset `{off}`")))?
-                };
-                if let Some(reg) = reg {
-                    vals[i + 1] = parse_xreg(reg).ok_or_else(|| err(format!("`{reg}` is not an integer register")))?;
-                    i += 1;
-                } else if i + 1 < n && row.ops[i + 1].kind == Kind::XMem {
-                    // `jalr rd, rs1, imm` order: offset given separately? Not GNU's canonical form.
-                    return Err(err(format!("expected `offset(reg)`, found `{tok}`")));
+                let base_next = i + 1 < n && row.ops[i + 1].kind == Kind::XMem;
+                let open = if tok.ends_with(')') && base_next { tok.rfind('(') } else { None };
+                match open {
+                    Some(p) => {
+                        let (off, reg) = (&tok[..p], &tok[p + 1..tok.len() - 1]);
+                        vals[i + 1] = POp::Val(parse_xreg(reg).ok_or_else(|| err(format!("`{reg}` is not an integer register")))?);
+                        let v = if off.trim().is_empty() { POp::Val(0) } else { imm(off, eval, name)? };
+                        vals[i] = v;
+                        i += 2;
+                        continue;
+                    }
+                    None if base_next => return Err(err(format!("expected `offset(reg)`, found `{tok}`"))),
+                    None => imm(tok, eval, name)?,
                 }
             }
-            Kind::Imm(_) | Kind::Lit(_) => {
-                vals[i] = parse_int(tok).or_else(|| imm(tok)).ok_or_else(|| err(format!("bad immediate `{tok}` for `{name}`")))?
-            }
-            Kind::Rel(_) => {
-                vals[i] = if let Some(o) = tok.strip_prefix('.').and_then(|r| parse_int(r)) {
-                    o
-                } else {
-                    rel(tok).ok_or_else(|| err(format!("unknown target `{tok}`")))?
-                }
-            }
+            Kind::Imm(_) | Kind::Lit(_) => imm(tok, eval, name)?,
+            Kind::Rel(_) => match tok.strip_prefix('.').and_then(parse_int) {
+                Some(o) => POp::Val(o),
+                None => POp::Sym(tok.to_string()),
+            },
             Kind::VtypeTh | Kind::Vtype => {
                 let th = k == Kind::VtypeTh;
                 let mut parts = vec![tok];
                 while t < toks.len() {
                     let p = toks[t];
-                    let is_vt = p.starts_with('e') && p[1..].chars().all(|c| c.is_ascii_digit())
+                    let is_vt = p.starts_with('e') && p.len() > 1 && p[1..].chars().all(|c| c.is_ascii_digit())
                         || p.starts_with('m') && p.len() <= 3
                         || (th && p.starts_with('d') && p.len() == 2)
                         || matches!(p, "ta" | "tu" | "ma" | "mu");
@@ -348,20 +351,20 @@ pub fn parse_operands(
                     parts.push(p);
                     t += 1;
                 }
-                vals[i] = if let (true, Some(v)) = (parts.len() == 1, parse_int(tok)) {
+                POp::Val(if let (true, Some(v)) = (parts.len() == 1, parse_int(tok)) {
                     v
                 } else {
                     parse_vtype(&parts, th).ok_or_else(|| err(format!("bad vtype `{}`", parts.join(","))))?
-                };
+                })
             }
-            Kind::Csr => {
-                vals[i] = csr::NAMES
+            Kind::Csr => POp::Val(
+                csr::NAMES
                     .iter()
                     .find(|(_, s)| *s == tok)
                     .map(|(n, _)| *n as i64)
                     .or_else(|| parse_int(tok))
-                    .ok_or_else(|| err(format!("unknown CSR `{tok}`")))?
-            }
+                    .ok_or_else(|| err(format!("unknown CSR `{tok}`")))?,
+            ),
             Kind::FenceSet => {
                 let mut v = 0;
                 if tok != "0" {
@@ -375,20 +378,47 @@ pub fn parse_operands(
                         };
                     }
                 }
-                vals[i] = v;
+                POp::Val(v)
             }
             Kind::Vm => unreachable!(),
-        }
+        };
         i += 1;
     }
     if t < toks.len() {
         return Err(err(format!("unexpected operand `{}`", toks[t])));
     }
-    for (j, v) in vals.iter().enumerate().take(n) {
-        row.check_operand(j, *v).map_err(|e| ParseError(e.to_string()))?;
+    for (j, v) in vals.iter().enumerate() {
+        if let POp::Val(v) = v {
+            row.check_operand(j, *v).map_err(|e| ParseError(e.to_string()))?;
+        }
     }
-    row.check_rules(&vals[..n]).map_err(|e| ParseError(e.to_string()))?;
-    Ok(Inst { form, ops: vals })
+    if vals.iter().all(|v| matches!(v, POp::Val(_))) {
+        let concrete: Vec<i64> = vals.iter().map(|v| if let POp::Val(x) = v { *x } else { 0 }).collect();
+        row.check_rules(&concrete).map_err(|e| ParseError(e.to_string()))?;
+    }
+    Ok(vals)
+}
+
+/// Parses operands into a concrete instruction; `rel` resolves symbolic branch targets to
+/// byte offsets, `imm` evaluates non-literal immediates.
+pub fn parse_operands(
+    form: Form,
+    text: &str,
+    rel: &mut dyn FnMut(&str) -> Option<i64>,
+    imm: &mut dyn FnMut(&str) -> Option<i64>,
+) -> Result<Inst, ParseError> {
+    let row = table().row(form);
+    let p = parse_operands_sym(form, text, imm)?;
+    let mut ops = [0i64; MAX_OPS];
+    for (j, v) in p.iter().enumerate() {
+        ops[j] = match v {
+            POp::Val(x) => *x,
+            POp::Sym(s) => rel(s).ok_or_else(|| ParseError(format!("`{}`: unknown target `{s}`", row.mnemonic)))?,
+        };
+        row.check_operand(j, ops[j]).map_err(|e| ParseError(e.to_string()))?;
+    }
+    row.check_rules(&ops[..p.len()]).map_err(|e| ParseError(e.to_string()))?;
+    Ok(Inst { form, ops })
 }
 
 /// Parses `mnemonic operands` with numeric targets only (`.+8`).
