@@ -190,8 +190,9 @@ pub struct Assembled {
 struct State<'t> {
     f: Func,
     section: String,
-    data: Vec<DataObj>,
-    cur_data: Option<DataObj>,
+    /// All non-text sections, as one read-only byte stream.
+    rodata: DataObj,
+    data_labels: Vec<(String, u32)>,
     names: HashMap<String, i64>,
     globals: Vec<String>,
     /// numeric local label -> definitions so far
@@ -220,20 +221,11 @@ impl State<'_> {
         }
         self.f.named_label(name)
     }
-    fn flush_data(&mut self) {
-        if let Some(d) = self.cur_data.take() {
-            self.data.push(d);
-        }
-    }
     fn data_mut(&mut self, line: usize) -> Result<&mut DataObj, AsmError> {
         if self.in_text() {
-            return Err(AsmError { line, msg: "data directives in .text are not supported (only .word holding instructions)".into() });
+            return Err(AsmError { line, msg: "this data directive is not supported in .text".into() });
         }
-        if self.cur_data.is_none() {
-            let n = self.data.len();
-            self.cur_data = Some(DataObj { name: format!(".Ldata{n}"), align: 1, bytes: Vec::new(), elem: 1, global: false, comment: String::new() });
-        }
-        Ok(self.cur_data.as_mut().unwrap())
+        Ok(&mut self.rodata)
     }
 }
 
@@ -282,8 +274,8 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
     let mut st = State {
         f: Func::new("__text", target, Abi::Psabi),
         section: ".text".into(),
-        data: Vec::new(),
-        cur_data: None,
+        rodata: DataObj { name: ".rodata".into(), align: 1, bytes: Vec::new(), elem: 1, global: false, comment: String::new() },
+        data_labels: Vec::new(),
         names: HashMap::new(),
         globals: Vec::new(),
         local_count: HashMap::new(),
@@ -303,7 +295,6 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
             return Err(AsmError { line, msg: e.reason.clone() + &format!(" (`{}`)", e.inst) });
         }
     }
-    st.flush_data();
     pad_to_insn(&mut st.f);
     while text_offset(&st.f) % st.text_align != 0 {
         st.f.nop();
@@ -317,7 +308,11 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
         }
     }
     let code = assemble(&f).map_err(|e| AsmError { line: 0, msg: e.to_string() })?;
-    let mut obj = build_object(&[], &st.data);
+    let mut obj = build_object(&[], std::slice::from_ref(&st.rodata));
+    obj.symbols.clear();
+    for (name, off) in &st.data_labels {
+        obj.symbols.push(Symbol { name: name.clone(), section: Section::Rodata, offset: *off, size: 0, global: false, func: false });
+    }
     obj.text = code.bytes.clone();
     obj.relocs = code.relocs.clone();
     obj.insts = code.insts.iter().map(|(o, i, _)| (*o, *i)).collect();
@@ -361,10 +356,7 @@ fn statement(st: &mut State, s: &str, line: usize) -> Result<(), AsmError> {
             };
             st.f.bind(l);
         } else {
-            st.flush_data();
-            let n = st.data.len();
-            let _ = n;
-            st.cur_data = Some(DataObj { name: name.to_string(), align: 1, bytes: Vec::new(), elem: 1, global: false, comment: String::new() });
+            st.data_labels.push((name.to_string(), st.rodata.bytes.len() as u32));
         }
         s = s[colon + 1..].trim();
     }
@@ -388,11 +380,9 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
     let ev = |st: &State, a: &str| eval_expr(a, &st.names).ok_or_else(|| AsmError { line, msg: format!("cannot evaluate `{a}`") });
     match d {
         ".text" | ".data" | ".rodata" | ".bss" => {
-            st.flush_data();
             st.section = d.to_string();
         }
         ".section" => {
-            st.flush_data();
             st.section = args.first().copied().unwrap_or("").to_string();
         }
         ".globl" | ".global" => st.globals.extend(args.iter().map(|a| a.to_string())),

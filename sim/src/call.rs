@@ -1,0 +1,169 @@
+//! Calling a function the way C would: arguments in a0–a7, a 16-byte aligned stack with
+//! guard pages, `ra` pointing at a return sentinel. Callee-saved registers (and gp/tp) are
+//! seeded with random values and checked on return, as BoringSSL's abi_test does; buffers
+//! are placed in their own regions between guard gaps, at any alignment.
+
+use crate::cost::C906;
+use crate::machine::{Fault, Machine};
+use crate::mem::Perm;
+use kgen_dsl::object::{link, Object};
+use kgen_dsl::target::Target;
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+use std::fmt;
+
+pub const TEXT_BASE: u64 = 0x1_0000;
+pub const RETURN_SENTINEL: u64 = 0x7ff0_0000;
+pub const STACK_TOP: u64 = 0x7fe0_0000;
+pub const STACK_SIZE: usize = 64 * 1024;
+const HEAP_BASE: u64 = 0x1000_0000;
+const GUARD: u64 = 0x1000;
+
+/// What went wrong in a call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallError {
+    Fault(Fault),
+    /// The function broke the calling convention.
+    Abi(String),
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Fault(x) => write!(f, "fault {x}"),
+            CallError::Abi(s) => write!(f, "ABI violation: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// Result of one call.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    pub a0: u64,
+    pub instructions: u64,
+    /// Modeled C906 cycles (when the cost model is on).
+    pub cycles: u64,
+    pub long_muls: u64,
+    pub muls: u64,
+}
+
+/// A machine with a loaded object, a stack and a buffer allocator.
+pub struct Env {
+    pub m: Machine,
+    pub symbols: HashMap<String, u64>,
+    next_buf: u64,
+    rng: rand_chacha::ChaCha8Rng,
+    /// Registers reserved by the ABI under test that must come back unchanged, besides
+    /// the callee-saved ones (gp, tp; Go adds its own).
+    pub preserved: Vec<u8>,
+}
+
+const CALLEE_SAVED: [u8; 12] = [8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
+
+impl Env {
+    /// Links `obj` at a fixed address and maps stack and sentinel.
+    pub fn new(obj: &Object, target: &Target) -> Result<Env, String> {
+        let img = link(obj, TEXT_BASE, &HashMap::new())?;
+        let mut m = Machine::new(target);
+        m.load(&img);
+        m.mem.map("stack", STACK_TOP - STACK_SIZE as u64, STACK_SIZE, Perm::RW);
+        m.mem.map("return-sentinel", RETURN_SENTINEL, 4096, Perm::RX);
+        Ok(Env { m, symbols: img.symbols, next_buf: HEAP_BASE, rng: rand_chacha::ChaCha8Rng::seed_from_u64(1), preserved: vec![3, 4] })
+    }
+
+    /// Turns the C906 cost model on.
+    pub fn with_cost_model(mut self) -> Env {
+        self.m.cost = Some(C906::new());
+        self
+    }
+
+    pub fn sym(&self, name: &str) -> u64 {
+        *self.symbols.get(name).unwrap_or_else(|| panic!("symbol {name} not defined"))
+    }
+
+    /// Places `data` in a fresh region (guarded on both sides) so that its address is
+    /// `offset` bytes past a 64-byte boundary; `writable` maps it read-write.
+    pub fn buffer(&mut self, data: &[u8], offset: usize, writable: bool) -> u64 {
+        let size = (offset + data.len()).next_multiple_of(4096).max(4096);
+        let base = self.next_buf;
+        self.next_buf += size as u64 + GUARD;
+        let name = format!("buffer@{base:#x}");
+        self.m.mem.map(&name, base, size, if writable { Perm::RW } else { Perm::R });
+        // Place the data at the end of its page when possible so overruns hit the guard.
+        let slack = size - offset - data.len();
+        let start = base + (slack / 64 * 64) as u64 + offset as u64;
+        self.m.mem.write_bytes(start, data);
+        start
+    }
+
+    pub fn read(&mut self, addr: u64, n: usize) -> Vec<u8> {
+        self.m.mem.read_bytes(addr, n)
+    }
+
+    /// Calls `entry` with `args`.
+    pub fn call(&mut self, entry: u64, args: &[u64]) -> Result<Outcome, CallError> {
+        let h = &mut self.m.hart;
+        let mut seeds = [0u64; 32];
+        for r in 1..32 {
+            seeds[r] = self.rng.random();
+            h.x[r] = seeds[r];
+        }
+        h.x[0] = 0;
+        for (i, a) in args.iter().enumerate() {
+            h.x[10 + i] = *a;
+        }
+        let sp = STACK_TOP - 16 * 64;
+        h.x[2] = sp;
+        h.x[1] = RETURN_SENTINEL;
+        h.pc = entry;
+        h.vtype = 1 << 63;
+        h.vl = 0;
+        let i0 = self.m.instructions();
+        if let Some(c) = &mut self.m.cost {
+            c.reset();
+        }
+        self.m.run_until(RETURN_SENTINEL).map_err(CallError::Fault)?;
+        let h = &self.m.hart;
+        if h.x[2] != sp {
+            return Err(CallError::Abi(format!("sp is {:#x} after return, was {sp:#x}", h.x[2])));
+        }
+        for r in CALLEE_SAVED.iter().chain(&self.preserved) {
+            let r = *r as usize;
+            if h.x[r] != seeds[r] {
+                return Err(CallError::Abi(format!("{} was not preserved", kgen_dsl::text::XNAMES[r])));
+            }
+        }
+        let (cycles, long_muls, muls) = self.m.cost.as_ref().map(|c| (c.cycles(), c.long_muls, c.muls)).unwrap_or((0, 0, 0));
+        Ok(Outcome { a0: h.x[10], instructions: self.m.instructions() - i0, cycles, long_muls, muls })
+    }
+
+    /// Looks for any `window`-byte run of `secret` in the registers and in the stack below
+    /// the caller's sp (the frame the function used). Returns where it was found.
+    pub fn scan_for_secret(&mut self, secret: &[u8], window: usize) -> Vec<String> {
+        let mut found = Vec::new();
+        if secret.len() < window {
+            return found;
+        }
+        let windows: Vec<&[u8]> = secret.windows(window).filter(|w| w.iter().any(|&b| b != 0)).collect();
+        let hit = |hay: &[u8]| windows.iter().any(|w| hay.windows(window).any(|x| x == *w));
+        for r in 1..32 {
+            if hit(&self.m.hart.x[r].to_le_bytes()) {
+                found.push(format!("register {}", kgen_dsl::text::XNAMES[r]));
+            }
+        }
+        let vb = self.m.hart.vlenb;
+        for v in 0..32 {
+            if hit(&self.m.hart.v[v * vb..(v + 1) * vb]) {
+                found.push(format!("register v{v}"));
+            }
+        }
+        let sp = STACK_TOP - 16 * 64;
+        let below = self.read(sp - 4096, 4096);
+        if hit(&below) {
+            found.push("stack below sp".into());
+        }
+        found
+    }
+}

@@ -1,0 +1,155 @@
+//! The fetch-decode-execute loop over machine code bytes, with counts by class and an
+//! optional cost model watching every instruction.
+
+use crate::cost::C906;
+use crate::mem::{Memory, Perm};
+use kgen_dsl::isa::{all_exts_with, table, Class, Hart, Inst, Trap, VDialect};
+use kgen_dsl::object::Image;
+use kgen_dsl::target::Target;
+use kgen_dsl::text::print_inst;
+use kgen_dsl::ExtSet;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+/// Why execution stopped: where, at what, and the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub pc: u64,
+    /// The instruction (text), or its word if it does not decode.
+    pub inst: String,
+    pub trap: Trap,
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at pc {:#x} `{}`: {}", self.pc, self.inst, self.trap)
+    }
+}
+
+impl std::error::Error for Fault {}
+
+/// Identity hasher for pc-keyed maps.
+#[derive(Default, Clone, Copy)]
+pub struct PcHasher(u64);
+impl std::hash::Hasher for PcHasher {
+    fn finish(&self) -> u64 {
+        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+    fn write(&mut self, _: &[u8]) {
+        unreachable!()
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+type PcMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<PcHasher>>;
+
+/// A hart with memory, running one target's instruction set.
+pub struct Machine {
+    pub hart: Hart,
+    pub mem: Memory,
+    pub target: Target,
+    exts: ExtSet,
+    cache: PcMap<Inst>,
+    pub counts: BTreeMap<Class, u64>,
+    pub cost: Option<C906>,
+    /// Stop with a fault after this many instructions (runaway loops).
+    pub max_steps: u64,
+}
+
+impl Machine {
+    /// A machine for `target`, VLEN from the target (128 if it has no vector unit, unused).
+    pub fn new(target: &Target) -> Machine {
+        let vlen = if target.vlen == 0 { 128 } else { target.vlen };
+        Machine {
+            hart: Hart::new(vlen),
+            mem: Memory::new(),
+            target: target.clone(),
+            exts: target.exts,
+            cache: PcMap::default(),
+            counts: BTreeMap::new(),
+            cost: None,
+            max_steps: 1 << 32,
+        }
+    }
+
+    /// Maps a linked image: text read+execute, rodata read-only.
+    pub fn load(&mut self, img: &Image) {
+        let tlen = img.text.len().next_multiple_of(4096).max(4096);
+        self.mem.map("text", img.text_base, tlen, Perm::RX);
+        self.mem.write_bytes(img.text_base, &img.text);
+        if !img.rodata.is_empty() {
+            self.mem.map("rodata", img.rodata_base, img.rodata.len().next_multiple_of(4096), Perm::R);
+            self.mem.write_bytes(img.rodata_base, &img.rodata);
+        }
+        self.cache.clear();
+    }
+
+    fn decode_at(&mut self, pc: u64) -> Result<Inst, Fault> {
+        if let Some(i) = self.cache.get(&pc) {
+            return Ok(*i);
+        }
+        let w = self.mem.fetch(pc).map_err(|trap| Fault { pc, inst: String::new(), trap })?;
+        match table().decode(w, self.exts) {
+            Some(i) => {
+                self.cache.insert(pc, i);
+                Ok(i)
+            }
+            None => {
+                // Outside the target, or not an instruction at all?
+                let other = [VDialect::Thead, VDialect::V1].iter().find_map(|d| table().decode(w, all_exts_with(*d)));
+                let trap = match other {
+                    Some(i) => Trap::Illegal(format!("`{}` needs {}, which target {} does not have", i.row().mnemonic, i.row().ext, self.target.name)),
+                    None => Trap::Illegal(format!("{w:#010x} is not an instruction")),
+                };
+                Err(Fault { pc, inst: format!(".word {w:#010x}"), trap })
+            }
+        }
+    }
+
+    /// Executes one instruction.
+    #[inline]
+    pub fn step(&mut self) -> Result<(), Fault> {
+        let pc = self.hart.pc;
+        let inst = self.decode_at(pc)?;
+        let row = table().row(inst.form);
+        if let Some(c) = &mut self.cost {
+            c.issue(&self.hart, pc, &inst);
+        }
+        self.hart.next_pc = pc.wrapping_add(4);
+        if let Err(trap) = (row.sem)(&mut self.hart, &mut self.mem, &inst.ops[..row.ops.len()]) {
+            return Err(Fault { pc, inst: print_inst(&inst), trap });
+        }
+        if let Some(c) = &mut self.cost {
+            c.resolve(pc, self.hart.next_pc, &inst);
+        }
+        *self.counts.entry(row.class).or_insert(0) += 1;
+        self.hart.instret += 1;
+        self.hart.pc = self.hart.next_pc;
+        Ok(())
+    }
+
+    /// Runs until the pc reaches `stop`.
+    pub fn run_until(&mut self, stop: u64) -> Result<(), Fault> {
+        let limit = self.hart.instret + self.max_steps;
+        while self.hart.pc != stop {
+            if self.hart.instret >= limit {
+                return Err(Fault { pc: self.hart.pc, inst: String::new(), trap: Trap::Illegal(format!("no return after {} instructions", self.max_steps)) });
+            }
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// Total instructions executed.
+    pub fn instructions(&self) -> u64 {
+        self.counts.values().sum()
+    }
+
+    pub fn reset_counts(&mut self) {
+        self.counts.clear();
+        if let Some(c) = &mut self.cost {
+            c.reset();
+        }
+    }
+}
