@@ -49,6 +49,7 @@ fn render(f: &Func) -> String {
             Line::Label(n) => s.push_str(&format!("{n}:\n")),
             Line::Inst { text, .. } => s.push_str(&format!("\t{text}\n")),
             Line::Comment(c) => s.push_str(&format!("\t# {c}\n")),
+            Line::Data(d) => s.push_str(&format!("\t.byte {}\n", d.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(","))),
         }
     }
     s.push_str(".section .rodata\n.p2align 2\ntable:\n.word 1,2,3,4\n");
