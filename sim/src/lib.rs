@@ -4,6 +4,7 @@
 
 pub mod call;
 pub mod cost;
+pub mod diff;
 pub mod machine;
 pub mod mem;
 

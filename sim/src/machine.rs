@@ -61,8 +61,10 @@ impl Machine {
     /// A machine for `target`, VLEN from the target (128 if it has no vector unit, unused).
     pub fn new(target: &Target) -> Machine {
         let vlen = if target.vlen == 0 { 128 } else { target.vlen };
+        let mut hart = Hart::new(vlen);
+        hart.has_vector = target.vdialect().is_some();
         Machine {
-            hart: Hart::new(vlen),
+            hart,
             mem: Memory::new(),
             target: target.clone(),
             exts: target.exts,

@@ -156,7 +156,27 @@ impl RowDef {
     }
 
     pub(super) fn finish(self, form: Form) -> Row {
-        let sem = self.sem.unwrap_or_else(|| panic!("ISA table: {} has no semantics", self.mnemonic));
+        let mut sem = self.sem.unwrap_or_else(|| panic!("ISA table: {} has no semantics", self.mnemonic));
+        // RVV 1.0 register-overlap rules (5.2 and per instruction): reserved encodings trap,
+        // as they do in QEMU. Checked here so every V row gets them.
+        // Register groups must be aligned to their size in both dialects.
+        if let Some(d) = self.vdialect.filter(|_| self.ops.iter().any(|o| matches!(o.kind, Kind::V(_)))) {
+            let inner = sem;
+            sem = Box::new(move |h, b, o| {
+                let row = table().row(form);
+                if let Ok(c) = h.vconf(d) {
+                    if let Some(why) = super::vector::group_alignment_violation(row, o, &c) {
+                        return Err(Trap::Illegal(format!("reserved register group: {why}")));
+                    }
+                    if d == VDialect::V1 {
+                        if let Some(why) = super::vector::v1_overlap_violation(row, o, &c) {
+                            return Err(Trap::Illegal(format!("reserved register overlap: {why}")));
+                        }
+                    }
+                }
+                inner(h, b, o)
+            });
+        }
         Row {
             form,
             mnemonic: self.mnemonic,

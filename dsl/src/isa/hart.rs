@@ -92,6 +92,8 @@ pub struct Hart {
     pub fcsr: u32,
     /// Retired-instruction counter (also read as cycle/time by the CSR semantics).
     pub instret: u64,
+    /// Whether the hart has a vector unit (the vector CSRs exist).
+    pub has_vector: bool,
 }
 
 impl fmt::Debug for Hart {
@@ -165,6 +167,7 @@ impl Hart {
             vxsat: false,
             fcsr: 0,
             instret: 0,
+            has_vector: true,
         }
     }
 
@@ -186,7 +189,14 @@ impl Hart {
         self.next_pc = self.pc.wrapping_add(off as u64);
     }
 
+    fn vector_csr(n: u16) -> bool {
+        matches!(n, csr::VSTART | csr::VXSAT | csr::VXRM | csr::VCSR | csr::VL | csr::VTYPE | csr::VLENB)
+    }
+
     pub fn csr_read(&self, n: u16) -> Result<u64, Trap> {
+        if !self.has_vector && Self::vector_csr(n) {
+            return Err(Trap::Illegal(format!("CSR {n:#x} needs a vector unit")));
+        }
         Ok(match n {
             csr::FFLAGS => (self.fcsr & 0x1f) as u64,
             csr::FRM => ((self.fcsr >> 5) & 7) as u64,
@@ -204,6 +214,9 @@ impl Hart {
     }
 
     pub fn csr_write(&mut self, n: u16, v: u64) -> Result<(), Trap> {
+        if !self.has_vector && Self::vector_csr(n) {
+            return Err(Trap::Illegal(format!("CSR {n:#x} needs a vector unit")));
+        }
         match n {
             csr::FFLAGS => self.fcsr = (self.fcsr & !0x1f) | (v as u32 & 0x1f),
             csr::FRM => self.fcsr = (self.fcsr & !0xe0) | ((v as u32 & 7) << 5),
@@ -372,7 +385,8 @@ impl Hart {
                 self.set_velem(vd, i, bits, *v);
             }
         }
-        if c.dialect == VDialect::Thead {
+        // XTheadVector with vl = 0 changes nothing (T-Head's QEMU skips the instruction).
+        if c.dialect == VDialect::Thead && c.vl > 0 {
             let total = c.vlmax;
             for i in vals.len().max(c.vl)..total {
                 self.set_velem(vd, i, bits, 0);
@@ -388,7 +402,7 @@ impl Hart {
                 self.set_mask_bit(vd, i, c, *v);
             }
         }
-        if c.dialect == VDialect::Thead {
+        if c.dialect == VDialect::Thead && c.vl > 0 {
             for i in c.vl..c.vlmax {
                 self.set_mask_bit(vd, i, c, false);
             }

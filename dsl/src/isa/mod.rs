@@ -14,7 +14,7 @@ pub mod gen;
 pub mod hart;
 mod scalar;
 mod thead;
-mod vector;
+pub mod vector;
 
 use crate::ext::{Ext, ExtSet};
 use std::collections::HashMap;

@@ -313,13 +313,13 @@ fn row(d: VDialect, aop: &AOp, suffix: &str, src: Src) -> RowDef {
             base_bits,
             0xfc00_707f,
             vec![vd, vs2, b, VM_OP],
-            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::None, vd: 0, vs2: 1, b: 2, vm: Some(3), no_a: false },
+            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::None, vd: 0, vs2: 1, b: 2, vm: Some(3), no_a: false, imm_zext: false },
         ),
         Lay::MulAdd => (
             base_bits,
             0xfc00_707f,
             vec![vd, b, vs2, VM_OP],
-            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::Old, vd: 0, vs2: 2, b: 1, vm: Some(3), no_a: false },
+            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::Old, vd: 0, vs2: 2, b: 1, vm: Some(3), no_a: false, imm_zext: false },
         ),
         // XTheadVector encodes vadc/vsbc/vmadc/vmsbc with the vm bit set; vmerge and all of
         // RVV 1.0's carry forms have it clear.
@@ -327,21 +327,23 @@ fn row(d: VDialect, aop: &AOp, suffix: &str, src: Src) -> RowDef {
             if d == VDialect::Thead && aop.base != "vmerge" { base_bits | (1 << 25) } else { base_bits },
             0xfe00_707f,
             vec![vd, vs2, b, V0_OP],
-            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::Carry, vd: 0, vs2: 1, b: 2, vm: None, no_a: false },
+            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::Carry, vd: 0, vs2: 1, b: 2, vm: None, no_a: false, imm_zext: false },
         ),
         Lay::NoMask => (
             base_bits | (1 << 25),
             0xfe00_707f,
             vec![vd, vs2, b],
-            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::None, vd: 0, vs2: 1, b: 2, vm: None, no_a: false },
+            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::None, vd: 0, vs2: 1, b: 2, vm: None, no_a: false, imm_zext: false },
         ),
         Lay::Move => (
             base_bits | (1 << 25),
             0xfff0_707f,
             vec![vd, b],
-            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::None, vd: 0, vs2: 0, b: 1, vm: None, no_a: true },
+            Shape { dst: aop.dst, a: aop.a, src, darg: DArg::None, vd: 0, vs2: 0, b: 1, vm: None, no_a: true, imm_zext: false },
         ),
     };
+    let mut shape = shape;
+    shape.imm_zext = d == VDialect::Thead && src == Src::I && matches!(aop.base, "vmsleu" | "vmsgtu" | "vsaddu");
     let mut r = RowDef::new(name, bits, mask, dialect_ext(d)).ops(&ops).class(aop.class).vector(d);
     // Register-overlap rules GNU as enforces (it does not know LMUL, so it compares numbers).
     if aop.lay == Lay::Std || aop.lay == Lay::MulAdd {
@@ -349,7 +351,7 @@ fn row(d: VDialect, aop: &AOp, suffix: &str, src: Src) -> RowDef {
             r = r.rule(Rule::VdNotV0WhenMasked);
         }
     }
-    if aop.lay == Lay::Carry && aop.dst != W::Mask && d == VDialect::V1 {
+    if aop.lay == Lay::Carry && aop.dst != W::Mask {
         r = r.rule(Rule::Differ(0, 3));
     }
     if aop.dst == W::Wide {

@@ -6,7 +6,7 @@ use crate::isa::scalar::clmul128;
 const IMM6_VROR: Field = &[Seg { at: 15, len: 5, from: 0 }, Seg { at: 26, len: 1, from: 5 }];
 
 fn std_shape(src: Src) -> Shape {
-    Shape { dst: W::Sew, a: W::Sew, src, darg: DArg::None, vd: 0, vs2: 1, b: 2, vm: Some(3), no_a: false }
+    Shape { dst: W::Sew, a: W::Sew, src, darg: DArg::None, vd: 0, vs2: 1, b: 2, vm: Some(3), no_a: false, imm_zext: false }
 }
 
 fn rev_bits_in_bytes(v: u64) -> u64 {

@@ -237,7 +237,8 @@ fn exec(h: &mut Hart, bus: &mut dyn Bus, sp: &Spec, o: &[i64]) -> Result<(), Tra
     let index = |h: &Hart, i: usize| -> u64 {
         let ix = o[2];
         match sp.d {
-            VDialect::Thead => h.velem(ix, i, c.sew),
+            // XTheadVector offsets are signed (sign-extended from SEW); RVV 1.0's unsigned.
+            VDialect::Thead => sext(h.velem(ix, i, c.sew), c.sew) as u64,
             VDialect::V1 => h.velem(ix, i, sp.width as u32),
         }
     };

@@ -90,7 +90,8 @@ pub(super) fn rows(t: &mut Vec<RowDef>, d: VDialect) {
                     .sem(move |h, _, o| {
                         let c = h.vconf(d)?;
                         let idx = h.x(o[2]);
-                        let v = if idx < (h.vlenb * 8 / c.sew as usize * c.group_regs()) as u64 {
+                        // Index within one register (VLEN/SEW), not the group (T-Head's QEMU).
+                        let v = if idx < (h.vlenb * 8 / c.sew as usize) as u64 {
                             h.velem(o[1], idx as usize, c.sew)
                         } else {
                             0
@@ -331,11 +332,11 @@ pub(super) fn rows(t: &mut Vec<RowDef>, d: VDialect) {
                 .ops(&[vd_def(sg), vs2_use(lmul), vs1_use(sg), VM_OP])
                 .sem(move |h, _, o| {
                     let c = h.vconf(d)?;
-                    if c.vl == 0 {
-                        return Ok(());
-                    }
                     if widen && c.sew == 64 {
                         return Err(Trap::Illegal("widening reduction at SEW=64".into()));
+                    }
+                    if c.vl == 0 {
+                        return Ok(());
                     }
                     let wd = if widen { 2 * c.sew } else { c.sew };
                     let mut acc = h.velem(o[2], 0, wd);
@@ -384,7 +385,11 @@ fn slide(h: &mut Hart, d: VDialect, kind: Slide, imm: bool, o: &[i64]) -> Result
         *slot = match kind {
             Slide::Up => (i as u64 >= x).then(|| h.velem(vs2, i - x as usize, sew)),
             Slide::Down => {
-                let j = (i as u64).checked_add(x);
+                // RVV 1.0: i + OFFSET without wrapping; XTheadVector (T-Head's QEMU) wraps.
+                let j = match d {
+                    VDialect::V1 => (i as u64).checked_add(x),
+                    VDialect::Thead => Some((i as u64).wrapping_add(x)),
+                };
                 Some(match j {
                     Some(j) if j < c.vlmax as u64 => h.velem(vs2, j as usize, sew),
                     _ => 0,
@@ -429,6 +434,11 @@ fn compress(h: &mut Hart, d: VDialect, o: &[i64]) -> Result<(), Trap> {
         if h.mask_bit(vs1, i, &c) {
             out.push(Some(h.velem(vs2, i, c.sew)));
         }
+    }
+    // XTheadVector zeroes everything past the packed elements (T-Head's QEMU); RVV 1.0
+    // leaves them (tail-agnostic, kept).
+    if d == VDialect::Thead {
+        out.resize(c.vl, Some(0));
     }
     h.write_group(vd, c.sew, &c, &out);
     Ok(())
