@@ -104,6 +104,9 @@ pub struct InstItem {
     pub ops: Vec<Opnd>,
     pub comment: Option<String>,
     pub loc: Option<Loc>,
+    /// Every register this instruction writes holds public data (set by allocation from
+    /// [`Func::public`] declarations); the epilogue need not wipe it.
+    pub public_def: bool,
 }
 
 impl InstItem {
@@ -140,6 +143,8 @@ pub struct VRegInfo {
     pub group: u8,
     /// Physical register it must live in (arguments).
     pub pinned: Option<u8>,
+    /// Holds only public values (pointers, table addresses, constants, published output).
+    pub public: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -299,7 +304,7 @@ impl Func {
 
     /// A new virtual integer register; `name` is its role (`key`, `counter`).
     pub fn xreg(&mut self, name: &str) -> Reg {
-        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: None });
+        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: None, public: false });
         Reg::VirtX(self.vregs.len() as u32 - 1)
     }
 
@@ -310,7 +315,7 @@ impl Func {
 
     /// A new virtual vector register group of `lmul` registers.
     pub fn vreg(&mut self, name: &str, lmul: u8) -> Reg {
-        self.vregs.push(VRegInfo { name: name.to_string(), group: lmul, pinned: None });
+        self.vregs.push(VRegInfo { name: name.to_string(), group: lmul, pinned: None, public: false });
         Reg::VirtV(self.vregs.len() as u32 - 1)
     }
 
@@ -319,12 +324,14 @@ impl Func {
     }
 
     /// The next argument: a virtual register pinned to a0, a1, ... for the whole function.
+    /// `secret`: the data it points to (or, for a value argument, the value) is secret.
     pub fn arg(&mut self, name: &str, c_type: &str, secret: bool) -> Reg {
+        let secret_value = secret && !c_type.contains('*');
         let n = self.args.len();
         if n >= 8 {
             self.fail(format!("argument `{name}`: more than 8 register arguments"));
         }
-        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: Some(10 + n as u8) });
+        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: Some(10 + n as u8), public: !secret_value });
         let reg = Reg::VirtX(self.vregs.len() as u32 - 1);
         self.args.push(ArgInfo { name: name.to_string(), reg, c_type: c_type.to_string(), secret });
         reg
@@ -367,6 +374,15 @@ impl Func {
     pub fn slot(&mut self, name: &str, size: u32, align: u32, secret: bool) -> Slot {
         self.slots.push(SlotInfo { name: name.to_string(), size, align, secret });
         Slot(self.slots.len() as u32 - 1)
+    }
+
+    /// Declares that `r` only ever holds public values (a pointer, a table address, a
+    /// constant, or data the function publishes): the epilogue does not wipe it. The
+    /// secrets check verifies the claim independently.
+    pub fn public(&mut self, r: Reg) {
+        if let Reg::VirtX(i) | Reg::VirtV(i) = r {
+            self.vregs[i as usize].public = true;
+        }
     }
 
     pub fn comment(&mut self, s: impl Into<String>) {
@@ -448,7 +464,7 @@ impl Func {
             self.error(d, reason);
             return;
         }
-        self.items.push(Item::Inst(InstItem { form, ops, comment, loc: self.loc }));
+        self.items.push(Item::Inst(InstItem { form, ops, comment, loc: self.loc, public_def: false }));
     }
 
     fn check(&self, row: &Row, ops: &[Opnd]) -> Result<(), String> {
@@ -557,5 +573,13 @@ impl Func {
             }
         }
         out
+    }
+}
+
+impl Func {
+    /// What `kasm!` calls on its first argument: works for a `Func` and a `&mut Func`.
+    #[doc(hidden)]
+    pub fn kasm_func(&mut self) -> &mut Func {
+        self
     }
 }

@@ -264,8 +264,24 @@ pub fn allocate(f: &mut Func) -> Result<(), BuildError> {
             p => p,
         }
     };
+    let vregs = f.vregs.clone();
     for it in &mut f.items {
         if let Item::Inst(i) = it {
+            let row = i.row();
+            let mut public = true;
+            let mut any_def = false;
+            for (spec, o) in row.ops.iter().zip(&i.ops) {
+                if matches!(spec.role, Role::Def | Role::UseDef) {
+                    if let Opnd::Reg(r) = o {
+                        any_def = true;
+                        public &= match r {
+                            Reg::VirtX(k) | Reg::VirtV(k) => vregs[*k as usize].public,
+                            _ => false,
+                        };
+                    }
+                }
+            }
+            i.public_def = any_def && public;
             for o in &mut i.ops {
                 if let Opnd::Reg(r) = o {
                     *r = map(*r);
@@ -346,7 +362,50 @@ pub struct Frame {
 }
 
 fn mk(mn: &str, ops: Vec<Opnd>) -> Item {
-    Item::Inst(InstItem { form: table().form(mn), ops, comment: None, loc: None })
+    Item::Inst(InstItem { form: table().form(mn), ops, comment: None, loc: None, public_def: true })
+}
+
+/// For each item, the integer registers that may hold a non-public value on entry to it
+/// (forward dataflow over the written registers' `public_def` marks).
+fn possibly_secret(f: &Func) -> Vec<u32> {
+    let label_at = label_positions(f);
+    let m = f.items.len();
+    let mut inn = vec![0u32; m];
+    let mut reached = vec![false; m];
+    if m > 0 {
+        reached[0] = true;
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in 0..m {
+            if !reached[i] {
+                continue;
+            }
+            let mut out = inn[i];
+            if let Item::Inst(it) = &f.items[i] {
+                let row = it.row();
+                for (spec, o) in row.ops.iter().zip(&it.ops) {
+                    if let (Role::Def | Role::UseDef, Opnd::Reg(Reg::X(n))) = (spec.role, o) {
+                        if it.public_def {
+                            out &= !(1 << n);
+                        } else {
+                            out |= 1 << n;
+                        }
+                    }
+                }
+            }
+            for s in successors(f, &label_at, i) {
+                let new = inn[s] | out;
+                if !reached[s] || new != inn[s] {
+                    inn[s] = new;
+                    reached[s] = true;
+                    changed = true;
+                }
+            }
+        }
+    }
+    inn
 }
 
 /// Builds prologue and epilogues; resolves stack-slot operands. Requires physical registers.
@@ -407,6 +466,13 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
     for &(r, o) in &saved {
         prologue.push(mk("sd", vec![Reg::X(r).into(), Opnd::Imm(o as i64), sp.into()]));
     }
+    let secret_at = possibly_secret(f);
+    let mut wipe_mask = 0u32;
+    for (i, it) in f.items.iter().enumerate() {
+        if *it == Item::Exit {
+            wipe_mask |= secret_at[i];
+        }
+    }
     let mut epilogue = Vec::new();
     if f.wipe {
         if uses_vector {
@@ -442,7 +508,7 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
         }
         for r in 1..32u8 {
             let keep = r == 2 || r == 1 || (r == 10 && f.ret != "void") || f.abi.callee_saved().contains(&r) || f.abi.reserved().contains(&r);
-            if written[r as usize] && !keep {
+            if written[r as usize] && !keep && (wipe_mask >> r) & 1 != 0 {
                 epilogue.push(mk("addi", vec![Reg::X(r).into(), zero.into(), Opnd::Imm(0)]));
             }
         }

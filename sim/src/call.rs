@@ -123,6 +123,7 @@ impl Env {
         let i0 = self.m.instructions();
         if let Some(c) = &mut self.m.cost {
             c.reset();
+            c.note_call(RETURN_SENTINEL);
         }
         self.m.run_until(RETURN_SENTINEL).map_err(CallError::Fault)?;
         let h = &self.m.hart;

@@ -290,6 +290,12 @@ impl C906 {
         self.breakdown.branch_penalties += penalty;
     }
 
+    /// A call from outside the simulated code (the driver's `jal`): push the return address
+    /// so the function's `ret` predicts as it would on hardware.
+    pub fn note_call(&mut self, ret: u64) {
+        self.ras.push(ret);
+    }
+
     fn btb_insert(&mut self, pc: u64) {
         if let Some(p) = self.btb.iter().position(|&x| x == pc) {
             self.btb.remove(p);

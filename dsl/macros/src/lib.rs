@@ -384,7 +384,7 @@ pub fn kasm(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     }
     let bspan = builder.span();
     quote_spanned!(bspan=> {
-        let #f: &mut ::kgen_dsl::Func = ::core::borrow::BorrowMut::borrow_mut(&mut #builder);
+        let #f: &mut ::kgen_dsl::Func = (#builder).kasm_func();
         #(#body)*
     })
     .into()

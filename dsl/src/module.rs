@@ -1,0 +1,91 @@
+//! A module: the lowered functions and read-only data of one kernel variant for one target
+//! and ABI — what every emitter (OpenSSL/Linux/Go assembly, ELF, JIT) and the simulator
+//! consume.
+
+use crate::abi::Abi;
+use crate::func::{BuildError, Func};
+use crate::lower::{lower, Frame};
+use crate::object::{assemble, build_object, Code, DataObj, Object};
+use crate::target::Target;
+
+/// A function after lowering, with its frame.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    pub func: Func,
+    pub frame: Frame,
+    pub global: bool,
+    /// Instructions in the body before lowering (for reports).
+    pub body_insts: usize,
+}
+
+impl Lowered {
+    /// `ret name(type a, type b)`.
+    pub fn c_prototype(&self) -> String {
+        let args: Vec<String> = self.func.args.iter().map(|a| format!("{} {}", a.c_type, a.name)).collect();
+        format!("{} {}({})", self.func.ret, self.func.name, if args.is_empty() { "void".into() } else { args.join(", ") })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Module {
+    pub kernel: String,
+    pub variant: String,
+    pub target: Target,
+    pub abi: Abi,
+    pub funcs: Vec<Lowered>,
+    pub data: Vec<DataObj>,
+    /// Lines for the file header (what the kernel computes, its constant-time status...).
+    pub notes: Vec<String>,
+    /// Extra global names for functions: (alias, function).
+    pub aliases: Vec<(String, String)>,
+}
+
+impl Module {
+    pub fn new(kernel: &str, variant: &str, target: &Target, abi: Abi) -> Module {
+        Module {
+            kernel: kernel.into(),
+            variant: variant.into(),
+            target: target.clone(),
+            abi,
+            funcs: Vec::new(),
+            data: Vec::new(),
+            notes: Vec::new(),
+            aliases: Vec::new(),
+        }
+    }
+
+    /// Finishes, lowers and adds a function.
+    pub fn add(&mut self, f: Func, global: bool) -> Result<(), BuildError> {
+        let mut f = f.finish()?;
+        let body_insts = f.inst_count();
+        let frame = lower(&mut f)?;
+        self.funcs.push(Lowered { func: f, frame, global, body_insts });
+        Ok(())
+    }
+
+    pub fn add_data(&mut self, d: DataObj) {
+        self.data.push(d);
+    }
+
+    /// Encodes every function.
+    pub fn codes(&self) -> Result<Vec<Code>, BuildError> {
+        self.funcs.iter().map(|l| assemble(&l.func)).collect()
+    }
+
+    /// The module as an object (aliases become extra symbols).
+    pub fn object(&self) -> Result<Object, BuildError> {
+        let codes = self.codes()?;
+        let pairs: Vec<(Code, bool)> = codes.into_iter().zip(&self.funcs).map(|(c, l)| (c, l.global)).collect();
+        let mut o = build_object(&pairs, &self.data);
+        for (alias, f) in &self.aliases {
+            if let Some(s) = o.symbols.iter().find(|s| &s.name == f).cloned() {
+                o.symbols.push(crate::object::Symbol { name: alias.clone(), global: true, ..s });
+            }
+        }
+        Ok(o)
+    }
+
+    pub fn func(&self, name: &str) -> Option<&Lowered> {
+        self.funcs.iter().find(|l| l.func.name == name)
+    }
+}

@@ -1,0 +1,67 @@
+//! The per-function report printed by `kgen check` and written at the top of each emitted
+//! function: registers used, frame, callee-saved set, values live at once.
+
+use crate::func::{Item, Opnd, Reg};
+use crate::lower::liveness;
+use crate::module::Lowered;
+use crate::text::XNAMES;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Report {
+    pub name: String,
+    pub instructions: usize,
+    pub xregs: Vec<u8>,
+    pub vregs: Vec<u8>,
+    pub frame_size: u32,
+    pub saved: Vec<u8>,
+    /// Most integer / vector registers holding live values at one point.
+    pub max_live_x: usize,
+    pub max_live_v: usize,
+}
+
+impl Report {
+    pub fn of(l: &Lowered) -> Report {
+        let f = &l.func;
+        let mut x = [false; 32];
+        let mut v = [false; 32];
+        for it in &f.items {
+            if let Item::Inst(i) = it {
+                for o in &i.ops {
+                    match o {
+                        Opnd::Reg(Reg::X(n)) => x[*n as usize] = true,
+                        Opnd::Reg(Reg::V(n)) => v[*n as usize] = true,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let (_, live_out) = liveness(f);
+        let max_live_x = live_out.iter().map(|b| b.iter().filter(|&k| (1..32).contains(&k) && k != 2).count()).max().unwrap_or(0);
+        let max_live_v = live_out.iter().map(|b| b.iter().filter(|&k| (32..64).contains(&k)).count()).max().unwrap_or(0);
+        Report {
+            name: f.name.clone(),
+            instructions: f.inst_count(),
+            xregs: (0..32u8).filter(|&r| x[r as usize] && r != 0).collect(),
+            vregs: (0..32u8).filter(|&r| v[r as usize]).collect(),
+            frame_size: l.frame.size,
+            saved: l.frame.saved.iter().map(|(r, _)| *r).collect(),
+            max_live_x,
+            max_live_v,
+        }
+    }
+
+    /// The report as comment lines (without comment markers).
+    pub fn lines(&self) -> Vec<String> {
+        let names = |rs: &[u8]| rs.iter().map(|&r| XNAMES[r as usize]).collect::<Vec<_>>().join(" ");
+        let mut out = vec![
+            format!("{}: {} instructions, frame {} bytes", self.name, self.instructions, self.frame_size),
+            format!("  integer registers: {}", names(&self.xregs)),
+        ];
+        if !self.vregs.is_empty() {
+            out.push(format!("  vector registers: {}", self.vregs.iter().map(|v| format!("v{v}")).collect::<Vec<_>>().join(" ")));
+        }
+        out.push(format!("  callee-saved saved/restored: {}", if self.saved.is_empty() { "none".into() } else { names(&self.saved) }));
+        out.push(format!("  most live values at once: {} integer, {} vector registers", self.max_live_x, self.max_live_v));
+        out
+    }
+}

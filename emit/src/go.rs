@@ -1,0 +1,1 @@
+//! Go output (ABI0 assembly and declarations).
