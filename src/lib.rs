@@ -1,3 +1,6 @@
 //! The kgen command-line tool's library: shared by the binary and the integration tests.
 
+pub mod bench;
+pub mod goldens;
 pub mod oracle;
+pub mod outputs;

@@ -1,1 +1,278 @@
-fn main() {}
+//! kgen: generate checked RISC-V crypto kernels for the T-Head C906 and standard cores.
+
+use clap::{Parser, Subcommand};
+use kgen::bench;
+use kgen::outputs::{self, Format, Output};
+use kgen_dsl::asmfile::assemble_file;
+use kgen_dsl::isa::{table, Kind};
+use kgen_dsl::target::{target, targets};
+use kgen_dsl::{Abi, Ext};
+use kgen_emit::Compat;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "kgen", version, about = "Generate checked RISC-V crypto kernels (T-Head C906 and standard cores)")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// List kernels, variants, targets and outputs.
+    List,
+    /// List every instruction form in the ISA table.
+    Isa {
+        /// Only forms of this extension (e.g. xtheadvector, zbb).
+        #[arg(long)]
+        ext: Option<String>,
+    },
+    /// Write one output file.
+    Emit {
+        kernel: String,
+        /// Variant (e.g. c906, rv64gc); or give --target.
+        #[arg(long)]
+        variant: Option<String>,
+        /// Target profile selecting the variant built for it.
+        #[arg(long)]
+        target: Option<String>,
+        /// openssl, linux or go.
+        #[arg(long, default_value = "openssl")]
+        abi: String,
+        /// s (assembly), pl (perlasm shim).
+        #[arg(long, default_value = "s")]
+        format: String,
+        /// Output path (default: standard output).
+        #[arg(short, long)]
+        o: Option<PathBuf>,
+        /// binutils-2.40 (vector and crypto extensions as .word) or binutils-2.44.
+        #[arg(long, default_value = "binutils-2.44")]
+        asm_compat: String,
+    },
+    /// Write every output of every kernel under DIR (the main job).
+    All {
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        #[arg(long, default_value = "binutils-2.44")]
+        asm_compat: String,
+    },
+    /// Build every kernel and print each function's register/frame report.
+    Check {
+        kernel: Option<String>,
+    },
+    /// Modeled C906 instructions and cycles per byte for every kernel variant.
+    Bench {
+        kernel: Option<String>,
+        /// Measure this assembly file (implementing KERNEL's OpenSSL ABI) instead.
+        #[arg(long)]
+        asm: Option<PathBuf>,
+        /// Target whose extensions the file may use (with --asm).
+        #[arg(long, default_value = "c906")]
+        target: String,
+        #[arg(long)]
+        csv: Option<PathBuf>,
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Sizes in bytes (comma separated).
+        #[arg(long)]
+        sizes: Option<String>,
+    },
+    /// Compare (or with --bless rewrite) the golden files under goldens/.
+    Goldens {
+        #[arg(long)]
+        bless: bool,
+        #[arg(long, default_value = "goldens")]
+        dir: PathBuf,
+    },
+}
+
+fn fail(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("kgen: error: {msg}");
+    ExitCode::FAILURE
+}
+
+fn compat(s: &str) -> Result<Compat, String> {
+    Compat::from_name(s).ok_or_else(|| format!("unknown --asm-compat `{s}` (binutils-2.40 or binutils-2.44)"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.cmd) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(e),
+    }
+}
+
+fn find_output(kernel: &str, variant: Option<&str>, tgt: Option<&str>, abi: &str, format: &str) -> Result<Output, String> {
+    let k = kgen_kernels::kernel(kernel).ok_or_else(|| format!("unknown kernel `{kernel}` (see `kgen list`)"))?;
+    let v = match (variant, tgt) {
+        (Some(v), _) => k.variant(v).ok_or_else(|| format!("kernel `{kernel}` has no variant `{v}`"))?,
+        (None, Some(t)) => {
+            let m: Vec<_> = k.variants.iter().filter(|v| v.target == t).collect();
+            match m.len() {
+                1 => m[0],
+                0 => return Err(format!("kernel `{kernel}` has no variant for target `{t}`")),
+                _ => return Err(format!("kernel `{kernel}` has several variants for `{t}`: give --variant")),
+            }
+        }
+        (None, None) => return Err("give --variant or --target".into()),
+    };
+    let abi = Abi::from_name(abi).ok_or_else(|| format!("unknown ABI `{abi}` (openssl, linux, go)"))?;
+    if !v.abis.contains(&abi) {
+        return Err(format!("{kernel} {} is not available for the {} ABI", v.name, abi.name()));
+    }
+    let format = Format::from_name(format).ok_or_else(|| format!("unknown format `{format}`"))?;
+    if !outputs::formats(abi).contains(&format) {
+        return Err(format!("no {} output for the {} ABI", format.name(), abi.name()));
+    }
+    Ok(Output { kernel: k, variant: v, abi, format })
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn run(cmd: Cmd) -> Result<(), String> {
+    match cmd {
+        Cmd::List => {
+            println!("kernels:");
+            for k in kgen_kernels::kernels() {
+                println!("  {:<10} {}", k.name, k.summary);
+                for v in k.variants {
+                    let abis: Vec<&str> = v.abis.iter().map(|a| a.name()).collect();
+                    println!("    {:<16} target {:<14} ABIs {}", v.name, v.target, abis.join(", "));
+                }
+            }
+            println!("targets:");
+            for t in targets() {
+                println!("  {:<14} -march={}\n  {:<14} {}", t.name, t.march(), "", t.summary);
+            }
+            println!("outputs: openssl (.S, perlasm .pl), linux (.S)");
+            Ok(())
+        }
+        Cmd::Isa { ext } => {
+            let want = match ext {
+                Some(e) => Some(Ext::from_name(&e).ok_or_else(|| format!("unknown extension `{e}`"))?),
+                None => None,
+            };
+            let mut n = 0;
+            for r in table().rows() {
+                if want.is_some_and(|e| !r.ext.contains(e)) {
+                    continue;
+                }
+                let kinds: Vec<String> = r
+                    .ops
+                    .iter()
+                    .map(|o| match o.kind {
+                        Kind::X => format!("{}:x", o.name),
+                        Kind::XMem => format!("({}):x", o.name),
+                        Kind::V(g) => format!("{}:v{g:?}", o.name),
+                        Kind::Imm(s) | Kind::MemOff(s) => format!("{}:imm[{}..={}]", o.name, s.min, s.max),
+                        Kind::Rel(s) => format!("{}:rel[{}..={}]", o.name, s.min, s.max),
+                        Kind::Vm => "vm".into(),
+                        Kind::V0 => "v0".into(),
+                        Kind::VtypeTh | Kind::Vtype => format!("{}:vtype", o.name),
+                        Kind::Csr => "csr".into(),
+                        Kind::FenceSet => format!("{}:iorw", o.name),
+                        Kind::Lit(v) => format!("{v}"),
+                    })
+                    .collect();
+                println!("{:<20} {:<16} {:08x}/{:08x}  {}", r.mnemonic, r.ext.to_string(), r.bits, r.mask, kinds.join(" "));
+                n += 1;
+            }
+            eprintln!("{n} forms");
+            Ok(())
+        }
+        Cmd::Emit { kernel, variant, target: tgt, abi, format, o, asm_compat } => {
+            let out = find_output(&kernel, variant.as_deref(), tgt.as_deref(), &abi, &format)?;
+            let bytes = out.render(compat(&asm_compat)?)?;
+            match o {
+                Some(p) => write(&p, &bytes),
+                None => {
+                    use std::io::Write;
+                    std::io::stdout().write_all(&bytes).map_err(|e| e.to_string())
+                }
+            }
+        }
+        Cmd::All { out, asm_compat } => {
+            let c = compat(&asm_compat)?;
+            let t0 = Instant::now();
+            let all = outputs::all();
+            let mut total = 0usize;
+            let mut rows = Vec::new();
+            for o in &all {
+                let bytes = o.render(c)?;
+                let path = out.join(o.path());
+                write(&path, &bytes)?;
+                println!("wrote {} ({} bytes)", path.display(), bytes.len());
+                total += bytes.len();
+                rows.push((o.kernel.name, o.variant.name, o.abi.name(), o.format.name()));
+            }
+            println!("\n{:<10} {:<14} {:<8} {:<6}", "kernel", "variant", "abi", "format");
+            for r in &rows {
+                println!("{:<10} {:<14} {:<8} {:<6}", r.0, r.1, r.2, r.3);
+            }
+            println!("{} files, {} bytes, in {:.2} s", all.len(), total, t0.elapsed().as_secs_f64());
+            Ok(())
+        }
+        Cmd::Check { kernel } => {
+            for k in kgen_kernels::kernels() {
+                if kernel.as_deref().is_some_and(|n| n != k.name) {
+                    continue;
+                }
+                for v in k.variants {
+                    for &abi in v.abis {
+                        let m = v.build(abi).map_err(|e| e.to_string())?;
+                        println!("== {} {} ({} ABI, target {})", k.name, v.name, abi.name(), v.target);
+                        for l in &m.funcs {
+                            for line in kgen_dsl::report::Report::of(l).lines() {
+                                println!("  {line}");
+                            }
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        Cmd::Bench { kernel, asm, target: tgt, csv, json, sizes } => {
+            let sizes: Vec<usize> = match sizes {
+                Some(s) => s.split(',').map(|x| x.trim().parse().map_err(|_| format!("bad size `{x}`"))).collect::<Result<_, _>>()?,
+                None => bench::SIZES.to_vec(),
+            };
+            let mut rows = Vec::new();
+            if let Some(path) = asm {
+                let kernel = kernel.ok_or("--asm needs the kernel whose ABI the file implements")?;
+                let t = target(&tgt).ok_or_else(|| format!("unknown target `{tgt}`"))?;
+                let src = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let a = assemble_file(&src, &t).map_err(|e| format!("{}: {e}", path.display()))?;
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                rows.extend(bench::bench_object(&kernel, &name, &a.object, &t, &sizes)?);
+            } else {
+                for k in kgen_kernels::kernels() {
+                    if kernel.as_deref().is_some_and(|n| n != k.name) {
+                        continue;
+                    }
+                    for v in k.variants {
+                        let m = v.build(Abi::Psabi).map_err(|e| e.to_string())?;
+                        let obj = m.object().map_err(|e| e.to_string())?;
+                        rows.extend(bench::bench_object(k.name, v.name, &obj, &m.target, &sizes)?);
+                    }
+                }
+            }
+            print!("{}", bench::table(&rows));
+            if let Some(p) = csv {
+                write(&p, bench::csv(&rows).as_bytes())?;
+            }
+            if let Some(p) = json {
+                write(&p, bench::json(&rows).as_bytes())?;
+            }
+            Ok(())
+        }
+        Cmd::Goldens { bless, dir } => kgen::goldens::run(&dir, bless),
+    }
+}

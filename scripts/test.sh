@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# kgen's test command (README.md; .ci/run calls it): installs the oracles if missing, then
+# runs every test. Under CI=true a missing oracle is a failure, never a skip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup-toolchain.sh
+cargo test --workspace --release "$@"
+cargo clippy --workspace --all-targets --release -- -D warnings

@@ -1,0 +1,123 @@
+//! `kgen bench`: instructions and modeled C906 cycles for every kernel variant (or for an
+//! assembly file that implements a kernel's OpenSSL ABI, through the same driver).
+
+use kgen_dsl::object::Object;
+use kgen_dsl::target::Target;
+use kgen_sim::{CallError, Env};
+use std::fmt::Write as _;
+
+/// Message sizes of the tables (bytes).
+pub const SIZES: [usize; 7] = [16, 64, 256, 1024, 1400, 4096, 16384];
+
+/// One measurement.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub kernel: String,
+    pub variant: String,
+    /// What was measured (function or operation).
+    pub what: String,
+    pub bytes: usize,
+    pub instructions: u64,
+    pub cycles: u64,
+}
+
+impl Row {
+    pub fn cpb(&self) -> f64 {
+        self.cycles as f64 / self.bytes.max(1) as f64
+    }
+}
+
+/// Runs `f` twice (the first call warms the model's predictor and the buffers) and keeps
+/// the second call's counts.
+fn measured(env: &mut Env, f: impl Fn(&mut Env) -> Result<(u64, u64), CallError>) -> Result<(u64, u64), CallError> {
+    f(env)?;
+    f(env)
+}
+
+/// The benchmark driver of a kernel, on an environment where its OpenSSL-ABI symbols are
+/// linked.
+pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    let e = |x: CallError| x.to_string();
+    match kernel {
+        "aes" => {
+            let key = env.buffer(&[0x2b; 16], 0, false);
+            let ks = env.buffer(&[0u8; 244], 0, true);
+            let dks = env.buffer(&[0u8; 244], 0, true);
+            let set_e = env.sym("AES_set_encrypt_key");
+            let set_d = env.sym("AES_set_decrypt_key");
+            env.call(set_e, &[key, 128, ks]).map_err(e)?;
+            env.call(set_d, &[key, 128, dks]).map_err(e)?;
+            for (name, ks) in [("AES_encrypt", ks), ("AES_decrypt", dks)] {
+                let f = env.sym(name);
+                for &n in sizes {
+                    let inp = env.buffer(&vec![0x5a; n.max(16)], 0, true);
+                    let (ins, cyc) = measured(env, |env| {
+                        let (mut i, mut c) = (0, 0);
+                        for b in 0..n.div_ceil(16) {
+                            let p = inp + 16 * b as u64;
+                            let o = env.call(f, &[p, p, ks])?;
+                            i += o.instructions;
+                            c += o.cycles;
+                        }
+                        Ok((i, c))
+                    })
+                    .map_err(e)?;
+                    rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: name.into(), bytes: n, instructions: ins, cycles: cyc });
+                }
+            }
+            let (ins, cyc) = measured(env, |env| env.call(set_e, &[key, 128, ks]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+            rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: "AES_set_encrypt_key(128)".into(), bytes: 16, instructions: ins, cycles: cyc });
+        }
+        other => return Err(format!("no benchmark driver for kernel `{other}`")),
+    }
+    Ok(rows)
+}
+
+/// Benchmarks an object (a kgen module's, or an assembled file's).
+pub fn bench_object(kernel: &str, variant: &str, obj: &Object, target: &Target, sizes: &[usize]) -> Result<Vec<Row>, String> {
+    let mut env = Env::new(obj, target)?.with_cost_model();
+    env.m.max_steps = 1 << 34;
+    drive(kernel, variant, &mut env, sizes)
+}
+
+/// The table as text.
+pub fn table(rows: &[Row]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{:<10} {:<14} {:<26} {:>7} {:>12} {:>12} {:>9}", "kernel", "variant", "measured", "bytes", "instructions", "cycles", "cyc/byte");
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<10} {:<14} {:<26} {:>7} {:>12} {:>12} {:>9.2}",
+            r.kernel, r.variant, r.what, r.bytes, r.instructions, r.cycles, r.cpb()
+        );
+    }
+    s
+}
+
+pub fn csv(rows: &[Row]) -> String {
+    let mut s = String::from("kernel,variant,measured,bytes,instructions,cycles,cycles_per_byte\n");
+    for r in rows {
+        let _ = writeln!(s, "{},{},{},{},{},{},{:.3}", r.kernel, r.variant, r.what, r.bytes, r.instructions, r.cycles, r.cpb());
+    }
+    s
+}
+
+pub fn json(rows: &[Row]) -> String {
+    let items: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "  {{\"kernel\": \"{}\", \"variant\": \"{}\", \"measured\": \"{}\", \"bytes\": {}, \"instructions\": {}, \"cycles\": {}, \"cycles_per_byte\": {:.3}}}",
+                r.kernel,
+                r.variant,
+                r.what,
+                r.bytes,
+                r.instructions,
+                r.cycles,
+                r.cpb()
+            )
+        })
+        .collect();
+    format!("[\n{}\n]\n", items.join(",\n"))
+}
