@@ -583,3 +583,76 @@ impl Func {
         self
     }
 }
+
+impl Func {
+    /// Runs `body` and returns the items it appended instead of keeping them, so they can
+    /// be rearranged (see [`interleave`]).
+    pub fn capture(&mut self, body: impl FnOnce(&mut Func)) -> Vec<Item> {
+        let start = self.items.len();
+        body(self);
+        self.items.split_off(start)
+    }
+
+    /// Appends captured items.
+    pub fn append(&mut self, items: Vec<Item>) {
+        self.items.extend(items);
+    }
+}
+
+/// Merges two independent straight-line streams, spreading `b` evenly between the
+/// elements of `a` (e.g. scalar instructions into the issue slots a vector stream leaves
+/// while the vector unit is busy). Fails if the streams share a register that either
+/// writes, or contain labels or control flow.
+pub fn interleave(a: Vec<Item>, b: Vec<Item>) -> Result<Vec<Item>, String> {
+    use crate::isa::Role;
+    let regs = |s: &[Item]| -> Result<(std::collections::BTreeSet<Reg>, std::collections::BTreeSet<Reg>), String> {
+        let (mut r, mut w) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+        for it in s {
+            match it {
+                Item::Inst(i) => {
+                    if i.row().ops.iter().any(|o| matches!(o.kind, crate::isa::Kind::Rel(_))) || i.row().class == crate::isa::Class::Jalr {
+                        return Err(format!("`{}` is control flow", i.row().mnemonic));
+                    }
+                    for (role, reg) in i.regs() {
+                        if reg == Reg::X(0) {
+                            continue;
+                        }
+                        match role {
+                            Role::Use => {
+                                r.insert(reg);
+                            }
+                            _ => {
+                                w.insert(reg);
+                                r.insert(reg);
+                            }
+                        }
+                    }
+                }
+                Item::Comment(_) => {}
+                _ => return Err("labels and exits cannot be interleaved".into()),
+            }
+        }
+        Ok((r, w))
+    };
+    let (ra, wa) = regs(&a)?;
+    let (rb, wb) = regs(&b)?;
+    if let Some(r) = wa.intersection(&rb).chain(wb.intersection(&ra)).next() {
+        return Err(format!("streams share register {r:?}"));
+    }
+    let (na, nb) = (a.len().max(1), b.len());
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut bi = b.into_iter();
+    let mut taken = 0usize;
+    for (k, it) in a.into_iter().enumerate() {
+        out.push(it);
+        let due = (k + 1) * nb / na;
+        while taken < due {
+            if let Some(x) = bi.next() {
+                out.push(x);
+            }
+            taken += 1;
+        }
+    }
+    out.extend(bi);
+    Ok(out)
+}

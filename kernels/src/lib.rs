@@ -2,6 +2,7 @@
 //! build a [`Module`] for a variant, a target and an ABI; [`kernels`] lists them all.
 
 pub mod aes;
+pub mod chacha;
 
 use kgen_dsl::target::{target, Target};
 use kgen_dsl::{Abi, BuildError, Module};
@@ -35,7 +36,7 @@ impl Variant {
 
 /// Every kernel kgen knows.
 pub fn kernels() -> &'static [Kernel] {
-    &[aes::KERNEL]
+    &[aes::KERNEL, chacha::KERNEL]
 }
 
 /// Looks a kernel up by name.

@@ -1,0 +1,481 @@
+//! ChaCha20 (RFC 8439) keystream XOR: four blocks in vector lanes interleaved with a fifth
+//! block in scalar registers, or scalar only.
+//!
+//! ```text
+//! OpenSSL: void ChaCha20_ctr32(unsigned char *out, const unsigned char *inp, size_t len,
+//!                              const unsigned int key[8], const unsigned int counter[4]);
+//! Linux:   void chacha_<variant>(u32 state[16], const u8 *in, u8 *out, size_t nblocks,
+//!                                int nrounds);
+//! Go:      func chaCha20Ctr32<Variant>(out, inp *byte, len uint64, key *uint32, counter *uint32)
+//! ```
+//! OpenSSL: `counter[0]` is the 32-bit block counter (it wraps without carrying into
+//! `counter[1]`, and is not written back), `counter[1..3]` the nonce; any `len`, a partial
+//! last block included; `out == inp` allowed. Linux: `state` is the 16-word ChaCha state
+//! (constants, key, counter, nonce); `nblocks > 0` full blocks; `nrounds` 8, 12 or 20; the
+//! counter (word 12) is written back.
+//!
+//! Variants: `c906` runs four blocks in XTheadVector lanes (e32, m1; VLEN 128) and a fifth
+//! in scalar registers, interleaved so both units stay busy, for every 320 bytes; the rest
+//! (and buffers not 4-byte aligned: XTheadVector's 32-bit strided accesses need aligned
+//! addresses) goes through the scalar block. Rotations: `th.srriw` on the scalar side,
+//! shift-right plus multiply-add (`d·2^n + (d >> (32-n))`) on the vector side, which has no
+//! rotate. `c906-novector`: scalar only with `th.srriw`. `rv64gcv`: RVV 1.0 lanes (vl = 4
+//! whatever VLEN) plus a scalar block with Zbb's `roriw`. `rv64gc`: scalar only, rotations
+//! as two shifts and an or. Scalar 32-bit loads and stores may be unaligned (the C906
+//! handles misaligned scalar accesses; elsewhere the OS may emulate them, slowly).
+//!
+//! Keystream left on the stack by a partial block and the vector registers are wiped
+//! before returning.
+
+use crate::{Kernel, Variant};
+use kgen_dsl::func::{interleave, Item};
+use kgen_dsl::isa::VDialect;
+use kgen_dsl::object::DataObj;
+use kgen_dsl::target::Target;
+use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Reg};
+use kgen_macros::kasm;
+
+pub const KERNEL: Kernel = Kernel {
+    name: "chacha20",
+    summary: "ChaCha20 keystream XOR: 4 vector lanes + 1 scalar block, or scalar (OpenSSL, Linux, Go)",
+    variants: &[
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_c906 },
+        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux], build: build_c906_novector },
+        Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gcv },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gc },
+    ],
+};
+
+/// "expand 32-byte k"
+pub const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// Quarter-round index sets: four columns, then four diagonals.
+const COLUMNS: [[usize; 4]; 4] = [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]];
+const DIAGONALS: [[usize; 4]; 4] = [[0, 5, 10, 15], [1, 6, 11, 12], [2, 7, 8, 13], [3, 4, 9, 14]];
+
+/// Vector lanes per iteration of the interleaved path.
+const LANES: u32 = 4;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ScalarRot {
+    /// th.srriw (XTheadBb)
+    Thead,
+    /// roriw (Zbb)
+    Zbb,
+    /// slliw + srliw + or
+    Shifts,
+}
+
+#[derive(Clone, Copy)]
+struct Isa {
+    rot: ScalarRot,
+    vector: Option<VDialect>,
+}
+
+impl Isa {
+    fn of(t: &Target, use_vector: bool) -> Isa {
+        let rot = if t.has(Ext::XTheadBb) {
+            ScalarRot::Thead
+        } else if t.has(Ext::Zbb) {
+            ScalarRot::Zbb
+        } else {
+            ScalarRot::Shifts
+        };
+        Isa { rot, vector: if use_vector { t.vdialect() } else { None } }
+    }
+    fn p(&self, d: VDialect, m: &str) -> String {
+        match d {
+            VDialect::Thead => format!("th.{m}"),
+            VDialect::V1 => m.to_string(),
+        }
+    }
+}
+
+/// x = x <<< n (32-bit) on the scalar side.
+fn rotl(f: &mut Func, isa: Isa, x: Reg, n: u32, tmp: Reg) {
+    let r = 32 - n;
+    match isa.rot {
+        ScalarRot::Thead => kasm!(f, th.srriw {x}, {x}, {r};),
+        ScalarRot::Zbb => kasm!(f, roriw {x}, {x}, {r};),
+        ScalarRot::Shifts => kasm!(f, slliw {tmp}, {x}, {n}; srliw {x}, {x}, {r}; or {x}, {x}, {tmp};),
+    }
+}
+
+/// One double round on the scalar state (four column then four diagonal quarter rounds).
+fn scalar_double_round(f: &mut Func, isa: Isa, x: &[Reg; 16], tmp: Reg) {
+    for set in [COLUMNS, DIAGONALS] {
+        for [a, b, c, d] in set {
+            let (a, b, c, d) = (x[a], x[b], x[c], x[d]);
+            f.comment("a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7");
+            for (p, q, r, n) in [(a, b, d, 16), (c, d, b, 12), (a, b, d, 8), (c, d, b, 7)] {
+                kasm!(f, addw {p}, {p}, {q}; xor {r}, {r}, {p};);
+                rotl(f, isa, r, n, tmp);
+            }
+        }
+    }
+}
+
+/// Vector registers of the lane path.
+struct VRegs {
+    v: [Reg; 16],
+    t: [Reg; 4],
+    /// Splat 2^16, 2^12, 2^8, 2^7 (rotation by multiply-add).
+    k: [Reg; 4],
+    vid: Reg,
+}
+
+/// One double round on the four-lane vector state: the four quarter rounds of each half
+/// run in lockstep so every instruction's inputs are at least four instructions old.
+/// Rotate: t = d >> (32-n); d = d·2^n + t (vmadd).
+fn vector_double_round(f: &mut Func, isa: Isa, d: VDialect, r: &VRegs) {
+    let (add, xor, srl, madd) = (isa.p(d, "vadd.vv"), isa.p(d, "vxor.vv"), isa.p(d, "vsrl.vi"), isa.p(d, "vmadd.vv"));
+    for set in [COLUMNS, DIAGONALS] {
+        for (step, (pi, qi, ri, n)) in [(0usize, 1usize, 3usize, 16u32), (2, 3, 1, 12), (0, 1, 3, 8), (2, 3, 1, 7)].into_iter().enumerate() {
+            let k = r.k[step];
+            for q in set {
+                let (p, s) = (r.v[q[pi]], r.v[q[qi]]);
+                f.inst(&add, &[p.into(), p.into(), s.into()]);
+            }
+            for q in set {
+                let (p, rr) = (r.v[q[pi]], r.v[q[ri]]);
+                f.inst(&xor, &[rr.into(), rr.into(), p.into()]);
+            }
+            for (j, q) in set.iter().enumerate() {
+                let rr = r.v[q[ri]];
+                f.inst(&srl, &[r.t[j].into(), rr.into(), (32 - n as i64).into()]);
+            }
+            for (j, q) in set.iter().enumerate() {
+                let rr = r.v[q[ri]];
+                f.inst(&madd, &[rr.into(), k.into(), r.t[j].into()]);
+            }
+        }
+    }
+}
+
+/// Where state word i comes from.
+#[derive(Clone, Copy)]
+enum Words {
+    /// OpenSSL/Go: constants from the sigma table, key[0..8], counter[1..3].
+    Split { sigma: Reg, key: Reg, counter: Reg },
+    /// Linux: the 16-word state.
+    State { state: Reg },
+}
+
+impl Words {
+    /// (base register, byte offset) of word i (word 12, the counter, is in a register).
+    fn src(&self, i: usize) -> (Reg, i64) {
+        match *self {
+            Words::Split { sigma, key, counter } => match i {
+                0..=3 => (sigma, 4 * i as i64),
+                4..=11 => (key, 4 * (i as i64 - 4)),
+                _ => (counter, 4 * (i as i64 - 12)),
+            },
+            Words::State { state } => (state, 4 * i as i64),
+        }
+    }
+}
+
+/// Registers shared by the paths.
+struct Ctx {
+    isa: Isa,
+    words: Words,
+    out: Reg,
+    inp: Reg,
+    len: Reg,
+    ctr: Reg,
+    drs: Reg,
+    x: [Reg; 16],
+    t: [Reg; 2],
+    dr: Reg,
+}
+
+/// x_i = state word i (x12 = ctr + ctr_add).
+fn init_scalar(f: &mut Func, c: &Ctx, ctr_add: i64) {
+    for (i, &x) in c.x.iter().enumerate() {
+        if i == 12 {
+            let ctr = c.ctr;
+            kasm!(f, addiw {x}, {ctr}, {ctr_add};);
+        } else {
+            let (b, off) = c.words.src(i);
+            kasm!(f, lw {x}, {off}({b}););
+        }
+    }
+}
+
+/// x_i += state word i, loads two ahead of their use.
+fn feed_forward_scalar(f: &mut Func, c: &Ctx, ctr_add: i64, also_vector: Option<(VDialect, &VRegs, Reg)>) {
+    let n = 16;
+    for k in 0..n + 1 {
+        if k < n {
+            let t = c.t[k % 2];
+            if k == 12 {
+                let ctr = c.ctr;
+                kasm!(f, addiw {t}, {ctr}, {ctr_add};);
+            } else {
+                let (b, off) = c.words.src(k);
+                kasm!(f, lw {t}, {off}({b}););
+            }
+        }
+        if k >= 1 {
+            let i = k - 1;
+            let (x, t) = (c.x[i], c.t[i % 2]);
+            kasm!(f, addw {x}, {x}, {t};);
+            if let Some((d, v, ctrv)) = also_vector {
+                let vi = v.v[i];
+                if i == 12 {
+                    let add = if d == VDialect::Thead { "th.vadd.vv" } else { "vadd.vv" };
+                    f.inst(add, &[vi.into(), vi.into(), ctrv.into()]);
+                } else {
+                    // Word i of every lane is the same as the scalar block's (before add).
+                    let add = if d == VDialect::Thead { "th.vadd.vx" } else { "vadd.vx" };
+                    f.inst(add, &[vi.into(), vi.into(), t.into()]);
+                }
+            }
+        }
+    }
+}
+
+/// The scalar block rounds: `drs` double rounds.
+fn scalar_rounds(f: &mut Func, c: &Ctx, label: &str) {
+    let (dr, drs) = (c.dr, c.drs);
+    kasm!(f, addi {dr}, {drs}, 0;);
+    let top = f.named_label(label);
+    f.bind(top);
+    let tmp = c.t[0];
+    scalar_double_round(f, c.isa, &c.x, tmp);
+    kasm!(f, addi {dr}, {dr}, -1; bnez {dr}, {top};);
+}
+
+/// out[0..64] = inp[0..64] ^ x (32-bit words; loads issued ahead of their use).
+fn xor_block_scalar(f: &mut Func, c: &Ctx, off: i64) {
+    let (inp, out) = (c.inp, c.out);
+    for k in 0..17 {
+        if k < 16 {
+            let (t, o) = (c.t[k % 2], off + 4 * k as i64);
+            kasm!(f, lw {t}, {o}({inp}););
+        }
+        if k >= 1 {
+            let i = k - 1;
+            let (t, x, o) = (c.t[i % 2], c.x[i], off + 4 * i as i64);
+            kasm!(f, xor {t}, {t}, {x}; sw {t}, {o}({out}););
+        }
+    }
+}
+
+/// Scalar path: one block at a time, a partial last block through a stack buffer.
+fn scalar_path(f: &mut Func, c: &Ctx) {
+    let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
+    let [t0, _] = c.t;
+    let ks = f.slot("keystream", 64, 8, true);
+    kasm!(f, beqz {len}, done; block:);
+    init_scalar(f, c, 0);
+    scalar_rounds(f, c, "dr_scalar");
+    feed_forward_scalar(f, c, 0, None);
+    kasm!(f, addi {t0}, zero, 64; bltu {len}, {t0}, partial;);
+    xor_block_scalar(f, c, 0);
+    kasm!(f,
+        addi {out}, {out}, 64;
+        addi {inp}, {inp}, 64;
+        addi {len}, {len}, -64;
+        addiw {ctr}, {ctr}, 1;
+        bnez {len}, block;
+        j done;
+    partial:
+    );
+    f.comment("partial block: keystream to the stack, then byte by byte");
+    for (i, &x) in c.x.iter().enumerate() {
+        f.inst("sw", &[x.into(), kgen_dsl::Opnd::Stack { slot: ks, off: 4 * i as i64 }, Reg::X(2).into()]);
+    }
+    let [a, b] = c.t;
+    let (k, p) = (c.dr, c.x[0]);
+    kasm!(f, addi {k}, zero, 0;);
+    let lp = f.named_label("partial_byte");
+    f.bind(lp);
+    kasm!(f,
+        add {p}, sp, {k};
+    );
+    f.inst("lbu", &[b.into(), kgen_dsl::Opnd::Stack { slot: ks, off: 0 }, p.into()]);
+    kasm!(f,
+        add {p}, {inp}, {k};
+        lbu {a}, 0({p});
+        xor {a}, {a}, {b};
+        add {p}, {out}, {k};
+        sb {a}, 0({p});
+        addi {k}, {k}, 1;
+        bltu {k}, {len}, {lp};
+        addiw {ctr}, {ctr}, 1;
+    done:
+    );
+}
+
+/// The interleaved path: while at least 320 bytes remain (and both pointers are 4-byte
+/// aligned), four blocks in vector lanes and a fifth in scalar registers.
+fn vector_path(f: &mut Func, c: &Ctx, d: VDialect) {
+    let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
+    let v = VRegs { v: f.vregs::<16>("v", 1), t: f.vregs::<4>("vt", 1), k: f.vregs::<4>("k", 1), vid: f.vreg("vid", 1) };
+    let ctrv = f.vreg("ctrv", 1);
+    let [t0, t1] = c.t;
+    let vp = |m: &str| -> String { if d == VDialect::Thead { format!("th.{m}") } else { m.to_string() } };
+    // Configuration: e32, m1, vl = 4 lanes.
+    match d {
+        VDialect::Thead => kasm!(f, addi {t0}, zero, 4; th.vsetvli zero, {t0}, e32, m1, d1;),
+        VDialect::V1 => kasm!(f, vsetivli zero, 4, e32, m1, ta, ma;),
+    }
+    for (j, sh) in [16i64, 12, 8, 7].into_iter().enumerate() {
+        f.li(t0, 1 << sh);
+        f.inst(&vp("vmv.v.x"), &[v.k[j].into(), t0.into()]);
+    }
+    f.inst(&vp("vid.v"), &[v.vid.into()]);
+    kasm!(f,
+        or {t0}, {out}, {inp};
+        andi {t0}, {t0}, 3;
+        bnez {t0}, lanes_done;
+    lanes:
+        addi {t0}, zero, 320;
+        bltu {len}, {t0}, lanes_done;
+    );
+    f.comment("state words into the scalar block and (splat) the four lanes; lane k counts ctr+k, the scalar block ctr+4");
+    init_scalar(f, c, LANES as i64);
+    for (i, &x) in c.x.iter().enumerate() {
+        let src = if i == 12 { c.ctr } else { x };
+        f.inst(&vp("vmv.v.x"), &[v.v[i].into(), src.into()]);
+    }
+    f.inst(&vp("vadd.vv"), &[v.v[12].into(), v.v[12].into(), v.vid.into()]);
+    f.inst(&vp("vmv.v.v"), &[ctrv.into(), v.v[12].into()]);
+    let (dr, drs) = (c.dr, c.drs);
+    kasm!(f, addi {dr}, {drs}, 0;);
+    let top = f.named_label("dr_lanes");
+    f.bind(top);
+    f.comment("one double round of four vector lanes, interleaved with one of the scalar block");
+    let vec_items = f.capture(|f| vector_double_round(f, c.isa, d, &v));
+    let sc_items = f.capture(|f| scalar_double_round(f, c.isa, &c.x, c.t[0]));
+    match interleave(vec_items, sc_items) {
+        Ok(items) => f.append(items),
+        Err(e) => f.fail(format!("interleaving the double rounds: {e}")),
+    }
+    kasm!(f, addi {dr}, {dr}, -1; bnez {dr}, {top};);
+    f.comment("feed-forward: the scalar block and the lanes add the same state words");
+    feed_forward_scalar(f, c, LANES as i64, Some((d, &v, ctrv)));
+    f.comment("the scalar block is the fifth: bytes 256..320");
+    xor_block_scalar(f, c, 256);
+    f.comment("the lanes: word i of block k at 64k + 4i, strided by 64");
+    let (pi, po) = (c.x[0], c.x[1]);
+    let stride = c.x[2];
+    kasm!(f, addi {pi}, {inp}, 0; addi {po}, {out}, 0; addi {stride}, zero, 64;);
+    let (ld, st) = match d {
+        VDialect::Thead => ("th.vlsw.v", "th.vssw.v"),
+        VDialect::V1 => ("vlse32.v", "vsse32.v"),
+    };
+    let xor = vp("vxor.vv");
+    for k in 0..18 {
+        if k < 16 {
+            let t = v.t[k % 4];
+            f.inst(ld, &[t.into(), pi.into(), stride.into()]);
+            kasm!(f, addi {pi}, {pi}, 4;);
+        }
+        if k >= 2 {
+            let i = k - 2;
+            let t = v.t[i % 4];
+            f.inst(&xor, &[t.into(), t.into(), v.v[i].into()]);
+            f.inst(st, &[t.into(), po.into(), stride.into()]);
+            kasm!(f, addi {po}, {po}, 4;);
+        }
+    }
+    kasm!(f,
+        addi {out}, {out}, 320;
+        addi {inp}, {inp}, 320;
+        addi {len}, {len}, -320;
+        addiw {ctr}, {ctr}, 5;
+        j lanes;
+    lanes_done:
+    );
+    let _ = t1;
+}
+
+fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr: Reg, drs: Reg) {
+    let x = f.xregs::<16>("x");
+    let t = f.xregs::<2>("t");
+    let dr = f.xreg("dr");
+    let c = Ctx { isa, words, out, inp, len, ctr, drs, x, t, dr };
+    if let Some(d) = isa.vector {
+        vector_path(f, &c, d);
+    }
+    scalar_path(f, &c);
+}
+
+/// OpenSSL (and Go) entry: ChaCha20_ctr32(out, inp, len, key, counter).
+fn openssl_fn(isa: Isa, t: &Target, abi: Abi, name: &str, sigma: &str) -> Func {
+    let mut f = Func::new(name, t, abi);
+    f.summary = "ChaCha20 keystream XOR, 20 rounds, 32-bit counter".into();
+    let out = f.arg("out", "unsigned char *", false);
+    let inp = f.arg("inp", "const unsigned char *", true);
+    let len = f.arg("len", "size_t", false);
+    let key = f.arg("key", "const unsigned int *", true);
+    let counter = f.arg("counter", "const unsigned int *", true);
+    let (sig, ctr, drs) = (f.xreg("sigma"), f.xreg("ctr"), f.xreg("drs"));
+    for r in [sig, drs] {
+        f.public(r);
+    }
+    f.la(sig, sigma);
+    kasm!(f, lw {ctr}, 0({counter}); addi {drs}, zero, 10;);
+    body(&mut f, isa, Words::Split { sigma: sig, key, counter }, out, inp, len, ctr, drs);
+    f.ret();
+    f
+}
+
+/// Linux entry: chacha_<variant>(state, in, out, nblocks, nrounds); writes the counter back.
+fn linux_fn(isa: Isa, t: &Target, name: &str) -> Func {
+    let mut f = Func::new(name, t, Abi::Linux);
+    f.summary = "ChaCha keystream XOR of whole blocks, nrounds 8/12/20, counter written back".into();
+    let state = f.arg("state", "u32 *", true);
+    let inp = f.arg("in", "const u8 *", true);
+    let out = f.arg("out", "u8 *", false);
+    let nblocks = f.arg("nblocks", "size_t", false);
+    let nrounds = f.arg("nrounds", "int", false);
+    let (len, ctr, drs) = (f.xreg("len"), f.xreg("ctr"), f.xreg("drs"));
+    f.public(drs);
+    kasm!(f,
+        slli {len}, {nblocks}, 6;
+        lw {ctr}, 48({state});
+        srli {drs}, {nrounds}, 1;
+    );
+    body(&mut f, isa, Words::State { state }, out, inp, len, ctr, drs);
+    kasm!(f, sw {ctr}, 48({state}););
+    f.ret();
+    f
+}
+
+fn build(variant: &str, t: &Target, abi: Abi, use_vector: bool) -> Result<Module, BuildError> {
+    let isa = Isa::of(t, use_vector);
+    let mut m = Module::new("chacha20", variant, t, abi);
+    m.notes = vec!["ChaCha20 (RFC 8439). Constant time: no secret-dependent branches or addresses.".into()];
+    let sfx = variant.replace('-', "_");
+    match abi {
+        Abi::Linux => {
+            m.add(linux_fn(isa, t, &format!("chacha_{sfx}")), true)?;
+        }
+        _ => {
+            let sigma = format!("kgen_chacha_{sfx}_sigma");
+            let name = format!("ChaCha20_ctr32_{sfx}");
+            m.add(openssl_fn(isa, t, abi, &name, &sigma), true)?;
+            m.aliases.push(("ChaCha20_ctr32".into(), name));
+            let bytes: Vec<u8> = SIGMA.iter().flat_map(|w| w.to_le_bytes()).collect();
+            m.add_data(DataObj { name: sigma, align: 4, bytes, elem: 4, global: false, comment: "\"expand 32-byte k\"".into() });
+        }
+    }
+    let _ = Item::Exit;
+    Ok(m)
+}
+
+fn build_c906(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build("c906", t, abi, true)
+}
+fn build_c906_novector(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build("c906-novector", t, abi, false)
+}
+fn build_rv64gcv(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build("rv64gcv", t, abi, true)
+}
+fn build_rv64gc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build("rv64gc", t, abi, false)
+}
