@@ -175,7 +175,7 @@ fn cost() {
             let inp = e.buffer(&vec![0; len], 0, true);
             e.call(e.sym("ChaCha20_ctr32"), &[inp, inp, len as u64, kb, cb]).unwrap();
             let r = e.call(e.sym("ChaCha20_ctr32"), &[inp, inp, len as u64, kb, cb]).unwrap();
-            println!("{v:>14} {len:>5} B: {:>7} instructions {:>7} cycles {:>6.2} c/B", r.instructions, r.cycles, r.cycles as f64 / len as f64);
+            println!("{v:>14} {len:>5} B: {:>7} instructions {:>7} cycles {:>6.2} c/B {:?}", r.instructions, r.cycles, r.cycles as f64 / len as f64, e.m.cost.as_ref().unwrap().breakdown);
         }
     }
 }

@@ -539,11 +539,60 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
     })
 }
 
-/// Allocation then frame: the function afterwards has only physical registers and real
-/// instructions.
+/// Rewrites conditional branches whose target is out of the ±4 KiB reach as the inverted
+/// branch over a `jal` (as GNU as does), until every branch reaches.
+pub fn relax_branches(f: &mut Func) {
+    loop {
+        let mut off = Vec::with_capacity(f.items.len());
+        let mut at = std::collections::HashMap::new();
+        let mut pc = 0i64;
+        for it in &f.items {
+            off.push(pc);
+            match it {
+                Item::Label(l) => {
+                    at.insert(*l, pc);
+                }
+                Item::Inst(_) => pc += 4,
+                Item::Data(d) => pc += d.len() as i64,
+                _ => {}
+            }
+        }
+        let far = f.items.iter().enumerate().find_map(|(i, it)| {
+            let Item::Inst(inst) = it else { return None };
+            if inst.row().class != crate::isa::Class::Branch {
+                return None;
+            }
+            let Some(Opnd::Label(l)) = inst.ops.get(2) else { return None };
+            let d = at.get(l)? - off[i];
+            (!(-4096..=4094).contains(&d)).then_some(i)
+        });
+        let Some(i) = far else { return };
+        let Item::Inst(b) = f.items[i].clone() else { unreachable!() };
+        let inverse = match b.row().mnemonic {
+            "beq" => "bne",
+            "bne" => "beq",
+            "blt" => "bge",
+            "bge" => "blt",
+            "bltu" => "bgeu",
+            _ => "bltu",
+        };
+        let skip = f.label();
+        f.labels[skip.0 as usize].bound = true;
+        let mut inv = b.clone();
+        inv.form = table().form(inverse);
+        inv.ops[2] = Opnd::Label(skip);
+        let jump = InstItem { form: table().form("jal"), ops: vec![Opnd::Reg(Reg::X(0)), b.ops[2].clone()], comment: b.comment.clone(), loc: b.loc, public_def: true };
+        f.items.splice(i..=i, [Item::Inst(inv), Item::Inst(jump), Item::Label(skip)]);
+    }
+}
+
+/// Allocation, frame, branch relaxation: the function afterwards has only physical
+/// registers and real instructions, and every branch reaches its target.
 pub fn lower(f: &mut Func) -> Result<Frame, BuildError> {
     allocate(f)?;
-    frame(f)
+    let fr = frame(f)?;
+    relax_branches(f);
+    Ok(fr)
 }
 
 /// Labels referenced by instructions, for printers.

@@ -183,9 +183,14 @@ struct Ctx {
     inp: Reg,
     len: Reg,
     ctr: Reg,
+    /// Double rounds (variable only for the Linux entry).
     drs: Reg,
+    variable_rounds: bool,
     x: [Reg; 16],
     t: [Reg; 2],
+    /// Pointer temporaries of the lane output.
+    p: [Reg; 3],
+    /// Double-round counter of the vector paths.
     dr: Reg,
 }
 
@@ -235,15 +240,23 @@ fn feed_forward_scalar(f: &mut Func, c: &Ctx, ctr_add: i64, also_vector: Option<
     }
 }
 
-/// The scalar block rounds: `drs` double rounds.
-fn scalar_rounds(f: &mut Func, c: &Ctx, label: &str) {
-    let (dr, drs) = (c.dr, c.drs);
-    kasm!(f, addi {dr}, {drs}, 0;);
-    let top = f.named_label(label);
-    f.bind(top);
-    let tmp = c.t[0];
-    scalar_double_round(f, c.isa, &c.x, tmp);
-    kasm!(f, addi {dr}, {dr}, -1; bnez {dr}, {top};);
+/// Ten double rounds unrolled; with `variable` set, enters at double round 10 - drs
+/// (drs = 10, 6 or 4 for 20, 12 or 8 rounds). `dr` emits one double round.
+fn unrolled(f: &mut Func, c: &Ctx, prefix: &str, mut dr: impl FnMut(&mut Func)) {
+    if c.variable_rounds {
+        let (drs, t) = (c.drs, c.t[0]);
+        let l6 = f.named_label(&format!("{prefix}6"));
+        let l4 = f.named_label(&format!("{prefix}4"));
+        kasm!(f, addi {t}, zero, 6; beq {drs}, {t}, {l4}; addi {t}, zero, 4; beq {drs}, {t}, {l6};);
+    }
+    for k in 0..10 {
+        if c.variable_rounds && (k == 4 || k == 6) {
+            let l = f.named_label(&format!("{prefix}{k}"));
+            f.bind(l);
+        }
+        f.comment(format!("double round {} of 10", k + 1));
+        dr(f);
+    }
 }
 
 /// out[0..64] = inp[0..64] ^ x (32-bit words; loads issued ahead of their use).
@@ -267,9 +280,10 @@ fn scalar_path(f: &mut Func, c: &Ctx) {
     let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
     let [t0, _] = c.t;
     let ks = f.slot("keystream", 64, 8, true);
-    kasm!(f, beqz {len}, done; block:);
+    kasm!(f, scalar_top: beqz {len}, done; block:);
     init_scalar(f, c, 0);
-    scalar_rounds(f, c, "dr_scalar");
+    let tmp = c.t[0];
+    unrolled(f, c, "scalar_dr", |f| scalar_double_round(f, c.isa, &c.x, tmp));
     feed_forward_scalar(f, c, 0, None);
     kasm!(f, addi {t0}, zero, 64; bltu {len}, {t0}, partial;);
     xor_block_scalar(f, c, 0);
@@ -287,7 +301,7 @@ fn scalar_path(f: &mut Func, c: &Ctx) {
         f.inst("sw", &[x.into(), kgen_dsl::Opnd::Stack { slot: ks, off: 4 * i as i64 }, Reg::X(2).into()]);
     }
     let [a, b] = c.t;
-    let (k, p) = (c.dr, c.x[0]);
+    let (k, p) = (c.x[1], c.x[0]);
     kasm!(f, addi {k}, zero, 0;);
     let lp = f.named_label("partial_byte");
     f.bind(lp);
@@ -308,95 +322,267 @@ fn scalar_path(f: &mut Func, c: &Ctx) {
     );
 }
 
-/// The interleaved path: while at least 320 bytes remain (and both pointers are 4-byte
-/// aligned), four blocks in vector lanes and a fifth in scalar registers.
-fn vector_path(f: &mut Func, c: &Ctx, d: VDialect) {
-    let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
-    let v = VRegs { v: f.vregs::<16>("v", 1), t: f.vregs::<4>("vt", 1), k: f.vregs::<4>("k", 1), vid: f.vreg("vid", 1) };
-    let ctrv = f.vreg("ctrv", 1);
-    let [t0, t1] = c.t;
-    let vp = |m: &str| -> String { if d == VDialect::Thead { format!("th.{m}") } else { m.to_string() } };
-    // Configuration: e32, m1, vl = 4 lanes.
+fn vp(d: VDialect, m: &str) -> String {
     match d {
-        VDialect::Thead => kasm!(f, addi {t0}, zero, 4; th.vsetvli zero, {t0}, e32, m1, d1;),
-        VDialect::V1 => kasm!(f, vsetivli zero, 4, e32, m1, ta, ma;),
+        VDialect::Thead => format!("th.{m}"),
+        VDialect::V1 => m.to_string(),
     }
-    for (j, sh) in [16i64, 12, 8, 7].into_iter().enumerate() {
-        f.li(t0, 1 << sh);
-        f.inst(&vp("vmv.v.x"), &[v.k[j].into(), t0.into()]);
+}
+
+/// Sets vl = `avl` at e32, m1.
+fn set_vl(f: &mut Func, d: VDialect, avl: Reg) {
+    match d {
+        VDialect::Thead => kasm!(f, th.vsetvli zero, {avl}, e32, m1, d1;),
+        VDialect::V1 => kasm!(f, vsetvli zero, {avl}, e32, m1, ta, ma;),
     }
-    f.inst(&vp("vid.v"), &[v.vid.into()]);
-    kasm!(f,
-        or {t0}, {out}, {inp};
-        andi {t0}, {t0}, 3;
-        bnez {t0}, lanes_done;
-    lanes:
-        addi {t0}, zero, 320;
-        bltu {len}, {t0}, lanes_done;
-    );
-    f.comment("state words into the scalar block and (splat) the four lanes; lane k counts ctr+k, the scalar block ctr+4");
-    init_scalar(f, c, LANES as i64);
+}
+
+/// `n` double rounds as a loop (the lane paths have spare scalar issue slots, so the loop
+/// costs nothing there); `dr` emits one double round.
+fn dr_loop(f: &mut Func, c: &Ctx, label: &str, mut dr: impl FnMut(&mut Func)) {
+    let k = c.dr;
+    if c.variable_rounds {
+        let drs = c.drs;
+        kasm!(f, addi {k}, {drs}, 0;);
+    } else {
+        kasm!(f, addi {k}, zero, 10;);
+    }
+    let top = f.named_label(label);
+    f.bind(top);
+    dr(f);
+    kasm!(f, addi {k}, {k}, -1; bnez {k}, {top};);
+}
+
+/// Interleaves two captured streams into the function.
+fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
+    match interleave(a, b) {
+        Ok(items) => f.append(items),
+        Err(e) => f.fail(format!("interleaving {what}: {e}")),
+    }
+}
+
+/// One iteration of `lanes` vector blocks (vl = lanes) and a scalar block after them. With
+/// `full`, lanes = 4 and the scalar block is written too (320 bytes); otherwise the scalar
+/// block's keystream is left in x for the caller.
+fn lanes_iteration(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs, ctrv: Reg, lanes: Reg, full: bool) {
+    let (out, inp) = (c.out, c.inp);
+    let ctr = c.ctr;
+    f.comment("state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes");
+    init_scalar(f, c, 0);
+    let x12 = c.x[12];
+    kasm!(f, addw {x12}, {ctr}, {lanes};);
     for (i, &x) in c.x.iter().enumerate() {
         let src = if i == 12 { c.ctr } else { x };
-        f.inst(&vp("vmv.v.x"), &[v.v[i].into(), src.into()]);
+        f.inst(&vp(d, "vmv.v.x"), &[v.v[i].into(), src.into()]);
     }
-    f.inst(&vp("vadd.vv"), &[v.v[12].into(), v.v[12].into(), v.vid.into()]);
-    f.inst(&vp("vmv.v.v"), &[ctrv.into(), v.v[12].into()]);
-    let (dr, drs) = (c.dr, c.drs);
-    kasm!(f, addi {dr}, {drs}, 0;);
-    let top = f.named_label("dr_lanes");
-    f.bind(top);
-    f.comment("one double round of four vector lanes, interleaved with one of the scalar block");
-    let vec_items = f.capture(|f| vector_double_round(f, c.isa, d, &v));
-    let sc_items = f.capture(|f| scalar_double_round(f, c.isa, &c.x, c.t[0]));
-    match interleave(vec_items, sc_items) {
-        Ok(items) => f.append(items),
-        Err(e) => f.fail(format!("interleaving the double rounds: {e}")),
-    }
-    kasm!(f, addi {dr}, {dr}, -1; bnez {dr}, {top};);
+    f.inst(&vp(d, "vadd.vv"), &[v.v[12].into(), v.v[12].into(), v.vid.into()]);
+    f.inst(&vp(d, "vmv.v.v"), &[ctrv.into(), v.v[12].into()]);
+    let tag = if full { "lanes" } else { "tail" };
+    dr_loop(f, c, &format!("{tag}_dr"), |f| {
+        f.comment("four vector lanes interleaved with the scalar block");
+        let vec_items = f.capture(|f| vector_double_round(f, c.isa, d, v));
+        let sc_items = f.capture(|f| scalar_double_round(f, c.isa, &c.x, c.t[0]));
+        merge(f, vec_items, sc_items, "the double rounds");
+    });
     f.comment("feed-forward: the scalar block and the lanes add the same state words");
-    feed_forward_scalar(f, c, LANES as i64, Some((d, &v, ctrv)));
-    f.comment("the scalar block is the fifth: bytes 256..320");
-    xor_block_scalar(f, c, 256);
-    f.comment("the lanes: word i of block k at 64k + 4i, strided by 64");
-    let (pi, po) = (c.x[0], c.x[1]);
-    let stride = c.x[2];
-    kasm!(f, addi {pi}, {inp}, 0; addi {po}, {out}, 0; addi {stride}, zero, 64;);
+    feed_forward_scalar(f, c, 0, Some((d, v, ctrv)));
+    // The scalar block's counter was ctr + lanes; feed_forward added ctr: add lanes too.
+    kasm!(f, addw {x12}, {x12}, {lanes};);
+    f.comment("output: lane k's word i at 64k + 4i (strided by 64)");
+    let (pi, po, stride) = (c.p[0], c.p[1], c.p[2]);
     let (ld, st) = match d {
         VDialect::Thead => ("th.vlsw.v", "th.vssw.v"),
         VDialect::V1 => ("vlse32.v", "vsse32.v"),
     };
-    let xor = vp("vxor.vv");
-    for k in 0..18 {
-        if k < 16 {
-            let t = v.t[k % 4];
-            f.inst(ld, &[t.into(), pi.into(), stride.into()]);
-            kasm!(f, addi {pi}, {pi}, 4;);
+    let xor = vp(d, "vxor.vv");
+    let vec_io = f.capture(|f| {
+        kasm!(f, addi {pi}, {inp}, 0; addi {po}, {out}, 0; addi {stride}, zero, 64;);
+        for k in 0..18 {
+            if k < 16 {
+                let t = v.t[k % 4];
+                f.inst(ld, &[t.into(), pi.into(), stride.into()]);
+                kasm!(f, addi {pi}, {pi}, 4;);
+            }
+            if k >= 2 {
+                let i = k - 2;
+                let t = v.t[i % 4];
+                f.inst(&xor, &[t.into(), t.into(), v.v[i].into()]);
+                f.inst(st, &[t.into(), po.into(), stride.into()]);
+                kasm!(f, addi {po}, {po}, 4;);
+            }
         }
-        if k >= 2 {
-            let i = k - 2;
-            let t = v.t[i % 4];
-            f.inst(&xor, &[t.into(), t.into(), v.v[i].into()]);
-            f.inst(st, &[t.into(), po.into(), stride.into()]);
-            kasm!(f, addi {po}, {po}, 4;);
-        }
+    });
+    if full {
+        f.comment("... interleaved with the scalar block's, bytes 256..320");
+        let sc_io = f.capture(|f| xor_block_scalar(f, c, 256));
+        merge(f, vec_io, sc_io, "the output");
+    } else {
+        f.append(vec_io);
     }
+}
+
+/// The vector paths, for buffers whose pointers are 4-byte aligned: every 320 bytes four
+/// lanes and a scalar block; a 192..319-byte rest as 3 or 4 lanes plus a partial scalar
+/// block; a 128..191-byte rest as one block in rows (horizontal) plus a scalar block.
+fn vector_path(f: &mut Func, c: &Ctx, d: VDialect) {
+    let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
+    let v = VRegs { v: f.vregs::<16>("v", 1), t: f.vregs::<4>("vt", 1), k: f.vregs::<4>("k", 1), vid: f.vreg("vid", 1) };
+    let ctrv = f.vreg("ctrv", 1);
+    let [t0, _] = c.t;
+    let lanes = f.xreg("lanes");
+    f.public(lanes);
+    kasm!(f,
+        addi {t0}, zero, 128;
+        bltu {len}, {t0}, scalar_top;
+        or {t0}, {out}, {inp};
+        andi {t0}, {t0}, 3;
+        bnez {t0}, scalar_top;
+    );
+    f.comment("vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices");
+    kasm!(f, addi {lanes}, zero, 4;);
+    set_vl(f, d, lanes);
+    for (j, sh) in [16i64, 12, 8, 7].into_iter().enumerate() {
+        f.li(t0, 1 << sh);
+        f.inst(&vp(d, "vmv.v.x"), &[v.k[j].into(), t0.into()]);
+    }
+    f.inst(&vp(d, "vid.v"), &[v.vid.into()]);
+    kasm!(f,
+    lanes_loop:
+        addi {t0}, zero, 320;
+        bltu {len}, {t0}, lanes_rest;
+        addi {lanes}, zero, 4;
+    );
+    lanes_iteration(f, c, d, &v, ctrv, lanes, true);
     kasm!(f,
         addi {out}, {out}, 320;
         addi {inp}, {inp}, 320;
         addi {len}, {len}, -320;
         addiw {ctr}, {ctr}, 5;
-        j lanes;
-    lanes_done:
+        j lanes_loop;
+    lanes_rest:
+        addi {t0}, zero, 128;
+        bltu {len}, {t0}, scalar_top;
+        addi {t0}, zero, 192;
+        bltu {len}, {t0}, rows;
+        // lanes = min(4, len / 64) (len < 320 here, so len / 64 <= 4)
+        srli {lanes}, {len}, 6;
     );
-    let _ = t1;
+    set_vl(f, d, lanes);
+    lanes_iteration(f, c, d, &v, ctrv, lanes, false);
+    kasm!(f,
+        srli {lanes}, {len}, 6;
+        slli {t0}, {lanes}, 6;
+        add {out}, {out}, {t0};
+        add {inp}, {inp}, {t0};
+        sub {len}, {len}, {t0};
+        addw {ctr}, {ctr}, {lanes};
+        bnez {len}, partial;
+        j done;
+    rows:
+    );
+    rows_path(f, c, d, &v);
+    kasm!(f, j scalar_top;);
 }
 
-fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr: Reg, drs: Reg) {
+/// One block with its rows in four vector registers (words 0-3, 4-7, 8-11, 12-15) and the
+/// next block in scalar registers, interleaved: 128 bytes for buffers of 128..191 bytes,
+/// where four lanes would waste most of their work.
+fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
+    let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
+    let [t0, _] = c.t;
+    let (r, tt) = ([v.v[0], v.v[1], v.v[2], v.v[3]], [v.v[4], v.v[5], v.v[6], v.v[7]]);
+    let idx = [v.v[8], v.v[9], v.v[10]];
+    let (mask, orig) = (v.v[11], [v.v[12], v.v[13], v.v[14], v.v[15]]);
+    let vi = |f: &mut Func, m: &str, ops: &[kgen_dsl::Opnd]| {
+        f.inst(&vp(d, m), ops);
+    };
+    f.comment("rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)");
+    for k in 0..3usize {
+        vi(f, "vadd.vi", &[idx[k].into(), v.vid.into(), ((k + 1) as i64).into()]);
+        vi(f, "vand.vi", &[idx[k].into(), idx[k].into(), 3.into()]);
+    }
+    vi(f, "vmseq.vi", &[Reg::V(0).into(), v.vid.into(), 0.into()]);
+    f.inst(&vp(d, "vmv.v.v"), &[mask.into(), Reg::V(0).into()]);
+    let (ld, st) = match d {
+        VDialect::Thead => ("th.vlw.v", "th.vsw.v"),
+        VDialect::V1 => ("vle32.v", "vse32.v"),
+    };
+    f.comment("rows of the state: word sources per ABI; the counter word is ctr (merged in)");
+    let (b0, o0) = c.words.src(0);
+    let (b1, o1) = c.words.src(4);
+    let (b2, o2) = c.words.src(8);
+    let (b3, o3) = c.words.src(12);
+    let pr = c.p[0];
+    for (k, (b, o)) in [(b0, o0), (b1, o1), (b2, o2), (b3, o3)].into_iter().enumerate() {
+        kasm!(f, addi {pr}, {b}, {o};);
+        f.inst(ld, &[orig[k].into(), pr.into(), kgen_dsl::Opnd::Imm(1)]);
+    }
+    f.inst(&vp(d, "vmv.v.v"), &[Reg::V(0).into(), mask.into()]);
+    vi(f, "vmerge.vxm", &[orig[3].into(), orig[3].into(), ctr.into(), Reg::V(0).into()]);
+    for k in 0..4 {
+        f.inst(&vp(d, "vmv.v.v"), &[r[k].into(), orig[k].into()]);
+    }
+    f.comment("the scalar block is the second: counter ctr + 1");
+    init_scalar(f, c, 1);
+    let (add, xor, srl, madd, gather) = (vp(d, "vadd.vv"), vp(d, "vxor.vv"), vp(d, "vsrl.vi"), vp(d, "vmadd.vv"), vp(d, "vrgather.vv"));
+    dr_loop(f, c, "rows_dr", |f| {
+        let vec_items = f.capture(|f| {
+            let mut r = r;
+            let mut tt = tt;
+            for half in 0..2 {
+                for (step, (p, q, s, n)) in [(0usize, 1usize, 3usize, 16i64), (2, 3, 1, 12), (0, 1, 3, 8), (2, 3, 1, 7)].into_iter().enumerate() {
+                    f.inst(&add, &[r[p].into(), r[p].into(), r[q].into()]);
+                    f.inst(&xor, &[r[s].into(), r[s].into(), r[p].into()]);
+                    f.inst(&srl, &[tt[0].into(), r[s].into(), (32 - n).into()]);
+                    f.inst(&madd, &[r[s].into(), v.k[step].into(), tt[0].into()]);
+                }
+                // rows b, c, d rotate left by 1, 2, 3 words (then back by 3, 2, 1)
+                for row in 1..4usize {
+                    let k = if half == 0 { row } else { 4 - row };
+                    f.inst(&gather, &[tt[row].into(), r[row].into(), idx[k - 1].into()]);
+                    std::mem::swap(&mut r[row], &mut tt[row]);
+                }
+            }
+        });
+        let sc_items = f.capture(|f| scalar_double_round(f, c.isa, &c.x, c.t[0]));
+        merge(f, vec_items, sc_items, "the row and scalar double rounds");
+    });
+    f.comment("feed-forward and output: the rows block at 0..64, the scalar block at 64..128");
+    for k in 0..4 {
+        f.inst(&add, &[r[k].into(), r[k].into(), orig[k].into()]);
+    }
+    feed_forward_scalar(f, c, 1, None);
+    let vec_io = f.capture(|f| {
+        for k in 0..4 {
+            let off = 16 * k as i64;
+            kasm!(f, addi {pr}, {inp}, {off};);
+            f.inst(ld, &[tt[k].into(), pr.into(), kgen_dsl::Opnd::Imm(1)]);
+        }
+        for k in 0..4 {
+            let off = 16 * k as i64;
+            let po = c.p[1];
+            f.inst(&xor, &[tt[k].into(), tt[k].into(), r[k].into()]);
+            kasm!(f, addi {po}, {out}, {off};);
+            f.inst(st, &[tt[k].into(), po.into(), kgen_dsl::Opnd::Imm(1)]);
+        }
+    });
+    let sc_io = f.capture(|f| xor_block_scalar(f, c, 64));
+    merge(f, vec_io, sc_io, "the row and scalar output");
+    kasm!(f,
+        addi {out}, {out}, 128;
+        addi {inp}, {inp}, 128;
+        addi {len}, {len}, -128;
+        addiw {ctr}, {ctr}, 2;
+    );
+    let _ = t0;
+}
+
+fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr: Reg, drs: Option<Reg>) {
     let x = f.xregs::<16>("x");
     let t = f.xregs::<2>("t");
+    let p = f.xregs::<3>("p");
     let dr = f.xreg("dr");
-    let c = Ctx { isa, words, out, inp, len, ctr, drs, x, t, dr };
+    let c = Ctx { isa, words, out, inp, len, ctr, drs: drs.unwrap_or(Reg::X(0)), variable_rounds: drs.is_some(), x, t, p, dr };
     if let Some(d) = isa.vector {
         vector_path(f, &c, d);
     }
@@ -412,13 +598,11 @@ fn openssl_fn(isa: Isa, t: &Target, abi: Abi, name: &str, sigma: &str) -> Func {
     let len = f.arg("len", "size_t", false);
     let key = f.arg("key", "const unsigned int *", true);
     let counter = f.arg("counter", "const unsigned int *", true);
-    let (sig, ctr, drs) = (f.xreg("sigma"), f.xreg("ctr"), f.xreg("drs"));
-    for r in [sig, drs] {
-        f.public(r);
-    }
+    let (sig, ctr) = (f.xreg("sigma"), f.xreg("ctr"));
+    f.public(sig);
     f.la(sig, sigma);
-    kasm!(f, lw {ctr}, 0({counter}); addi {drs}, zero, 10;);
-    body(&mut f, isa, Words::Split { sigma: sig, key, counter }, out, inp, len, ctr, drs);
+    kasm!(f, lw {ctr}, 0({counter}););
+    body(&mut f, isa, Words::Split { sigma: sig, key, counter }, out, inp, len, ctr, None);
     f.ret();
     f
 }
@@ -439,7 +623,7 @@ fn linux_fn(isa: Isa, t: &Target, name: &str) -> Func {
         lw {ctr}, 48({state});
         srli {drs}, {nrounds}, 1;
     );
-    body(&mut f, isa, Words::State { state }, out, inp, len, ctr, drs);
+    body(&mut f, isa, Words::State { state }, out, inp, len, ctr, Some(drs));
     kasm!(f, sw {ctr}, 48({state}););
     f.ret();
     f
