@@ -179,3 +179,162 @@ fn cost() {
         }
     }
 }
+
+#[test]
+fn simulator_speed() {
+    let m = module("c906", Abi::Psabi);
+    let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap();
+    let kb = e.buffer(&[1; 32], 0, false);
+    let cb = e.buffer(&[0; 16], 0, false);
+    let inp = e.buffer(&vec![0; 65536], 0, true);
+    let t = std::time::Instant::now();
+    let r = e.call(e.sym("ChaCha20_ctr32"), &[inp, inp, 65536, kb, cb]).unwrap();
+    println!("{} instructions in {:?}", r.instructions, t.elapsed());
+}
+
+mod common;
+
+const CHACHA_HARNESS: &str = r#"
+void ChaCha20_ctr32(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int key[8], const unsigned int counter[4]);
+int main(void) {
+  static unsigned char buf[70000 + 64];
+  unsigned long len, io, oo, inplace, seed; unsigned ctr;
+  char kh[80], nh[40];
+  while (scanf("%lu %lu %lu %lu %u %79s %39s %lu", &len, &io, &oo, &inplace, &ctr, kh, nh, &seed) == 8) {
+    unsigned int key[8], counter[4];
+    unhex(kh, (unsigned char *)key);
+    counter[0] = ctr;
+    unhex(nh, (unsigned char *)&counter[1]);
+    unsigned char *in = malloc(len + 32), *out = malloc(len + 32);
+    gen_bytes(seed, in + io, len);
+    unsigned char *dst = inplace ? in + io : out + oo;
+    ChaCha20_ctr32(dst, in + io, len, key, counter);
+    printf("%016llx\n", (unsigned long long)fnv(dst, len));
+    free(in); free(out);
+  }
+  (void)buf;
+  return 0;
+}
+"#;
+
+const CHACHA_LINUX_HARNESS: &str = r#"
+void SYM(unsigned int state[16], const unsigned char *in, unsigned char *out, size_t nblocks, int nrounds);
+int main(void) {
+  unsigned long nblocks, seed; unsigned ctr; int nrounds;
+  char sh[140];
+  while (scanf("%lu %d %u %139s %lu", &nblocks, &nrounds, &ctr, sh, &seed) == 5) {
+    unsigned int state[16];
+    unhex(sh, (unsigned char *)state);
+    state[12] = ctr;
+    size_t len = nblocks * 64;
+    unsigned char *in = malloc(len), *out = malloc(len);
+    gen_bytes(seed, in, len);
+    SYM(state, in, out, nblocks, nrounds);
+    printf("%016llx %u\n", (unsigned long long)fnv(out, len), state[12]);
+    free(in); free(out);
+  }
+  return 0;
+}
+"#;
+
+struct QCase {
+    len: usize,
+    io: usize,
+    oo: usize,
+    inplace: bool,
+    ctr: u32,
+    key: [u8; 32],
+    nonce: [u8; 12],
+    seed: u64,
+}
+
+fn qemu_cases() -> Vec<QCase> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(77);
+    let mut v = Vec::new();
+    let mut push = |len: usize, ctr: u32, rng: &mut rand_chacha::ChaCha8Rng| {
+        v.push(QCase { len, io: rng.random_range(0..16), oo: rng.random_range(0..16), inplace: rng.random_range(0..3) == 0, ctr, key: rng.random(), nonce: rng.random(), seed: rng.random() });
+    };
+    for len in (0..=1100).chain([4096, 16384, 65536]) {
+        let ctr = rng.random();
+        push(len, ctr, &mut rng);
+    }
+    for ctr in [0u32, 1, u32::MAX - 4, u32::MAX - 3, u32::MAX - 2, u32::MAX - 1, u32::MAX] {
+        for len in [1usize, 64, 127, 128, 200, 320, 700] {
+            push(len, ctr, &mut rng);
+        }
+    }
+    v
+}
+
+#[test]
+fn emitted_assembly_under_qemu() {
+    let cases = qemu_cases();
+    let mut input = String::new();
+    let mut want = Vec::new();
+    for c in &cases {
+        let hexs = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        input.push_str(&format!("{} {} {} {} {} {} {} {}\n", c.len, c.io, c.oo, c.inplace as u8, c.ctr, hexs(&c.key), hexs(&c.nonce), c.seed));
+        let data = common::gen_bytes(c.seed, c.len);
+        want.push(format!("{:016x}", common::fnv(&reference(&c.key, c.ctr, &c.nonce, &data))));
+    }
+    let dir = kgen::oracle::scratch("chacha_qemu");
+    for (v, emu, cpu, bad) in [
+        ("c906", "xuantie", "c906fdv", Some("c906fd")),
+        ("c906-novector", "upstream", "thead-c906", Some("rv64")),
+        ("rv64gcv", "upstream", "rv64,v=true,vlen=128,zbb=true", Some("rv64,zbb=true")),
+        ("rv64gc", "upstream", "rv64", None),
+    ] {
+        let m = module(v, Abi::Psabi);
+        let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils240 };
+        let asm = kgen_emit::openssl_s(&m, &o).unwrap();
+        let src = format!("{}{CHACHA_HARNESS}", common::C_HELPERS);
+        let Some(bin) = common::build(&dir, &format!("chacha-{v}"), &src, &[(&format!("chacha-{v}.S"), asm)]) else { return };
+        let Some(q) = (if emu == "xuantie" { kgen::oracle::xuantie_qemu() } else { kgen::oracle::qemu() }) else { return };
+        let out = common::run(&q, cpu, &bin, &input);
+        assert!(out.status.success(), "{v} under -cpu {cpu}: {} {}", out.status, String::from_utf8_lossy(&out.stderr));
+        let got: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+        assert_eq!(got.len(), want.len(), "{v}");
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            let c = &cases[k];
+            assert_eq!(g, w, "{v} under qemu: len {} offsets {}/{} in-place {} ctr {:#x}", c.len, c.io, c.oo, c.inplace, c.ctr);
+        }
+        println!("{v}: {} cases agree under {emu} qemu -cpu {cpu}", got.len());
+        if let Some(bad) = bad {
+            let out = common::run(&q, bad, &bin, &input);
+            assert!(!out.status.success(), "{v} must fault under -cpu {bad}");
+            println!("{v}: -cpu {bad} refuses it ({})", out.status);
+        }
+        // The Linux form, through the stub linkage.h.
+        let ml = module(v, Abi::Linux);
+        let lasm = kgen_emit::linux_s(&ml, &o).unwrap();
+        let sym = format!("chacha_{}", v.replace('-', "_"));
+        let lsrc = format!("{}#define SYM {sym}\n{CHACHA_LINUX_HARNESS}", common::C_HELPERS);
+        let Some(lbin) = common::build(&dir, &format!("chacha-linux-{v}"), &lsrc, &[(&format!("chacha-linux-{v}.S"), lasm)]) else { return };
+        let mut linput = String::new();
+        let mut lwant = Vec::new();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for n in 0..60 {
+            let nblocks = [1usize, 2, 3, 4, 5, 6, 9, 17][n % 8];
+            let key: [u8; 32] = rng.random();
+            let nonce: [u8; 12] = rng.random();
+            let ctr: u32 = if n % 5 == 0 { u32::MAX - 2 } else { rng.random() };
+            let seed: u64 = rng.random();
+            let mut state = Vec::new();
+            for w in kgen_kernels::chacha::SIGMA {
+                state.extend_from_slice(&w.to_le_bytes());
+            }
+            state.extend_from_slice(&key);
+            state.extend_from_slice(&ctr.to_le_bytes());
+            state.extend_from_slice(&nonce);
+            let hexs: String = state.iter().map(|x| format!("{x:02x}")).collect();
+            linput.push_str(&format!("{nblocks} 20 {ctr} {hexs} {seed}\n"));
+            let data = common::gen_bytes(seed, nblocks * 64);
+            lwant.push(format!("{:016x} {}", common::fnv(&reference(&key, ctr, &nonce, &data)), ctr.wrapping_add(nblocks as u32)));
+        }
+        let out = common::run(&q, cpu, &lbin, &linput);
+        assert!(out.status.success(), "linux {v}: {}", out.status);
+        let got: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(String::from).collect();
+        assert_eq!(got, lwant, "linux {v}");
+        println!("{v}: Linux form agrees under qemu ({} cases)", got.len());
+    }
+}

@@ -1,0 +1,100 @@
+//! Helpers shared by the kernel tests: building a static C harness around emitted assembly
+//! and running it under an emulator.
+#![allow(dead_code)]
+
+use kgen::oracle::{self, Tool};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+/// `<linux/linkage.h>` as far as kgen's Linux files need it.
+pub const LINKAGE_STUB: &str = "#ifndef STUB_LINKAGE_H
+#define STUB_LINKAGE_H
+#define SYM_FUNC_START(name) .globl name; .type name, @function; .p2align 2; name:
+#define SYM_FUNC_START_LOCAL(name) .type name, @function; .p2align 2; name:
+#define SYM_FUNC_END(name) .size name, .-name
+#endif
+";
+
+/// Compiles `c_src` with the assembly files into a static riscv64 binary.
+pub fn build(dir: &Path, name: &str, c_src: &str, asm: &[(&str, String)]) -> Option<PathBuf> {
+    let gcc = oracle::gcc()?;
+    std::fs::create_dir_all(dir.join("linux")).unwrap();
+    std::fs::write(dir.join("linux/linkage.h"), LINKAGE_STUB).unwrap();
+    let c = dir.join(format!("{name}.c"));
+    std::fs::write(&c, c_src).unwrap();
+    let mut cmd = gcc.command();
+    let bin = dir.join(name);
+    cmd.args(["-static", "-O1", "-march=rv64gc", "-I"]).arg(dir).arg("-o").arg(&bin).arg(&c);
+    for (file, text) in asm {
+        let p = dir.join(file);
+        std::fs::write(&p, text).unwrap();
+        cmd.arg(&p);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "building {name}: {}", String::from_utf8_lossy(&out.stderr));
+    Some(bin)
+}
+
+/// Runs `bin` under `qemu` with `-cpu cpu`, feeding `input` on stdin.
+pub fn run(qemu: &Tool, cpu: &str, bin: &Path, input: &str) -> Output {
+    let mut child = qemu.command().args(["-cpu", cpu]).arg(bin).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    out
+}
+
+/// FNV-1a 64 of a byte string (the harnesses print it instead of whole outputs).
+pub fn fnv(b: &[u8]) -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for &x in b {
+        h ^= x as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
+/// The harnesses' data generator (xorshift64*), for inputs derived from a seed.
+pub fn gen_bytes(seed: u64, n: usize) -> Vec<u8> {
+    let mut s = seed | 1;
+    let mut out = Vec::with_capacity(n + 8);
+    while out.len() < n {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        out.extend_from_slice(&s.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
+    }
+    out.truncate(n);
+    out
+}
+
+/// C versions of `fnv` and `gen_bytes`.
+pub const C_HELPERS: &str = r#"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+static uint64_t fnv(const unsigned char *b, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001b3ULL; }
+  return h;
+}
+static void gen_bytes(uint64_t s, unsigned char *out, size_t n) {
+  s |= 1;
+  size_t i = 0;
+  while (i < n) {
+    s ^= s >> 12; s ^= s << 25; s ^= s >> 27;
+    uint64_t v = s * 0x2545F4914F6CDD1DULL;
+    for (int k = 0; k < 8 && i < n; k++, i++) out[i] = (unsigned char)(v >> (8 * k));
+  }
+}
+static void unhex(const char *s, unsigned char *out) {
+  unsigned v; int n = 0;
+  while (sscanf(s + 2 * n, "%2x", &v) == 1) out[n++] = v;
+}
+"#;
