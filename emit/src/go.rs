@@ -1,1 +1,456 @@
-//! Go output (ABI0 assembly and declarations).
+//! Go output: an ABI0 assembly file (`.s`) and the matching declarations (`.go`) for a
+//! module built with [`Abi::Go`].
+//!
+//! # The assembly
+//! Every instruction is written as `WORD $0x........ // text`, with the word kgen-dsl
+//! encoded ([`Module::codes`]) and the text from kgen-dsl's printer, so the Go assembler
+//! only copies the machine code. Three things are written in Go syntax instead, each the
+//! same length as what it replaces, so every pre-encoded branch offset stays valid:
+//! - an address materialisation `auipc rd, %pcrel_hi(sym+a); addi rd, rd, %pcrel_lo(..)`
+//!   becomes `MOV $·sym+a(SB), Xrd`, which the Go assembler expands to the same
+//!   `auipc`+`addi` pair with a PC-relative relocation (the pair must be adjacent and the
+//!   `addi` must add to the `auipc`'s register; anything else is refused);
+//! - a return (`jalr zero, 0(ra)`) in a function without a result becomes `RET`, which Go
+//!   assembles to the same instruction for a frameless leaf function;
+//! - a return in a function with a result becomes `JMP kgen_ret`, a `jal` to an epilogue
+//!   after the body that stores `a0` in the result slot (`MOV X10, ret+N(FP)`) and returns.
+//!
+//! Before the body, each argument is loaded from the caller's frame into a0, a1, ... (ABI0
+//! passes arguments on the stack): `MOV name+off(FP), X10`. Offsets follow Go's layout:
+//! each argument aligned to its size, the result at the next 8-byte boundary; the `TEXT`
+//! line declares `$0-<args+result size>`.
+//!
+//! Functions are `NOSPLIT` with a zero frame: they must not touch the stack (no frame, no
+//! saved registers), call nothing, and write none of sp, gp, tp, X26 (closure context),
+//! X27 (g) and X31 (the assembler's temporary). [`Abi::Go`] makes kgen's allocator avoid
+//! these; modules built for another ABI are refused. Functions must be shorter than 1 MiB
+//! (so Go keeps `JMP kgen_ret` a single `jal`). Only global functions are written (local
+//! ones could not be called from Go); module aliases are not (Go has no symbol aliases).
+//!
+//! Data objects become `DATA`/`GLOBL ·name(SB), RODATA|NOPTR, $size`. Go's assembler has
+//! no alignment directive: the linker aligns a symbol to the largest power of two not above
+//! its size, at most 32 bytes on riscv64, which covers the element alignment loads need. A
+//! larger requested alignment (the AES tables ask for 64 bytes, for cache-line placement;
+//! their code indexes them with `add`, so it does not depend on it) is not honoured, and a
+//! `Note:` line in the `.s` header says so.
+//!
+//! # Names
+//! [`go_name`]: the C name split at `_`; the first part lowercased if it is all capitals
+//! (an acronym) or with its first letter lowercased otherwise, later parts with their first
+//! letter uppercased: `AES_encrypt_c906` → `aesEncryptC906`, `chacha20_blocks` →
+//! `chacha20Blocks`. Argument names are kept (a Go keyword gets a `_` appended).
+//!
+//! # Types
+//! [`go_type`] maps C types (qualifiers `const`, `volatile`, `restrict` dropped):
+//! - pointers: to `unsigned int`/`unsigned`/`u32`/`uint32_t` → `*uint32`; to
+//!   `u64`/`uint64_t`/`unsigned long`/`unsigned long long` → `*uint64`; any other → `*byte`;
+//! - `size_t`/`uintptr_t`/`u64`/`uint64_t`/`unsigned long`/`unsigned long long` → `uint64`;
+//!   `long`/`long long`/`ssize_t`/`s64`/`int64_t` → `int64`;
+//! - `unsigned int`/`unsigned`/`u32`/`uint32_t` → `uint32`; `int`/`signed int`/`s32`/
+//!   `int32_t` → `int32` (C's `int` is signed, so its Go type is too);
+//! - `unsigned short`/`u16`/`uint16_t` → `uint16`; `unsigned char`/`u8`/`uint8_t` → `uint8`.
+//!
+//! 32-bit arguments are loaded with `MOVW` (sign-extending), as the RISC-V psABI keeps
+//! 32-bit values in registers; 8- and 16-bit ones are zero-extended.
+
+use crate::{header_lines, EmitError, EmitOptions, GENERATOR};
+use askama::Template;
+use kgen_dsl::func::Item;
+use kgen_dsl::isa::{Class, Inst, Kind, Role};
+use kgen_dsl::module::{Lowered, Module};
+use kgen_dsl::object::{Code, DataObj, Reloc, RelocKind};
+use kgen_dsl::text::XNAMES;
+use kgen_dsl::Abi;
+use std::collections::{HashMap, HashSet};
+
+/// Registers a Go assembly function must not write: sp, gp, tp, X26 (closure context),
+/// X27 (g), X31 (assembler temporary).
+pub const GO_RESERVED: [u8; 6] = [2, 3, 4, 26, 27, 31];
+
+/// Go assembles `JMP label` as one `jal` only within this many bytes (±1 MiB); functions
+/// must be shorter.
+pub const MAX_FUNC_BYTES: usize = 1 << 20;
+
+/// Label of the epilogue of a function with a result.
+const RET_LABEL: &str = "kgen_ret";
+
+const GO_KEYWORDS: [&str; 25] = [
+    "break", "case", "chan", "const", "continue", "default", "defer", "else", "fallthrough", "for", "func", "go", "goto", "if", "import",
+    "interface", "map", "package", "range", "return", "select", "struct", "switch", "type", "var",
+];
+
+/// A Go type for a C argument or result, with how ABI0 assembly moves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GoType {
+    /// The Go spelling (`*byte`, `uint32`).
+    pub name: &'static str,
+    /// Size in the argument frame (bytes; also its alignment).
+    pub size: u32,
+    /// Instruction that loads it from the frame into a register.
+    pub load: &'static str,
+    /// Instruction that stores it from a register into the frame.
+    pub store: &'static str,
+}
+
+const fn ty(name: &'static str, size: u32, load: &'static str, store: &'static str) -> GoType {
+    GoType { name, size, load, store }
+}
+
+fn unsupported(s: String) -> EmitError {
+    EmitError::Unsupported(format!("Go output: {s}"))
+}
+
+/// The Go type of C type `c` (see the module documentation for the rules).
+pub fn go_type(c: &str) -> Result<GoType, EmitError> {
+    let words: Vec<&str> = c
+        .split(|ch: char| ch.is_whitespace() || ch == '*')
+        .filter(|w| !w.is_empty() && !matches!(*w, "const" | "volatile" | "restrict" | "__restrict" | "__restrict__"))
+        .collect();
+    let base = words.join(" ");
+    if c.contains('*') {
+        if c.matches('*').count() > 1 {
+            return Err(unsupported(format!("C type `{c}`: pointers to pointers have no Go mapping here")));
+        }
+        return Ok(match base.as_str() {
+            "unsigned int" | "unsigned" | "u32" | "uint32_t" => ty("*uint32", 8, "MOV", "MOV"),
+            "u64" | "uint64_t" | "unsigned long" | "unsigned long long" => ty("*uint64", 8, "MOV", "MOV"),
+            _ => ty("*byte", 8, "MOV", "MOV"),
+        });
+    }
+    Ok(match base.as_str() {
+        "size_t" | "uintptr_t" | "u64" | "uint64_t" | "unsigned long" | "unsigned long long" | "unsigned long int" => ty("uint64", 8, "MOV", "MOV"),
+        "long" | "long long" | "long int" | "ssize_t" | "s64" | "int64_t" => ty("int64", 8, "MOV", "MOV"),
+        "unsigned int" | "unsigned" | "u32" | "uint32_t" => ty("uint32", 4, "MOVW", "MOVW"),
+        "int" | "signed int" | "signed" | "s32" | "int32_t" => ty("int32", 4, "MOVW", "MOVW"),
+        "unsigned short" | "u16" | "uint16_t" => ty("uint16", 2, "MOVHU", "MOVH"),
+        "unsigned char" | "u8" | "uint8_t" => ty("uint8", 1, "MOVBU", "MOVB"),
+        _ => return Err(unsupported(format!("C type `{c}` has no Go mapping"))),
+    })
+}
+
+fn is_go_ident(s: &str) -> bool {
+    let mut cs = s.chars();
+    matches!(cs.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && cs.all(|c| c.is_ascii_alphanumeric() || c == '_') && !GO_KEYWORDS.contains(&s)
+}
+
+/// The Go name of C function `c` (camelCase, unexported; see the module documentation).
+pub fn go_name(c: &str) -> Result<String, EmitError> {
+    let mut out = String::new();
+    for part in c.split('_').filter(|p| !p.is_empty()) {
+        if out.is_empty() {
+            if part.chars().all(|ch| !ch.is_ascii_lowercase()) {
+                out.push_str(&part.to_ascii_lowercase());
+            } else {
+                let mut cs = part.chars();
+                out.extend(cs.next().map(|ch| ch.to_ascii_lowercase()));
+                out.extend(cs);
+            }
+        } else {
+            let mut cs = part.chars();
+            out.extend(cs.next().map(|ch| ch.to_ascii_uppercase()));
+            out.extend(cs);
+        }
+    }
+    if !is_go_ident(&out) {
+        return Err(unsupported(format!("function `{c}` gives `{out}`, which is not a Go identifier")));
+    }
+    Ok(out)
+}
+
+/// An argument name usable in Go (keywords get a `_` appended).
+fn go_param(name: &str) -> Result<String, EmitError> {
+    let n = if GO_KEYWORDS.contains(&name) { format!("{name}_") } else { name.to_string() };
+    if !is_go_ident(&n) || n == "ret" {
+        return Err(unsupported(format!("argument name `{name}` is not usable in Go")));
+    }
+    Ok(n)
+}
+
+struct GoFunc {
+    c_name: String,
+    go_name: String,
+    prototype: String,
+    summary: String,
+    /// `name type, name type`
+    params: String,
+    /// ` int32` or empty.
+    result: String,
+    argsize: u32,
+    body: Vec<String>,
+}
+
+struct GoData {
+    name: String,
+    comment: String,
+    lines: Vec<String>,
+    size: usize,
+}
+
+#[derive(Template)]
+#[template(path = "go.s.txt", escape = "none")]
+struct GoAsmFile<'a> {
+    generator: &'a str,
+    header: Vec<String>,
+    notes: Vec<String>,
+    funcs: &'a [GoFunc],
+    data: &'a [GoData],
+}
+
+#[derive(Template)]
+#[template(path = "go.go.txt", escape = "none")]
+struct GoDeclFile<'a> {
+    generator: &'a str,
+    header: Vec<String>,
+    pkg: &'a str,
+    funcs: &'a [GoFunc],
+}
+
+/// `DATA` lines for a data object: 8-byte rows, then a 4/2/1-byte tail.
+fn data_lines(d: &DataObj) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut off = 0usize;
+    let b = &d.bytes;
+    for width in [8usize, 4, 2, 1] {
+        while b.len() - off >= width {
+            let mut v = 0u64;
+            for k in 0..width {
+                v |= (b[off + k] as u64) << (8 * k);
+            }
+            out.push(format!("DATA ·{}+{off}(SB)/{width}, ${v:#0w$x}", d.name, w = 2 + 2 * width));
+            off += width;
+        }
+    }
+    out
+}
+
+/// Integer registers an instruction writes.
+fn written_x(i: &Inst) -> impl Iterator<Item = u8> + '_ {
+    let row = i.row();
+    row.ops.iter().zip(i.args()).filter(|(s, _)| matches!(s.role, Role::Def | Role::UseDef) && matches!(s.kind, Kind::X | Kind::XMem)).map(|(_, v)| *v as u8)
+}
+
+/// The value of the first operand of `kind` with `role`.
+fn operand(i: &Inst, pick: impl Fn(Role, Kind) -> bool) -> Option<i64> {
+    i.row().ops.iter().zip(i.args()).find(|(s, _)| pick(s.role, s.kind)).map(|(_, v)| *v)
+}
+
+fn is_return(i: &Inst) -> bool {
+    let row = i.row();
+    row.class == Class::Jalr
+        && operand(i, |r, k| r == Role::Def && k == Kind::X) == Some(0)
+        && operand(i, |_, k| k == Kind::XMem) == Some(1)
+        && operand(i, |_, k| matches!(k, Kind::MemOff(_))) == Some(0)
+}
+
+fn word_at(code: &Code, off: u32) -> Result<u32, EmitError> {
+    code.bytes
+        .get(off as usize..off as usize + 4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .ok_or_else(|| unsupported(format!("{}: no instruction word at {off:#x}", code.name)))
+}
+
+fn sym_ref(sym: &str, addend: i64) -> String {
+    match addend {
+        0 => format!("·{sym}(SB)"),
+        a if a > 0 => format!("·{sym}+{a}(SB)"),
+        a => format!("·{sym}{a}(SB)"),
+    }
+}
+
+/// Builds the Go view of one function: signature, argument loads, body, epilogue.
+fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFunc, EmitError> {
+    let f = &l.func;
+    let name = &f.name;
+    let fail = |s: String| unsupported(format!("{name}: {s}"));
+    if l.frame.size != 0 || !l.frame.saved.is_empty() {
+        return Err(fail(format!("uses a {}-byte stack frame; Go assembly output supports frameless functions only", l.frame.size)));
+    }
+    // The argument loads and the epilogue add at most 11 instructions.
+    if code.bytes.len() + 64 > MAX_FUNC_BYTES {
+        return Err(fail(format!("is {} bytes long; Go output supports functions under {MAX_FUNC_BYTES} bytes", code.bytes.len())));
+    }
+    if f.args.len() > 8 {
+        return Err(fail(format!("has {} arguments; at most 8 fit in a0..a7", f.args.len())));
+    }
+
+    // Signature and frame layout.
+    let mut off = 0u32;
+    let mut params = Vec::new();
+    let mut body = Vec::new();
+    for (n, a) in f.args.iter().enumerate() {
+        let t = go_type(&a.c_type).map_err(|e| fail(format!("argument `{}`: {e}", a.name)))?;
+        let p = go_param(&a.name).map_err(|e| fail(e.to_string()))?;
+        off = off.next_multiple_of(t.size);
+        body.push(format!("\t{}\t{p}+{off}(FP), X{}", t.load, 10 + n));
+        params.push(format!("{p} {}", t.name));
+        off += t.size;
+    }
+    let ret = match f.ret.trim() {
+        "void" | "" => None,
+        r => Some(go_type(r).map_err(|e| fail(format!("result: {e}")))?),
+    };
+    let (argsize, ret_off) = match ret {
+        Some(t) => {
+            let o = off.next_multiple_of(8);
+            (o + t.size, Some(o))
+        }
+        None => (off, None),
+    };
+
+    // The body.
+    let at: HashMap<usize, (u32, Inst)> = code.insts.iter().map(|(o, i, idx)| (*idx, (*o, *i))).collect();
+    let relocs: HashMap<u32, &Reloc> = code.relocs.iter().map(|r| (r.offset, r)).collect();
+    let used = kgen_dsl::lower::referenced_labels(f);
+    let mut consumed_lo: HashSet<u32> = HashSet::new();
+    let mut skip_next: Option<u32> = None;
+    for (idx, it) in f.items.iter().enumerate() {
+        match it {
+            Item::Label(lb) if used[lb.0 as usize] => body.push(format!("\t// {}:", f.label_name(*lb))),
+            Item::Label(_) => {}
+            Item::Comment(c) => body.push(format!("\t// {c}")),
+            Item::Exit => return Err(fail("function was not lowered".into())),
+            Item::Data(d) => {
+                if d.len() % 4 != 0 {
+                    return Err(fail(format!("{} bytes of data in the code; Go output needs whole 32-bit words", d.len())));
+                }
+                for w in d.chunks(4) {
+                    body.push(format!("\tWORD\t${:#010x}\t// data", u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
+                }
+            }
+            Item::Inst(ii) => {
+                let (pc, inst) = *at.get(&idx).ok_or_else(|| fail(format!("instruction {idx} was not encoded")))?;
+                if skip_next == Some(pc) {
+                    // The addi of a pair already written as MOV (same rd, checked there).
+                    skip_next = None;
+                    continue;
+                }
+                let text = f.inst_text(ii);
+                if let Some(r) = written_x(&inst).find(|r| GO_RESERVED.contains(r)) {
+                    return Err(fail(format!("`{text}` writes {}, which Go reserves", XNAMES[r as usize])));
+                }
+                let row = inst.row();
+                if matches!(row.class, Class::Jal | Class::Jalr) && written_x(&inst).any(|r| r != 0) {
+                    return Err(fail(format!("`{text}` is a call; Go assembly output supports leaf functions only")));
+                }
+                match relocs.get(&pc) {
+                    Some(r) if r.kind == RelocKind::PcrelHi20 => {
+                        let rd = operand(&inst, |ro, k| ro == Role::Def && k == Kind::X);
+                        let lo = relocs.get(&(pc + 4)).filter(|lo| lo.kind == RelocKind::PcrelLo12I { hi: pc });
+                        let next = code.insts.iter().find(|(o, _, _)| *o == pc + 4).map(|(_, i, _)| *i);
+                        let pair_ok = match (lo, next) {
+                            (Some(_), Some(n)) => {
+                                n.row().mnemonic == "addi"
+                                    && operand(&n, |ro, k| ro == Role::Def && k == Kind::X) == rd
+                                    && operand(&n, |ro, k| ro == Role::Use && k == Kind::X) == rd
+                            }
+                            _ => false,
+                        };
+                        if !pair_ok {
+                            return Err(fail(format!(
+                                "`{text}` at {pc:#x} is not directly followed by `addi` of its %pcrel_lo into the same register; Go can only express that pair (MOV $sym(SB), reg)"
+                            )));
+                        }
+                        if !data_names.contains(r.sym.as_str()) {
+                            return Err(fail(format!("`{text}` refers to `{}`, which is not a data object of the module", r.sym)));
+                        }
+                        let rd = rd.unwrap_or(0) as usize;
+                        let reg = XNAMES[rd];
+                        body.push(format!("\tMOV\t${}, X{rd}\t// {text}; addi {reg}, {reg}, %pcrel_lo", sym_ref(&r.sym, r.addend)));
+                        consumed_lo.insert(pc + 4);
+                        skip_next = Some(pc + 4);
+                    }
+                    Some(r) => {
+                        return Err(fail(format!("`{text}` at {pc:#x} carries a {:?} relocation without its %pcrel_hi right before it", r.kind)));
+                    }
+                    None if is_return(&inst) => match (ret, ret_off) {
+                        (Some(_), Some(_)) => body.push(format!("\tJMP\t{RET_LABEL}\t// {text}")),
+                        _ => body.push(format!("\tRET\t// {text}")),
+                    },
+                    None => {
+                        if row.class == Class::Jalr {
+                            return Err(fail(format!("`{text}` is an indirect jump; Go assembly output supports `ret` only")));
+                        }
+                        body.push(format!("\tWORD\t${:#010x}\t// {text}", word_at(code, pc)?));
+                    }
+                }
+            }
+        }
+    }
+    if let Some(r) = code.relocs.iter().find(|r| r.kind != RelocKind::PcrelHi20 && !consumed_lo.contains(&r.offset)) {
+        return Err(fail(format!("relocation {:?} at {:#x} is not part of an auipc+addi pair", r.kind, r.offset)));
+    }
+    if let (Some(t), Some(o)) = (ret, ret_off) {
+        body.push(format!("{RET_LABEL}:"));
+        body.push(format!("\t{}\tX10, ret+{o}(FP)", t.store));
+        body.push("\tRET".into());
+    }
+    Ok(GoFunc {
+        c_name: name.clone(),
+        go_name: go_name(name)?,
+        prototype: l.c_prototype(),
+        summary: f.summary.clone(),
+        params: params.join(", "),
+        result: ret.map(|t| format!(" {}", t.name)).unwrap_or_default(),
+        argsize,
+        body,
+    })
+}
+
+/// The Go assembly (`.s`) and declarations (`.go`) for package `pkg`. The module must be
+/// built for [`Abi::Go`]; see the module documentation for what is supported.
+pub fn go_files(m: &Module, o: &EmitOptions, pkg: &str) -> Result<(String, String), EmitError> {
+    if m.abi != Abi::Go {
+        return Err(unsupported(format!("the module is built for the {} ABI; Go output needs one built for the go ABI (no callee-saved registers, X26/X27/X31 untouched)", m.abi)));
+    }
+    if !is_go_ident(pkg) {
+        return Err(unsupported(format!("`{pkg}` is not a Go package name")));
+    }
+    let codes = m.codes()?;
+    let data_names: HashSet<&str> = m.data.iter().map(|d| d.name.as_str()).collect();
+    let mut funcs = Vec::new();
+    let mut names: HashMap<String, String> = HashMap::new();
+    for (l, c) in m.funcs.iter().zip(&codes) {
+        if !l.global {
+            continue;
+        }
+        let g = go_func(l, c, &data_names)?;
+        if let Some(prev) = names.insert(g.go_name.clone(), g.c_name.clone()) {
+            return Err(unsupported(format!("`{prev}` and `{}` both become `{}` in Go", g.c_name, g.go_name)));
+        }
+        funcs.push(g);
+    }
+    if funcs.is_empty() {
+        return Err(unsupported("the module has no global function".into()));
+    }
+    let mut notes = Vec::new();
+    let mut data = Vec::new();
+    for d in &m.data {
+        if !is_go_ident(&d.name) {
+            return Err(unsupported(format!("data object `{}` is not a Go identifier", d.name)));
+        }
+        if names.contains_key(&d.name) {
+            return Err(unsupported(format!("data object `{}` has the Go name of a function", d.name)));
+        }
+        if d.bytes.is_empty() {
+            return Err(unsupported(format!("data object `{}` is empty", d.name)));
+        }
+        if d.align > 32 {
+            notes.push(format!("{} asks for {}-byte alignment; Go's linker aligns it to 32 bytes.", d.name, d.align));
+        }
+        data.push(GoData { name: d.name.clone(), comment: d.comment.clone(), lines: data_lines(d), size: d.bytes.len() });
+    }
+    // The first header line ("Generated by ...; do not edit. Regenerate with:") becomes Go's
+    // standard "Code generated ... DO NOT EDIT." line in the templates.
+    let header: Vec<String> = std::iter::once("Regenerate with:".to_string()).chain(header_lines(m, o, "Go (ABI0)").into_iter().skip(1)).collect();
+    let newline = |mut t: String| {
+        if !t.ends_with('\n') {
+            t.push('\n');
+        }
+        t
+    };
+    let s = GoAsmFile { generator: GENERATOR, header: header.clone(), notes, funcs: &funcs, data: &data }
+        .render()
+        .map_err(|e| EmitError::Template(e.to_string()))?;
+    let g = GoDeclFile { generator: GENERATOR, header, pkg, funcs: &funcs }.render().map_err(|e| EmitError::Template(e.to_string()))?;
+    Ok((newline(s), newline(g)))
+}

@@ -12,7 +12,9 @@ use kgen_dsl::report::Report;
 use kgen_dsl::{BuildError, Ext};
 use std::collections::{BTreeSet, HashMap};
 
+pub mod elf;
 pub mod go;
+pub mod jit;
 
 /// Which GNU binutils the printed assembly must assemble with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -8,7 +8,7 @@ use kgen_dsl::object::Image;
 use kgen_dsl::target::Target;
 use kgen_dsl::text::print_inst;
 use kgen_dsl::ExtSet;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 
 /// Why execution stopped: where, at what, and the reason.
@@ -28,21 +28,15 @@ impl fmt::Display for Fault {
 
 impl std::error::Error for Fault {}
 
-/// Identity hasher for pc-keyed maps.
-#[derive(Default, Clone, Copy)]
-pub struct PcHasher(u64);
-impl std::hash::Hasher for PcHasher {
-    fn finish(&self) -> u64 {
-        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-    }
-    fn write(&mut self, _: &[u8]) {
-        unreachable!()
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-type PcMap<V> = HashMap<u64, V, std::hash::BuildHasherDefault<PcHasher>>;
+
+const CACHE: usize = 1 << 14;
+
+const ALL_CLASSES: &[Class] = &[
+    Class::Alu, Class::Load, Class::Store, Class::Branch, Class::Jal, Class::Jalr, Class::Mul, Class::MulW, Class::MulAcc,
+    Class::MulAccW, Class::Div, Class::DivW, Class::Csr, Class::Fence, Class::System, Class::VSet, Class::VAlu, Class::VMul,
+    Class::VDiv, Class::VWiden, Class::VLoad, Class::VStore, Class::VSlide, Class::VGather, Class::VReduce, Class::VMask,
+    Class::VMove, Class::VToScalar, Class::VCrypto,
+];
 
 /// A hart with memory, running one target's instruction set.
 pub struct Machine {
@@ -50,8 +44,9 @@ pub struct Machine {
     pub mem: Memory,
     pub target: Target,
     exts: ExtSet,
-    cache: PcMap<Inst>,
-    pub counts: BTreeMap<Class, u64>,
+    /// Direct-mapped decode cache: (pc, instruction) at index (pc / 4) mod CACHE.
+    cache: Vec<(u64, Inst)>,
+    class_counts: [u64; 64],
     pub cost: Option<C906>,
     /// Stop with a fault after this many instructions (runaway loops).
     pub max_steps: u64,
@@ -68,8 +63,8 @@ impl Machine {
             mem: Memory::new(),
             target: target.clone(),
             exts: target.exts,
-            cache: PcMap::default(),
-            counts: BTreeMap::new(),
+            cache: vec![(u64::MAX, Inst::new(kgen_dsl::Form(0), &[])); CACHE],
+            class_counts: [0; 64],
             cost: None,
             max_steps: 1 << 32,
         }
@@ -84,17 +79,26 @@ impl Machine {
             self.mem.map("rodata", img.rodata_base, img.rodata.len().next_multiple_of(4096), Perm::R);
             self.mem.write_bytes(img.rodata_base, &img.rodata);
         }
-        self.cache.clear();
+        self.flush_cache();
     }
 
+    /// Forgets decoded instructions (after code in memory changed).
+    pub fn flush_cache(&mut self) {
+        for e in &mut self.cache {
+            e.0 = u64::MAX;
+        }
+    }
+
+    #[inline]
     fn decode_at(&mut self, pc: u64) -> Result<Inst, Fault> {
-        if let Some(i) = self.cache.get(&pc) {
-            return Ok(*i);
+        let slot = (pc >> 2) as usize & (CACHE - 1);
+        if self.cache[slot].0 == pc {
+            return Ok(self.cache[slot].1);
         }
         let w = self.mem.fetch(pc).map_err(|trap| Fault { pc, inst: String::new(), trap })?;
         match table().decode(w, self.exts) {
             Some(i) => {
-                self.cache.insert(pc, i);
+                self.cache[slot] = (pc, i);
                 Ok(i)
             }
             None => {
@@ -125,7 +129,7 @@ impl Machine {
         if let Some(c) = &mut self.cost {
             c.resolve(pc, self.hart.next_pc, &inst);
         }
-        *self.counts.entry(row.class).or_insert(0) += 1;
+        self.class_counts[row.class as usize] += 1;
         self.hart.instret += 1;
         self.hart.pc = self.hart.next_pc;
         Ok(())
@@ -145,11 +149,16 @@ impl Machine {
 
     /// Total instructions executed.
     pub fn instructions(&self) -> u64 {
-        self.counts.values().sum()
+        self.class_counts.iter().sum()
+    }
+
+    /// Instructions executed by class.
+    pub fn counts(&self) -> BTreeMap<Class, u64> {
+        ALL_CLASSES.iter().filter(|c| self.class_counts[**c as usize] > 0).map(|c| (*c, self.class_counts[*c as usize])).collect()
     }
 
     pub fn reset_counts(&mut self) {
-        self.counts.clear();
+        self.class_counts = [0; 64];
         if let Some(c) = &mut self.cost {
             c.reset();
         }
