@@ -41,7 +41,7 @@ enum Cmd {
         /// openssl, linux or go.
         #[arg(long, default_value = "openssl")]
         abi: String,
-        /// s (assembly), pl (perlasm shim).
+        /// s (assembly; for go the .s and .go files), pl (perlasm shim), o (ELF object).
         #[arg(long, default_value = "s")]
         format: String,
         /// Output path (default: standard output).
@@ -152,7 +152,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
             for t in targets() {
                 println!("  {:<14} -march={}\n  {:<14} {}", t.name, t.march(), "", t.summary);
             }
-            println!("outputs: openssl (.S, perlasm .pl), linux (.S)");
+            println!("outputs: openssl (.S, perlasm .pl, ELF .o), linux (.S, ELF .o), go (.s + .go)");
             Ok(())
         }
         Cmd::Isa { ext } => {
@@ -190,13 +190,21 @@ fn run(cmd: Cmd) -> Result<(), String> {
         }
         Cmd::Emit { kernel, variant, target: tgt, abi, format, o, asm_compat } => {
             let out = find_output(&kernel, variant.as_deref(), tgt.as_deref(), &abi, &format)?;
-            let bytes = out.render(compat(&asm_compat)?)?;
-            match o {
-                Some(p) => write(&p, &bytes),
-                None => {
-                    use std::io::Write;
-                    std::io::stdout().write_all(&bytes).map_err(|e| e.to_string())
+            let files = out.render(compat(&asm_compat)?)?;
+            match (o, files.len()) {
+                (Some(p), 1) => write(&p, &files[0].1),
+                (Some(dir), _) => {
+                    for (rel, bytes) in &files {
+                        let name = Path::new(rel).file_name().unwrap_or_default();
+                        write(&dir.join(name), bytes)?;
+                    }
+                    Ok(())
                 }
+                (None, 1) if out.format != Format::O => {
+                    use std::io::Write;
+                    std::io::stdout().write_all(&files[0].1).map_err(|e| e.to_string())
+                }
+                (None, _) => Err("this output is binary or several files: give -o PATH (a directory for Go)".into()),
             }
         }
         Cmd::All { out, asm_compat } => {
@@ -205,19 +213,22 @@ fn run(cmd: Cmd) -> Result<(), String> {
             let all = outputs::all();
             let mut total = 0usize;
             let mut rows = Vec::new();
+            let mut nfiles = 0;
             for o in &all {
-                let bytes = o.render(c)?;
-                let path = out.join(o.path());
-                write(&path, &bytes)?;
-                println!("wrote {} ({} bytes)", path.display(), bytes.len());
-                total += bytes.len();
+                for (rel, bytes) in o.render(c)? {
+                    let path = out.join(&rel);
+                    write(&path, &bytes)?;
+                    println!("wrote {} ({} bytes)", path.display(), bytes.len());
+                    total += bytes.len();
+                    nfiles += 1;
+                }
                 rows.push((o.kernel.name, o.variant.name, o.abi.name(), o.format.name()));
             }
             println!("\n{:<10} {:<14} {:<8} {:<6}", "kernel", "variant", "abi", "format");
             for r in &rows {
                 println!("{:<10} {:<14} {:<8} {:<6}", r.0, r.1, r.2, r.3);
             }
-            println!("{} files, {} bytes, in {:.2} s", all.len(), total, t0.elapsed().as_secs_f64());
+            println!("{} outputs, {nfiles} files, {} bytes, in {:.2} s", all.len(), total, t0.elapsed().as_secs_f64());
             Ok(())
         }
         Cmd::Check { kernel } => {

@@ -8,10 +8,12 @@ use kgen_kernels::{Kernel, Variant};
 /// Output formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
-    /// Assembly source (`.S`).
+    /// Assembly source (`.S`; for Go, the `.s` plus the `.go` declarations).
     S,
     /// OpenSSL perlasm shim (`.pl`).
     Pl,
+    /// ELF relocatable object (`.o`).
+    O,
 }
 
 impl Format {
@@ -19,12 +21,14 @@ impl Format {
         match self {
             Format::S => "s",
             Format::Pl => "pl",
+            Format::O => "o",
         }
     }
     pub fn from_name(s: &str) -> Option<Format> {
         match s {
             "s" | "S" => Some(Format::S),
             "pl" => Some(Format::Pl),
+            "o" => Some(Format::O),
             _ => None,
         }
     }
@@ -42,9 +46,9 @@ pub struct Output {
 /// The formats an ABI has.
 pub fn formats(abi: Abi) -> &'static [Format] {
     match abi {
-        Abi::Psabi => &[Format::S, Format::Pl],
-        Abi::Linux => &[Format::S],
-        Abi::Go => &[],
+        Abi::Psabi => &[Format::S, Format::Pl, Format::O],
+        Abi::Linux => &[Format::S, Format::O],
+        Abi::Go => &[Format::S],
     }
 }
 
@@ -73,25 +77,33 @@ impl Output {
         c
     }
 
-    /// Path of the file relative to an output directory.
-    pub fn path(&self) -> String {
-        let ext = match (self.abi, self.format) {
-            (_, Format::Pl) => "pl",
-            (_, Format::S) => "S",
-        };
-        format!("{}/{}/{}/{}-{}.{ext}", self.kernel.name, self.variant.name, self.abi.name(), self.kernel.name, self.variant.name)
+    /// Go package name of a kernel.
+    pub fn go_package(&self) -> String {
+        self.kernel.name.replace('-', "")
     }
 
-    /// Builds the kernel and renders the file.
-    pub fn render(&self, compat: Compat) -> Result<Vec<u8>, String> {
+    /// The files this output consists of: (path relative to an output directory, bytes).
+    pub fn render(&self, compat: Compat) -> Result<Vec<(String, Vec<u8>)>, String> {
         let m = self.variant.build(self.abi).map_err(|e| e.to_string())?;
         let o = EmitOptions { command: self.command(compat), compat };
-        let text = match (self.abi, self.format) {
-            (Abi::Psabi, Format::S) => kgen_emit::openssl_s(&m, &o),
-            (Abi::Psabi, Format::Pl) => kgen_emit::openssl_s(&m, &o).map(|s| kgen_emit::perlasm_shim(&s, &o)),
-            (Abi::Linux, Format::S) => kgen_emit::linux_s(&m, &o),
+        let dir = format!("{}/{}/{}", self.kernel.name, self.variant.name, self.abi.name());
+        let stem = format!("{}-{}", self.kernel.name, self.variant.name);
+        let e = |x: kgen_emit::EmitError| x.to_string();
+        Ok(match (self.abi, self.format) {
+            (Abi::Psabi, Format::S) => vec![(format!("{dir}/{stem}.S"), kgen_emit::openssl_s(&m, &o).map_err(e)?.into_bytes())],
+            (Abi::Psabi, Format::Pl) => {
+                let s = kgen_emit::openssl_s(&m, &o).map_err(e)?;
+                vec![(format!("{dir}/{stem}.pl"), kgen_emit::perlasm_shim(&s, &o).into_bytes())]
+            }
+            (Abi::Linux, Format::S) => vec![(format!("{dir}/{stem}.S"), kgen_emit::linux_s(&m, &o).map_err(e)?.into_bytes())],
+            (_, Format::O) => vec![(format!("{dir}/{stem}.o"), kgen_emit::elf::elf_object(&m).map_err(e)?)],
+            (Abi::Go, Format::S) => {
+                let pkg = self.go_package();
+                let (s, g) = kgen_emit::go::go_files(&m, &o, &pkg).map_err(e)?;
+                let base = format!("{}_{}_riscv64", self.kernel.name, self.variant.name.replace('-', "_"));
+                vec![(format!("{dir}/{base}.s"), s.into_bytes()), (format!("{dir}/{base}.go"), g.into_bytes())]
+            }
             (abi, f) => return Err(format!("no {} output for the {} ABI", f.name(), abi.name())),
-        };
-        text.map(String::into_bytes).map_err(|e| e.to_string())
+        })
     }
 }

@@ -325,7 +325,7 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
     for s in &mut obj.symbols {
         s.global = st.globals.contains(&s.name);
     }
-    syms.extend(obj.symbols.drain(..));
+    syms.append(&mut obj.symbols);
     obj.symbols = syms;
     f.name = "__text".into();
     Ok(Assembled { object: obj, func: f })
@@ -335,8 +335,7 @@ fn statement(st: &mut State, s: &str, line: usize) -> Result<(), AsmError> {
     let e = |msg: String| AsmError { line, msg };
     let mut s = s;
     // labels
-    loop {
-        let Some(colon) = s.find(':') else { break };
+    while let Some(colon) = s.find(':') {
         let name = s[..colon].trim();
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$') {
             break;
@@ -507,40 +506,112 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
     let n = args.len();
     // Pseudo-instructions and GNU's short forms.
     match (mn, n) {
-        ("li", 2) => return Ok(st.f.li(r(0)?, ev(args[1])?)),
-        ("la" | "lla", 2) => return Ok(st.f.la(r(0)?, args[1])),
-        ("mv", 2) => return Ok(st.f.mv(r(0)?, r(1)?)),
-        ("not", 2) => return Ok(st.f.not(r(0)?, r(1)?)),
-        ("neg", 2) => return Ok(st.f.neg(r(0)?, r(1)?)),
-        ("negw", 2) => return Ok(st.f.negw(r(0)?, r(1)?)),
-        ("sext.w", 2) => return Ok(st.f.sext_w(r(0)?, r(1)?)),
-        ("zext.w", 2) if table().lookup("add.uw").is_some() => return Ok(st.f.zext_w(r(0)?, r(1)?)),
-        ("zext.b", 2) => return Ok(st.f.zext_b(r(0)?, r(1)?)),
-        ("zext.h", 2) => return Ok(st.f.zext_h(r(0)?, r(1)?)),
-        ("sext.b", 2) => return Ok(st.f.sext_b(r(0)?, r(1)?)),
-        ("sext.h", 2) => return Ok(st.f.sext_h(r(0)?, r(1)?)),
-        ("seqz", 2) => return Ok(st.f.seqz(r(0)?, r(1)?)),
-        ("snez", 2) => return Ok(st.f.snez(r(0)?, r(1)?)),
-        ("sltz", 2) => return Ok(st.f.emit_text("slt", &[Opnd::Reg(r(0)?), Opnd::Reg(r(1)?), Opnd::Reg(Reg::X(0))])),
-        ("sgtz", 2) => return Ok(st.f.emit_text("slt", &[Opnd::Reg(r(0)?), Opnd::Reg(Reg::X(0)), Opnd::Reg(r(1)?)])),
-        ("nop", 0) => return Ok(st.f.nop()),
-        ("ret", 0) => return Ok(st.f.jr(Reg::X(1))),
-        ("jr", 1) => return Ok(st.f.jr(r(0)?)),
+        ("li", 2) => {
+            st.f.li(r(0)?, ev(args[1])?);
+            return Ok(());
+        }
+        ("la" | "lla", 2) => {
+            st.f.la(r(0)?, args[1]);
+            return Ok(());
+        }
+        ("mv", 2) => {
+            st.f.mv(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("not", 2) => {
+            st.f.not(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("neg", 2) => {
+            st.f.neg(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("negw", 2) => {
+            st.f.negw(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("sext.w", 2) => {
+            st.f.sext_w(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("zext.w", 2) if table().lookup("add.uw").is_some() => {
+            st.f.zext_w(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("zext.b", 2) => {
+            st.f.zext_b(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("zext.h", 2) => {
+            st.f.zext_h(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("sext.b", 2) => {
+            st.f.sext_b(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("sext.h", 2) => {
+            st.f.sext_h(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("seqz", 2) => {
+            st.f.seqz(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("snez", 2) => {
+            st.f.snez(r(0)?, r(1)?);
+            return Ok(());
+        }
+        ("sltz", 2) => {
+            st.f.emit_text("slt", &[Opnd::Reg(r(0)?), Opnd::Reg(r(1)?), Opnd::Reg(Reg::X(0))]);
+            return Ok(());
+        }
+        ("sgtz", 2) => {
+            st.f.emit_text("slt", &[Opnd::Reg(r(0)?), Opnd::Reg(Reg::X(0)), Opnd::Reg(r(1)?)]);
+            return Ok(());
+        }
+        ("nop", 0) => {
+            st.f.nop();
+            return Ok(());
+        }
+        ("ret", 0) => {
+            st.f.jr(Reg::X(1));
+            return Ok(());
+        }
+        ("jr", 1) => {
+            st.f.jr(r(0)?);
+            return Ok(());
+        }
         ("j", 1) => {
             let l = st.label_for(args[0]);
-            return Ok(st.f.j(l));
+            st.f.j(l);
+            return Ok(());
         }
         ("jal", 1) => {
             let l = st.label_for(args[0]);
-            return Ok(st.f.emit_text("jal", &[Opnd::Reg(Reg::X(1)), Opnd::Label(l)]));
+            st.f.emit_text("jal", &[Opnd::Reg(Reg::X(1)), Opnd::Label(l)]);
+            return Ok(());
         }
-        ("jalr", 1) => return Ok(st.f.emit_text("jalr", &[Opnd::Reg(Reg::X(1)), Opnd::Imm(0), Opnd::Reg(r(0)?)])),
+        ("jalr", 1) => {
+            st.f.emit_text("jalr", &[Opnd::Reg(Reg::X(1)), Opnd::Imm(0), Opnd::Reg(r(0)?)]);
+            return Ok(());
+        }
         ("jalr", 3) if parse_xreg(args[1]).is_some() => {
-            return Ok(st.f.emit_text("jalr", &[Opnd::Reg(r(0)?), Opnd::Imm(ev(args[2])?), Opnd::Reg(r(1)?)]))
+            st.f.emit_text("jalr", &[Opnd::Reg(r(0)?), Opnd::Imm(ev(args[2])?), Opnd::Reg(r(1)?)]);
+            return Ok(());
         }
-        ("call", 1) => return Ok(st.f.call(args[0])),
-        ("tail", 1) => return Ok(st.f.tail(args[0])),
-        ("fence", 0) => return Ok(st.f.emit_text("fence", &[Opnd::Imm(15), Opnd::Imm(15)])),
+        ("call", 1) => {
+            st.f.call(args[0]);
+            return Ok(());
+        }
+        ("tail", 1) => {
+            st.f.tail(args[0]);
+            return Ok(());
+        }
+        ("fence", 0) => {
+            st.f.emit_text("fence", &[Opnd::Imm(15), Opnd::Imm(15)]);
+            return Ok(());
+        }
         ("beqz" | "bnez" | "blez" | "bgez" | "bltz" | "bgtz", 2) => {
             let (a, l) = (r(0)?, st.label_for(args[1]));
             match mn {

@@ -81,11 +81,7 @@ pub fn uses_defs(f: &Func, it: &Item) -> (Vec<usize>, Vec<usize>) {
                 }
             }
         }
-        Item::Exit => {
-            if f.ret != "void" {
-                u.push(10);
-            }
-        }
+        Item::Exit if f.ret != "void" => u.push(10),
         _ => {}
     }
     (u, d)

@@ -159,7 +159,7 @@ pub const FUNC_ALIGN: u32 = 4;
 pub fn build_object(code: &[(Code, bool)], data: &[DataObj]) -> Object {
     let mut o = Object { rodata_align: 1, ..Default::default() };
     for (c, global) in code {
-        while o.text.len() as u32 % FUNC_ALIGN != 0 {
+        while !(o.text.len() as u32).is_multiple_of(FUNC_ALIGN) {
             o.text.push(0);
         }
         let base = o.text.len() as u32;
@@ -176,7 +176,7 @@ pub fn build_object(code: &[(Code, bool)], data: &[DataObj]) -> Object {
         o.insts.extend(c.insts.iter().map(|(off, i, _)| (off + base, *i)));
     }
     for d in data {
-        while o.rodata.len() as u32 % d.align.max(1) != 0 {
+        while !(o.rodata.len() as u32).is_multiple_of(d.align.max(1)) {
             o.rodata.push(0);
         }
         o.rodata_align = o.rodata_align.max(d.align);

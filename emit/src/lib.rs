@@ -220,14 +220,14 @@ fn views(m: &Module, compat: Compat, comment: &str) -> Result<(Vec<FuncView>, Ve
 pub fn openssl_s(m: &Module, o: &EmitOptions) -> Result<String, EmitError> {
     let (funcs, data) = views(m, o.compat, "#")?;
     let f = OpensslFile { header: header_lines(m, o, "OpenSSL (RISC-V psABI)"), arch: arch_option(m, o.compat), funcs, data };
-    f.render().map_err(|e| EmitError::Template(e.to_string()))
+    f.render().map(|s| s + "\n").map_err(|e| EmitError::Template(e.to_string()))
 }
 
 /// The Linux-kernel `.S` file (SYM_FUNC_START/END, prototypes in comments).
 pub fn linux_s(m: &Module, o: &EmitOptions) -> Result<String, EmitError> {
     let (funcs, data) = views(m, o.compat, "//")?;
     let f = LinuxFile { header: header_lines(m, o, "Linux kernel"), arch: arch_option(m, o.compat), funcs, data };
-    f.render().map_err(|e| EmitError::Template(e.to_string()))
+    f.render().map(|s| s + "\n").map_err(|e| EmitError::Template(e.to_string()))
 }
 
 /// A perlasm-compatible shim: OpenSSL's build runs `perl SCRIPT FLAVOUR OUTPUT`; this

@@ -35,8 +35,8 @@ pub const KERNEL: Kernel = Kernel {
     name: "aes",
     summary: "AES-128/192/256 block encrypt/decrypt and key schedules (T-tables, OpenSSL ABI)",
     variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi], build: build_c906 },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi], build: build_rv64gc },
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Go], build: build_c906 },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Go], build: build_rv64gc },
     ],
 };
 

@@ -53,9 +53,6 @@ pub const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574]
 const COLUMNS: [[usize; 4]; 4] = [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]];
 const DIAGONALS: [[usize; 4]; 4] = [[0, 5, 10, 15], [1, 6, 11, 12], [2, 7, 8, 13], [3, 4, 9, 14]];
 
-/// Vector lanes per iteration of the interleaved path.
-const LANES: u32 = 4;
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ScalarRot {
     /// th.srriw (XTheadBb)

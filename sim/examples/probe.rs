@@ -66,6 +66,6 @@ fn main() {
             }
         }
     } else {
-        println!("sim {:?} qemu {:?} {}", sim.err(), qs.first().is_some(), String::from_utf8_lossy(&r.stderr));
+        println!("sim {:?} qemu {:?} {}", sim.err(), !qs.is_empty(), String::from_utf8_lossy(&r.stderr));
     }
 }

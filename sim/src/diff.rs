@@ -590,7 +590,7 @@ pub fn harness_asm(seqs: &[Seq]) -> String {
         }
         s.push_str("\tsd t6, -8(sp)\n\tld t6, 112(sp)\n");
         for r in 1..31 {
-            if matches!(r, 2 | 3 | 4) {
+            if matches!(r, 2..=4) {
                 continue;
             }
             let _ = writeln!(s, "\tsd x{r}, {}(t6)", 8 * r);
@@ -720,7 +720,7 @@ pub fn parse_output(out: &str, vector: bool) -> Vec<State> {
 pub fn differences(sim: &State, qemu: &State) -> Vec<String> {
     let mut d = Vec::new();
     for r in 0..32 {
-        if matches!(r, 2 | 3 | 4) {
+        if matches!(r, 2..=4) {
             continue;
         }
         if sim.x[r] != qemu.x[r] {

@@ -122,7 +122,7 @@ impl Memory {
 
 impl Bus for Memory {
     fn load(&mut self, addr: u64, bytes: u8) -> Result<u64, Trap> {
-        if self.misaligned == Misaligned::Trap && addr % bytes as u64 != 0 {
+        if self.misaligned == Misaligned::Trap && !addr.is_multiple_of(bytes as u64) {
             return Err(self.fault(addr, false, bytes, "misaligned load"));
         }
         let i = self.find(addr, bytes as u64).ok_or_else(|| self.fault(addr, false, bytes, "load from unmapped memory"))?;
@@ -139,7 +139,7 @@ impl Bus for Memory {
     }
 
     fn store(&mut self, addr: u64, bytes: u8, val: u64) -> Result<(), Trap> {
-        if self.misaligned == Misaligned::Trap && addr % bytes as u64 != 0 {
+        if self.misaligned == Misaligned::Trap && !addr.is_multiple_of(bytes as u64) {
             return Err(self.fault(addr, true, bytes, "misaligned store"));
         }
         let i = self.find(addr, bytes as u64).ok_or_else(|| self.fault(addr, true, bytes, "store to unmapped memory"))?;

@@ -162,9 +162,18 @@ impl RowDef {
         // Register groups must be aligned to their size in both dialects.
         if let Some(d) = self.vdialect.filter(|_| self.ops.iter().any(|o| matches!(o.kind, Kind::V(_)))) {
             let inner = sem;
+            // Rows whose vector operands are all SEW-wide groups, masks or scalars, and that
+            // have no special overlap rule, cannot break a rule at LMUL 1 when unmasked.
+            let simple = self.ops.iter().all(|o| !matches!(o.kind, Kind::V(g) if !matches!(g, VGroup::Lmul | VGroup::Mask | VGroup::Scalar)))
+                && !matches!(self.class, Class::VGather | Class::VSlide)
+                && !self.ops.iter().any(|o| o.kind == Kind::V0);
+            let vm = self.ops.iter().position(|o| o.kind == Kind::Vm);
             sem = Box::new(move |h, b, o| {
                 let row = table().row(form);
                 if let Ok(c) = h.vconf(d) {
+                    if simple && c.group_regs() == 1 && vm.is_none_or(|k| o[k] != 0) {
+                        return inner(h, b, o);
+                    }
                     if let Some(why) = super::vector::group_alignment_violation(row, o, &c) {
                         return Err(Trap::Illegal(format!("reserved register group: {why}")));
                     }

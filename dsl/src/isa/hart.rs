@@ -321,20 +321,20 @@ impl Hart {
     pub fn velem(&self, reg: i64, i: usize, bits: u32) -> u64 {
         let b = (bits / 8) as usize;
         let off = reg as usize * self.vlenb + i * b;
-        let mut v = 0u64;
-        for k in 0..b {
-            v |= (self.v[off + k] as u64) << (8 * k);
+        let v = &self.v[off..off + b];
+        match b {
+            1 => v[0] as u64,
+            2 => u16::from_le_bytes([v[0], v[1]]) as u64,
+            4 => u32::from_le_bytes(v.try_into().unwrap()) as u64,
+            _ => u64::from_le_bytes(v.try_into().unwrap()),
         }
-        v
     }
 
     #[inline]
     pub fn set_velem(&mut self, reg: i64, i: usize, bits: u32, val: u64) {
         let b = (bits / 8) as usize;
         let off = reg as usize * self.vlenb + i * b;
-        for k in 0..b {
-            self.v[off + k] = (val >> (8 * k)) as u8;
-        }
+        self.v[off..off + b].copy_from_slice(&val.to_le_bytes()[..b]);
     }
 
     /// Mask bit `i` of register `reg` under configuration `c` (dialect-dependent layout).

@@ -581,10 +581,8 @@ impl Table {
         let mut best: Option<&Row> = None;
         for &f in &self.by_opcode[(w & 0x7f) as usize] {
             let r = self.row(f);
-            if w & r.mask == r.bits && r.ext.intersects(exts) {
-                if best.is_none_or(|b| r.mask.count_ones() > b.mask.count_ones()) {
-                    best = Some(r);
-                }
+            if w & r.mask == r.bits && r.ext.intersects(exts) && best.is_none_or(|b| r.mask.count_ones() > b.mask.count_ones()) {
+                best = Some(r);
             }
         }
         best.map(|r| Inst { form: r.form, ops: r.decode_operands(w) })

@@ -161,7 +161,7 @@ fn m(t: &mut Vec<RowDef>) {
         let (a, b) = (a as i64, b as i64);
         if b == 0 { u64::MAX } else { a.wrapping_div(b) as u64 }
     }));
-    t.push(r("divu", 1, 5, OPC_OP, m_).class(Class::Div).binop(|a, b| if b == 0 { u64::MAX } else { a / b }));
+    t.push(r("divu", 1, 5, OPC_OP, m_).class(Class::Div).binop(|a, b| a.checked_div(b).unwrap_or(u64::MAX)));
     t.push(r("rem", 1, 6, OPC_OP, m_).class(Class::Div).binop(|a, b| {
         let (a, b) = (a as i64, b as i64);
         if b == 0 { a as u64 } else { a.wrapping_rem(b) as u64 }
@@ -174,7 +174,7 @@ fn m(t: &mut Vec<RowDef>) {
     }));
     t.push(r("divuw", 1, 5, OPC_OP_32, m_).class(Class::DivW).binop(|a, b| {
         let (a, b) = (a as u32, b as u32);
-        (if b == 0 { u32::MAX } else { a / b }) as i32 as i64 as u64
+        a.checked_div(b).unwrap_or(u32::MAX) as i32 as i64 as u64
     }));
     t.push(r("remw", 1, 6, OPC_OP_32, m_).class(Class::DivW).binop(|a, b| {
         let (a, b) = (a as i32, b as i32);

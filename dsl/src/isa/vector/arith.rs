@@ -125,7 +125,7 @@ fn common() -> Vec<AOp> {
         a("vssrl", 0b101010, false, VVXI, false, |a, b, _, c| rshift_round_u(a as u128, shamt(b, c.sew), c.vxrm) as u64),
         a("vssra", 0b101011, false, VVXI, false, |a, b, _, c| rshift_round_s(s(a, c.sew), shamt(b, c.sew), c.vxrm) as u64),
         // OPM: divide, multiply, multiply-add, widening.
-        a("vdivu", 0b100000, true, VVX, true, |a, b, _, c| if b == 0 { trunc(u64::MAX, c.sew) } else { a / b }).class(Class::VDiv),
+        a("vdivu", 0b100000, true, VVX, true, |a, b, _, c| a.checked_div(b).unwrap_or(trunc(u64::MAX, c.sew))).class(Class::VDiv),
         a("vdiv", 0b100001, true, VVX, true, |a, b, _, c| {
             let (x, y) = (s(a, c.sew), s(b, c.sew));
             if y == 0 { trunc(u64::MAX, c.sew) } else { (x / y) as u64 }
@@ -346,10 +346,8 @@ fn row(d: VDialect, aop: &AOp, suffix: &str, src: Src) -> RowDef {
     shape.imm_zext = d == VDialect::Thead && src == Src::I && matches!(aop.base, "vmsleu" | "vmsgtu" | "vsaddu");
     let mut r = RowDef::new(name, bits, mask, dialect_ext(d)).ops(&ops).class(aop.class).vector(d);
     // Register-overlap rules GNU as enforces (it does not know LMUL, so it compares numbers).
-    if aop.lay == Lay::Std || aop.lay == Lay::MulAdd {
-        if aop.dst != W::Mask {
-            r = r.rule(Rule::VdNotV0WhenMasked);
-        }
+    if (aop.lay == Lay::Std || aop.lay == Lay::MulAdd) && aop.dst != W::Mask {
+        r = r.rule(Rule::VdNotV0WhenMasked);
     }
     if aop.lay == Lay::Carry && aop.dst != W::Mask {
         r = r.rule(Rule::Differ(0, 3));

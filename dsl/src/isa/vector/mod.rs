@@ -194,7 +194,16 @@ pub(super) fn exec_elementwise(h: &mut Hart, d: VDialect, s: &Shape, f: EFn, o: 
     } else {
         trunc(bi as u64, sew)
     };
-    let mut vals = vec![None; c.vl];
+    // A stack buffer for the usual sizes; results are computed before any is written, so
+    // sources that overlap the destination read their old values.
+    let mut stack = [None; 256];
+    let mut heap = Vec::new();
+    let vals: &mut [Option<u64>] = if c.vl <= stack.len() {
+        &mut stack[..c.vl]
+    } else {
+        heap.resize(c.vl, None);
+        &mut heap
+    };
     for (i, slot) in vals.iter_mut().enumerate().skip(h.vstart as usize) {
         let carry = s.darg == DArg::Carry;
         if !carry && !h.active(vm, i, &c) {
@@ -218,7 +227,7 @@ pub(super) fn exec_elementwise(h: &mut Hart, d: VDialect, s: &Shape, f: EFn, o: 
         let m: Vec<Option<bool>> = vals.iter().map(|v| v.map(|v| v & 1 != 0)).collect();
         h.write_mask(vd, &c, &m);
     } else {
-        h.write_group(vd, cx.wd, &c, &vals);
+        h.write_group(vd, cx.wd, &c, vals);
     }
     Ok(())
 }

@@ -326,7 +326,7 @@ pub(super) fn rows(t: &mut Vec<RowDef>, d: VDialect) {
     ];
     for (name, f6, f3, widen, f) in reds {
         let signed_widen = name == "vwredsum.vs";
-        let sg = if widen { VGroup::Scalar } else { VGroup::Scalar };
+        let sg = VGroup::Scalar;
         t.push(
             new(name, opv(f6, f3), 0xfc00_707f, Class::VReduce)
                 .ops(&[vd_def(sg), vs2_use(lmul), vs1_use(sg), VM_OP])
