@@ -232,14 +232,22 @@ fn run(cmd: Cmd) -> Result<(), String> {
             Ok(())
         }
         Cmd::Check { kernel } => {
+            let mut failed = 0;
             for k in kgen_kernels::kernels() {
                 if kernel.as_deref().is_some_and(|n| n != k.name) {
                     continue;
                 }
                 for v in k.variants {
                     for &abi in v.abis {
-                        let m = v.build(abi).map_err(|e| e.to_string())?;
                         println!("== {} {} ({} ABI, target {})", k.name, v.name, abi.name(), v.target);
+                        let m = match v.build(abi) {
+                            Ok(m) => m,
+                            Err(e) => {
+                                println!("  FAILED: {e}");
+                                failed += 1;
+                                continue;
+                            }
+                        };
                         for l in &m.funcs {
                             for line in kgen_dsl::report::Report::of(l).lines() {
                                 println!("  {line}");
@@ -247,6 +255,9 @@ fn run(cmd: Cmd) -> Result<(), String> {
                         }
                     }
                 }
+            }
+            if failed > 0 {
+                return Err(format!("{failed} kernel builds failed their checks"));
             }
             Ok(())
         }

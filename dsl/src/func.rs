@@ -171,6 +171,9 @@ pub struct ArgInfo {
     pub c_type: String,
     /// The memory it points to (or the value itself) is secret.
     pub secret: bool,
+    /// Byte ranges [lo, hi) of secret memory that are public nonetheless (a structure's
+    /// length field, a nonce next to a key).
+    pub public_ranges: Vec<(i64, i64)>,
 }
 
 /// A leak the kernel declares on purpose (reported as declared by the constant-time lint).
@@ -333,8 +336,15 @@ impl Func {
         }
         self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: Some(10 + n as u8), public: !secret_value });
         let reg = Reg::VirtX(self.vregs.len() as u32 - 1);
-        self.args.push(ArgInfo { name: name.to_string(), reg, c_type: c_type.to_string(), secret });
+        self.args.push(ArgInfo { name: name.to_string(), reg, c_type: c_type.to_string(), secret, public_ranges: Vec::new() });
         reg
+    }
+
+    /// Declares bytes [lo, hi) of the secret memory argument `arg` points to as public.
+    pub fn public_bytes(&mut self, arg: Reg, lo: i64, hi: i64) {
+        if let Some(a) = self.args.iter_mut().find(|a| a.reg == arg) {
+            a.public_ranges.push((lo, hi));
+        }
     }
 
     pub fn label(&mut self) -> Label {

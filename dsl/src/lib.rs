@@ -3,6 +3,7 @@
 
 pub mod abi;
 pub mod asmfile;
+pub mod check;
 pub mod ext;
 pub mod func;
 pub mod lower;

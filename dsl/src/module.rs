@@ -3,6 +3,7 @@
 //! consume.
 
 use crate::abi::Abi;
+use crate::check::{check_func, Finding};
 use crate::func::{BuildError, Func};
 use crate::lower::{lower, Frame};
 use crate::object::{assemble, build_object, Code, DataObj, Object};
@@ -16,6 +17,8 @@ pub struct Lowered {
     pub global: bool,
     /// Instructions in the body before lowering (for reports).
     pub body_insts: usize,
+    /// What the checks found: declared leaks only (a module with an error is not built).
+    pub findings: Vec<Finding>,
 }
 
 impl Lowered {
@@ -54,12 +57,25 @@ impl Module {
         }
     }
 
-    /// Finishes, lowers and adds a function.
+    /// Finishes, lowers, checks and adds a function. The first check that fails (see
+    /// [`crate::check`]) is the error, naming the kernel, the instruction and the reason.
     pub fn add(&mut self, f: Func, global: bool) -> Result<(), BuildError> {
         let mut f = f.finish()?;
         let body_insts = f.inst_count();
         let frame = lower(&mut f)?;
-        self.funcs.push(Lowered { func: f, frame, global, body_insts });
+        let findings = check_func(&f, self.abi);
+        let errors: Vec<&Finding> = findings.iter().filter(|x| !x.declared).collect();
+        if let Some(e) = errors.first() {
+            let more = if errors.len() > 1 { format!(" (and {} more)", errors.len() - 1) } else { String::new() };
+            return Err(BuildError {
+                func: format!("{} {} ({}): {}", self.kernel, self.variant, self.abi, e.func),
+                inst: e.inst.clone(),
+                index: Some(e.index),
+                loc: None,
+                reason: format!("check {:?} failed: {}{more}", e.check, e.msg),
+            });
+        }
+        self.funcs.push(Lowered { func: f, frame, global, body_insts, findings });
         Ok(())
     }
 

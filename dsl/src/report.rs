@@ -17,6 +17,8 @@ pub struct Report {
     /// Most integer / vector registers holding live values at one point.
     pub max_live_x: usize,
     pub max_live_v: usize,
+    /// Declared leaks the constant-time lint saw: (kind, instructions, reason).
+    pub declared: Vec<(String, usize, String)>,
 }
 
 impl Report {
@@ -47,6 +49,14 @@ impl Report {
             saved: l.frame.saved.iter().map(|(r, _)| *r).collect(),
             max_live_x,
             max_live_v,
+            declared: f
+                .leaks
+                .iter()
+                .map(|d| {
+                    let n = l.findings.iter().filter(|x| x.declared && x.check.leak() == Some(d.kind)).count();
+                    (format!("{:?}", d.kind), n, d.reason.clone())
+                })
+                .collect(),
         }
     }
 
@@ -62,6 +72,12 @@ impl Report {
         }
         out.push(format!("  callee-saved saved/restored: {}", if self.saved.is_empty() { "none".into() } else { names(&self.saved) }));
         out.push(format!("  most live values at once: {} integer, {} vector registers", self.max_live_x, self.max_live_v));
+        out.push("  checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,".into());
+        out.push("    no read before write, stack accesses in the frame, vtype set, vector groups aligned,".into());
+        out.push("    no secret left in registers or stack, constant time (branches, addresses, multiplies)".into());
+        for (kind, n, reason) in &self.declared {
+            out.push(format!("  declared leak {kind} ({n} instructions): {reason}"));
+        }
         out
     }
 }

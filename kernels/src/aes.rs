@@ -329,6 +329,7 @@ fn block_fn(isa: Isa, t: &Target, abi: Abi, name: &str, tables: &str, inverse: b
     let inp = f.arg("in", "const unsigned char *", true);
     let out = f.arg("out", "unsigned char *", false);
     let key = f.arg("key", "const AES_KEY *", true);
+    f.public_bytes(key, 240, 244);
     f.declare_leak(LeakKind::SecretAddress, "T-table lookups index tables by key- and data-dependent bytes");
     let tab = [f.xreg("T0"), f.xreg("T1"), f.xreg("T2"), f.xreg("T3"), f.xreg("S")];
     let s = f.xregs::<4>("s");

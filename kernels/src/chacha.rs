@@ -24,8 +24,9 @@
 //! as two shifts and an or. Scalar 32-bit loads and stores may be unaligned (the C906
 //! handles misaligned scalar accesses; elsewhere the OS may emulate them, slowly).
 //!
-//! Keystream left on the stack by a partial block and the vector registers are wiped
-//! before returning.
+//! Keystream never reaches memory (a partial block is XORed straight from the registers);
+//! the vector registers and any scalar registers that held keystream are wiped before
+//! returning.
 
 use crate::{Kernel, Variant};
 use kgen_dsl::func::{interleave, Item};
@@ -272,11 +273,10 @@ fn xor_block_scalar(f: &mut Func, c: &Ctx, off: i64) {
     }
 }
 
-/// Scalar path: one block at a time, a partial last block through a stack buffer.
+/// Scalar path: one block at a time; a partial last block straight from the registers.
 fn scalar_path(f: &mut Func, c: &Ctx) {
     let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
     let [t0, _] = c.t;
-    let ks = f.slot("keystream", 64, 8, true);
     kasm!(f, scalar_top: beqz {len}, done; block:);
     init_scalar(f, c, 0);
     let tmp = c.t[0];
@@ -293,27 +293,48 @@ fn scalar_path(f: &mut Func, c: &Ctx) {
         j done;
     partial:
     );
-    f.comment("partial block: keystream to the stack, then byte by byte");
-    for (i, &x) in c.x.iter().enumerate() {
-        f.inst("sw", &[x.into(), kgen_dsl::Opnd::Stack { slot: ks, off: 4 * i as i64 }, Reg::X(2).into()]);
+    f.comment("partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)");
+    let [a, w] = c.t;
+    let tail = f.named_label("partial_tail");
+    for i in 0..16usize {
+        let x = c.x[i];
+        let next = f.label();
+        kasm!(f,
+            addi {a}, zero, 4;
+            bgeu {len}, {a}, {next};
+            addi {w}, {x}, 0;
+            j {tail};
+        );
+        f.bind(next);
+        kasm!(f,
+            lw {a}, 0({inp});
+            xor {a}, {a}, {x};
+            sw {a}, 0({out});
+            addi {inp}, {inp}, 4;
+            addi {out}, {out}, 4;
+            addi {len}, {len}, -4;
+        );
     }
-    let [a, b] = c.t;
-    let (k, p) = (c.x[1], c.x[0]);
-    kasm!(f, addi {k}, zero, 0;);
-    let lp = f.named_label("partial_byte");
-    f.bind(lp);
+    f.comment("unreachable: len < 64 leaves at most 15 whole words");
+    f.bind(tail);
+    let skip = f.label();
     kasm!(f,
-        add {p}, sp, {k};
+        beqz {len}, {skip};
     );
-    f.inst("lbu", &[b.into(), kgen_dsl::Opnd::Stack { slot: ks, off: 0 }, p.into()]);
+    let byte = f.label();
+    f.bind(byte);
     kasm!(f,
-        add {p}, {inp}, {k};
-        lbu {a}, 0({p});
-        xor {a}, {a}, {b};
-        add {p}, {out}, {k};
-        sb {a}, 0({p});
-        addi {k}, {k}, 1;
-        bltu {k}, {len}, {lp};
+        lbu {a}, 0({inp});
+        xor {a}, {a}, {w};
+        sb {a}, 0({out});
+        srli {w}, {w}, 8;
+        addi {inp}, {inp}, 1;
+        addi {out}, {out}, 1;
+        addi {len}, {len}, -1;
+        bnez {len}, {byte};
+    );
+    f.bind(skip);
+    kasm!(f,
         addiw {ctr}, {ctr}, 1;
     done:
     );
@@ -594,7 +615,7 @@ fn openssl_fn(isa: Isa, t: &Target, abi: Abi, name: &str, sigma: &str) -> Func {
     let inp = f.arg("inp", "const unsigned char *", true);
     let len = f.arg("len", "size_t", false);
     let key = f.arg("key", "const unsigned int *", true);
-    let counter = f.arg("counter", "const unsigned int *", true);
+    let counter = f.arg("counter", "const unsigned int *", false);
     let (sig, ctr) = (f.xreg("sigma"), f.xreg("ctr"));
     f.public(sig);
     f.la(sig, sigma);
@@ -609,6 +630,9 @@ fn linux_fn(isa: Isa, t: &Target, name: &str) -> Func {
     let mut f = Func::new(name, t, Abi::Linux);
     f.summary = "ChaCha keystream XOR of whole blocks, nrounds 8/12/20, counter written back".into();
     let state = f.arg("state", "u32 *", true);
+    // The constants, the counter and the nonce are public; the key (words 4..12) is not.
+    f.public_bytes(state, 0, 16);
+    f.public_bytes(state, 48, 64);
     let inp = f.arg("in", "const u8 *", true);
     let out = f.arg("out", "u8 *", false);
     let nblocks = f.arg("nblocks", "size_t", false);

@@ -3,7 +3,7 @@
  * Kernel aes, variant c906, target c906 (-march=rv64imafdc_zicsr_zifencei_xtheadba_xtheadbb_xtheadbs_xtheadcondmov_xtheadmac_xtheadmemidx_xtheadmempair_xtheadsync_xtheadvector), OpenSSL (RISC-V psABI) ABI.
  * AES with T-tables (FIPS-197). NOT constant time: table lookups are indexed by key- and
  * data-dependent bytes, so cache timing can leak the key.
-*/
+ */
 	.option	push
 	.option	norvc
 	.option	arch, +xtheadbb, +xtheadmac, +xtheadmemidx
@@ -21,6 +21,10 @@ AES_encrypt_c906:
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
 	#   most live values at once: 17 integer, 0 vector registers
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (256 instructions): T-table lookups index tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
 .LAES_encrypt_c906_0:
@@ -929,6 +933,10 @@ AES_decrypt_c906:
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
 	#   most live values at once: 17 integer, 0 vector registers
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (256 instructions): T-table lookups index tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
 .LAES_decrypt_c906_0:
@@ -1837,6 +1845,10 @@ AES_set_encrypt_key_c906:
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 11 integer, 0 vector registers
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (8 instructions): S-box lookups index by key bytes
 	beq        	a0, zero, .LAES_set_encrypt_key_c906_null
 	beq        	a2, zero, .LAES_set_encrypt_key_c906_null
 	addi       	t1, zero, 128
@@ -1982,6 +1994,10 @@ AES_set_decrypt_key_c906:
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 12 integer, 0 vector registers
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (16 instructions): S-box lookups index by key bytes
 	beq        	a0, zero, .LAES_set_decrypt_key_c906_null
 	beq        	a2, zero, .LAES_set_decrypt_key_c906_null
 	addi       	t0, zero, 128

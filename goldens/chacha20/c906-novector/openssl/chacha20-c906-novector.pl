@@ -15,7 +15,7 @@ print $fh <<'___';
  *   kgen emit chacha20 --variant c906-novector --abi openssl --format pl
  * Kernel chacha20, variant c906-novector, target c906-novector (-march=rv64imafdc_zicsr_zifencei_xtheadba_xtheadbb_xtheadbs_xtheadcondmov_xtheadmac_xtheadmemidx_xtheadmempair_xtheadsync), OpenSSL (RISC-V psABI) ABI.
  * ChaCha20 (RFC 8439). Constant time: no secret-dependent branches or addresses.
-*/
+ */
 	.option	push
 	.option	norvc
 	.option	arch, +xtheadbb
@@ -29,28 +29,31 @@ print $fh <<'___';
 	.set	ChaCha20_ctr32, ChaCha20_ctr32_c906_novector
 ChaCha20_ctr32_c906_novector:
 	# void ChaCha20_ctr32_c906_novector(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
-	# ChaCha20_ctr32_c906_novector: 1137 instructions, frame 144 bytes
+	# ChaCha20_ctr32_c906_novector: 1272 instructions, frame 80 bytes
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10
 	#   most live values at once: 26 integer, 0 vector registers
-	addi       	sp, sp, -144
-	sd         	s1, 64(sp)
-	sd         	s2, 72(sp)
-	sd         	s3, 80(sp)
-	sd         	s4, 88(sp)
-	sd         	s5, 96(sp)
-	sd         	s6, 104(sp)
-	sd         	s7, 112(sp)
-	sd         	s8, 120(sp)
-	sd         	s9, 128(sp)
-	sd         	s10, 136(sp)
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	addi       	sp, sp, -80
+	sd         	s1, 0(sp)
+	sd         	s2, 8(sp)
+	sd         	s3, 16(sp)
+	sd         	s4, 24(sp)
+	sd         	s5, 32(sp)
+	sd         	s6, 40(sp)
+	sd         	s7, 48(sp)
+	sd         	s8, 56(sp)
+	sd         	s9, 64(sp)
+	sd         	s10, 72(sp)
 .LChaCha20_ctr32_c906_novector_0:
 	auipc      	t0, %pcrel_hi(kgen_chacha_c906_novector_sigma)
 	addi       	t0, t0, %pcrel_lo(.LChaCha20_ctr32_c906_novector_0)
 	lw         	t1, 0(a4)
-	bne        	a2, zero, .LChaCha20_ctr32_c906_novector_6
+	bne        	a2, zero, .LChaCha20_ctr32_c906_novector_24
 	jal        	zero, .LChaCha20_ctr32_c906_novector_done
-.LChaCha20_ctr32_c906_novector_6:
+.LChaCha20_ctr32_c906_novector_24:
 .LChaCha20_ctr32_c906_novector_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
@@ -1204,50 +1207,204 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_c906_novector_7
+	beq        	a2, zero, .LChaCha20_ctr32_c906_novector_25
 	jal        	zero, .LChaCha20_ctr32_c906_novector_block
-.LChaCha20_ctr32_c906_novector_7:
+.LChaCha20_ctr32_c906_novector_25:
 	jal        	zero, .LChaCha20_ctr32_c906_novector_done
 .LChaCha20_ctr32_c906_novector_partial:
-	# partial block: keystream to the stack, then byte by byte
-	sw         	t2, 0(sp)
-	sw         	t3, 4(sp)
-	sw         	t4, 8(sp)
-	sw         	t5, 12(sp)
-	sw         	t6, 16(sp)
-	sw         	a5, 20(sp)
-	sw         	a6, 24(sp)
-	sw         	a7, 28(sp)
-	sw         	s1, 32(sp)
-	sw         	s2, 36(sp)
-	sw         	s3, 40(sp)
-	sw         	s4, 44(sp)
-	sw         	s5, 48(sp)
-	sw         	s6, 52(sp)
-	sw         	s7, 56(sp)
-	sw         	s8, 60(sp)
-	addi       	t3, zero, 0
-.LChaCha20_ctr32_c906_novector_partial_byte:
-	add        	t2, sp, t3
-	lbu        	s10, 0(t2)
-	add        	t2, a1, t3
-	lbu        	s9, 0(t2)
+	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_6
+	addi       	s10, t2, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_6:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_7
+	addi       	s10, t3, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_7:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t3
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_8
+	addi       	s10, t4, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_8:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_9
+	addi       	s10, t5, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_9:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_10
+	addi       	s10, t6, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_10:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_11
+	addi       	s10, a5, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_11:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_12
+	addi       	s10, a6, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_12:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_13
+	addi       	s10, a7, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_13:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_14
+	addi       	s10, s1, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_14:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_15
+	addi       	s10, s2, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_15:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s2
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_16
+	addi       	s10, s3, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_16:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_17
+	addi       	s10, s4, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_17:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s4
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_18
+	addi       	s10, s5, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_18:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_19
+	addi       	s10, s6, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_19:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_20
+	addi       	s10, s7, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_20:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_21
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+.LChaCha20_ctr32_c906_novector_21:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s8
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	# unreachable: len < 64 leaves at most 15 whole words
+.LChaCha20_ctr32_c906_novector_partial_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_novector_22
+.LChaCha20_ctr32_c906_novector_23:
+	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
-	add        	t2, a0, t3
-	sb         	s9, 0(t2)
-	addi       	t3, t3, 1
-	bltu       	t3, a2, .LChaCha20_ctr32_c906_novector_partial_byte
+	sb         	s9, 0(a0)
+	srli       	s10, s10, 8
+	addi       	a1, a1, 1
+	addi       	a0, a0, 1
+	addi       	a2, a2, -1
+	bne        	a2, zero, .LChaCha20_ctr32_c906_novector_23
+.LChaCha20_ctr32_c906_novector_22:
 	addiw      	t1, t1, 1
 .LChaCha20_ctr32_c906_novector_done:
 	# return
-	sd         	zero, 0(sp)
-	sd         	zero, 8(sp)
-	sd         	zero, 16(sp)
-	sd         	zero, 24(sp)
-	sd         	zero, 32(sp)
-	sd         	zero, 40(sp)
-	sd         	zero, 48(sp)
-	sd         	zero, 56(sp)
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a5, zero, 0
@@ -1257,17 +1414,17 @@ ChaCha20_ctr32_c906_novector:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 64(sp)
-	ld         	s2, 72(sp)
-	ld         	s3, 80(sp)
-	ld         	s4, 88(sp)
-	ld         	s5, 96(sp)
-	ld         	s6, 104(sp)
-	ld         	s7, 112(sp)
-	ld         	s8, 120(sp)
-	ld         	s9, 128(sp)
-	ld         	s10, 136(sp)
-	addi       	sp, sp, 144
+	ld         	s1, 0(sp)
+	ld         	s2, 8(sp)
+	ld         	s3, 16(sp)
+	ld         	s4, 24(sp)
+	ld         	s5, 32(sp)
+	ld         	s6, 40(sp)
+	ld         	s7, 48(sp)
+	ld         	s8, 56(sp)
+	ld         	s9, 64(sp)
+	ld         	s10, 72(sp)
+	addi       	sp, sp, 80
 	jalr       	zero, 0(ra)
 	.size	ChaCha20_ctr32_c906_novector, .-ChaCha20_ctr32_c906_novector
 

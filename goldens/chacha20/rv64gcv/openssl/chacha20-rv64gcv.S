@@ -2,7 +2,7 @@
  *   kgen emit chacha20 --variant rv64gcv --abi openssl --format s
  * Kernel chacha20, variant rv64gcv, target rv64gcv (-march=rv64imafdcv_zicsr_zifencei_zbb), OpenSSL (RISC-V psABI) ABI.
  * ChaCha20 (RFC 8439). Constant time: no secret-dependent branches or addresses.
-*/
+ */
 	.option	push
 	.option	norvc
 	.option	arch, +zbb, +v
@@ -16,38 +16,41 @@
 	.set	ChaCha20_ctr32, ChaCha20_ctr32_rv64gcv
 ChaCha20_ctr32_rv64gcv:
 	# void ChaCha20_ctr32_rv64gcv(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
-	# ChaCha20_ctr32_rv64gcv: 2309 instructions, frame 176 bytes
+	# ChaCha20_ctr32_rv64gcv: 2444 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 26 vector registers
-	addi       	sp, sp, -176
-	sd         	s0, 64(sp)
-	sd         	s1, 72(sp)
-	sd         	s2, 80(sp)
-	sd         	s3, 88(sp)
-	sd         	s4, 96(sp)
-	sd         	s5, 104(sp)
-	sd         	s6, 112(sp)
-	sd         	s7, 120(sp)
-	sd         	s8, 128(sp)
-	sd         	s9, 136(sp)
-	sd         	s10, 144(sp)
-	sd         	s11, 152(sp)
-	sd         	ra, 160(sp)
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	addi       	sp, sp, -112
+	sd         	s0, 0(sp)
+	sd         	s1, 8(sp)
+	sd         	s2, 16(sp)
+	sd         	s3, 24(sp)
+	sd         	s4, 32(sp)
+	sd         	s5, 40(sp)
+	sd         	s6, 48(sp)
+	sd         	s7, 56(sp)
+	sd         	s8, 64(sp)
+	sd         	s9, 72(sp)
+	sd         	s10, 80(sp)
+	sd         	s11, 88(sp)
+	sd         	ra, 96(sp)
 .LChaCha20_ctr32_rv64gcv_0:
 	auipc      	t0, %pcrel_hi(kgen_chacha_rv64gcv_sigma)
 	addi       	t0, t0, %pcrel_lo(.LChaCha20_ctr32_rv64gcv_0)
 	lw         	t1, 0(a4)
 	addi       	s9, zero, 128
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_12
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_30
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_scalar_top
-.LChaCha20_ctr32_rv64gcv_12:
+.LChaCha20_ctr32_rv64gcv_30:
 	or         	s9, a0, a1
 	andi       	s9, s9, 3
-	beq        	s9, zero, .LChaCha20_ctr32_rv64gcv_13
+	beq        	s9, zero, .LChaCha20_ctr32_rv64gcv_31
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_scalar_top
-.LChaCha20_ctr32_rv64gcv_13:
+.LChaCha20_ctr32_rv64gcv_31:
 	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
 	addi       	s11, zero, 4
 	vsetvli    	zero, s11, e32, m1, ta, ma
@@ -945,9 +948,9 @@ ChaCha20_ctr32_rv64gcv:
 	add        	a1, a1, s9
 	sub        	a2, a2, s9
 	addw       	t1, t1, s11
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_14
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_32
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial
-.LChaCha20_ctr32_rv64gcv_14:
+.LChaCha20_ctr32_rv64gcv_32:
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_done
 .LChaCha20_ctr32_rv64gcv_rows:
 	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
@@ -1248,9 +1251,9 @@ ChaCha20_ctr32_rv64gcv:
 	addiw      	t1, t1, 2
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_scalar_top
 .LChaCha20_ctr32_rv64gcv_scalar_top:
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_15
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_33
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_done
-.LChaCha20_ctr32_rv64gcv_15:
+.LChaCha20_ctr32_rv64gcv_33:
 .LChaCha20_ctr32_rv64gcv_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
@@ -2404,39 +2407,201 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_16
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_34
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_block
-.LChaCha20_ctr32_rv64gcv_16:
+.LChaCha20_ctr32_rv64gcv_34:
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_done
 .LChaCha20_ctr32_rv64gcv_partial:
-	# partial block: keystream to the stack, then byte by byte
-	sw         	t2, 0(sp)
-	sw         	t3, 4(sp)
-	sw         	t4, 8(sp)
-	sw         	t5, 12(sp)
-	sw         	t6, 16(sp)
-	sw         	a5, 20(sp)
-	sw         	a6, 24(sp)
-	sw         	a7, 28(sp)
-	sw         	s1, 32(sp)
-	sw         	s2, 36(sp)
-	sw         	s3, 40(sp)
-	sw         	s4, 44(sp)
-	sw         	s5, 48(sp)
-	sw         	s6, 52(sp)
-	sw         	s7, 56(sp)
-	sw         	s8, 60(sp)
-	addi       	t3, zero, 0
-.LChaCha20_ctr32_rv64gcv_partial_byte:
-	add        	t2, sp, t3
-	lbu        	s10, 0(t2)
-	add        	t2, a1, t3
-	lbu        	s9, 0(t2)
+	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_12
+	addi       	s10, t2, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_12:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_13
+	addi       	s10, t3, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_13:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t3
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_14
+	addi       	s10, t4, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_14:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_15
+	addi       	s10, t5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_15:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_16
+	addi       	s10, t6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_16:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_17
+	addi       	s10, a5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_17:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_18
+	addi       	s10, a6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_18:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_19
+	addi       	s10, a7, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_19:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_20
+	addi       	s10, s1, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_20:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_21
+	addi       	s10, s2, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_21:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s2
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_22
+	addi       	s10, s3, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_22:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_23
+	addi       	s10, s4, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_23:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s4
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_24
+	addi       	s10, s5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_24:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_25
+	addi       	s10, s6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_25:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_26
+	addi       	s10, s7, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_26:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_27
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+.LChaCha20_ctr32_rv64gcv_27:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s8
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	# unreachable: len < 64 leaves at most 15 whole words
+.LChaCha20_ctr32_rv64gcv_partial_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_28
+.LChaCha20_ctr32_rv64gcv_29:
+	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
-	add        	t2, a0, t3
-	sb         	s9, 0(t2)
-	addi       	t3, t3, 1
-	bltu       	t3, a2, .LChaCha20_ctr32_rv64gcv_partial_byte
+	sb         	s9, 0(a0)
+	srli       	s10, s10, 8
+	addi       	a1, a1, 1
+	addi       	a0, a0, 1
+	addi       	a2, a2, -1
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_29
+.LChaCha20_ctr32_rv64gcv_28:
 	addiw      	t1, t1, 1
 .LChaCha20_ctr32_rv64gcv_done:
 	# return
@@ -2445,14 +2610,6 @@ ChaCha20_ctr32_rv64gcv:
 	vmv.v.i    	v8, 0
 	vmv.v.i    	v16, 0
 	vmv.v.i    	v24, 0
-	sd         	zero, 0(sp)
-	sd         	zero, 8(sp)
-	sd         	zero, 16(sp)
-	sd         	zero, 24(sp)
-	sd         	zero, 32(sp)
-	sd         	zero, 40(sp)
-	sd         	zero, 48(sp)
-	sd         	zero, 56(sp)
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a5, zero, 0
@@ -2462,20 +2619,20 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 64(sp)
-	ld         	s1, 72(sp)
-	ld         	s2, 80(sp)
-	ld         	s3, 88(sp)
-	ld         	s4, 96(sp)
-	ld         	s5, 104(sp)
-	ld         	s6, 112(sp)
-	ld         	s7, 120(sp)
-	ld         	s8, 128(sp)
-	ld         	s9, 136(sp)
-	ld         	s10, 144(sp)
-	ld         	s11, 152(sp)
-	ld         	ra, 160(sp)
-	addi       	sp, sp, 176
+	ld         	s0, 0(sp)
+	ld         	s1, 8(sp)
+	ld         	s2, 16(sp)
+	ld         	s3, 24(sp)
+	ld         	s4, 32(sp)
+	ld         	s5, 40(sp)
+	ld         	s6, 48(sp)
+	ld         	s7, 56(sp)
+	ld         	s8, 64(sp)
+	ld         	s9, 72(sp)
+	ld         	s10, 80(sp)
+	ld         	s11, 88(sp)
+	ld         	ra, 96(sp)
+	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
 	.size	ChaCha20_ctr32_rv64gcv, .-ChaCha20_ctr32_rv64gcv
 

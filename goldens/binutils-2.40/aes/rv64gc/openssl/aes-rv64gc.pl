@@ -16,7 +16,7 @@ print $fh <<'___';
  * Kernel aes, variant rv64gc, target rv64gc (-march=rv64imafdc_zicsr_zifencei), OpenSSL (RISC-V psABI) ABI.
  * AES with T-tables (FIPS-197). NOT constant time: table lookups are indexed by key- and
  * data-dependent bytes, so cache timing can leak the key.
-*/
+ */
 	.option	push
 	.option	norvc
 	.text
@@ -33,6 +33,10 @@ AES_encrypt_rv64gc:
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
 	#   most live values at once: 17 integer, 0 vector registers
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (256 instructions): T-table lookups index tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
 .LAES_encrypt_rv64gc_0:
@@ -1461,6 +1465,10 @@ AES_decrypt_rv64gc:
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
 	#   most live values at once: 17 integer, 0 vector registers
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (256 instructions): T-table lookups index tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
 .LAES_decrypt_rv64gc_0:
@@ -2889,6 +2897,10 @@ AES_set_encrypt_key_rv64gc:
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 11 integer, 0 vector registers
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (8 instructions): S-box lookups index by key bytes
 	beq        	a0, zero, .LAES_set_encrypt_key_rv64gc_null
 	beq        	a2, zero, .LAES_set_encrypt_key_rv64gc_null
 	addi       	t1, zero, 128
@@ -3048,6 +3060,10 @@ AES_set_decrypt_key_rv64gc:
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 12 integer, 0 vector registers
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (16 instructions): S-box lookups index by key bytes
 	beq        	a0, zero, .LAES_set_decrypt_key_rv64gc_null
 	beq        	a2, zero, .LAES_set_decrypt_key_rv64gc_null
 	addi       	t0, zero, 128

@@ -14,28 +14,31 @@
 /*
  * void chacha_c906_novector(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds);
  * void chacha_c906_novector(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds)
- * chacha_c906_novector: 1142 instructions, frame 144 bytes
+ * chacha_c906_novector: 1277 instructions, frame 80 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9
  *   most live values at once: 25 integer, 0 vector registers
+ *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+ *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+ *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
  */
 SYM_FUNC_START(chacha_c906_novector)
-	addi       	sp, sp, -144
-	sd         	s1, 64(sp)
-	sd         	s2, 72(sp)
-	sd         	s3, 80(sp)
-	sd         	s4, 88(sp)
-	sd         	s5, 96(sp)
-	sd         	s6, 104(sp)
-	sd         	s7, 112(sp)
-	sd         	s8, 120(sp)
-	sd         	s9, 128(sp)
+	addi       	sp, sp, -80
+	sd         	s1, 0(sp)
+	sd         	s2, 8(sp)
+	sd         	s3, 16(sp)
+	sd         	s4, 24(sp)
+	sd         	s5, 32(sp)
+	sd         	s6, 40(sp)
+	sd         	s7, 48(sp)
+	sd         	s8, 56(sp)
+	sd         	s9, 64(sp)
 	slli       	t0, a3, 6
 	lw         	t1, 48(a0)
 	srli       	t2, a4, 1
-	bne        	t0, zero, .Lchacha_c906_novector_7
+	bne        	t0, zero, .Lchacha_c906_novector_25
 	jal        	zero, .Lchacha_c906_novector_done
-.Lchacha_c906_novector_7:
+.Lchacha_c906_novector_25:
 .Lchacha_c906_novector_block:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
@@ -1195,51 +1198,205 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_c906_novector_8
+	beq        	t0, zero, .Lchacha_c906_novector_26
 	jal        	zero, .Lchacha_c906_novector_block
-.Lchacha_c906_novector_8:
+.Lchacha_c906_novector_26:
 	jal        	zero, .Lchacha_c906_novector_done
 .Lchacha_c906_novector_partial:
-	// partial block: keystream to the stack, then byte by byte
-	sw         	t3, 0(sp)
-	sw         	t4, 4(sp)
-	sw         	t5, 8(sp)
-	sw         	t6, 12(sp)
-	sw         	a3, 16(sp)
-	sw         	a4, 20(sp)
-	sw         	a5, 24(sp)
-	sw         	a6, 28(sp)
-	sw         	a7, 32(sp)
-	sw         	s1, 36(sp)
-	sw         	s2, 40(sp)
-	sw         	s3, 44(sp)
-	sw         	s4, 48(sp)
-	sw         	s5, 52(sp)
-	sw         	s6, 56(sp)
-	sw         	s7, 60(sp)
-	addi       	t4, zero, 0
-.Lchacha_c906_novector_partial_byte:
-	add        	t3, sp, t4
-	lbu        	s9, 0(t3)
-	add        	t3, a1, t4
-	lbu        	s8, 0(t3)
+	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_7
+	addi       	s9, t3, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_7:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t3
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_8
+	addi       	s9, t4, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_8:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t4
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_9
+	addi       	s9, t5, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_9:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t5
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_10
+	addi       	s9, t6, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_10:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t6
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_11
+	addi       	s9, a3, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_11:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a3
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_12
+	addi       	s9, a4, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_12:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a4
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_13
+	addi       	s9, a5, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_13:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a5
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_14
+	addi       	s9, a6, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_14:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a6
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_15
+	addi       	s9, a7, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_15:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a7
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_16
+	addi       	s9, s1, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_16:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s1
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_17
+	addi       	s9, s2, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_17:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s2
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_18
+	addi       	s9, s3, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_18:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s3
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_19
+	addi       	s9, s4, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_19:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s4
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_20
+	addi       	s9, s5, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_20:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s5
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_21
+	addi       	s9, s6, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_21:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s6
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_novector_22
+	addi       	s9, s7, 0
+	jal        	zero, .Lchacha_c906_novector_partial_tail
+.Lchacha_c906_novector_22:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s7
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	// unreachable: len < 64 leaves at most 15 whole words
+.Lchacha_c906_novector_partial_tail:
+	beq        	t0, zero, .Lchacha_c906_novector_23
+.Lchacha_c906_novector_24:
+	lbu        	s8, 0(a1)
 	xor        	s8, s8, s9
-	add        	t3, a2, t4
-	sb         	s8, 0(t3)
-	addi       	t4, t4, 1
-	bltu       	t4, t0, .Lchacha_c906_novector_partial_byte
+	sb         	s8, 0(a2)
+	srli       	s9, s9, 8
+	addi       	a1, a1, 1
+	addi       	a2, a2, 1
+	addi       	t0, t0, -1
+	bne        	t0, zero, .Lchacha_c906_novector_24
+.Lchacha_c906_novector_23:
 	addiw      	t1, t1, 1
 .Lchacha_c906_novector_done:
 	sw         	t1, 48(a0)
 	// return
-	sd         	zero, 0(sp)
-	sd         	zero, 8(sp)
-	sd         	zero, 16(sp)
-	sd         	zero, 24(sp)
-	sd         	zero, 32(sp)
-	sd         	zero, 40(sp)
-	sd         	zero, 48(sp)
-	sd         	zero, 56(sp)
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	a3, zero, 0
@@ -1251,16 +1408,16 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 64(sp)
-	ld         	s2, 72(sp)
-	ld         	s3, 80(sp)
-	ld         	s4, 88(sp)
-	ld         	s5, 96(sp)
-	ld         	s6, 104(sp)
-	ld         	s7, 112(sp)
-	ld         	s8, 120(sp)
-	ld         	s9, 128(sp)
-	addi       	sp, sp, 144
+	ld         	s1, 0(sp)
+	ld         	s2, 8(sp)
+	ld         	s3, 16(sp)
+	ld         	s4, 24(sp)
+	ld         	s5, 32(sp)
+	ld         	s6, 40(sp)
+	ld         	s7, 48(sp)
+	ld         	s8, 56(sp)
+	ld         	s9, 64(sp)
+	addi       	sp, sp, 80
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(chacha_c906_novector)
 

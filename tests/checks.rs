@@ -1,0 +1,337 @@
+//! The checks of `kgen_dsl::check`, each against a small hand-written function that
+//! passes and a broken copy of it that the check must reject (its negative control); then
+//! the same checks on every kernel, and `Module::add` refusing a kernel that fails one.
+
+use kgen_dsl::check::{check_func, Check, Finding};
+use kgen_dsl::func::{Func, LeakKind};
+use kgen_dsl::target::target;
+use kgen_dsl::{Abi, Module};
+use kgen_macros::kasm;
+
+/// Builds a function with physical registers: `dst` (a0) is a public output buffer,
+/// `key` (a1) points to secret bytes, `n` (a2) is a public count.
+fn build(tgt: &str, abi: Abi, body: impl FnOnce(&mut Func)) -> Func {
+    let t = target(tgt).unwrap();
+    let mut f = Func::new("probe", &t, abi);
+    f.arg("dst", "unsigned char *", false);
+    f.arg("key", "const unsigned char *", true);
+    f.arg("n", "size_t", false);
+    body(&mut f);
+    f.finish().expect("probe builds")
+}
+
+fn findings(tgt: &str, abi: Abi, body: impl FnOnce(&mut Func)) -> Vec<Finding> {
+    check_func(&build(tgt, abi, body), abi)
+}
+
+fn errors_of(fs: &[Finding]) -> Vec<Check> {
+    let mut v: Vec<Check> = fs.iter().filter(|x| !x.declared).map(|x| x.check).collect();
+    v.dedup();
+    v
+}
+
+/// The good version passes; the broken one fails exactly with `want` (and nothing else).
+fn pair(tgt: &str, good: impl FnOnce(&mut Func), bad: impl FnOnce(&mut Func), want: Check) -> Finding {
+    let g = findings(tgt, Abi::Psabi, good);
+    assert!(errors_of(&g).is_empty(), "good version rejected: {g:#?}");
+    let b = findings(tgt, Abi::Psabi, bad);
+    assert_eq!(errors_of(&b), vec![want], "broken version: {b:#?}");
+    b.into_iter().find(|x| x.check == want).unwrap()
+}
+
+#[test]
+fn callee_saved_registers_restored() {
+    let f = pair(
+        "rv64gc",
+        |f| {
+            kasm!(f,
+                addi sp, sp, -16; sd s0, 0(sp);
+                ld s0, 0(a0); sd s0, 8(a0);
+                ld s0, 0(sp); addi sp, sp, 16; ret;
+            )
+        },
+        |f| kasm!(f, ld s0, 0(a0); sd s0, 8(a0); ret;),
+        Check::CalleeSaved,
+    );
+    assert!(f.msg.contains("s0"), "{f}");
+    assert_eq!(f.inst, "ret");
+}
+
+#[test]
+fn callee_saved_on_every_path() {
+    // Restored on the fall-through path only: the early return leaks s1's new value.
+    let b = findings("rv64gc", Abi::Psabi, |f| {
+        kasm!(f,
+            addi sp, sp, -16; sd s1, 0(sp);
+            li s1, 5;
+            beqz a2, out;
+            ld s1, 0(sp); addi sp, sp, 16;
+        out:
+            ret;
+        )
+    });
+    let e = errors_of(&b);
+    assert!(e.contains(&Check::CalleeSaved) && e.contains(&Check::StackPointer), "{b:#?}");
+}
+
+#[test]
+fn return_address_kept() {
+    pair(
+        "rv64gc",
+        |f| kasm!(f, addi sp, sp, -16; sd ra, 8(sp); ld t2, 0(a0); jalr ra, 0(t2); ld ra, 8(sp); addi sp, sp, 16; ret;),
+        |f| kasm!(f, addi sp, sp, -16; ld t2, 0(a0); jalr ra, 0(t2); addi sp, sp, 16; ret;),
+        Check::CalleeSaved,
+    );
+}
+
+#[test]
+fn stack_pointer_restored_and_aligned() {
+    pair(
+        "rv64gc",
+        |f| kasm!(f, addi sp, sp, -32; sd a2, 0(sp); ld a2, 0(sp); addi sp, sp, 32; ret;),
+        |f| kasm!(f, addi sp, sp, -32; sd a2, 0(sp); ld a2, 0(sp); addi sp, sp, 16; ret;),
+        Check::StackPointer,
+    );
+    // Misaligned at a call.
+    let b = findings("rv64gc", Abi::Psabi, |f| {
+        kasm!(f, addi sp, sp, -24; sd ra, 8(sp); ld t2, 0(a0); jalr ra, 0(t2); ld ra, 8(sp); addi sp, sp, 24; ret;)
+    });
+    assert_eq!(errors_of(&b), vec![Check::StackPointer], "{b:#?}");
+}
+
+#[test]
+fn reserved_registers_untouched() {
+    assert!(errors_of(&findings("rv64gc", Abi::Psabi, |f| kasm!(f, addi t0, a2, 1; sd t0, 0(a0); ret;))).is_empty());
+    let b = findings("rv64gc", Abi::Psabi, |f| kasm!(f, addi tp, a2, 1; sd tp, 0(a0); ret;));
+    let r = b.iter().find(|x| x.check == Check::Reserved).unwrap_or_else(|| panic!("{b:#?}"));
+    assert!(r.msg.contains("tp") && r.inst.starts_with("addi tp"), "{r}");
+    // Go reserves s10 (x26), s11 (g) and t6 besides gp and tp.
+    let go = findings("rv64gc", Abi::Go, |f| kasm!(f, addi s11, a2, 1; sd s11, 0(a0); ret;));
+    assert!(errors_of(&go).contains(&Check::Reserved), "{go:#?}");
+}
+
+#[test]
+fn no_read_before_write() {
+    let f = pair("rv64gc", |f| kasm!(f, li t1, 3; add t0, a2, t1; sd t0, 0(a0); ret;), |f| kasm!(f, add t0, a2, t1; sd t0, 0(a0); ret;), Check::ReadBeforeWrite);
+    assert!(f.msg.contains("t1"), "{f}");
+}
+
+#[test]
+fn stack_accesses_inside_the_frame() {
+    pair(
+        "rv64gc",
+        |f| kasm!(f, addi sp, sp, -16; sd a2, 8(sp); ld a2, 8(sp); addi sp, sp, 16; ret;),
+        |f| kasm!(f, addi sp, sp, -16; sd a2, 16(sp); ld a2, 16(sp); addi sp, sp, 16; ret;),
+        Check::StackBounds,
+    );
+}
+
+#[test]
+fn vtype_set_before_vector_use() {
+    pair(
+        "c906",
+        |f| kasm!(f, th.vsetvli t0, a2, e32, m1, d1; th.vle.v v1, (a0); th.vse.v v1, (a0); ret;),
+        |f| kasm!(f, th.vle.v v1, (a0); th.vse.v v1, (a0); ret;),
+        Check::VectorType,
+    );
+    // Set on one path only.
+    let b = findings("rv64gcv", Abi::Psabi, |f| {
+        kasm!(f,
+            beqz a2, skip;
+            vsetvli t0, a2, e32, m1, ta, ma;
+        skip:
+            vle32.v v1, (a0); vse32.v v1, (a0); ret;
+        )
+    });
+    assert_eq!(errors_of(&b), vec![Check::VectorType], "{b:#?}");
+}
+
+#[test]
+fn vector_groups_aligned() {
+    pair(
+        "rv64gcv",
+        |f| kasm!(f, vsetvli t0, a2, e32, m2, ta, ma; vle32.v v2, (a0); vadd.vv v4, v2, v2; vse32.v v4, (a0); ret;),
+        |f| kasm!(f, vsetvli t0, a2, e32, m2, ta, ma; vle32.v v2, (a0); vadd.vv v5, v2, v2; vse32.v v5, (a0); ret;),
+        Check::VectorGroups,
+    );
+}
+
+#[test]
+fn secrets_wiped_from_registers() {
+    // What is stored to the public output is published (t1); the key word in t0 is not.
+    let f = pair(
+        "rv64gc",
+        |f| kasm!(f, lw t0, 0(a1); addi t1, t0, 1; sw t1, 0(a0); li t0, 0; ret;),
+        |f| kasm!(f, lw t0, 0(a1); addi t1, t0, 1; sw t1, 0(a0); ret;),
+        Check::SecretLeft,
+    );
+    assert!(f.msg.contains("t0"), "{f}");
+    // Vector registers too.
+    pair(
+        "c906",
+        |f| kasm!(f, th.vsetvli t0, a2, e32, m1, d1; th.vle.v v3, (a1); th.vadd.vv v4, v3, v3; th.vse.v v4, (a0); th.vmv.v.i v3, 0; ret;),
+        |f| kasm!(f, th.vsetvli t0, a2, e32, m1, d1; th.vle.v v3, (a1); th.vadd.vv v4, v3, v3; th.vse.v v4, (a0); ret;),
+        Check::SecretLeft,
+    );
+}
+
+#[test]
+fn secrets_wiped_from_the_stack() {
+    let f = pair(
+        "rv64gc",
+        |f| kasm!(f, addi sp, sp, -16; ld t0, 0(a1); sd t0, 0(sp); sd zero, 0(sp); li t0, 0; addi sp, sp, 16; ret;),
+        |f| kasm!(f, addi sp, sp, -16; ld t0, 0(a1); sd t0, 0(sp); li t0, 0; addi sp, sp, 16; ret;),
+        Check::SecretLeft,
+    );
+    assert!(f.msg.contains("stack"), "{f}");
+}
+
+#[test]
+fn no_branch_on_secrets() {
+    let bad = |f: &mut Func| kasm!(f, lw t0, 0(a1); beqz t0, out; sw a2, 0(a0); out: li t0, 0; ret;);
+    pair("rv64gc", |f| kasm!(f, lw t0, 0(a1); beqz a2, out; sw t0, 0(a0); out: li t0, 0; ret;), bad, Check::SecretBranch);
+    // Declared on purpose: reported, not an error.
+    let d = findings("rv64gc", Abi::Psabi, |f| {
+        f.declare_leak(LeakKind::SecretBranch, "test");
+        bad(f)
+    });
+    assert!(errors_of(&d).is_empty() && d.iter().any(|x| x.declared && x.check == Check::SecretBranch), "{d:#?}");
+}
+
+#[test]
+fn no_secret_addresses() {
+    pair(
+        "rv64gc",
+        |f| kasm!(f, lbu t0, 0(a1); add t1, a0, a2; sb t0, 0(t1); li t0, 0; ret;),
+        |f| kasm!(f, lbu t0, 0(a1); add t1, a0, t0; lbu t1, 0(t1); sb t1, 0(a0); li t0, 0; li t1, 0; ret;),
+        Check::SecretAddress,
+    );
+}
+
+#[test]
+fn public_bytes_of_a_secret_argument() {
+    // The key schedule's round count is public: branching on it is fine, on a key word not.
+    let run = |off: i64| {
+        let t = target("rv64gc").unwrap();
+        let mut f = Func::new("probe", &t, Abi::Psabi);
+        f.arg("dst", "unsigned char *", false);
+        let key = f.arg("key", "const unsigned char *", true);
+        f.public_bytes(key, 240, 244);
+        kasm!(f, lw t0, {off}(a1); beqz t0, out; sw zero, 0(a0); out: ret;);
+        errors_of(&check_func(&f.finish().unwrap(), Abi::Psabi))
+    };
+    assert!(run(240).is_empty());
+    assert_eq!(run(236), vec![Check::SecretBranch, Check::SecretLeft]);
+}
+
+#[test]
+fn c906_multiplies_on_the_fast_path() {
+    // The C906 multiplier takes longer when an operand's upper 32 bits are non-zero: a
+    // 64-bit secret operand is a timing leak there; a zero-extended 32-bit one is not.
+    let good = |f: &mut Func| kasm!(f, lwu t0, 0(a1); lwu t1, 4(a1); mul t0, t0, t1; sd t0, 0(a0); li t0, 0; li t1, 0; ret;);
+    let bad = |f: &mut Func| kasm!(f, ld t0, 0(a1); lwu t1, 4(a1); mul t0, t0, t1; sd t0, 0(a0); li t0, 0; li t1, 0; ret;);
+    let f = pair("c906", good, bad, Check::SecretMulTiming);
+    assert!(f.msg.contains("t0"), "{f}");
+    // A core without that multiplier has no such rule.
+    assert!(errors_of(&findings("rv64gc", Abi::Psabi, bad)).is_empty());
+    // Upper bits cleared by shifts count as zero-extension.
+    assert!(errors_of(&findings("c906", Abi::Psabi, |f| {
+        kasm!(f, ld t0, 0(a1); slli t0, t0, 32; srli t0, t0, 32; lwu t1, 4(a1); mul t0, t0, t1; sd t0, 0(a0); li t0, 0; li t1, 0; ret;)
+    }))
+    .is_empty());
+}
+
+#[test]
+fn every_kernel_passes_and_declares_its_leaks() {
+    let mut built = 0;
+    for k in kgen_kernels::kernels() {
+        for v in k.variants {
+            for &abi in v.abis {
+                let m = v.build(abi).unwrap_or_else(|e| panic!("{} {} {abi}: {e}", k.name, v.name));
+                for l in &m.funcs {
+                    let fs = check_func(&l.func, abi);
+                    assert!(errors_of(&fs).is_empty(), "{} {}: {:#?}", k.name, v.name, fs);
+                    assert_eq!(fs, l.findings);
+                    for x in fs.iter().filter(|x| x.declared) {
+                        assert!(l.func.leaks.iter().any(|d| Some(d.kind) == x.check.leak()));
+                    }
+                    built += 1;
+                }
+            }
+        }
+    }
+    assert!(built >= 20, "{built} functions");
+    // The T-table AES declares its table lookups; ChaCha20 declares nothing.
+    let aes = kgen_kernels::kernel("aes").unwrap().variant("c906").unwrap().build(Abi::Psabi).unwrap();
+    assert!(aes.funcs.iter().any(|l| l.findings.iter().any(|x| x.check == Check::SecretAddress)));
+    let chacha = kgen_kernels::kernel("chacha20").unwrap().variant("c906").unwrap().build(Abi::Psabi).unwrap();
+    assert!(chacha.funcs.iter().all(|l| l.findings.is_empty() && l.func.leaks.is_empty()));
+}
+
+#[test]
+fn module_refuses_a_function_failing_a_check() {
+    // Virtual registers: lowering saves and wipes what it allocated, but cannot fix a
+    // branch on a secret; the error names kernel, function, instruction and reason.
+    let t = target("c906").unwrap();
+    let mut f = Func::new("leaky", &t, Abi::Psabi);
+    let key = f.arg("key", "const unsigned char *", true);
+    let w = f.xreg("w");
+    kasm!(f, lw {w}, 0({key}); bnez {w}, out; sw zero, 0({key}); out: ret;);
+    let mut m = Module::new("demo", "c906", &t, Abi::Psabi);
+    let e = m.add(f, true).unwrap_err().to_string();
+    assert!(e.contains("demo c906") && e.contains("leaky") && e.contains("bne t0") && e.contains("SecretBranch"), "{e}");
+}
+
+/// The static secret check's dynamic counterpart: after real calls in the simulator, no
+/// 4-byte window of the key, the round keys or the plaintext is left in any register or
+/// in the stack below the caller's sp. Negative control: the scan finds a key the test
+/// plants in a register.
+#[test]
+fn no_secret_left_after_calls() {
+    use kgen_sim::Env;
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(9);
+    let env = |kernel: &str, variant: &str| {
+        let m = kgen_kernels::kernel(kernel).unwrap().variant(variant).unwrap().build(Abi::Psabi).unwrap();
+        Env::new(&m.object().unwrap(), &m.target).unwrap()
+    };
+    for variant in ["c906", "rv64gc"] {
+        let mut e = env("aes", variant);
+        let key: [u8; 16] = rng.random();
+        let pt: [u8; 16] = rng.random();
+        let k = e.buffer(&key, 0, false);
+        let ks = e.buffer(&[0u8; 244], 0, true);
+        e.call(e.sym("AES_set_encrypt_key"), &[k, 128, ks]).unwrap();
+        let sched = e.read(ks, 176);
+        assert_eq!(e.scan_for_secret(&sched, 4), Vec::<String>::new(), "aes {variant} set_encrypt_key");
+        let inp = e.buffer(&pt, 0, false);
+        let out = e.buffer(&[0u8; 16], 0, true);
+        e.call(e.sym("AES_encrypt"), &[inp, out, ks]).unwrap();
+        assert_eq!(e.scan_for_secret(&sched, 4), Vec::<String>::new(), "aes {variant} encrypt: round keys");
+        assert_eq!(e.scan_for_secret(&pt, 4), Vec::<String>::new(), "aes {variant} encrypt: plaintext");
+    }
+    for variant in ["c906", "c906-novector", "rv64gcv", "rv64gc"] {
+        let mut e = env("chacha20", variant);
+        for len in [37usize, 64, 200, 1000] {
+            let key: [u8; 32] = rng.random();
+            let ctr: [u8; 16] = rng.random();
+            let pt: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+            let (kb, cb) = (e.buffer(&key, 0, false), e.buffer(&ctr, 0, false));
+            let inp = e.buffer(&pt, 0, false);
+            let out = e.buffer(&vec![0u8; len], 0, true);
+            e.call(e.sym("ChaCha20_ctr32"), &[out, inp, len as u64, kb, cb]).unwrap();
+            let ks: Vec<u8> = e.read(out, len).iter().zip(&pt).map(|(c, p)| c ^ p).collect();
+            for (what, s) in [("key", &key[..]), ("plaintext", &pt[..]), ("keystream", &ks[..])] {
+                assert_eq!(e.scan_for_secret(s, 4), Vec::<String>::new(), "chacha20 {variant} len {len}: {what}");
+            }
+        }
+    }
+    // Negative control: a key word planted in a register is found.
+    let mut e = env("aes", "c906");
+    let key: [u8; 16] = rng.random();
+    let k = e.buffer(&key, 0, false);
+    let ks = e.buffer(&[0u8; 244], 0, true);
+    e.call(e.sym("AES_set_encrypt_key"), &[k, 128, ks]).unwrap();
+    e.m.hart.x[7] = u32::from_le_bytes(key[4..8].try_into().unwrap()) as u64;
+    assert_eq!(e.scan_for_secret(&key, 4), vec!["register t2".to_string()]);
+}
