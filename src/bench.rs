@@ -69,6 +69,51 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
             let (ins, cyc) = measured(env, |env| env.call(set_e, &[key, 128, ks]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
             rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: "AES_set_encrypt_key(128)".into(), bytes: 16, instructions: ins, cycles: cyc });
         }
+        "chacha20" => {
+            // ChaCha20_ctr32 over the size (OpenSSL ABI: out, in, len, key, counter).
+            let key = env.buffer(&[0x42; 32], 0, false);
+            let ctr = env.buffer(&[1, 0, 0, 0, 9, 9, 9, 9, 7, 7, 7, 7, 5, 5, 5, 5], 0, false);
+            let f = env.sym("ChaCha20_ctr32");
+            for &n in sizes {
+                let buf = env.buffer(&vec![0x5a; n], 0, true);
+                let (ins, cyc) = measured(env, |env| env.call(f, &[buf, buf, n as u64, key, ctr]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: "ChaCha20_ctr32".into(), bytes: n, instructions: ins, cycles: cyc });
+            }
+        }
+        "ghash" => {
+            // gcm_init, then gcm_ghash over the size (whole blocks). The functions are found by
+            // name: gcm_ghash_<suffix> and gcm_init_<suffix> (kgen's or another file's).
+            let mut names: Vec<&String> = env.symbols.keys().filter(|s| s.starts_with("gcm_ghash_")).collect();
+            names.sort();
+            let ghash_name = names.first().map(|s| s.to_string()).ok_or("no gcm_ghash_* symbol")?;
+            let sfx = &ghash_name["gcm_ghash_".len()..];
+            let init = env.sym(&format!("gcm_init_{sfx}"));
+            let ghash = env.sym(&ghash_name);
+            let table = env.buffer(&[0u8; 256], 0, true);
+            let h = env.buffer(&[0x66, 0xe9, 0x4b, 0xd4, 0xef, 0x8a, 0x2c, 0x3b, 0x88, 0x4c, 0xfa, 0x59, 0xca, 0x34, 0x2b, 0x2e], 0, false);
+            env.call(init, &[table, h]).map_err(e)?;
+            let xi = env.buffer(&[0u8; 16], 0, true);
+            for &n in sizes {
+                let n = n.max(16).next_multiple_of(16);
+                let inp = env.buffer(&vec![0x5a; n], 0, false);
+                let (ins, cyc) = measured(env, |env| env.call(ghash, &[xi, table, inp, n as u64]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: ghash_name.clone(), bytes: n, instructions: ins, cycles: cyc });
+            }
+        }
+        "poly1305" => {
+            // One init, then poly1305_blocks over the size (rounded up to whole 16-byte
+            // blocks, which is what blocks hashes) with padbit 1, from a 64-byte aligned buffer.
+            let key = env.buffer(&[0x3c; 32], 0, false);
+            let ctx = env.buffer(&[0u8; 192], 0, true);
+            let (init, blocks) = (env.sym("poly1305_init"), env.sym("poly1305_blocks"));
+            env.call(init, &[ctx, key, 0]).map_err(e)?;
+            for &n in sizes {
+                let n = n.max(16).next_multiple_of(16);
+                let inp = env.buffer(&vec![0x5a; n], 0, false);
+                let (ins, cyc) = measured(env, |env| env.call(blocks, &[ctx, inp, n as u64, 1]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: "poly1305_blocks".into(), bytes: n, instructions: ins, cycles: cyc });
+            }
+        }
         other => return Err(format!("no benchmark driver for kernel `{other}`")),
     }
     Ok(rows)

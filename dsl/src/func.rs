@@ -75,6 +75,11 @@ impl From<Reg> for Opnd {
         Opnd::Reg(r)
     }
 }
+impl From<&Reg> for Opnd {
+    fn from(r: &Reg) -> Self {
+        Opnd::Reg(*r)
+    }
+}
 impl From<Label> for Opnd {
     fn from(l: Label) -> Self {
         Opnd::Label(l)

@@ -10,6 +10,7 @@ pub mod lower;
 pub mod module;
 pub mod object;
 pub mod report;
+pub mod sched;
 mod pseudo;
 pub mod isa;
 pub mod target;

@@ -3,6 +3,8 @@
 
 pub mod aes;
 pub mod chacha;
+pub mod ghash;
+pub mod poly1305;
 
 use kgen_dsl::target::{target, Target};
 use kgen_dsl::{Abi, BuildError, Module};
@@ -36,7 +38,7 @@ impl Variant {
 
 /// Every kernel kgen knows.
 pub fn kernels() -> &'static [Kernel] {
-    &[aes::KERNEL, chacha::KERNEL]
+    &[aes::KERNEL, chacha::KERNEL, ghash::KERNEL, poly1305::KERNEL]
 }
 
 /// Looks a kernel up by name.

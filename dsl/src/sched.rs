@@ -1,0 +1,234 @@
+//! A list scheduler for straight-line code: what a perlasm author does by hand when they
+//! interleave independent computations so that loads and multiplies are not waited for.
+//!
+//! [`schedule`] reorders a captured block (instructions and comments, no labels or control
+//! flow) respecting every register dependency (read after write with the producer's
+//! latency, write after read, write after write) and keeping memory accesses in order
+//! around stores. Each cycle it issues the ready instruction with the longest
+//! latency-weighted path to the end of the block; when the number of values live at once
+//! reaches `cap`, it only issues instructions that do not add a live value (or else the
+//! first in source order), and it never looks more than a window ahead of the source
+//! order, so the allocator can still colour the result. Comments stay in front of the instruction they preceded.
+
+use crate::func::{InstItem, Item, Reg};
+use crate::isa::{Class, Dir, Role};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Result latencies of the C906 as the scheduler sees them (the cost model in kgen-sim has
+/// the details): loads 2, multiplies 3, vector operations 4, the rest 1.
+pub fn c906_latency(i: &InstItem) -> u32 {
+    let c = i.row().class;
+    match c {
+        Class::Load => 2,
+        Class::Mul | Class::MulAcc | Class::MulW | Class::MulAccW => 3,
+        Class::Div | Class::DivW => 20,
+        _ if c.is_vector() => 4,
+        _ => 1,
+    }
+}
+
+struct Node {
+    item: InstItem,
+    comments: Vec<String>,
+    /// (successor, latency)
+    succ: Vec<(usize, u32)>,
+    npred: usize,
+    height: u32,
+    defs: Vec<Reg>,
+    uses: Vec<Reg>,
+}
+
+/// Reorders `items` (see the module documentation). `cap` bounds the values defined or
+/// read in the block that are live at once (values defined before the block count from
+/// the start, values not read again inside count until the end); an instruction moves up
+/// by at most `window` places, so pressure stays close to the source order's.
+pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&InstItem) -> u32) -> Result<Vec<Item>, String> {
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut pending = Vec::new();
+    for it in items {
+        match it {
+            Item::Inst(i) => {
+                let row = i.row();
+                if matches!(row.class, Class::Branch | Class::Jal | Class::Jalr) {
+                    return Err(format!("`{}` is control flow", row.mnemonic));
+                }
+                let mut defs = Vec::new();
+                let mut uses = Vec::new();
+                for (role, r) in i.regs() {
+                    if r == Reg::X(0) {
+                        continue;
+                    }
+                    match role {
+                        Role::Use => uses.push(r),
+                        Role::Def => defs.push(r),
+                        Role::UseDef => {
+                            uses.push(r);
+                            defs.push(r);
+                        }
+                    }
+                }
+                nodes.push(Node { item: i, comments: std::mem::take(&mut pending), succ: Vec::new(), npred: 0, height: 0, defs, uses });
+            }
+            Item::Comment(c) => pending.push(c),
+            _ => return Err("labels, exits and data cannot be scheduled".into()),
+        }
+    }
+    let trailing = pending;
+    let n = nodes.len();
+    // Dependencies.
+    let mut last_def: BTreeMap<Reg, usize> = BTreeMap::new();
+    let mut readers: BTreeMap<Reg, Vec<usize>> = BTreeMap::new();
+    let mut last_store: Option<usize> = None;
+    let mut mem_since_store: Vec<usize> = Vec::new();
+    let mut edges: Vec<(usize, usize, u32)> = Vec::new();
+    for k in 0..n {
+        let lat_of = |j: usize, nodes: &Vec<Node>| latency(&nodes[j].item);
+        for r in nodes[k].uses.clone() {
+            if let Some(&d) = last_def.get(&r) {
+                edges.push((d, k, lat_of(d, &nodes)));
+            }
+        }
+        for r in nodes[k].defs.clone() {
+            if let Some(&d) = last_def.get(&r) {
+                edges.push((d, k, 1));
+            }
+            for &u in readers.get(&r).map(|v| v.as_slice()).unwrap_or(&[]) {
+                if u != k {
+                    edges.push((u, k, 0));
+                }
+            }
+        }
+        if let Some(m) = nodes[k].item.row().mem {
+            if let Some(s) = last_store {
+                edges.push((s, k, 1));
+            }
+            if m.dir == Dir::Store {
+                for &j in &mem_since_store {
+                    edges.push((j, k, 0));
+                }
+                mem_since_store.clear();
+                last_store = Some(k);
+            } else {
+                mem_since_store.push(k);
+            }
+        }
+        for r in nodes[k].uses.clone() {
+            readers.entry(r).or_default().push(k);
+        }
+        for r in nodes[k].defs.clone() {
+            last_def.insert(r, k);
+            readers.insert(r, Vec::new());
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    for &(a, b, l) in &edges {
+        nodes[a].succ.push((b, l));
+        nodes[b].npred += 1;
+    }
+    for k in (0..n).rev() {
+        let h = nodes[k].succ.iter().map(|&(s, l)| l + nodes[s].height).max().unwrap_or(0);
+        nodes[k].height = h + 1;
+    }
+    // Liveness bookkeeping: remaining reads of each register inside the block.
+    let mut reads_left: BTreeMap<Reg, usize> = BTreeMap::new();
+    for nd in &nodes {
+        for &r in &nd.uses {
+            *reads_left.entry(r).or_default() += 1;
+        }
+    }
+    // Live now: registers read in the block but defined before it.
+    let mut live: BTreeSet<Reg> = reads_left.keys().copied().filter(|r| !first_is_def(&nodes, *r)).collect();
+    let mut earliest = vec![0u64; n];
+    let mut preds_left: Vec<usize> = nodes.iter().map(|nd| nd.npred).collect();
+    let mut ready: BTreeSet<usize> = (0..n).filter(|&k| preds_left[k] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    let mut cycle = 0u64;
+    let mut done = vec![false; n];
+    let mut first = 0usize;
+    while !ready.is_empty() {
+        // Net change of live values if k issued now.
+        let delta = |k: usize, live: &BTreeSet<Reg>, reads_left: &BTreeMap<Reg, usize>| -> i64 {
+            let nd = &nodes[k];
+            let mut d = 0i64;
+            let mut seen = BTreeSet::new();
+            for &r in &nd.uses {
+                if seen.insert(r) {
+                    let cnt = nd.uses.iter().filter(|&&x| x == r).count();
+                    if reads_left.get(&r).copied().unwrap_or(0) == cnt && live.contains(&r) && !nd.defs.contains(&r) {
+                        d -= 1;
+                    }
+                }
+            }
+            for r in &nd.defs {
+                if !live.contains(r) {
+                    d += 1;
+                }
+            }
+            d
+        };
+        let pressured = live.len() >= cap;
+        // Look at most `window` instructions past the first one not yet issued.
+        while first < n && done[first] {
+            first += 1;
+        }
+        let in_window = |k: usize| k < first + window;
+        let pick = ready
+            .iter()
+            .copied()
+            .filter(|&k| in_window(k) && (!pressured || delta(k, &live, &reads_left) <= 0))
+            .max_by_key(|&k| (earliest[k] <= cycle, nodes[k].height, std::cmp::Reverse(k)))
+            // Under pressure with nothing that frees a value: source order, which the
+            // author wrote to be allocatable.
+            .unwrap_or_else(|| *ready.iter().next().expect("ready is not empty"));
+        ready.remove(&pick);
+        done[pick] = true;
+        cycle = cycle.max(earliest[pick]) + 1;
+        order.push(pick);
+        let nd = &nodes[pick];
+        for &r in &nd.uses {
+            if let Some(c) = reads_left.get_mut(&r) {
+                *c -= 1;
+                if *c == 0 {
+                    live.remove(&r);
+                }
+            }
+        }
+        // A value not read again in the block is live out (or dead): it stays counted.
+        for &r in &nd.defs {
+            live.insert(r);
+        }
+        for &(s, l) in &nodes[pick].succ {
+            earliest[s] = earliest[s].max(cycle - 1 + l as u64);
+            preds_left[s] -= 1;
+            if preds_left[s] == 0 {
+                ready.insert(s);
+            }
+        }
+    }
+    if order.len() != n {
+        return Err("dependency cycle".into());
+    }
+    let mut slots: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
+    let mut out = Vec::with_capacity(n * 2);
+    for k in order {
+        let nd = slots[k].take().expect("each node once");
+        out.extend(nd.comments.into_iter().map(Item::Comment));
+        out.push(Item::Inst(nd.item));
+    }
+    out.extend(trailing.into_iter().map(Item::Comment));
+    Ok(out)
+}
+
+/// Whether the first mention of `r` in the block is a pure definition.
+fn first_is_def(nodes: &[Node], r: Reg) -> bool {
+    for nd in nodes {
+        if nd.uses.contains(&r) {
+            return false;
+        }
+        if nd.defs.contains(&r) {
+            return true;
+        }
+    }
+    false
+}

@@ -1,0 +1,781 @@
+//! Poly1305 (RFC 8439): the one-time authenticator over 2^130 - 5, as CRYPTOGAMS-style
+//! init / blocks / emit, with a base-2^64 path and a constant-time base-2^32 path.
+//!
+//! ```text
+//! OpenSSL: int  poly1305_init(void *ctx, const unsigned char key[16], void *func[2]);
+//!          void poly1305_blocks(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit);
+//!          void poly1305_emit(void *ctx, unsigned char mac[16], const unsigned int nonce[4]);
+//! Linux:   void poly1305_block_init_<v>(void *state, const u8 raw_key[16]);
+//!          void poly1305_blocks_<v>(void *state, const u8 *src, u32 len, u32 hibit);
+//!          void poly1305_emit_<v>(const void *state, u8 digest[16], const u32 nonce[4]);
+//! ```
+//! `<v>` is the variant with `-` turned into `_` (`32_c906`). The OpenSSL functions are
+//! named `poly1305_init_<v>`, `poly1305_blocks_<v>`, `poly1305_emit_<v>` and also exported
+//! under the plain names above. `poly1305_init` returns 0 and leaves `func` alone: OpenSSL's
+//! `Poly1305_Init` then points its function table at the plain `poly1305_blocks` and
+//! `poly1305_emit` symbols.
+//!
+//! Preconditions. `ctx` is 8-byte aligned and 192 bytes (OpenSSL's `double opaque[24]`),
+//! set up by `init` before `blocks` or `emit`; it is opaque to C. `key` (16 bytes: r) and
+//! `mac` may have any alignment (byte loads and stores). `init` with `key == NULL` only
+//! sets h = 0. `blocks` hashes `len` rounded down to a multiple of 16 and adds `padbit`
+//! (any non-zero value counts as 1) at 2^128 of each block; the caller pads a last partial
+//! block (data, 0x01, zeros) and passes padbit 0 for it. `inp` may have any alignment:
+//! input that is 8-byte aligned (64-bit path) or 4-byte aligned (32-bit path) is read with
+//! plain loads; other input with aligned 64-bit loads combined by shifts, chosen at run
+//! time, so no misaligned access is ever made. `emit` reduces h mod 2^130 - 5, adds
+//! `nonce` (the key's s, four 4-byte-aligned words) mod 2^128, writes the 16-byte
+//! little-endian tag and does not modify `ctx`.
+//!
+//! Variants: `64-c906`, `64-rv64gc` (base 2^64 with `mul`/`mulhu`, as CRYPTOGAMS does; the
+//! c906 form fuses the two products by h2 with `th.mula` and multiplies by 5 with
+//! `th.addsl`); `32-c906`, `32-rv64gc` (base 2^32: every multiply has both operands below
+//! 2^32; the c906 form fuses multiply and add with `th.mula`, interleaving the four
+//! accumulations so dependent `th.mula` are four apart, and zero-extends with `th.extu`).
+//! Extensions: c906 variants RV64GC + XTheadBb (`th.extu`), XTheadBa (`th.addsl`),
+//! XTheadMac (`th.mula`); rv64gc variants RV64GC only.
+//!
+//! Context layout (bytes; one layout for every variant, so a context may move between
+//! them):
+//!
+//! | offset | 32-bit path | 64-bit path |
+//! |---|---|---|
+//! | 0, 4, 8, 12 | h0, h1, h2, h3 (u32) | h0 (u64) at 0, h1 (u64) at 8 |
+//! | 16 | h4 (u32; the word at 20 is 0) | h2 (u64) |
+//! | 24, 28, 32, 36 | r0, r1, r2, r3 (u32, clamped) | r0 (u64) at 24, r1 (u64) at 32 |
+//! | 40, 44 | s2, s3 (u32, s_i = r_i + (r_i >> 2)) | s1 = r1 + (r1 >> 2) (u64) |
+//! | 48 | s1 (u32; the word at 52 is 0) | – |
+//!
+//! The columns are the same bytes: the u64 limbs are pairs of u32 limbs, and because r2 and
+//! r3 are multiples of 4, the 64-bit s1 = 5·(r2 + r3·2^32)/4 = s2 + s3·2^32. After every
+//! call the stored h has h4 (the 64-bit h2) <= 4: h < 2^131 - 10, which both paths and emit
+//! accept.
+//!
+//! Constant time: no branch and no address depends on the key, h or the message (the loop
+//! runs on the length, the load path on the pointer's alignment); emit's final reduction
+//! selects with a mask. The 32-bit path multiplies only values whose upper 32 bits are
+//! zero by construction (loaded with `lwu`, shifted right by 32, or zero-extended by
+//! `th.extu`/shifts), so the C906's multiplier always takes its 3-cycle path and the time
+//! does not depend on the data. The 64-bit path's `mul`/`mulhu` have operands of up to 64
+//! bits: on the C906 each takes the 3- or 6-cycle path depending on the upper 32 bits of h
+//! and r, so its time depends on the key and the message there (declared to the
+//! constant-time lint as a leak); use the 32-bit variants on the C906. Caller-saved
+//! registers that held secrets are wiped on return; nothing is spilled.
+//!
+//! Performance (C906 cost model, `kgen bench poly1305`, and the cost report of
+//! `tests/poly1305.rs`): see README.md's table.
+
+use crate::{Kernel, Variant};
+use kgen_dsl::func::LeakKind;
+use kgen_dsl::target::Target;
+use kgen_dsl::{Abi, BuildError, Ext, Func, Label, Module, Reg};
+use kgen_macros::kasm;
+
+pub const KERNEL: Kernel = Kernel {
+    name: "poly1305",
+    summary: "Poly1305 init/blocks/emit: base 2^64 (mul/mulhu) or constant-time base 2^32 (OpenSSL, Linux)",
+    variants: &[
+        Variant { name: "64-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_64_c906 },
+        Variant { name: "64-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux], build: build_64_rv64gc },
+        Variant { name: "32-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_32_c906 },
+        Variant { name: "32-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux], build: build_32_rv64gc },
+    ],
+};
+
+/// Bytes of the context (OpenSSL's `double opaque[24]`).
+pub const CTX_BYTES: usize = 192;
+/// Byte offset of h (five u32 limbs at 0..20, or three u64 limbs at 0..24).
+pub const CTX_H: i64 = 0;
+/// Byte offset of r (four u32 limbs, or two u64 limbs).
+pub const CTX_R: i64 = 24;
+/// Byte offset of s2, s3 (u32), which together are the 64-bit path's s1 (u64).
+pub const CTX_S23: i64 = 40;
+/// Byte offset of s1 (u32) of the 32-bit path.
+pub const CTX_S1: i64 = 48;
+
+/// How the variant's instructions are chosen.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Isa {
+    /// th.mula, th.extu, th.addsl
+    Thead,
+    /// RV64GC only
+    Rv64,
+}
+
+impl Isa {
+    fn of(t: &Target) -> Isa {
+        if t.has(Ext::XTheadMac) && t.has(Ext::XTheadBb) && t.has(Ext::XTheadBa) {
+            Isa::Thead
+        } else {
+            Isa::Rv64
+        }
+    }
+}
+
+/// The arithmetic of the blocks function.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Radix {
+    /// h in three 64-bit limbs, 64-bit multiplies.
+    R64,
+    /// h in five 32-bit limbs, products of 32-bit values.
+    R32,
+}
+
+// ---- small helpers ------------------------------------------------------------------------
+
+/// rd = rs mod 2^32, by an instruction the constant-time lint sees as zero-extending.
+fn zext32(f: &mut Func, isa: Isa, rd: Reg, rs: Reg) {
+    match isa {
+        Isa::Thead => kasm!(f, th.extu {rd}, {rs}, 31, 0;),
+        Isa::Rv64 => kasm!(f, slli {rd}, {rs}, 32; srli {rd}, {rd}, 32;),
+    }
+}
+
+/// c = 5·c (c + 4c); `tmp` is clobbered on rv64gc.
+fn times5(f: &mut Func, isa: Isa, c: Reg, tmp: Reg) {
+    match isa {
+        Isa::Thead => kasm!(f, th.addsl {c}, {c}, {c}, 2;),
+        Isa::Rv64 => kasm!(f, slli {tmp}, {c}, 2; add {c}, {c}, {tmp};),
+    }
+}
+
+/// dst = the eight bytes at off(p), little-endian, read with byte loads (any alignment).
+fn load_le64_bytes(f: &mut Func, dst: Reg, p: Reg, off: i64, tmp: [Reg; 2]) {
+    kasm!(f, lbu {dst}, {off}({p}););
+    for i in 1..8i64 {
+        let (t, o, sh) = (tmp[(i % 2) as usize], off + i, 8 * i);
+        kasm!(f, lbu {t}, {o}({p}); slli {t}, {t}, {sh}; or {dst}, {dst}, {t};);
+    }
+}
+
+/// Names of the arguments and C types per ABI.
+struct Names {
+    linux: bool,
+}
+
+impl Names {
+    fn ctx(&self) -> &'static str {
+        if self.linux { "state" } else { "ctx" }
+    }
+    fn bytes(&self, konst: bool) -> &'static str {
+        match (self.linux, konst) {
+            (true, true) => "const u8 *",
+            (true, false) => "u8 *",
+            (false, true) => "const unsigned char *",
+            (false, false) => "unsigned char *",
+        }
+    }
+}
+
+// ---- init ---------------------------------------------------------------------------------
+
+/// poly1305_init / poly1305_block_init: h = 0; r = key & 0x0ffffffc0ffffffc0ffffffc0fffffff;
+/// the s values of both paths.
+fn init_fn(t: &Target, abi: Abi, name: &str) -> Func {
+    let n = Names { linux: abi == Abi::Linux };
+    let mut f = Func::new(name, t, abi);
+    f.summary = "Poly1305 key setup: h = 0, clamped r and s = r + (r >> 2) for both paths".into();
+    let ctx = f.arg(n.ctx(), "void *", true);
+    let key = f.arg(if n.linux { "raw_key" } else { "key" }, n.bytes(true), true);
+    if !n.linux {
+        f.ret = "int".into();
+        f.arg("func", "void **", false);
+    }
+    let [lo, hi, s, u] = [f.xreg("r0"), f.xreg("r1"), f.xreg("s1"), f.xreg("s1w")];
+    let tmp = f.xregs::<2>("t");
+    let mask = f.xreg("mask");
+    f.public(mask);
+    f.comment("h = 0 (h4's upper word too)");
+    kasm!(f,
+        sd zero, {CTX_H}({ctx});
+        sd zero, {CTX_H + 8}({ctx});
+        sd zero, {CTX_H + 16}({ctx});
+        beqz {key}, done;
+    );
+    f.comment("r = key[0..16] little-endian, read byte by byte");
+    load_le64_bytes(&mut f, lo, key, 0, tmp);
+    load_le64_bytes(&mut f, hi, key, 8, tmp);
+    f.comment("clamp: r0 &= 0x0ffffffc0fffffff, r1 &= 0x0ffffffc0ffffffc (64-bit limbs)");
+    f.li(mask, 0x0fff_fffc_0fff_ffff);
+    let t0 = tmp[0];
+    kasm!(f,
+        and {lo}, {lo}, {mask};
+        andi {mask}, {mask}, -4;
+        and {hi}, {hi}, {mask};
+    );
+    f.comment("s1 = r1 + (r1 >> 2) (64-bit; = s2 | s3 << 32); s1w = r1w + (r1w >> 2) with r1w = r0 >> 32");
+    kasm!(f,
+        srli {s}, {hi}, 2;
+        add {s}, {s}, {hi};
+        srli {u}, {lo}, 32;
+        srli {t0}, {lo}, 34;
+        add {u}, {u}, {t0};
+        sd {lo}, {CTX_R}({ctx});
+        sd {hi}, {CTX_R + 8}({ctx});
+        sd {s}, {CTX_S23}({ctx});
+        sd {u}, {CTX_S1}({ctx});
+    done:
+    );
+    if !n.linux {
+        kasm!(f, addi a0, zero, 0;);
+    }
+    f.ret();
+    f
+}
+
+// ---- emit ---------------------------------------------------------------------------------
+
+/// poly1305_emit: tag = ((h mod 2^130-5) + nonce) mod 2^128, little-endian. Reads h as three
+/// u64 limbs (both paths store that form).
+fn emit_fn(isa: Isa, t: &Target, abi: Abi, name: &str) -> Func {
+    let n = Names { linux: abi == Abi::Linux };
+    let mut f = Func::new(name, t, abi);
+    f.summary = "Poly1305 final reduction mod 2^130 - 5, plus nonce mod 2^128, 16-byte tag".into();
+    let ctx = f.arg(n.ctx(), if n.linux { "const void *" } else { "void *" }, true);
+    let mac = f.arg(if n.linux { "digest" } else { "mac" }, n.bytes(false), false);
+    let nonce = f.arg("nonce", if n.linux { "const u32 *" } else { "const unsigned int *" }, true);
+    let [h0, h1, h2] = f.xregs::<3>("h");
+    let [g0, g1, g2] = f.xregs::<3>("g");
+    let [c, mask] = [f.xreg("c"), f.xreg("mask")];
+    let [n0, n1, n2, n3] = f.xregs::<4>("n");
+    kasm!(f,
+        ld {h0}, {CTX_H}({ctx});
+        ld {h1}, {CTX_H + 8}({ctx});
+        ld {h2}, {CTX_H + 16}({ctx});
+        lwu {n0}, 0({nonce});
+        lwu {n1}, 4({nonce});
+        lwu {n2}, 8({nonce});
+        lwu {n3}, 12({nonce});
+    );
+    f.comment("h = (h mod 2^130) + 5·(h >> 130): for h2 < 2^62, now h < 2^130 + 2^63 < 2·(2^130 - 5)");
+    kasm!(f, srli {c}, {h2}, 2;);
+    times5(&mut f, isa, c, g0);
+    kasm!(f,
+        andi {h2}, {h2}, 3;
+        add {h0}, {h0}, {c};
+        sltu {c}, {h0}, {c};
+        add {h1}, {h1}, {c};
+        sltu {c}, {h1}, {c};
+        add {h2}, {h2}, {c};
+    );
+    f.comment("g = h + 5; h >= p exactly when g >= 2^130: mask = -(g >> 130), all ones or zero");
+    kasm!(f,
+        addi {g0}, {h0}, 5;
+        sltiu {c}, {g0}, 5;
+        add {g1}, {h1}, {c};
+        sltu {c}, {g1}, {c};
+        add {g2}, {h2}, {c};
+        srli {g2}, {g2}, 2;
+        sub {mask}, zero, {g2};
+    );
+    f.comment("h = mask ? g : h (mod 2^128), without a branch");
+    kasm!(f,
+        xor {g0}, {g0}, {h0};
+        xor {g1}, {g1}, {h1};
+        and {g0}, {g0}, {mask};
+        and {g1}, {g1}, {mask};
+        xor {h0}, {h0}, {g0};
+        xor {h1}, {h1}, {g1};
+    );
+    f.comment("h += nonce (mod 2^128)");
+    kasm!(f,
+        slli {n1}, {n1}, 32;
+        slli {n3}, {n3}, 32;
+        or {n0}, {n0}, {n1};
+        or {n2}, {n2}, {n3};
+        add {h0}, {h0}, {n0};
+        sltu {c}, {h0}, {n0};
+        add {h1}, {h1}, {n2};
+        add {h1}, {h1}, {c};
+    );
+    f.comment("mac[0..16] = h, little-endian, byte by byte (any alignment)");
+    for (k, w) in [h0, h1].into_iter().enumerate() {
+        for i in 0..8i64 {
+            let off = 8 * k as i64 + i;
+            kasm!(f, sb {w}, {off}({mac}););
+            if i < 7 {
+                kasm!(f, srli {w}, {w}, 8;);
+            }
+        }
+    }
+    f.ret();
+    f
+}
+
+// ---- blocks: shared set-up ------------------------------------------------------------------
+
+/// Arguments of the blocks function and the values derived from them.
+struct Args {
+    ctx: Reg,
+    inp: Reg,
+    /// inp + (len & -16)
+    end: Reg,
+    /// 0 or 1
+    pad: Reg,
+    /// Scratch for the alignment test.
+    t: Reg,
+}
+
+/// Declares the arguments; len = len & -16; returns early when it is 0; pad = padbit != 0.
+fn blocks_entry(f: &mut Func, abi: Abi) -> Args {
+    let n = Names { linux: abi == Abi::Linux };
+    let ctx = f.arg(n.ctx(), "void *", true);
+    let inp = f.arg(if n.linux { "src" } else { "inp" }, n.bytes(true), true);
+    let len = f.arg("len", if n.linux { "u32" } else { "size_t" }, false);
+    let padbit = f.arg(if n.linux { "hibit" } else { "padbit" }, if n.linux { "u32" } else { "unsigned int" }, false);
+    let [end, pad, t] = [f.xreg("end"), f.xreg("pad"), f.xreg("t")];
+    for r in [end, pad, t] {
+        f.public(r);
+    }
+    if n.linux {
+        // A u32 argument arrives sign-extended (psABI).
+        f.zext_w(len, len);
+    }
+    kasm!(f,
+        andi {len}, {len}, -16;
+        beqz {len}, nothing;
+        add {end}, {inp}, {len};
+        sltu {pad}, zero, {padbit};
+    );
+    Args { ctx, inp, end, pad, t }
+}
+
+/// Unaligned input: inp and end move down to the 8-byte boundary; sh = 8·(inp mod 8) (not
+/// 0 here), rsh = 64 - sh (as a shift amount, -sh mod 64).
+fn unaligned_entry(f: &mut Func, a: &Args, sh: Reg, rsh: Reg) {
+    let (inp, end, t) = (a.inp, a.end, a.t);
+    kasm!(f,
+        andi {t}, {inp}, 7;
+        sub {inp}, {inp}, {t};
+        sub {end}, {end}, {t};
+        slli {sh}, {t}, 3;
+        sub {rsh}, zero, {sh};
+    );
+}
+
+/// w = the 16 input bytes at inp (two little-endian u64) read with aligned loads only:
+/// w_k = (x_k >> sh) | (x_{k+1} << (64 - sh)) with x_0..x_2 the aligned words at inp,
+/// inp + 8, inp + 16 (x_2 holds the block's last byte: nothing past its word is read).
+fn load_unaligned(f: &mut Func, inp: Reg, sh: Reg, rsh: Reg, w: [Reg; 2], x: Reg, t: Reg) {
+    let [w0, w1] = w;
+    kasm!(f,
+        ld {w0}, 0({inp});
+        ld {w1}, 8({inp});
+        ld {x}, 16({inp});
+        srl {w0}, {w0}, {sh};
+        sll {t}, {w1}, {rsh};
+        or {w0}, {w0}, {t};
+        srl {w1}, {w1}, {sh};
+        sll {x}, {x}, {rsh};
+        or {w1}, {w1}, {x};
+    );
+}
+
+// ---- blocks: base 2^32 ---------------------------------------------------------------------
+
+/// Registers of the base-2^32 loop.
+struct P32 {
+    isa: Isa,
+    /// r0..r3 (< 2^28, loaded with lwu).
+    r: [Reg; 4],
+    /// s1..s3: s_i = r_i + (r_i >> 2) < 2^28.33.
+    s: [Reg; 3],
+    /// Accumulators d0..d3 (64-bit) and q = h4·r0 (weight 2^128).
+    d: [Reg; 4],
+    q: Reg,
+    /// Multiplier operands h0..h4, each < 2^32.
+    h: [Reg; 5],
+    /// Message limbs.
+    m: [Reg; 4],
+    c: Reg,
+    e: Reg,
+    /// Products waiting to be added (rv64gc).
+    p: [Reg; 4],
+}
+
+impl P32 {
+    /// The factor of h_j in d_i: r_{i-j}, or s_{4+i-j} where the product wraps past 2^128
+    /// (2^128·r_k·2^32k = r_k·2^(32(k-4))·2^130 ≡ 5/4·r_k·2^(32(k-4)), and 4 | r_k for k ≥ 1).
+    fn coef(&self, i: usize, j: usize) -> Reg {
+        if j <= i { self.r[i - j] } else { self.s[3 + i - j] }
+    }
+}
+
+/// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32. q (weight 2^128) splits into its bits at
+/// 2^130 and above, which wrap round as 5·(q >> 2) at weight 1, and q & 3, which joins limb
+/// 3 at bit 32 together with the pad bit of the next block.
+fn fold32(f: &mut Func, p: &P32, q: Reg, d0: Reg, pad: Option<Reg>) {
+    let (c, e) = (p.c, p.e);
+    kasm!(f, srli {c}, {q}, 2;);
+    times5(f, p.isa, c, e);
+    kasm!(f, add {d0}, {d0}, {c}; andi {e}, {q}, 3;);
+    if let Some(pad) = pad {
+        kasm!(f, add {e}, {e}, {pad};);
+    }
+    kasm!(f, slli {e}, {e}, 32;);
+}
+
+/// Carry propagation into multiplier operands: t_i = d_i (+ m_i) + t_{i-1} >> 32 (t_3 also
+/// + e), h_i = t_i mod 2^32, h4 = t_3 >> 32; t_i is built in d_i.
+fn carry32(f: &mut Func, p: &P32, d: [Reg; 4], m: Option<[Reg; 4]>, h: [Reg; 5]) {
+    let (c, e) = (p.c, p.e);
+    for i in 0..4 {
+        let di = d[i];
+        if let Some(m) = m {
+            let mi = m[i];
+            kasm!(f, add {di}, {di}, {mi};);
+        }
+        if i > 0 {
+            kasm!(f, add {di}, {di}, {c};);
+        }
+        if i == 3 {
+            let h4 = h[4];
+            kasm!(f, add {di}, {di}, {e}; srli {h4}, {di}, 32;);
+        } else {
+            kasm!(f, srli {c}, {di}, 32;);
+        }
+        zext32(f, p.isa, h[i], di);
+    }
+}
+
+/// d = h·r "mod" 2^130 - 5 as four 64-bit column sums plus q = h4·r0:
+///   d0 = h0·r0 + h1·s3 + h2·s2 + h3·s1
+///   d1 = h0·r1 + h1·r0 + h2·s3 + h3·s2 + h4·s1
+///   d2 = h0·r2 + h1·r1 + h2·r0 + h3·s3 + h4·s2
+///   d3 = h0·r3 + h1·r2 + h2·r1 + h3·r0 + h4·s3
+///   q  = h4·r0
+/// Emitted by h_j (one product into each accumulator per group), so the accumulations of
+/// one column are four instructions apart (th.mula's result latency is 3).
+fn multiply32(f: &mut Func, p: &P32) {
+    let mut groups: Vec<[(Reg, Reg, Reg); 4]> = Vec::new();
+    for j in 0..4 {
+        groups.push(std::array::from_fn(|i| (p.d[i], p.h[j], p.coef(i, j))));
+    }
+    groups.push([(p.q, p.h[4], p.r[0]), (p.d[1], p.h[4], p.s[0]), (p.d[2], p.h[4], p.s[1]), (p.d[3], p.h[4], p.s[2])]);
+    for (j, g) in groups.iter().enumerate() {
+        // The first product of each accumulator starts it: group 0, and q in group 4.
+        let starts = |k: usize| j == 0 || (j == 4 && k == 0);
+        match p.isa {
+            Isa::Thead => {
+                for (k, &(acc, a, b)) in g.iter().enumerate() {
+                    if starts(k) {
+                        kasm!(f, mul {acc}, {a}, {b};);
+                    } else {
+                        kasm!(f, th.mula {acc}, {a}, {b};);
+                    }
+                }
+            }
+            Isa::Rv64 => {
+                // Products of a group first, sums after: each sum reads a product at least
+                // three instructions old.
+                let mut slot = 0;
+                let mut pending = Vec::new();
+                for (k, &(acc, a, b)) in g.iter().enumerate() {
+                    if starts(k) {
+                        kasm!(f, mul {acc}, {a}, {b};);
+                    } else {
+                        let t = p.p[slot];
+                        slot += 1;
+                        kasm!(f, mul {t}, {a}, {b};);
+                        pending.push((acc, t));
+                    }
+                }
+                for (acc, t) in pending {
+                    kasm!(f, add {acc}, {acc}, {t};);
+                }
+            }
+        }
+    }
+}
+
+/// One block per iteration: h = (h + m + pad·2^128)·r. The loop carries the unreduced
+/// product (d, q); each iteration first folds q, then adds the block while propagating
+/// carries, then multiplies.
+fn loop32(f: &mut Func, p: &P32, a: &Args, top: Label, unaligned: Option<(Reg, Reg)>) {
+    let (inp, end) = (a.inp, a.end);
+    f.bind(top);
+    match unaligned {
+        None => {
+            f.comment("m = the block's four little-endian words");
+            for (i, &mi) in p.m.iter().enumerate() {
+                let off = 4 * i as i64;
+                kasm!(f, lwu {mi}, {off}({inp}););
+            }
+        }
+        Some((sh, rsh)) => {
+            f.comment("m = the block's words, from aligned 64-bit loads");
+            let [m0, m1, m2, m3] = p.m;
+            load_unaligned(f, inp, sh, rsh, [m0, m2], m3, m1);
+            kasm!(f, srli {m1}, {m0}, 32; srli {m3}, {m2}, 32;);
+            zext32(f, p.isa, m0, m0);
+            zext32(f, p.isa, m2, m2);
+        }
+    }
+    f.comment("d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32");
+    fold32(f, p, p.q, p.d[0], Some(a.pad));
+    f.comment("h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31");
+    carry32(f, p, p.d, Some(p.m), p.h);
+    f.comment("(d, q) = h·r");
+    multiply32(f, p);
+    kasm!(f,
+        addi {inp}, {inp}, 16;
+        bne {inp}, {end}, {top};
+    );
+}
+
+/// Bounds of the base-2^32 loop. r is clamped: r0 < 2^28, r1..r3 < 2^28 and multiples of
+/// 4, so s_i = 5·r_i/4 < 1.25·2^28 (< 2^28.33).
+/// - Multiplier inputs: h0..h3 < 2^32 (zero-extended), h4 < 2^31 (shown below). Every
+///   product h_j·r_k, h_j·s_k is below 2^32·1.25·2^28 = 1.25·2^60 < 2^61.
+/// - Column sums: d0 < 2^60·(1 + 3·1.25) = 4.75·2^60; d1 < 2^60·(1 + 1 + 1.25 + 1.25) +
+///   2^31·1.25·2^28 = 5.125·2^60; d2 < 4.875·2^60; d3 < 4.625·2^60; q = h4·r0 < 2^59. All
+///   below 2^63: no sum of five products overflows 64 bits.
+/// - Fold: 5·(q >> 2) <= 1.25·q < 0.625·2^60, so d0 < 5.375·2^60; e <= 4·2^32.
+/// - Carry: t_i = d_i + m_i + carry < 5.4·2^60 < 2^63, carries < 5.4·2^28; t3 < 4.625·2^60
+///   + 2^32 + 2^31 + 2^34, so h4 = t3 >> 32 < 4.63·2^28 < 2^31, as assumed.
+/// - On entry h comes from the context (h0..h3 < 2^32, h4 <= 4): inside these bounds.
+fn blocks32(isa: Isa, t: &Target, abi: Abi, name: &str) -> Func {
+    let mut f = Func::new(name, t, abi);
+    f.summary = "Poly1305 blocks, base 2^32: 32x32-bit products only (constant time on the C906)".into();
+    let a = blocks_entry(&mut f, abi);
+    let ctx = a.ctx;
+    let p = P32 {
+        isa,
+        r: f.xregs::<4>("r"),
+        s: [f.xreg("s1"), f.xreg("s2"), f.xreg("s3")],
+        d: f.xregs::<4>("d"),
+        q: f.xreg("q"),
+        h: f.xregs::<5>("h"),
+        m: f.xregs::<4>("m"),
+        c: f.xreg("c"),
+        e: f.xreg("e"),
+        p: f.xregs::<4>("p"),
+    };
+    f.comment("r0..r3, s1..s3; the loop state (d, q) = h (h4 in q)");
+    for (i, &r) in p.r.iter().enumerate() {
+        let off = CTX_R + 4 * i as i64;
+        kasm!(f, lwu {r}, {off}({ctx}););
+    }
+    let [s1, s2, s3] = p.s;
+    kasm!(f,
+        lwu {s1}, {CTX_S1}({ctx});
+        lwu {s2}, {CTX_S23}({ctx});
+        lwu {s3}, {CTX_S23 + 4}({ctx});
+    );
+    for (i, &d) in p.d.iter().enumerate() {
+        let off = CTX_H + 4 * i as i64;
+        kasm!(f, lwu {d}, {off}({ctx}););
+    }
+    let (q, tt, inp) = (p.q, a.t, a.inp);
+    kasm!(f,
+        lwu {q}, {CTX_H + 16}({ctx});
+        andi {tt}, {inp}, 3;
+        bnez {tt}, unaligned;
+    );
+    let top = f.named_label("loop");
+    loop32(&mut f, &p, &a, top, None);
+    let tail = f.named_label("tail");
+    f.bind(tail);
+    f.comment("h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4");
+    fold32(&mut f, &p, q, p.d[0], None);
+    carry32(&mut f, &p, p.d, None, p.h);
+    let [h0, h1, h2, h3, h4] = p.h;
+    fold32(&mut f, &p, h4, h0, None);
+    carry32(&mut f, &p, [h0, h1, h2, h3], None, p.h);
+    kasm!(f,
+        sw {h0}, {CTX_H}({ctx});
+        sw {h1}, {CTX_H + 4}({ctx});
+        sw {h2}, {CTX_H + 8}({ctx});
+        sw {h3}, {CTX_H + 12}({ctx});
+        sd {h4}, {CTX_H + 16}({ctx});
+    );
+    f.ret();
+    f.comment("input not 4-byte aligned");
+    let (sh, rsh) = (f.xreg("sh"), f.xreg("rsh"));
+    f.public(sh);
+    f.public(rsh);
+    kasm!(f, unaligned:);
+    unaligned_entry(&mut f, &a, sh, rsh);
+    let utop = f.named_label("loop_unaligned");
+    loop32(&mut f, &p, &a, utop, Some((sh, rsh)));
+    kasm!(f, j {tail}; nothing:);
+    f.ret();
+    f
+}
+
+// ---- blocks: base 2^64 ---------------------------------------------------------------------
+
+/// Bounds of the base-2^64 path. r0, r1 < 2^60, s1 = 5·r1/4 < 1.25·2^60; h2 <= 4 on entry
+/// to a block and <= 6 after adding it (one carry, one pad bit).
+/// - hi(h0·r0) + hi(h1·s1) + 1 < 2.25·2^60, plus h2·s1 < 7.5·2^60: < 2^64, so that sum
+///   needs no carry out (th.mula adds h2·s1 to hi(h1·s1) directly).
+/// - d2 = hi(h0·r1) + hi(h1·r0) + h2·r0 + 2 carries < 8·2^60 < 2^63.
+/// - After the reduction h2 = (d2 & 3) + carry <= 4.
+fn blocks64(isa: Isa, t: &Target, abi: Abi, name: &str) -> Func {
+    let mut f = Func::new(name, t, abi);
+    f.summary = "Poly1305 blocks, base 2^64 (64-bit mul/mulhu: data-dependent latency on the C906)".into();
+    f.declare_leak(LeakKind::SecretMulTiming, "64-bit multiplies of h and r: on the C906 their latency depends on the operands' upper 32 bits");
+    let a = blocks_entry(&mut f, abi);
+    let (ctx, inp, end, pad) = (a.ctx, a.inp, a.end, a.pad);
+    let [h0, h1, h2] = f.xregs::<3>("h");
+    let [r0, r1, s1] = [f.xreg("r0"), f.xreg("r1"), f.xreg("s1")];
+    let [d0, d1, d2] = f.xregs::<3>("d");
+    let x = f.xregs::<5>("x");
+    let [m0, m1] = f.xregs::<2>("m");
+    let [c, c1] = [f.xreg("c"), f.xreg("c1")];
+    let tt = a.t;
+    kasm!(f,
+        ld {h0}, {CTX_H}({ctx});
+        ld {h1}, {CTX_H + 8}({ctx});
+        ld {h2}, {CTX_H + 16}({ctx});
+        ld {r0}, {CTX_R}({ctx});
+        ld {r1}, {CTX_R + 8}({ctx});
+        ld {s1}, {CTX_S23}({ctx});
+        andi {tt}, {inp}, 7;
+        bnez {tt}, unaligned;
+    );
+    let body = |f: &mut Func, top: Label, unaligned: Option<(Reg, Reg)>| {
+        f.bind(top);
+        match unaligned {
+            None => kasm!(f, ld {m0}, 0({inp}); ld {m1}, 8({inp});),
+            Some((sh, rsh)) => load_unaligned(f, inp, sh, rsh, [m0, m1], x[0], x[1]),
+        }
+        f.comment("h += m + pad·2^128");
+        kasm!(f,
+            add {h0}, {h0}, {m0};
+            sltu {c}, {h0}, {m0};
+            add {h1}, {h1}, {m1};
+            sltu {c1}, {h1}, {m1};
+            add {h1}, {h1}, {c};
+            sltu {c}, {h1}, {c};
+            add {h2}, {h2}, {pad};
+            or {c}, {c}, {c1};
+            add {h2}, {h2}, {c};
+        );
+        f.comment("d0 = lo(h0·r0) + lo(h1·s1); d1 = hi(h0·r0) + hi(h1·s1) + lo(h0·r1) + lo(h1·r0) + h2·s1;");
+        f.comment("d2 = hi(h0·r1) + hi(h1·r0) + h2·r0 (+ carries); h1·r1·2^128 ≡ h1·s1 as 4 | r1");
+        let [x0, x1, x2, x3, x4] = x;
+        kasm!(f,
+            mul {d0}, {h0}, {r0};
+            mulhu {d1}, {h0}, {r0};
+            mul {x0}, {h1}, {s1};
+            mulhu {x1}, {h1}, {s1};
+            mul {x2}, {h0}, {r1};
+            mulhu {d2}, {h0}, {r1};
+        );
+        match isa {
+            Isa::Thead => kasm!(f, th.mula {x1}, {h2}, {s1}; mul {x3}, {h1}, {r0}; mulhu {x4}, {h1}, {r0}; th.mula {d2}, {h2}, {r0};),
+            Isa::Rv64 => kasm!(f,
+                mul {c}, {h2}, {s1};
+                mul {x3}, {h1}, {r0};
+                mulhu {x4}, {h1}, {r0};
+                mul {c1}, {h2}, {r0};
+                add {x1}, {x1}, {c};
+                add {d2}, {d2}, {c1};
+            ),
+        }
+        kasm!(f,
+            add {d0}, {d0}, {x0};
+            sltu {x0}, {d0}, {x0};
+            add {d1}, {d1}, {x1};
+            add {d1}, {d1}, {x0};
+            add {d1}, {d1}, {x2};
+            sltu {x2}, {d1}, {x2};
+            add {d1}, {d1}, {x3};
+            sltu {x3}, {d1}, {x3};
+            add {d2}, {d2}, {x4};
+            add {d2}, {d2}, {x2};
+            add {d2}, {d2}, {x3};
+        );
+        f.comment("h = (d mod 2^130) + 5·(d >> 130)");
+        kasm!(f, srli {c}, {d2}, 2;);
+        times5(f, isa, c, c1);
+        kasm!(f,
+            andi {h2}, {d2}, 3;
+            add {h0}, {d0}, {c};
+            sltu {c}, {h0}, {c};
+            add {h1}, {d1}, {c};
+            sltu {c}, {h1}, {c};
+            add {h2}, {h2}, {c};
+            addi {inp}, {inp}, 16;
+            bne {inp}, {end}, {top};
+        );
+    };
+    let top = f.named_label("loop");
+    body(&mut f, top, None);
+    let tail = f.named_label("tail");
+    f.bind(tail);
+    kasm!(f,
+        sd {h0}, {CTX_H}({ctx});
+        sd {h1}, {CTX_H + 8}({ctx});
+        sd {h2}, {CTX_H + 16}({ctx});
+    );
+    f.ret();
+    f.comment("input not 8-byte aligned");
+    let (sh, rsh) = (f.xreg("sh"), f.xreg("rsh"));
+    f.public(sh);
+    f.public(rsh);
+    kasm!(f, unaligned:);
+    unaligned_entry(&mut f, &a, sh, rsh);
+    let utop = f.named_label("loop_unaligned");
+    body(&mut f, utop, Some((sh, rsh)));
+    kasm!(f, j {tail}; nothing:);
+    f.ret();
+    f
+}
+
+// ---- modules ------------------------------------------------------------------------------
+
+fn build(radix: Radix, variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    let isa = Isa::of(t);
+    let mut m = Module::new("poly1305", variant, t, abi);
+    let mut notes: Vec<String> = match radix {
+        Radix::R32 => vec![
+            "Poly1305 (RFC 8439), base 2^32: every multiply has both operands below 2^32, so the C906".into(),
+            "multiplier's time does not depend on the data. Constant time: no secret-dependent branches or".into(),
+            "addresses.".into(),
+        ],
+        Radix::R64 => vec![
+            "Poly1305 (RFC 8439), base 2^64 with 64-bit mul/mulhu. NOT constant time on the C906: its".into(),
+            "multiplier takes 3 or 6 cycles depending on the operands' upper 32 bits (h and r). No".into(),
+            "secret-dependent branches or addresses.".into(),
+        ],
+    };
+    notes.extend([
+        "Context (opaque, 192 bytes, 8-byte aligned; the same in every variant): h0..h3 u32 at 0..16,".to_string(),
+        "h4 u64 at 16 (as u64: h0|h1 at 0, h2|h3 at 8, h4 at 16); r0..r3 u32 at 24..40 (clamped);".to_string(),
+        "s2, s3 u32 at 40, 44 (= the u64 s1 of r2|r3); s1 u32 at 48; s_i = r_i + (r_i >> 2).".to_string(),
+    ]);
+    m.notes = notes;
+    let sfx = variant.replace('-', "_");
+    let blocks = |name: &str| match radix {
+        Radix::R64 => blocks64(isa, t, abi, name),
+        Radix::R32 => blocks32(isa, t, abi, name),
+    };
+    let (init, blk, emit) = match abi {
+        Abi::Linux => (format!("poly1305_block_init_{sfx}"), format!("poly1305_blocks_{sfx}"), format!("poly1305_emit_{sfx}")),
+        _ => (format!("poly1305_init_{sfx}"), format!("poly1305_blocks_{sfx}"), format!("poly1305_emit_{sfx}")),
+    };
+    m.add(init_fn(t, abi, &init), true)?;
+    m.add(blocks(&blk), true)?;
+    m.add(emit_fn(isa, t, abi, &emit), true)?;
+    if abi != Abi::Linux {
+        for (alias, f) in [("poly1305_init", init), ("poly1305_blocks", blk), ("poly1305_emit", emit)] {
+            m.aliases.push((alias.to_string(), f));
+        }
+    }
+    Ok(m)
+}
+
+fn build_64_c906(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build(Radix::R64, "64-c906", t, abi)
+}
+fn build_64_rv64gc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build(Radix::R64, "64-rv64gc", t, abi)
+}
+fn build_32_c906(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build(Radix::R32, "32-c906", t, abi)
+}
+fn build_32_rv64gc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build(Radix::R32, "32-rv64gc", t, abi)
+}
