@@ -140,6 +140,53 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
+/// A Markdown summary: one line per kernel, variant and function, modeled cycles per byte
+/// for each size (instructions per byte in the last column, at the largest size). A size a
+/// block-granular kernel rounded up shares the requested size's column.
+pub fn markdown(rows: &[Row]) -> String {
+    // Kernels that work in whole blocks round a size up (1400 -> 1408): same column.
+    let col = |b: usize| rows.iter().map(|r| r.bytes).filter(|&x| x <= b && b - x < 16).min().unwrap_or(b);
+    let mut sizes: Vec<usize> = rows.iter().map(|r| col(r.bytes)).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut keys: Vec<(&str, &str, &str)> = Vec::new();
+    for r in rows {
+        let k = (r.kernel.as_str(), r.variant.as_str(), r.what.as_str());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut s = String::from("| kernel | variant | function |");
+    for n in &sizes {
+        let _ = write!(s, " {n} B |");
+    }
+    s.push_str(" instr/B |\n|---|---|---|");
+    for _ in &sizes {
+        s.push_str("---:|");
+    }
+    s.push_str("---:|\n");
+    for (k, v, w) in keys {
+        let _ = write!(s, "| {k} | {v} | {w} |");
+        let mut last = None;
+        for n in &sizes {
+            match rows.iter().find(|r| r.kernel == k && r.variant == v && r.what == w && col(r.bytes) == *n) {
+                Some(r) => {
+                    let _ = write!(s, " {:.2} |", r.cpb());
+                    last = Some(r);
+                }
+                None => s.push_str(" – |"),
+            }
+        }
+        match last {
+            Some(r) => {
+                let _ = writeln!(s, " {:.2} |", r.instructions as f64 / r.bytes.max(1) as f64);
+            }
+            None => s.push_str(" – |\n"),
+        }
+    }
+    s
+}
+
 pub fn csv(rows: &[Row]) -> String {
     let mut s = String::from("kernel,variant,measured,bytes,instructions,cycles,cycles_per_byte\n");
     for r in rows {

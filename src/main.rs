@@ -78,6 +78,9 @@ enum Cmd {
         /// Sizes in bytes (comma separated).
         #[arg(long)]
         sizes: Option<String>,
+        /// Print a Markdown summary (cycles per byte by size) instead of the full table.
+        #[arg(long)]
+        markdown: bool,
     },
     /// Compare (or with --bless rewrite) the golden files under goldens/.
     Goldens {
@@ -261,7 +264,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
             }
             Ok(())
         }
-        Cmd::Bench { kernel, asm, target: tgt, csv, json, sizes } => {
+        Cmd::Bench { kernel, asm, target: tgt, csv, json, sizes, markdown } => {
             let sizes: Vec<usize> = match sizes {
                 Some(s) => s.split(',').map(|x| x.trim().parse().map_err(|_| format!("bad size `{x}`"))).collect::<Result<_, _>>()?,
                 None => bench::SIZES.to_vec(),
@@ -286,7 +289,11 @@ fn run(cmd: Cmd) -> Result<(), String> {
                     }
                 }
             }
-            print!("{}", bench::table(&rows));
+            if markdown {
+                print!("{}", bench::markdown(&rows));
+            } else {
+                print!("{}", bench::table(&rows));
+            }
             if let Some(p) = csv {
                 write(&p, bench::csv(&rows).as_bytes())?;
             }
