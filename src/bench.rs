@@ -73,11 +73,15 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
             // ChaCha20_ctr32 over the size (OpenSSL ABI: out, in, len, key, counter).
             let key = env.buffer(&[0x42; 32], 0, false);
             let ctr = env.buffer(&[1, 0, 0, 0, 9, 9, 9, 9, 7, 7, 7, 7, 5, 5, 5, 5], 0, false);
-            let f = env.sym("ChaCha20_ctr32");
+            // kgen's alias, or another file's ChaCha20_ctr32_* (e.g. OpenSSL's _v_zbb).
+            let mut names: Vec<&String> = env.symbols.keys().filter(|s| s.starts_with("ChaCha20_ctr32")).collect();
+            names.sort();
+            let name = names.first().map(|s| s.to_string()).ok_or("no ChaCha20_ctr32* symbol")?;
+            let f = env.sym(&name);
             for &n in sizes {
                 let buf = env.buffer(&vec![0x5a; n], 0, true);
                 let (ins, cyc) = measured(env, |env| env.call(f, &[buf, buf, n as u64, key, ctr]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
-                rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: "ChaCha20_ctr32".into(), bytes: n, instructions: ins, cycles: cyc });
+                rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: name.clone(), bytes: n, instructions: ins, cycles: cyc });
             }
         }
         "ghash" => {
