@@ -157,6 +157,27 @@ fn vector_groups_aligned() {
 }
 
 #[test]
+fn no_illegal_group_overlap() {
+    // RVV 1.0 at LMUL 2: the narrowing source v4-v7 (EMUL 4) may overlap the destination
+    // only in its lowest-numbered part (v4-v5); a destination at v6-v7 is illegal. Only the
+    // vtype known on that path says how long the groups are, so this is the checker's job.
+    pair(
+        "rv64gcv",
+        |f| kasm!(f, vsetvli t0, a2, e64, m4, ta, ma; vle64.v v4, (a0); vsetvli t0, a2, e32, m2, ta, ma; vnsrl.wi v4, v4, 0; vse32.v v4, (a0); ret;),
+        |f| kasm!(f, vsetvli t0, a2, e64, m4, ta, ma; vle64.v v4, (a0); vsetvli t0, a2, e32, m2, ta, ma; vnsrl.wi v6, v4, 0; vse32.v v6, (a0); ret;),
+        Check::VectorGroups,
+    );
+}
+
+#[test]
+fn go_abi_has_no_callee_saved_registers() {
+    // Go's ABI0 lets a function clobber s1; the psABI does not.
+    let body = |f: &mut Func| kasm!(f, addi s1, a2, 1; sd s1, 0(a0); ret;);
+    assert!(errors_of(&findings("rv64gc", Abi::Go, body)).is_empty());
+    assert_eq!(errors_of(&findings("rv64gc", Abi::Psabi, body)), vec![Check::CalleeSaved]);
+}
+
+#[test]
 fn secrets_wiped_from_registers() {
     // What is stored to the public output is published (t1); the key word in t0 is not.
     let f = pair(
