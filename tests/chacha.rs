@@ -19,6 +19,11 @@ fn env(variant: &str, abi: Abi) -> Env {
 /// block at counter 2^32 - 1, and OpenSSL's 32-bit counter wraps there); checked against
 /// RustCrypto everywhere else by `reference_agrees_with_rustcrypto`.
 fn rfc_block(key: &[u8; 32], ctr: u32, nonce: &[u8; 12]) -> [u8; 64] {
+    rfc_block_rounds(key, ctr, nonce, 20)
+}
+
+/// The block function with `rounds` rounds (8, 12 or 20).
+fn rfc_block_rounds(key: &[u8; 32], ctr: u32, nonce: &[u8; 12], rounds: usize) -> [u8; 64] {
     let mut s = [0u32; 16];
     s[..4].copy_from_slice(&kgen_kernels::chacha::SIGMA);
     for i in 0..8 {
@@ -35,7 +40,7 @@ fn rfc_block(key: &[u8; 32], ctr: u32, nonce: &[u8; 12]) -> [u8; 64] {
         x[a] = x[a].wrapping_add(x[b]); x[d] = (x[d] ^ x[a]).rotate_left(8);
         x[c] = x[c].wrapping_add(x[d]); x[b] = (x[b] ^ x[c]).rotate_left(7);
     };
-    for _ in 0..10 {
+    for _ in 0..rounds / 2 {
         qr(&mut x, 0, 4, 8, 12); qr(&mut x, 1, 5, 9, 13); qr(&mut x, 2, 6, 10, 14); qr(&mut x, 3, 7, 11, 15);
         qr(&mut x, 0, 5, 10, 15); qr(&mut x, 1, 6, 11, 12); qr(&mut x, 2, 7, 8, 13); qr(&mut x, 3, 4, 9, 14);
     }
@@ -85,6 +90,16 @@ fn reference_agrees_with_rustcrypto() {
         ch.seek(ctr as u64 * 64);
         ch.apply_keystream(&mut ks);
         assert_eq!(ks, rfc_block(&key, ctr, &nonce));
+        let mut ks8 = [0u8; 64];
+        let mut c8 = chacha20::ChaCha8::new((&key).into(), (&nonce).into());
+        c8.seek(ctr as u64 * 64);
+        c8.apply_keystream(&mut ks8);
+        assert_eq!(ks8, rfc_block_rounds(&key, ctr, &nonce, 8));
+        let mut ks12 = [0u8; 64];
+        let mut c12 = chacha20::ChaCha12::new((&key).into(), (&nonce).into());
+        c12.seek(ctr as u64 * 64);
+        c12.apply_keystream(&mut ks12);
+        assert_eq!(ks12, rfc_block_rounds(&key, ctr, &nonce, 12));
     }
 }
 
@@ -131,6 +146,33 @@ fn every_length_and_offset() {
     }
 }
 
+/// 10,000 random cases per variant: lengths mostly 0..1100 (some 1100..5000), offsets
+/// 0..15, in place a third of the time, counters anywhere and near the 2^32 wrap.
+#[test]
+fn ten_thousand_random_cases() {
+    std::thread::scope(|sc| {
+        for v in VARIANTS {
+            sc.spawn(move || {
+                let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(33);
+                let mut e = env(v, Abi::Psabi);
+                for n in 0..10_000 {
+                    if n % 200 == 0 {
+                        // Every call maps new guarded buffers: start afresh to bound memory.
+                        e = env(v, Abi::Psabi);
+                    }
+                    let len = if n % 50 == 0 { rng.random_range(1100..5000) } else { rng.random_range(0..=1100) };
+                    let ctr: u32 = if n % 10 == 0 { u32::MAX - rng.random_range(0..80) } else { rng.random() };
+                    let (key, nonce): ([u8; 32], [u8; 12]) = (rng.random(), rng.random());
+                    let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+                    let (io, oo) = (rng.random_range(0..16), rng.random_range(0..16));
+                    let got = run_openssl(&mut e, &key, ctr, &nonce, &data, io, oo, n % 3 == 0);
+                    assert_eq!(got, reference(&key, ctr, &nonce, &data), "{v} case {n}: len {len} ctr {ctr:#x} offsets {io}/{oo}");
+                }
+            });
+        }
+    });
+}
+
 #[test]
 fn linux_whole_blocks_and_counter_writeback() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
@@ -154,9 +196,15 @@ fn linux_whole_blocks_and_counter_writeback() {
                 let out = e.buffer(&vec![0; data.len()], 0, true);
                 e.call(e.sym(&format!("chacha_{}", v.replace('-', "_"))), &[sb, inp, out, nblocks, nrounds]).unwrap();
                 let got = e.read(out, data.len());
-                if nrounds == 20 {
-                    assert_eq!(got, reference(&key, ctr, &nonce, &data), "{v} nblocks {nblocks}");
-                }
+                let want: Vec<u8> = data
+                    .chunks(64)
+                    .enumerate()
+                    .flat_map(|(b, c)| {
+                        let ks = rfc_block_rounds(&key, ctr.wrapping_add(b as u32), &nonce, nrounds as usize);
+                        c.iter().zip(ks).map(|(x, k)| x ^ k).collect::<Vec<u8>>()
+                    })
+                    .collect();
+                assert_eq!(got, want, "{v} nblocks {nblocks} nrounds {nrounds}");
                 let new_ctr = u32::from_le_bytes(e.read(sb + 48, 4).try_into().unwrap());
                 assert_eq!(new_ctr, ctr.wrapping_add(nblocks as u32), "{v} counter written back");
             }
@@ -267,6 +315,12 @@ fn qemu_cases() -> Vec<QCase> {
             push(len, ctr, &mut rng);
         }
     }
+    for _ in 0..(10_000 - 1104 - 49) {
+        let len = rng.random_range(0..2048);
+        let ctr = if rng.random_range(0..10) == 0 { u32::MAX - rng.random_range(0..40) } else { rng.random() };
+        push(len, ctr, &mut rng);
+    }
+    assert!(v.len() >= 10_000);
     v
 }
 

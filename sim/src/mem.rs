@@ -55,13 +55,17 @@ impl Memory {
         Memory::default()
     }
 
-    /// Maps `size` zero bytes at `base`. Regions must not overlap.
+    /// Maps `size` zero bytes at `base`. Regions must not overlap. (Regions are kept in
+    /// address order, so a lookup is a binary search however many buffers a test maps.)
     pub fn map(&mut self, name: &str, base: u64, size: usize, perm: Perm) {
+        let at = self.regions.partition_point(|r| r.base < base);
+        let overlaps = |r: &Region| base < r.base + r.data.len() as u64 && r.base < base + size as u64;
         assert!(
-            !self.regions.iter().any(|r| base < r.base + r.data.len() as u64 && r.base < base + size as u64),
+            !(at > 0 && overlaps(&self.regions[at - 1])) && !self.regions.get(at).is_some_and(overlaps),
             "region {name} at {base:#x} overlaps another"
         );
-        self.regions.push(Region { name: name.to_string(), base, data: vec![0; size], perm });
+        self.regions.insert(at, Region { name: name.to_string(), base, data: vec![0; size], perm });
+        self.last = 0;
     }
 
     pub fn region(&self, name: &str) -> Option<&Region> {
@@ -73,7 +77,10 @@ impl Memory {
         if self.last < self.regions.len() && hit(&self.regions[self.last]) {
             return Some(self.last);
         }
-        let i = self.regions.iter().position(hit)?;
+        let i = self.regions.partition_point(|r| r.base <= addr).checked_sub(1)?;
+        if !hit(&self.regions[i]) {
+            return None;
+        }
         self.last = i;
         Some(i)
     }
