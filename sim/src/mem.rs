@@ -60,10 +60,8 @@ impl Memory {
     pub fn map(&mut self, name: &str, base: u64, size: usize, perm: Perm) {
         let at = self.regions.partition_point(|r| r.base < base);
         let overlaps = |r: &Region| base < r.base + r.data.len() as u64 && r.base < base + size as u64;
-        assert!(
-            !(at > 0 && overlaps(&self.regions[at - 1])) && !self.regions.get(at).is_some_and(overlaps),
-            "region {name} at {base:#x} overlaps another"
-        );
+        let clash = self.regions.get(at).is_some_and(overlaps) || (at > 0 && overlaps(&self.regions[at - 1]));
+        assert!(!clash, "region {name} at {base:#x} overlaps another");
         self.regions.insert(at, Region { name: name.to_string(), base, data: vec![0; size], perm });
         self.last = 0;
     }
