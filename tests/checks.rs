@@ -356,3 +356,15 @@ fn no_secret_left_after_calls() {
     e.m.hart.x[7] = u32::from_le_bytes(key[4..8].try_into().unwrap()) as u64;
     assert_eq!(e.scan_for_secret(&key, 4), vec!["register t2".to_string()]);
 }
+
+#[test]
+fn module_refuses_a_register_the_abi_forbids() {
+    // Go's ABI0 keeps g in X27 (s11): a kernel that names it is refused, with the reason.
+    let t = target("rv64gc").unwrap();
+    let mut f = Func::new("uses_g", &t, Abi::Go);
+    let p = f.arg("p", "u64 *", false);
+    kasm!(f, ld s11, 0({p}); sd s11, 8({p}); ret;);
+    let mut m = Module::new("demo", "rv64gc", &t, Abi::Go);
+    let e = m.add(f, true).unwrap_err().to_string();
+    assert!(e.contains("demo rv64gc (go): uses_g") && e.contains("ld s11") && e.contains("Reserved") && e.contains("go ABI reserves"), "{e}");
+}
