@@ -2,5 +2,6 @@
 
 pub mod bench;
 pub mod goldens;
+pub mod jit_run;
 pub mod oracle;
 pub mod outputs;

@@ -82,6 +82,23 @@ enum Cmd {
         #[arg(long)]
         markdown: bool,
     },
+    /// Load a kernel (OpenSSL ABI) into a JIT buffer and run its known-answer checks:
+    /// natively on a riscv64 host (whose CPU must implement the variant's target), else in
+    /// kgen-sim at the buffer's address. Exits non-zero if a check fails.
+    JitRun {
+        /// aes, chacha20, ghash or poly1305.
+        kernel: String,
+        /// Variant (default: every variant of the kernel).
+        #[arg(long)]
+        variant: Option<String>,
+        /// Run in kgen-sim even on a riscv64 host.
+        #[arg(long)]
+        sim: bool,
+        /// Negative control: invert the low bit of the buffer's byte at this offset (decimal
+        /// or 0x hex) before running; the checks should then fail.
+        #[arg(long, value_parser = parse_offset)]
+        flip_byte: Option<usize>,
+    },
     /// Compare (or with --bless rewrite) the golden files under goldens/.
     Goldens {
         #[arg(long)]
@@ -94,6 +111,14 @@ enum Cmd {
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("kgen: error: {msg}");
     ExitCode::FAILURE
+}
+
+fn parse_offset(s: &str) -> Result<usize, String> {
+    match s.strip_prefix("0x") {
+        Some(h) => usize::from_str_radix(h, 16),
+        None => s.parse(),
+    }
+    .map_err(|_| format!("`{s}` is not an offset"))
 }
 
 fn compat(s: &str) -> Result<Compat, String> {
@@ -301,6 +326,28 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 write(&p, bench::json(&rows).as_bytes())?;
             }
             Ok(())
+        }
+        Cmd::JitRun { kernel, variant, sim, flip_byte } => {
+            let k = kgen_kernels::kernel(&kernel).ok_or_else(|| format!("unknown kernel `{kernel}` (see `kgen list`)"))?;
+            let variants: Vec<&str> = match &variant {
+                Some(v) => vec![v.as_str()],
+                None => k.variants.iter().map(|v| v.name).collect(),
+            };
+            let mut failed = Vec::new();
+            for v in variants {
+                let r = kgen::jit_run::jit_run(&kernel, v, sim, flip_byte)?;
+                for l in r.lines() {
+                    println!("{l}");
+                }
+                if !r.passed() {
+                    failed.push(v);
+                }
+            }
+            if failed.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("{kernel} {}: known-answer checks failed", failed.join(", ")))
+            }
         }
         Cmd::Goldens { bless, dir } => kgen::goldens::run(&dir, bless),
     }

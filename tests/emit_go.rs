@@ -1,14 +1,24 @@
-//! Go output: the AES kernels built for the Go ABI, written as a Go package (`.s` + `.go`)
-//! with a `_test.go`, pass `go vet` (asmdecl checks the frame offsets and sizes against the
-//! declarations), build with `go test -c` for riscv64, and compute the FIPS-197 vectors
-//! under QEMU: c906 on `-cpu thead-c906` (and not on `-cpu rv64`: negative control), rv64gc
-//! on `-cpu rv64`. Unsupported modules give errors, not files.
+//! Go output: the kernels built for the Go ABI, written as Go packages (`.s` + `.go`) with
+//! a `_test.go`, pass `go vet` (asmdecl checks the frame offsets and sizes against the
+//! declarations), build with `go test -c` for riscv64 and run under QEMU:
+//! - AES computes the FIPS-197 vectors: c906 on `-cpu thead-c906` (and not on `-cpu rv64`:
+//!   negative control), rv64gc on `-cpu rv64`;
+//! - Poly1305 (every variant) and ChaCha20 (the scalar variants) agree with
+//!   golang.org/x/crypto's poly1305 and chacha20 (RFC 8439 vectors, every length 0..=1100
+//!   at random offsets, split updates, in place), x/crypto rejects the kernels' tags with a
+//!   bit flipped, the c906 variants die with SIGILL on `-cpu rv64`, and a package with one
+//!   instruction of the kernel changed fails its test (negative controls).
+//!
+//! Unsupported modules give errors, not files.
 
 use kgen::oracle;
+use kgen::outputs::{self, Format};
 use kgen_dsl::Abi;
 use kgen_emit::go::{go_files, go_name, go_type};
-use kgen_emit::{EmitError, EmitOptions};
-use std::path::Path;
+use kgen_emit::{Compat, EmitError, EmitOptions};
+use std::path::{Path, PathBuf};
+
+mod common;
 
 fn opts() -> EmitOptions {
     EmitOptions { command: "kgen emit aes --abi go".into(), ..Default::default() }
@@ -208,4 +218,337 @@ fn go_names_and_types() {
     }
     assert!(go_type("float").is_err());
     assert!(go_type("char **").is_err());
+}
+
+/// The Go ABI outputs of `kernel` (what `kgen all` writes and goldens/ holds), rendered:
+/// (variant, Go function names of the module's global functions, files).
+fn go_outputs(kernel: &str) -> Vec<(&'static str, Vec<String>, Vec<(String, Vec<u8>)>)> {
+    outputs::all()
+        .into_iter()
+        .filter(|o| o.kernel.name == kernel && o.abi == Abi::Go && o.format == Format::S)
+        .map(|o| {
+            let m = o.variant.build(Abi::Go).unwrap_or_else(|e| panic!("{kernel} {}: {e}", o.variant.name));
+            let names = m.funcs.iter().filter(|l| l.global).map(|l| go_name(&l.func.name).unwrap()).collect();
+            (o.variant.name, names, o.render(Compat::Binutils244).unwrap())
+        })
+        .collect()
+}
+
+/// A Go package directory with the kernel's generated files, a go.mod that takes
+/// golang.org/x/crypto from Debian's sources, and `test` as its test file.
+fn go_package(name: &str, files: &[(String, Vec<u8>)], test: &str, crypto: &Path, sys: &Path) -> PathBuf {
+    let dir = oracle::scratch(&format!("emit-go-{name}"));
+    let gomod = format!(
+        "module kgen.test/{name}\n\ngo 1.23\n\nrequire golang.org/x/crypto v0.0.0\n\nreplace golang.org/x/crypto => {}\n\nreplace golang.org/x/sys => {}\n",
+        crypto.display(),
+        sys.display()
+    );
+    std::fs::write(dir.join("go.mod"), gomod).unwrap();
+    for (rel, bytes) in files {
+        std::fs::write(dir.join(Path::new(rel).file_name().unwrap()), bytes).unwrap();
+    }
+    std::fs::write(dir.join(format!("{name}_riscv64_test.go")), test).unwrap();
+    dir
+}
+
+/// `go vet`, gofmt on the generated `.go` files, `go test -c`; returns the test binary.
+fn vet_and_build(go: &oracle::Tool, dir: &Path, what: &str) -> PathBuf {
+    run(&format!("{what}: go vet"), go_cmd(go, dir).arg("vet").arg("."));
+    let gofmt = go.program.with_file_name("gofmt");
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "go") {
+            let o = run("gofmt -l", std::process::Command::new(&gofmt).arg("-l").arg(&p));
+            assert!(o.stdout.is_empty(), "{what}: {} is not gofmt-formatted", p.display());
+        }
+    }
+    run(&format!("{what}: go test -c"), go_cmd(go, dir).args(["test", "-c", "-o", "pkg.test", "."]));
+    dir.join("pkg.test")
+}
+
+/// Runs the test binary under `-cpu cpu` on the subtests matching `filter`.
+fn run_tests(qemu: &oracle::Tool, cpu: &str, exe: &Path, filter: &str) -> std::process::Output {
+    qemu.command().args(["-cpu", cpu]).arg(exe).args(["-test.v", "-test.run", filter]).output().unwrap()
+}
+
+/// The Go label of a variant (`64-c906` → `64C906`): the part of `go_name` after `prefix`.
+fn label(go_func: &str, prefix: &str) -> String {
+    go_func.strip_prefix(prefix).unwrap_or_else(|| panic!("{go_func} does not start with {prefix}")).to_string()
+}
+
+/// Copies the package and changes one instruction of `file`: the first `WORD` whose text
+/// starts with one of `mnemonics` gets bit 20 flipped (the lowest bit of a shift amount).
+fn mutated_package(dir: &Path, file: &str, mnemonics: &[&str]) -> (PathBuf, String) {
+    let to = dir.with_file_name(format!("{}-mutated", dir.file_name().unwrap().to_string_lossy()));
+    std::fs::create_dir_all(&to).unwrap();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.path().is_file() && !e.path().ends_with("pkg.test") {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+    let path = to.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut changed = None;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let Some(rest) = l.strip_prefix("\tWORD\t$0x") else { return l.to_string() };
+            let (word, comment) = rest.split_once("\t// ").unwrap();
+            if changed.is_none() && mnemonics.iter().any(|m| comment.starts_with(&format!("{m} "))) {
+                let w = u32::from_str_radix(word, 16).unwrap() ^ (1 << 20);
+                changed = Some(comment.to_string());
+                return format!("\tWORD\t${w:#010x}\t// {comment} (shift amount changed by the test)");
+            }
+            l.to_string()
+        })
+        .collect();
+    let changed = changed.unwrap_or_else(|| panic!("{file}: no {mnemonics:?} instruction to change"));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    (to, changed)
+}
+
+/// The Go runtime reports a SIGILL and exits with status 2.
+fn assert_sigill(o: &std::process::Output, what: &str) {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("SIGILL: illegal instruction"), "{what} must die with SIGILL, got {}:\n{err}", o.status);
+}
+
+fn assert_passed(o: &std::process::Output, what: &str, subtests: &[String], test: &str) {
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{what} failed ({}):\n{out}{}", o.status, String::from_utf8_lossy(&o.stderr));
+    for s in subtests {
+        assert!(out.contains(&format!("--- PASS: {test}/{s} ")), "{what}: no PASS line for {test}/{s}:\n{out}");
+    }
+    assert!(out.trim_end().ends_with("PASS"), "{what}:\n{out}");
+}
+
+const POLY1305_TEST_GO: &str = r#"//go:build riscv64 && !purego
+
+package poly1305
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand"
+	"testing"
+	"unsafe"
+
+	ref "golang.org/x/crypto/poly1305"
+)
+
+type impl struct {
+	name   string
+	init   func(ctx *byte, key *byte)
+	blocks func(ctx *byte, inp *byte, len uint64, padbit uint32)
+	emit   func(ctx *byte, mac *byte, nonce *uint32)
+}
+
+var impls = []impl{
+IMPLS}
+
+// tag is the RFC 8439 tag of msg by the kernel: whole blocks in calls of at most step
+// bytes (a multiple of 16) with pad bit 1, then the last partial block padded with 0x01
+// and zeros, with pad bit 0.
+func tag(p impl, key *[32]byte, msg []byte, step int) [16]byte {
+	var ctx [24]uint64 // 192 bytes, 8-byte aligned
+	c := (*byte)(unsafe.Pointer(&ctx[0]))
+	p.init(c, &key[0])
+	full := len(msg) &^ 15
+	for off := 0; off < full; off += step {
+		p.blocks(c, &msg[off], uint64(min(step, full-off)), 1)
+	}
+	if rem := len(msg) - full; rem > 0 {
+		var last [16]byte
+		copy(last[:], msg[full:])
+		last[rem] = 1
+		p.blocks(c, &last[0], 16, 0)
+	}
+	var nonce [4]uint32
+	for i := range nonce {
+		nonce[i] = binary.LittleEndian.Uint32(key[16+4*i:])
+	}
+	var mac [16]byte
+	p.emit(c, &mac[0], &nonce[0])
+	return mac
+}
+
+func TestPoly1305(t *testing.T) {
+	for _, p := range impls {
+		t.Run(p.name, func(t *testing.T) {
+			var key [32]byte
+			k, _ := hex.DecodeString("85d6be7857556d337f4452fe42d506a80103808afb0db2fd4abff6af4149f51b")
+			copy(key[:], k)
+			if got := tag(p, &key, []byte("Cryptographic Forum Research Group"), 16); hex.EncodeToString(got[:]) != "a8061dc1305136c6c22b8baf0c0127a9" {
+				t.Fatalf("RFC 8439 2.5.2: got %x", got)
+			}
+			rng := rand.New(rand.NewSource(1))
+			buf := make([]byte, 1100+16)
+			for n := 0; n <= 1100; n++ {
+				rng.Read(key[:])
+				rng.Read(buf)
+				off, step := rng.Intn(16), 16*(1+rng.Intn(8))
+				msg := buf[off : off+n]
+				var want [16]byte
+				ref.Sum(&want, msg, &key)
+				got := tag(p, &key, msg, step)
+				if got != want {
+					t.Fatalf("length %d at offset %d, %d bytes per call: got %x, want %x", n, off, step, got, want)
+				}
+				got[n%16] ^= 1 << (n % 8)
+				if ref.Verify(&got, msg, &key) {
+					t.Fatalf("length %d: x/crypto accepted a tag with a bit flipped", n)
+				}
+			}
+		})
+	}
+}
+"#;
+
+const CHACHA20_TEST_GO: &str = r#"//go:build riscv64 && !purego
+
+package chacha20
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand"
+	"testing"
+
+	ref "golang.org/x/crypto/chacha20"
+)
+
+type impl struct {
+	name string
+	xor  func(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
+}
+
+var impls = []impl{
+IMPLS}
+
+func words(b []byte) []uint32 {
+	w := make([]uint32, len(b)/4)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w
+}
+
+// keystreamXOR is the kernel: dst = src ^ the keystream from block ctr on.
+func keystreamXOR(p impl, dst, src []byte, key *[32]byte, nonce *[12]byte, ctr uint32) {
+	k := words(key[:])
+	c := append([]uint32{ctr}, words(nonce[:])...)
+	var out, inp *byte
+	if len(src) > 0 {
+		out, inp = &dst[0], &src[0]
+	}
+	p.xor(out, inp, uint64(len(src)), &k[0], &c[0])
+}
+
+func TestChaCha20(t *testing.T) {
+	for _, p := range impls {
+		t.Run(p.name, func(t *testing.T) {
+			var key [32]byte
+			for i := range key {
+				key[i] = byte(i)
+			}
+			nonce := [12]byte{7: 0x4a}
+			pt := []byte("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.")
+			ct := make([]byte, len(pt))
+			keystreamXOR(p, ct, pt, &key, &nonce, 1)
+			if got := hex.EncodeToString(ct); got != "6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0bf91b65c5524733ab8f593dabcd62b3571639d624e65152ab8f530c359f0861d807ca0dbf500d6a6156a38e088a22b65e52bc514d16ccf806818ce91ab77937365af90bbf74a35be6b40b8eedf2785e42874d" {
+				t.Fatalf("RFC 8439 2.4.2: got %s", got)
+			}
+			rng := rand.New(rand.NewSource(2))
+			src := make([]byte, 4096+16)
+			dst := make([]byte, 4096+16)
+			lengths := []int{4096}
+			for n := 0; n <= 1100; n++ {
+				lengths = append(lengths, n)
+			}
+			for _, n := range lengths {
+				rng.Read(key[:])
+				rng.Read(nonce[:])
+				rng.Read(src)
+				ctr := uint32(rng.Int31())
+				in, out := src[rng.Intn(16):][:n], dst[rng.Intn(16):][:n]
+				want := make([]byte, n)
+				c, err := ref.NewUnauthenticatedCipher(key[:], nonce[:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.SetCounter(ctr)
+				c.XORKeyStream(want, in)
+				if n%3 == 0 {
+					out = in
+				}
+				keystreamXOR(p, out, in, &key, &nonce, ctr)
+				if !bytes.Equal(out, want) {
+					t.Fatalf("length %d, counter %#x, in place %v: got %x..., want %x...", n, ctr, n%3 == 0, out[:min(n, 16)], want[:min(n, 16)])
+				}
+			}
+		})
+	}
+}
+"#;
+
+#[test]
+fn poly1305_go_package_matches_x_crypto_under_qemu() {
+    let (Some(go), Some(qemu), Some((crypto, sys))) = (oracle::go(), oracle::qemu(), common::go_x_crypto()) else { return };
+    let outs = go_outputs("poly1305");
+    assert_eq!(outs.len(), 4, "every Poly1305 variant has a Go build");
+    let mut impls = String::new();
+    let mut files = Vec::new();
+    let mut labels = Vec::new();
+    for (variant, names, fs) in &outs {
+        assert_eq!(names.len(), 3, "{variant}: init, blocks, emit");
+        let l = label(&names[0], "poly1305Init");
+        assert_eq!((label(&names[1], "poly1305Blocks"), label(&names[2], "poly1305Emit")), (l.clone(), l.clone()));
+        impls.push_str(&format!("\t{{\"{l}\", {}, {}, {}}},\n", names[0], names[1], names[2]));
+        labels.push((variant.to_string(), l));
+        files.extend(fs.iter().cloned());
+    }
+    let dir = go_package("poly1305", &files, &POLY1305_TEST_GO.replace("IMPLS", &impls), &crypto, &sys);
+    let exe = vet_and_build(&go, &dir, "poly1305");
+    let all: Vec<String> = labels.iter().map(|(_, l)| l.clone()).collect();
+    assert_passed(&run_tests(&qemu, "thead-c906", &exe, "TestPoly1305"), "poly1305 under -cpu thead-c906", &all, "TestPoly1305");
+    let generic: Vec<String> = labels.iter().filter(|(v, _)| v.ends_with("rv64gc")).map(|(_, l)| l.clone()).collect();
+    assert_eq!(generic.len(), 2);
+    assert_passed(&run_tests(&qemu, "rv64", &exe, "TestPoly1305/Rv64gc$"), "poly1305 rv64gc under -cpu rv64", &generic, "TestPoly1305");
+    // Negative controls: the c906 variants need T-Head instructions; a changed shift in one
+    // variant's init makes its test fail against x/crypto.
+    assert_sigill(&run_tests(&qemu, "rv64", &exe, "TestPoly1305/C906$"), "the c906 variants under -cpu rv64");
+    let (bad, changed) = mutated_package(&dir, "poly1305_32_rv64gc_riscv64.s", &["srli"]);
+    let exe = vet_and_build(&go, &bad, "poly1305 (mutated)");
+    let o = run_tests(&qemu, "rv64", &exe, "TestPoly1305/32Rv64gc$");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success() && out.contains("--- FAIL: TestPoly1305/32Rv64gc") && out.contains("RFC 8439 2.5.2: got"), "`{changed}` changed must fail the test:\n{out}");
+}
+
+#[test]
+fn chacha20_go_package_matches_x_crypto_under_qemu() {
+    let (Some(go), Some(qemu), Some((crypto, sys))) = (oracle::go(), oracle::qemu(), common::go_x_crypto()) else { return };
+    let outs = go_outputs("chacha20");
+    let variants: Vec<&str> = outs.iter().map(|o| o.0).collect();
+    assert_eq!(variants, ["c906-novector", "rv64gc"], "the scalar ChaCha20 variants have Go builds (the lane variants need 28 registers)");
+    let mut impls = String::new();
+    let mut files = Vec::new();
+    let mut labels = Vec::new();
+    for (variant, names, fs) in &outs {
+        assert_eq!(names.len(), 1, "{variant}");
+        let l = label(&names[0], "chaCha20Ctr32");
+        impls.push_str(&format!("\t{{\"{l}\", {}}},\n", names[0]));
+        labels.push(l);
+        files.extend(fs.iter().cloned());
+    }
+    let dir = go_package("chacha20", &files, &CHACHA20_TEST_GO.replace("IMPLS", &impls), &crypto, &sys);
+    let exe = vet_and_build(&go, &dir, "chacha20");
+    assert_passed(&run_tests(&qemu, "thead-c906", &exe, "TestChaCha20"), "chacha20 under -cpu thead-c906", &labels, "TestChaCha20");
+    assert_passed(&run_tests(&qemu, "rv64", &exe, "TestChaCha20/Rv64gc$"), "chacha20 rv64gc under -cpu rv64", &labels[1..], "TestChaCha20");
+    assert_sigill(&run_tests(&qemu, "rv64", &exe, "TestChaCha20/C906Novector$"), "c906-novector under -cpu rv64");
+    let (bad, changed) = mutated_package(&dir, "chacha20_rv64gc_riscv64.s", &["srliw"]);
+    let exe = vet_and_build(&go, &bad, "chacha20 (mutated)");
+    let o = run_tests(&qemu, "rv64", &exe, "TestChaCha20/Rv64gc$");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success() && out.contains("--- FAIL: TestChaCha20/Rv64gc") && out.contains("RFC 8439 2.4.2: got"), "`{changed}` changed must fail the test:\n{out}");
 }

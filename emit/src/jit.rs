@@ -7,12 +7,17 @@
 //!
 //! Nothing here encodes an instruction: relocations are applied by kgen-dsl's linker.
 //! Calling into the buffer is only possible on a riscv64 host (`Jit::call`); elsewhere the
-//! bytes can be inspected ([`image_bytes`]) or run in kgen-sim.
+//! bytes can be inspected ([`image_bytes`], [`Jit::image`]) or run in kgen-sim.
+//!
+//! The image is position independent: every relocation is PC-relative and resolves to a
+//! symbol inside the image ([`position_independent`] checks this before linking), so the
+//! bytes linked for one page-aligned address are the bytes for any other, and a loader may
+//! copy them anywhere (page aligned) without relocating.
 
 use crate::EmitError;
 use dynasmrt::mmap::MutableBuffer;
 use dynasmrt::ExecutableBuffer;
-use kgen_dsl::object::{link, Object};
+use kgen_dsl::object::{link, Object, RelocKind};
 use kgen_dsl::Module;
 use std::collections::HashMap;
 
@@ -63,7 +68,23 @@ pub fn flat_image(m: &Module, base: u64) -> Result<FlatImage, EmitError> {
     flat_image_of(&o, base)
 }
 
+/// Checks that the image of `o` does not depend on where it is loaded: every relocation is
+/// PC-relative (the match has no default arm, so a new relocation kind must be decided
+/// here) and refers to a symbol of the object itself.
+pub fn position_independent(o: &Object) -> Result<(), EmitError> {
+    for r in &o.relocs {
+        match r.kind {
+            RelocKind::PcrelHi20 | RelocKind::PcrelLo12I { .. } | RelocKind::PcrelLo12S { .. } => {}
+        }
+        if !o.symbols.iter().any(|s| s.name == r.sym) {
+            return Err(EmitError::Unsupported(format!("JIT: `{}` (relocation at {:#x}) is not in the image", r.sym, r.offset)));
+        }
+    }
+    Ok(())
+}
+
 fn flat_image_of(o: &Object, base: u64) -> Result<FlatImage, EmitError> {
+    position_independent(o)?;
     if base & (PAGE - 1) != 0 {
         return Err(EmitError::Unsupported(format!("JIT: image base {base:#x} is not page aligned")));
     }
@@ -82,6 +103,12 @@ fn flat_image_of(o: &Object, base: u64) -> Result<FlatImage, EmitError> {
 
 /// Loads `m` into a fresh executable buffer of this process, linked at the buffer's address.
 pub fn jit(m: &Module) -> Result<Jit, EmitError> {
+    jit_with(m, |_| {})
+}
+
+/// As [`jit`], with `patch` applied to the linked bytes before the buffer becomes
+/// executable: for negative controls (a corrupted byte must make a known-answer check fail).
+pub fn jit_with(m: &Module, patch: impl FnOnce(&mut [u8])) -> Result<Jit, EmitError> {
     let o = m.object()?;
     let (_, size) = layout(&o)?;
     if size == 0 {
@@ -91,7 +118,8 @@ pub fn jit(m: &Module) -> Result<Jit, EmitError> {
     let mut buf = MutableBuffer::new(size).map_err(|e| io("mapping memory", e))?;
     buf.set_len(size);
     let base = buf.as_ptr() as u64;
-    let img = flat_image_of(&o, base)?;
+    let mut img = flat_image_of(&o, base)?;
+    patch(&mut img.bytes);
     buf.copy_from_slice(&img.bytes);
     let buffer = buf.make_exec().map_err(|e| io("making the buffer executable", e))?;
     dynasmrt::cache_control::prepare_for_execution(&buffer);
@@ -104,6 +132,12 @@ pub fn image_bytes(j: &Jit) -> Vec<u8> {
 }
 
 impl Jit {
+    /// The buffer as a flat image: its bytes, its address and its symbols (what kgen-sim
+    /// maps to run the buffer at its own address, or a loader copies elsewhere).
+    pub fn image(&self) -> FlatImage {
+        FlatImage { base: self.base, bytes: image_bytes(self), symbols: self.symbols.clone(), text_len: self.text_len, rodata_offset: self.rodata_offset }
+    }
+
     /// Address of `sym`.
     pub fn addr(&self, sym: &str) -> Result<u64, EmitError> {
         self.symbols.get(sym).copied().ok_or_else(|| EmitError::Unsupported(format!("JIT: no symbol `{sym}`")))

@@ -6,13 +6,14 @@
 //!                              const unsigned int key[8], const unsigned int counter[4]);
 //! Linux:   void chacha_<variant>(u32 state[16], const u8 *in, u8 *out, size_t nblocks,
 //!                                int nrounds);
-//! Go:      func chaCha20Ctr32<Variant>(out, inp *byte, len uint64, key *uint32, counter *uint32)
+//! Go:      func chaCha20Ctr32<V>(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
 //! ```
 //! OpenSSL: `counter[0]` is the 32-bit block counter (it wraps without carrying into
 //! `counter[1]`, and is not written back), `counter[1..3]` the nonce; any `len`, a partial
 //! last block included; `out == inp` allowed. Linux: `state` is the 16-word ChaCha state
 //! (constants, key, counter, nonce); `nblocks > 0` full blocks; `nrounds` 8, 12 or 20; the
-//! counter (word 12) is written back.
+//! counter (word 12) is written back. Go: as OpenSSL; `<V>` is the variant in Go spelling
+//! (`C906Novector`, `Rv64gc`).
 //!
 //! Variants: `c906` runs four blocks in XTheadVector lanes (e32, m1; VLEN 128) and a fifth
 //! in scalar registers, interleaved so both units stay busy, for every 320 bytes; the rest
@@ -23,6 +24,15 @@
 //! whatever VLEN) plus a scalar block with Zbb's `roriw`. `rv64gc`: scalar only, rotations
 //! as two shifts and an or. Scalar 32-bit loads and stores may be unaligned (the C906
 //! handles misaligned scalar accesses; elsewhere the OS may emulate them, slowly).
+//!
+//! Go (ABI0, frameless): 24 integer registers are free (25 with `ra`, which a frameless
+//! function must keep). The scalar block needs 16 state words, 2 temporaries and out, inp,
+//! len, the counter and the key and counter pointers: 24. So the Go build makes the four
+//! "expand 32-byte k" words with `lui`+`addiw` instead of loading them through a pointer
+//! (4 more instructions per block at set-up, 4 at the feed-forward), and only the scalar
+//! variants (`c906-novector`, `rv64gc`) have a Go build: the lane paths need three more
+//! pointer registers and a loop counter, 28 at their peak. The OpenSSL and Linux builds are
+//! unchanged by this.
 //!
 //! Keystream never reaches memory (a partial block is XORed straight from the registers);
 //! the vector registers and any scalar registers that held keystream are wiped before
@@ -38,12 +48,12 @@ use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
     name: "chacha20",
-    summary: "ChaCha20 keystream XOR: 4 vector lanes + 1 scalar block, or scalar (OpenSSL, Linux, Go)",
+    summary: "ChaCha20 keystream XOR: 4 vector lanes + 1 scalar block, or scalar (OpenSSL, Linux; Go for the scalar variants)",
     variants: &[
         Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_c906 },
-        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux], build: build_c906_novector },
+        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_c906_novector },
         Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gcv },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gc },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_rv64gc },
     ],
 };
 
@@ -153,23 +163,40 @@ fn vector_double_round(f: &mut Func, isa: Isa, d: VDialect, r: &VRegs) {
 /// Where state word i comes from.
 #[derive(Clone, Copy)]
 enum Words {
-    /// OpenSSL/Go: constants from the sigma table, key[0..8], counter[1..3].
-    Split { sigma: Reg, key: Reg, counter: Reg },
+    /// OpenSSL/Go: constants from the sigma table (`None`: made with `li`), key[0..8],
+    /// counter[1..3].
+    Split { sigma: Option<Reg>, key: Reg, counter: Reg },
     /// Linux: the 16-word state.
     State { state: Reg },
 }
 
+/// A state word: in memory at (base register, byte offset), or a constant.
+#[derive(Clone, Copy)]
+enum Word {
+    Mem(Reg, i64),
+    Const(u32),
+}
+
 impl Words {
-    /// (base register, byte offset) of word i (word 12, the counter, is in a register).
-    fn src(&self, i: usize) -> (Reg, i64) {
+    /// Where word i is (word 12, the counter, is in a register).
+    fn src(&self, i: usize) -> Word {
         match *self {
-            Words::Split { sigma, key, counter } => match i {
-                0..=3 => (sigma, 4 * i as i64),
-                4..=11 => (key, 4 * (i as i64 - 4)),
-                _ => (counter, 4 * (i as i64 - 12)),
+            Words::Split { sigma, key, counter } => match (i, sigma) {
+                (0..=3, Some(s)) => Word::Mem(s, 4 * i as i64),
+                (0..=3, None) => Word::Const(SIGMA[i]),
+                (4..=11, _) => Word::Mem(key, 4 * (i as i64 - 4)),
+                _ => Word::Mem(counter, 4 * (i as i64 - 12)),
             },
-            Words::State { state } => (state, 4 * i as i64),
+            Words::State { state } => Word::Mem(state, 4 * i as i64),
         }
+    }
+}
+
+/// dst = word i (sign-extended, as `lw` leaves it).
+fn load_word(f: &mut Func, w: &Words, i: usize, dst: Reg) {
+    match w.src(i) {
+        Word::Mem(b, off) => kasm!(f, lw {dst}, {off}({b});),
+        Word::Const(v) => f.li(dst, v as i32 as i64),
     }
 }
 
@@ -199,8 +226,7 @@ fn init_scalar(f: &mut Func, c: &Ctx, ctr_add: i64) {
             let ctr = c.ctr;
             kasm!(f, addiw {x}, {ctr}, {ctr_add};);
         } else {
-            let (b, off) = c.words.src(i);
-            kasm!(f, lw {x}, {off}({b}););
+            load_word(f, &c.words, i, x);
         }
     }
 }
@@ -215,8 +241,7 @@ fn feed_forward_scalar(f: &mut Func, c: &Ctx, ctr_add: i64, also_vector: Option<
                 let ctr = c.ctr;
                 kasm!(f, addiw {t}, {ctr}, {ctr_add};);
             } else {
-                let (b, off) = c.words.src(k);
-                kasm!(f, lw {t}, {off}({b}););
+                load_word(f, &c.words, k, t);
             }
         }
         if k >= 1 {
@@ -526,12 +551,12 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
         VDialect::V1 => ("vle32.v", "vse32.v"),
     };
     f.comment("rows of the state: word sources per ABI; the counter word is ctr (merged in)");
-    let (b0, o0) = c.words.src(0);
-    let (b1, o1) = c.words.src(4);
-    let (b2, o2) = c.words.src(8);
-    let (b3, o3) = c.words.src(12);
     let pr = c.p[0];
-    for (k, (b, o)) in [(b0, o0), (b1, o1), (b2, o2), (b3, o3)].into_iter().enumerate() {
+    for k in 0..4 {
+        let Word::Mem(b, o) = c.words.src(4 * k) else {
+            f.fail("the rows path loads the constants from memory (sigma table)");
+            return;
+        };
         kasm!(f, addi {pr}, {b}, {o};);
         f.inst(ld, &[orig[k].into(), pr.into(), kgen_dsl::Opnd::Imm(1)]);
     }
@@ -607,8 +632,9 @@ fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr:
     scalar_path(f, &c);
 }
 
-/// OpenSSL (and Go) entry: ChaCha20_ctr32(out, inp, len, key, counter).
-fn openssl_fn(isa: Isa, t: &Target, abi: Abi, name: &str, sigma: &str) -> Func {
+/// OpenSSL (and Go) entry: ChaCha20_ctr32(out, inp, len, key, counter). With `sigma` the
+/// constants are loaded from that table; without, made with `li`.
+fn openssl_fn(isa: Isa, t: &Target, abi: Abi, name: &str, sigma: Option<&str>) -> Func {
     let mut f = Func::new(name, t, abi);
     f.summary = "ChaCha20 keystream XOR, 20 rounds, 32-bit counter".into();
     let out = f.arg("out", "unsigned char *", false);
@@ -616,9 +642,13 @@ fn openssl_fn(isa: Isa, t: &Target, abi: Abi, name: &str, sigma: &str) -> Func {
     let len = f.arg("len", "size_t", false);
     let key = f.arg("key", "const unsigned int *", true);
     let counter = f.arg("counter", "const unsigned int *", false);
-    let (sig, ctr) = (f.xreg("sigma"), f.xreg("ctr"));
-    f.public(sig);
-    f.la(sig, sigma);
+    let sig = sigma.map(|table| {
+        let r = f.xreg("sigma");
+        f.public(r);
+        f.la(r, table);
+        r
+    });
+    let ctr = f.xreg("ctr");
     kasm!(f, lw {ctr}, 0({counter}););
     body(&mut f, isa, Words::Split { sigma: sig, key, counter }, out, inp, len, ctr, None);
     f.ret();
@@ -659,10 +689,14 @@ fn build(variant: &str, t: &Target, abi: Abi, use_vector: bool) -> Result<Module
         Abi::Linux => {
             m.add(linux_fn(isa, t, &format!("chacha_{sfx}")), true)?;
         }
+        Abi::Go if isa.vector.is_none() => {
+            // Frameless under Go: the constants come from `li` (see the module documentation).
+            m.add(openssl_fn(isa, t, abi, &format!("ChaCha20_ctr32_{sfx}"), None), true)?;
+        }
         _ => {
             let sigma = format!("kgen_chacha_{sfx}_sigma");
             let name = format!("ChaCha20_ctr32_{sfx}");
-            m.add(openssl_fn(isa, t, abi, &name, &sigma), true)?;
+            m.add(openssl_fn(isa, t, abi, &name, Some(&sigma)), true)?;
             m.aliases.push(("ChaCha20_ctr32".into(), name));
             let bytes: Vec<u8> = SIGMA.iter().flat_map(|w| w.to_le_bytes()).collect();
             m.add_data(DataObj { name: sigma, align: 4, bytes, elem: 4, global: false, comment: "\"expand 32-byte k\"".into() });

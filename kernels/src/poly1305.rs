@@ -8,12 +8,18 @@
 //! Linux:   void poly1305_block_init_<v>(void *state, const u8 raw_key[16]);
 //!          void poly1305_blocks_<v>(void *state, const u8 *src, u32 len, u32 hibit);
 //!          void poly1305_emit_<v>(const void *state, u8 digest[16], const u32 nonce[4]);
+//! Go:      func poly1305Init<V>(ctx *byte, key *byte)
+//!          func poly1305Blocks<V>(ctx *byte, inp *byte, len uint64, padbit uint32)
+//!          func poly1305Emit<V>(ctx *byte, mac *byte, nonce *uint32)
 //! ```
-//! `<v>` is the variant with `-` turned into `_` (`32_c906`). The OpenSSL functions are
-//! named `poly1305_init_<v>`, `poly1305_blocks_<v>`, `poly1305_emit_<v>` and also exported
-//! under the plain names above. `poly1305_init` returns 0 and leaves `func` alone: OpenSSL's
-//! `Poly1305_Init` then points its function table at the plain `poly1305_blocks` and
-//! `poly1305_emit` symbols.
+//! `<v>` is the variant with `-` turned into `_` (`32_c906`), `<V>` its Go spelling
+//! (`32C906`). The OpenSSL functions are named `poly1305_init_<v>`, `poly1305_blocks_<v>`,
+//! `poly1305_emit_<v>` and also exported under the plain names above. `poly1305_init`
+//! returns 0 and leaves `func` alone: OpenSSL's `Poly1305_Init` then points its function
+//! table at the plain `poly1305_blocks` and `poly1305_emit` symbols. The Go build's init
+//! has neither the `func` argument (a `void **` has no Go type, and the kernel never uses
+//! it) nor the result (always 0); otherwise the Go functions are the OpenSSL ones. In Go the
+//! context is any 8-byte aligned 192-byte buffer, e.g. a `[24]uint64`.
 //!
 //! Preconditions. `ctx` is 8-byte aligned and 192 bytes (OpenSSL's `double opaque[24]`),
 //! set up by `init` before `blocks` or `emit`; it is opaque to C. `key` (16 bytes: r) and
@@ -73,12 +79,12 @@ use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
     name: "poly1305",
-    summary: "Poly1305 init/blocks/emit: base 2^64 (mul/mulhu) or constant-time base 2^32 (OpenSSL, Linux)",
+    summary: "Poly1305 init/blocks/emit: base 2^64 (mul/mulhu) or constant-time base 2^32 (OpenSSL, Linux, Go)",
     variants: &[
-        Variant { name: "64-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_64_c906 },
-        Variant { name: "64-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux], build: build_64_rv64gc },
-        Variant { name: "32-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_32_c906 },
-        Variant { name: "32-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux], build: build_32_rv64gc },
+        Variant { name: "64-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_64_c906 },
+        Variant { name: "64-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_64_rv64gc },
+        Variant { name: "32-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_32_c906 },
+        Variant { name: "32-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_32_rv64gc },
     ],
 };
 
@@ -177,7 +183,7 @@ fn init_fn(t: &Target, abi: Abi, name: &str) -> Func {
     f.summary = "Poly1305 key setup: h = 0, clamped r and s = r + (r >> 2) for both paths".into();
     let ctx = f.arg(n.ctx(), "void *", true);
     let key = f.arg(if n.linux { "raw_key" } else { "key" }, n.bytes(true), true);
-    if !n.linux {
+    if abi == Abi::Psabi {
         f.ret = "int".into();
         f.arg("func", "void **", false);
     }
@@ -216,7 +222,7 @@ fn init_fn(t: &Target, abi: Abi, name: &str) -> Func {
         sd {u}, {CTX_S1}({ctx});
     done:
     );
-    if !n.linux {
+    if abi == Abi::Psabi {
         kasm!(f, addi a0, zero, 0;);
     }
     f.ret();
@@ -759,7 +765,7 @@ fn build(radix: Radix, variant: &str, t: &Target, abi: Abi) -> Result<Module, Bu
     m.add(init_fn(t, abi, &init), true)?;
     m.add(blocks(&blk), true)?;
     m.add(emit_fn(isa, t, abi, &emit), true)?;
-    if abi != Abi::Linux {
+    if abi == Abi::Psabi {
         for (alias, f) in [("poly1305_init", init), ("poly1305_blocks", blk), ("poly1305_emit", emit)] {
             m.aliases.push((alias.to_string(), f));
         }

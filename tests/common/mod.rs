@@ -98,3 +98,15 @@ static void unhex(const char *s, unsigned char *out) {
   while (sscanf(s + 2 * n, "%2x", &v) == 1) out[n++] = v;
 }
 "#;
+
+/// golang.org/x/crypto and golang.org/x/sys from Debian (`golang-golang-x-crypto-dev`,
+/// `golang-golang-x-sys-dev`), for Go tests that compare with Go's own code: (crypto, sys).
+pub fn go_x_crypto() -> Option<(PathBuf, PathBuf)> {
+    let root = Path::new("/usr/share/gocode/src/golang.org/x");
+    let (crypto, sys) = (root.join("crypto"), root.join("sys"));
+    if crypto.join("poly1305").is_dir() && crypto.join("chacha20").is_dir() && sys.join("cpu").is_dir() {
+        Some((crypto, sys))
+    } else {
+        oracle::missing("golang.org/x/crypto and golang.org/x/sys sources (Debian golang-golang-x-crypto-dev, golang-golang-x-sys-dev)")
+    }
+}
