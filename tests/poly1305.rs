@@ -853,3 +853,26 @@ fn timing_independent_of_data_on_32_bit_paths() {
         }
     }
 }
+
+/// The OpenSSL init fills `func` with the variant's blocks and emit and returns 1, as
+/// CRYPTOGAMS does; without `func` or without a key it returns 0 and leaves `func` alone.
+#[test]
+fn init_fills_the_function_table() {
+    for v in VARIANTS {
+        let m = module(v, Abi::Psabi);
+        let mut e = kgen_sim::Env::new(&m.object().unwrap(), &m.target).unwrap();
+        let [init, blocks, emit] = names(v, Abi::Psabi);
+        let ctx = e.buffer(&[0u8; 192], 0, true);
+        let key = e.buffer(&[0x11u8; 32], 0, false);
+        let func = e.buffer(&[0xeeu8; 16], 0, true);
+        let r = e.call(e.sym(&init), &[ctx, key, func]).unwrap();
+        assert_eq!(r.a0, 1, "{v}");
+        let table = e.read(func, 16);
+        assert_eq!(u64::from_le_bytes(table[..8].try_into().unwrap()), e.sym(&blocks), "{v}: func[0]");
+        assert_eq!(u64::from_le_bytes(table[8..].try_into().unwrap()), e.sym(&emit), "{v}: func[1]");
+        let untouched = e.buffer(&[0xeeu8; 16], 0, true);
+        assert_eq!(e.call(e.sym(&init), &[ctx, key, 0]).unwrap().a0, 0, "{v}: no table");
+        assert_eq!(e.call(e.sym(&init), &[ctx, 0, untouched]).unwrap().a0, 0, "{v}: no key");
+        assert_eq!(e.read(untouched, 16), vec![0xee; 16], "{v}: func left alone without a key");
+    }
+}

@@ -15,10 +15,11 @@
 //! `<v>` is the variant with `-` turned into `_` (`32_c906`), `<V>` its Go spelling
 //! (`32C906`). The OpenSSL functions are named `poly1305_init_<v>`, `poly1305_blocks_<v>`,
 //! `poly1305_emit_<v>` and also exported under the plain names above. `poly1305_init`
-//! returns 0 and leaves `func` alone: OpenSSL's `Poly1305_Init` then points its function
-//! table at the plain `poly1305_blocks` and `poly1305_emit` symbols. The Go build's init
-//! has neither the `func` argument (a `void **` has no Go type, and the kernel never uses
-//! it) nor the result (always 0); otherwise the Go functions are the OpenSSL ones. In Go the
+//! fills `func[0]`/`func[1]` with this variant's blocks and emit and returns 1, as
+//! CRYPTOGAMS does (0, leaving `func` alone, when `key` or `func` is NULL: OpenSSL's
+//! `Poly1305_Init` then uses the plain `poly1305_blocks`/`poly1305_emit`). The Go build's
+//! init has neither the `func` argument (a `void **` has no Go type) nor the result;
+//! otherwise the Go functions are the OpenSSL ones. In Go the
 //! context is any 8-byte aligned 192-byte buffer, e.g. a `[24]uint64`.
 //!
 //! Preconditions. `ctx` is 8-byte aligned and 192 bytes (OpenSSL's `double opaque[24]`),
@@ -177,16 +178,19 @@ impl Names {
 
 /// poly1305_init / poly1305_block_init: h = 0; r = key & 0x0ffffffc0ffffffc0ffffffc0fffffff;
 /// the s values of both paths.
-fn init_fn(t: &Target, abi: Abi, name: &str) -> Func {
+/// `table`: the OpenSSL build's (blocks, emit) names, stored into `func`.
+fn init_fn(t: &Target, abi: Abi, name: &str, table: (&str, &str)) -> Func {
     let n = Names { linux: abi == Abi::Linux };
     let mut f = Func::new(name, t, abi);
     f.summary = "Poly1305 key setup: h = 0, clamped r and s = r + (r >> 2) for both paths".into();
     let ctx = f.arg(n.ctx(), "void *", true);
     let key = f.arg(if n.linux { "raw_key" } else { "key" }, n.bytes(true), true);
-    if abi == Abi::Psabi {
+    let func = if abi == Abi::Psabi {
         f.ret = "int".into();
-        f.arg("func", "void **", false);
-    }
+        Some(f.arg("func", "void **", false))
+    } else {
+        None
+    };
     let [lo, hi, s, u] = [f.xreg("r0"), f.xreg("r1"), f.xreg("s1"), f.xreg("s1w")];
     let tmp = f.xregs::<2>("t");
     let mask = f.xreg("mask");
@@ -220,10 +224,18 @@ fn init_fn(t: &Target, abi: Abi, name: &str) -> Func {
         sd {hi}, {CTX_R + 8}({ctx});
         sd {s}, {CTX_S23}({ctx});
         sd {u}, {CTX_S1}({ctx});
-    done:
     );
-    if abi == Abi::Psabi {
-        kasm!(f, addi a0, zero, 0;);
+    if let Some(func) = func {
+        f.comment("func[0] = blocks, func[1] = emit (this variant's); return 1 (0 without a key or a table)");
+        let p = f.xreg("fp");
+        f.public(p);
+        kasm!(f, beqz {func}, done;);
+        f.la(p, table.0);
+        kasm!(f, sd {p}, 0({func}););
+        f.la(p, table.1);
+        kasm!(f, sd {p}, 8({func}); addi a0, zero, 1; j out; done: addi a0, zero, 0; out:);
+    } else {
+        kasm!(f, done:);
     }
     f.ret();
     f
@@ -762,7 +774,7 @@ fn build(radix: Radix, variant: &str, t: &Target, abi: Abi) -> Result<Module, Bu
         Abi::Linux => (format!("poly1305_block_init_{sfx}"), format!("poly1305_blocks_{sfx}"), format!("poly1305_emit_{sfx}")),
         _ => (format!("poly1305_init_{sfx}"), format!("poly1305_blocks_{sfx}"), format!("poly1305_emit_{sfx}")),
     };
-    m.add(init_fn(t, abi, &init), true)?;
+    m.add(init_fn(t, abi, &init, (&blk, &emit)), true)?;
     m.add(blocks(&blk), true)?;
     m.add(emit_fn(isa, t, abi, &emit), true)?;
     if abi == Abi::Psabi {

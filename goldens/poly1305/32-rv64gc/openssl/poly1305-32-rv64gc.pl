@@ -33,10 +33,10 @@ print $fh <<'___';
 	.set	poly1305_init, poly1305_init_32_rv64gc
 poly1305_init_32_rv64gc:
 	# int poly1305_init_32_rv64gc(void * ctx, const unsigned char * key, void ** func)
-	# poly1305_init_32_rv64gc: 72 instructions, frame 0 bytes
-	#   integer registers: ra t0 t1 t2 a0 a1 t3 t4
+	# poly1305_init_32_rv64gc: 81 instructions, frame 0 bytes
+	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4
 	#   callee-saved saved/restored: none
-	#   most live values at once: 7 integer, 0 vector registers
+	#   most live values at once: 8 integer, 0 vector registers
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -109,8 +109,21 @@ poly1305_init_32_rv64gc:
 	sd         	t1, 32(a0)
 	sd         	t3, 40(a0)
 	sd         	t4, 48(a0)
+	# func[0] = blocks, func[1] = emit (this variant's); return 1 (0 without a key or a table)
+	beq        	a2, zero, .Lpoly1305_init_32_rv64gc_done
+.Lpoly1305_init_32_rv64gc_1:
+	auipc      	t0, %pcrel_hi(poly1305_blocks_32_rv64gc)
+	addi       	t0, t0, %pcrel_lo(.Lpoly1305_init_32_rv64gc_1)
+	sd         	t0, 0(a2)
+.Lpoly1305_init_32_rv64gc_2:
+	auipc      	t0, %pcrel_hi(poly1305_emit_32_rv64gc)
+	addi       	t0, t0, %pcrel_lo(.Lpoly1305_init_32_rv64gc_2)
+	sd         	t0, 8(a2)
+	addi       	a0, zero, 1
+	jal        	zero, .Lpoly1305_init_32_rv64gc_out
 .Lpoly1305_init_32_rv64gc_done:
 	addi       	a0, zero, 0
+.Lpoly1305_init_32_rv64gc_out:
 	# return
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
