@@ -4,7 +4,7 @@ use kgen_dsl::Abi;
 use kgen_sim::Env;
 use rand::{Rng, SeedableRng};
 
-const VARIANTS: [&str; 4] = ["c906", "c906-novector", "rv64gcv", "rv64gc"];
+const VARIANTS: [&str; 5] = ["c906", "c906-novector", "rv64gcv", "rva23", "rv64gc"];
 
 fn module(variant: &str, abi: Abi) -> kgen_dsl::Module {
     kgen_kernels::kernel("chacha20").unwrap().variant(variant).unwrap().build(abi).unwrap_or_else(|e| panic!("{variant}: {e}"))
@@ -340,6 +340,7 @@ fn emitted_assembly_under_qemu() {
         ("c906", "xuantie", "c906fdv", Some("c906fd")),
         ("c906-novector", "upstream", "thead-c906", Some("rv64")),
         ("rv64gcv", "upstream", "rv64,v=true,vlen=128,zbb=true", Some("rv64,zbb=true")),
+        ("rva23", "upstream", "rv64,v=true,vlen=128,zbb=true,zvkb=true", Some("rv64,v=true,vlen=128,zbb=true")),
         ("rv64gc", "upstream", "rv64", None),
     ] {
         let m = module(v, Abi::Psabi);

@@ -331,7 +331,7 @@ fn no_secret_left_after_calls() {
         assert_eq!(e.scan_for_secret(&sched, 4), Vec::<String>::new(), "aes {variant} encrypt: round keys");
         assert_eq!(e.scan_for_secret(&pt, 4), Vec::<String>::new(), "aes {variant} encrypt: plaintext");
     }
-    for variant in ["c906", "c906-novector", "rv64gcv", "rv64gc"] {
+    for variant in ["c906", "c906-novector", "rv64gcv", "rva23", "rv64gc"] {
         let mut e = env("chacha20", variant);
         for len in [37usize, 64, 200, 1000] {
             let key: [u8; 32] = rng.random();

@@ -231,6 +231,7 @@ fn emulator(m: &Module) -> (Option<Tool>, &'static str, Option<&'static str>) {
         ("rv64gc", _) => (oracle::qemu(), "rv64", None),
         ("rv64gcv", _) => (oracle::qemu(), "rv64,v=true,vlen=128,zbb=true", Some("rv64,zbb=true")),
         ("rv64gc-zbc", _) => (oracle::qemu(), "rv64,zbb=true,zbc=true", Some("rv64,zbc=false")),
+        ("rva23", _) => (oracle::qemu(), "rv64,v=true,vlen=128,zbb=true,zvkb=true", Some("rv64,v=true,vlen=128,zbb=true")),
         (t, _) => panic!("no QEMU CPU known for target {t}"),
     }
 }

@@ -21,7 +21,8 @@
 //! addresses) goes through the scalar block. Rotations: `th.srriw` on the scalar side,
 //! shift-right plus multiply-add (`d·2^n + (d >> (32-n))`) on the vector side, which has no
 //! rotate. `c906-novector`: scalar only with `th.srriw`. `rv64gcv`: RVV 1.0 lanes (vl = 4
-//! whatever VLEN) plus a scalar block with Zbb's `roriw`. `rv64gc`: scalar only, rotations
+//! whatever VLEN) plus a scalar block with Zbb's `roriw`. `rva23`: the same with Zvkb's
+//! `vror.vi` for the vector rotations (one instruction instead of two). `rv64gc`: scalar only, rotations
 //! as two shifts and an or. Scalar 32-bit loads and stores may be unaligned (the C906
 //! handles misaligned scalar accesses; elsewhere the OS may emulate them, slowly).
 //!
@@ -54,6 +55,7 @@ pub const KERNEL: Kernel = Kernel {
         Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_c906_novector },
         Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gcv },
         Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_rv64gc },
+        Variant { name: "rva23", target: "rva23", abis: &[Abi::Psabi, Abi::Linux], build: build_rva23 },
     ],
 };
 
@@ -78,6 +80,8 @@ enum ScalarRot {
 struct Isa {
     rot: ScalarRot,
     vector: Option<VDialect>,
+    /// Zvkb's `vror.vi` for the vector rotations (else shift right + multiply-add).
+    vror: bool,
 }
 
 impl Isa {
@@ -89,7 +93,8 @@ impl Isa {
         } else {
             ScalarRot::Shifts
         };
-        Isa { rot, vector: if use_vector { t.vdialect() } else { None } }
+        let vector = if use_vector { t.vdialect() } else { None };
+        Isa { rot, vector, vror: vector == Some(VDialect::V1) && t.has(Ext::Zvkb) }
     }
     fn p(&self, d: VDialect, m: &str) -> String {
         match d {
@@ -147,6 +152,13 @@ fn vector_double_round(f: &mut Func, isa: Isa, d: VDialect, r: &VRegs) {
             for q in set {
                 let (p, rr) = (r.v[q[pi]], r.v[q[ri]]);
                 f.inst(&xor, &[rr.into(), rr.into(), p.into()]);
+            }
+            if isa.vror {
+                for q in set {
+                    let rr = r.v[q[ri]];
+                    f.inst("vror.vi", &[rr.into(), rr.into(), (32 - n as i64).into()]);
+                }
+                continue;
             }
             for (j, q) in set.iter().enumerate() {
                 let rr = r.v[q[ri]];
@@ -484,9 +496,11 @@ fn vector_path(f: &mut Func, c: &Ctx, d: VDialect) {
     f.comment("vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices");
     kasm!(f, addi {lanes}, zero, 4;);
     set_vl(f, d, lanes);
-    for (j, sh) in [16i64, 12, 8, 7].into_iter().enumerate() {
-        f.li(t0, 1 << sh);
-        f.inst(&vp(d, "vmv.v.x"), &[v.k[j].into(), t0.into()]);
+    if !c.isa.vror {
+        for (j, sh) in [16i64, 12, 8, 7].into_iter().enumerate() {
+            f.li(t0, 1 << sh);
+            f.inst(&vp(d, "vmv.v.x"), &[v.k[j].into(), t0.into()]);
+        }
     }
     f.inst(&vp(d, "vid.v"), &[v.vid.into()]);
     kasm!(f,
@@ -576,8 +590,12 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
                 for (step, (p, q, s, n)) in [(0usize, 1usize, 3usize, 16i64), (2, 3, 1, 12), (0, 1, 3, 8), (2, 3, 1, 7)].into_iter().enumerate() {
                     f.inst(&add, &[r[p].into(), r[p].into(), r[q].into()]);
                     f.inst(&xor, &[r[s].into(), r[s].into(), r[p].into()]);
-                    f.inst(&srl, &[tt[0].into(), r[s].into(), (32 - n).into()]);
-                    f.inst(&madd, &[r[s].into(), v.k[step].into(), tt[0].into()]);
+                    if c.isa.vror {
+                        f.inst("vror.vi", &[r[s].into(), r[s].into(), (32 - n).into()]);
+                    } else {
+                        f.inst(&srl, &[tt[0].into(), r[s].into(), (32 - n).into()]);
+                        f.inst(&madd, &[r[s].into(), v.k[step].into(), tt[0].into()]);
+                    }
                 }
                 // rows b, c, d rotate left by 1, 2, 3 words (then back by 3, 2, 1)
                 for row in 1..4usize {
@@ -714,6 +732,9 @@ fn build_c906_novector(t: &Target, abi: Abi) -> Result<Module, BuildError> {
 }
 fn build_rv64gcv(t: &Target, abi: Abi) -> Result<Module, BuildError> {
     build("rv64gcv", t, abi, true)
+}
+fn build_rva23(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build("rva23", t, abi, true)
 }
 fn build_rv64gc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
     build("rv64gc", t, abi, false)
