@@ -368,3 +368,48 @@ fn module_refuses_a_register_the_abi_forbids() {
     let e = m.add(f, true).unwrap_err().to_string();
     assert!(e.contains("demo rv64gc (go): uses_g") && e.contains("ld s11") && e.contains("Reserved") && e.contains("go ABI reserves"), "{e}");
 }
+
+#[test]
+fn vector_stack_accesses() {
+    // A whole unit-stride group (VLMAX = 4 words at e32, m1: 16 bytes) stored in the frame is
+    // bounds-checked over its full size, and its secret granules must be wiped.
+    pair(
+        "c906",
+        |f| {
+            kasm!(f,
+                addi sp, sp, -32; th.vsetvli t0, zero, e32, m1, d1;
+                th.vle.v v1, (a0); addi t1, sp, 16; th.vse.v v1, (t1);
+                addi sp, sp, 32; ret;
+            )
+        },
+        |f| {
+            kasm!(f,
+                addi sp, sp, -32; th.vsetvli t0, zero, e32, m1, d1;
+                th.vle.v v1, (a0); addi t1, sp, 24; th.vse.v v1, (t1);
+                addi sp, sp, 32; ret;
+            )
+        },
+        Check::StackBounds,
+    );
+    let f = pair(
+        "c906",
+        |f| {
+            kasm!(f,
+                addi sp, sp, -32; th.vsetvli t0, zero, e32, m1, d1;
+                th.vle.v v1, (a1); th.vse.v v1, (sp); th.vle.v v2, (sp); th.vse.v v2, (a0);
+                th.vmv.v.i v1, 0; th.vmv.v.i v2, 0; th.vse.v v1, (sp);
+                addi sp, sp, 32; ret;
+            )
+        },
+        |f| {
+            kasm!(f,
+                addi sp, sp, -32; th.vsetvli t0, zero, e32, m1, d1;
+                th.vle.v v1, (a1); th.vse.v v1, (sp); th.vle.v v2, (sp); th.vse.v v2, (a0);
+                th.vmv.v.i v1, 0; th.vmv.v.i v2, 0;
+                addi sp, sp, 32; ret;
+            )
+        },
+        Check::SecretLeft,
+    );
+    assert!(f.msg.contains("stack"), "{f}");
+}

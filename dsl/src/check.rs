@@ -193,6 +193,38 @@ fn xreg(o: &Opnd) -> Option<usize> {
     }
 }
 
+fn vreg_of(o: &Opnd) -> Option<usize> {
+    match o {
+        Opnd::Reg(Reg::V(n)) => Some(*n as usize),
+        _ => None,
+    }
+}
+
+/// Bytes a unit-stride vector load or store covers at VLMAX under the vtype known here
+/// (all fields of a segment access), or None for other accesses.
+fn unit_stride_extent(i: &InstItem, s: &State) -> Option<i64> {
+    let row = i.row();
+    let m = row.mem?;
+    let d = row.vdialect?;
+    if !matches!(m.addr, Addr::VUnit { .. }) {
+        return None;
+    }
+    let vlenb = 16i64;
+    let kind = row.ops[0].kind;
+    match kind {
+        Kind::V(crate::isa::VGroup::Whole(n)) => return Some(n as i64 * vlenb),
+        Kind::V(crate::isa::VGroup::Mask) => return Some(vlenb),
+        _ => {}
+    }
+    let c = crate::isa::Hart::new(128).decode_vtype(d, s.vtype??)?;
+    let nf = match kind {
+        Kind::V(crate::isa::VGroup::Seg(n)) | Kind::V(crate::isa::VGroup::Eew { nf: n, .. }) => n as i64,
+        _ => 1,
+    };
+    let bytes = if m.bytes == 0 { c.sew as i64 / 8 } else { m.bytes as i64 };
+    Some(c.vlmax as i64 * bytes * nf)
+}
+
 fn imm(o: &Opnd) -> Option<i64> {
     match o {
         Opnd::Imm(v) => Some(*v),
@@ -337,8 +369,11 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
             Addr::BaseOff { off, .. } => imm(&i.ops[off as usize]),
             Addr::Pair { off, shift, .. } => imm(&i.ops[off as usize]).zip(imm(&i.ops[shift as usize])).map(|(o, sh)| o << sh),
             Addr::Incr { before: false, .. } => Some(0),
+            Addr::VUnit { .. } => Some(0),
             _ => None,
         };
+        // Bytes the access covers: one access, or a whole unit-stride vector group at VLMAX.
+        let extent = unit_stride_extent(i, s).unwrap_or(m.bytes.max(1) as i64);
         let frame_off = match (bptr, off) {
             (Ptr::Sp(k), Some(o)) => Some(k + o),
             _ => None,
@@ -353,7 +388,7 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                 _ => None,
             };
             match (frame_off, sp_now) {
-                (Some(a), Some(spk)) if a < spk || a + m.bytes.max(1) as i64 > 0 => {
+                (Some(a), Some(spk)) if a < spk || a + extent > 0 => {
                     cx.report(idx, Check::StackBounds, format!("stack access at entry sp{a:+} is outside the frame [sp{spk:+}, sp)"));
                 }
                 (None, _) => cx.report(idx, Check::StackBounds, "stack access at an unknown offset".into()),
@@ -362,7 +397,12 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
         }
         match m.dir {
             Dir::Load => {
-                let from_stack = frame_off.and_then(|a| s.stack.get(&(a & !7)).copied());
+                let from_stack = if row.vdialect.is_some() {
+                    // A vector load is secret if any granule it covers is.
+                    frame_off.map(|a| Val { secret: s.stack.range((a & !7)..a + extent).any(|(_, v)| v.secret), ..Val::PUBLIC })
+                } else {
+                    frame_off.and_then(|a| s.stack.get(&(a & !7)).copied())
+                };
                 loaded = match (bptr, from_stack) {
                     (_, Some(v)) if m.bytes == 8 => v,
                     (_, Some(v)) => Val { orig: None, ptr: Ptr::None, ..v },
@@ -384,7 +424,13 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                         _ => Val::PUBLIC,
                     })
                     .collect();
-                if let Some(a) = frame_off {
+                if let (Some(a), Some(vd)) = (frame_off, row.vdialect.and(vreg_of(&i.ops[0]))) {
+                    // A vector store fills every granule it covers (secret if any stored register is).
+                    let secret = (0..group_count(row, row.ops[0].kind, s)).any(|k| vd + k < 32 && s.v[vd + k].1);
+                    for g in ((a & !7)..a + extent).step_by(8) {
+                        n.stack.insert(g, Val { secret, ..Val::PUBLIC });
+                    }
+                } else if let Some(a) = frame_off {
                     for (k, v) in stored.iter().enumerate() {
                         let w = if m.bytes == 8 { *v } else { Val { orig: None, ..*v } };
                         n.stack.insert((a & !7) + 8 * k as i64, w);

@@ -361,12 +361,30 @@ fn mk(mn: &str, ops: Vec<Opnd>) -> Item {
     Item::Inst(InstItem { form: table().form(mn), ops, comment: None, loc: None, public_def: true })
 }
 
-/// For each item, the integer registers that may hold a non-public value on entry to it
-/// (forward dataflow over the written registers' `public_def` marks).
-fn possibly_secret(f: &Func) -> Vec<u32> {
+/// What may hold secrets on entry to an item, on some path to it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Held {
+    /// Integer registers written with a non-public value.
+    x: u32,
+    /// Some vector register written with a non-public value.
+    vector: bool,
+    /// Stack slots an instruction has addressed (bit k: slot k).
+    slots: u64,
+}
+
+impl Held {
+    fn union(self, o: Held) -> Held {
+        Held { x: self.x | o.x, vector: self.vector || o.vector, slots: self.slots | o.slots }
+    }
+}
+
+/// For each item, what may hold a non-public value on entry to it (forward dataflow over
+/// the written registers' `public_def` marks and the slots addressed), so that each exit
+/// wipes only what a path to it can have left.
+fn possibly_secret(f: &Func) -> Vec<Held> {
     let label_at = label_positions(f);
     let m = f.items.len();
-    let mut inn = vec![0u32; m];
+    let mut inn = vec![Held::default(); m];
     let mut reached = vec![false; m];
     if m > 0 {
         reached[0] = true;
@@ -382,17 +400,22 @@ fn possibly_secret(f: &Func) -> Vec<u32> {
             if let Item::Inst(it) = &f.items[i] {
                 let row = it.row();
                 for (spec, o) in row.ops.iter().zip(&it.ops) {
-                    if let (Role::Def | Role::UseDef, Opnd::Reg(Reg::X(n))) = (spec.role, o) {
-                        if it.public_def {
-                            out &= !(1 << n);
-                        } else {
-                            out |= 1 << n;
+                    match (spec.role, o) {
+                        (Role::Def | Role::UseDef, Opnd::Reg(Reg::X(n))) => {
+                            if it.public_def {
+                                out.x &= !(1 << n);
+                            } else {
+                                out.x |= 1 << n;
+                            }
                         }
+                        (Role::Def | Role::UseDef, Opnd::Reg(Reg::V(_))) => out.vector |= !it.public_def,
+                        (_, Opnd::Stack { slot, .. }) => out.slots |= 1 << slot.0.min(63),
+                        _ => {}
                     }
                 }
             }
             for s in successors(f, &label_at, i) {
-                let new = inn[s] | out;
+                let new = inn[s].union(out);
                 if !reached[s] || new != inn[s] {
                     inn[s] = new;
                     reached[s] = true;
@@ -445,6 +468,7 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
     }
     let sp = Reg::X(2);
     let zero = Reg::X(0);
+    let held = possibly_secret(f);
     // Resolve slot operands.
     for it in &mut f.items {
         if let Item::Inst(i) = it {
@@ -462,65 +486,66 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
     for &(r, o) in &saved {
         prologue.push(mk("sd", vec![Reg::X(r).into(), Opnd::Imm(o as i64), sp.into()]));
     }
-    let secret_at = possibly_secret(f);
-    let mut wipe_mask = 0u32;
-    for (i, it) in f.items.iter().enumerate() {
-        if *it == Item::Exit {
-            wipe_mask |= secret_at[i];
-        }
-    }
-    let mut epilogue = Vec::new();
-    if f.wipe {
-        if uses_vector {
-            match f.target.vdialect() {
-                Some(VDialect::Thead) => {
-                    epilogue.push(mk("th.vsetvli", vec![zero.into(), zero.into(), Opnd::Imm(0b11)]));
-                    for b in [0, 8, 16, 24] {
-                        epilogue.push(mk("th.vmv.v.i", vec![Reg::V(b).into(), Opnd::Imm(0)]));
+    // The epilogue of an exit: wipes of what a path to it may have left, restores, return.
+    let vdialect = f.target.vdialect();
+    // Integer registers: every exit wipes what any exit may have left (as before); vector
+    // registers and stack slots only where a path to the exit wrote them.
+    let x_mask = f.items.iter().zip(&held).filter(|(it, _)| **it == Item::Exit).fold(0u32, |m, (_, h)| m | h.x);
+    let epilogue = |h: Held, written: &mut [bool; 32]| -> Vec<Item> {
+        let mut epilogue = Vec::new();
+        if f.wipe {
+            if uses_vector && h.vector {
+                match vdialect {
+                    Some(VDialect::Thead) => {
+                        epilogue.push(mk("th.vsetvli", vec![zero.into(), zero.into(), Opnd::Imm(0b11)]));
+                        for b in [0, 8, 16, 24] {
+                            epilogue.push(mk("th.vmv.v.i", vec![Reg::V(b).into(), Opnd::Imm(0)]));
+                        }
+                    }
+                    Some(VDialect::V1) => {
+                        epilogue.push(mk("vsetvli", vec![Reg::X(5).into(), zero.into(), Opnd::Imm(0b11 | 0xc0)]));
+                        for b in [0, 8, 16, 24] {
+                            epilogue.push(mk("vmv.v.i", vec![Reg::V(b).into(), Opnd::Imm(0)]));
+                        }
+                        written[5] = true;
+                    }
+                    None => {}
+                }
+            }
+            for (k, s) in f.slots.iter().enumerate() {
+                if s.secret && (h.slots >> k.min(63)) & 1 != 0 {
+                    let mut o = 0;
+                    while o + 8 <= s.size {
+                        epilogue.push(mk("sd", vec![zero.into(), Opnd::Imm((slot_offs[k] + o) as i64), sp.into()]));
+                        o += 8;
+                    }
+                    while o < s.size {
+                        epilogue.push(mk("sb", vec![zero.into(), Opnd::Imm((slot_offs[k] + o) as i64), sp.into()]));
+                        o += 1;
                     }
                 }
-                Some(VDialect::V1) => {
-                    epilogue.push(mk("vsetvli", vec![Reg::X(5).into(), zero.into(), Opnd::Imm(0b11 | 0xc0)]));
-                    for b in [0, 8, 16, 24] {
-                        epilogue.push(mk("vmv.v.i", vec![Reg::V(b).into(), Opnd::Imm(0)]));
-                    }
-                    written[5] = true;
-                }
-                None => {}
             }
-        }
-        for (k, s) in f.slots.iter().enumerate() {
-            if s.secret {
-                let mut o = 0;
-                while o + 8 <= s.size {
-                    epilogue.push(mk("sd", vec![zero.into(), Opnd::Imm((slot_offs[k] + o) as i64), sp.into()]));
-                    o += 8;
-                }
-                while o < s.size {
-                    epilogue.push(mk("sb", vec![zero.into(), Opnd::Imm((slot_offs[k] + o) as i64), sp.into()]));
-                    o += 1;
+            for r in 1..32u8 {
+                let keep = r == 2 || r == 1 || (r == 10 && f.ret != "void") || f.abi.callee_saved().contains(&r) || f.abi.reserved().contains(&r);
+                if written[r as usize] && !keep && (x_mask >> r) & 1 != 0 {
+                    epilogue.push(mk("addi", vec![Reg::X(r).into(), zero.into(), Opnd::Imm(0)]));
                 }
             }
         }
-        for r in 1..32u8 {
-            let keep = r == 2 || r == 1 || (r == 10 && f.ret != "void") || f.abi.callee_saved().contains(&r) || f.abi.reserved().contains(&r);
-            if written[r as usize] && !keep && (wipe_mask >> r) & 1 != 0 {
-                epilogue.push(mk("addi", vec![Reg::X(r).into(), zero.into(), Opnd::Imm(0)]));
-            }
+        for &(r, o) in &saved {
+            epilogue.push(mk("ld", vec![Reg::X(r).into(), Opnd::Imm(o as i64), sp.into()]));
         }
-    }
-    for &(r, o) in &saved {
-        epilogue.push(mk("ld", vec![Reg::X(r).into(), Opnd::Imm(o as i64), sp.into()]));
-    }
-    if size > 0 {
-        epilogue.push(mk("addi", vec![sp.into(), sp.into(), Opnd::Imm(size as i64)]));
-    }
-    epilogue.push(mk("jalr", vec![zero.into(), Opnd::Imm(0), Reg::X(1).into()]));
+        if size > 0 {
+            epilogue.push(mk("addi", vec![sp.into(), sp.into(), Opnd::Imm(size as i64)]));
+        }
+        epilogue.push(mk("jalr", vec![zero.into(), Opnd::Imm(0), Reg::X(1).into()]));
+        epilogue
+    };
     let mut items = prologue;
-    for it in f.items.drain(..) {
+    for (it, h) in f.items.drain(..).zip(held) {
         if it == Item::Exit {
             items.push(Item::Comment("return".into()));
-            items.extend(epilogue.iter().cloned());
+            items.extend(epilogue(h, &mut written));
         } else {
             items.push(it);
         }

@@ -34,20 +34,61 @@
 //!   bits are zero (6 otherwise), so 32×32 pieces keep its timing independent of the data
 //!   (the checker proves each operand zero-extended). `rv64gc` is the same without
 //!   `th.mula`, `th.rev` and `th.extu` (byte swaps by masks and shifts).
+//! - `c906` (XTheadVector, VLEN 128): inputs of at least 10 blocks (Linux: 8) go in groups
+//!   of eight with one reduction per group (aggregated reduction: the products are linear,
+//!   so their 256-bit sum is reduced once):
+//!   `Xi' = (Xi ^ C0)·H^8 ^ C1·H^7 ^ … ^ C7·H`.
+//!   Each product is split into the same nine 32×32 Karatsuba pieces, and each piece summed
+//!   over the group. The five pieces with mid operands (lo_l^lo_h, hi_l^hi_h, lo_l^hi_l,
+//!   lo_h^hi_h and the xor of the last two) run in the vector unit, e32 at LMUL 2: lane l
+//!   holds block l and multiplies it by H^(8-l); the holes method with `vmul` for the low
+//!   words and `vmulhu` for the high words of the 64-bit products (pairs four peaks apart
+//!   added by `vmacc`; the class masks are the same on both words), masked per piece, then
+//!   the lanes summed (`vredxor`) and moved out (`vext.x.v`). The four word pieces run on
+//!   the scalar core over the eight blocks, their class sums XORed over the blocks and
+//!   masked once. The two streams are merged by modeled issue time (the vector unit runs
+//!   each instruction for 4 cycles while the core issues scalar ones). The group's byte
+//!   reversal (e8 load, `vrgather` with 15..0, store: no alignment needed) and the
+//!   transposition (segment load of the eight blocks: lane l = block l) are vector work
+//!   too; the reversal of the next group runs alongside the reduction. Groups leave 0..7
+//!   blocks to the scalar loop; shorter inputs use the scalar code of `c906-novector`. The
+//!   class masks are built from 0x88, which doubles as the short-input limit, so the test
+//!   for the vector path costs the short path no instruction.
+//!   *Table* (`Htable[16]`, 256 bytes): [0, 144) the 36 masked parts of the twisted H as in
+//!   `c906-novector` (whose functions accept this table), [144, 256) the twisted powers
+//!   H^2..H^8, 16 bytes each, low doubleword first (computed by `init`). Per call the
+//!   vector path lays the lanes' key classes out in its frame (1.5 KiB, with the group's
+//!   blocks, operands and piece sums).
+//!   *Constant time*: as `c906-novector` for the scalar instructions; the branches depend
+//!   only on the length, addresses only on the pointers and the length; the vector
+//!   instructions' timing does not depend on the data (published C906 figures: vl and
+//!   masking do not change it; vrgather's indices are the constant 15..0). At return the
+//!   epilogue zeroes every vector register and the frame's slots (the checker verifies no
+//!   secret is left, tests/ghash.rs scans registers and stack after calls). The caller
+//!   must check that XTheadVector is enabled (Linux: hwprobe key 11, bit 0; the Linux form
+//!   also needs `kernel_vector_begin/end` around the call) and else use `c906-novector`.
 //! - `rv64gc-zbc`: `clmul`/`clmulh` (Zbc), three 64×64 products by Karatsuba, `rev8` (Zbb).
 //!
-//! Performance (C906 cost model): `kgen bench ghash` prints the table; README.md has it.
+//! Performance (C906 cost model, cycles per byte; `kgen bench ghash` regenerates it):
+//!
+//! | bytes | 16 | 64 | 256 | 1024 | 1408 | 4096 | 16384 |
+//! |---|---:|---:|---:|---:|---:|---:|---:|
+//! | c906 | 30.12 | 27.59 | 16.92 | 14.61 | 14.40 | 14.03 | 13.88 |
+//! | c906-novector | 30.19 | 27.61 | 26.87 | 26.69 | 26.67 | 26.64 | 26.63 |
 
 use crate::{Kernel, Variant};
+use kgen_dsl::func::{interleave, InstItem, Item};
+use kgen_dsl::isa::{Class, Dir, Kind, Role, VDialect, VGroup};
 use kgen_dsl::sched::{c906_latency, schedule};
 use kgen_dsl::target::Target;
-use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Reg};
+use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Opnd, Reg, Slot};
 use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
     name: "ghash",
     summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux)",
     variants: &[
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_c906 },
         Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux], build: build_c906_novector },
         Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gc },
         Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gc_zbc },
@@ -87,6 +128,8 @@ enum Bits {
 struct Isa {
     mul: Mul,
     bits: Bits,
+    /// XTheadVector lanes for long inputs (variant `c906`).
+    vector: bool,
 }
 
 impl Isa {
@@ -99,7 +142,7 @@ impl Isa {
             Bits::Plain
         };
         let mul = if t.has(Ext::Zbc) { Mul::Clmul } else { Mul::Holes { mula: t.has(Ext::XTheadMac) } };
-        Isa { mul, bits }
+        Isa { mul, bits, vector: t.vdialect() == Some(VDialect::Thead) }
     }
 }
 
@@ -112,6 +155,8 @@ struct Ctx {
     m: [Reg; 4],
     /// Byte-swap masks `0x00ff00ff…`, `0x0000ffff…` (no byte-reverse instruction).
     bs: [Reg; 2],
+    /// 0x88, the seed of the masks (vector variant): also the short-input limit.
+    seed: Reg,
     /// Values the scheduled multiply may keep live at once (the allocatable registers less
     /// those live across it untouched).
     cap: usize,
@@ -124,7 +169,23 @@ impl Ctx {
         let cap = f.abi.allocatable_x().len() - through - if plain { 2 } else { 0 } - margin;
         let m = f.xregs::<4>("mask");
         let bs = f.xregs::<2>("bswap_mask");
-        if matches!(isa.mul, Mul::Holes { .. }) {
+        let seed = f.xreg("mask_seed");
+        f.public(seed);
+        if isa.vector {
+            let t = f.xreg("mask_t");
+            f.public(t);
+            f.comment("class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)");
+            kasm!(f, addi {seed}, zero, 0x88; slli {t}, {seed}, 8; or {m[3]}, {seed}, {t};);
+            for sh in [16, 32] {
+                kasm!(f, slli {t}, {m[3]}, {sh}; or {m[3]}, {m[3]}, {t};);
+            }
+            for k in 0..3 {
+                kasm!(f, srli {m[k]}, {m[3]}, {3 - k as i64};);
+            }
+            for r in m {
+                f.public(r);
+            }
+        } else if matches!(isa.mul, Mul::Holes { .. }) {
             f.comment("class masks: m[k] = 0x1111111111111111 << k");
             f.li(m[0], 0x1111_1111_1111_1111);
             for k in 1..4 {
@@ -141,7 +202,7 @@ impl Ctx {
                 f.public(r);
             }
         }
-        Ctx { isa, ht, m, bs, cap }
+        Ctx { isa, ht, m, bs, seed, cap }
     }
 }
 
@@ -270,6 +331,11 @@ fn mul64_holes(f: &mut Func, c: &Ctx, w: Reg, slot0: usize, lo: Reg, hi: Reg) {
         let a = parts(f, c, w, which);
         piece(f, c, &a, slot0 + n, out);
     }
+    karatsuba64(f, l, h, m, lo, hi);
+}
+
+/// (hi:lo) = h<<64 ^ (m ^ l ^ h)<<32 ^ l: a 64×64 product from its three 32×32 pieces.
+fn karatsuba64(f: &mut Func, l: Reg, h: Reg, m: Reg, lo: Reg, hi: Reg) {
     f.comment("m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l");
     let t = f.xreg("t");
     kasm!(f,
@@ -312,6 +378,13 @@ fn gf_mul_body(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
             mul64_clmul(f, c, am, 16, m0, m1);
         }
     }
+    karatsuba128_reduce(f, [l0, l1, h0, h1, m0, m1], hi, lo);
+}
+
+/// (hi, lo) = (H<<128 ^ (M ^ L ^ H)<<64 ^ L) mod P from the three 128-bit products
+/// L = (l0, l1), H = (h0, h1), M = (m0, m1).
+fn karatsuba128_reduce(f: &mut Func, p: [Reg; 6], hi: Reg, lo: Reg) {
+    let [l0, l1, h0, h1, m0, m1] = p;
     f.comment("M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L");
     kasm!(f,
         xor {m0}, {m0}, {l0}; xor {m1}, {m1}, {l1};
@@ -394,7 +467,7 @@ fn init_fn(isa: Isa, t: &Target, abi: Abi, name: &str, margin: usize) -> Func {
     f.summary = "GHASH key set-up: the twisted key and its precomputed pieces".into();
     let ht = f.arg(if linux { "table" } else { "Htable" }, if linux { "u8 *" } else { "u128 *" }, true);
     let h = f.arg(if linux { "h" } else { "H" }, if linux { "const u8 *" } else { "const u64 *" }, true);
-    let c = Ctx::new(&mut f, isa, ht, 0, margin);
+    let c = Ctx::new(&mut f, isa, ht, if isa.vector { 2 } else { 0 }, margin);
     let (hi, lo) = (f.xreg("hi"), f.xreg("lo"));
     if linux {
         load_be(&mut f, &c, h, 0, hi, lo);
@@ -403,8 +476,24 @@ fn init_fn(isa: Isa, t: &Target, abi: Abi, name: &str, margin: usize) -> Func {
         kasm!(f, ld {hi}, 0({h}); ld {lo}, 8({h}););
     }
     write_table(&mut f, &c, hi, lo);
+    if isa.vector {
+        write_powers(&mut f, &c, hi, lo);
+    }
     f.ret();
     f
+}
+
+/// Table bytes [POWERS, 256): H^2..H^8 (twisted), low doubleword first; (hi, lo) holds the
+/// twisted H on entry.
+fn write_powers(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
+    let (out, n, ht) = (f.xreg("pow_out"), f.xreg("pow_n"), c.ht);
+    f.public(out);
+    f.public(n);
+    f.comment("for k = 2..8: (hi:lo) = (hi:lo) • H; table[POWERS + 16(k-2)] = (lo, hi)");
+    kasm!(f, addi {out}, {ht}, {POWERS}; addi {n}, zero, {LANES as i64 - 1};);
+    kasm!(f, powers:);
+    gf_mul(f, c, hi, lo);
+    kasm!(f, sd {lo}, 0({out}); sd {hi}, 8({out}); addi {out}, {out}, 16; addi {n}, {n}, -1; bnez {n}, powers;);
 }
 
 /// gcm_gmult: Xi = Xi • H.
@@ -433,20 +522,608 @@ fn ghash_fn(isa: Isa, t: &Target, abi: Abi, name: &str, margin: usize) -> Func {
     let len = f.arg(if linux { "nblocks" } else { "len" }, "size_t", false);
     let c = Ctx::new(&mut f, isa, ht, 3, margin);
     let (hi, lo, bh, bl) = (f.xreg("hi"), f.xreg("lo"), f.xreg("blk_hi"), f.xreg("blk_lo"));
-    if !linux {
-        kasm!(f, srli {len}, {len}, 4;);
+    // The short path's counter: OpenSSL with vectors, len - 16 (bytes after this block):
+    // one unsigned test sends len = 0 and len >= 16 + 136 (10 blocks) to the vector
+    // path's entry; otherwise blocks left.
+    let bytes = isa.vector && !linux;
+    if bytes {
+        let seed = c.seed;
+        f.comment("len -= 16; len was 0 or at least 10 blocks: vector path entry");
+        kasm!(f, addi {len}, {len}, -16; bgeu {len}, {seed}, lanes;);
+    } else {
+        if !linux {
+            kasm!(f, srli {len}, {len}, 4;);
+        }
+        kasm!(f, beqz {len}, done;);
+        if isa.vector {
+            let groups = f.xreg("groups");
+            f.public(groups);
+            f.comment("at least one group of LANES blocks: the vector path");
+            kasm!(f, srli {groups}, {len}, {(LANES as i64).trailing_zeros() as i64}; bnez {groups}, lanes;);
+        }
     }
-    kasm!(f, beqz {len}, done;);
     load_be(&mut f, &c, xi, 0, hi, lo);
     kasm!(f, block:);
     load_be(&mut f, &c, inp, 0, bh, bl);
     kasm!(f, xor {hi}, {hi}, {bh}; xor {lo}, {lo}, {bl};);
     gf_mul(&mut f, &c, hi, lo);
-    kasm!(f, addi {inp}, {inp}, 16; addi {len}, {len}, -1; bnez {len}, block;);
+    if bytes {
+        kasm!(f, addi {inp}, {inp}, 16; addi {len}, {len}, -16; bgez {len}, block;);
+    } else {
+        kasm!(f, addi {inp}, {inp}, 16; addi {len}, {len}, -1; bnez {len}, block;);
+    }
     store_be(&mut f, &c, xi, hi, lo);
     kasm!(f, done:);
     f.ret();
+    if isa.vector {
+        kasm!(f, lanes:);
+        if bytes {
+            kasm!(f, addi {len}, {len}, 16; srli {len}, {len}, 4; beqz {len}, done;);
+        }
+        vector_path(&mut f, &c, xi, inp, len, margin);
+    }
     f
+}
+
+// ---- XTheadVector path (variant `c906`) ------------------------------------------------
+
+/// Blocks per group: one per e32 lane at LMUL 2 (VLEN 128).
+const LANES: usize = 8;
+/// Table offset of H^2..H^8 (twisted, 16 bytes each, low doubleword first).
+const POWERS: i64 = HOLES_TABLE_BYTES as i64;
+/// Karatsuba pieces (table slots) the scalar core computes, with the byte offset of the
+/// block word each multiplies: lo[31:0], lo[63:32], hi[31:0], hi[63:32].
+const SCALAR_PIECES: [(usize, i64); 4] = [(0, 0), (1, 4), (3, 8), (4, 12)];
+/// Pieces the vector lanes compute: the mid operands (slot 2: lo_l^lo_h, 5: hi_l^hi_h,
+/// 6: lo_l^hi_l, 7: lo_h^hi_h, 8: the xor of 6 and 7), in the order of the operand slot.
+const VECTOR_PIECES: [usize; 5] = [2, 5, 6, 7, 8];
+
+/// Secret stack slots of the vector path.
+struct VFrame {
+    /// Key classes: lane l's class j of piece t (of H^(8-l)) at 128t + 32j + 4l.
+    kp: Slot,
+    /// A group's blocks, byte-swapped: block l at 16l (lo, then hi); at set-up, the lanes'
+    /// raw key powers.
+    blocks: Slot,
+    /// The vector pieces' operands, 32 bytes (8 lanes) each.
+    opnd: Slot,
+    /// The nine pieces summed over a group (64-bit carry-less products) at 8t.
+    sums: Slot,
+}
+
+/// Byte `off` of a stack slot, as an instruction operand.
+#[derive(Clone, Copy)]
+struct StackAt(Slot, i64);
+
+impl From<StackAt> for Opnd {
+    fn from(s: StackAt) -> Opnd {
+        Opnd::Stack { slot: s.0, off: s.1 }
+    }
+}
+
+fn so(slot: Slot, off: i64) -> StackAt {
+    StackAt(slot, off)
+}
+
+/// Vector registers (e32, LMUL 2: every group is an even pair).
+struct VRoles {
+    /// A piece's operand, its four classes, the key piece's four classes.
+    a: Reg,
+    ap: [Reg; 4],
+    bp: [Reg; 4],
+    /// Class accumulators and product temporaries: low words, high words.
+    z: [Reg; 2],
+    t: [Reg; 2],
+    /// The masked piece: low words, high words.
+    out: [Reg; 2],
+    /// Element 0 is zero: the reductions' initial value.
+    zero: Reg,
+    /// Reduction results (registers of a and t, free by then; `vext` reads a group).
+    red: [Reg; 2],
+    /// Segment-load destination: words 0..3 of eight blocks in the groups w[0..4].
+    w: [Reg; 4],
+    /// The five mid operands.
+    mids: [Reg; 5],
+    /// e8: a group's 128 bytes (LMUL 8, one block per register), the same byte-reversed
+    /// per block, and the reversing index 15, 14, …, 0.
+    bytes: Reg,
+    rev: Reg,
+    idx: Reg,
+}
+
+impl VRoles {
+    fn bind() -> VRoles {
+        let v = Reg::V;
+        VRoles {
+            a: v(2),
+            ap: [v(8), v(10), v(12), v(14)],
+            bp: [v(16), v(18), v(20), v(22)],
+            z: [v(24), v(26)],
+            t: [v(4), v(6)],
+            out: [v(28), v(30)],
+            zero: v(0),
+            red: [v(2), v(4)],
+            w: [v(8), v(10), v(12), v(14)],
+            mids: [v(16), v(18), v(20), v(22), v(24)],
+            bytes: v(8),
+            rev: v(16),
+            idx: v(1),
+        }
+    }
+}
+
+/// The vector path's scalar registers.
+struct VCtx {
+    fr: VFrame,
+    v: VRoles,
+    /// Address of a vector access (sp + slot offset).
+    p: Reg,
+    /// A lane sum's low and high word.
+    e: [Reg; 2],
+    /// Values the scheduled scalar pieces may keep live at once.
+    cap: usize,
+}
+
+/// Key set-up: lane l of every key class vector holds H^(8-l)'s class.
+fn key_setup(f: &mut Func, c: &Ctx, vc: &VCtx) {
+    let (fr, v, p, ht) = (&vc.fr, &vc.v, vc.p, c.ht);
+    let (t0, t1) = (f.xreg("kw0"), f.xreg("kw1"));
+    f.comment("blocks[16l..16l+16] = H^(8-l) for l < 7 (table powers)");
+    for l in 0..LANES - 1 {
+        let off = POWERS + 16 * (LANES - 2 - l) as i64;
+        let o8 = off + 8;
+        kasm!(f,
+            ld {t0}, {off}({ht}); ld {t1}, {o8}({ht});
+            sd {t0}, {so(fr.blocks, 16 * l as i64)}(sp); sd {t1}, {so(fr.blocks, 16 * l as i64 + 8)}(sp);
+        );
+    }
+    f.comment("blocks[112..128] = H: each word the OR of its four classes (table slots 0, 1, 3, 4)");
+    for (n, slot) in [0i64, 1, 3, 4].into_iter().enumerate() {
+        let o = 16 * slot;
+        kasm!(f, lwu {t0}, {o}({ht}););
+        for k in 1..4 {
+            let ok = o + 4 * k;
+            kasm!(f, lwu {t1}, {ok}({ht}); or {t0}, {t0}, {t1};);
+        }
+        kasm!(f, sw {t0}, {so(fr.blocks, 112 + 4 * n as i64)}(sp););
+    }
+    kasm!(f, th.vsetvli zero, zero, e32, m2, d1;);
+    transpose(f, vc);
+    f.comment("key classes: kp[t][j] = piece t of the lanes' powers & m[j]");
+    let key = [v.w[0], v.w[1], v.mids[0], v.w[2], v.w[3], v.mids[1], v.mids[2], v.mids[3], v.mids[4]];
+    let tmp = [v.t[0], v.t[1], v.out[0], v.out[1]];
+    let mut n = 0;
+    for (t, kv) in key.into_iter().enumerate() {
+        for j in 0..4 {
+            let (tv, mj) = (tmp[n % 4], c.m[j]);
+            n += 1;
+            kasm!(f,
+                th.vand.vx {tv}, {kv}, {mj};
+                addi {p}, sp, {so(fr.kp, 128 * t as i64 + 32 * j as i64)};
+                th.vse.v {tv}, ({p});
+            );
+        }
+    }
+    let (zero, idx) = (v.zero, v.idx);
+    kasm!(f,
+        th.vmv.v.i {zero}, 0;
+        th.vsetvli zero, zero, e8, m1, d1;
+        th.vid.v {idx};
+        th.vrsub.vi {idx}, {idx}, 15;
+        th.vsetvli zero, zero, e32, m2, d1;
+    );
+}
+
+/// w[0..4] = words 0..3 of the eight blocks in `blocks` (lane l = block l); mids = the
+/// Karatsuba mid operands.
+fn transpose(f: &mut Func, vc: &VCtx) {
+    let (v, p) = (&vc.v, vc.p);
+    let ([w0, w1, w2, w3], [m2, m5, m6, m7, m8]) = (v.w, v.mids);
+    f.comment("transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)");
+    kasm!(f,
+        addi {p}, sp, {so(vc.fr.blocks, 0)};
+        th.vlseg4e.v {w0}, ({p});
+        th.vxor.vv {m2}, {w0}, {w1};
+        th.vxor.vv {m5}, {w2}, {w3};
+        th.vxor.vv {m6}, {w0}, {w2};
+        th.vxor.vv {m7}, {w1}, {w3};
+        th.vxor.vv {m8}, {m6}, {m7};
+    );
+}
+
+/// blocks = the eight blocks at `src`, each byte-reversed: lo then hi of the big-endian
+/// 128-bit block, as host-order doublewords (e8 loads need no alignment).
+fn vector_swap(f: &mut Func, vc: &VCtx, src: Reg) {
+    let (v, p) = (&vc.v, vc.p);
+    let (bytes, rev, idx) = (v.bytes, v.rev, v.idx);
+    f.comment("blocks[l] = reverse(block l at src) (e8)");
+    kasm!(f, th.vsetvli zero, zero, e8, m8, d1; th.vle.v {bytes}, ({src}); th.vsetvli zero, zero, e8, m1, d1;);
+    for k in 0..LANES as u8 {
+        let (d, s) = (nth(rev, k), nth(bytes, k));
+        kasm!(f, th.vrgather.vv {d}, {s}, {idx};);
+    }
+    kasm!(f,
+        th.vsetvli zero, zero, e8, m8, d1;
+        addi {p}, sp, {so(vc.fr.blocks, 0)};
+        th.vse.v {rev}, ({p});
+        th.vsetvli zero, zero, e32, m2, d1;
+    );
+}
+
+/// Register k of the group starting at `r`.
+fn nth(r: Reg, k: u8) -> Reg {
+    match r {
+        Reg::V(n) => Reg::V(n + k),
+        _ => unreachable!("vector roles are physical registers"),
+    }
+}
+
+/// The vector stream of a group: the five mid pieces of all eight blocks, each summed over
+/// the lanes into sums[t].
+fn vector_group(f: &mut Func, c: &Ctx, vc: &VCtx) {
+    transpose(f, vc);
+    let p = vc.p;
+    for (i, r) in vc.v.mids.into_iter().enumerate() {
+        kasm!(f, addi {p}, sp, {so(vc.fr.opnd, 32 * i as i64)}; th.vse.v {r}, ({p}););
+    }
+    for (i, t) in VECTOR_PIECES.into_iter().enumerate() {
+        let body = f.capture(|f| vector_piece(f, c, vc, i, t));
+        match schedule(body, usize::MAX, 32, vector_slots) {
+            Ok(items) => f.append(items),
+            Err(e) => f.fail(format!("scheduling vector piece {t}: {e}")),
+        }
+    }
+}
+
+/// Latency in issue slots of the vector stream at e32, LMUL 2: a vector result is ready
+/// ceil(latency / busy) vector instructions later (the vector unit runs them back to back).
+fn vector_slots(i: &InstItem) -> u32 {
+    let (busy, lat) = timing(i, 2, 32);
+    if busy == 0 { lat as u32 } else { lat.div_ceil(busy) as u32 }
+}
+
+/// sums[t] = XOR over the lanes of (operand i) ⊗ (key piece t): the 32×32 products of the
+/// classes (e32 `vmul` low words, `vmulhu` high words), class k = XOR of the products
+/// a_i·b_j with i + j ≡ k (mod 4) (low words of the pairs four peaks apart added by
+/// `vmacc`), masked and ORed; then the lane sum (`vredxor`) of each word.
+fn vector_piece(f: &mut Func, c: &Ctx, vc: &VCtx, i: usize, t: usize) {
+    let (v, p) = (&vc.v, vc.p);
+    let a = v.a;
+    f.comment(format!("piece {t}: operand classes a[k] = a & m[k], key classes b[j]"));
+    kasm!(f, addi {p}, sp, {so(vc.fr.opnd, 32 * i as i64)}; th.vle.v {a}, ({p}););
+    for k in 0..4 {
+        let (ak, mk) = (v.ap[k], c.m[k]);
+        kasm!(f, th.vand.vx {ak}, {a}, {mk};);
+    }
+    for j in 0..4 {
+        let bj = v.bp[j];
+        kasm!(f, addi {p}, sp, {so(vc.fr.kp, 128 * t as i64 + 32 * j as i64)}; th.vle.v {bj}, ({p}););
+    }
+    let ([zl, zh], [tl, th], [ol, oh]) = (v.z, v.t, v.out);
+    for k in 0..4 {
+        f.comment(format!("class {k}: low words (pairs added), high words; out |= z & m[{k}]"));
+        let mut lo: Vec<(&str, Reg, Reg, Reg)> = Vec::new();
+        for (g, group) in class_groups(true, k).iter().enumerate() {
+            let dst = if g == 0 { zl } else { tl };
+            for (n, &(ai, bj)) in group.iter().enumerate() {
+                lo.push((if n == 0 { "th.vmul.vv" } else { "th.vmacc.vv" }, dst, v.ap[ai], v.bp[bj]));
+            }
+            if g > 0 {
+                lo.push(("th.vxor.vv", zl, zl, tl));
+            }
+        }
+        let mut hi: Vec<(&str, Reg, Reg, Reg)> = Vec::new();
+        for (n, ai) in (0..4).enumerate() {
+            let bj = (k + 4 - ai) % 4;
+            hi.push(("th.vmulhu.vv", if n == 0 { zh } else { th }, v.ap[ai], v.bp[bj]));
+            if n > 0 {
+                hi.push(("th.vxor.vv", zh, zh, th));
+            }
+        }
+        for n in 0..lo.len().max(hi.len()) {
+            for ops in [&lo, &hi] {
+                if let Some(&(mn, d, x, y)) = ops.get(n) {
+                    f.inst(mn, &[d.into(), x.into(), y.into()]);
+                }
+            }
+        }
+        let mk = c.m[k];
+        if k == 0 {
+            kasm!(f, th.vand.vx {ol}, {zl}, {mk}; th.vand.vx {oh}, {zh}, {mk};);
+        } else {
+            kasm!(f,
+                th.vand.vx {zl}, {zl}, {mk}; th.vand.vx {zh}, {zh}, {mk};
+                th.vor.vv {ol}, {ol}, {zl}; th.vor.vv {oh}, {oh}, {zh};
+            );
+        }
+    }
+    let ([r0, r1], zero, [e0, e1]) = (v.red, v.zero, vc.e);
+    f.comment(format!("sums[{t}] = lane sums (high word << 32 | low word)"));
+    kasm!(f,
+        th.vredxor.vs {r0}, {ol}, {zero};
+        th.vredxor.vs {r1}, {oh}, {zero};
+        th.vext.x.v {e0}, {r0}, zero;
+        th.vext.x.v {e1}, {r1}, zero;
+        slli {e1}, {e1}, 32;
+        or {e0}, {e0}, {e1};
+        sd {e0}, {so(vc.fr.sums, 8 * t as i64)}(sp);
+    );
+}
+
+/// The scalar stream of a group: the four word pieces of all eight blocks (class sums
+/// XORed over the blocks, masked once).
+fn scalar_group(f: &mut Func, c: &Ctx, vc: &VCtx) -> Vec<Item> {
+    let mut pieces = Vec::new();
+    for (t, w) in SCALAR_PIECES {
+        let body = f.capture(|f| scalar_piece(f, c, vc, t, w));
+        match schedule(body, vc.cap, 24, c906_latency) {
+            Ok(items) => pieces.extend(items),
+            Err(e) => f.fail(format!("scheduling scalar piece {t}: {e}")),
+        }
+    }
+    pieces
+}
+
+/// sums[t] = XOR over the blocks l of (word w of block l) ⊗ (key piece t of H^(8-l)).
+fn scalar_piece(f: &mut Func, c: &Ctx, vc: &VCtx, t: usize, w: i64) {
+    let z = f.xregs::<4>("zc");
+    let mut started = [false; 4];
+    f.comment(format!("piece {t}: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks"));
+    for l in 0..LANES as i64 {
+        let a = f.xreg("a32");
+        kasm!(f, lwu {a}, {so(vc.fr.blocks, 16 * l + w)}(sp););
+        let ap = f.xregs::<4>("a");
+        for k in 0..4 {
+            kasm!(f, and {ap[k]}, {a}, {c.m[k]};);
+        }
+        let bp = f.xregs::<4>("b");
+        for j in 0..4 {
+            kasm!(f, lwu {bp[j]}, {so(vc.fr.kp, 128 * t as i64 + 32 * j as i64 + 4 * l)}(sp););
+        }
+        for k in 0..4 {
+            for group in class_groups(true, k) {
+                let acc = if started[k] { f.xreg("zt") } else { z[k] };
+                for (n, &(i, j)) in group.iter().enumerate() {
+                    if n == 0 {
+                        kasm!(f, mul {acc}, {ap[i]}, {bp[j]};);
+                    } else {
+                        kasm!(f, th.mula {acc}, {ap[i]}, {bp[j]};);
+                    }
+                }
+                if started[k] {
+                    kasm!(f, xor {z[k]}, {z[k]}, {acc};);
+                }
+                started[k] = true;
+            }
+        }
+    }
+    let out = f.xreg("piece");
+    f.comment(format!("sums[{t}] = OR of z[k] & m[k]"));
+    kasm!(f, and {out}, {z[0]}, {c.m[0]};);
+    for k in 1..4 {
+        kasm!(f, and {z[k]}, {z[k]}, {c.m[k]}; or {out}, {out}, {z[k]};);
+    }
+    kasm!(f, sd {out}, {so(vc.fr.sums, 8 * t as i64)}(sp););
+}
+
+/// (hi, lo) = the group's sum of products, reduced: the nine piece sums recombined.
+fn combine_group(f: &mut Func, c: &Ctx, vc: &VCtx, hi: Reg, lo: Reg) -> Vec<Item> {
+    let body = f.capture(|f| {
+        let s = f.xregs::<9>("sum");
+        f.comment("the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce");
+        for (t, r) in s.into_iter().enumerate() {
+            kasm!(f, ld {r}, {so(vc.fr.sums, 8 * t as i64)}(sp););
+        }
+        let q = f.xregs::<6>("p");
+        for g in 0..3 {
+            karatsuba64(f, s[3 * g], s[3 * g + 1], s[3 * g + 2], q[2 * g], q[2 * g + 1]);
+        }
+        karatsuba128_reduce(f, q, hi, lo);
+    });
+    schedule(body, c.cap, 24, c906_latency).unwrap_or_else(|e| {
+        f.fail(format!("scheduling the group sum: {e}"));
+        Vec::new()
+    })
+}
+
+/// Merges two independent streams by modeled issue time into the function.
+fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
+    match merge_timed(a, b) {
+        Ok(items) => f.append(items),
+        Err(e) => f.fail(format!("merging {what}: {e}")),
+    }
+}
+
+/// (vector unit busy, result latency) of an instruction under vtype (`lmul` registers,
+/// `sew` bits, vl = VLMAX): the rows of the cost model (sim/src/cost.rs); busy 0 for scalar
+/// instructions.
+fn timing(i: &InstItem, lmul: u64, sew: u64) -> (u64, u64) {
+    let row = i.row();
+    let vl = 16 * 8 * lmul / sew;
+    match row.class {
+        Class::VSet => (0, 1),
+        Class::VMul => (2 * lmul, [5, 5, 8, 16][lmul.trailing_zeros() as usize]),
+        Class::VGather => (4 * lmul * lmul, 4 * lmul * lmul),
+        Class::VReduce => (2 * lmul + (128 / sew).trailing_zeros() as u64, 2 * lmul + (128 / sew).trailing_zeros() as u64 + 2),
+        Class::VToScalar => (2, 5),
+        Class::VLoad | Class::VStore => {
+            let busy = match row.ops[0].kind {
+                Kind::V(VGroup::Seg(nf)) => vl * nf as u64,
+                _ => (vl * sew / 8).div_ceil(8),
+            };
+            (busy.max(2), busy.max(2) + 2)
+        }
+        c if c.is_vector() => (2 * lmul, (2 * lmul).max(4)),
+        _ => (0, c906_latency(i) as u64),
+    }
+}
+
+/// (LMUL registers, SEW bits) set by an XTheadVector `vsetvli` with an immediate vtype.
+fn vtype_of(i: &InstItem) -> Option<(u64, u64)> {
+    match (i.row().class, i.ops.get(2)) {
+        (Class::VSet, Some(Opnd::Imm(vt))) => Some((1 << (vt & 3), 8 << ((vt >> 2) & 7))),
+        _ => None,
+    }
+}
+
+/// How far past the first instruction not yet placed the merge looks in each stream
+/// (vector, scalar).
+const LOOKAHEAD: [usize; 2] = [4, 4];
+
+/// Whether `later` may be placed before `earlier` of the same stream: no register read or
+/// written by one is written by the other, no memory access of the pair is a store, and
+/// no vector instruction crosses a `vsetvli`.
+fn may_pass(later: &InstItem, earlier: &InstItem) -> bool {
+    let (rl, re) = (later.row(), earlier.row());
+    if (rl.class == Class::VSet && re.class.is_vector()) || (re.class == Class::VSet && rl.class.is_vector()) {
+        return false;
+    }
+    if let (Some(x), Some(y)) = (rl.mem, re.mem) {
+        if x.dir == Dir::Store || y.dir == Dir::Store {
+            return false;
+        }
+    }
+    let regs = |i: &InstItem| i.regs().filter(|(_, r)| *r != Reg::X(0)).collect::<Vec<_>>();
+    let (l, e) = (regs(later), regs(earlier));
+    l.iter().all(|&(rl, x)| e.iter().all(|&(re, y)| x != y || (rl == Role::Use && re == Role::Use)))
+}
+
+/// Merges two independent straight-line streams (as [`interleave`] checks) in order of
+/// modeled issue time: at each step, of the next few instructions of each stream that
+/// may move up (see [`may_pass`]), the one that can start first (operands ready, vector
+/// unit free), the vector stream `a` on ties. The in-order core stalls behind any
+/// instruction that waits, so a vector instruction is placed when its inputs and the
+/// vector unit are ready, and scalar work fills the time before.
+fn merge_timed(a: Vec<Item>, b: Vec<Item>) -> Result<Vec<Item>, String> {
+    interleave(a.clone(), b.clone())?;
+    // Each instruction with the comments before it; comments at the end stay at the end.
+    let split = |items: Vec<Item>| -> (Vec<(Vec<Item>, InstItem)>, Vec<Item>) {
+        let (mut v, mut pending) = (Vec::new(), Vec::new());
+        for it in items {
+            match it {
+                Item::Inst(i) => v.push((std::mem::take(&mut pending), i)),
+                other => pending.push(other),
+            }
+        }
+        (v, pending)
+    };
+    let (sa, ta) = split(a);
+    let (sb, tb) = split(b);
+    let streams = [sa, sb];
+    let mut taken = [vec![false; streams[0].len()], vec![false; streams[1].len()]];
+    let mut first = [0usize; 2];
+    let mut ready: std::collections::HashMap<Reg, u64> = std::collections::HashMap::new();
+    let (mut cycle, mut vpu) = (0u64, 0u64);
+    let mut vt = (2u64, 32u64);
+    let start = |i: &InstItem, cycle: u64, vpu: u64, ready: &std::collections::HashMap<Reg, u64>| -> u64 {
+        let mut t = cycle;
+        for (role, r) in i.regs() {
+            if role != Role::Def {
+                t = t.max(ready.get(&r).copied().unwrap_or(0));
+            }
+        }
+        if i.row().class.is_vector() && i.row().class != Class::VSet { t.max(vpu) } else { t }
+    };
+    let mut out = Vec::new();
+    loop {
+        let mut best: Option<(u64, usize, usize)> = None;
+        for s in 0..2 {
+            let st = &streams[s];
+            let mut k = first[s];
+            let mut seen = 0;
+            while k < st.len() && seen < LOOKAHEAD[s] {
+                if !taken[s][k] {
+                    seen += 1;
+                    let movable = (first[s]..k).all(|j| taken[s][j] || may_pass(&st[k].1, &st[j].1));
+                    if movable {
+                        let t = start(&st[k].1, cycle, vpu, &ready);
+                        if best.is_none_or(|(bt, _, _)| t < bt) {
+                            best = Some((t, s, k));
+                        }
+                    }
+                }
+                k += 1;
+            }
+        }
+        let Some((t, s, k)) = best else { break };
+        taken[s][k] = true;
+        while first[s] < streams[s].len() && taken[s][first[s]] {
+            first[s] += 1;
+        }
+        let (comments, i) = &streams[s][k];
+        let (busy, lat) = timing(i, vt.0, vt.1);
+        vt = vtype_of(i).unwrap_or(vt);
+        if busy > 0 {
+            vpu = t + busy;
+        }
+        cycle = t + 1;
+        for (role, r) in i.regs() {
+            if role != Role::Use {
+                ready.insert(r, t + lat);
+            }
+        }
+        out.extend(comments.iter().cloned());
+        out.push(Item::Inst(i.clone()));
+    }
+    out.extend(ta);
+    out.extend(tb);
+    Ok(out)
+}
+
+/// Groups of eight blocks: Xi' = (Xi ^ C0)·H^8 ^ C1·H^7 ^ … ^ C7·H, each product as nine
+/// Karatsuba pieces summed over the group before one reduction: five in the vector lanes
+/// (lane l = block l, key H^(8-l)), four on the scalar core, interleaved. The rest (< 8
+/// blocks) one at a time.
+fn vector_path(f: &mut Func, c: &Ctx, xi: Reg, inp: Reg, len: Reg, margin: usize) {
+    let fr = VFrame {
+        kp: f.slot("key_classes", 9 * 4 * 4 * LANES as u32, 16, true),
+        blocks: f.slot("blocks", 16 * LANES as u32, 16, true),
+        opnd: f.slot("operands", 4 * LANES as u32 * VECTOR_PIECES.len() as u32, 16, true),
+        sums: f.slot("sums", 8 * 9, 8, true),
+    };
+    let (p, src) = (f.xreg("vaddr"), f.xreg("src"));
+    f.public(p);
+    f.public(src);
+    let e = f.xregs::<2>("lane_sum");
+    // Live across the scalar pieces without being read: xi, table, inp, len, src, and the
+    // vector stream's p, e0, e1.
+    let cap = f.abi.allocatable_x().len() - 8 - margin;
+    let vc = VCtx { fr, v: VRoles::bind(), p, e, cap };
+    key_setup(f, c, &vc);
+    let (hi, lo) = (f.xreg("hi"), f.xreg("lo"));
+    load_be(f, c, xi, 0, hi, lo);
+    vector_swap(f, &vc, inp);
+    kasm!(f, group:);
+    let (t, u) = (f.xreg("t"), f.xreg("u"));
+    f.public(u);
+    f.comment("block 0 ^= Xi; src = the next group if there is one, else this one (read, never used)");
+    kasm!(f,
+        ld {t}, {so(vc.fr.blocks, 0)}(sp); xor {t}, {t}, {lo}; sd {t}, {so(vc.fr.blocks, 0)}(sp);
+        ld {t}, {so(vc.fr.blocks, 8)}(sp); xor {t}, {t}, {hi}; sd {t}, {so(vc.fr.blocks, 8)}(sp);
+        sltiu {u}, {len}, {2 * LANES as i64}; addi {u}, {u}, -1; andi {u}, {u}, {16 * LANES as i64}; add {src}, {inp}, {u};
+    );
+    let vec_items = f.capture(|f| vector_group(f, c, &vc));
+    let pieces = scalar_group(f, c, &vc);
+    merge(f, vec_items, pieces, "a group's pieces");
+    f.comment("the group's sum, reduced, alongside the next group's byte reversal");
+    let sum = combine_group(f, c, &vc, hi, lo);
+    let swap = f.capture(|f| vector_swap(f, &vc, src));
+    merge(f, swap, sum, "the group sum and the next group's load");
+    kasm!(f,
+        addi {inp}, {inp}, {16 * LANES as i64};
+        addi {len}, {len}, {-(LANES as i64)};
+        addi {u}, {len}, {-(LANES as i64)};
+        bgez {u}, group;
+        beqz {len}, lanes_store;
+    lanes_block:
+    );
+    let (bh, bl) = (f.xreg("blk_hi"), f.xreg("blk_lo"));
+    load_be(f, c, inp, 0, bh, bl);
+    kasm!(f, xor {hi}, {hi}, {bh}; xor {lo}, {lo}, {bl};);
+    gf_mul(f, c, hi, lo);
+    kasm!(f, addi {inp}, {inp}, 16; addi {len}, {len}, -1; bnez {len}, lanes_block; lanes_store:);
+    store_be(f, c, xi, hi, lo);
+    f.ret();
 }
 
 fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
@@ -467,6 +1144,9 @@ fn build_with(variant: &str, t: &Target, abi: Abi, margin: usize) -> Result<Modu
         Mul::Holes { .. } => "GHASH (SP 800-38D) from 32x32 integer multiplies on operands with holes. Constant time: no table lookups or secret branches; every multiply operand < 2^32 (the C906's fixed 3-cycle path).".into(),
         Mul::Clmul => "GHASH (SP 800-38D) with Zbc clmul/clmulh. Constant time if the core's clmul is.".into(),
     }];
+    if isa.vector {
+        m.notes.push("From 10 blocks (Linux: 8) the same products run partly in XTheadVector lanes (8 blocks per group, one reduction per group): call only if XTheadVector is enabled (Linux: hwprobe key 11 bit 0, inside kernel_vector_begin/end), else use c906-novector, which accepts this table. Vector registers and the stack frame are zeroed at return.".into());
+    }
     let s = sfx(variant);
     match abi {
         Abi::Linux => {
@@ -482,6 +1162,9 @@ fn build_with(variant: &str, t: &Target, abi: Abi, margin: usize) -> Result<Modu
     Ok(m)
 }
 
+fn build_c906(t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    build("c906", t, abi)
+}
 fn build_c906_novector(t: &Target, abi: Abi) -> Result<Module, BuildError> {
     build("c906-novector", t, abi)
 }
