@@ -552,3 +552,126 @@ fn chacha20_go_package_matches_x_crypto_under_qemu() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(!o.status.success() && out.contains("--- FAIL: TestChaCha20/Rv64gc") && out.contains("RFC 8439 2.4.2: got"), "`{changed}` changed must fail the test:\n{out}");
 }
+
+const GHASH_TEST_GO: &str = r#"//go:build riscv64 && !purego
+
+package ghash
+
+import (
+	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/binary"
+	"math/rand"
+	"testing"
+)
+
+type impl struct {
+	name  string
+	init  func(Htable *byte, H *uint64)
+	gmult func(Xi *uint64, Htable *byte)
+	ghash func(Xi *uint64, Htable *byte, inp *byte, len uint64)
+}
+
+var impls = []impl{
+IMPLS}
+
+func pad16(b []byte) []byte {
+	return append(append([]byte{}, b...), make([]byte, (16-len(b)%16)%16)...)
+}
+
+// tag is the AES-GCM tag (96-bit nonce) with the kernel as GHASH.
+func tag(p impl, key, nonce, aad, ct []byte) []byte {
+	blk, _ := aes.NewCipher(key)
+	var h [16]byte
+	blk.Encrypt(h[:], h[:])
+	hw := [2]uint64{binary.BigEndian.Uint64(h[:8]), binary.BigEndian.Uint64(h[8:])}
+	table := make([]byte, 256)
+	p.init(&table[0], &hw[0])
+	msg := append(pad16(aad), pad16(ct)...)
+	msg = binary.BigEndian.AppendUint64(msg, uint64(len(aad))*8)
+	msg = binary.BigEndian.AppendUint64(msg, uint64(len(ct))*8)
+	var xi [2]uint64
+	p.ghash(&xi[0], &table[0], &msg[0], uint64(len(msg)))
+	s := make([]byte, 16)
+	binary.LittleEndian.PutUint64(s, xi[0])
+	binary.LittleEndian.PutUint64(s[8:], xi[1])
+	j0 := append(append([]byte{}, nonce...), 0, 0, 0, 1)
+	blk.Encrypt(j0, j0)
+	for i := range s {
+		s[i] ^= j0[i]
+	}
+	// gmult agrees with ghash on one block from zero.
+	xm := [2]uint64{xi[0], xi[1]}
+	p.gmult(&xm[0], &table[0])
+	var xg [2]uint64
+	p.ghash(&xg[0], &table[0], &s[0], 0)
+	one := make([]byte, 16)
+	binary.LittleEndian.PutUint64(one, xi[0])
+	binary.LittleEndian.PutUint64(one[8:], xi[1])
+	p.ghash(&xg[0], &table[0], &one[0], 16)
+	if xm != xg {
+		return nil
+	}
+	return s
+}
+
+func TestGHASH(t *testing.T) {
+	for _, p := range impls {
+		t.Run(p.name, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(3))
+			for n := 0; n < 300; n++ {
+				key := make([]byte, []int{16, 24, 32}[n%3])
+				nonce := make([]byte, 12)
+				aad := make([]byte, rng.Intn(80))
+				pt := make([]byte, rng.Intn(600))
+				rng.Read(key)
+				rng.Read(nonce)
+				rng.Read(aad)
+				rng.Read(pt)
+				blk, _ := aes.NewCipher(key)
+				g, _ := cipher.NewGCM(blk)
+				sealed := g.Seal(nil, nonce, pt, aad)
+				ct, want := sealed[:len(pt)], sealed[len(pt):]
+				got := tag(p, key, nonce, aad, ct)
+				if got == nil {
+					t.Fatalf("case %d: gmult disagrees with ghash", n)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("case %d (key %d bytes, aad %d, pt %d): tag %x, crypto/cipher %x", n, len(key), len(aad), len(pt), got, want)
+				}
+			}
+		})
+	}
+}
+"#;
+
+#[test]
+fn ghash_go_package_matches_crypto_cipher_under_qemu() {
+    let (Some(go), Some(qemu), Some((crypto, sys))) = (oracle::go(), oracle::qemu(), common::go_x_crypto()) else { return };
+    let outs = go_outputs("ghash");
+    let variants: Vec<&str> = outs.iter().map(|o| o.0).collect();
+    assert_eq!(variants, ["c906-novector", "rv64gc", "rv64gc-zbc"], "the scalar GHASH variants have Go builds (c906 needs a stack frame)");
+    let mut impls = String::new();
+    let mut files = Vec::new();
+    let mut labels = Vec::new();
+    for (variant, names, fs) in &outs {
+        assert_eq!(names.len(), 3, "{variant}: init, gmult, ghash");
+        let l = label(&names[0], "gcmInit");
+        impls.push_str(&format!("\t{{\"{l}\", {}, {}, {}}},\n", names[0], names[1], names[2]));
+        labels.push(l);
+        files.extend(fs.iter().cloned());
+    }
+    let dir = go_package("ghash", &files, &GHASH_TEST_GO.replace("IMPLS", &impls), &crypto, &sys);
+    let exe = vet_and_build(&go, &dir, "ghash");
+    assert_passed(&run_tests(&qemu, "thead-c906", &exe, "TestGHASH/(C906Novector|Rv64gc)$"), "ghash under -cpu thead-c906", &labels[..2], "TestGHASH");
+    assert_passed(&run_tests(&qemu, "rv64,zbb=true,zbc=true", &exe, "TestGHASH/Rv64gcZbc$"), "ghash zbc under -cpu rv64,zbc=true", &labels[2..], "TestGHASH");
+    // Negative controls: missing extensions fault; a changed shift fails against crypto/cipher.
+    assert_sigill(&run_tests(&qemu, "rv64", &exe, "TestGHASH/C906Novector$"), "c906-novector under -cpu rv64");
+    assert_sigill(&run_tests(&qemu, "rv64,zbc=false", &exe, "TestGHASH/Rv64gcZbc$"), "rv64gc-zbc under -cpu rv64,zbc=false");
+    let (bad, changed) = mutated_package(&dir, "ghash_rv64gc_riscv64.s", &["srli"]);
+    let exe = vet_and_build(&go, &bad, "ghash (mutated)");
+    let o = run_tests(&qemu, "rv64", &exe, "TestGHASH/Rv64gc$");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success() && out.contains("--- FAIL: TestGHASH/Rv64gc"), "`{changed}` changed must fail the test:\n{out}");
+}

@@ -51,6 +51,10 @@ impl Abi {
         if self == Abi::Linux {
             v.retain(|&r| r != 8);
         }
+        if self == Abi::Go {
+            // Go functions are frameless (emit/src/go.rs): ra could not be saved.
+            v.retain(|&r| r != 1);
+        }
         v
     }
 

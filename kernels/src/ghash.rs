@@ -89,9 +89,9 @@ pub const KERNEL: Kernel = Kernel {
     summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux)",
     variants: &[
         Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_c906 },
-        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux], build: build_c906_novector },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gc },
-        Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gc_zbc },
+        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_c906_novector },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_rv64gc },
+        Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_rv64gc_zbc },
     ],
 };
 
@@ -153,19 +153,24 @@ struct Ctx {
     ht: Reg,
     /// Class masks `0x1111…1111 << k` (hole variants).
     m: [Reg; 4],
-    /// Byte-swap masks `0x00ff00ff…`, `0x0000ffff…` (no byte-reverse instruction).
+    /// Byte-swap masks `0x00ff00ff…`, `0x0000ffff…` (no byte-reverse instruction), kept in
+    /// registers if `bs_live`.
     bs: [Reg; 2],
+    bs_live: bool,
     /// 0x88, the seed of the masks (vector variant): also the short-input limit.
     seed: Reg,
     /// Values the scheduled multiply may keep live at once (the allocatable registers less
     /// those live across it untouched).
     cap: usize,
+    /// m[3] is kept in a register (else made from m[0] where used: Go's ABI0 leaves one
+    /// register too few).
+    m3_live: bool,
 }
 
 impl Ctx {
     /// `through`: values live across the multiply that it does not read.
     fn new(f: &mut Func, isa: Isa, ht: Reg, through: usize, margin: usize) -> Ctx {
-        let plain = Isa::of(&f.target).bits == Bits::Plain;
+        let plain = Isa::of(&f.target).bits == Bits::Plain && f.abi != Abi::Go;
         let cap = f.abi.allocatable_x().len() - through - if plain { 2 } else { 0 } - margin;
         let m = f.xregs::<4>("mask");
         let bs = f.xregs::<2>("bswap_mask");
@@ -188,31 +193,46 @@ impl Ctx {
         } else if matches!(isa.mul, Mul::Holes { .. }) {
             f.comment("class masks: m[k] = 0x1111111111111111 << k");
             f.li(m[0], 0x1111_1111_1111_1111);
-            for k in 1..4 {
+            for k in 1..if f.abi == Abi::Go { 3 } else { 4 } {
                 kasm!(f, slli {m[k]}, {m[0]}, {k as i64};);
             }
             for r in m {
                 f.public(r);
             }
         }
-        if isa.bits == Bits::Plain {
+        // Go's ABI0 leaves too few registers to keep these: they are made where used.
+        let bs_live = isa.bits == Bits::Plain && f.abi != Abi::Go;
+        if bs_live {
             f.li(bs[0], 0x00ff_00ff_00ff_00ff);
             f.li(bs[1], 0x0000_ffff_0000_ffff);
             for r in bs {
                 f.public(r);
             }
         }
-        Ctx { isa, ht, m, bs, seed, cap }
+        Ctx { isa, ht, m, bs, bs_live, seed, cap, m3_live: f.abi != Abi::Go }
     }
 }
 
-/// x = byte-reverse(x) (64-bit).
-fn bswap(f: &mut Func, c: &Ctx, x: Reg) {
+/// The byte-swap masks (m8, m16) for [`bswap`], made here unless kept in registers.
+fn bswap_masks(f: &mut Func, c: &Ctx) -> [Reg; 2] {
+    if c.isa.bits != Bits::Plain || c.bs_live {
+        return c.bs;
+    }
+    let (m8, m16) = (f.xreg("bswap_m8"), f.xreg("bswap_m16"));
+    f.public(m8);
+    f.public(m16);
+    f.li(m16, 0x0000_ffff_0000_ffff);
+    kasm!(f, slli {m8}, {m16}, 8; xor {m8}, {m8}, {m16};);
+    [m8, m16]
+}
+
+/// x = byte-reverse(x) (64-bit); `ms` from [`bswap_masks`].
+fn bswap(f: &mut Func, c: &Ctx, x: Reg, ms: [Reg; 2]) {
     match c.isa.bits {
         Bits::Thead => kasm!(f, th.rev {x}, {x};),
         Bits::Zbb => kasm!(f, rev8 {x}, {x};),
         Bits::Plain => {
-            let (t, [m8, m16]) = (f.xreg("bswap_t"), c.bs);
+            let (t, [m8, m16]) = (f.xreg("bswap_t"), ms);
             f.comment("swap bytes in halfwords, halfwords in words, words");
             kasm!(f,
                 srli {t}, {x}, 8; and {t}, {t}, {m8}; and {x}, {x}, {m8}; slli {x}, {x}, 8; or {x}, {x}, {t};
@@ -227,14 +247,16 @@ fn bswap(f: &mut Func, c: &Ctx, x: Reg) {
 fn load_be(f: &mut Func, c: &Ctx, p: Reg, off: i64, hi: Reg, lo: Reg) {
     let o8 = off + 8;
     kasm!(f, ld {hi}, {off}({p}); ld {lo}, {o8}({p}););
-    bswap(f, c, hi);
-    bswap(f, c, lo);
+    let ms = bswap_masks(f, c);
+    bswap(f, c, hi, ms);
+    bswap(f, c, lo, ms);
 }
 
 /// Stores (hi, lo) as 16 big-endian bytes at `p` (both registers are byte-swapped).
 fn store_be(f: &mut Func, c: &Ctx, p: Reg, hi: Reg, lo: Reg) {
-    bswap(f, c, hi);
-    bswap(f, c, lo);
+    let ms = bswap_masks(f, c);
+    bswap(f, c, hi, ms);
+    bswap(f, c, lo, ms);
     kasm!(f, sd {hi}, 0({p}); sd {lo}, 8({p}););
 }
 
@@ -269,9 +291,18 @@ fn parts(f: &mut Func, c: &Ctx, w: Reg, which: Half) -> [Reg; 4] {
     }
     let p = f.xregs::<4>("a");
     for k in 0..4 {
-        kasm!(f, and {p[k]}, {a}, {c.m[k]};);
+        and_mask(f, c, p[k], a, k, p[k]);
     }
     p
+}
+
+/// dst = src & m[k]; `scratch` (may be `dst`, not `src`) makes m[3] when it has no register.
+fn and_mask(f: &mut Func, c: &Ctx, dst: Reg, src: Reg, k: usize, scratch: Reg) {
+    if k == 3 && !c.m3_live {
+        kasm!(f, slli {scratch}, {c.m[0]}, 3; and {dst}, {src}, {scratch};);
+    } else {
+        kasm!(f, and {dst}, {src}, {c.m[k]};);
+    }
 }
 
 /// The products of each class (i + j ≡ k mod 4), as groups: the products of a group are
@@ -318,7 +349,8 @@ fn piece(f: &mut Func, c: &Ctx, a: &[Reg; 4], slot: usize, out: Reg) {
         if k == 0 {
             kasm!(f, and {out}, {z}, {c.m[0]};);
         } else {
-            kasm!(f, and {z}, {z}, {c.m[k]}; or {out}, {out}, {z};);
+            and_mask(f, c, z, z, k, t);
+            kasm!(f, or {out}, {out}, {z};);
         }
     }
 }
@@ -448,7 +480,8 @@ fn write_table(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
                     };
                     for k in 0..4 {
                         let off = (16 * (3 * g + s) + 4 * k) as i64;
-                        kasm!(f, and {t}, {v}, {c.m[k]}; sw {t}, {off}({ht}););
+                        and_mask(f, c, t, v, k, t);
+                        kasm!(f, sw {t}, {off}({ht}););
                     }
                 }
             }
