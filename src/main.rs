@@ -242,8 +242,27 @@ fn run(cmd: Cmd) -> Result<(), String> {
             let mut total = 0usize;
             let mut rows = Vec::new();
             let mut nfiles = 0;
+            // One build per kernel, variant and ABI, shared by its formats; builds run on
+            // every core.
+            let mut keys: Vec<(&str, &str, Abi)> = all.iter().map(|o| (o.kernel.name, o.variant.name, o.abi)).collect();
+            keys.dedup();
+            let builds: Vec<Result<kgen_dsl::Module, String>> = std::thread::scope(|sc| {
+                let handles: Vec<_> = keys
+                    .iter()
+                    .map(|&(k, v, abi)| {
+                        let o = all.iter().find(|o| o.kernel.name == k && o.variant.name == v && o.abi == abi).expect("key from the list");
+                        sc.spawn(move || o.build())
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().expect("build thread")).collect()
+            });
+            let mut modules = std::collections::HashMap::new();
+            for (key, m) in keys.iter().zip(builds) {
+                modules.insert(*key, m?);
+            }
             for o in &all {
-                for (rel, bytes) in o.render(c)? {
+                let m = &modules[&(o.kernel.name, o.variant.name, o.abi)];
+                for (rel, bytes) in o.render_module(m, c)? {
                     let path = out.join(&rel);
                     write(&path, &bytes)?;
                     println!("wrote {} ({} bytes)", path.display(), bytes.len());

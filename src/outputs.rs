@@ -84,22 +84,33 @@ impl Output {
 
     /// The files this output consists of: (path relative to an output directory, bytes).
     pub fn render(&self, compat: Compat) -> Result<Vec<(String, Vec<u8>)>, String> {
-        let m = self.variant.build(self.abi).map_err(|e| e.to_string())?;
+        let m = self.build()?;
+        self.render_module(&m, compat)
+    }
+
+    /// Builds the module this output is made from.
+    pub fn build(&self) -> Result<kgen_dsl::Module, String> {
+        self.variant.build(self.abi).map_err(|e| e.to_string())
+    }
+
+    /// As [`Output::render`], from a module already built by [`Output::build`] (outputs of
+    /// the same kernel, variant and ABI share one).
+    pub fn render_module(&self, m: &kgen_dsl::Module, compat: Compat) -> Result<Vec<(String, Vec<u8>)>, String> {
         let o = EmitOptions { command: self.command(compat), compat };
         let dir = format!("{}/{}/{}", self.kernel.name, self.variant.name, self.abi.name());
         let stem = format!("{}-{}", self.kernel.name, self.variant.name);
         let e = |x: kgen_emit::EmitError| x.to_string();
         Ok(match (self.abi, self.format) {
-            (Abi::Psabi, Format::S) => vec![(format!("{dir}/{stem}.S"), kgen_emit::openssl_s(&m, &o).map_err(e)?.into_bytes())],
+            (Abi::Psabi, Format::S) => vec![(format!("{dir}/{stem}.S"), kgen_emit::openssl_s(m, &o).map_err(e)?.into_bytes())],
             (Abi::Psabi, Format::Pl) => {
-                let s = kgen_emit::openssl_s(&m, &o).map_err(e)?;
+                let s = kgen_emit::openssl_s(m, &o).map_err(e)?;
                 vec![(format!("{dir}/{stem}.pl"), kgen_emit::perlasm_shim(&s, &o).into_bytes())]
             }
-            (Abi::Linux, Format::S) => vec![(format!("{dir}/{stem}.S"), kgen_emit::linux_s(&m, &o).map_err(e)?.into_bytes())],
-            (_, Format::O) => vec![(format!("{dir}/{stem}.o"), kgen_emit::elf::elf_object(&m).map_err(e)?)],
+            (Abi::Linux, Format::S) => vec![(format!("{dir}/{stem}.S"), kgen_emit::linux_s(m, &o).map_err(e)?.into_bytes())],
+            (_, Format::O) => vec![(format!("{dir}/{stem}.o"), kgen_emit::elf::elf_object(m).map_err(e)?)],
             (Abi::Go, Format::S) => {
                 let pkg = self.go_package();
-                let (s, g) = kgen_emit::go::go_files(&m, &o, &pkg).map_err(e)?;
+                let (s, g) = kgen_emit::go::go_files(m, &o, &pkg).map_err(e)?;
                 let base = format!("{}_{}_riscv64", self.kernel.name, self.variant.name.replace('-', "_"));
                 vec![(format!("{dir}/{base}.s"), s.into_bytes()), (format!("{dir}/{base}.go"), g.into_bytes())]
             }
