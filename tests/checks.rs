@@ -413,3 +413,20 @@ fn vector_stack_accesses() {
     );
     assert!(f.msg.contains("stack"), "{f}");
 }
+
+#[test]
+fn a_stored_vector_group_is_published_whole() {
+    // At LMUL 2 a store writes v2 and v3: both hold what the caller now has, nothing to wipe.
+    // Negative control: the same load with only v2 stored leaves v3's secret half.
+    pair(
+        "c906",
+        |f| kasm!(f, th.vsetvli t0, zero, e32, m2, d1; th.vle.v v2, (a1); th.vse.v v2, (a0); ret;),
+        |f| {
+            kasm!(f,
+                th.vsetvli t0, zero, e32, m2, d1; th.vle.v v2, (a1);
+                th.vsetvli t0, zero, e32, m1, d1; th.vse.v v2, (a0); ret;
+            )
+        },
+        Check::SecretLeft,
+    );
+}

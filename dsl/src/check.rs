@@ -449,7 +449,14 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                             if spec.role == Role::Use && matches!(spec.kind, Kind::X | Kind::V(_)) {
                                 match o {
                                     Opnd::Reg(Reg::X(r)) if *r != 0 && xreg(&i.ops[0]) == Some(*r as usize) => n.x[*r as usize].secret = false,
-                                    Opnd::Reg(Reg::V(r)) if matches!(i.ops[0], Opnd::Reg(Reg::V(x)) if x == *r) => n.v[*r as usize].1 = false,
+                                    Opnd::Reg(Reg::V(r)) if matches!(i.ops[0], Opnd::Reg(Reg::V(x)) if x == *r) => {
+                                        // The whole stored group (LMUL registers, or all fields).
+                                        for k in 0..group_count(row, spec.kind, s) {
+                                            if (*r as usize) + k < 32 {
+                                                n.v[*r as usize + k].1 = false;
+                                            }
+                                        }
+                                    }
                                     _ => {}
                                 }
                             }
