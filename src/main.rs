@@ -279,6 +279,9 @@ fn run(cmd: Cmd) -> Result<(), String> {
             Ok(())
         }
         Cmd::Check { kernel } => {
+            if let Some(k) = &kernel {
+                kgen_kernels::kernel(k).ok_or_else(|| format!("unknown kernel `{k}` (see `kgen list`)"))?;
+            }
             let mut failed = 0;
             for k in kgen_kernels::kernels() {
                 if kernel.as_deref().is_some_and(|n| n != k.name) {
@@ -309,6 +312,9 @@ fn run(cmd: Cmd) -> Result<(), String> {
             Ok(())
         }
         Cmd::Bench { kernel, asm, target: tgt, csv, json, sizes, markdown } => {
+            if let Some(k) = &kernel {
+                kgen_kernels::kernel(k).ok_or_else(|| format!("unknown kernel `{k}` (see `kgen list`)"))?;
+            }
             let sizes: Vec<usize> = match sizes {
                 Some(s) => s.split(',').map(|x| x.trim().parse().map_err(|_| format!("bad size `{x}`"))).collect::<Result<_, _>>()?,
                 None => bench::SIZES.to_vec(),
