@@ -129,19 +129,24 @@ fn rfc8439_vector() {
     }
 }
 
+/// One case: random key, nonce, data and offsets; `len` bytes from block `ctr`; checked
+/// against the reference.
+fn random_case(e: &mut Env, rng: &mut rand_chacha::ChaCha8Rng, len: usize, ctr: u32, in_place: bool, what: &str) {
+    let (key, nonce): ([u8; 32], [u8; 12]) = (rng.random(), rng.random());
+    let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+    let (io, oo) = (rng.random_range(0..16), rng.random_range(0..16));
+    let got = run_openssl(e, &key, ctr, &nonce, &data, io, oo, in_place);
+    assert_eq!(got, reference(&key, ctr, &nonce, &data), "{what}: len {len} ctr {ctr:#x} offsets {io}/{oo} in place {in_place}");
+}
+
 #[test]
 fn every_length_and_offset() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     for v in VARIANTS {
         let mut e = env(v, Abi::Psabi);
         for len in (0..=1100).step_by(7).chain([4096, 16384]) {
-            let key: [u8; 32] = rng.random();
-            let nonce: [u8; 12] = rng.random();
             let ctr: u32 = rng.random();
-            let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
-            let (io, oo) = (rng.random_range(0..16), rng.random_range(0..16));
-            let got = run_openssl(&mut e, &key, ctr, &nonce, &data, io, oo, len % 3 == 0);
-            assert_eq!(got, reference(&key, ctr, &nonce, &data), "{v} len {len} offsets {io}/{oo}");
+            random_case(&mut e, &mut rng, len, ctr, len % 3 == 0, v);
         }
     }
 }
@@ -162,11 +167,7 @@ fn ten_thousand_random_cases() {
                     }
                     let len = if n % 50 == 0 { rng.random_range(1100..5000) } else { rng.random_range(0..=1100) };
                     let ctr: u32 = if n % 10 == 0 { u32::MAX - rng.random_range(0..80) } else { rng.random() };
-                    let (key, nonce): ([u8; 32], [u8; 12]) = (rng.random(), rng.random());
-                    let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
-                    let (io, oo) = (rng.random_range(0..16), rng.random_range(0..16));
-                    let got = run_openssl(&mut e, &key, ctr, &nonce, &data, io, oo, n % 3 == 0);
-                    assert_eq!(got, reference(&key, ctr, &nonce, &data), "{v} case {n}: len {len} ctr {ctr:#x} offsets {io}/{oo}");
+                    random_case(&mut e, &mut rng, len, ctr, n % 3 == 0, &format!("{v} case {n}"));
                 }
             });
         }
