@@ -11,6 +11,7 @@ pub mod module;
 pub mod object;
 pub mod report;
 pub mod sched;
+pub mod timing;
 mod pseudo;
 pub mod isa;
 pub mod target;

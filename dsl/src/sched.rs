@@ -14,17 +14,10 @@ use crate::func::{InstItem, Item, Reg};
 use crate::isa::{Class, Dir, Role};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Result latencies of the C906 as the scheduler sees them (the cost model in kgen-sim has
-/// the details): loads 2, multiplies 3, vector operations 4, the rest 1.
+/// Result latency of an instruction on the C906 (the shared table in [`crate::timing`],
+/// at LMUL 1, e32 for vector instructions).
 pub fn c906_latency(i: &InstItem) -> u32 {
-    let c = i.row().class;
-    match c {
-        Class::Load => 2,
-        Class::Mul | Class::MulAcc | Class::MulW | Class::MulAccW => 3,
-        Class::Div | Class::DivW => 20,
-        _ if c.is_vector() => 4,
-        _ => 1,
-    }
+    crate::timing::c906(i.row(), crate::timing::VShape::DEFAULT).latency as u32
 }
 
 struct Node {
@@ -231,4 +224,123 @@ fn first_is_def(nodes: &[Node], r: Reg) -> bool {
         }
     }
     false
+}
+
+/// (LMUL registers, SEW bits) set by a `vsetvli` with an immediate vtype.
+fn vtype_of(i: &InstItem) -> Option<(u64, u64)> {
+    let row = i.row();
+    match (row.class, row.vdialect, i.ops.get(2)) {
+        (Class::VSet, Some(d), Some(crate::func::Opnd::Imm(vt))) => {
+            let c = crate::isa::Hart::new(128).decode_vtype(d, *vt as u64)?;
+            Some((c.group_regs() as u64, c.sew as u64))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `later` may be placed before `earlier` of the same stream: no register read or
+/// written by one is written by the other, no memory access of the pair is a store, and
+/// no vector instruction crosses a `vsetvl`.
+fn may_pass(later: &InstItem, earlier: &InstItem) -> bool {
+    let (rl, re) = (later.row(), earlier.row());
+    if (rl.class == Class::VSet && re.class.is_vector()) || (re.class == Class::VSet && rl.class.is_vector()) {
+        return false;
+    }
+    if let (Some(x), Some(y)) = (rl.mem, re.mem) {
+        if x.dir == Dir::Store || y.dir == Dir::Store {
+            return false;
+        }
+    }
+    let regs = |i: &InstItem| i.regs().filter(|(_, r)| *r != Reg::X(0)).collect::<Vec<_>>();
+    let (l, e) = (regs(later), regs(earlier));
+    l.iter().all(|&(rl, x)| e.iter().all(|&(re, y)| x != y || (rl == Role::Use && re == Role::Use)))
+}
+
+/// Merges two independent straight-line streams (as [`crate::func::interleave`] checks) in
+/// order of modeled issue time on the C906 ([`crate::timing`]): at each step, of the next
+/// `lookahead[s]` instructions of stream `s` that may move up (no dependency on what they
+/// pass), the one that can start first (operands ready, vector unit free), stream `a` on
+/// ties. The in-order core stalls behind any instruction that waits, so a vector
+/// instruction is placed when its inputs and the vector unit are ready and scalar work
+/// fills the time before. Vector instructions are timed at VLMAX of the vtype last set in
+/// the streams (LMUL 2, e32 before any).
+pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2]) -> Result<Vec<Item>, String> {
+    crate::func::interleave(a.clone(), b.clone())?;
+    // Each instruction with the comments before it; comments at the end stay at the end.
+    let split = |items: Vec<Item>| -> (Vec<(Vec<Item>, InstItem)>, Vec<Item>) {
+        let (mut v, mut pending) = (Vec::new(), Vec::new());
+        for it in items {
+            match it {
+                Item::Inst(i) => v.push((std::mem::take(&mut pending), i)),
+                other => pending.push(other),
+            }
+        }
+        (v, pending)
+    };
+    let (sa, ta) = split(a);
+    let (sb, tb) = split(b);
+    let streams = [sa, sb];
+    let mut taken = [vec![false; streams[0].len()], vec![false; streams[1].len()]];
+    let mut first = [0usize; 2];
+    let mut ready: BTreeMap<Reg, u64> = BTreeMap::new();
+    let (mut cycle, mut vpu) = (0u64, 0u64);
+    let mut vt = (2u64, 32u64);
+    let start = |i: &InstItem, cycle: u64, vpu: u64, ready: &BTreeMap<Reg, u64>| -> u64 {
+        let mut t = cycle;
+        for (role, r) in i.regs() {
+            if role != Role::Def {
+                t = t.max(ready.get(&r).copied().unwrap_or(0));
+            }
+        }
+        if i.row().class.is_vector() && i.row().class != Class::VSet {
+            t.max(vpu)
+        } else {
+            t
+        }
+    };
+    let mut out = Vec::new();
+    loop {
+        let mut best: Option<(u64, usize, usize)> = None;
+        for s in 0..2 {
+            let st = &streams[s];
+            let mut k = first[s];
+            let mut seen = 0;
+            while k < st.len() && seen < lookahead[s] {
+                if !taken[s][k] {
+                    seen += 1;
+                    let movable = (first[s]..k).all(|j| taken[s][j] || may_pass(&st[k].1, &st[j].1));
+                    if movable {
+                        let t = start(&st[k].1, cycle, vpu, &ready);
+                        if best.is_none_or(|(bt, _, _)| t < bt) {
+                            best = Some((t, s, k));
+                        }
+                    }
+                }
+                k += 1;
+            }
+        }
+        let Some((t, s, k)) = best else { break };
+        taken[s][k] = true;
+        while first[s] < streams[s].len() && taken[s][first[s]] {
+            first[s] += 1;
+        }
+        let (comments, i) = &streams[s][k];
+        let shape = crate::timing::VShape { lmul: vt.0, sew: vt.1, vl: 128 * vt.0 / vt.1, vlen: 128 };
+        let tm = crate::timing::c906(i.row(), shape);
+        vt = vtype_of(i).unwrap_or(vt);
+        if tm.vpu_busy > 0 {
+            vpu = t + tm.vpu_busy;
+        }
+        cycle = t + 1;
+        for (role, r) in i.regs() {
+            if role != Role::Use {
+                ready.insert(r, t + tm.latency);
+            }
+        }
+        out.extend(comments.iter().cloned());
+        out.push(Item::Inst(i.clone()));
+    }
+    out.extend(ta);
+    out.extend(tb);
+    Ok(out)
 }

@@ -77,9 +77,10 @@
 //! | c906-novector | 30.19 | 27.61 | 26.87 | 26.69 | 26.67 | 26.64 | 26.63 |
 
 use crate::{Kernel, Variant};
-use kgen_dsl::func::{interleave, InstItem, Item};
-use kgen_dsl::isa::{Class, Dir, Kind, Role, VDialect, VGroup};
-use kgen_dsl::sched::{c906_latency, schedule};
+use kgen_dsl::func::{InstItem, Item};
+use kgen_dsl::isa::VDialect;
+use kgen_dsl::timing::{self, VShape};
+use kgen_dsl::sched::{c906_latency, merge_timed, schedule};
 use kgen_dsl::target::Target;
 use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Opnd, Reg, Slot};
 use kgen_macros::kasm;
@@ -811,8 +812,8 @@ fn vector_group(f: &mut Func, c: &Ctx, vc: &VCtx) {
 /// Latency in issue slots of the vector stream at e32, LMUL 2: a vector result is ready
 /// ceil(latency / busy) vector instructions later (the vector unit runs them back to back).
 fn vector_slots(i: &InstItem) -> u32 {
-    let (busy, lat) = timing(i, 2, 32);
-    if busy == 0 { lat as u32 } else { lat.div_ceil(busy) as u32 }
+    let t = timing::c906(i.row(), VShape { lmul: 2, sew: 32, vl: 8, vlen: 128 });
+    if t.vpu_busy == 0 { t.latency as u32 } else { t.latency.div_ceil(t.vpu_busy) as u32 }
 }
 
 /// sums[t] = XOR over the lanes of (operand i) ⊗ (key piece t): the 32×32 products of the
@@ -959,148 +960,16 @@ fn combine_group(f: &mut Func, c: &Ctx, vc: &VCtx, hi: Reg, lo: Reg) -> Vec<Item
     })
 }
 
-/// Merges two independent streams by modeled issue time into the function.
-fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
-    match merge_timed(a, b) {
-        Ok(items) => f.append(items),
-        Err(e) => f.fail(format!("merging {what}: {e}")),
-    }
-}
-
-/// (vector unit busy, result latency) of an instruction under vtype (`lmul` registers,
-/// `sew` bits, vl = VLMAX): the rows of the cost model (sim/src/cost.rs); busy 0 for scalar
-/// instructions.
-fn timing(i: &InstItem, lmul: u64, sew: u64) -> (u64, u64) {
-    let row = i.row();
-    let vl = 16 * 8 * lmul / sew;
-    match row.class {
-        Class::VSet => (0, 1),
-        Class::VMul => (2 * lmul, [5, 5, 8, 16][lmul.trailing_zeros() as usize]),
-        Class::VGather => (4 * lmul * lmul, 4 * lmul * lmul),
-        Class::VReduce => (2 * lmul + (128 / sew).trailing_zeros() as u64, 2 * lmul + (128 / sew).trailing_zeros() as u64 + 2),
-        Class::VToScalar => (2, 5),
-        Class::VLoad | Class::VStore => {
-            let busy = match row.ops[0].kind {
-                Kind::V(VGroup::Seg(nf)) => vl * nf as u64,
-                _ => (vl * sew / 8).div_ceil(8),
-            };
-            (busy.max(2), busy.max(2) + 2)
-        }
-        c if c.is_vector() => (2 * lmul, (2 * lmul).max(4)),
-        _ => (0, c906_latency(i) as u64),
-    }
-}
-
-/// (LMUL registers, SEW bits) set by an XTheadVector `vsetvli` with an immediate vtype.
-fn vtype_of(i: &InstItem) -> Option<(u64, u64)> {
-    match (i.row().class, i.ops.get(2)) {
-        (Class::VSet, Some(Opnd::Imm(vt))) => Some((1 << (vt & 3), 8 << ((vt >> 2) & 7))),
-        _ => None,
-    }
-}
-
 /// How far past the first instruction not yet placed the merge looks in each stream
 /// (vector, scalar).
 const LOOKAHEAD: [usize; 2] = [4, 4];
 
-/// Whether `later` may be placed before `earlier` of the same stream: no register read or
-/// written by one is written by the other, no memory access of the pair is a store, and
-/// no vector instruction crosses a `vsetvli`.
-fn may_pass(later: &InstItem, earlier: &InstItem) -> bool {
-    let (rl, re) = (later.row(), earlier.row());
-    if (rl.class == Class::VSet && re.class.is_vector()) || (re.class == Class::VSet && rl.class.is_vector()) {
-        return false;
+/// Merges two independent streams by modeled issue time into the function.
+fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
+    match merge_timed(a, b, LOOKAHEAD) {
+        Ok(items) => f.append(items),
+        Err(e) => f.fail(format!("merging {what}: {e}")),
     }
-    if let (Some(x), Some(y)) = (rl.mem, re.mem) {
-        if x.dir == Dir::Store || y.dir == Dir::Store {
-            return false;
-        }
-    }
-    let regs = |i: &InstItem| i.regs().filter(|(_, r)| *r != Reg::X(0)).collect::<Vec<_>>();
-    let (l, e) = (regs(later), regs(earlier));
-    l.iter().all(|&(rl, x)| e.iter().all(|&(re, y)| x != y || (rl == Role::Use && re == Role::Use)))
-}
-
-/// Merges two independent straight-line streams (as [`interleave`] checks) in order of
-/// modeled issue time: at each step, of the next few instructions of each stream that
-/// may move up (see [`may_pass`]), the one that can start first (operands ready, vector
-/// unit free), the vector stream `a` on ties. The in-order core stalls behind any
-/// instruction that waits, so a vector instruction is placed when its inputs and the
-/// vector unit are ready, and scalar work fills the time before.
-fn merge_timed(a: Vec<Item>, b: Vec<Item>) -> Result<Vec<Item>, String> {
-    interleave(a.clone(), b.clone())?;
-    // Each instruction with the comments before it; comments at the end stay at the end.
-    let split = |items: Vec<Item>| -> (Vec<(Vec<Item>, InstItem)>, Vec<Item>) {
-        let (mut v, mut pending) = (Vec::new(), Vec::new());
-        for it in items {
-            match it {
-                Item::Inst(i) => v.push((std::mem::take(&mut pending), i)),
-                other => pending.push(other),
-            }
-        }
-        (v, pending)
-    };
-    let (sa, ta) = split(a);
-    let (sb, tb) = split(b);
-    let streams = [sa, sb];
-    let mut taken = [vec![false; streams[0].len()], vec![false; streams[1].len()]];
-    let mut first = [0usize; 2];
-    let mut ready: std::collections::HashMap<Reg, u64> = std::collections::HashMap::new();
-    let (mut cycle, mut vpu) = (0u64, 0u64);
-    let mut vt = (2u64, 32u64);
-    let start = |i: &InstItem, cycle: u64, vpu: u64, ready: &std::collections::HashMap<Reg, u64>| -> u64 {
-        let mut t = cycle;
-        for (role, r) in i.regs() {
-            if role != Role::Def {
-                t = t.max(ready.get(&r).copied().unwrap_or(0));
-            }
-        }
-        if i.row().class.is_vector() && i.row().class != Class::VSet { t.max(vpu) } else { t }
-    };
-    let mut out = Vec::new();
-    loop {
-        let mut best: Option<(u64, usize, usize)> = None;
-        for s in 0..2 {
-            let st = &streams[s];
-            let mut k = first[s];
-            let mut seen = 0;
-            while k < st.len() && seen < LOOKAHEAD[s] {
-                if !taken[s][k] {
-                    seen += 1;
-                    let movable = (first[s]..k).all(|j| taken[s][j] || may_pass(&st[k].1, &st[j].1));
-                    if movable {
-                        let t = start(&st[k].1, cycle, vpu, &ready);
-                        if best.is_none_or(|(bt, _, _)| t < bt) {
-                            best = Some((t, s, k));
-                        }
-                    }
-                }
-                k += 1;
-            }
-        }
-        let Some((t, s, k)) = best else { break };
-        taken[s][k] = true;
-        while first[s] < streams[s].len() && taken[s][first[s]] {
-            first[s] += 1;
-        }
-        let (comments, i) = &streams[s][k];
-        let (busy, lat) = timing(i, vt.0, vt.1);
-        vt = vtype_of(i).unwrap_or(vt);
-        if busy > 0 {
-            vpu = t + busy;
-        }
-        cycle = t + 1;
-        for (role, r) in i.regs() {
-            if role != Role::Use {
-                ready.insert(r, t + lat);
-            }
-        }
-        out.extend(comments.iter().cloned());
-        out.push(Item::Inst(i.clone()));
-    }
-    out.extend(ta);
-    out.extend(tb);
-    Ok(out)
 }
 
 /// Groups of eight blocks: Xi' = (Xi ^ C0)·H^8 ^ C1·H^7 ^ … ^ C7·H, each product as nine

@@ -1,5 +1,8 @@
 //! C906 cost model: an in-order, single-issue pipeline with a scoreboard, a decoupled
-//! vector unit and a branch predictor. Every number below carries its source:
+//! vector unit and a branch predictor. The per-class numbers live in
+//! `kgen_dsl::timing` (shared with the schedulers); this file adds what depends on run-time
+//! values (the multiplier's long path, division, branch prediction). Every number below
+//! carries its source:
 //! **[M]** measured on the open C906 RTL or a D1 board (../shared/FACTS.md, "C906 timing
 //! facts"), **[D]** the openc906 user manual tables 4.1–4.11, **[V]** camel-cdr's rvv-bench
 //! results for the D1 ("mangopi_mq_pro"), **[A]** an assumption of kgen's, to be replaced
@@ -35,6 +38,7 @@
 //! with itself): that is what the interleaved ChaCha20 kernel exploits.
 
 use kgen_dsl::isa::{table, Class, Hart, Inst, Kind, Role, VDialect};
+use kgen_dsl::timing::{self, Timing, VShape};
 use std::collections::{HashMap, VecDeque};
 
 /// Mispredicted branch penalty [A].
@@ -132,9 +136,8 @@ impl C906 {
         }
         let start = self.cycle.max(src_ready);
         self.breakdown.dependency_stalls += start - self.cycle;
+        let base = timing::c906(row, VShape::DEFAULT);
         let (slots, lat) = match row.class {
-            Class::Load => (1, 2),
-            Class::Store | Class::Fence | Class::System | Class::Csr => (1, 1),
             Class::Mul | Class::MulAcc => {
                 self.muls += 1;
                 let a = h.x(ops[1]);
@@ -145,26 +148,26 @@ impl C906 {
                     _ => (true, true),
                 };
                 if upper_clear(a, sa) && upper_clear(b, sb) {
-                    (1, 3)
+                    (base.slots, base.latency)
                 } else {
+                    // [M] the long path: 6 cycles, blocking further multiplies for 4.
                     self.long_muls += 1;
                     self.breakdown.multiplier_long_path += 3;
                     (4, 6)
                 }
             }
-            Class::MulW | Class::MulAccW => (1, 3),
             Class::Div | Class::DivW => {
+                // [D] 5-36 (5-20 for *w); [A] growing with the dividend's significant bits.
                 let a = h.x(ops[1]);
                 let bits = 64 - a.leading_zeros() as u64;
                 let cap = if row.class == Class::Div { 36 } else { 20 };
                 (1, (5 + bits / 2).min(cap))
             }
             _ if row.class.is_vector() => return self.issue_vector(h, row, ops, start, vdst, xdst[0]),
-            _ => (1, 1),
+            _ => (base.slots, base.latency),
         };
-        let slots = if matches!(row.mem, Some(m) if matches!(m.addr, kgen_dsl::isa::Addr::Pair { .. })) { 2 } else { slots };
         self.cycle = start + slots;
-        let done = start + lat + if slots == 2 { 1 } else { 0 };
+        let done = start + lat;
         for d in xdst.into_iter().flatten() {
             self.xready[d] = done;
         }
@@ -185,36 +188,8 @@ impl C906 {
         let sew = conf.map(|c| c.sew as u64).unwrap_or(32);
         let vl = conf.map(|c| c.vl as u64).unwrap_or(1);
         let vlen = h.vlenb as u64 * 8;
-        let (busy, lat) = match row.class {
-            Class::VMul => {
-                let l = match m {
-                    1 | 2 => 5,
-                    4 => 8,
-                    _ => 16,
-                };
-                (2 * m, l)
-            }
-            Class::VWiden => (4 * m, (4 * m).max(4)),
-            Class::VSlide => (2 * m, [4, 5, 9, 17][(m.trailing_zeros() as usize).min(3)]),
-            Class::VGather => (4 * m * m, 4 * m * m),
-            Class::VReduce => {
-                let b = 2 * m + (vlen / sew).trailing_zeros() as u64;
-                (b, b + 2)
-            }
-            Class::VToScalar => (2, 5),
-            Class::VLoad | Class::VStore => {
-                let mem = row.mem.unwrap();
-                let bytes_per = if mem.bytes == 0 { sew / 8 } else { mem.bytes as u64 };
-                let unit = matches!(mem.addr, kgen_dsl::isa::Addr::VUnit { .. });
-                let nf = match row.ops[0].kind {
-                    Kind::V(kgen_dsl::isa::VGroup::Seg(n)) | Kind::V(kgen_dsl::isa::VGroup::Eew { nf: n, .. }) => n as u64,
-                    _ => 1,
-                };
-                let busy = if unit && nf == 1 { (vl * bytes_per).div_ceil(8).max(2) } else { (vl * nf).max(2) };
-                (busy, busy + 2)
-            }
-            _ => (2 * m, (2 * m).max(4)),
-        };
+        let vshape = VShape { lmul: m, sew, vl, vlen };
+        let Timing { vpu_busy: busy, latency: lat, .. } = timing::c906(row, vshape);
         let _ = ops;
         let t = start.max(self.vpu_free);
         self.breakdown.vector_unit_waits += t - start;
