@@ -44,7 +44,7 @@ use kgen_dsl::func::{interleave, Item};
 use kgen_dsl::isa::VDialect;
 use kgen_dsl::object::DataObj;
 use kgen_dsl::target::Target;
-use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Reg};
+use kgen_dsl::{Abi, BuildError, Ext, Func, Label, Module, Reg};
 use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
@@ -310,29 +310,50 @@ fn xor_block_scalar(f: &mut Func, c: &Ctx, off: i64) {
     }
 }
 
+/// The labels of one copy of the scalar path.
+struct ScalarLabels {
+    top: Label,
+    block: Label,
+    partial: Label,
+    done: Label,
+    /// Prefix of its other labels.
+    tag: String,
+}
+
+impl ScalarLabels {
+    /// `tag` "" names them `scalar_top`, `block`, `partial`, `done`.
+    fn new(f: &mut Func, tag: &str) -> ScalarLabels {
+        let n = |s: &str| if tag.is_empty() { s.to_string() } else { format!("{tag}_{s}") };
+        ScalarLabels { top: f.named_label(&n("scalar_top")), block: f.named_label(&n("block")), partial: f.named_label(&n("partial")), done: f.named_label(&n("done")), tag: n("") }
+    }
+}
+
 /// Scalar path: one block at a time; a partial last block straight from the registers.
-fn scalar_path(f: &mut Func, c: &Ctx) {
+fn scalar_path(f: &mut Func, c: &Ctx, l: &ScalarLabels) {
     let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
     let [t0, _] = c.t;
-    kasm!(f, scalar_top: beqz {len}, done; block:);
+    let (top, block, partial, done) = (l.top, l.block, l.partial, l.done);
+    f.bind(top);
+    kasm!(f, beqz {len}, {done};);
+    f.bind(block);
     init_scalar(f, c, 0);
     let tmp = c.t[0];
-    unrolled(f, c, "scalar_dr", |f| scalar_double_round(f, c.isa, &c.x, tmp));
+    unrolled(f, c, &format!("{}scalar_dr", l.tag), |f| scalar_double_round(f, c.isa, &c.x, tmp));
     feed_forward_scalar(f, c, 0, None);
-    kasm!(f, addi {t0}, zero, 64; bltu {len}, {t0}, partial;);
+    kasm!(f, addi {t0}, zero, 64; bltu {len}, {t0}, {partial};);
     xor_block_scalar(f, c, 0);
     kasm!(f,
         addi {out}, {out}, 64;
         addi {inp}, {inp}, 64;
         addi {len}, {len}, -64;
         addiw {ctr}, {ctr}, 1;
-        bnez {len}, block;
-        j done;
-    partial:
+        bnez {len}, {block};
+        j {done};
     );
+    f.bind(partial);
     f.comment("partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)");
     let [a, w] = c.t;
-    let tail = f.named_label("partial_tail");
+    let tail = f.named_label(&format!("{}partial_tail", l.tag));
     for i in 0..16usize {
         let x = c.x[i];
         let next = f.label();
@@ -371,10 +392,8 @@ fn scalar_path(f: &mut Func, c: &Ctx) {
         bnez {len}, {byte};
     );
     f.bind(skip);
-    kasm!(f,
-        addiw {ctr}, {ctr}, 1;
-    done:
-    );
+    kasm!(f, addiw {ctr}, {ctr}, 1;);
+    f.bind(done);
 }
 
 fn vp(d: VDialect, m: &str) -> String {
@@ -479,19 +498,21 @@ fn lanes_iteration(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs, ctrv: Reg, lan
 /// The vector paths, for buffers whose pointers are 4-byte aligned: every 320 bytes four
 /// lanes and a scalar block; a 192..319-byte rest as 3 or 4 lanes plus a partial scalar
 /// block; a 128..191-byte rest as one block in rows (horizontal) plus a scalar block.
-fn vector_path(f: &mut Func, c: &Ctx, d: VDialect) {
+fn vector_path(f: &mut Func, c: &Ctx, d: VDialect, tail: &ScalarLabels, short: Label) {
     let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
+    let (scalar_top, partial, done) = (tail.top, tail.partial, tail.done);
     let v = VRegs { v: f.vregs::<16>("v", 1), t: f.vregs::<4>("vt", 1), k: f.vregs::<4>("k", 1), vid: f.vreg("vid", 1) };
     let ctrv = f.vreg("ctrv", 1);
     let [t0, _] = c.t;
     let lanes = f.xreg("lanes");
     f.public(lanes);
+    f.comment("short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)");
     kasm!(f,
         addi {t0}, zero, 128;
-        bltu {len}, {t0}, scalar_top;
+        bltu {len}, {t0}, {short};
         or {t0}, {out}, {inp};
         andi {t0}, {t0}, 3;
-        bnez {t0}, scalar_top;
+        bnez {t0}, {short};
     );
     f.comment("vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices");
     kasm!(f, addi {lanes}, zero, 4;);
@@ -518,7 +539,7 @@ fn vector_path(f: &mut Func, c: &Ctx, d: VDialect) {
         j lanes_loop;
     lanes_rest:
         addi {t0}, zero, 128;
-        bltu {len}, {t0}, scalar_top;
+        bltu {len}, {t0}, {scalar_top};
         addi {t0}, zero, 192;
         bltu {len}, {t0}, rows;
         // lanes = min(4, len / 64) (len < 320 here, so len / 64 <= 4)
@@ -533,12 +554,12 @@ fn vector_path(f: &mut Func, c: &Ctx, d: VDialect) {
         add {inp}, {inp}, {t0};
         sub {len}, {len}, {t0};
         addw {ctr}, {ctr}, {lanes};
-        bnez {len}, partial;
-        j done;
+        bnez {len}, {partial};
+        j {done};
     rows:
     );
     rows_path(f, c, d, &v);
-    kasm!(f, j scalar_top;);
+    kasm!(f, j {scalar_top};);
 }
 
 /// One block with its rows in four vector registers (words 0-3, 4-7, 8-11, 12-15) and the
@@ -638,16 +659,30 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
     let _ = t0;
 }
 
-fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr: Reg, drs: Option<Reg>) {
+/// The whole body; `exit` emits what follows it (the Linux counter write-back) and the
+/// return. With a vector path, short and unaligned buffers take a second copy of the scalar
+/// path with its own exit, so they pay neither the vector set-up nor the vector wipe.
+fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr: Reg, drs: Option<Reg>, exit: &dyn Fn(&mut Func)) {
     let x = f.xregs::<16>("x");
     let t = f.xregs::<2>("t");
     let p = f.xregs::<3>("p");
     let dr = f.xreg("dr");
     let c = Ctx { isa, words, out, inp, len, ctr, drs: drs.unwrap_or(Reg::X(0)), variable_rounds: drs.is_some(), x, t, p, dr };
-    if let Some(d) = isa.vector {
-        vector_path(f, &c, d);
+    let tail = ScalarLabels::new(f, "");
+    match isa.vector {
+        Some(d) => {
+            let short = ScalarLabels::new(f, "short");
+            vector_path(f, &c, d, &tail, short.top);
+            scalar_path(f, &c, &tail);
+            exit(f);
+            scalar_path(f, &c, &short);
+            exit(f);
+        }
+        None => {
+            scalar_path(f, &c, &tail);
+            exit(f);
+        }
     }
-    scalar_path(f, &c);
 }
 
 /// OpenSSL (and Go) entry: ChaCha20_ctr32(out, inp, len, key, counter). With `sigma` the
@@ -668,8 +703,7 @@ fn openssl_fn(isa: Isa, t: &Target, abi: Abi, name: &str, sigma: Option<&str>) -
     });
     let ctr = f.xreg("ctr");
     kasm!(f, lw {ctr}, 0({counter}););
-    body(&mut f, isa, Words::Split { sigma: sig, key, counter }, out, inp, len, ctr, None);
-    f.ret();
+    body(&mut f, isa, Words::Split { sigma: sig, key, counter }, out, inp, len, ctr, None, &|f| f.ret());
     f
 }
 
@@ -692,9 +726,10 @@ fn linux_fn(isa: Isa, t: &Target, name: &str) -> Func {
         lw {ctr}, 48({state});
         srli {drs}, {nrounds}, 1;
     );
-    body(&mut f, isa, Words::State { state }, out, inp, len, ctr, Some(drs));
-    kasm!(f, sw {ctr}, 48({state}););
-    f.ret();
+    body(&mut f, isa, Words::State { state }, out, inp, len, ctr, Some(drs), &|f| {
+        kasm!(f, sw {ctr}, 48({state}););
+        f.ret();
+    });
     f
 }
 

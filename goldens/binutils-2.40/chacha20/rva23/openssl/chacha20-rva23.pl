@@ -29,7 +29,7 @@ print $fh <<'___';
 	.set	ChaCha20_ctr32, ChaCha20_ctr32_rva23
 ChaCha20_ctr32_rva23:
 	# void ChaCha20_ctr32_rva23(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
-	# ChaCha20_ctr32_rva23: 2364 instructions, frame 112 bytes
+	# ChaCha20_ctr32_rva23: 3625 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v24
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -55,15 +55,16 @@ ChaCha20_ctr32_rva23:
 	auipc      	t0, %pcrel_hi(kgen_chacha_rva23_sigma)
 	addi       	t0, t0, %pcrel_lo(.LChaCha20_ctr32_rva23_0)
 	lw         	t1, 0(a4)
+	# short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s9, zero, 128
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_30
-	jal        	zero, .LChaCha20_ctr32_rva23_scalar_top
-.LChaCha20_ctr32_rva23_30:
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_53
+	jal        	zero, .LChaCha20_ctr32_rva23_short_scalar_top
+.LChaCha20_ctr32_rva23_53:
 	or         	s9, a0, a1
 	andi       	s9, s9, 3
-	beq        	s9, zero, .LChaCha20_ctr32_rva23_31
-	jal        	zero, .LChaCha20_ctr32_rva23_scalar_top
-.LChaCha20_ctr32_rva23_31:
+	beq        	s9, zero, .LChaCha20_ctr32_rva23_54
+	jal        	zero, .LChaCha20_ctr32_rva23_short_scalar_top
+.LChaCha20_ctr32_rva23_54:
 	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
 	addi       	s11, zero, 4
 	vsetvli    	zero, s11, e32, m1, ta, ma
@@ -889,9 +890,9 @@ ChaCha20_ctr32_rva23:
 	add        	a1, a1, s9
 	sub        	a2, a2, s9
 	addw       	t1, t1, s11
-	beq        	a2, zero, .LChaCha20_ctr32_rva23_32
+	beq        	a2, zero, .LChaCha20_ctr32_rva23_55
 	jal        	zero, .LChaCha20_ctr32_rva23_partial
-.LChaCha20_ctr32_rva23_32:
+.LChaCha20_ctr32_rva23_55:
 	jal        	zero, .LChaCha20_ctr32_rva23_done
 .LChaCha20_ctr32_rva23_rows:
 	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
@@ -1184,9 +1185,9 @@ ChaCha20_ctr32_rva23:
 	addiw      	t1, t1, 2
 	jal        	zero, .LChaCha20_ctr32_rva23_scalar_top
 .LChaCha20_ctr32_rva23_scalar_top:
-	bne        	a2, zero, .LChaCha20_ctr32_rva23_33
+	bne        	a2, zero, .LChaCha20_ctr32_rva23_56
 	jal        	zero, .LChaCha20_ctr32_rva23_done
-.LChaCha20_ctr32_rva23_33:
+.LChaCha20_ctr32_rva23_56:
 .LChaCha20_ctr32_rva23_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
@@ -2340,17 +2341,17 @@ ChaCha20_ctr32_rva23:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_rva23_34
+	beq        	a2, zero, .LChaCha20_ctr32_rva23_57
 	jal        	zero, .LChaCha20_ctr32_rva23_block
-.LChaCha20_ctr32_rva23_34:
+.LChaCha20_ctr32_rva23_57:
 	jal        	zero, .LChaCha20_ctr32_rva23_done
 .LChaCha20_ctr32_rva23_partial:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_12
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_16
 	addi       	s10, t2, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_12:
+.LChaCha20_ctr32_rva23_16:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -2358,10 +2359,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_13
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_17
 	addi       	s10, t3, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_13:
+.LChaCha20_ctr32_rva23_17:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
 	sw         	s9, 0(a0)
@@ -2369,10 +2370,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_14
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_18
 	addi       	s10, t4, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_14:
+.LChaCha20_ctr32_rva23_18:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
 	sw         	s9, 0(a0)
@@ -2380,10 +2381,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_15
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_19
 	addi       	s10, t5, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_15:
+.LChaCha20_ctr32_rva23_19:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
 	sw         	s9, 0(a0)
@@ -2391,10 +2392,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_16
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_20
 	addi       	s10, t6, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_16:
+.LChaCha20_ctr32_rva23_20:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
 	sw         	s9, 0(a0)
@@ -2402,10 +2403,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_17
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_21
 	addi       	s10, a5, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_17:
+.LChaCha20_ctr32_rva23_21:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
 	sw         	s9, 0(a0)
@@ -2413,10 +2414,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_18
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_22
 	addi       	s10, a6, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_18:
+.LChaCha20_ctr32_rva23_22:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
 	sw         	s9, 0(a0)
@@ -2424,10 +2425,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_19
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_23
 	addi       	s10, a7, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_19:
+.LChaCha20_ctr32_rva23_23:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
 	sw         	s9, 0(a0)
@@ -2435,10 +2436,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_20
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_24
 	addi       	s10, s1, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_20:
+.LChaCha20_ctr32_rva23_24:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
 	sw         	s9, 0(a0)
@@ -2446,10 +2447,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_21
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_25
 	addi       	s10, s2, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_21:
+.LChaCha20_ctr32_rva23_25:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
 	sw         	s9, 0(a0)
@@ -2457,10 +2458,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_22
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_26
 	addi       	s10, s3, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_22:
+.LChaCha20_ctr32_rva23_26:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
 	sw         	s9, 0(a0)
@@ -2468,10 +2469,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_23
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_27
 	addi       	s10, s4, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_23:
+.LChaCha20_ctr32_rva23_27:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
 	sw         	s9, 0(a0)
@@ -2479,10 +2480,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_24
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_28
 	addi       	s10, s5, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_24:
+.LChaCha20_ctr32_rva23_28:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
 	sw         	s9, 0(a0)
@@ -2490,10 +2491,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_25
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_29
 	addi       	s10, s6, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_25:
+.LChaCha20_ctr32_rva23_29:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
 	sw         	s9, 0(a0)
@@ -2501,10 +2502,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_26
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_30
 	addi       	s10, s7, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_26:
+.LChaCha20_ctr32_rva23_30:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
 	sw         	s9, 0(a0)
@@ -2512,10 +2513,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_27
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_31
 	addi       	s10, s8, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_partial_tail
-.LChaCha20_ctr32_rva23_27:
+.LChaCha20_ctr32_rva23_31:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
 	sw         	s9, 0(a0)
@@ -2524,8 +2525,8 @@ ChaCha20_ctr32_rva23:
 	addi       	a2, a2, -4
 	# unreachable: len < 64 leaves at most 15 whole words
 .LChaCha20_ctr32_rva23_partial_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_rva23_28
-.LChaCha20_ctr32_rva23_29:
+	beq        	a2, zero, .LChaCha20_ctr32_rva23_32
+.LChaCha20_ctr32_rva23_33:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
 	sb         	s9, 0(a0)
@@ -2533,8 +2534,8 @@ ChaCha20_ctr32_rva23:
 	addi       	a1, a1, 1
 	addi       	a0, a0, 1
 	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_rva23_29
-.LChaCha20_ctr32_rva23_28:
+	bne        	a2, zero, .LChaCha20_ctr32_rva23_33
+.LChaCha20_ctr32_rva23_32:
 	addiw      	t1, t1, 1
 .LChaCha20_ctr32_rva23_done:
 	# return
@@ -2543,6 +2544,1385 @@ ChaCha20_ctr32_rva23:
 	vmv.v.i    	v8, 0
 	vmv.v.i    	v16, 0
 	vmv.v.i    	v24, 0
+	addi       	t1, zero, 0
+	addi       	t2, zero, 0
+	addi       	a5, zero, 0
+	addi       	a6, zero, 0
+	addi       	a7, zero, 0
+	addi       	t3, zero, 0
+	addi       	t4, zero, 0
+	addi       	t5, zero, 0
+	addi       	t6, zero, 0
+	ld         	s0, 0(sp)
+	ld         	s1, 8(sp)
+	ld         	s2, 16(sp)
+	ld         	s3, 24(sp)
+	ld         	s4, 32(sp)
+	ld         	s5, 40(sp)
+	ld         	s6, 48(sp)
+	ld         	s7, 56(sp)
+	ld         	s8, 64(sp)
+	ld         	s9, 72(sp)
+	ld         	s10, 80(sp)
+	ld         	s11, 88(sp)
+	ld         	ra, 96(sp)
+	addi       	sp, sp, 112
+	jalr       	zero, 0(ra)
+.LChaCha20_ctr32_rva23_short_scalar_top:
+	bne        	a2, zero, .LChaCha20_ctr32_rva23_58
+	jal        	zero, .LChaCha20_ctr32_rva23_short_done
+.LChaCha20_ctr32_rva23_58:
+.LChaCha20_ctr32_rva23_short_block:
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	# double round 1 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 2 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 3 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 4 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 5 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 6 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 7 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 8 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 9 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 10 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	addw       	s8, s8, s10
+	addi       	s9, zero, 64
+	bltu       	a2, s9, .LChaCha20_ctr32_rva23_short_partial
+	lw         	s9, 0(a1)
+	lw         	s10, 4(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
+	lw         	s9, 8(a1)
+	xor        	s10, s10, t3
+	sw         	s10, 4(a0)
+	lw         	s10, 12(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 8(a0)
+	lw         	s9, 16(a1)
+	xor        	s10, s10, t5
+	sw         	s10, 12(a0)
+	lw         	s10, 20(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 16(a0)
+	lw         	s9, 24(a1)
+	xor        	s10, s10, a5
+	sw         	s10, 20(a0)
+	lw         	s10, 28(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 24(a0)
+	lw         	s9, 32(a1)
+	xor        	s10, s10, a7
+	sw         	s10, 28(a0)
+	lw         	s10, 36(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 32(a0)
+	lw         	s9, 40(a1)
+	xor        	s10, s10, s2
+	sw         	s10, 36(a0)
+	lw         	s10, 44(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 40(a0)
+	lw         	s9, 48(a1)
+	xor        	s10, s10, s4
+	sw         	s10, 44(a0)
+	lw         	s10, 52(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 48(a0)
+	lw         	s9, 56(a1)
+	xor        	s10, s10, s6
+	sw         	s10, 52(a0)
+	lw         	s10, 60(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 56(a0)
+	xor        	s10, s10, s8
+	sw         	s10, 60(a0)
+	addi       	a0, a0, 64
+	addi       	a1, a1, 64
+	addi       	a2, a2, -64
+	addiw      	t1, t1, 1
+	beq        	a2, zero, .LChaCha20_ctr32_rva23_59
+	jal        	zero, .LChaCha20_ctr32_rva23_short_block
+.LChaCha20_ctr32_rva23_59:
+	jal        	zero, .LChaCha20_ctr32_rva23_short_done
+.LChaCha20_ctr32_rva23_short_partial:
+	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_35
+	addi       	s10, t2, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_35:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_36
+	addi       	s10, t3, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_36:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t3
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_37
+	addi       	s10, t4, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_37:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_38
+	addi       	s10, t5, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_38:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_39
+	addi       	s10, t6, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_39:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_40
+	addi       	s10, a5, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_40:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_41
+	addi       	s10, a6, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_41:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_42
+	addi       	s10, a7, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_42:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_43
+	addi       	s10, s1, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_43:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_44
+	addi       	s10, s2, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_44:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s2
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_45
+	addi       	s10, s3, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_45:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_46
+	addi       	s10, s4, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_46:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s4
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_47
+	addi       	s10, s5, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_47:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_48
+	addi       	s10, s6, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_48:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_49
+	addi       	s10, s7, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_49:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_50
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_short_partial_tail
+.LChaCha20_ctr32_rva23_50:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s8
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	# unreachable: len < 64 leaves at most 15 whole words
+.LChaCha20_ctr32_rva23_short_partial_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_rva23_51
+.LChaCha20_ctr32_rva23_52:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s10
+	sb         	s9, 0(a0)
+	srli       	s10, s10, 8
+	addi       	a1, a1, 1
+	addi       	a0, a0, 1
+	addi       	a2, a2, -1
+	bne        	a2, zero, .LChaCha20_ctr32_rva23_52
+.LChaCha20_ctr32_rva23_51:
+	addiw      	t1, t1, 1
+.LChaCha20_ctr32_rva23_short_done:
+	# return
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a5, zero, 0
