@@ -277,7 +277,8 @@ fn label(go_func: &str, prefix: &str) -> String {
 }
 
 /// Copies the package and changes one instruction of `file`: the first `WORD` whose text
-/// starts with one of `mnemonics` gets bit 20 flipped (the lowest bit of a shift amount).
+/// starts with one of `mnemonics` (shifts) is decoded with the ISA table, its shift amount
+/// changed by one and re-encoded.
 fn mutated_package(dir: &Path, file: &str, mnemonics: &[&str]) -> (PathBuf, String) {
     let to = dir.with_file_name(format!("{}-mutated", dir.file_name().unwrap().to_string_lossy()));
     std::fs::create_dir_all(&to).unwrap();
@@ -295,7 +296,10 @@ fn mutated_package(dir: &Path, file: &str, mnemonics: &[&str]) -> (PathBuf, Stri
             let Some(rest) = l.strip_prefix("\tWORD\t$0x") else { return l.to_string() };
             let (word, comment) = rest.split_once("\t// ").unwrap();
             if changed.is_none() && mnemonics.iter().any(|m| comment.starts_with(&format!("{m} "))) {
-                let w = u32::from_str_radix(word, 16).unwrap() ^ (1 << 20);
+                let exts = kgen_dsl::target::target("c906").unwrap().exts;
+                let mut inst = kgen_dsl::table().decode(u32::from_str_radix(word, 16).unwrap(), exts).expect("a WORD kgen wrote decodes");
+                inst.ops[2] ^= 1;
+                let w = inst.encode().expect("a shift amount one off is still in range");
                 changed = Some(comment.to_string());
                 return format!("\tWORD\t${w:#010x}\t// {comment} (shift amount changed by the test)");
             }

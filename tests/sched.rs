@@ -174,7 +174,7 @@ fn timed_merge_overlaps_vector_and_scalar_work() {
     use kgen_dsl::sched::merge_timed;
     let t = target("c906").unwrap();
     let mut f = Func::new("blk", &t, Abi::Psabi);
-    f.inst("th.vsetvli", &[Reg::X(0).into(), Reg::X(0).into(), Opnd::Imm(0b01001)]);
+    kgen_macros::kasm!(f, th.vsetvli zero, zero, e32, m2, d1;);
     let setup = f.items.clone();
     // A chain of vector adds at LMUL 2 (each keeps the vector unit busy for 4 cycles) ...
     let mut g = Func::new("blk", &t, Abi::Psabi);
