@@ -34,6 +34,13 @@ fn measured(env: &mut Env, f: impl Fn(&mut Env) -> Result<(u64, u64), CallError>
     f(env)
 }
 
+/// The first (in name order) symbol starting with `prefix`.
+fn first_symbol(env: &Env, prefix: &str) -> Result<String, String> {
+    let mut names: Vec<&String> = env.symbols.keys().filter(|s| s.starts_with(prefix)).collect();
+    names.sort();
+    names.first().map(|s| s.to_string()).ok_or_else(|| format!("no {prefix}* symbol"))
+}
+
 /// The benchmark driver of a kernel, on an environment where its OpenSSL-ABI symbols are
 /// linked.
 pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Result<Vec<Row>, String> {
@@ -74,9 +81,7 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
             let key = env.buffer(&[0x42; 32], 0, false);
             let ctr = env.buffer(&[1, 0, 0, 0, 9, 9, 9, 9, 7, 7, 7, 7, 5, 5, 5, 5], 0, false);
             // kgen's alias, or another file's ChaCha20_ctr32_* (e.g. OpenSSL's _v_zbb).
-            let mut names: Vec<&String> = env.symbols.keys().filter(|s| s.starts_with("ChaCha20_ctr32")).collect();
-            names.sort();
-            let name = names.first().map(|s| s.to_string()).ok_or("no ChaCha20_ctr32* symbol")?;
+            let name = first_symbol(env, "ChaCha20_ctr32")?;
             let f = env.sym(&name);
             for &n in sizes {
                 let buf = env.buffer(&vec![0x5a; n], 0, true);
@@ -87,9 +92,7 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
         "ghash" => {
             // gcm_init, then gcm_ghash over the size (whole blocks). The functions are found by
             // name: gcm_ghash_<suffix> and gcm_init_<suffix> (kgen's or another file's).
-            let mut names: Vec<&String> = env.symbols.keys().filter(|s| s.starts_with("gcm_ghash_")).collect();
-            names.sort();
-            let ghash_name = names.first().map(|s| s.to_string()).ok_or("no gcm_ghash_* symbol")?;
+            let ghash_name = first_symbol(env, "gcm_ghash_")?;
             let sfx = &ghash_name["gcm_ghash_".len()..];
             let init = env.sym(&format!("gcm_init_{sfx}"));
             let ghash = env.sym(&ghash_name);

@@ -328,7 +328,7 @@ fn ghash_plan(v: &str) -> Plan {
 
 /// The known-answer plan of a kernel variant (OpenSSL ABI).
 pub fn plan(kernel: &str, variant: &str) -> Result<Plan, String> {
-    let v = variant.replace('-', "_");
+    let v = kgen_kernels::symbol_suffix(variant);
     match kernel {
         "aes" => Ok(aes_plan(&v)),
         "chacha20" => Ok(chacha_plan(&v)),

@@ -111,7 +111,7 @@ impl Output {
             (Abi::Go, Format::S) => {
                 let pkg = self.go_package();
                 let (s, g) = kgen_emit::go::go_files(m, &o, &pkg).map_err(e)?;
-                let base = format!("{}_{}_riscv64", self.kernel.name, self.variant.name.replace('-', "_"));
+                let base = format!("{}_{}_riscv64", self.kernel.name, kgen_kernels::symbol_suffix(self.variant.name));
                 vec![(format!("{dir}/{base}.s"), s.into_bytes()), (format!("{dir}/{base}.go"), g.into_bytes())]
             }
             (abi, f) => return Err(format!("no {} output for the {} ABI", f.name(), abi.name())),

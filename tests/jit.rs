@@ -222,20 +222,6 @@ fn parse_loader(out: &str) -> Vec<(u64, Outcome)> {
     copies
 }
 
-/// Which QEMU runs a module, the CPU that has its extensions and one that lacks them.
-fn emulator(m: &Module) -> (Option<Tool>, &'static str, Option<&'static str>) {
-    let vector = m.funcs.iter().any(|l| l.frame.uses_vector);
-    match (m.target.name, vector) {
-        ("c906", true) => (oracle::xuantie_qemu(), "c906fdv", Some("c906fd")),
-        ("c906" | "c906-novector", _) => (oracle::qemu(), "thead-c906", Some("rv64")),
-        ("rv64gc", _) => (oracle::qemu(), "rv64", None),
-        ("rv64gcv", _) => (oracle::qemu(), "rv64,v=true,vlen=128,zbb=true", Some("rv64,zbb=true")),
-        ("rv64gc-zbc", _) => (oracle::qemu(), "rv64,zbb=true,zbc=true", Some("rv64,zbc=false")),
-        ("rva23", _) => (oracle::qemu(), "rv64,v=true,vlen=128,zbb=true,zvkb=true", Some("rv64,v=true,vlen=128,zbb=true")),
-        (t, _) => panic!("no QEMU CPU known for target {t}"),
-    }
-}
-
 fn run_loader(q: &Tool, cpu: &str, loader: &Path, image: &Path, script: &Path) -> Output {
     q.command().args(["-cpu", cpu]).arg(loader).arg(image).arg(script).arg("2").output().unwrap()
 }
@@ -273,7 +259,7 @@ fn jit_buffer_runs_from_a_c_loader_under_qemu() {
         let (image, script) = (dir.join(format!("{k}-{v}.img")), dir.join(format!("{k}-{v}.script")));
         std::fs::write(&image, &img.bytes).unwrap();
         std::fs::write(&script, plan.script(&img).unwrap()).unwrap();
-        let (q, cpu, bad) = emulator(&m);
+        let (q, cpu, bad) = common::emulator(&m);
         let Some(q) = q else { return };
         let what = format!("{k} {v} under -cpu {cpu}");
         let (verdicts, at) = loader_verdicts(&plan, &run_loader(&q, cpu, &loader, &image, &script), &what, j.base);

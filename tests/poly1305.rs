@@ -37,7 +37,7 @@ fn module(variant: &str, abi: Abi) -> kgen_dsl::Module {
 
 /// Symbol names of (init, blocks, emit) for a variant and ABI.
 fn names(variant: &str, abi: Abi) -> [String; 3] {
-    let s = variant.replace('-', "_");
+    let s = kgen_kernels::symbol_suffix(variant);
     match abi {
         Abi::Linux => [format!("poly1305_block_init_{s}"), format!("poly1305_blocks_{s}"), format!("poly1305_emit_{s}")],
         _ => [format!("poly1305_init_{s}"), format!("poly1305_blocks_{s}"), format!("poly1305_emit_{s}")],
@@ -733,9 +733,9 @@ fn emitted_assembly_under_qemu() {
     let dir = kgen::oracle::scratch("poly1305_qemu");
     let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils240 };
     for v in VARIANTS {
-        let (cpu, bad) = if v.ends_with("c906") { ("thead-c906", Some("rv64")) } else { ("rv64", None) };
         for abi in ABIS {
             let m = module(v, abi);
+            let (q, cpu, bad) = common::emulator(&m);
             let (asm, defs) = match abi {
                 Abi::Linux => {
                     let [i, b, e] = names(v, abi);
@@ -746,7 +746,7 @@ fn emitted_assembly_under_qemu() {
             let src = format!("{}{defs}{HARNESS}", common::C_HELPERS);
             let name = format!("poly1305-{}-{v}", abi.name());
             let Some(bin) = common::build(&dir, &name, &src, &[(&format!("{name}.S"), asm)]) else { return };
-            let Some(q) = kgen::oracle::qemu() else { return };
+            let Some(q) = q else { return };
             let out = common::run(&q, cpu, &bin, &input);
             assert!(out.status.success(), "{v} {abi} under -cpu {cpu}: {} {}", out.status, String::from_utf8_lossy(&out.stderr));
             let got: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(String::from).collect();

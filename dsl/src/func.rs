@@ -612,6 +612,15 @@ impl Func {
     pub fn append(&mut self, items: Vec<Item>) {
         self.items.extend(items);
     }
+
+    /// Appends what a construct over captured items made ([`interleave`],
+    /// `sched::schedule`, `sched::merge_timed`), or records its error as `what: reason`.
+    pub fn append_or_fail(&mut self, made: Result<Vec<Item>, String>, what: &str) {
+        match made {
+            Ok(items) => self.append(items),
+            Err(e) => self.fail(format!("{what}: {e}")),
+        }
+    }
 }
 
 /// Merges two independent straight-line streams, spreading `b` evenly between the

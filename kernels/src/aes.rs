@@ -35,8 +35,8 @@ pub const KERNEL: Kernel = Kernel {
     name: "aes",
     summary: "AES-128/192/256 block encrypt/decrypt and key schedules (T-tables, OpenSSL ABI)",
     variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Go], build: build_c906 },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Go], build: build_rv64gc },
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::C906, v, t, abi) },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::Rv64, v, t, abi) },
     ],
 };
 
@@ -596,10 +596,3 @@ fn build(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildE
     Ok(m)
 }
 
-fn build_c906(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build(Isa::C906, "c906", t, abi)
-}
-
-fn build_rv64gc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build(Isa::Rv64, "rv64gc", t, abi)
-}

@@ -51,11 +51,11 @@ pub const KERNEL: Kernel = Kernel {
     name: "chacha20",
     summary: "ChaCha20 keystream XOR: 4 vector lanes + 1 scalar block, or scalar (OpenSSL, Linux; Go for the scalar variants)",
     variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_c906 },
-        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_c906_novector },
-        Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux], build: build_rv64gcv },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_rv64gc },
-        Variant { name: "rva23", target: "rva23", abis: &[Abi::Psabi, Abi::Linux], build: build_rva23 },
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build },
+        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
+        Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux], build },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
+        Variant { name: "rva23", target: "rva23", abis: &[Abi::Psabi, Abi::Linux], build },
     ],
 };
 
@@ -85,7 +85,8 @@ struct Isa {
 }
 
 impl Isa {
-    fn of(t: &Target, use_vector: bool) -> Isa {
+    /// The lane path wherever the target has a vector unit.
+    fn of(t: &Target) -> Isa {
         let rot = if t.has(Ext::XTheadBb) {
             ScalarRot::Thead
         } else if t.has(Ext::Zbb) {
@@ -93,7 +94,7 @@ impl Isa {
         } else {
             ScalarRot::Shifts
         };
-        let vector = if use_vector { t.vdialect() } else { None };
+        let vector = t.vdialect();
         Isa { rot, vector, vror: vector == Some(VDialect::V1) && t.has(Ext::Zvkb) }
     }
     fn p(&self, d: VDialect, m: &str) -> String {
@@ -429,10 +430,7 @@ fn dr_loop(f: &mut Func, c: &Ctx, label: &str, mut dr: impl FnMut(&mut Func)) {
 
 /// Interleaves two captured streams into the function.
 fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
-    match interleave(a, b) {
-        Ok(items) => f.append(items),
-        Err(e) => f.fail(format!("interleaving {what}: {e}")),
-    }
+    f.append_or_fail(interleave(a, b), &format!("interleaving {what}"));
 }
 
 /// One iteration of `lanes` vector blocks (vl = lanes) and a scalar block after them. With
@@ -733,11 +731,11 @@ fn linux_fn(isa: Isa, t: &Target, name: &str) -> Func {
     f
 }
 
-fn build(variant: &str, t: &Target, abi: Abi, use_vector: bool) -> Result<Module, BuildError> {
-    let isa = Isa::of(t, use_vector);
+fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
+    let isa = Isa::of(t);
     let mut m = Module::new("chacha20", variant, t, abi);
     m.notes = vec!["ChaCha20 (RFC 8439). Constant time: no secret-dependent branches or addresses.".into()];
-    let sfx = variant.replace('-', "_");
+    let sfx = crate::symbol_suffix(variant);
     match abi {
         Abi::Linux => {
             m.add(linux_fn(isa, t, &format!("chacha_{sfx}")), true)?;
@@ -755,22 +753,6 @@ fn build(variant: &str, t: &Target, abi: Abi, use_vector: bool) -> Result<Module
             m.add_data(DataObj { name: sigma, align: 4, bytes, elem: 4, global: false, comment: "\"expand 32-byte k\"".into() });
         }
     }
-    let _ = Item::Exit;
     Ok(m)
 }
 
-fn build_c906(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build("c906", t, abi, true)
-}
-fn build_c906_novector(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build("c906-novector", t, abi, false)
-}
-fn build_rv64gcv(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build("rv64gcv", t, abi, true)
-}
-fn build_rva23(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build("rva23", t, abi, true)
-}
-fn build_rv64gc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build("rv64gc", t, abi, false)
-}

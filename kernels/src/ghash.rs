@@ -89,10 +89,10 @@ pub const KERNEL: Kernel = Kernel {
     name: "ghash",
     summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux)",
     variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build: build_c906 },
-        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_c906_novector },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_rv64gc },
-        Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_rv64gc_zbc },
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build },
+        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
+        Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
     ],
 };
 
@@ -388,10 +388,7 @@ fn mul64_clmul(f: &mut Func, c: &Ctx, w: Reg, off: i64, lo: Reg, hi: Reg) {
 /// reduction.
 fn gf_mul(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
     let body = f.capture(|f| gf_mul_body(f, c, hi, lo));
-    match schedule(body, c.cap, 24, c906_latency) {
-        Ok(items) => f.append(items),
-        Err(e) => f.fail(format!("scheduling the GF(2^128) multiply: {e}")),
-    }
+    f.append_or_fail(schedule(body, c.cap, 24, c906_latency), "scheduling the GF(2^128) multiply");
 }
 
 fn gf_mul_body(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
@@ -488,10 +485,6 @@ fn write_table(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
             }
         }
     }
-}
-
-fn sfx(variant: &str) -> String {
-    variant.replace('-', "_")
 }
 
 /// gcm_init / ghash_init.
@@ -802,10 +795,7 @@ fn vector_group(f: &mut Func, c: &Ctx, vc: &VCtx) {
     }
     for (i, t) in VECTOR_PIECES.into_iter().enumerate() {
         let body = f.capture(|f| vector_piece(f, c, vc, i, t));
-        match schedule(body, usize::MAX, 32, vector_slots) {
-            Ok(items) => f.append(items),
-            Err(e) => f.fail(format!("scheduling vector piece {t}: {e}")),
-        }
+        f.append_or_fail(schedule(body, usize::MAX, 32, vector_slots), &format!("scheduling vector piece {t}"));
     }
 }
 
@@ -966,10 +956,7 @@ const LOOKAHEAD: [usize; 2] = [4, 4];
 
 /// Merges two independent streams by modeled issue time into the function.
 fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
-    match merge_timed(a, b, LOOKAHEAD) {
-        Ok(items) => f.append(items),
-        Err(e) => f.fail(format!("merging {what}: {e}")),
-    }
+    f.append_or_fail(merge_timed(a, b, LOOKAHEAD), &format!("merging {what}"));
 }
 
 /// Groups of eight blocks: Xi' = (Xi ^ C0)·H^8 ^ C1·H^7 ^ … ^ C7·H, each product as nine
@@ -1049,7 +1036,7 @@ fn build_with(variant: &str, t: &Target, abi: Abi, margin: usize) -> Result<Modu
     if isa.vector {
         m.notes.push("From 10 blocks (Linux: 8) the same products run partly in XTheadVector lanes (8 blocks per group, one reduction per group): call only if XTheadVector is enabled (Linux: hwprobe key 11 bit 0, inside kernel_vector_begin/end), else use c906-novector, which accepts this table. Vector registers and the stack frame are zeroed at return.".into());
     }
-    let s = sfx(variant);
+    let s = crate::symbol_suffix(variant);
     match abi {
         Abi::Linux => {
             m.add(init_fn(isa, t, abi, &format!("ghash_{s}_init"), margin), true)?;
@@ -1064,15 +1051,3 @@ fn build_with(variant: &str, t: &Target, abi: Abi, margin: usize) -> Result<Modu
     Ok(m)
 }
 
-fn build_c906(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build("c906", t, abi)
-}
-fn build_c906_novector(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build("c906-novector", t, abi)
-}
-fn build_rv64gc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build("rv64gc", t, abi)
-}
-fn build_rv64gc_zbc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build("rv64gc-zbc", t, abi)
-}

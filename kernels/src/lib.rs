@@ -17,7 +17,8 @@ pub struct Variant {
     pub target: &'static str,
     /// ABIs it can be emitted for.
     pub abis: &'static [Abi],
-    pub build: fn(&Target, Abi) -> Result<Module, BuildError>,
+    /// Builds the variant (its name, for symbols) for a target and an ABI.
+    pub build: fn(&str, &Target, Abi) -> Result<Module, BuildError>,
 }
 
 /// A kernel and its variants.
@@ -32,7 +33,7 @@ impl Variant {
     /// Builds the variant for its own target.
     pub fn build(&self, abi: Abi) -> Result<Module, BuildError> {
         let t = target(self.target).expect("variant names a known target");
-        (self.build)(&t, abi)
+        (self.build)(self.name, &t, abi)
     }
 }
 
@@ -44,6 +45,11 @@ pub fn kernels() -> &'static [Kernel] {
 /// Looks a kernel up by name.
 pub fn kernel(name: &str) -> Option<&'static Kernel> {
     kernels().iter().find(|k| k.name == name)
+}
+
+/// The variant name in symbols: `c906-novector` → `c906_novector`.
+pub fn symbol_suffix(variant: &str) -> String {
+    variant.replace('-', "_")
 }
 
 impl Kernel {

@@ -82,10 +82,10 @@ pub const KERNEL: Kernel = Kernel {
     name: "poly1305",
     summary: "Poly1305 init/blocks/emit: base 2^64 (mul/mulhu) or constant-time base 2^32 (OpenSSL, Linux, Go)",
     variants: &[
-        Variant { name: "64-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_64_c906 },
-        Variant { name: "64-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_64_rv64gc },
-        Variant { name: "32-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_32_c906 },
-        Variant { name: "32-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: build_32_rv64gc },
+        Variant { name: "64-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi) },
+        Variant { name: "64-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi) },
+        Variant { name: "32-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi) },
+        Variant { name: "32-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi) },
     ],
 };
 
@@ -765,7 +765,7 @@ fn build(radix: Radix, variant: &str, t: &Target, abi: Abi) -> Result<Module, Bu
         "s2, s3 u32 at 40, 44 (= the u64 s1 of r2|r3); s1 u32 at 48; s_i = r_i + (r_i >> 2).".to_string(),
     ]);
     m.notes = notes;
-    let sfx = variant.replace('-', "_");
+    let sfx = crate::symbol_suffix(variant);
     let blocks = |name: &str| match radix {
         Radix::R64 => blocks64(isa, t, abi, name),
         Radix::R32 => blocks32(isa, t, abi, name),
@@ -785,15 +785,3 @@ fn build(radix: Radix, variant: &str, t: &Target, abi: Abi) -> Result<Module, Bu
     Ok(m)
 }
 
-fn build_64_c906(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build(Radix::R64, "64-c906", t, abi)
-}
-fn build_64_rv64gc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build(Radix::R64, "64-rv64gc", t, abi)
-}
-fn build_32_c906(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build(Radix::R32, "32-c906", t, abi)
-}
-fn build_32_rv64gc(t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    build(Radix::R32, "32-rv64gc", t, abi)
-}

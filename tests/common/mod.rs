@@ -110,3 +110,18 @@ pub fn go_x_crypto() -> Option<(PathBuf, PathBuf)> {
         oracle::missing("golang.org/x/crypto and golang.org/x/sys sources (Debian golang-golang-x-crypto-dev, golang-golang-x-sys-dev)")
     }
 }
+
+/// Which QEMU runs a module, the `-cpu` that has its extensions, and one that lacks them
+/// (the negative control; none for plain RV64GC).
+pub fn emulator(m: &kgen_dsl::Module) -> (Option<Tool>, &'static str, Option<&'static str>) {
+    let vector = m.funcs.iter().any(|l| l.frame.uses_vector);
+    match (m.target.name, vector) {
+        ("c906", true) => (oracle::xuantie_qemu(), "c906fdv", Some("c906fd")),
+        ("c906" | "c906-novector", _) => (oracle::qemu(), "thead-c906", Some("rv64")),
+        ("rv64gc", _) => (oracle::qemu(), "rv64", None),
+        ("rv64gcv", _) => (oracle::qemu(), "rv64,v=true,vlen=128,zbb=true", Some("rv64,zbb=true")),
+        ("rv64gc-zbc", _) => (oracle::qemu(), "rv64,zbb=true,zbc=true", Some("rv64,zbc=false")),
+        ("rva23", _) => (oracle::qemu(), "rv64,v=true,vlen=128,zbb=true,zvkb=true", Some("rv64,v=true,vlen=128,zbb=true")),
+        (t, _) => panic!("no QEMU CPU known for target {t}"),
+    }
+}
