@@ -7,8 +7,12 @@
 //! void gcm_ghash_V(u64 Xi[2], const u128 Htable[16], const u8 *inp, size_t len); // len % 16 == 0
 //! void ghash_V_init(u8 table[256], const u8 h[16]);    // Linux: h = E(0) as bytes
 //! void ghash_V(u8 acc[16], const u8 table[256], const u8 *data, size_t nblocks);
+//! func gcmInitV(Htable *byte, H *uint64)                // Go (ABI0): the OpenSSL functions
+//! func gcmGmultV(Xi *uint64, Htable *byte)
+//! func gcmGhashV(Xi *uint64, Htable *byte, inp *byte, len uint64)
 //! ```
-//! (`V` is the variant name with `-` as `_`.) `Xi`/`acc` is the GCM byte string; `inp`
+//! (`V` is the variant name with `-` as `_`; in Go spelling `C906Novector`, `Rv64gc`,
+//! `Rv64gcZbc`. `c906` has no Go build: its vector path needs a stack frame.) `Xi`/`acc` is the GCM byte string; `inp`
 //! and `data` may be unaligned (64-bit loads; the C906 handles misaligned loads in
 //! hardware, other cores may trap to the OS). The table layout is each variant's own.
 //!
@@ -87,7 +91,7 @@ use kgen_macros::kasm;
 
 pub const KERNEL: Kernel = Kernel {
     name: "ghash",
-    summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux)",
+    summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux; Go for the scalar variants)",
     variants: &[
         Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build },
         Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
