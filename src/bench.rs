@@ -34,32 +34,35 @@ fn measured(env: &mut Env, f: impl Fn(&mut Env) -> Result<(u64, u64), CallError>
     f(env)
 }
 
-/// The first (in name order) symbol starting with `prefix`.
-fn first_symbol(env: &Env, prefix: &str) -> Result<String, String> {
-    let mut names: Vec<&String> = env.symbols.keys().filter(|s| s.starts_with(prefix)).collect();
-    names.sort();
-    names.first().map(|s| s.to_string()).ok_or_else(|| format!("no {prefix}* symbol"))
-}
-
 /// The benchmark driver of a kernel, on an environment where its OpenSSL-ABI symbols are
-/// linked.
+/// linked (a kgen module's, or an assembled file's: functions are found by their entry
+/// points' names, see [`kgen_dsl::entry::Entry::find_in`]).
 pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Result<Vec<Row>, String> {
+    use kgen_kernels::{aes, chacha, ghash, poly1305};
     let mut rows = Vec::new();
     let e = |x: CallError| x.to_string();
+    let row = |what: &str, bytes: usize, (instructions, cycles): (u64, u64)| Row {
+        kernel: kernel.into(),
+        variant: variant.into(),
+        what: what.into(),
+        bytes,
+        instructions,
+        cycles,
+    };
     match kernel {
         "aes" => {
             let key = env.buffer(&[0x2b; 16], 0, false);
             let ks = env.buffer(&[0u8; 244], 0, true);
             let dks = env.buffer(&[0u8; 244], 0, true);
-            let set_e = env.sym("AES_set_encrypt_key");
-            let set_d = env.sym("AES_set_decrypt_key");
+            let (set_name, set_e) = env.entry(&aes::SET_ENCRYPT_KEY)?;
+            let (_, set_d) = env.entry(&aes::SET_DECRYPT_KEY)?;
             env.call(set_e, &[key, 128, ks]).map_err(e)?;
             env.call(set_d, &[key, 128, dks]).map_err(e)?;
-            for (name, ks) in [("AES_encrypt", ks), ("AES_decrypt", dks)] {
-                let f = env.sym(name);
+            for (entry, ks) in [(&aes::ENCRYPT, ks), (&aes::DECRYPT, dks)] {
+                let (name, f) = env.entry(entry)?;
                 for &n in sizes {
                     let inp = env.buffer(&vec![0x5a; n.max(16)], 0, true);
-                    let (ins, cyc) = measured(env, |env| {
+                    let m = measured(env, |env| {
                         let (mut i, mut c) = (0, 0);
                         for b in 0..n.div_ceil(16) {
                             let p = inp + 16 * b as u64;
@@ -70,32 +73,29 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
                         Ok((i, c))
                     })
                     .map_err(e)?;
-                    rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: name.into(), bytes: n, instructions: ins, cycles: cyc });
+                    rows.push(row(&name, n, m));
                 }
             }
-            let (ins, cyc) = measured(env, |env| env.call(set_e, &[key, 128, ks]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
-            rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: "AES_set_encrypt_key(128)".into(), bytes: 16, instructions: ins, cycles: cyc });
+            let m = measured(env, |env| env.call(set_e, &[key, 128, ks]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+            rows.push(row(&format!("{set_name}(128)"), 16, m));
         }
         "chacha20" => {
             // ChaCha20_ctr32 over the size (OpenSSL ABI: out, in, len, key, counter).
             let key = env.buffer(&[0x42; 32], 0, false);
             let ctr = env.buffer(&[1, 0, 0, 0, 9, 9, 9, 9, 7, 7, 7, 7, 5, 5, 5, 5], 0, false);
-            // kgen's alias, or another file's ChaCha20_ctr32_* (e.g. OpenSSL's _v_zbb).
-            let name = first_symbol(env, "ChaCha20_ctr32")?;
-            let f = env.sym(&name);
+            let (name, f) = env.entry(&chacha::CTR32)?;
             for &n in sizes {
                 let buf = env.buffer(&vec![0x5a; n], 0, true);
-                let (ins, cyc) = measured(env, |env| env.call(f, &[buf, buf, n as u64, key, ctr]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
-                rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: name.clone(), bytes: n, instructions: ins, cycles: cyc });
+                let m = measured(env, |env| env.call(f, &[buf, buf, n as u64, key, ctr]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                rows.push(row(&name, n, m));
             }
         }
         "ghash" => {
-            // gcm_init, then gcm_ghash over the size (whole blocks). The functions are found by
-            // name: gcm_ghash_<suffix> and gcm_init_<suffix> (kgen's or another file's).
-            let ghash_name = first_symbol(env, "gcm_ghash_")?;
-            let sfx = &ghash_name["gcm_ghash_".len()..];
-            let init = env.sym(&format!("gcm_init_{sfx}"));
-            let ghash = env.sym(&ghash_name);
+            // gcm_init, then gcm_ghash over the size (whole blocks); init is the one with the
+            // same variant part as ghash's (a file may hold several).
+            let (ghash_name, ghash) = env.entry(&ghash::GHASH)?;
+            let part = ghash::GHASH.variant_part(&ghash_name).unwrap_or_default().to_string();
+            let init = env.lookup(&ghash::INIT.symbol_for_part(&part))?;
             let table = env.buffer(&[0u8; 256], 0, true);
             let h = env.buffer(&[0x66, 0xe9, 0x4b, 0xd4, 0xef, 0x8a, 0x2c, 0x3b, 0x88, 0x4c, 0xfa, 0x59, 0xca, 0x34, 0x2b, 0x2e], 0, false);
             env.call(init, &[table, h]).map_err(e)?;
@@ -103,8 +103,8 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
             for &n in sizes {
                 let n = n.max(16).next_multiple_of(16);
                 let inp = env.buffer(&vec![0x5a; n], 0, false);
-                let (ins, cyc) = measured(env, |env| env.call(ghash, &[xi, table, inp, n as u64]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
-                rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: ghash_name.clone(), bytes: n, instructions: ins, cycles: cyc });
+                let m = measured(env, |env| env.call(ghash, &[xi, table, inp, n as u64]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                rows.push(row(&ghash_name, n, m));
             }
         }
         "poly1305" => {
@@ -112,13 +112,14 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
             // blocks, which is what blocks hashes) with padbit 1, from a 64-byte aligned buffer.
             let key = env.buffer(&[0x3c; 32], 0, false);
             let ctx = env.buffer(&[0u8; 192], 0, true);
-            let (init, blocks) = (env.sym("poly1305_init"), env.sym("poly1305_blocks"));
+            let (_, init) = env.entry(&poly1305::INIT)?;
+            let (name, blocks) = env.entry(&poly1305::BLOCKS)?;
             env.call(init, &[ctx, key, 0]).map_err(e)?;
             for &n in sizes {
                 let n = n.max(16).next_multiple_of(16);
                 let inp = env.buffer(&vec![0x5a; n], 0, false);
-                let (ins, cyc) = measured(env, |env| env.call(blocks, &[ctx, inp, n as u64, 1]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
-                rows.push(Row { kernel: kernel.into(), variant: variant.into(), what: "poly1305_blocks".into(), bytes: n, instructions: ins, cycles: cyc });
+                let m = measured(env, |env| env.call(blocks, &[ctx, inp, n as u64, 1]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                rows.push(row(&name, n, m));
             }
         }
         other => return Err(format!("no benchmark driver for kernel `{other}`")),

@@ -26,8 +26,10 @@
 //! T-Head core; a missing extension kills the process with SIGILL); `--sim` runs any
 //! variant in kgen-sim instead.
 
+use kgen_dsl::entry::Entry;
 use kgen_dsl::target::Target;
 use kgen_dsl::Abi;
+use kgen_kernels::{aes, chacha, ghash, poly1305};
 use kgen_emit::jit::{self, FlatImage, Jit, PAGE};
 use kgen_sim::mem::Perm;
 use kgen_sim::Machine;
@@ -39,6 +41,8 @@ pub struct Buffer {
     pub bytes: Vec<u8>,
     /// Placement: the buffer starts this many bytes past a 64-byte boundary.
     pub offset: usize,
+    /// The alignment the entry points it is passed to guarantee (placements must keep it).
+    pub align: u32,
 }
 
 /// An argument of a call.
@@ -73,6 +77,8 @@ pub struct Plan {
     pub buffers: Vec<Buffer>,
     pub calls: Vec<Call>,
     pub expects: Vec<Expect>,
+    /// Calls that do not match their entry points' declarations.
+    pub errors: Vec<String>,
 }
 
 /// What running a plan gave: a0 of every call, the final bytes of every buffer.
@@ -107,11 +113,37 @@ fn unhex(s: &str) -> Vec<u8> {
 
 impl Plan {
     fn buf(&mut self, name: &'static str, bytes: Vec<u8>, offset: usize) -> usize {
-        self.buffers.push(Buffer { name, bytes, offset });
+        self.buffers.push(Buffer { name, bytes, offset, align: 1 });
         self.buffers.len() - 1
     }
 
-    fn call(&mut self, func: String, args: Vec<Arg>, ret: Option<u64>) {
+    /// A call of entry point `e` of `variant`: the arguments must match its parameters (a
+    /// buffer for each pointer, an integer for each value), else the plan records why not.
+    fn call(&mut self, e: &Entry, variant: &str, args: Vec<Arg>, ret: Option<u64>) {
+        let func = e.symbol(variant);
+        if args.len() != e.params.len() {
+            self.errors.push(format!("{func}: {} arguments for {} parameters", args.len(), e.params.len()));
+        }
+        for (a, p) in args.iter().zip(e.params) {
+            if let Arg::Buf(i, _) = a {
+                // Placements of the buffer may move it by multiples of the parameter's
+                // alignment only.
+                if let Some(b) = self.buffers.get_mut(*i) {
+                    b.align = b.align.max(p.ty.align());
+                }
+            }
+            let ok = match (a, p.ty) {
+                (Arg::Buf(..), t) => t.is_ptr(),
+                // A null pointer (poly1305_init's optional table) is an integer 0.
+                (Arg::Int(v), t) => !t.is_ptr() || *v == 0,
+            };
+            if !ok {
+                self.errors.push(format!("{func}: argument `{}` is a {:?} but the plan passes {a:?}", p.name, p.ty));
+            }
+        }
+        if ret.is_some() != e.ret.is_value() {
+            self.errors.push(format!("{func}: the plan's expected result does not match its {} result", e.ret.c()));
+        }
         self.calls.push(Call { func, args, ret });
     }
 
@@ -242,10 +274,10 @@ fn aes_plan(v: &str) -> Plan {
         let dks = p.buf("AES_KEY (decrypt)", vec![0; 244], 0);
         let out = p.buf("out", vec![0; 16], 0);
         let back = p.buf("decrypted", vec![0; 16], 0);
-        p.call(format!("AES_set_encrypt_key_{v}"), vec![Arg::Buf(key, 0), Arg::Int(bits), Arg::Buf(ks, 0)], Some(0));
-        p.call(format!("AES_encrypt_{v}"), vec![Arg::Buf(pt, 0), Arg::Buf(out, 0), Arg::Buf(ks, 0)], None);
-        p.call(format!("AES_set_decrypt_key_{v}"), vec![Arg::Buf(key, 0), Arg::Int(bits), Arg::Buf(dks, 0)], Some(0));
-        p.call(format!("AES_decrypt_{v}"), vec![Arg::Buf(out, 0), Arg::Buf(back, 0), Arg::Buf(dks, 0)], None);
+        p.call(&aes::SET_ENCRYPT_KEY, v, vec![Arg::Buf(key, 0), Arg::Int(bits), Arg::Buf(ks, 0)], Some(0));
+        p.call(&aes::ENCRYPT, v, vec![Arg::Buf(pt, 0), Arg::Buf(out, 0), Arg::Buf(ks, 0)], None);
+        p.call(&aes::SET_DECRYPT_KEY, v, vec![Arg::Buf(key, 0), Arg::Int(bits), Arg::Buf(dks, 0)], Some(0));
+        p.call(&aes::DECRYPT, v, vec![Arg::Buf(out, 0), Arg::Buf(back, 0), Arg::Buf(dks, 0)], None);
         p.expect(format!("FIPS-197 C.{} AES-{bits} encrypt", n + 1), out, 0, unhex(ct));
         p.expect(format!("FIPS-197 C.{} AES-{bits} decrypt", n + 1), back, 0, unhex(AES_PT));
     }
@@ -266,7 +298,7 @@ fn chacha_plan(v: &str) -> Plan {
         let want = chacha20_xor(&key, 1, &CHACHA_NONCE, &data);
         let inp = p.buf("inp", data, 0);
         let out = p.buf("out", vec![0; len], 0);
-        p.call(format!("ChaCha20_ctr32_{v}"), vec![Arg::Buf(out, 0), Arg::Buf(inp, 0), Arg::Int(len as u64), Arg::Buf(kb, 0), Arg::Buf(cb, 0)], None);
+        p.call(&chacha::CTR32, v, vec![Arg::Buf(out, 0), Arg::Buf(inp, 0), Arg::Int(len as u64), Arg::Buf(kb, 0), Arg::Buf(cb, 0)], None);
         p.expect(format!("RFC 8439 2.4.2, {len}-byte buffer"), out, 0, unhex(CHACHA_CT));
         if len > rfc {
             p.expect(format!("RFC 8439 2.4.2 key, bytes {rfc}..{len} (block function)"), out, rfc, want[rfc..].to_vec());
@@ -288,11 +320,11 @@ fn poly1305_plan(v: &str) -> Plan {
         let msg = p.buf("inp", POLY_MSG.to_vec(), off);
         let lb = p.buf("last block, padded", last.clone(), 0);
         let mac = p.buf("mac", vec![0; 16], 3);
-        p.call(format!("poly1305_init_{v}"), vec![Arg::Buf(ctx, 0), Arg::Buf(kb, 0), Arg::Int(0)], Some(0));
-        p.call(format!("poly1305_blocks_{v}"), vec![Arg::Buf(ctx, 0), Arg::Buf(msg, 0), Arg::Int(full as u64), Arg::Int(1)], None);
-        p.call(format!("poly1305_blocks_{v}"), vec![Arg::Buf(ctx, 0), Arg::Buf(lb, 0), Arg::Int(16), Arg::Int(0)], None);
+        p.call(&poly1305::INIT, v, vec![Arg::Buf(ctx, 0), Arg::Buf(kb, 0), Arg::Int(0)], Some(0));
+        p.call(&poly1305::BLOCKS, v, vec![Arg::Buf(ctx, 0), Arg::Buf(msg, 0), Arg::Int(full as u64), Arg::Int(1)], None);
+        p.call(&poly1305::BLOCKS, v, vec![Arg::Buf(ctx, 0), Arg::Buf(lb, 0), Arg::Int(16), Arg::Int(0)], None);
         // The nonce is the key's second half (4-byte aligned: the key buffer is).
-        p.call(format!("poly1305_emit_{v}"), vec![Arg::Buf(ctx, 0), Arg::Buf(mac, 0), Arg::Buf(kb, 16)], None);
+        p.call(&poly1305::EMIT, v, vec![Arg::Buf(ctx, 0), Arg::Buf(mac, 0), Arg::Buf(kb, 16)], None);
         p.expect(format!("RFC 8439 2.5.2 tag, {what}"), mac, 0, unhex(POLY_TAG));
     }
     p
@@ -308,9 +340,9 @@ fn ghash_plan(v: &str) -> Plan {
     }
     let table = p.buf("Htable", vec![0; 256], 0);
     let hb = p.buf("H", hw, 0);
-    p.call(format!("gcm_init_{v}"), vec![Arg::Buf(table, 0), Arg::Buf(hb, 0)], None);
+    p.call(&ghash::INIT, v, vec![Arg::Buf(table, 0), Arg::Buf(hb, 0)], None);
     let x1 = p.buf("Xi (gmult)", unhex(GHASH_C), 0);
-    p.call(format!("gcm_gmult_{v}"), vec![Arg::Buf(x1, 0), Arg::Buf(table, 0)], None);
+    p.call(&ghash::GMULT, v, vec![Arg::Buf(x1, 0), Arg::Buf(table, 0)], None);
     p.expect("GCM test case 2: X1 = C·H (gcm_gmult)".into(), x1, 0, unhex(GHASH_X1));
     // 14 zero blocks (from Xi = 0 they leave Xi at 0, so the result is still test case 2's,
     // and vector variants take their lanes), C, then the lengths block: len(A) = 0,
@@ -321,20 +353,23 @@ fn ghash_plan(v: &str) -> Plan {
     msg.extend_from_slice(&128u64.to_be_bytes());
     let xi = p.buf("Xi (ghash)", vec![0; 16], 0);
     let inp = p.buf("inp", msg, 0);
-    p.call(format!("gcm_ghash_{v}"), vec![Arg::Buf(xi, 0), Arg::Buf(table, 0), Arg::Buf(inp, 0), Arg::Int(16 * 16)], None);
+    p.call(&ghash::GHASH, v, vec![Arg::Buf(xi, 0), Arg::Buf(table, 0), Arg::Buf(inp, 0), Arg::Int(16 * 16)], None);
     p.expect("GCM test case 2: GHASH(H, {}, C) (gcm_ghash)".into(), xi, 0, unhex(GHASH_TC2));
     p
 }
 
 /// The known-answer plan of a kernel variant (OpenSSL ABI).
 pub fn plan(kernel: &str, variant: &str) -> Result<Plan, String> {
-    let v = kgen_kernels::symbol_suffix(variant);
-    match kernel {
-        "aes" => Ok(aes_plan(&v)),
-        "chacha20" => Ok(chacha_plan(&v)),
-        "poly1305" => Ok(poly1305_plan(&v)),
-        "ghash" => Ok(ghash_plan(&v)),
-        _ => Err(format!("no known-answer checks for kernel `{kernel}`")),
+    let p = match kernel {
+        "aes" => aes_plan(variant),
+        "chacha20" => chacha_plan(variant),
+        "poly1305" => poly1305_plan(variant),
+        "ghash" => ghash_plan(variant),
+        _ => return Err(format!("no known-answer checks for kernel `{kernel}`")),
+    };
+    match p.errors.first() {
+        Some(e) => Err(format!("{kernel} {variant}: the known-answer plan does not match the entry points: {e}")),
+        None => Ok(p),
     }
 }
 

@@ -14,6 +14,8 @@ pub enum Format {
     Pl,
     /// ELF relocatable object (`.o`).
     O,
+    /// C header with the functions' prototypes (`.h`).
+    H,
 }
 
 impl Format {
@@ -22,6 +24,7 @@ impl Format {
             Format::S => "s",
             Format::Pl => "pl",
             Format::O => "o",
+            Format::H => "h",
         }
     }
     pub fn from_name(s: &str) -> Option<Format> {
@@ -29,6 +32,7 @@ impl Format {
             "s" | "S" => Some(Format::S),
             "pl" => Some(Format::Pl),
             "o" => Some(Format::O),
+            "h" => Some(Format::H),
             _ => None,
         }
     }
@@ -46,8 +50,8 @@ pub struct Output {
 /// The formats an ABI has.
 pub fn formats(abi: Abi) -> &'static [Format] {
     match abi {
-        Abi::Psabi => &[Format::S, Format::Pl, Format::O],
-        Abi::Linux => &[Format::S, Format::O],
+        Abi::Psabi => &[Format::S, Format::Pl, Format::O, Format::H],
+        Abi::Linux => &[Format::S, Format::O, Format::H],
         Abi::Go => &[Format::S],
     }
 }
@@ -108,6 +112,7 @@ impl Output {
             }
             (Abi::Linux, Format::S) => vec![(format!("{dir}/{stem}.S"), kgen_emit::linux_s(m, &o).map_err(e)?.into_bytes())],
             (_, Format::O) => vec![(format!("{dir}/{stem}.o"), kgen_emit::elf::elf_object(m).map_err(e)?)],
+            (Abi::Psabi | Abi::Linux, Format::H) => vec![(format!("{dir}/{stem}.h"), kgen_emit::c_header(m, &o).map_err(e)?.into_bytes())],
             (Abi::Go, Format::S) => {
                 let pkg = self.go_package();
                 let (s, g) = kgen_emit::go::go_files(m, &o, &pkg).map_err(e)?;

@@ -3,7 +3,7 @@
 //! relocations recorded; and bad input gives errors naming function, instruction and reason.
 
 use kgen::oracle::{self, Binutils};
-use kgen_dsl::func::{Func, Line};
+use kgen_dsl::func::{Func, Item, Line};
 use kgen_dsl::lower::lower;
 use kgen_dsl::object::{assemble, build_object, DataObj};
 use kgen_dsl::target::target;
@@ -13,8 +13,8 @@ use kgen_macros::kasm;
 fn sample() -> Func {
     let t = target("c906").unwrap();
     let mut f = Func::new("sample", &t, Abi::Psabi);
-    let out = f.arg("out", "unsigned char *", false);
-    let n = f.arg("n", "size_t", false);
+    let out = f.arg("out", kgen_dsl::entry::Ty::Ptr { elem: kgen_dsl::entry::Elem::U8, access: kgen_dsl::entry::Access::Out, align: 1 }, false);
+    let n = f.arg("n", kgen_dsl::entry::Ty::Size, false);
     let acc = f.xreg("acc");
     let tab = f.xreg("tab");
     let tmp = f.xreg("tmp");
@@ -135,7 +135,7 @@ fn pressure_error_lists_live_values() {
         kasm!(f, add {sum}, {sum}, {*r};);
     }
     f.ret_value(sum);
-    f.ret = "long".into();
+    f.result = kgen_dsl::entry::Ret::Size;
     f.ret();
     let mut f = f.finish().unwrap();
     let e = lower(&mut f).unwrap_err();
@@ -149,4 +149,35 @@ fn li_expands_every_constant_shape() {
     for (v, n) in [(0i64, 1), (2047, 1), (-2048, 1), (4096, 1), (0x12345, 2), (0x7fff_ffff, 2), (-0x8000_0000, 1), (0x1_0000_0000, 2), (0x123456789abcdef0, 8)] {
         assert!(kgen_dsl::li_steps(v).len() <= n, "li {v:#x}: {:?}", kgen_dsl::li_steps(v));
     }
+}
+
+/// Vector code written once in RVV 1.0 mnemonics is emitted in each target's dialect, and
+/// where the dialects differ in meaning the builder says so instead of guessing.
+#[test]
+fn dialect_neutral_vector_code() {
+    let build = |tgt: &str, body: &dyn Fn(&mut Func, Reg, Reg, Reg)| {
+        let t = target(tgt).unwrap();
+        let mut f = Func::new("neutral", &t, Abi::Psabi);
+        let (a, b, n) = (f.vreg("a", 1), f.vreg("b", 1), f.xreg("n"));
+        kasm!(f, li {n}, 4; vsetvli zero, {n}, e32, m1, ta, ma; vmv.v.i {a}, 1; vmv.v.i {b}, 2;);
+        body(&mut f, a, b, n);
+        f.ret();
+        f.finish()
+    };
+    let add = |f: &mut Func, a: Reg, b: Reg, _: Reg| kasm!(f, vadd.vv {a}, {a}, {b}; vid.v {b};);
+    let names = |f: &Func| f.items.iter().filter_map(|i| if let Item::Inst(x) = i { Some(x.row().mnemonic) } else { None }).collect::<Vec<_>>();
+    let th = build("c906", &add).unwrap();
+    assert_eq!(names(&th)[1..], ["th.vsetvli", "th.vmv.v.i", "th.vmv.v.i", "th.vadd.vv", "th.vid.v"]);
+    // e32, m1 in XTheadVector's vtype layout.
+    let Item::Inst(vs) = &th.items[1] else { panic!() };
+    assert_eq!(vs.ops[2], kgen_dsl::Opnd::Imm(0b01000));
+    let v1 = build("rv64gcv", &add).unwrap();
+    assert_eq!(names(&v1)[1..], ["vsetvli", "vmv.v.i", "vmv.v.i", "vadd.vv", "vid.v"]);
+    // Where the meaning differs: an error naming the instruction and why.
+    let err = |body: &dyn Fn(&mut Func, Reg, Reg, Reg)| build("c906", body).unwrap_err().to_string();
+    assert!(err(&|f, a, b, _| kasm!(f, vadd.vv {a}, {a}, {b}, v0.t;)).contains("masks"));
+    assert!(err(&|f, a, b, _| kasm!(f, vmseq.vi {a}, {b}, 0;)).contains("vmseq.vi"));
+    assert!(err(&|f, _, _, n| kasm!(f, vsetvli zero, {n}, e32, m1, tu, ma;)).contains("tail-undisturbed"));
+    assert!(err(&|f, _, _, _| kasm!(f, vsetvli zero, zero, e32, m1, ta, ma;)).contains("keeps vl"));
+    assert!(err(&|f, _, _, n| kasm!(f, vsetvli zero, {n}, e32, mf2, ta, ma;)).contains("fractional"));
 }

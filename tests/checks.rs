@@ -2,20 +2,26 @@
 //! passes and a broken copy of it that the check must reject (its negative control); then
 //! the same checks on every kernel, and `Module::add` refusing a kernel that fails one.
 
-use kgen_dsl::check::{check_func, Check, Finding};
+use kgen_dsl::check::{check_func, check_func_limited, Check, Finding};
+use kgen_dsl::entry::{Access, Elem, Ty};
 use kgen_dsl::func::{Func, LeakKind};
 use kgen_dsl::target::target;
 use kgen_dsl::{Abi, Module};
 use kgen_macros::kasm;
 
+/// A pointer to bytes the caller aligns to `align`.
+fn bytes(access: Access, align: u32) -> Ty {
+    Ty::Ptr { elem: Elem::U8, access, align }
+}
+
 /// Builds a function with physical registers: `dst` (a0) is a public output buffer,
-/// `key` (a1) points to secret bytes, `n` (a2) is a public count.
+/// `key` (a1) points to secret bytes (both 8-byte aligned), `n` (a2) is a public count.
 fn build(tgt: &str, abi: Abi, body: impl FnOnce(&mut Func)) -> Func {
     let t = target(tgt).unwrap();
     let mut f = Func::new("probe", &t, abi);
-    f.arg("dst", "unsigned char *", false);
-    f.arg("key", "const unsigned char *", true);
-    f.arg("n", "size_t", false);
+    f.arg("dst", bytes(Access::Out, 8), false);
+    f.arg("key", bytes(Access::In, 8), true);
+    f.arg("n", Ty::Size, false);
     body(&mut f);
     f.finish().expect("probe builds")
 }
@@ -212,10 +218,7 @@ fn no_branch_on_secrets() {
     let bad = |f: &mut Func| kasm!(f, lw t0, 0(a1); beqz t0, out; sw a2, 0(a0); out: li t0, 0; ret;);
     pair("rv64gc", |f| kasm!(f, lw t0, 0(a1); beqz a2, out; sw t0, 0(a0); out: li t0, 0; ret;), bad, Check::SecretBranch);
     // Declared on purpose: reported, not an error.
-    let d = findings("rv64gc", Abi::Psabi, |f| {
-        f.declare_leak(LeakKind::SecretBranch, "test");
-        bad(f)
-    });
+    let d = findings("rv64gc", Abi::Psabi, |f| f.leaking(LeakKind::SecretBranch, "test", bad));
     assert!(errors_of(&d).is_empty() && d.iter().any(|x| x.declared && x.check == Check::SecretBranch), "{d:#?}");
 }
 
@@ -235,8 +238,8 @@ fn public_bytes_of_a_secret_argument() {
     let run = |off: i64| {
         let t = target("rv64gc").unwrap();
         let mut f = Func::new("probe", &t, Abi::Psabi);
-        f.arg("dst", "unsigned char *", false);
-        let key = f.arg("key", "const unsigned char *", true);
+        f.arg("dst", bytes(Access::Out, 8), false);
+        let key = f.arg("key", bytes(Access::In, 8), true);
         f.public_bytes(key, 240, 244);
         kasm!(f, lw t0, {off}(a1); beqz t0, out; sw zero, 0(a0); out: ret;);
         errors_of(&check_func(&f.finish().unwrap(), Abi::Psabi))
@@ -270,7 +273,7 @@ fn every_kernel_passes_and_declares_its_leaks() {
             for &abi in v.abis {
                 let m = v.build(abi).unwrap_or_else(|e| panic!("{} {} {abi}: {e}", k.name, v.name));
                 for l in &m.funcs {
-                    let fs = check_func(&l.func, abi);
+                    let fs = kgen_dsl::check::check_func_with(&l.func, abi, &m.data_alignments());
                     assert!(errors_of(&fs).is_empty(), "{} {}: {:#?}", k.name, v.name, fs);
                     assert_eq!(fs, l.findings);
                     for x in fs.iter().filter(|x| x.declared) {
@@ -295,7 +298,7 @@ fn module_refuses_a_function_failing_a_check() {
     // branch on a secret; the error names kernel, function, instruction and reason.
     let t = target("c906").unwrap();
     let mut f = Func::new("leaky", &t, Abi::Psabi);
-    let key = f.arg("key", "const unsigned char *", true);
+    let key = f.arg("key", bytes(Access::In, 4), true);
     let w = f.xreg("w");
     kasm!(f, lw {w}, 0({key}); bnez {w}, out; sw zero, 0({key}); out: ret;);
     let mut m = Module::new("demo", "c906", &t, Abi::Psabi);
@@ -362,7 +365,7 @@ fn module_refuses_a_register_the_abi_forbids() {
     // Go's ABI0 keeps g in X27 (s11): a kernel that names it is refused, with the reason.
     let t = target("rv64gc").unwrap();
     let mut f = Func::new("uses_g", &t, Abi::Go);
-    let p = f.arg("p", "u64 *", false);
+    let p = f.arg("p", Ty::Ptr { elem: Elem::U64, access: Access::InOut, align: 8 }, false);
     kasm!(f, ld s11, 0({p}); sd s11, 8({p}); ret;);
     let mut m = Module::new("demo", "rv64gc", &t, Abi::Go);
     let e = m.add(f, true).unwrap_err().to_string();
@@ -429,4 +432,131 @@ fn a_stored_vector_group_is_published_whole() {
         },
         Check::SecretLeft,
     );
+}
+
+#[test]
+fn stack_secrets_are_tracked_by_the_byte() {
+    // A narrower store over a secret doubleword wipes only its own bytes.
+    let f = pair(
+        "rv64gc",
+        |f| kasm!(f, addi sp, sp, -16; ld t0, 0(a1); sd t0, 0(sp); sd zero, 0(sp); li t0, 0; addi sp, sp, 16; ret;),
+        |f| kasm!(f, addi sp, sp, -16; ld t0, 0(a1); sd t0, 0(sp); sw zero, 0(sp); li t0, 0; addi sp, sp, 16; ret;),
+        Check::SecretLeft,
+    );
+    assert!(f.msg.contains("sp-12..sp-8"), "{f}");
+    // Byte stores wiping every byte are enough.
+    let g = findings("rv64gc", Abi::Psabi, |f| {
+        kasm!(f, addi sp, sp, -16; ld t0, 0(a1); sd t0, 0(sp); sw zero, 0(sp); sh zero, 4(sp); sb zero, 6(sp); sb zero, 7(sp); li t0, 0; addi sp, sp, 16; ret;)
+    });
+    assert!(errors_of(&g).is_empty(), "{g:#?}");
+}
+
+#[test]
+fn a_dataflow_that_does_not_converge_is_an_error() {
+    // A loop needs more than one pass; with the pass limit at 1 the check must say it did
+    // not finish rather than report what it had.
+    let f = build("rv64gc", Abi::Psabi, |f| kasm!(f, li t0, 0; top: addi t0, t0, 1; bne t0, a2, top; sd t0, 0(a0); li t0, 0; ret;));
+    let limited = check_func_limited(&f, Abi::Psabi, 1);
+    assert_eq!(errors_of(&limited), vec![Check::Dataflow], "{limited:#?}");
+    assert!(errors_of(&check_func(&f, Abi::Psabi)).is_empty());
+}
+
+#[test]
+fn an_indirect_jump_is_rejected_and_a_tail_call_is_an_exit() {
+    let b = findings("rv64gc", Abi::Psabi, |f| kasm!(f, ld t0, 0(a0); jr t0;));
+    assert_eq!(errors_of(&b), vec![Check::ControlFlow], "{b:#?}");
+    // A tail call leaves the function: the exit checks run on that path (a secret left in
+    // t2 is found; `tail` itself goes through t1), and a clean one passes.
+    let leak = findings("rv64gc", Abi::Psabi, |f| {
+        kasm!(f, ld t2, 0(a1););
+        f.tail("elsewhere");
+    });
+    assert!(errors_of(&leak).contains(&Check::SecretLeft), "{leak:#?}");
+    let clean = findings("rv64gc", Abi::Psabi, |f| {
+        kasm!(f, ld t0, 0(a1); sd t0, 0(a0); li t0, 0;);
+        f.tail("elsewhere");
+    });
+    assert!(errors_of(&clean).is_empty(), "{clean:#?}");
+    // A path that runs off the end of the code.
+    let off = findings("rv64gc", Abi::Psabi, |f| kasm!(f, beqz a2, out; ret; out: li t0, 1;));
+    assert_eq!(errors_of(&off), vec![Check::ControlFlow], "{off:#?}");
+}
+
+#[test]
+fn a_declared_leak_covers_its_region_only_and_must_be_used() {
+    let branch = |f: &mut Func| kasm!(f, lw t0, 0(a1); beqz t0, out; sw a2, 0(a0); out: li t0, 0;);
+    // Declared around the branch: fine.
+    let ok = findings("rv64gc", Abi::Psabi, |f| {
+        f.leaking(LeakKind::SecretBranch, "test", branch);
+        kasm!(f, ret;);
+    });
+    assert!(errors_of(&ok).is_empty(), "{ok:#?}");
+    // Declared on other instructions: the branch is an error, and the declaration unused.
+    let elsewhere = findings("rv64gc", Abi::Psabi, |f| {
+        f.leaking(LeakKind::SecretBranch, "test", |f| kasm!(f, addi t1, zero, 0;));
+        branch(f);
+        kasm!(f, ret;);
+    });
+    assert_eq!(errors_of(&elsewhere), vec![Check::SecretBranch, Check::UnusedLeak], "{elsewhere:#?}");
+    // A declaration with nothing to excuse.
+    let unused = findings("rv64gc", Abi::Psabi, |f| {
+        f.leaking(LeakKind::SecretAddress, "nothing here", |f| kasm!(f, ld t0, 0(a1); sd t0, 0(a0); li t0, 0;));
+        kasm!(f, ret;);
+    });
+    assert_eq!(errors_of(&unused), vec![Check::UnusedLeak], "{unused:#?}");
+}
+
+#[test]
+fn misaligned_accesses_on_targets_that_trap() {
+    let probe = |tgt: &str, align: u32, body: &dyn Fn(&mut Func)| {
+        let t = target(tgt).unwrap();
+        let mut f = Func::new("probe", &t, Abi::Psabi);
+        f.arg("dst", bytes(Access::Out, 8), false);
+        f.arg("src", bytes(Access::In, align), false);
+        body(&mut f);
+        errors_of(&check_func(&f.finish().unwrap(), Abi::Psabi))
+    };
+    let load = |f: &mut Func| kasm!(f, lw t0, 0(a1); sw t0, 0(a0); ret;);
+    // A 4-byte load through a byte pointer: refused where misaligned access traps.
+    assert_eq!(probe("rv64gc", 1, &load), vec![Check::Misaligned]);
+    assert!(probe("rv64gc", 4, &load).is_empty());
+    assert!(probe("c906", 1, &load).is_empty(), "the C906 does misaligned accesses in hardware");
+    // An alignment test on the path proves it (also through `or` of two pointers), and
+    // pointer arithmetic keeps it.
+    let tested = |f: &mut Func| kasm!(f, or t1, a0, a1; andi t1, t1, 3; bnez t1, out; lw t0, 4(a1); addi t2, a1, 8; lw t0, 0(t2); sw t0, 0(a0); out: li t0, 0; ret;);
+    assert!(probe("rv64gc", 1, &tested).is_empty());
+    // ... but not on the other edge, nor past an odd offset.
+    let wrong_edge = |f: &mut Func| kasm!(f, andi t1, a1, 3; beqz t1, out; lw t0, 0(a1); sw t0, 0(a0); out: li t0, 0; ret;);
+    assert_eq!(probe("rv64gc", 1, &wrong_edge), vec![Check::Misaligned]);
+    let odd = |f: &mut Func| kasm!(f, andi t1, a1, 3; bnez t1, out; lw t0, 2(a1); sw t0, 0(a0); out: li t0, 0; ret;);
+    assert_eq!(probe("rv64gc", 1, &odd), vec![Check::Misaligned]);
+    // Rounding down with `sub p, p, p & 7` aligns.
+    let rounded = |f: &mut Func| kasm!(f, andi t1, a1, 7; sub t2, a1, t1; ld t0, 0(t2); sd t0, 0(a0); li t0, 0; ret;);
+    assert!(probe("rv64gc", 1, &rounded).is_empty());
+}
+
+#[test]
+fn sign_extended_factors_are_short_for_signed_multiplies_only() {
+    // A secret loaded with `lw` is sign-extended from bit 31: the C906 multiplier reads it
+    // as short for `mul` (signed), not for `mulhu` (unsigned).
+    let mul = |f: &mut Func| kasm!(f, lw t0, 0(a1); lw t1, 4(a1); mul t0, t0, t1; sd t0, 0(a0); li t0, 0; li t1, 0; ret;);
+    let mulhu = |f: &mut Func| kasm!(f, lw t0, 0(a1); lw t1, 4(a1); mulhu t0, t0, t1; sd t0, 0(a0); li t0, 0; li t1, 0; ret;);
+    assert!(errors_of(&findings("c906", Abi::Psabi, mul)).is_empty());
+    assert_eq!(errors_of(&findings("c906", Abi::Psabi, mulhu)), vec![Check::SecretMulTiming]);
+}
+
+#[test]
+fn vector_stack_extents_follow_the_targets_vlen() {
+    // A vector group stored at VLMAX to a 16-byte frame: it fits at VLEN 128 and overflows
+    // the frame on a target that may have VLEN 512.
+    let body = |f: &mut Func| kasm!(f, addi sp, sp, -16; vsetvli t0, zero, e32, m1, ta, ma; vmv.v.i v1, 0; vse32.v v1, (sp); addi sp, sp, 16; ret;);
+    let mut t = target("rv64gcv").unwrap();
+    t.vlen_max = 128;
+    let mut f = Func::new("probe", &t, Abi::Psabi);
+    body(&mut f);
+    assert!(errors_of(&check_func(&f.clone().finish().unwrap(), Abi::Psabi)).is_empty());
+    t.vlen_max = 512;
+    let mut f = Func::new("probe", &t, Abi::Psabi);
+    body(&mut f);
+    assert_eq!(errors_of(&check_func(&f.finish().unwrap(), Abi::Psabi)), vec![Check::StackBounds]);
 }

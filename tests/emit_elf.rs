@@ -197,11 +197,10 @@ fn readelf_relocations_symbols_and_flags() {
     }
 }
 
+mod common;
+
 const MAIN_C: &str = r#"
 #include <stdio.h>
-typedef struct { unsigned int rd_key[60]; int rounds; } AES_KEY;
-int AES_set_encrypt_key(const unsigned char *userKey, const int bits, AES_KEY *key);
-void AES_encrypt(const unsigned char *in, unsigned char *out, const AES_KEY *key);
 int main(void) {
     static const unsigned char key[16] = {0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15};
     static const unsigned char pt[16] = {0x00,0x11,0x22,0x33,0x44,0x55,0x66,0x77,0x88,0x99,0xaa,0xbb,0xcc,0xdd,0xee,0xff};
@@ -220,9 +219,10 @@ int main(void) {
 fn elf_object_links_and_runs_under_qemu() {
     let (Some(gcc), Some(qemu)) = (oracle::gcc(), oracle::qemu()) else { return };
     let dir = oracle::scratch("emit-elf-link");
-    std::fs::write(dir.join("main.c"), MAIN_C).unwrap();
     for (variant, cpus_ok, cpu_sigill) in [("c906", &["thead-c906"][..], Some("rv64")), ("rv64gc", &["rv64", "thead-c906"][..], None)] {
         let m = aes(variant);
+        // The prototypes come from the generated header.
+        std::fs::write(dir.join("main.c"), format!("{}{MAIN_C}", common::header(&dir, &m))).unwrap();
         let o = dir.join(format!("aes-{variant}.o"));
         std::fs::write(&o, elf::elf_object(&m).unwrap()).unwrap();
         let exe = dir.join(format!("aes-{variant}"));

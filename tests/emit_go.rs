@@ -31,7 +31,8 @@ fn aes(variant: &str, abi: Abi) -> kgen_dsl::Module {
 /// The package's test: FIPS-197 encrypt/decrypt for the three key sizes, and the set-key
 /// error results (through the int32 result slot).
 fn test_go(v: &str) -> String {
-    let sfx = v.replace("rv64gc", "Rv64gc").replace("c906", "C906");
+    // The Go names' variant part (`aesEncryptC906` → `C906`).
+    let sfx = kgen_kernels::aes::ENCRYPT.go_name(v).unwrap().trim_start_matches("aesEncrypt").to_string();
     format!(
         r#"//go:build riscv64 && !purego
 
@@ -180,13 +181,11 @@ fn go_output_refuses_what_go_cannot_run() {
     let mut m4 = aes("rv64gc", Abi::Go);
     let f = &mut m4.funcs[0].func;
     let au = f.items.iter().position(|it| matches!(it, kgen_dsl::func::Item::Inst(ii) if ii.row().mnemonic == "auipc")).unwrap();
-    let nop = kgen_dsl::func::Item::Inst(kgen_dsl::func::InstItem {
-        form: kgen_dsl::table().lookup("addi").unwrap(),
-        ops: vec![kgen_dsl::Opnd::Reg(kgen_dsl::Reg::X(0)), kgen_dsl::Opnd::Reg(kgen_dsl::Reg::X(0)), kgen_dsl::Opnd::Imm(0)],
-        comment: None,
-        loc: None,
-        public_def: true,
-    });
+    let nop = kgen_dsl::func::Item::Inst(kgen_dsl::func::InstItem::new(
+        kgen_dsl::table().lookup("addi").unwrap(),
+        vec![kgen_dsl::Opnd::Reg(kgen_dsl::Reg::X(0)), kgen_dsl::Opnd::Reg(kgen_dsl::Reg::X(0)), kgen_dsl::Opnd::Imm(0)],
+        true,
+    ));
     f.items.insert(au + 1, nop);
     assert!(unsupported(go_files(&m4, &opts(), "aes")).contains("not directly followed"));
     // Not a package name.
@@ -201,23 +200,21 @@ fn go_names_and_types() {
     assert_eq!(go_name("gcm_ghash_4bit").unwrap(), "gcmGhash4bit");
     assert!(go_name("_").is_err());
     assert!(go_name("2fast").is_err());
-    for (c, g) in [
-        ("const unsigned char *", "*byte"),
-        ("AES_KEY *", "*byte"),
-        ("const u32 *", "*uint32"),
-        ("unsigned int *", "*uint32"),
-        ("uint64_t *", "*uint64"),
-        ("size_t", "uint64"),
-        ("const int", "int32"),
-        ("unsigned int", "uint32"),
-        ("u32", "uint32"),
-        ("long", "int64"),
-        ("u8", "uint8"),
+    use kgen_dsl::entry::{Access, Elem, Ty};
+    let ptr = |elem| Ty::Ptr { elem, access: Access::In, align: 1 };
+    for (t, g) in [
+        (ptr(Elem::U8), "*byte"),
+        (ptr(Elem::Named { name: "AES_KEY", align: 4, def: "" }), "*byte"),
+        (ptr(Elem::U32), "*uint32"),
+        (ptr(Elem::U64), "*uint64"),
+        (ptr(Elem::U128), "*byte"),
+        (Ty::Size, "uint64"),
+        (Ty::I32, "int32"),
+        (Ty::U32, "uint32"),
     ] {
-        assert_eq!(go_type(c).unwrap().name, g, "{c}");
+        assert_eq!(go_type(t).unwrap().name, g, "{t:?}");
     }
-    assert!(go_type("float").is_err());
-    assert!(go_type("char **").is_err());
+    assert!(go_type(Ty::FuncTable).is_err());
 }
 
 /// The Go ABI outputs of `kernel` (what `kgen all` writes and goldens/ holds), rendered:

@@ -4,7 +4,9 @@
 //! `c906` vector path's thresholds; in kgen-sim and under QEMU (T-Head's for XTheadVector).
 use aes::cipher::{BlockCipherEncrypt, KeyInit};
 use ghash::universal_hash::UniversalHash;
+use kgen_dsl::entry::Entry;
 use kgen_dsl::Abi;
+use kgen_kernels::ghash as kg;
 use kgen_sim::Env;
 use rand::{Rng, SeedableRng};
 
@@ -19,7 +21,7 @@ fn module(variant: &str, abi: Abi) -> kgen_dsl::Module {
 /// A GHASH instance in the simulator, through the OpenSSL ABI.
 struct Sim {
     e: Env,
-    sfx: String,
+    variant: String,
     table: u64,
 }
 
@@ -28,7 +30,7 @@ impl Sim {
         let m = module(variant, Abi::Psabi);
         let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap();
         let table = e.buffer(&[0u8; 256], 0, true);
-        Sim { e, sfx: kgen_kernels::symbol_suffix(variant), table }
+        Sim { e, variant: variant.into(), table }
     }
 
     /// With the C906 cost model on.
@@ -36,7 +38,12 @@ impl Sim {
         let m = module(variant, Abi::Psabi);
         let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap().with_cost_model();
         let table = e.buffer(&[0u8; 256], 0, true);
-        Sim { e, sfx: kgen_kernels::symbol_suffix(variant), table }
+        Sim { e, variant: variant.into(), table }
+    }
+
+    /// The address of this variant's function for entry point `en`.
+    fn func(&self, en: &Entry) -> u64 {
+        self.e.sym(&en.symbol(&self.variant))
     }
 
     fn init(&mut self, h: &[u8; 16]) {
@@ -45,7 +52,7 @@ impl Sim {
         hb.extend_from_slice(&u64::from_be_bytes(h[..8].try_into().unwrap()).to_le_bytes());
         hb.extend_from_slice(&u64::from_be_bytes(h[8..].try_into().unwrap()).to_le_bytes());
         let hp = self.e.buffer(&hb, 0, false);
-        let f = self.e.sym(&format!("gcm_init_{}", self.sfx));
+        let f = self.func(&kg::INIT);
         self.e.call(f, &[self.table, hp]).unwrap();
     }
 
@@ -53,14 +60,14 @@ impl Sim {
     fn ghash(&mut self, xi: &[u8; 16], msg: &[u8], off: usize) -> [u8; 16] {
         let x = self.e.buffer(xi, 0, true);
         let inp = self.e.buffer(msg, off, false);
-        let f = self.e.sym(&format!("gcm_ghash_{}", self.sfx));
+        let f = self.func(&kg::GHASH);
         self.e.call(f, &[x, self.table, inp, msg.len() as u64]).unwrap();
         self.e.read(x, 16).try_into().unwrap()
     }
 
     fn gmult(&mut self, xi: &[u8; 16]) -> [u8; 16] {
         let x = self.e.buffer(xi, 0, true);
-        let f = self.e.sym(&format!("gcm_gmult_{}", self.sfx));
+        let f = self.func(&kg::GMULT);
         self.e.call(f, &[x, self.table]).unwrap();
         self.e.read(x, 16).try_into().unwrap()
     }
@@ -345,7 +352,6 @@ fn linux_form() {
     for v in VARIANTS {
         let m = module(v, Abi::Linux);
         let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap();
-        let sfx = kgen_kernels::symbol_suffix(v);
         for _ in 0..100 {
             let h: [u8; 16] = rng.random();
             let xi: [u8; 16] = rng.random();
@@ -353,10 +359,10 @@ fn linux_form() {
             let msg: Vec<u8> = (0..16 * blocks).map(|_| rng.random()).collect();
             let t = e.buffer(&[0u8; 256], 0, true);
             let hp = e.buffer(&h, 3, false);
-            e.call(e.sym(&format!("ghash_{sfx}_init")), &[t, hp]).unwrap();
+            e.call(e.sym(&kg::LINUX_INIT.symbol(v)), &[t, hp]).unwrap();
             let acc = e.buffer(&xi, 0, true);
             let d = e.buffer(&msg, 1, false);
-            e.call(e.sym(&format!("ghash_{sfx}")), &[acc, t, d, blocks as u64]).unwrap();
+            e.call(e.sym(&kg::LINUX_GHASH.symbol(v)), &[acc, t, d, blocks as u64]).unwrap();
             assert_eq!(e.read(acc, 16), reference(&h, &xi, &msg), "{v}");
         }
     }
@@ -383,7 +389,7 @@ fn cost() {
         let msg = vec![0xa5u8; len];
         let x = s.e.buffer(&[1u8; 16], 0, true);
         let inp = s.e.buffer(&msg, 0, false);
-        let f = s.e.sym(&format!("gcm_ghash_{}", s.sfx));
+        let f = s.func(&kg::GHASH);
         s.e.call(f, &[x, s.table, inp, len as u64]).unwrap()
     };
     let r = run("c906-novector", 4096);
@@ -403,8 +409,6 @@ fn cost() {
 }
 
 const HARNESS: &str = r#"
-void INIT(void *table, const void *h);
-void GHASH(void *xi, const void *table, const unsigned char *inp, size_t len);
 int main(void) {
   static unsigned char table[256] __attribute__((aligned(16)));
   unsigned long len, off, seed; char hh[40], xh[40];
@@ -414,7 +418,7 @@ int main(void) {
 #ifdef OPENSSL
     uint64_t H[2];
     for (int k = 0; k < 2; k++) { H[k] = 0; for (int b = 0; b < 8; b++) H[k] = H[k] << 8 | h[8 * k + b]; }
-    INIT(table, H);
+    INIT((void *)table, (void *)H);
     size_t arg = len;
 #else
     INIT(table, h);
@@ -422,7 +426,7 @@ int main(void) {
 #endif
     unsigned char *in = malloc(len + 16);
     gen_bytes(seed, in + off, len);
-    GHASH(xi, table, in + off, arg);
+    GHASH((void *)xi, (void *)table, in + off, arg);
     for (int k = 0; k < 16; k++) printf("%02x", xi[k]);
     printf("\n");
     free(in);
@@ -451,19 +455,18 @@ fn emitted_assembly_under_qemu() {
     let dir = kgen::oracle::scratch("ghash_qemu");
     for v in VARIANTS {
         let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils240 };
-        let sfx = kgen_kernels::symbol_suffix(v);
         for abi in [Abi::Psabi, Abi::Linux] {
             let m = module(v, abi);
             let (q, cpu, bad) = common::emulator(&m);
             let (asm, defs) = match abi {
-                Abi::Linux => (kgen_emit::linux_s(&m, &o).unwrap(), format!("#define INIT ghash_{sfx}_init\n#define GHASH ghash_{sfx}\n")),
-                _ => (kgen_emit::openssl_s(&m, &o).unwrap(), format!("#define OPENSSL\n#define INIT gcm_init_{sfx}\n#define GHASH gcm_ghash_{sfx}\n")),
+                Abi::Linux => (kgen_emit::linux_s(&m, &o).unwrap(), format!("#define INIT {}\n#define GHASH {}\n", m.symbol(&kg::LINUX_INIT).unwrap(), m.symbol(&kg::LINUX_GHASH).unwrap())),
+                _ => (kgen_emit::openssl_s(&m, &o).unwrap(), format!("#define OPENSSL\n#define INIT {}\n#define GHASH {}\n", m.symbol(&kg::INIT).unwrap(), m.symbol(&kg::GHASH).unwrap())),
             };
             let name = format!("ghash-{v}-{abi}");
-            let src = format!("{}{defs}{HARNESS}", common::C_HELPERS);
+            let src = format!("{}{}{defs}{HARNESS}", common::C_HELPERS, common::header(&dir, &m));
             let Some(bin) = common::build(&dir, &name, &src, &[(&format!("{name}.S"), asm)]) else { return };
             let Some(q) = q else { return };
-            let out = common::run(&q, cpu, &bin, &input);
+            let out = common::run(&q, &cpu, &bin, &input);
             assert!(out.status.success(), "{name} under -cpu {cpu}: {} {}", out.status, String::from_utf8_lossy(&out.stderr));
             let got: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
             assert_eq!(got.len(), want.len(), "{name}");
@@ -472,7 +475,7 @@ fn emitted_assembly_under_qemu() {
             }
             println!("{name}: {} cases agree under qemu -cpu {cpu}", got.len());
             if let Some(bad) = bad {
-                let out = common::run(&q, bad, &bin, &input);
+                let out = common::run(&q, &bad, &bin, &input);
                 assert!(!out.status.success(), "{name} must fault under -cpu {bad}");
                 println!("{name}: -cpu {bad} refuses it ({})", out.status);
             }

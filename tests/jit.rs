@@ -262,12 +262,12 @@ fn jit_buffer_runs_from_a_c_loader_under_qemu() {
         let (q, cpu, bad) = common::emulator(&m);
         let Some(q) = q else { return };
         let what = format!("{k} {v} under -cpu {cpu}");
-        let (verdicts, at) = loader_verdicts(&plan, &run_loader(&q, cpu, &loader, &image, &script), &what, j.base);
+        let (verdicts, at) = loader_verdicts(&plan, &run_loader(&q, &cpu, &loader, &image, &script), &what, j.base);
         let failed = failures(&verdicts);
         assert!(failed.is_empty() && !verdicts.is_empty(), "{what}:\n{}", failed.join("\n"));
         println!("{what}: {} checks match in both copies (linked at {:#x}, run at {:#x} and {:#x})", verdicts.len(), j.base, at[0], at[1]);
         if let Some(bad) = bad {
-            let o = run_loader(&q, bad, &loader, &image, &script);
+            let o = run_loader(&q, &bad, &loader, &image, &script);
             assert_eq!(o.status.signal(), Some(4), "{k} {v} under -cpu {bad} must die with SIGILL, got {}", o.status);
         }
     }

@@ -37,11 +37,13 @@ fn module(variant: &str, abi: Abi) -> kgen_dsl::Module {
 
 /// Symbol names of (init, blocks, emit) for a variant and ABI.
 fn names(variant: &str, abi: Abi) -> [String; 3] {
-    let s = kgen_kernels::symbol_suffix(variant);
-    match abi {
-        Abi::Linux => [format!("poly1305_block_init_{s}"), format!("poly1305_blocks_{s}"), format!("poly1305_emit_{s}")],
-        _ => [format!("poly1305_init_{s}"), format!("poly1305_blocks_{s}"), format!("poly1305_emit_{s}")],
-    }
+    use kgen_kernels::poly1305 as p;
+    let es: [&kgen_dsl::entry::Entry; 3] = match abi {
+        Abi::Linux => [&p::LINUX_INIT, &p::LINUX_BLOCKS, &p::LINUX_EMIT],
+        Abi::Go => [&p::GO_INIT, &p::BLOCKS, &p::EMIT],
+        Abi::Psabi => [&p::INIT, &p::BLOCKS, &p::EMIT],
+    };
+    es.map(|e| e.symbol(variant))
 }
 
 /// RustCrypto: the RFC 8439 tag of `msg` (full blocks with the pad bit, a last partial
@@ -668,14 +670,8 @@ fn no_secrets_left() {
 
 const HARNESS: &str = r#"
 #if LINUX
-void INIT(void *state, const unsigned char raw_key[16]);
-void BLOCKS(void *state, const unsigned char *src, unsigned int len, unsigned int hibit);
-void EMIT(const void *state, unsigned char digest[16], const unsigned int nonce[4]);
 #define DO_INIT(c, k) (INIT(c, k), 0)
 #else
-int poly1305_init(void *ctx, const unsigned char key[16], void *func[2]);
-void poly1305_blocks(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit);
-void poly1305_emit(void *ctx, unsigned char mac[16], const unsigned int nonce[4]);
 #define DO_INIT(c, k) poly1305_init(c, k, 0)
 #define BLOCKS poly1305_blocks
 #define EMIT poly1305_emit
@@ -743,11 +739,11 @@ fn emitted_assembly_under_qemu() {
                 }
                 _ => (kgen_emit::openssl_s(&m, &o).unwrap(), "#define LINUX 0\n".to_string()),
             };
-            let src = format!("{}{defs}{HARNESS}", common::C_HELPERS);
+            let src = format!("{}{}{defs}{HARNESS}", common::C_HELPERS, common::header(&dir, &m));
             let name = format!("poly1305-{}-{v}", abi.name());
             let Some(bin) = common::build(&dir, &name, &src, &[(&format!("{name}.S"), asm)]) else { return };
             let Some(q) = q else { return };
-            let out = common::run(&q, cpu, &bin, &input);
+            let out = common::run(&q, &cpu, &bin, &input);
             assert!(out.status.success(), "{v} {abi} under -cpu {cpu}: {} {}", out.status, String::from_utf8_lossy(&out.stderr));
             let got: Vec<String> = String::from_utf8(out.stdout).unwrap().lines().map(String::from).collect();
             assert_eq!(got.len(), want.len(), "{v} {abi}");
@@ -756,7 +752,7 @@ fn emitted_assembly_under_qemu() {
             }
             println!("{v} {abi}: {} tags agree under qemu -cpu {cpu}", got.len());
             if let Some(bad) = bad {
-                let out = common::run(&q, bad, &bin, &input);
+                let out = common::run(&q, &bad, &bin, &input);
                 assert!(!out.status.success(), "{v} {abi} must fault under -cpu {bad}");
                 println!("{v} {abi}: -cpu {bad} refuses it ({})", out.status);
             }

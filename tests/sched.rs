@@ -185,7 +185,7 @@ fn timed_merge_overlaps_vector_and_scalar_work() {
     // ... and independent scalar work.
     let blk = random_block(&mut rand_chacha::ChaCha8Rng::seed_from_u64(7), 40);
     let scalar: Vec<Item> = blk.into_iter().filter(|i| matches!(i, Item::Inst(x) if x.row().mem.is_none())).collect();
-    let merged = merge_timed(vec_items.clone(), scalar.clone(), [4, 4]).unwrap();
+    let merged = merge_timed(vec_items.clone(), scalar.clone(), [4, 4], 128).unwrap();
     let serial: Vec<Item> = setup.iter().cloned().chain(vec_items.clone()).chain(scalar.clone()).collect();
     let timed: Vec<Item> = setup.iter().cloned().chain(merged).collect();
     let (x0, m0, c0) = run(&serial, 5);
@@ -197,5 +197,5 @@ fn timed_merge_overlaps_vector_and_scalar_work() {
     let clash = vec![vec_items[0].clone()];
     let mut h = Func::new("blk", &t, Abi::Psabi);
     h.inst("th.vadd.vv", &[Reg::V(2).into(), Reg::V(6).into(), Reg::V(6).into()]);
-    assert!(merge_timed(clash, h.items.clone(), [4, 4]).is_err());
+    assert!(merge_timed(clash, h.items.clone(), [4, 4], 128).is_err());
 }

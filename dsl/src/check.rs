@@ -5,26 +5,38 @@
 //!   return; `sp` is back at its entry value and 16-byte aligned at calls and returns;
 //!   registers the ABI reserves are never written; no register is read before it is written
 //!   (arguments and the caller's registers excepted); stack accesses stay inside the frame.
+//! - Control flow: every path ends in a return (or a tail call to a symbol); an indirect
+//!   jump to a computed address is rejected, since nothing here can follow it.
+//! - Alignment: on a target without fast misaligned access, every scalar access is aligned
+//!   to its size, as far as the declared alignment of the pointer arguments, the
+//!   arithmetic on them and the alignment tests the code branches on prove; vector element
+//!   accesses are aligned to the element on every target.
 //! - Vector: vtype/vl is set on every path before each vector instruction; register groups
 //!   are aligned to their size; no illegal overlap of destination and sources.
 //! - Secrets: data reached through arguments declared secret (and everything computed from
-//!   it) is not left in registers or in the stack frame at return, unless it was published
-//!   (stored to a non-secret output buffer).
-//! - Constant time: no branch and no memory address depends on secret data, and on the C906
-//!   no 64-bit multiply has an operand whose upper 32 bits may be secret-dependent (the
-//!   multiplier takes 3 or 6 cycles depending on them). Leaks a function declares are
-//!   reported as declared, not as errors.
+//!   it) is not left in registers or in any byte of the stack frame at return, unless it
+//!   was published (stored to a non-secret output buffer).
+//! - Constant time: no branch and no memory address depends on secret data, and where the
+//!   target's multiplier is data-dependent (the C906) no 64-bit multiply has a secret
+//!   factor that is not known to fit 32 bits as the instruction reads it. A leak is
+//!   excused only on the instructions of the region that declares it
+//!   ([`Func::leaking`]); a declaration no finding needs is an error.
 //!
 //! One forward dataflow over the control-flow graph computes an abstract value per
-//! register (defined? secret? upper 32 bits zero? pointer provenance? original value of
-//! which callee-saved register?) plus the stack frame's contents and the vector type.
+//! register (defined? secret? how many upper bits are zero or copies of the sign? how many
+//! low bits are zero? constant? pointer provenance? original value of which callee-saved
+//! register?) plus the stack frame's contents (which bytes may be secret; which 8-byte
+//! slots hold a saved register) and the vector type. Branches on an alignment test refine
+//! the state on the edge where the test passed. Every instruction fact comes from the ISA
+//! table's rows ([`crate::isa::Row`]: control flow, result extension, arithmetic, memory
+//! access, multiplier operands, vtype).
 
 use crate::abi::Abi;
-use crate::ext::Ext;
 use crate::func::{Func, InstItem, Item, LeakKind, Opnd, Reg};
-use crate::isa::{Addr, Class, Dir, Kind, Role, VDialect};
+use crate::isa::{Addr, Arith, Cond, Control, Dir, Extend, Flow, Kind, Role, Shift, VType};
 use crate::lower::{label_positions, successors};
-use std::collections::BTreeMap;
+use crate::target::{Misaligned, Multiplier};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// What a finding is about.
@@ -41,6 +53,14 @@ pub enum Check {
     SecretBranch,
     SecretAddress,
     SecretMulTiming,
+    /// An access that may be misaligned on a target that traps on it.
+    Misaligned,
+    /// Control flow the checks cannot follow (an indirect jump).
+    ControlFlow,
+    /// The dataflow did not reach a fixpoint.
+    Dataflow,
+    /// A declared leak that no instruction needs.
+    UnusedLeak,
 }
 
 impl Check {
@@ -64,7 +84,7 @@ pub struct Finding {
     pub index: usize,
     pub inst: String,
     pub msg: String,
-    /// A leak the function declared (reported, not an error).
+    /// A leak the function declared for this instruction (reported, not an error).
     pub declared: bool,
 }
 
@@ -111,6 +131,17 @@ impl Ptr {
             (p, _) => p,
         }
     }
+    fn join(a: Ptr, b: Ptr) -> Ptr {
+        if a == b {
+            a
+        } else if matches!(a, Ptr::Sp(_) | Ptr::SpAny) && matches!(b, Ptr::Sp(_) | Ptr::SpAny) {
+            Ptr::SpAny
+        } else if let (Some(x), Some(y)) = (a.arg(), b.arg()) {
+            if x == y { Ptr::ArgAny(x) } else { Ptr::None }
+        } else {
+            Ptr::None
+        }
+    }
 }
 
 /// Abstract value of one register.
@@ -118,32 +149,100 @@ impl Ptr {
 struct Val {
     defined: bool,
     secret: bool,
-    /// Upper 32 bits known zero.
-    hi_zero: bool,
+    /// The value is zero-extended from this many bits (64: nothing known).
+    zext: u8,
+    /// The value is sign-extended from this many bits (64: nothing known).
+    sext: u8,
+    /// Low bits known to be zero.
+    tz: u8,
+    konst: Option<i64>,
     ptr: Ptr,
     /// Holds the caller's value of this register (callee-saved bookkeeping).
     orig: Option<u8>,
+    /// The value is the low `.1` bits of the OR of the registers in the bit set `.0` (as
+    /// they are now): a branch on it being zero proves their alignment.
+    low: Option<(u32, u8)>,
 }
 
 impl Val {
-    const UNDEF: Val = Val { defined: false, secret: false, hi_zero: false, ptr: Ptr::None, orig: None };
-    const PUBLIC: Val = Val { defined: true, secret: false, hi_zero: false, ptr: Ptr::None, orig: None };
+    const UNDEF: Val = Val { defined: false, secret: false, zext: 64, sext: 64, tz: 0, konst: None, ptr: Ptr::None, orig: None, low: None };
+    const PUBLIC: Val = Val { defined: true, ..Val::UNDEF };
+
+    fn constant(v: i64) -> Val {
+        let zext = 64 - v.leading_zeros() as u8;
+        let sext = if v >= 0 { zext + 1 } else { 65 - (!v).leading_zeros() as u8 }.min(64);
+        let tz = if v == 0 { 64 } else { v.trailing_zeros() as u8 };
+        Val { konst: Some(v), zext, sext, tz, ..Val::PUBLIC }
+    }
+
     fn join(a: Val, b: Val) -> Val {
         Val {
             defined: a.defined && b.defined,
             secret: a.secret || b.secret,
-            hi_zero: a.hi_zero && b.hi_zero,
-            ptr: if a.ptr == b.ptr {
-                a.ptr
-            } else if matches!(a.ptr, Ptr::Sp(_) | Ptr::SpAny) && matches!(b.ptr, Ptr::Sp(_) | Ptr::SpAny) {
-                Ptr::SpAny
-            } else if let (Some(x), Some(y)) = (a.ptr.arg(), b.ptr.arg()) {
-                if x == y { Ptr::ArgAny(x) } else { Ptr::None }
-            } else {
-                Ptr::None
-            },
+            zext: a.zext.max(b.zext),
+            sext: a.sext.max(b.sext),
+            tz: a.tz.min(b.tz),
+            konst: if a.konst == b.konst { a.konst } else { None },
+            ptr: Ptr::join(a.ptr, b.ptr),
             orig: if a.orig == b.orig { a.orig } else { None },
+            low: if a.low == b.low { a.low } else { None },
         }
+    }
+
+    /// The value fits 32 bits as a multiplier reads it (signed or not).
+    fn fits32(&self, signed: bool) -> bool {
+        self.zext <= 32 || (signed && self.sext <= 32)
+    }
+}
+
+/// A set of byte offsets (from the entry sp), as sorted disjoint half-open intervals.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Bytes(Vec<(i64, i64)>);
+
+impl Bytes {
+    fn insert(&mut self, lo: i64, hi: i64) {
+        if lo >= hi {
+            return;
+        }
+        let (mut lo, mut hi) = (lo, hi);
+        let mut out = Vec::with_capacity(self.0.len() + 1);
+        for &(a, b) in &self.0 {
+            if b < lo || a > hi {
+                out.push((a, b));
+            } else {
+                lo = lo.min(a);
+                hi = hi.max(b);
+            }
+        }
+        out.push((lo, hi));
+        out.sort_unstable();
+        self.0 = out;
+    }
+    fn remove(&mut self, lo: i64, hi: i64) {
+        let mut out = Vec::with_capacity(self.0.len() + 1);
+        for &(a, b) in &self.0 {
+            if b <= lo || a >= hi {
+                out.push((a, b));
+                continue;
+            }
+            if a < lo {
+                out.push((a, lo));
+            }
+            if b > hi {
+                out.push((hi, b));
+            }
+        }
+        self.0 = out;
+    }
+    fn any(&self, lo: i64, hi: i64) -> bool {
+        self.0.iter().any(|&(a, b)| a < hi && lo < b)
+    }
+    fn union(&self, o: &Bytes) -> Bytes {
+        let mut r = self.clone();
+        for &(a, b) in &o.0 {
+            r.insert(a, b);
+        }
+        r
     }
 }
 
@@ -152,8 +251,11 @@ struct State {
     x: [Val; 32],
     /// Vector registers: (written, secret).
     v: [(bool, bool); 32],
-    /// Stack contents at known offsets from the entry sp (8-byte granules).
-    stack: BTreeMap<i64, Val>,
+    /// Registers saved whole: 8-byte values stored at 8-byte aligned offsets from the entry
+    /// sp by an 8-byte store (a narrower store over one removes it).
+    slots: BTreeMap<i64, Val>,
+    /// Bytes of the stack that may hold secret data.
+    secret: Bytes,
     /// Known vtype (raw immediate) per dialect, or None = unset, Some(None) = unknown.
     vtype: Option<Option<u64>>,
 }
@@ -168,13 +270,11 @@ impl State {
         for i in 0..32 {
             v[i] = (self.v[i].0 && o.v[i].0, self.v[i].1 || o.v[i].1);
         }
-        let mut stack = BTreeMap::new();
-        for (k, a) in &self.stack {
-            let b = o.stack.get(k).copied().unwrap_or(Val::UNDEF);
-            stack.insert(*k, Val::join(*a, b));
-        }
-        for (k, b) in &o.stack {
-            stack.entry(*k).or_insert(Val::join(Val::UNDEF, *b));
+        let mut slots = BTreeMap::new();
+        for (k, a) in &self.slots {
+            if let Some(b) = o.slots.get(k) {
+                slots.insert(*k, Val::join(*a, *b));
+            }
         }
         let vtype = match (self.vtype, o.vtype) {
             (None, None) => None,
@@ -182,7 +282,16 @@ impl State {
             (None, _) | (_, None) => None,
             _ => Some(None),
         };
-        State { x, v, stack, vtype }
+        State { x, v, slots, secret: self.secret.union(&o.secret), vtype }
+    }
+
+    /// Register `r` is about to be overwritten: relations that name it no longer hold.
+    fn forget(&mut self, r: usize) {
+        for v in self.x.iter_mut() {
+            if v.low.is_some_and(|(set, _)| set >> r & 1 != 0) {
+                v.low = None;
+            }
+        }
     }
 }
 
@@ -200,31 +309,6 @@ fn vreg_of(o: &Opnd) -> Option<usize> {
     }
 }
 
-/// Bytes a unit-stride vector load or store covers at VLMAX under the vtype known here
-/// (all fields of a segment access), or None for other accesses.
-fn unit_stride_extent(i: &InstItem, s: &State) -> Option<i64> {
-    let row = i.row();
-    let m = row.mem?;
-    let d = row.vdialect?;
-    if !matches!(m.addr, Addr::VUnit { .. }) {
-        return None;
-    }
-    let vlenb = 16i64;
-    let kind = row.ops[0].kind;
-    match kind {
-        Kind::V(crate::isa::VGroup::Whole(n)) => return Some(n as i64 * vlenb),
-        Kind::V(crate::isa::VGroup::Mask) => return Some(vlenb),
-        _ => {}
-    }
-    let c = crate::isa::Hart::new(128).decode_vtype(d, s.vtype??)?;
-    let nf = match kind {
-        Kind::V(crate::isa::VGroup::Seg(n)) | Kind::V(crate::isa::VGroup::Eew { nf: n, .. }) => n as i64,
-        _ => 1,
-    };
-    let bytes = if m.bytes == 0 { c.sew as i64 / 8 } else { m.bytes as i64 };
-    Some(c.vlmax as i64 * bytes * nf)
-}
-
 fn imm(o: &Opnd) -> Option<i64> {
     match o {
         Opnd::Imm(v) => Some(*v),
@@ -232,54 +316,55 @@ fn imm(o: &Opnd) -> Option<i64> {
     }
 }
 
-/// Upper 32 bits of an instruction's result known zero?
-fn result_hi_zero(i: &InstItem, s: &State) -> bool {
-    let row = i.row();
-    let src = |k: usize| xreg(&i.ops[k]).map(|r| r == 0 || s.x[r].hi_zero).unwrap_or(false);
-    match row.mnemonic {
-        "lbu" | "lhu" | "lwu" | "th.lrbu" | "th.lrhu" | "th.lrwu" | "th.lurbu" | "th.lurhu" | "th.lurwu" | "th.lbuia" | "th.lbuib" | "th.lhuia" | "th.lhuib" | "th.lwuia" | "th.lwuib" => true,
-        "sltu" | "slt" | "sltiu" | "slti" | "th.tst" | "clz" | "ctz" | "cpop" | "clzw" | "ctzw" | "cpopw" => true,
-        "th.extu" => imm(&i.ops[2]).is_some_and(|msb| msb <= 31),
-        "srli" => imm(&i.ops[2]).is_some_and(|sh| sh >= 32) || src(1),
-        "andi" => imm(&i.ops[2]).is_some_and(|v| v >= 0) || src(1),
-        "and" => src(1) || src(2),
-        "or" | "xor" | "add" | "srl" => src(1) && src(2) && row.mnemonic != "add",
-        "addi" => imm(&i.ops[2]) == Some(0) && src(1),
-        "lui" => imm(&i.ops[1]).is_some_and(|v| v < 0x80000),
-        "zext.w" | "add.uw" => true,
-        _ => false,
-    }
-}
-
 struct Ctx<'a> {
     f: &'a Func,
     abi: Abi,
-    c906: bool,
+    /// 64-bit multiplies have data-dependent latency on this target.
+    mul_timing: bool,
+    /// Misaligned scalar accesses may trap on this target.
+    slow_misaligned: bool,
+    /// VLEN for vector extents: the largest the code must work with.
+    vlen: usize,
+    /// Alignment of the data objects the code may address.
+    data_align: HashMap<String, u32>,
     findings: Vec<Finding>,
     /// Instruction number of each item.
     inum: Vec<usize>,
+    /// Declared leaks some finding used.
+    leak_used: Vec<bool>,
 }
 
 impl Ctx<'_> {
     fn report(&mut self, item: usize, check: Check, msg: String) {
-        let inst = match &self.f.items[item] {
-            Item::Inst(i) => self.f.inst_text(i),
+        let (inst, leak) = match &self.f.items[item] {
+            Item::Inst(i) => (self.f.inst_text(i), i.leak),
             // A function not lowered yet: its exit becomes the epilogue and `ret`.
-            Item::Exit => "ret".to_string(),
-            _ => return,
+            Item::Exit => ("ret".to_string(), None),
+            _ => (String::new(), None),
         };
-        let declared = check.leak().is_some_and(|k| self.f.leaks.iter().any(|l| l.kind == k));
+        let declared = match (check.leak(), leak) {
+            (Some(k), Some(l)) if self.f.leaks.get(l as usize).is_some_and(|d| d.kind == k) => {
+                self.leak_used[l as usize] = true;
+                true
+            }
+            _ => false,
+        };
         let f = Finding { func: self.f.name.clone(), check, index: self.inum[item], inst, msg, declared };
         if !self.findings.contains(&f) {
             self.findings.push(f);
         }
     }
+
+    /// The vector configuration a vtype gives, at the checker's VLEN.
+    fn vconf(&self, d: crate::isa::VDialect, vt: u64) -> Option<crate::isa::hart::VConf> {
+        crate::isa::Hart::new(self.vlen).decode_vtype(d, vt)
+    }
 }
 
 fn entry_state(f: &Func, abi: Abi) -> State {
     let mut x = [Val::UNDEF; 32];
-    x[0] = Val { hi_zero: true, ..Val::PUBLIC };
-    x[2] = Val { ptr: Ptr::Sp(0), ..Val::PUBLIC };
+    x[0] = Val::constant(0);
+    x[2] = Val { ptr: Ptr::Sp(0), tz: 4, ..Val::PUBLIC };
     for r in [1u8, 3, 4] {
         x[r as usize] = Val { orig: Some(r), ..Val::PUBLIC };
     }
@@ -288,10 +373,247 @@ fn entry_state(f: &Func, abi: Abi) -> State {
     }
     for (k, a) in f.args.iter().enumerate() {
         let r = 10 + k;
-        let is_ptr = a.c_type.contains('*');
-        x[r] = Val { defined: true, secret: a.secret && !is_ptr, hi_zero: false, ptr: if is_ptr { Ptr::Arg(k as u8, 0) } else { Ptr::None }, orig: None };
+        let is_ptr = a.ty.is_ptr();
+        x[r] = Val {
+            secret: a.secret && !is_ptr,
+            ptr: if is_ptr { Ptr::Arg(k as u8, 0) } else { Ptr::None },
+            tz: if is_ptr { a.align.max(1).trailing_zeros() as u8 } else { 0 },
+            ..Val::PUBLIC
+        };
     }
-    State { x, v: [(false, false); 32], stack: BTreeMap::new(), vtype: None }
+    State { x, v: [(false, false); 32], slots: BTreeMap::new(), secret: Bytes::default(), vtype: None }
+}
+
+/// Bytes a unit-stride vector load or store covers at VLMAX under the vtype known here
+/// (all fields of a segment access), or None for other accesses.
+fn unit_stride_extent(cx: &Ctx, i: &InstItem, s: &State) -> Option<i64> {
+    let row = i.row();
+    let m = row.mem?;
+    let d = row.vdialect?;
+    if !matches!(m.addr, Addr::VUnit { .. }) {
+        return None;
+    }
+    let vlenb = (cx.vlen / 8) as i64;
+    let kind = row.ops[0].kind;
+    match kind {
+        Kind::V(crate::isa::VGroup::Whole(n)) => return Some(n as i64 * vlenb),
+        Kind::V(crate::isa::VGroup::Mask) => return Some(vlenb),
+        _ => {}
+    }
+    let c = cx.vconf(d, s.vtype??)?;
+    let nf = match kind {
+        Kind::V(crate::isa::VGroup::Seg(n)) | Kind::V(crate::isa::VGroup::Eew { nf: n, .. }) => n as i64,
+        _ => 1,
+    };
+    let bytes = if m.bytes == 0 { c.sew as i64 / 8 } else { m.bytes as i64 };
+    Some(c.vlmax as i64 * bytes * nf)
+}
+
+fn group_count(cx: &Ctx, row: &crate::isa::Row, kind: Kind, s: &State) -> usize {
+    let Kind::V(g) = kind else { return 1 };
+    let Some(Some(vt)) = s.vtype else { return 1 };
+    let Some(d) = row.vdialect else { return 1 };
+    let Some(c) = cx.vconf(d, vt) else { return 1 };
+    let l = c.group_regs();
+    match g {
+        crate::isa::VGroup::Lmul | crate::isa::VGroup::EltGroup => l,
+        crate::isa::VGroup::Wide => 2 * l,
+        crate::isa::VGroup::Seg(nf) => nf as usize * l,
+        crate::isa::VGroup::Eew { nf, .. } => nf as usize * l,
+        crate::isa::VGroup::Whole(n) => n as usize,
+        _ => 1,
+    }
+}
+
+/// The abstract value of operand `k` (a register or an immediate).
+fn operand_val(i: &InstItem, s: &State, k: usize) -> Val {
+    match i.ops.get(k) {
+        Some(Opnd::Reg(Reg::X(r))) => s.x[*r as usize],
+        Some(Opnd::Imm(v)) => Val::constant(*v),
+        _ => Val::PUBLIC,
+    }
+}
+
+/// Registers whose low bits the value of operand `k` is the OR of: the operand's own
+/// relation if it is an exact OR, else the register itself.
+fn or_set(i: &InstItem, s: &State, k: usize) -> Option<u32> {
+    let r = xreg(i.ops.get(k)?)?;
+    if r == 0 {
+        return Some(0);
+    }
+    Some(match s.x[r].low {
+        Some((set, 64)) => set,
+        _ => 1 << r,
+    })
+}
+
+/// The abstract result of an integer instruction that is not a load (the destination is
+/// written with it).
+fn result_val(i: &InstItem, s: &State, any_secret: bool, data_align: &HashMap<String, u32>) -> Val {
+    let row = i.row();
+    let opv = |k: u8| operand_val(i, s, k as usize);
+    let immv = |k: u8| imm(&i.ops[k as usize]);
+    let mut v = Val { secret: any_secret, ..Val::PUBLIC };
+    // Arithmetic: constants, low zero bits, pointer provenance.
+    match row.arith {
+        Some(Arith::AddImm { src, imm: k }) => {
+            let a = opv(src);
+            match &i.ops[k as usize] {
+                // The low half of an address: as aligned as the auipc said.
+                Opnd::PcrelLo { .. } => {
+                    v.ptr = Ptr::Data;
+                    v.tz = a.tz;
+                }
+                o => {
+                    let d = imm(o);
+                    v.konst = a.konst.zip(d).map(|(x, y)| x.wrapping_add(y));
+                    v.tz = a.tz.min(d.map(|d| Val::constant(d).tz).unwrap_or(0));
+                    v.ptr = a.ptr.moved(d);
+                    if d == Some(0) {
+                        v = Val { secret: any_secret, orig: None, low: a.low, ..a };
+                    }
+                }
+            }
+        }
+        Some(Arith::Add { a, b, shift }) => {
+            let sh = match shift {
+                Shift::By(n) => Some(n as i64),
+                Shift::Imm(k) => immv(k),
+            };
+            let (x, y) = (opv(a), opv(b));
+            let y_shifted = |c: i64| sh.map(|sh| c.wrapping_shl(sh as u32));
+            v.konst = match (x.konst, y.konst) {
+                (Some(p), Some(q)) => y_shifted(q).map(|q| p.wrapping_add(q)),
+                _ => None,
+            };
+            v.tz = x.tz.min(y.tz.saturating_add(sh.unwrap_or(0) as u8).min(64));
+            v.ptr = match (x.ptr, y.ptr, sh) {
+                (p, Ptr::None, _) if p != Ptr::None => p.moved(y.konst.and_then(y_shifted)),
+                (Ptr::None, p, Some(0)) if p != Ptr::None => p.moved(x.konst),
+                _ => Ptr::None,
+            };
+        }
+        Some(Arith::Sub { a, b }) => {
+            let (x, y) = (opv(a), opv(b));
+            v.konst = x.konst.zip(y.konst).map(|(p, q)| p.wrapping_sub(q));
+            v.tz = x.tz.min(y.tz);
+            // a - (a mod 2^k) is a multiple of 2^k.
+            if let (Some(ra), Some((set, k))) = (xreg(&i.ops[a as usize]), y.low) {
+                if set == 1 << ra {
+                    v.tz = v.tz.max(k);
+                }
+            }
+            v.ptr = if y.ptr == Ptr::None { x.ptr.moved(y.konst.map(|c| c.wrapping_neg())) } else { Ptr::None };
+        }
+        Some(Arith::ShlImm { src, sh }) => {
+            let (a, n) = (opv(src), immv(sh).unwrap_or(0));
+            v.konst = a.konst.map(|c| c.wrapping_shl(n as u32));
+            v.tz = (a.tz as i64 + n).min(64) as u8;
+        }
+        Some(Arith::PcRel { imm: k }) => {
+            v.ptr = Ptr::Data;
+            // The address of a data object: as aligned as the object and the addend.
+            if let Opnd::PcrelHi { sym, addend } = &i.ops[k as usize] {
+                let obj = data_align.get(sym.as_str()).map(|a| a.max(&1).trailing_zeros() as u8).unwrap_or(0);
+                v.tz = obj.min(Val::constant(*addend).tz);
+            }
+        }
+        None => {}
+    }
+    // Width of the result, from the row.
+    let (zext, sext) = match row.result {
+        Extend::Unknown => (64, 64),
+        Extend::Zero(n) => (n, (n + 1).min(64)),
+        Extend::Sign(n) => (64, n),
+        Extend::ZeroAboveImm(k) => {
+            let n = immv(k).map(|m| (m + 1).clamp(0, 64) as u8).unwrap_or(64);
+            (n, (n + 1).min(64))
+        }
+        Extend::SignFromImm(k) => (64, immv(k).map(|m| (m + 1).clamp(1, 64) as u8).unwrap_or(64)),
+        Extend::ShiftRightImm { src, sh } => {
+            let n = opv(src).zext.saturating_sub(immv(sh).unwrap_or(0).clamp(0, 64) as u8);
+            (n, (n + 1).min(64))
+        }
+        Extend::ShiftRight { src } => {
+            let n = opv(src).zext;
+            (n, (n + 1).min(64))
+        }
+        Extend::And(a, b) => {
+            let (x, y) = (opv(a), opv(b));
+            v.tz = v.tz.max(x.tz.max(y.tz));
+            let n = x.zext.min(y.zext);
+            (n, (n + 1).min(64).min(x.sext.max(y.sext)))
+        }
+        Extend::Or(a, b) => {
+            let (x, y) = (opv(a), opv(b));
+            v.tz = v.tz.max(x.tz.min(y.tz));
+            (x.zext.max(y.zext), x.sext.max(y.sext))
+        }
+        Extend::Upper(k) => {
+            let c = immv(k).map(|u| ((u << 12) as i32) as i64);
+            v.konst = c;
+            (64, 64)
+        }
+    };
+    v.zext = v.zext.min(zext);
+    v.sext = v.sext.min(sext);
+    if let Some(c) = v.konst {
+        let k = Val::constant(c);
+        v = Val { secret: any_secret, ptr: v.ptr, ..k };
+    }
+    // Relations for alignment tests: `or t, a, b` (t = a | b) and `andi t, a, 2^k - 1`.
+    match row.result {
+        Extend::Or(a, b) if i.ops[b as usize] != Opnd::Imm(0) && matches!(i.ops[b as usize], Opnd::Reg(_)) => {
+            v.low = or_set(i, s, a as usize).zip(or_set(i, s, b as usize)).map(|(x, y)| (x | y, 64));
+        }
+        Extend::And(a, b) => {
+            // One operand a mask 2^k - 1, the other the tested value.
+            let low_mask = |k: u8| operand_val(i, s, k as usize).konst.filter(|m| *m > 0 && (m + 1) & m == 0);
+            let found = match (low_mask(b), low_mask(a)) {
+                (Some(m), _) => Some((m, a)),
+                (None, Some(m)) => Some((m, b)),
+                _ => None,
+            };
+            if let Some((m, src)) = found {
+                let k = (m + 1).trailing_zeros() as u8;
+                v.low = or_set(i, s, src as usize).map(|set| (set, k));
+            }
+        }
+        _ => {}
+    }
+    v
+}
+
+/// The memory access an instruction makes, for the bounds, alignment and secret checks:
+/// (base register, address offset if known, low zero bits of the address).
+fn address(i: &InstItem, s: &State, m: &crate::isa::Mem) -> (Option<usize>, Option<i64>, u8) {
+    let reg_of = |k: u8| xreg(&i.ops[k as usize]);
+    let tz_of = |k: u8| operand_val(i, s, k as usize).tz;
+    match m.addr {
+        Addr::BaseOff { base, off } => {
+            let o = imm(&i.ops[off as usize]);
+            (reg_of(base), o, tz_of(base).min(o.map(|o| Val::constant(o).tz).unwrap_or(0)))
+        }
+        Addr::BaseIdx { base, index, shift, .. } => {
+            let sh = imm(&i.ops[shift as usize]).unwrap_or(0) as u8;
+            (reg_of(base), None, tz_of(base).min(tz_of(index).saturating_add(sh).min(64)))
+        }
+        Addr::Incr { base, off, shift, before } => {
+            let step = imm(&i.ops[off as usize]).zip(imm(&i.ops[shift as usize])).map(|(o, sh)| o << sh);
+            if before {
+                (reg_of(base), step, tz_of(base).min(step.map(|d| Val::constant(d).tz).unwrap_or(0)))
+            } else {
+                (reg_of(base), Some(0), tz_of(base))
+            }
+        }
+        Addr::Pair { base, off, shift } => {
+            let d = imm(&i.ops[off as usize]).zip(imm(&i.ops[shift as usize])).map(|(o, sh)| o << sh);
+            (reg_of(base), d, tz_of(base).min(d.map(|d| Val::constant(d).tz).unwrap_or(0)))
+        }
+        Addr::VUnit { base } => (reg_of(base), Some(0), tz_of(base)),
+        Addr::VStrided { base, stride } => (reg_of(base), Some(0), tz_of(base).min(tz_of(stride))),
+        Addr::VIndexed { base, .. } => (reg_of(base), None, 0),
+    }
 }
 
 /// Transfers the state across one instruction, reporting what it finds.
@@ -307,6 +629,7 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
     };
     // Reads.
     let mut any_secret = false;
+    let masked = row.vm_operand().is_some_and(|k| i.ops[k] == Opnd::Imm(0));
     for (spec, o) in row.ops.iter().zip(&i.ops) {
         if matches!(spec.role, Role::Use | Role::UseDef) {
             match o {
@@ -326,54 +649,70 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                 _ => {}
             }
         }
-        if spec.kind == Kind::V0 || (spec.kind == Kind::Vm && i.ops.iter().zip(&row.ops).any(|(o, sp)| sp.kind == Kind::Vm && *o == Opnd::Imm(0))) {
+        if spec.kind == Kind::V0 || (spec.kind == Kind::Vm && masked) {
             any_secret |= s.v[0].1;
         }
     }
     // Control flow on secrets.
-    if report && row.class == Class::Branch && any_secret {
+    if report && i.control() == Control::Branch && any_secret {
         cx.report(idx, Check::SecretBranch, "branch condition depends on secret data".into());
     }
-    // C906 multiplier timing.
-    if report && cx.c906 && row.class.is_data_dependent_mul() {
-        for k in [1usize, 2] {
-            if let Some(r) = xreg(&i.ops[k]) {
-                let v = s.x[r];
-                if v.secret && !v.hi_zero {
-                    cx.report(idx, Check::SecretMulTiming, format!("operand {} is secret and its upper 32 bits are not known to be zero: the C906 multiplier's latency depends on them", crate::text::XNAMES[r]));
+    // Data-dependent multiplier timing.
+    if let (true, true, Some(m)) = (report, cx.mul_timing, row.mul) {
+        if !m.narrow {
+            for (k, signed) in m.ops.iter().zip(m.signed) {
+                if let Some(r) = xreg(&i.ops[*k as usize]) {
+                    let v = s.x[r];
+                    if v.secret && !v.fits32(signed) {
+                        cx.report(
+                            idx,
+                            Check::SecretMulTiming,
+                            format!(
+                                "factor {} is secret and not known to fit 32 bits ({}): the {} multiplier's latency depends on it",
+                                crate::text::XNAMES[r],
+                                if signed { "signed" } else { "unsigned" },
+                                f.target.name
+                            ),
+                        );
+                    }
                 }
             }
         }
     }
     // Memory.
-    let mut loaded = Val { defined: true, ..Val::PUBLIC };
+    let mut loaded = Val::PUBLIC;
     if let Some(m) = row.mem {
-        let reg_of = |k: u8| xreg(&i.ops[k as usize]);
-        let (base, addr_secret) = match m.addr {
-            Addr::BaseOff { base, .. } | Addr::Incr { base, .. } | Addr::Pair { base, .. } | Addr::VUnit { base } => (reg_of(base), reg_of(base).is_some_and(|r| s.x[r].secret)),
-            Addr::BaseIdx { base, index, .. } => (reg_of(base), reg_of(base).is_some_and(|r| s.x[r].secret) || reg_of(index).is_some_and(|r| s.x[r].secret)),
-            Addr::VStrided { base, stride } => (reg_of(base), reg_of(base).is_some_and(|r| s.x[r].secret) || reg_of(stride).is_some_and(|r| s.x[r].secret)),
-            Addr::VIndexed { base, index } => {
-                let ix = match &i.ops[index as usize] {
-                    Opnd::Reg(Reg::V(v)) => s.v[*v as usize].1,
-                    _ => false,
-                };
-                (reg_of(base), reg_of(base).is_some_and(|r| s.x[r].secret) || ix)
-            }
+        let (base, off, tz) = address(i, s, &m);
+        let index_secret = match m.addr {
+            Addr::VIndexed { index, .. } => vreg_of(&i.ops[index as usize]).is_some_and(|v| s.v[v].1),
+            _ => false,
         };
+        let addr_secret = index_secret || address_regs(row, &i.ops).into_iter().any(|r| s.x[r].secret);
         if report && addr_secret {
             cx.report(idx, Check::SecretAddress, format!("{} address depends on secret data", if m.dir == Dir::Load { "load" } else { "store" }));
         }
         let bptr = base.map(|r| s.x[r].ptr).unwrap_or(Ptr::None);
-        let off = match m.addr {
-            Addr::BaseOff { off, .. } => imm(&i.ops[off as usize]),
-            Addr::Pair { off, shift, .. } => imm(&i.ops[off as usize]).zip(imm(&i.ops[shift as usize])).map(|(o, sh)| o << sh),
-            Addr::Incr { before: false, .. } => Some(0),
-            Addr::VUnit { .. } => Some(0),
-            _ => None,
-        };
         // Bytes the access covers: one access, or a whole unit-stride vector group at VLMAX.
-        let extent = unit_stride_extent(i, s).unwrap_or(m.bytes.max(1) as i64);
+        let extent = unit_stride_extent(cx, i, s).unwrap_or(m.bytes.max(1) as i64 * if matches!(m.addr, Addr::Pair { .. }) { 2 } else { 1 });
+        // Alignment: the element for vectors, the access for scalars.
+        let elem = if row.vdialect.is_some() {
+            if m.bytes == 0 {
+                s.vtype.flatten().and_then(|vt| cx.vconf(row.vdialect.unwrap(), vt)).map(|c| c.sew / 8).unwrap_or(1) as u8
+            } else {
+                m.bytes
+            }
+        } else {
+            m.bytes
+        };
+        let need = elem.max(1).trailing_zeros() as u8;
+        if report && tz < need && (cx.slow_misaligned || row.vdialect.is_some()) {
+            let from = match bptr {
+                Ptr::Arg(k, _) | Ptr::ArgAny(k) => f.args.get(k as usize).map(|a| format!(" (through `{}`, declared {}-byte aligned)", a.name, a.align)).unwrap_or_default(),
+                _ => String::new(),
+            };
+            let why = if row.vdialect.is_some() { "vector elements must be aligned".to_string() } else { format!("target {} has no fast misaligned access", f.target.name) };
+            cx.report(idx, Check::Misaligned, format!("{elem}-byte access at an address known aligned to {} bytes only{from}: {why}", 1u64 << tz.min(63)));
+        }
         let frame_off = match (bptr, off) {
             (Ptr::Sp(k), Some(o)) => Some(k + o),
             _ => None,
@@ -382,11 +721,11 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
             (Ptr::Arg(_, k), Some(o)) => Some(k + o),
             _ => None,
         };
+        let sp_now = match s.x[2].ptr {
+            Ptr::Sp(k) => Some(k),
+            _ => None,
+        };
         if report && matches!(bptr, Ptr::Sp(_) | Ptr::SpAny) {
-            let sp_now = match s.x[2].ptr {
-                Ptr::Sp(k) => Some(k),
-                _ => None,
-            };
             match (frame_off, sp_now) {
                 (Some(a), Some(spk)) if a < spk || a + extent > 0 => {
                     cx.report(idx, Check::StackBounds, format!("stack access at entry sp{a:+} is outside the frame [sp{spk:+}, sp)"));
@@ -397,21 +736,21 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
         }
         match m.dir {
             Dir::Load => {
-                let from_stack = if row.vdialect.is_some() {
-                    // A vector load is secret if any granule it covers is.
-                    frame_off.map(|a| Val { secret: s.stack.range((a & !7)..a + extent).any(|(_, v)| v.secret), ..Val::PUBLIC })
-                } else {
-                    frame_off.and_then(|a| s.stack.get(&(a & !7)).copied())
-                };
+                let from_stack = frame_off.map(|a| {
+                    let secret = s.secret.any(a, a + extent);
+                    match s.slots.get(&a) {
+                        Some(v) if m.bytes == 8 && a % 8 == 0 && row.vdialect.is_none() => Val { secret, ..*v },
+                        _ => Val { secret, ..Val::PUBLIC },
+                    }
+                });
                 loaded = match (bptr, from_stack) {
-                    (_, Some(v)) if m.bytes == 8 => v,
-                    (_, Some(v)) => Val { orig: None, ptr: Ptr::None, ..v },
-                    (Ptr::Arg(k, _) | Ptr::ArgAny(k), _) => Val { secret: bytes_secret(k, arg_off, m.bytes.max(1) as i64) || addr_secret, ..Val::PUBLIC },
+                    (_, Some(v)) => v,
+                    (Ptr::Arg(k, _) | Ptr::ArgAny(k), _) => Val { secret: bytes_secret(k, arg_off, extent) || addr_secret, ..Val::PUBLIC },
                     _ => Val { secret: addr_secret, ..Val::PUBLIC },
                 };
             }
             Dir::Store => {
-                // The stored register (operand 0 for scalar and vector stores; both for pairs).
+                // The stored registers: operand 0 (both data operands for pairs).
                 let stored: Vec<Val> = row
                     .ops
                     .iter()
@@ -420,44 +759,48 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                     .take(if matches!(m.addr, Addr::Pair { .. }) { 2 } else { 1 })
                     .map(|(_, o)| match o {
                         Opnd::Reg(Reg::X(r)) => s.x[*r as usize],
-                        Opnd::Reg(Reg::V(r)) => Val { secret: s.v[*r as usize].1, ..Val::PUBLIC },
+                        Opnd::Reg(Reg::V(r)) => Val { secret: (0..group_count(cx, row, row.ops[0].kind, s)).any(|k| (*r as usize) + k < 32 && s.v[*r as usize + k].1), ..Val::PUBLIC },
                         _ => Val::PUBLIC,
                     })
                     .collect();
-                if let (Some(a), Some(vd)) = (frame_off, row.vdialect.and(vreg_of(&i.ops[0]))) {
-                    // A vector store fills every granule it covers (secret if any stored register is).
-                    let secret = (0..group_count(row, row.ops[0].kind, s)).any(|k| vd + k < 32 && s.v[vd + k].1);
-                    for g in ((a & !7)..a + extent).step_by(8) {
-                        n.stack.insert(g, Val { secret, ..Val::PUBLIC });
-                    }
-                } else if let Some(a) = frame_off {
-                    for (k, v) in stored.iter().enumerate() {
-                        let w = if m.bytes == 8 { *v } else { Val { orig: None, ..*v } };
-                        n.stack.insert((a & !7) + 8 * k as i64, w);
+                if let Some(a) = frame_off {
+                    // Byte-exact: the bytes written take the stored value's secrecy.
+                    let w = m.bytes.max(1) as i64;
+                    let parts: Vec<(i64, i64, Val)> = if row.vdialect.is_some() {
+                        vec![(a, a + extent, stored.first().copied().unwrap_or(Val::PUBLIC))]
+                    } else {
+                        stored.iter().enumerate().map(|(k, v)| (a + w * k as i64, a + w * (k as i64 + 1), *v)).collect()
+                    };
+                    for (lo, hi, v) in parts {
+                        if v.secret {
+                            n.secret.insert(lo, hi);
+                        } else {
+                            n.secret.remove(lo, hi);
+                        }
+                        n.slots.retain(|&g, _| g + 8 <= lo || g >= hi);
+                        if hi - lo == 8 && lo % 8 == 0 && row.vdialect.is_none() {
+                            n.slots.insert(lo, Val { low: None, ..v });
+                        }
                     }
                 } else if matches!(bptr, Ptr::Sp(_) | Ptr::SpAny) {
-                    // Unknown offset: every slot may now hold it.
-                    let sec = stored.iter().any(|v| v.secret);
-                    for v in n.stack.values_mut() {
-                        v.secret |= sec;
-                        v.orig = None;
+                    // Unknown offset: any byte of the frame may now hold it.
+                    if stored.iter().any(|v| v.secret) {
+                        n.secret.insert(sp_now.unwrap_or(-(1 << 20)), 0);
                     }
+                    n.slots.clear();
                 } else if let Some(k) = bptr.arg() {
                     if !arg_secret(k) {
                         // Published: stored to the caller's output, no longer a secret to wipe.
-                        for (spec, o) in row.ops.iter().zip(&i.ops) {
-                            if spec.role == Role::Use && matches!(spec.kind, Kind::X | Kind::V(_)) {
-                                match o {
-                                    Opnd::Reg(Reg::X(r)) if *r != 0 && xreg(&i.ops[0]) == Some(*r as usize) => n.x[*r as usize].secret = false,
-                                    Opnd::Reg(Reg::V(r)) if matches!(i.ops[0], Opnd::Reg(Reg::V(x)) if x == *r) => {
-                                        // The whole stored group (LMUL registers, or all fields).
-                                        for k in 0..group_count(row, spec.kind, s) {
-                                            if (*r as usize) + k < 32 {
-                                                n.v[*r as usize + k].1 = false;
-                                            }
-                                        }
-                                    }
-                                    _ => {}
+                        if let Some(Opnd::Reg(Reg::X(r))) = i.ops.first() {
+                            if *r != 0 && row.ops[0].role == Role::Use {
+                                n.x[*r as usize].secret = false;
+                            }
+                        }
+                        if let Some(Opnd::Reg(Reg::V(r))) = i.ops.first() {
+                            // The whole stored group (LMUL registers, or all fields).
+                            for k in 0..group_count(cx, row, row.ops[0].kind, s) {
+                                if (*r as usize) + k < 32 {
+                                    n.v[*r as usize + k].1 = false;
                                 }
                             }
                         }
@@ -467,10 +810,10 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
         }
     }
     // Vector type.
-    if row.class == Class::VSet {
-        n.vtype = Some(match row.ops[2].kind {
-            Kind::VtypeTh | Kind::Vtype => imm(&i.ops[2]).map(|v| v as u64),
-            _ => None,
+    if let Some(vs) = row.vset {
+        n.vtype = Some(match vs {
+            VType::Imm(k) => imm(&i.ops[k as usize]).map(|v| v as u64),
+            VType::Reg(_) => None,
         });
     } else if let Some(d) = row.vdialect {
         match s.vtype {
@@ -484,48 +827,46 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                     cx.report(idx, Check::VectorType, "vtype is not known here (different on different paths, or set from a register)".into());
                 }
             }
-            Some(Some(vt)) => {
-                let h = crate::isa::Hart::new(128);
-                match h.decode_vtype(d, vt) {
-                    Some(c) => {
-                        let ops: Vec<i64> = i.ops.iter().map(|o| match o {
+            Some(Some(vt)) => match cx.vconf(d, vt) {
+                Some(c) => {
+                    let ops: Vec<i64> = i
+                        .ops
+                        .iter()
+                        .map(|o| match o {
                             Opnd::Reg(Reg::X(r)) | Opnd::Reg(Reg::V(r)) => *r as i64,
                             Opnd::Imm(v) => *v,
                             _ => 0,
-                        }).collect();
-                        if report {
-                            if let Some(why) = crate::isa::vector::group_alignment_violation(row, &ops, &c) {
-                                cx.report(idx, Check::VectorGroups, why);
-                            }
-                            if let Some(why) = crate::isa::vector::v1_overlap_violation(row, &ops, &c) {
-                                cx.report(idx, Check::VectorGroups, why);
-                            }
+                        })
+                        .collect();
+                    if report {
+                        if let Some(why) = crate::isa::vector::group_alignment_violation(row, &ops, &c) {
+                            cx.report(idx, Check::VectorGroups, why);
                         }
-                    }
-                    None => {
-                        if report {
-                            cx.report(idx, Check::VectorType, format!("vtype {vt:#x} is not valid"));
+                        if let Some(why) = crate::isa::vector::v1_overlap_violation(row, &ops, &c) {
+                            cx.report(idx, Check::VectorGroups, why);
                         }
                     }
                 }
-            }
+                None => {
+                    if report {
+                        cx.report(idx, Check::VectorType, format!("vtype {vt:#x} is not valid"));
+                    }
+                }
+            },
         }
-        let _ = VDialect::Thead;
     }
     // Writes.
-    let hi = result_hi_zero(i, s);
-    let mut src_ptr = Ptr::None;
-    let mut ptr_srcs = 0;
-    for (spec, o) in row.ops.iter().zip(&i.ops) {
-        if spec.role == Role::Use && matches!(spec.kind, Kind::X | Kind::XMem) {
-            if let Some(r) = xreg(o) {
-                if s.x[r].ptr != Ptr::None {
-                    src_ptr = s.x[r].ptr;
-                    ptr_srcs += 1;
-                }
-            }
-        }
-    }
+    let is_load = row.mem.is_some_and(|m| m.dir == Dir::Load);
+    let value = if is_load {
+        let (zext, sext) = match row.result {
+            Extend::Zero(b) => (b, (b + 1).min(64)),
+            Extend::Sign(b) => (64, b),
+            _ => (64, 64),
+        };
+        Val { zext: loaded.zext.min(zext), sext: loaded.sext.min(sext), low: None, ..loaded }
+    } else {
+        result_val(i, s, any_secret, &cx.data_align)
+    };
     for (spec, o) in row.ops.iter().zip(&i.ops) {
         if !matches!(spec.role, Role::Def | Role::UseDef) {
             continue;
@@ -534,28 +875,23 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
             Opnd::Reg(Reg::X(0)) => {}
             Opnd::Reg(Reg::X(r)) => {
                 let r = *r as usize;
-                let is_base = matches!(spec.kind, Kind::XMem);
-                let v = if row.mem.is_some_and(|m| m.dir == Dir::Load) && !is_base {
-                    Val { hi_zero: hi || loaded.hi_zero, ..loaded }
-                } else if is_base {
-                    // Increment-address forms update the base: stays a pointer of the same kind.
-                    Val { ptr: s.x[r].ptr.moved(None), orig: None, ..s.x[r] }
-                } else {
-                    let ptr = match (row.mnemonic, src_ptr) {
-                        ("addi", p) => p.moved(imm(&i.ops[2])),
-                        ("auipc", _) => Ptr::Data,
-                        ("add" | "sub" | "th.addsl" | "sh1add" | "sh2add" | "sh3add", p) if ptr_srcs == 1 => p.moved(None),
-                        _ => Ptr::None,
+                n.forget(r);
+                n.x[r] = if spec.kind == Kind::XMem {
+                    // Increment-address forms update the base: a pointer of the same kind,
+                    // moved by the step.
+                    let step = match row.mem.map(|m| m.addr) {
+                        Some(Addr::Incr { off, shift, .. }) => imm(&i.ops[off as usize]).zip(imm(&i.ops[shift as usize])).map(|(o, sh)| o << sh),
+                        _ => None,
                     };
-                    let ptr = if row.mnemonic == "addi" && matches!(i.ops[2], Opnd::PcrelLo { .. }) { Ptr::Data } else { ptr };
-                    Val { defined: true, secret: any_secret, hi_zero: hi, ptr, orig: None }
+                    let b = s.x[r];
+                    Val { ptr: b.ptr.moved(step), orig: None, konst: None, low: None, tz: b.tz.min(step.map(|d| Val::constant(d).tz).unwrap_or(0)), ..b }
+                } else {
+                    value
                 };
-                n.x[r] = v;
             }
             Opnd::Reg(Reg::V(r)) => {
-                let secret = if row.mem.is_some_and(|m| m.dir == Dir::Load) { loaded.secret } else { any_secret };
-                let count = group_count(row, spec.kind, s);
-                for k in 0..count {
+                let secret = if is_load { loaded.secret } else { any_secret };
+                for k in 0..group_count(cx, row, spec.kind, s) {
                     if (*r as usize) + k < 32 {
                         n.v[*r as usize + k] = (true, secret);
                     }
@@ -564,8 +900,8 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
             _ => {}
         }
     }
-    // sp after the instruction must be known; a call requires 16-byte alignment.
-    if report && matches!(row.class, Class::Jal | Class::Jalr) && xreg(&i.ops[0]) == Some(1) {
+    // A call requires 16-byte alignment.
+    if report && i.control() == Control::Call {
         if let Ptr::Sp(k) = n.x[2].ptr {
             if k % 16 != 0 {
                 cx.report(idx, Check::StackPointer, format!("call with sp at entry{k:+}, not 16-byte aligned"));
@@ -575,31 +911,75 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
     n
 }
 
-fn group_count(row: &crate::isa::Row, kind: Kind, s: &State) -> usize {
-    let Kind::V(g) = kind else { return 1 };
-    let Some(Some(vt)) = s.vtype else { return 1 };
-    let Some(d) = row.vdialect else { return 1 };
-    let h = crate::isa::Hart::new(128);
-    let Some(c) = h.decode_vtype(d, vt) else { return 1 };
-    let l = c.group_regs();
-    match g {
-        crate::isa::VGroup::Lmul | crate::isa::VGroup::EltGroup => l,
-        crate::isa::VGroup::Wide => 2 * l,
-        crate::isa::VGroup::Seg(nf) => nf as usize * l,
-        crate::isa::VGroup::Eew { nf, .. } => nf as usize * l,
-        crate::isa::VGroup::Whole(n) => n as usize,
-        _ => 1,
-    }
+/// The integer registers an access's address is computed from.
+fn address_regs(row: &crate::isa::Row, ops: &[Opnd]) -> Vec<usize> {
+    let Some(m) = row.mem else { return Vec::new() };
+    let idx: Vec<u8> = match m.addr {
+        Addr::BaseOff { base, .. } | Addr::Incr { base, .. } | Addr::Pair { base, .. } | Addr::VUnit { base } | Addr::VIndexed { base, .. } => vec![base],
+        Addr::BaseIdx { base, index, .. } => vec![base, index],
+        Addr::VStrided { base, stride } => vec![base, stride],
+    };
+    idx.iter().filter_map(|&k| xreg(&ops[k as usize])).collect()
 }
 
-fn is_return(i: &InstItem) -> bool {
-    i.row().mnemonic == "jalr" && i.ops[0] == Opnd::Reg(Reg::X(0)) && i.ops[2] == Opnd::Reg(Reg::X(1)) && i.ops[1] == Opnd::Imm(0)
+/// The states on the edges out of item `i`: refined, on the side of a branch where an
+/// alignment test passed (`t = (p | q) & (2^k - 1)` is zero), with p and q known aligned.
+fn edges(f: &Func, label_at: &[usize], i: usize, out: &State) -> Vec<(usize, State)> {
+    let succ = successors(f, label_at, i);
+    let Item::Inst(it) = &f.items[i] else { return succ.into_iter().map(|s| (s, out.clone())).collect() };
+    let Flow::Branch { cond, .. } = it.row().flow else { return succ.into_iter().map(|s| (s, out.clone())).collect() };
+    let (a, b) = (xreg(&it.ops[0]), xreg(&it.ops[1]));
+    let tested = match (a, b) {
+        (Some(r), Some(0)) | (Some(0), Some(r)) if r != 0 => Some(r),
+        _ => None,
+    };
+    let target = it.target().map(|l| label_at[l.0 as usize]);
+    let equal_edge = match cond {
+        Cond::Eq => target,
+        Cond::Ne => Some(i + 1),
+        _ => None,
+    };
+    succ.into_iter()
+        .map(|s| {
+            let mut st = out.clone();
+            if let (Some(r), Some(e)) = (tested, equal_edge) {
+                // Only when the two edges differ (a branch to the next item tells nothing).
+                if s == e && target != Some(i + 1) {
+                    if let Some((set, k)) = out.x[r].low {
+                        for q in 0..32 {
+                            if set >> q & 1 != 0 {
+                                st.x[q].tz = st.x[q].tz.max(k);
+                            }
+                        }
+                    }
+                }
+            }
+            (s, st)
+        })
+        .collect()
 }
 
-/// Runs every check on a function with physical registers. `target_c906` enables the
-/// multiplier-timing rule.
+/// Passes over the function before the dataflow is declared not to converge (the lattice
+/// is finite and every join is monotone, so this is never reached by correct code).
+const MAX_PASSES: usize = 1000;
+
+/// Runs every check on a function with physical registers.
 pub fn check_func(f: &Func, abi: Abi) -> Vec<Finding> {
-    let c906 = f.target.has(Ext::XTheadMac) || f.target.name.starts_with("c906");
+    check_func_with(f, abi, &HashMap::new())
+}
+
+/// [`check_func`], knowing the alignment of the data objects the function addresses.
+pub fn check_func_with(f: &Func, abi: Abi, data_align: &HashMap<String, u32>) -> Vec<Finding> {
+    run(f, abi, data_align, MAX_PASSES)
+}
+
+/// [`check_func`] with at most `passes` passes of the dataflow (a test of the
+/// non-convergence error).
+pub fn check_func_limited(f: &Func, abi: Abi, passes: usize) -> Vec<Finding> {
+    run(f, abi, &HashMap::new(), passes)
+}
+
+fn run(f: &Func, abi: Abi, data_align: &HashMap<String, u32>, max_passes: usize) -> Vec<Finding> {
     let mut inum = Vec::with_capacity(f.items.len());
     let mut k = 0;
     for it in &f.items {
@@ -608,7 +988,17 @@ pub fn check_func(f: &Func, abi: Abi) -> Vec<Finding> {
             k += 1;
         }
     }
-    let mut cx = Ctx { f, abi, c906, findings: Vec::new(), inum };
+    let mut cx = Ctx {
+        f,
+        abi,
+        mul_timing: f.target.multiplier == Multiplier::C906,
+        slow_misaligned: f.target.misaligned == Misaligned::Slow,
+        vlen: f.target.vlen_max.max(128),
+        data_align: data_align.clone(),
+        findings: Vec::new(),
+        inum,
+        leak_used: vec![false; f.leaks.len()],
+    };
     let label_at = label_positions(f);
     let m = f.items.len();
     let mut inn: Vec<Option<State>> = vec![None; m];
@@ -618,20 +1008,24 @@ pub fn check_func(f: &Func, abi: Abi) -> Vec<Finding> {
     inn[0] = Some(entry_state(f, abi));
     // Fixpoint without reporting, then one reporting pass.
     let mut changed = true;
-    let mut rounds = 0;
-    while changed && rounds < 64 {
+    let mut passes = 0;
+    while changed {
+        if passes == max_passes {
+            cx.report(0, Check::Dataflow, format!("the dataflow did not reach a fixpoint in {max_passes} passes: nothing is proven"));
+            return cx.findings;
+        }
         changed = false;
-        rounds += 1;
+        passes += 1;
         for i in 0..m {
             let Some(s) = inn[i].clone() else { continue };
             let out = match &f.items[i] {
                 Item::Inst(it) => step(&mut cx, i, it, &s, false),
                 _ => s,
             };
-            for sidx in successors(f, &label_at, i) {
+            for (sidx, st) in edges(f, &label_at, i, &out) {
                 let new = match &inn[sidx] {
-                    None => out.clone(),
-                    Some(old) => old.join(&out),
+                    None => st,
+                    Some(old) => old.join(&st),
                 };
                 if inn[sidx].as_ref() != Some(&new) {
                     inn[sidx] = Some(new);
@@ -657,8 +1051,30 @@ pub fn check_func(f: &Func, abi: Abi) -> Vec<Finding> {
             }
         }
         let out = step(&mut cx, i, it, &s, true);
-        if is_return(it) {
-            exit_checks(&mut cx, i, &out);
+        match it.control() {
+            Control::Return => exit_checks(&mut cx, i, &out),
+            // `tail sym` (auipc + jalr zero with %pcrel_lo): leaves the function.
+            Control::IndirectJump if matches!(it.ops.get(it.row().ops.iter().position(|o| matches!(o.kind, Kind::MemOff(_))).unwrap_or(1)), Some(Opnd::PcrelLo { .. })) => {
+                exit_checks(&mut cx, i, &out)
+            }
+            Control::IndirectJump => cx.report(i, Check::ControlFlow, "indirect jump to a computed address: the checks cannot follow it".into()),
+            _ => {}
+        }
+    }
+    // A path that runs off the end of the code.
+    let falls_off = match &f.items[m - 1] {
+        Item::Exit => false,
+        Item::Inst(it) => matches!(it.control(), Control::Next | Control::Branch | Control::Call),
+        _ => true,
+    };
+    if inn[m - 1].is_some() && falls_off {
+        cx.report(m - 1, Check::ControlFlow, "a path runs past the end of the code without a return".into());
+    }
+    for (k, used) in cx.leak_used.clone().into_iter().enumerate() {
+        if !used {
+            let d = &f.leaks[k];
+            let first = f.items.iter().position(|it| matches!(it, Item::Inst(x) if x.leak == Some(k as u16))).unwrap_or(0);
+            cx.report(first, Check::UnusedLeak, format!("declared leak {:?} (\"{}\") covers no instruction that needs it", d.kind, d.reason));
         }
     }
     cx.findings
@@ -678,7 +1094,7 @@ fn exit_checks(cx: &mut Ctx, i: usize, s: &State) {
         Ptr::Sp(k) => cx.report(i, Check::StackPointer, format!("sp is entry{k:+} at return")),
         _ => cx.report(i, Check::StackPointer, "sp is not known to be restored at return".into()),
     }
-    let ret_value = cx.f.ret != "void";
+    let ret_value = cx.f.result.is_value();
     for r in 1..32usize {
         if r == 2 || (r == 10 && ret_value) || abi.callee_saved().contains(&(r as u8)) {
             continue;
@@ -692,10 +1108,8 @@ fn exit_checks(cx: &mut Ctx, i: usize, s: &State) {
             cx.report(i, Check::SecretLeft, format!("v{v} holds secret data at return"));
         }
     }
-    for (off, val) in &s.stack {
-        if val.secret {
-            cx.report(i, Check::SecretLeft, format!("the stack at entry sp{off:+} holds secret data at return"));
-        }
+    for &(lo, hi) in &s.secret.0 {
+        cx.report(i, Check::SecretLeft, format!("the stack at entry sp{lo:+}..sp{hi:+} holds secret data at return"));
     }
 }
 

@@ -5,6 +5,7 @@
 //! the instruction and the reason, and [`Func::finish`] returns it.
 
 use crate::abi::Abi;
+use crate::entry::{Entry, Param, Ret, Ty};
 use crate::isa::{table, Form, Kind, Row};
 use crate::target::Target;
 use crate::text::{operand_text, XNAMES};
@@ -112,12 +113,41 @@ pub struct InstItem {
     /// Every register this instruction writes holds public data (set by allocation from
     /// [`Func::public`] declarations); the epilogue need not wipe it.
     pub public_def: bool,
+    /// The declared leak (index into [`Func::leaks`]) whose region this instruction is in.
+    pub leak: Option<u16>,
 }
 
 impl InstItem {
     pub fn row(&self) -> &'static Row {
         table().row(self.form)
     }
+    /// A new instruction (no comment, location or leak region).
+    pub fn new(form: Form, ops: Vec<Opnd>, public_def: bool) -> InstItem {
+        InstItem { form, ops, comment: None, loc: None, public_def, leak: None }
+    }
+
+    /// What the instruction does to control flow (virtual registers count as neither
+    /// `zero` nor `ra`).
+    pub fn control(&self) -> crate::isa::Control {
+        let reg = |k: usize| match self.ops.get(k) {
+            Some(Opnd::Reg(r)) => Some(r.phys().unwrap_or(u8::MAX)),
+            _ => None,
+        };
+        let imm = |k: usize| match self.ops.get(k) {
+            Some(Opnd::Imm(v)) => Some(*v),
+            _ => None,
+        };
+        self.row().control(reg, imm)
+    }
+
+    /// The label a branch or jump goes to.
+    pub fn target(&self) -> Option<Label> {
+        match self.ops.get(self.row().target_operand()?) {
+            Some(Opnd::Label(l)) => Some(*l),
+            _ => None,
+        }
+    }
+
     /// Registers this instruction reads and writes (per the row's roles).
     pub fn regs(&self) -> impl Iterator<Item = (crate::isa::Role, Reg)> + '_ {
         self.row().ops.iter().zip(&self.ops).filter_map(|(spec, o)| match o {
@@ -154,8 +184,11 @@ pub struct VRegInfo {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabelInfo {
+    /// Printed name (unique in the function: a name used in several scopes is numbered).
     pub name: Option<String>,
     pub bound: bool,
+    /// The label this one turned out to be (a scope's reference to a label outside it).
+    pub alias: Option<Label>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,8 +205,9 @@ pub struct SlotInfo {
 pub struct ArgInfo {
     pub name: String,
     pub reg: Reg,
-    /// C type, e.g. `const unsigned char *`.
-    pub c_type: String,
+    pub ty: Ty,
+    /// For a pointer, the alignment in bytes the caller guarantees.
+    pub align: u32,
     /// The memory it points to (or the value itself) is secret.
     pub secret: bool,
     /// Byte ranges [lo, hi) of secret memory that are public nonetheless (a structure's
@@ -181,7 +215,8 @@ pub struct ArgInfo {
     pub public_ranges: Vec<(i64, i64)>,
 }
 
-/// A leak the kernel declares on purpose (reported as declared by the constant-time lint).
+/// A leak the kernel declares on purpose, for the instructions of one region (reported as
+/// declared by the constant-time lint; a declaration no finding needs is an error).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeclaredLeak {
     pub kind: LeakKind,
@@ -236,8 +271,10 @@ pub struct Func {
     pub args: Vec<ArgInfo>,
     pub slots: Vec<SlotInfo>,
     pub leaks: Vec<DeclaredLeak>,
-    /// Return type in C (`void`, `int`).
-    pub ret: String,
+    /// The result (a0 at return).
+    pub result: Ret,
+    /// The entry point the function implements, if it was built from one.
+    pub entry: Option<&'static Entry>,
     /// One-line summary for headers.
     pub summary: String,
     /// Wipe the caller-saved registers this function writes (and its secret stack slots) at
@@ -245,6 +282,12 @@ pub struct Func {
     pub wipe: bool,
     pub errors: Vec<BuildError>,
     loc: Option<Loc>,
+    /// The leak region instructions are appended in (see [`Func::leaking`]).
+    leak_region: Option<u16>,
+    /// Label names by scope, innermost last (see [`Func::scope`]).
+    scopes: Vec<Vec<(String, Label)>>,
+    /// Code placed after the rest of the function (see [`Func::cold`]).
+    cold: Vec<Item>,
 }
 
 fn render_opnd(f: &Func, k: Option<Kind>, o: &Opnd) -> String {
@@ -284,11 +327,15 @@ impl Func {
             args: Vec::new(),
             slots: Vec::new(),
             leaks: Vec::new(),
-            ret: "void".into(),
+            result: Ret::Void,
+            entry: None,
             summary: String::new(),
             wipe: true,
             errors: Vec::new(),
             loc: None,
+            leak_region: None,
+            scopes: vec![Vec::new()],
+            cold: Vec::new(),
         }
     }
 
@@ -331,17 +378,52 @@ impl Func {
         std::array::from_fn(|i| self.vreg(&format!("{name}{i}"), lmul))
     }
 
+    /// A function implementing entry point `e` for `variant`: named by the entry, with its
+    /// parameters declared (in order: [`Func::params`] gives their registers) and its result.
+    pub fn entry(e: &'static Entry, variant: &str, target: &Target, abi: Abi) -> Func {
+        let mut f = Func::new(&e.symbol(variant), target, abi);
+        if !e.abis.contains(&abi) {
+            f.fail(format!("entry point {} has no {abi} form", e.symbol(variant)));
+        }
+        f.entry = Some(e);
+        f.summary = e.summary.to_string();
+        f.result = e.ret;
+        for p in e.params {
+            f.param(p);
+        }
+        f
+    }
+
+    /// The registers of the parameters, in declaration order.
+    pub fn params<const N: usize>(&mut self) -> [Reg; N] {
+        if self.args.len() != N {
+            let n = self.args.len();
+            self.fail(format!("the entry point has {n} parameters; the kernel asked for {N}"));
+            return [Reg::X(0); N];
+        }
+        std::array::from_fn(|k| self.args[k].reg)
+    }
+
+    /// The next parameter: a virtual register pinned to a0, a1, ... for the whole function.
+    pub fn param(&mut self, p: &Param) -> Reg {
+        let r = self.arg(p.name, p.ty, p.secret);
+        if let Some(a) = self.args.last_mut() {
+            a.public_ranges.extend_from_slice(p.public);
+        }
+        r
+    }
+
     /// The next argument: a virtual register pinned to a0, a1, ... for the whole function.
     /// `secret`: the data it points to (or, for a value argument, the value) is secret.
-    pub fn arg(&mut self, name: &str, c_type: &str, secret: bool) -> Reg {
-        let secret_value = secret && !c_type.contains('*');
+    pub fn arg(&mut self, name: &str, ty: Ty, secret: bool) -> Reg {
+        let secret_value = secret && !ty.is_ptr();
         let n = self.args.len();
         if n >= 8 {
             self.fail(format!("argument `{name}`: more than 8 register arguments"));
         }
         self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: Some(10 + n as u8), public: !secret_value });
         let reg = Reg::VirtX(self.vregs.len() as u32 - 1);
-        self.args.push(ArgInfo { name: name.to_string(), reg, c_type: c_type.to_string(), secret, public_ranges: Vec::new() });
+        self.args.push(ArgInfo { name: name.to_string(), reg, ty, align: ty.align(), secret, public_ranges: Vec::new() });
         reg
     }
 
@@ -353,17 +435,64 @@ impl Func {
     }
 
     pub fn label(&mut self) -> Label {
-        self.labels.push(LabelInfo { name: None, bound: false });
+        self.labels.push(LabelInfo { name: None, bound: false, alias: None });
         Label(self.labels.len() as u32 - 1)
     }
 
-    /// The label with this name, created on first use (the macro's `name:` and references).
+    /// The label with this name in the current scope, created on first use (the macro's
+    /// `name:` and references).
     pub fn named_label(&mut self, name: &str) -> Label {
-        if let Some(i) = self.labels.iter().position(|l| l.name.as_deref() == Some(name)) {
-            return Label(i as u32);
+        let scope = self.scopes.last().expect("the function scope");
+        if let Some((_, l)) = scope.iter().find(|(n, _)| n == name) {
+            return *l;
         }
-        self.labels.push(LabelInfo { name: Some(name.to_string()), bound: false });
-        Label(self.labels.len() as u32 - 1)
+        // The printed name is unique: a name already used (in another scope) is numbered.
+        let taken = |n: &str, labels: &[LabelInfo]| labels.iter().any(|l| l.name.as_deref() == Some(n));
+        let mut printed = name.to_string();
+        let mut k = 1;
+        while taken(&printed, &self.labels) {
+            printed = format!("{name}.{k}");
+            k += 1;
+        }
+        self.labels.push(LabelInfo { name: Some(printed), bound: false, alias: None });
+        let l = Label(self.labels.len() as u32 - 1);
+        self.scopes.last_mut().expect("the function scope").push((name.to_string(), l));
+        l
+    }
+
+    /// Runs `body` in a new label scope: the names it binds are its own (a Rust helper that
+    /// binds `loop:` can be called twice in one function); a name it uses without binding
+    /// refers to the enclosing scope's label of that name.
+    pub fn scope<R>(&mut self, body: impl FnOnce(&mut Func) -> R) -> R {
+        self.scopes.push(Vec::new());
+        let r = body(self);
+        let inner = self.scopes.pop().expect("pushed above");
+        for (name, l) in inner {
+            if self.labels[l.0 as usize].bound {
+                continue;
+            }
+            let outer = self.scopes.last().expect("the function scope").iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
+            match outer {
+                Some(o) => self.labels[l.0 as usize].alias = Some(o),
+                None => self.scopes.last_mut().expect("the function scope").push((name, l)),
+            }
+        }
+        r
+    }
+
+    /// Emits `body` out of line, after the rest of the function (rarely taken paths: the
+    /// hot path falls through). `body` must end in a jump or a return.
+    pub fn cold(&mut self, body: impl FnOnce(&mut Func)) {
+        let items = self.capture(body);
+        self.cold.extend(items);
+    }
+
+    /// The label `l` stands for (following scope aliases).
+    pub fn resolve(&self, mut l: Label) -> Label {
+        while let Some(a) = self.labels[l.0 as usize].alias {
+            l = a;
+        }
+        l
     }
 
     pub fn label_name(&self, l: Label) -> String {
@@ -404,9 +533,21 @@ impl Func {
         self.items.push(Item::Comment(s.into()));
     }
 
-    /// Declares a leak the constant-time lint should report as declared rather than fail.
-    pub fn declare_leak(&mut self, kind: LeakKind, reason: &str) {
-        self.leaks.push(DeclaredLeak { kind, reason: reason.to_string() });
+    /// Runs `body` with the leak `kind` declared for the instructions it appends: the
+    /// constant-time lint reports such findings there as declared; elsewhere they are
+    /// errors, and a declaration that no finding needs is an error too.
+    pub fn leaking<R>(&mut self, kind: LeakKind, reason: &str, body: impl FnOnce(&mut Func) -> R) -> R {
+        let idx = match self.leaks.iter().position(|l| l.kind == kind && l.reason == reason) {
+            Some(i) => i,
+            None => {
+                self.leaks.push(DeclaredLeak { kind, reason: reason.to_string() });
+                self.leaks.len() - 1
+            }
+        };
+        let outer = self.leak_region.replace(idx as u16);
+        let r = body(self);
+        self.leak_region = outer;
+        r
     }
 
     /// Text of an instruction as given, for error messages.
@@ -464,7 +605,24 @@ impl Func {
 
     /// Checks operands against the row and the target and appends the instruction.
     pub fn emit(&mut self, form: Form, mut ops: Vec<Opnd>, comment: Option<String>) {
-        let row = table().row(form);
+        let mut form = form;
+        let mut row = table().row(form);
+        // A vector row of the other dialect: its twin (same meaning), or an error.
+        if let (Some(d), Some(td)) = (row.vdialect, self.target.vdialect()) {
+            if d != td {
+                match self.dialect_twin(row, &mut ops, td) {
+                    Ok(f) => {
+                        form = f;
+                        row = table().row(f);
+                    }
+                    Err(reason) => {
+                        let d = self.describe(row.mnemonic, &ops);
+                        self.error(d, reason);
+                        return;
+                    }
+                }
+            }
+        }
         // Fill omitted optional trailing operands: vm (unmasked) and literals.
         while ops.len() < row.ops.len() {
             match row.ops[ops.len()].kind {
@@ -479,7 +637,36 @@ impl Func {
             self.error(d, reason);
             return;
         }
-        self.items.push(Item::Inst(InstItem { form, ops, comment, loc: self.loc, public_def: false }));
+        self.items.push(Item::Inst(InstItem { form, ops, comment, loc: self.loc, public_def: false, leak: self.leak_region }));
+    }
+
+    /// The row of dialect `to` with the meaning of `row` (a dialect-neutral kernel writes RVV
+    /// 1.0 mnemonics): its declared twin, unmasked; `vsetvli` with its vtype converted.
+    fn dialect_twin(&self, row: &Row, ops: &mut [Opnd], to: crate::isa::VDialect) -> Result<Form, String> {
+        use crate::isa::VDialect;
+        let target = self.target.name;
+        if row.vset.is_some() {
+            let (VDialect::V1, VDialect::Thead, Some(crate::isa::VType::Imm(k))) = (row.vdialect.unwrap_or(to), to, row.vset) else {
+                return Err(format!("`{}` has no equivalent on target {target}: write the target's own form", row.mnemonic));
+            };
+            let th = table().lookup(&format!("th.{}", row.mnemonic)).ok_or_else(|| format!("`{}` has no XTheadVector form", row.mnemonic))?;
+            // RVV 1.0's `vsetvli zero, zero` keeps vl; XTheadVector's sets vl = VLMAX.
+            if ops.first() == Some(&Opnd::Reg(Reg::X(0))) && ops.get(1) == Some(&Opnd::Reg(Reg::X(0))) {
+                return Err(format!("`{}` with rd = rs1 = zero keeps vl in RVV 1.0 but sets VLMAX on target {target}", row.mnemonic));
+            }
+            if let Some(Opnd::Imm(v)) = ops.get_mut(k as usize) {
+                *v = VDialect::thead_vtype_of(*v).map_err(|e| format!("`{}` on target {target}: {e}", row.mnemonic))?;
+            }
+            return Ok(th);
+        }
+        let twin = row.twin.ok_or_else(|| {
+            format!("`{}` means something else (or nothing) in the vector dialect of target {target}: write the target's own form", row.mnemonic)
+        })?;
+        let masked = row.vm_operand().is_some_and(|k| ops.get(k) == Some(&Opnd::Imm(0)));
+        if masked {
+            return Err(format!("masked `{}`: the dialects lay masks out differently; write target {target}'s own form", row.mnemonic));
+        }
+        Ok(twin)
     }
 
     fn check(&self, row: &Row, ops: &[Opnd]) -> Result<(), String> {
@@ -525,6 +712,19 @@ impl Func {
     /// Finishes the description: every referenced label must be bound; the first recorded
     /// error is returned.
     pub fn finish(mut self) -> Result<Func, BuildError> {
+        let cold = std::mem::take(&mut self.cold);
+        self.items.extend(cold);
+        // References to labels of enclosing scopes become those labels.
+        let resolved: Vec<Label> = (0..self.labels.len()).map(|i| self.resolve(Label(i as u32))).collect();
+        for it in &mut self.items {
+            if let Item::Inst(i) = it {
+                for o in &mut i.ops {
+                    if let Opnd::Label(l) | Opnd::PcrelLo { anchor: l } = o {
+                        *l = resolved[l.0 as usize];
+                    }
+                }
+            }
+        }
         let mut used = vec![false; self.labels.len()];
         for it in &self.items {
             if let Item::Inst(i) = it {
@@ -547,7 +747,14 @@ impl Func {
                 });
             }
         }
-        if !self.items.iter().any(|i| matches!(i, Item::Exit)) {
+        // A function must leave: through a return (`ret` here, or a return or tail call
+        // written as instructions); the checks follow every path to one.
+        let leaves = |i: &Item| match i {
+            Item::Exit => true,
+            Item::Inst(x) => matches!(x.control(), crate::isa::Control::Return | crate::isa::Control::IndirectJump),
+            _ => false,
+        };
+        if !self.items.iter().any(leaves) {
             self.fail("function has no return");
         }
         match self.errors.first() {
@@ -634,7 +841,7 @@ pub fn interleave(a: Vec<Item>, b: Vec<Item>) -> Result<Vec<Item>, String> {
         for it in s {
             match it {
                 Item::Inst(i) => {
-                    if i.row().ops.iter().any(|o| matches!(o.kind, crate::isa::Kind::Rel(_))) || i.row().class == crate::isa::Class::Jalr {
+                    if i.row().is_control() {
                         return Err(format!("`{}` is control flow", i.row().mnemonic));
                     }
                     for (role, reg) in i.regs() {

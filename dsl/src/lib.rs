@@ -4,6 +4,7 @@
 pub mod abi;
 pub mod asmfile;
 pub mod check;
+pub mod entry;
 pub mod ext;
 pub mod func;
 pub mod lower;

@@ -4,7 +4,7 @@
 
 use crate::abi::Abi;
 use crate::func::{BuildError, Func, InstItem, Item, Label, Opnd, Reg};
-use crate::isa::{table, Kind, Role, VDialect};
+use crate::isa::{table, Control, Kind, Role, VDialect};
 
 const NX: usize = 32;
 const NPHYS: usize = 64;
@@ -81,29 +81,29 @@ pub fn uses_defs(f: &Func, it: &Item) -> (Vec<usize>, Vec<usize>) {
                 }
             }
         }
-        Item::Exit if f.ret != "void" => u.push(10),
+        Item::Exit if f.result.is_value() => u.push(10),
         _ => {}
     }
     (u, d)
 }
 
-/// Successor item indices of item `i` (control flow).
+/// Successor item indices of item `i` (control flow, from the rows' [`Control`]). A return
+/// and an indirect jump have none.
 pub fn successors(f: &Func, label_at: &[usize], i: usize) -> Vec<usize> {
     let next = if i + 1 < f.items.len() { vec![i + 1] } else { vec![] };
     match &f.items[i] {
         Item::Exit => vec![],
         Item::Inst(it) => {
-            let row = it.row();
-            let target = it.ops.iter().find_map(|o| if let Opnd::Label(l) = o { Some(label_at[l.0 as usize]) } else { None });
-            match row.mnemonic {
-                "jal" if it.ops[0] == Opnd::Reg(Reg::X(0)) => target.into_iter().collect(),
-                "jalr" if it.ops[0] == Opnd::Reg(Reg::X(0)) => vec![],
-                _ if row.class == crate::isa::Class::Branch => {
+            let target = it.target().map(|l| label_at[l.0 as usize]).filter(|&t| t != usize::MAX);
+            match it.control() {
+                Control::Next | Control::Call => next,
+                Control::Jump => target.into_iter().collect(),
+                Control::Branch => {
                     let mut s = next;
                     s.extend(target);
                     s
                 }
-                _ => next,
+                Control::Return | Control::IndirectJump => vec![],
             }
         }
         _ => next,
@@ -358,7 +358,7 @@ pub struct Frame {
 }
 
 fn mk(mn: &str, ops: Vec<Opnd>) -> Item {
-    Item::Inst(InstItem { form: table().form(mn), ops, comment: None, loc: None, public_def: true })
+    Item::Inst(InstItem::new(table().form(mn), ops, true))
 }
 
 /// What may hold secrets on entry to an item, on some path to it.
@@ -494,22 +494,21 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
     let epilogue = |h: Held, written: &mut [bool; 32]| -> Vec<Item> {
         let mut epilogue = Vec::new();
         if f.wipe {
-            if uses_vector && h.vector {
-                match vdialect {
-                    Some(VDialect::Thead) => {
-                        epilogue.push(mk("th.vsetvli", vec![zero.into(), zero.into(), Opnd::Imm(0b11)]));
-                        for b in [0, 8, 16, 24] {
-                            epilogue.push(mk("th.vmv.v.i", vec![Reg::V(b).into(), Opnd::Imm(0)]));
-                        }
-                    }
-                    Some(VDialect::V1) => {
-                        epilogue.push(mk("vsetvli", vec![Reg::X(5).into(), zero.into(), Opnd::Imm(0b11 | 0xc0)]));
-                        for b in [0, 8, 16, 24] {
-                            epilogue.push(mk("vmv.v.i", vec![Reg::V(b).into(), Opnd::Imm(0)]));
-                        }
-                        written[5] = true;
-                    }
-                    None => {}
+            // Every vector register: e8 (any SEW works), LMUL 8, vl = VLMAX, four groups.
+            if let (true, true, Some(d)) = (uses_vector, h.vector, vdialect) {
+                let vt = Opnd::Imm(d.vtype(8, 8).expect("e8, m8 is a vtype"));
+                let (set, zero_group) = match d {
+                    VDialect::Thead => ("th.vsetvli", "th.vmv.v.i"),
+                    VDialect::V1 => ("vsetvli", "vmv.v.i"),
+                };
+                // RVV 1.0's vsetvli with rd = rs1 = x0 keeps vl: VLMAX needs rd != x0.
+                let rd = if d == VDialect::V1 { Reg::X(5) } else { zero };
+                epilogue.push(mk(set, vec![rd.into(), zero.into(), vt]));
+                for b in [0, 8, 16, 24] {
+                    epilogue.push(mk(zero_group, vec![Reg::V(b).into(), Opnd::Imm(0)]));
+                }
+                if rd == Reg::X(5) {
+                    written[5] = true;
                 }
             }
             for (k, s) in f.slots.iter().enumerate() {
@@ -526,7 +525,7 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
                 }
             }
             for r in 1..32u8 {
-                let keep = r == 2 || r == 1 || (r == 10 && f.ret != "void") || f.abi.callee_saved().contains(&r) || f.abi.reserved().contains(&r);
+                let keep = r == 2 || r == 1 || (r == 10 && f.result.is_value()) || f.abi.callee_saved().contains(&r) || f.abi.reserved().contains(&r);
                 if written[r as usize] && !keep && (x_mask >> r) & 1 != 0 {
                     epilogue.push(mk("addi", vec![Reg::X(r).into(), zero.into(), Opnd::Imm(0)]));
                 }
@@ -562,7 +561,7 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
 
 /// Rewrites conditional branches whose target is out of the ±4 KiB reach as the inverted
 /// branch over a `jal` (as GNU as does), until every branch reaches.
-pub fn relax_branches(f: &mut Func) {
+pub fn relax_branches(f: &mut Func) -> Result<(), BuildError> {
     loop {
         let mut off = Vec::with_capacity(f.items.len());
         let mut at = std::collections::HashMap::new();
@@ -580,29 +579,26 @@ pub fn relax_branches(f: &mut Func) {
         }
         let far = f.items.iter().enumerate().find_map(|(i, it)| {
             let Item::Inst(inst) = it else { return None };
-            if inst.row().class != crate::isa::Class::Branch {
+            if inst.control() != Control::Branch {
                 return None;
             }
-            let Some(Opnd::Label(l)) = inst.ops.get(2) else { return None };
-            let d = at.get(l)? - off[i];
-            (!(-4096..=4094).contains(&d)).then_some(i)
+            let d = at.get(&inst.target()?)? - off[i];
+            let crate::isa::Kind::Rel(spec) = inst.row().ops[inst.row().target_operand()?].kind else { return None };
+            (!(spec.min..=spec.max).contains(&d)).then_some(i)
         });
-        let Some(i) = far else { return };
+        let Some(i) = far else { return Ok(()) };
         let Item::Inst(b) = f.items[i].clone() else { unreachable!() };
-        let inverse = match b.row().mnemonic {
-            "beq" => "bne",
-            "bne" => "beq",
-            "blt" => "bge",
-            "bge" => "blt",
-            "bltu" => "bgeu",
-            _ => "bltu",
+        let (Some(inverse), Some(t)) = (b.row().inverse, b.row().target_operand()) else {
+            return Err(err(f, format!("branch `{}` is out of reach and its row names no inverse", f.inst_text(&b))));
         };
         let skip = f.label();
         f.labels[skip.0 as usize].bound = true;
         let mut inv = b.clone();
-        inv.form = table().form(inverse);
-        inv.ops[2] = Opnd::Label(skip);
-        let jump = InstItem { form: table().form("jal"), ops: vec![Opnd::Reg(Reg::X(0)), b.ops[2].clone()], comment: b.comment.clone(), loc: b.loc, public_def: true };
+        inv.form = inverse;
+        inv.ops[t] = Opnd::Label(skip);
+        let mut jump = InstItem::new(table().form("jal"), vec![Opnd::Reg(Reg::X(0)), b.ops[t].clone()], true);
+        jump.comment = b.comment.clone();
+        jump.loc = b.loc;
         f.items.splice(i..=i, [Item::Inst(inv), Item::Inst(jump), Item::Label(skip)]);
     }
 }
@@ -612,7 +608,7 @@ pub fn relax_branches(f: &mut Func) {
 pub fn lower(f: &mut Func) -> Result<Frame, BuildError> {
     allocate(f)?;
     let fr = frame(f)?;
-    relax_branches(f);
+    relax_branches(f)?;
     Ok(fr)
 }
 

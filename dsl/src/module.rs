@@ -3,7 +3,9 @@
 //! consume.
 
 use crate::abi::Abi;
-use crate::check::{check_func, Finding};
+use crate::check::{check_func_with, Finding};
+use crate::entry::Entry;
+use std::collections::HashMap;
 use crate::func::{BuildError, Func};
 use crate::lower::{lower, Frame};
 use crate::object::{assemble, build_object, Code, DataObj, Object};
@@ -22,10 +24,14 @@ pub struct Lowered {
 }
 
 impl Lowered {
-    /// `ret name(type a, type b)`.
+    /// `ret name(type a, type b)`, from the function's entry point (or its arguments).
     pub fn c_prototype(&self) -> String {
-        let args: Vec<String> = self.func.args.iter().map(|a| format!("{} {}", a.c_type, a.name)).collect();
-        format!("{} {}({})", self.func.ret, self.func.name, if args.is_empty() { "void".into() } else { args.join(", ") })
+        let f = &self.func;
+        if let Some(e) = f.entry {
+            return e.prototype_named(&f.name, f.abi);
+        }
+        let args: Vec<String> = f.args.iter().map(|a| format!("{} {}", a.ty.c(f.abi), a.name)).collect();
+        format!("{} {}({})", f.result.c(), f.name, if args.is_empty() { "void".into() } else { args.join(", ") })
     }
 }
 
@@ -59,11 +65,12 @@ impl Module {
 
     /// Finishes, lowers, checks and adds a function. The first check that fails (see
     /// [`crate::check`]) is the error, naming the kernel, the instruction and the reason.
+    /// Data the function addresses must be added first (the checks use its alignment).
     pub fn add(&mut self, f: Func, global: bool) -> Result<(), BuildError> {
         let mut f = f.finish()?;
         let body_insts = f.inst_count();
         let frame = lower(&mut f)?;
-        let findings = check_func(&f, self.abi);
+        let findings = check_func_with(&f, self.abi, &self.data_alignments());
         let errors: Vec<&Finding> = findings.iter().filter(|x| !x.declared).collect();
         if let Some(e) = errors.first() {
             let more = if errors.len() > 1 { format!(" (and {} more)", errors.len() - 1) } else { String::new() };
@@ -75,8 +82,16 @@ impl Module {
                 reason: format!("check {:?} failed: {}{more}", e.check, e.msg),
             });
         }
+        if let Some(a) = f.entry.and_then(|e| e.alias_in(self.abi)) {
+            self.aliases.push((a.to_string(), f.name.clone()));
+        }
         self.funcs.push(Lowered { func: f, frame, global, body_insts, findings });
         Ok(())
+    }
+
+    /// The alignment of each data object (what the checks know of `la` addresses).
+    pub fn data_alignments(&self) -> HashMap<String, u32> {
+        self.data.iter().map(|d| (d.name.clone(), d.align)).collect()
     }
 
     pub fn add_data(&mut self, d: DataObj) {
@@ -103,5 +118,18 @@ impl Module {
 
     pub fn func(&self, name: &str) -> Option<&Lowered> {
         self.funcs.iter().find(|l| l.func.name == name)
+    }
+
+    /// The function implementing entry point `e`.
+    pub fn of(&self, e: &Entry) -> Option<&Lowered> {
+        self.funcs.iter().find(|l| l.func.entry.is_some_and(|x| std::ptr::eq(x, e) || x == e))
+    }
+
+    /// The symbol of the function implementing `e` (an error naming the entry if the module
+    /// has none).
+    pub fn symbol(&self, e: &Entry) -> Result<String, String> {
+        self.of(e).map(|l| l.func.name.clone()).ok_or_else(|| {
+            format!("{} {} ({} ABI) has no function for entry point {}", self.kernel, self.variant, self.abi, e.symbol(&self.variant))
+        })
     }
 }

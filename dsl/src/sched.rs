@@ -42,7 +42,7 @@ pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&I
         match it {
             Item::Inst(i) => {
                 let row = i.row();
-                if matches!(row.class, Class::Branch | Class::Jal | Class::Jalr) {
+                if row.is_control() {
                     return Err(format!("`{}` is control flow", row.mnemonic));
                 }
                 let mut defs = Vec::new();
@@ -229,8 +229,9 @@ fn first_is_def(nodes: &[Node], r: Reg) -> bool {
 /// (LMUL registers, SEW bits) set by a `vsetvli` with an immediate vtype.
 fn vtype_of(i: &InstItem) -> Option<(u64, u64)> {
     let row = i.row();
-    match (row.class, row.vdialect, i.ops.get(2)) {
-        (Class::VSet, Some(d), Some(crate::func::Opnd::Imm(vt))) => {
+    match (row.vset, row.vdialect) {
+        (Some(crate::isa::VType::Imm(k)), Some(d)) => {
+            let crate::func::Opnd::Imm(vt) = i.ops.get(k as usize)? else { return None };
             let c = crate::isa::Hart::new(128).decode_vtype(d, *vt as u64)?;
             Some((c.group_regs() as u64, c.sew as u64))
         }
@@ -263,8 +264,8 @@ fn may_pass(later: &InstItem, earlier: &InstItem) -> bool {
 /// ties. The in-order core stalls behind any instruction that waits, so a vector
 /// instruction is placed when its inputs and the vector unit are ready and scalar work
 /// fills the time before. Vector instructions are timed at VLMAX of the vtype last set in
-/// the streams (LMUL 2, e32 before any).
-pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2]) -> Result<Vec<Item>, String> {
+/// the streams (LMUL 2, e32 before any) on a core with VLEN `vlen`.
+pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64) -> Result<Vec<Item>, String> {
     crate::func::interleave(a.clone(), b.clone())?;
     // Each instruction with the comments before it; comments at the end stay at the end.
     let split = |items: Vec<Item>| -> (Vec<(Vec<Item>, InstItem)>, Vec<Item>) {
@@ -325,7 +326,7 @@ pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2]) -> Result<
             first[s] += 1;
         }
         let (comments, i) = &streams[s][k];
-        let shape = crate::timing::VShape { lmul: vt.0, sew: vt.1, vl: 128 * vt.0 / vt.1, vlen: 128 };
+        let shape = crate::timing::VShape { lmul: vt.0, sew: vt.1, vl: vlen * vt.0 / vt.1, vlen };
         let tm = crate::timing::c906(i.row(), shape);
         vt = vtype_of(i).unwrap_or(vt);
         if tm.vpu_busy > 0 {

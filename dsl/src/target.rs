@@ -8,9 +8,36 @@ use crate::isa::VDialect;
 pub struct Target {
     pub name: &'static str,
     pub exts: ExtSet,
-    /// VLEN in bits the kernels may assume (0 = no vector unit).
+    /// VLEN in bits the code is timed and simulated at, the smallest it must work with (0 =
+    /// no vector unit).
     pub vlen: usize,
+    /// The largest VLEN the code must be correct for (the checker's vector extents use it).
+    pub vlen_max: usize,
+    /// How the core handles a scalar access not aligned to its size.
+    pub misaligned: Misaligned,
+    /// How the core's multiplier times a 64-bit multiply.
+    pub multiplier: Multiplier,
     pub summary: &'static str,
+}
+
+/// Misaligned scalar loads and stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Misaligned {
+    /// Done in hardware at full speed (the C906).
+    Fast,
+    /// May trap to the OS, which emulates them slowly (Linux) or not at all: code must not
+    /// make them (the checker rejects them; the simulator traps).
+    Slow,
+}
+
+/// Multiplier timing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Multiplier {
+    /// The C906: a 64-bit multiply takes 3 cycles when both factors fit 32 bits (signed or
+    /// unsigned as the instruction reads them), 6 otherwise (../shared/FACTS.md).
+    C906,
+    /// No data-dependent latency is assumed.
+    Constant,
 }
 
 const G: &[Ext] = &[I, M, A, F, D, C, Zicsr, Zifencei];
@@ -20,26 +47,33 @@ fn set(groups: &[&[Ext]]) -> ExtSet {
     groups.iter().flat_map(|g| g.iter()).fold(ExtSet::EMPTY, |s, e| s.union(ExtSet::one(*e)))
 }
 
+/// A C906 profile (VLEN 128 when it has the vector unit).
+fn c906(name: &'static str, exts: ExtSet, vlen: usize, summary: &'static str) -> Target {
+    Target { name, exts, vlen, vlen_max: vlen, misaligned: Misaligned::Fast, multiplier: Multiplier::C906, summary }
+}
+
+/// A standard-core profile: no fast misaligned access assumed, VLEN from `vlen` up to
+/// `vlen_max`.
+fn standard(name: &'static str, exts: ExtSet, vlen: usize, vlen_max: usize, summary: &'static str) -> Target {
+    Target { name, exts, vlen, vlen_max, misaligned: Misaligned::Slow, multiplier: Multiplier::Constant, summary }
+}
+
 /// Every target kgen knows.
 pub fn targets() -> Vec<Target> {
     vec![
-        Target {
-            name: "c906",
-            exts: set(&[G, THEAD_SCALAR, &[XTheadVector]]),
-            vlen: 128,
-            summary: "T-Head C906 (SG2002, CV1800B, D1): RV64GC + XThead scalar + XTheadVector, VLEN 128",
-        },
-        Target { name: "c906-novector", exts: set(&[G, THEAD_SCALAR]), vlen: 0, summary: "C906 without the vector unit" },
-        Target { name: "rv64gc", exts: set(&[G]), vlen: 0, summary: "generic RV64GC" },
-        Target { name: "rv64gc-zbb", exts: set(&[G, &[Zbb]]), vlen: 0, summary: "RV64GC + Zbb" },
-        Target { name: "rv64gc-zbc", exts: set(&[G, &[Zbb, Zbc]]), vlen: 0, summary: "RV64GC + Zbb + Zbc" },
-        Target { name: "rv64gcv", exts: set(&[G, &[V, Zbb]]), vlen: 128, summary: "RV64GCV (RVV 1.0, VLEN >= 128) + Zbb" },
-        Target {
-            name: "rva23",
-            exts: set(&[G, &[V, Zba, Zbb, Zbs, Zicond, Zvbb, Zvkb, Zvbc, Zvkg]]),
-            vlen: 128,
-            summary: "RVA23U64 with Zvbc and Zvkg (vector crypto for GHASH)",
-        },
+        c906("c906", set(&[G, THEAD_SCALAR, &[XTheadVector]]), 128, "T-Head C906 (SG2002, CV1800B, D1): RV64GC + XThead scalar + XTheadVector, VLEN 128"),
+        c906("c906-novector", set(&[G, THEAD_SCALAR]), 0, "C906 without the vector unit"),
+        standard("rv64gc", set(&[G]), 0, 0, "generic RV64GC"),
+        standard("rv64gc-zbb", set(&[G, &[Zbb]]), 0, 0, "RV64GC + Zbb"),
+        standard("rv64gc-zbc", set(&[G, &[Zbb, Zbc]]), 0, 0, "RV64GC + Zbb + Zbc"),
+        standard("rv64gcv", set(&[G, &[V, Zbb]]), 128, 512, "RV64GCV (RVV 1.0, VLEN 128 to 512) + Zbb"),
+        standard(
+            "rva23",
+            set(&[G, &[V, Zba, Zbb, Zbs, Zicond, Zvbb, Zvkb, Zvbc, Zvkg]]),
+            128,
+            512,
+            "RVA23U64 with Zvbc and Zvkg (VLEN 128 to 512)",
+        ),
     ]
 }
 

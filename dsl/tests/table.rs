@@ -106,3 +106,120 @@ fn rust_and_method_names_are_systematic() {
     assert_eq!(r.method_name(), "th_lrwu");
     assert_eq!(table().row(table().form("vadd.vv")).rust_name(), "VaddVv");
 }
+
+/// A bus that answers every load with a value derived from the address.
+struct AnyMem;
+impl kgen_dsl::isa::Bus for AnyMem {
+    fn load(&mut self, addr: u64, bytes: u8) -> Result<u64, kgen_dsl::isa::Trap> {
+        let v = addr.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(17);
+        Ok(if bytes == 8 { v } else { v & ((1u64 << (8 * bytes as u32)) - 1) })
+    }
+    fn store(&mut self, _: u64, _: u8, _: u64) -> Result<(), kgen_dsl::isa::Trap> {
+        Ok(())
+    }
+}
+
+/// The result-extension facts of the rows hold for what the rows' own semantics compute,
+/// on random operands (so the checker's width analysis rests on the table, not on belief).
+#[test]
+fn result_extension_facts_agree_with_the_semantics() {
+    use kgen_dsl::isa::{gen, Extend, Hart, Kind, Role};
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+    let mut checked = 0;
+    for row in table().rows().iter().filter(|r| r.result != Extend::Unknown && r.vdialect.is_none()) {
+        for _ in 0..200 {
+            let ops = gen::random_operands(row, &mut rng, Default::default());
+            if ops[0] == 0 {
+                continue;
+            }
+            let mut h = Hart::new(128);
+            for r in 1..32 {
+                // Mostly small values, sometimes large ones, for the operand-relative facts.
+                h.x[r] = if rng.random_bool(0.5) { rng.random::<u64>() } else { rng.random::<u32>() as u64 >> rng.random_range(0..32) };
+            }
+            let before = h.x;
+            let reg = |k: u8| before[ops[k as usize] as usize];
+            let imm = |k: u8| ops[k as usize];
+            if (row.sem)(&mut h, &mut AnyMem, &ops).is_err() {
+                continue;
+            }
+            let v = h.x[ops[0] as usize];
+            let zext = |n: i64| n >= 64 || v >> n == 0;
+            let sext = |n: i64| n >= 64 || (((v << (64 - n)) as i64) >> (64 - n)) as u64 == v;
+            let width = |x: u64| 64 - x.leading_zeros() as i64;
+            let opval = |k: u8| if matches!(row.ops[k as usize].kind, Kind::X | Kind::XMem) { reg(k) } else { imm(k) as u64 };
+            let ok = match row.result {
+                Extend::Zero(n) => zext(n as i64),
+                Extend::Sign(n) => sext(n as i64),
+                Extend::ZeroAboveImm(k) => zext(imm(k) + 1),
+                Extend::SignFromImm(k) => sext(imm(k) + 1),
+                Extend::ShiftRightImm { src, sh } => zext((width(reg(src)) - imm(sh)).max(0)),
+                Extend::ShiftRight { src } => zext(width(reg(src))),
+                Extend::And(a, b) => {
+                    let (x, y) = (opval(a), opval(b));
+                    zext(width(x).min(width(y)))
+                }
+                Extend::Or(a, b) => zext(width(opval(a)).max(width(opval(b)))),
+                Extend::Upper(k) => v == ((imm(k) << 12) as i32) as i64 as u64,
+                Extend::Unknown => true,
+            };
+            assert!(ok, "{}: {:?} does not hold for {ops:?}: result {v:#x}", row.mnemonic, row.result);
+            assert!(row.ops[0].role == Role::Def || row.ops[0].role == Role::UseDef);
+            checked += 1;
+        }
+    }
+    assert!(checked > 5000, "{checked}");
+}
+
+/// Every conditional branch names an inverse that branches on exactly the other operand
+/// pairs (by the rows' semantics), and the table resolved it.
+#[test]
+fn branch_inverses_are_complementary() {
+    use kgen_dsl::isa::{Control, Flow, Hart};
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(13);
+    let mut n = 0;
+    for row in table().rows().iter().filter(|r| matches!(r.flow, Flow::Branch { .. })) {
+        let inv = table().row(row.inverse.unwrap_or_else(|| panic!("{} has no inverse", row.mnemonic)));
+        assert_eq!(inv.inverse, Some(row.form));
+        for _ in 0..500 {
+            let (a, b) = if rng.random_bool(0.2) { let v = rng.random::<u64>(); (v, v) } else { (rng.random::<u64>(), rng.random::<u64>()) };
+            let taken = |r: &kgen_dsl::Row| {
+                let mut h = Hart::new(128);
+                h.x[5] = a;
+                h.x[6] = b;
+                h.pc = 0x1000;
+                h.next_pc = 0x1004;
+                (r.sem)(&mut h, &mut AnyMem, &[5, 6, 64]).unwrap();
+                h.next_pc != 0x1004
+            };
+            assert_ne!(taken(row), taken(inv), "{} / {} on {a:#x}, {b:#x}", row.mnemonic, inv.mnemonic);
+        }
+        assert_eq!(Inst::new(row.form, &[5, 6, 64]).control(), Control::Branch);
+        n += 1;
+    }
+    assert_eq!(n, 6);
+    // Returns, calls and jumps.
+    let jalr = table().form("jalr");
+    assert_eq!(Inst::new(jalr, &[0, 0, 1]).control(), Control::Return);
+    assert_eq!(Inst::new(jalr, &[0, 0, 5]).control(), Control::IndirectJump);
+    assert_eq!(Inst::new(jalr, &[1, 0, 5]).control(), Control::Call);
+    let jal = table().form("jal");
+    assert_eq!(Inst::new(jal, &[0, 8]).control(), Control::Jump);
+    assert_eq!(Inst::new(jal, &[1, 8]).control(), Control::Call);
+}
+
+/// Dialect twins: the RVV 1.0 rows that a neutral kernel may write map to XTheadVector rows
+/// with the same operands; mask-producing and carry forms, loads and stores do not.
+#[test]
+fn vector_twins() {
+    let twin = |m: &str| table().row(table().form(m)).twin.map(|f| table().row(f).mnemonic);
+    for (v, th) in [("vadd.vv", "th.vadd.vv"), ("vxor.vv", "th.vxor.vv"), ("vmadd.vv", "th.vmadd.vv"), ("vrgather.vv", "th.vrgather.vv"), ("vid.v", "th.vid.v"), ("vmv.v.x", "th.vmv.v.x")] {
+        assert_eq!(twin(v), Some(th), "{v}");
+        assert_eq!(twin(th), Some(v), "{th}");
+    }
+    for none in ["vmseq.vi", "vmerge.vxm", "vle32.v", "vsetvli", "vmsleu.vi", "vror.vi"] {
+        assert_eq!(twin(none), None, "{none}");
+    }
+}

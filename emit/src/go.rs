@@ -41,25 +41,21 @@
 //! `chacha20Blocks`. Argument names are kept (a Go keyword gets a `_` appended).
 //!
 //! # Types
-//! [`go_type`] maps C types (qualifiers `const`, `volatile`, `restrict` dropped):
-//! - pointers: to `unsigned int`/`unsigned`/`u32`/`uint32_t` → `*uint32`; to
-//!   `u64`/`uint64_t`/`unsigned long`/`unsigned long long` → `*uint64`; any other → `*byte`;
-//! - `size_t`/`uintptr_t`/`u64`/`uint64_t`/`unsigned long`/`unsigned long long` → `uint64`;
-//!   `long`/`long long`/`ssize_t`/`s64`/`int64_t` → `int64`;
-//! - `unsigned int`/`unsigned`/`u32`/`uint32_t` → `uint32`; `int`/`signed int`/`s32`/
-//!   `int32_t` → `int32` (C's `int` is signed, so its Go type is too);
-//! - `unsigned short`/`u16`/`uint16_t` → `uint16`; `unsigned char`/`u8`/`uint8_t` → `uint8`.
-//!
-//! 32-bit arguments are loaded with `MOVW` (sign-extending), as the RISC-V psABI keeps
-//! 32-bit values in registers; 8- and 16-bit ones are zero-extended.
+//! [`go_type`] maps the entry point's parameter types ([`kgen_dsl::entry::Ty`]): pointers
+//! to `u32` elements → `*uint32`, to `u64` → `*uint64`, any other → `*byte`; `size_t` →
+//! `uint64`; `unsigned int`/`u32` → `uint32`; `int` → `int32`. A table of function
+//! pointers has no Go type (such an entry point has no Go form). 32-bit arguments are
+//! loaded with `MOVW` (sign-extending), as the RISC-V psABI keeps 32-bit values in
+//! registers.
 
 use crate::{header_lines, EmitError, EmitOptions, GENERATOR};
 use askama::Template;
 use kgen_dsl::func::Item;
-use kgen_dsl::isa::{Class, Inst, Kind, Role};
+use kgen_dsl::isa::{Arith, Control, Inst, Kind, Role};
 use kgen_dsl::module::{Lowered, Module};
 use kgen_dsl::object::{Code, DataObj, Reloc, RelocKind};
 use kgen_dsl::text::XNAMES;
+use kgen_dsl::entry::{Elem, Ret, Ty};
 use kgen_dsl::Abi;
 use std::collections::{HashMap, HashSet};
 
@@ -100,32 +96,26 @@ fn unsupported(s: String) -> EmitError {
     EmitError::Unsupported(format!("Go output: {s}"))
 }
 
-/// The Go type of C type `c` (see the module documentation for the rules).
-pub fn go_type(c: &str) -> Result<GoType, EmitError> {
-    let words: Vec<&str> = c
-        .split(|ch: char| ch.is_whitespace() || ch == '*')
-        .filter(|w| !w.is_empty() && !matches!(*w, "const" | "volatile" | "restrict" | "__restrict" | "__restrict__"))
-        .collect();
-    let base = words.join(" ");
-    if c.contains('*') {
-        if c.matches('*').count() > 1 {
-            return Err(unsupported(format!("C type `{c}`: pointers to pointers have no Go mapping here")));
-        }
-        return Ok(match base.as_str() {
-            "unsigned int" | "unsigned" | "u32" | "uint32_t" => ty("*uint32", 8, "MOV", "MOV"),
-            "u64" | "uint64_t" | "unsigned long" | "unsigned long long" => ty("*uint64", 8, "MOV", "MOV"),
-            _ => ty("*byte", 8, "MOV", "MOV"),
-        });
-    }
-    Ok(match base.as_str() {
-        "size_t" | "uintptr_t" | "u64" | "uint64_t" | "unsigned long" | "unsigned long long" | "unsigned long int" => ty("uint64", 8, "MOV", "MOV"),
-        "long" | "long long" | "long int" | "ssize_t" | "s64" | "int64_t" => ty("int64", 8, "MOV", "MOV"),
-        "unsigned int" | "unsigned" | "u32" | "uint32_t" => ty("uint32", 4, "MOVW", "MOVW"),
-        "int" | "signed int" | "signed" | "s32" | "int32_t" => ty("int32", 4, "MOVW", "MOVW"),
-        "unsigned short" | "u16" | "uint16_t" => ty("uint16", 2, "MOVHU", "MOVH"),
-        "unsigned char" | "u8" | "uint8_t" => ty("uint8", 1, "MOVBU", "MOVB"),
-        _ => return Err(unsupported(format!("C type `{c}` has no Go mapping"))),
+/// The Go type of a parameter type (see the module documentation for the rules).
+pub fn go_type(t: Ty) -> Result<GoType, EmitError> {
+    Ok(match t {
+        Ty::Ptr { elem: Elem::U32, .. } => ty("*uint32", 8, "MOV", "MOV"),
+        Ty::Ptr { elem: Elem::U64, .. } => ty("*uint64", 8, "MOV", "MOV"),
+        Ty::Ptr { .. } => ty("*byte", 8, "MOV", "MOV"),
+        Ty::Size => ty("uint64", 8, "MOV", "MOV"),
+        Ty::U32 => ty("uint32", 4, "MOVW", "MOVW"),
+        Ty::I32 => ty("int32", 4, "MOVW", "MOVW"),
+        Ty::FuncTable => return Err(unsupported("a table of function pointers has no Go type".into())),
     })
+}
+
+/// The Go type of a result.
+fn go_result(r: Ret) -> Option<GoType> {
+    match r {
+        Ret::Void => None,
+        Ret::Int => Some(ty("int32", 4, "MOVW", "MOVW")),
+        Ret::Size => Some(ty("uint64", 8, "MOV", "MOV")),
+    }
 }
 
 fn is_go_ident(s: &str) -> bool {
@@ -133,28 +123,12 @@ fn is_go_ident(s: &str) -> bool {
     matches!(cs.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && cs.all(|c| c.is_ascii_alphanumeric() || c == '_') && !GO_KEYWORDS.contains(&s)
 }
 
-/// The Go name of C function `c` (camelCase, unexported; see the module documentation).
+/// The Go name of C function `c` (camelCase, unexported; see [`kgen_dsl::entry::go_name`]).
 pub fn go_name(c: &str) -> Result<String, EmitError> {
-    let mut out = String::new();
-    for part in c.split('_').filter(|p| !p.is_empty()) {
-        if out.is_empty() {
-            if part.chars().all(|ch| !ch.is_ascii_lowercase()) {
-                out.push_str(&part.to_ascii_lowercase());
-            } else {
-                let mut cs = part.chars();
-                out.extend(cs.next().map(|ch| ch.to_ascii_lowercase()));
-                out.extend(cs);
-            }
-        } else {
-            let mut cs = part.chars();
-            out.extend(cs.next().map(|ch| ch.to_ascii_uppercase()));
-            out.extend(cs);
-        }
+    match kgen_dsl::entry::go_name(c).filter(|n| is_go_ident(n)) {
+        Some(n) => Ok(n),
+        None => Err(unsupported(format!("function `{c}` has no Go identifier"))),
     }
-    if !is_go_ident(&out) {
-        return Err(unsupported(format!("function `{c}` gives `{out}`, which is not a Go identifier")));
-    }
-    Ok(out)
 }
 
 /// An argument name usable in Go (keywords get a `_` appended).
@@ -234,14 +208,6 @@ fn operand(i: &Inst, pick: impl Fn(Role, Kind) -> bool) -> Option<i64> {
     i.row().ops.iter().zip(i.args()).find(|(s, _)| pick(s.role, s.kind)).map(|(_, v)| *v)
 }
 
-fn is_return(i: &Inst) -> bool {
-    let row = i.row();
-    row.class == Class::Jalr
-        && operand(i, |r, k| r == Role::Def && k == Kind::X) == Some(0)
-        && operand(i, |_, k| k == Kind::XMem) == Some(1)
-        && operand(i, |_, k| matches!(k, Kind::MemOff(_))) == Some(0)
-}
-
 fn word_at(code: &Code, off: u32) -> Result<u32, EmitError> {
     code.bytes
         .get(off as usize..off as usize + 4)
@@ -278,17 +244,14 @@ fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFun
     let mut params = Vec::new();
     let mut body = Vec::new();
     for (n, a) in f.args.iter().enumerate() {
-        let t = go_type(&a.c_type).map_err(|e| fail(format!("argument `{}`: {e}", a.name)))?;
+        let t = go_type(a.ty).map_err(|e| fail(format!("argument `{}`: {e}", a.name)))?;
         let p = go_param(&a.name).map_err(|e| fail(e.to_string()))?;
         off = off.next_multiple_of(t.size);
         body.push(format!("\t{}\t{p}+{off}(FP), X{}", t.load, 10 + n));
         params.push(format!("{p} {}", t.name));
         off += t.size;
     }
-    let ret = match f.ret.trim() {
-        "void" | "" => None,
-        r => Some(go_type(r).map_err(|e| fail(format!("result: {e}")))?),
-    };
+    let ret = go_result(f.result);
     let (argsize, ret_off) = match ret {
         Some(t) => {
             let o = off.next_multiple_of(8);
@@ -328,8 +291,7 @@ fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFun
                 if let Some(r) = written_x(&inst).find(|r| GO_RESERVED.contains(r)) {
                     return Err(fail(format!("`{text}` writes {}, which Go reserves", XNAMES[r as usize])));
                 }
-                let row = inst.row();
-                if matches!(row.class, Class::Jal | Class::Jalr) && written_x(&inst).any(|r| r != 0) {
+                if inst.control() == Control::Call {
                     return Err(fail(format!("`{text}` is a call; Go assembly output supports leaf functions only")));
                 }
                 match relocs.get(&pc) {
@@ -339,7 +301,7 @@ fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFun
                         let next = code.insts.iter().find(|(o, _, _)| *o == pc + 4).map(|(_, i, _)| *i);
                         let pair_ok = match (lo, next) {
                             (Some(_), Some(n)) => {
-                                n.row().mnemonic == "addi"
+                                matches!(n.row().arith, Some(Arith::AddImm { .. }))
                                     && operand(&n, |ro, k| ro == Role::Def && k == Kind::X) == rd
                                     && operand(&n, |ro, k| ro == Role::Use && k == Kind::X) == rd
                             }
@@ -362,12 +324,12 @@ fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFun
                     Some(r) => {
                         return Err(fail(format!("`{text}` at {pc:#x} carries a {:?} relocation without its %pcrel_hi right before it", r.kind)));
                     }
-                    None if is_return(&inst) => match (ret, ret_off) {
+                    None if inst.control() == Control::Return => match (ret, ret_off) {
                         (Some(_), Some(_)) => body.push(format!("\tJMP\t{RET_LABEL}\t// {text}")),
                         _ => body.push(format!("\tRET\t// {text}")),
                     },
                     None => {
-                        if row.class == Class::Jalr {
+                        if inst.control() == Control::IndirectJump {
                             return Err(fail(format!("`{text}` is an indirect jump; Go assembly output supports `ret` only")));
                         }
                         body.push(format!("\tWORD\t${:#010x}\t// {text}", word_at(code, pc)?));

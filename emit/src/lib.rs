@@ -204,7 +204,7 @@ fn views(m: &Module, compat: Compat, comment: &str) -> Result<(Vec<FuncView>, Ve
             global: l.global,
             aliases: m.aliases.iter().filter(|(_, f)| *f == l.func.name).map(|(a, _)| a.clone()).collect(),
             prototype: l.c_prototype(),
-            report: std::iter::once(l.c_prototype()).chain(Report::of(l).lines()).collect(),
+            report: Report::of(l).lines(),
             body: body_lines(l, c, compat, comment),
         })
         .collect();
@@ -249,4 +249,82 @@ pub fn perlasm_shim(asm: &str, o: &EmitOptions) -> String {
     }
     s.push_str("___\nclose $fh or die \"error closing output: $!\\n\";\n");
     s
+}
+
+/// A C header declaring a module's functions (and their aliases), from their entry points:
+/// what OpenSSL's or the kernel's C glue includes instead of copying prototypes.
+///
+/// OpenSSL ABI: the parameter types are OpenSSL's (`u64`, `u128` from crypto/modes.h,
+/// `AES_KEY` from openssl/aes.h); inside OpenSSL include the header after those, elsewhere
+/// define `KGEN_STANDALONE` first and it declares compatible types. Linux ABI: the kernel's
+/// `u8`/`u32`/`u64` (<linux/types.h> under `__KERNEL__`, <stdint.h> otherwise).
+pub fn c_header(m: &Module, o: &EmitOptions) -> Result<String, EmitError> {
+    use kgen_dsl::entry::Elem;
+    use kgen_dsl::Abi;
+    if m.abi == Abi::Go {
+        return Err(EmitError::Unsupported("a C header is for the openssl and linux ABIs (Go has its .go declarations)".into()));
+    }
+    let mut s = String::from("/*\n");
+    for l in header_lines(m, o, if m.abi == Abi::Linux { "Linux kernel" } else { "OpenSSL (RISC-V psABI)" }) {
+        s.push_str(&format!(" * {l}\n"));
+    }
+    s.push_str(" */\n");
+    let guard = format!("KGEN_{}_{}_{}_H", m.kernel, m.variant, m.abi.name()).to_ascii_uppercase().replace(['-', '.'], "_");
+    s.push_str(&format!("#ifndef {guard}\n#define {guard}\n\n"));
+    // The element types the prototypes name.
+    let mut elems: Vec<Elem> = Vec::new();
+    for l in &m.funcs {
+        for a in &l.func.args {
+            if let Some(e) = a.ty.elem() {
+                if !elems.contains(&e) {
+                    elems.push(e);
+                }
+            }
+        }
+    }
+    match m.abi {
+        Abi::Linux => {
+            s.push_str("#ifdef __KERNEL__\n#include <linux/types.h>\n#else\n#include <stddef.h>\n#include <stdint.h>\n");
+            s.push_str("typedef uint8_t u8;\ntypedef uint32_t u32;\ntypedef uint64_t u64;\n#endif\n");
+        }
+        _ => {
+            s.push_str("#include <stddef.h>\n\n");
+            let mut defs = Vec::new();
+            if elems.contains(&Elem::U64) || elems.contains(&Elem::U128) {
+                defs.push("typedef unsigned long long u64;".to_string());
+            }
+            if elems.contains(&Elem::U128) {
+                defs.push("typedef struct { u64 hi, lo; } u128;".to_string());
+            }
+            for e in &elems {
+                if let Elem::Named { name, def, .. } = e {
+                    defs.push(format!("typedef {def} {name};"));
+                }
+            }
+            if !defs.is_empty() {
+                s.push_str("/* OpenSSL's types, for use outside OpenSSL (define KGEN_STANDALONE). */\n#ifdef KGEN_STANDALONE\n");
+                for d in defs {
+                    s.push_str(&d);
+                    s.push('\n');
+                }
+                s.push_str("#endif\n");
+            }
+        }
+    }
+    for l in m.funcs.iter().filter(|l| l.global) {
+        s.push('\n');
+        if !l.func.summary.is_empty() {
+            s.push_str(&format!("/* {} */\n", l.func.summary));
+        }
+        s.push_str(&format!("{};\n", l.c_prototype()));
+        for (alias, f) in m.aliases.iter().filter(|(_, f)| *f == l.func.name) {
+            let proto = match l.func.entry {
+                Some(e) => e.prototype_named(alias, m.abi),
+                None => l.c_prototype().replacen(f.as_str(), alias, 1),
+            };
+            s.push_str(&format!("{proto};\n"));
+        }
+    }
+    s.push_str(&format!("\n#endif /* {guard} */\n"));
+    Ok(s)
 }

@@ -25,18 +25,66 @@
 //! Performance (C906 cost model, `kgen bench aes`): see README.md's table.
 
 use crate::{Kernel, Variant};
-use kgen_dsl::func::{LeakKind, Slot};
+use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
+use kgen_dsl::func::LeakKind;
 use kgen_dsl::object::DataObj;
-use kgen_dsl::target::Target;
+use kgen_dsl::target::{Misaligned, Target};
 use kgen_dsl::{Abi, BuildError, Func, Module, Reg};
 use kgen_macros::kasm;
+
+/// OpenSSL's `AES_KEY`: 60 round-key words, then `int rounds` at byte 240.
+const AES_KEY: Elem = Elem::Named { name: "AES_KEY", align: 4, def: "struct aes_key_st { unsigned int rd_key[60]; int rounds; }" };
+const ABIS: &[Abi] = &[Abi::Psabi, Abi::Go];
+/// The rounds field is public; the round keys are not.
+const ROUNDS_PUBLIC: &[(i64, i64)] = &[(240, 244)];
+const BLOCK_PARAMS: &[Param] = &[
+    Param::ptr("in", Elem::U8, In, true),
+    Param::ptr("out", Elem::U8, Out, false),
+    Param::ptr("key", AES_KEY, In, true).public(ROUNDS_PUBLIC),
+];
+const SETKEY_PARAMS: &[Param] =
+    &[Param::ptr("userKey", Elem::U8, In, true), Param::val("bits", Ty::I32, false), Param::ptr("key", AES_KEY, Out, true)];
+
+/// `void AES_encrypt(const unsigned char *in, unsigned char *out, const AES_KEY *key)`.
+pub const ENCRYPT: Entry = Entry {
+    kernel: "aes",
+    prefix: "AES_encrypt_",
+    suffix: "",
+    alias: Some("AES_encrypt"),
+    abis: ABIS,
+    params: BLOCK_PARAMS,
+    ret: Ret::Void,
+    summary: "AES block encryption (T-tables)",
+};
+/// `void AES_decrypt(const unsigned char *in, unsigned char *out, const AES_KEY *key)`.
+pub const DECRYPT: Entry = Entry { prefix: "AES_decrypt_", alias: Some("AES_decrypt"), summary: "AES block decryption (T-tables)", ..ENCRYPT };
+/// `int AES_set_encrypt_key(const unsigned char *userKey, int bits, AES_KEY *key)`.
+pub const SET_ENCRYPT_KEY: Entry = Entry {
+    kernel: "aes",
+    prefix: "AES_set_encrypt_key_",
+    suffix: "",
+    alias: Some("AES_set_encrypt_key"),
+    abis: ABIS,
+    params: SETKEY_PARAMS,
+    ret: Ret::Int,
+    summary: "AES key schedule: 0, -1 for a NULL pointer, -2 for a key size other than 128/192/256",
+};
+/// `int AES_set_decrypt_key(const unsigned char *userKey, int bits, AES_KEY *key)`.
+pub const SET_DECRYPT_KEY: Entry = Entry {
+    prefix: "AES_set_decrypt_key_",
+    alias: Some("AES_set_decrypt_key"),
+    summary: "AES decryption key schedule (equivalent inverse cipher): 0, -1, -2 as set_encrypt_key",
+    ..SET_ENCRYPT_KEY
+};
+/// Every entry point of the kernel.
+pub const ENTRIES: &[&Entry] = &[&ENCRYPT, &DECRYPT, &SET_ENCRYPT_KEY, &SET_DECRYPT_KEY];
 
 pub const KERNEL: Kernel = Kernel {
     name: "aes",
     summary: "AES-128/192/256 block encrypt/decrypt and key schedules (T-tables, OpenSSL ABI)",
     variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::C906, v, t, abi) },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::Rv64, v, t, abi) },
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::C906, v, t, abi), vlens: &[] },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Go], build: |v, t, abi| build(Isa::Rv64, v, t, abi), vlens: &[] },
     ],
 };
 
@@ -131,9 +179,12 @@ enum Isa {
     Rv64,
 }
 
+/// Why T-table AES is not constant time: the declared leak of every table lookup.
+const TABLE_LEAK: &str = "T-table lookups index the AES tables by key- and data-dependent bytes";
+
 /// `dst = tab[byte at bit `lsb` of src]` (32-bit entries).
 fn lookup_w(f: &mut Func, isa: Isa, dst: Reg, tab: Reg, src: Reg, lsb: u32) {
-    match isa {
+    f.leaking(LeakKind::SecretAddress, TABLE_LEAK, |f| match isa {
         Isa::C906 => {
             let msb = lsb + 7;
             kasm!(f, th.extu {dst}, {src}, {msb}, {lsb}; th.lrwu {dst}, {tab}, {dst}, 2;);
@@ -147,12 +198,12 @@ fn lookup_w(f: &mut Func, isa: Isa, dst: Reg, tab: Reg, src: Reg, lsb: u32) {
             }
             kasm!(f, andi {dst}, {dst}, 0x3fc; add {dst}, {dst}, {tab}; lwu {dst}, 0({dst}););
         }
-    }
+    })
 }
 
 /// `dst = tab[byte at bit `lsb` of src]` (byte entries).
 fn lookup_b(f: &mut Func, isa: Isa, dst: Reg, tab: Reg, src: Reg, lsb: u32) {
-    match isa {
+    f.leaking(LeakKind::SecretAddress, TABLE_LEAK, |f| match isa {
         Isa::C906 => {
             let msb = lsb + 7;
             kasm!(f, th.extu {dst}, {src}, {msb}, {lsb}; th.lrbu {dst}, {tab}, {dst}, 0;);
@@ -165,7 +216,7 @@ fn lookup_b(f: &mut Func, isa: Isa, dst: Reg, tab: Reg, src: Reg, lsb: u32) {
             }
             kasm!(f, add {dst}, {dst}, {tab}; lbu {dst}, 0({dst}););
         }
-    }
+    })
 }
 
 /// How a looked-up value is combined into its accumulator.
@@ -247,11 +298,10 @@ fn block_entry(f: &mut Func, r: &Regs, inp: Reg, rounds: Reg) {
     let [s0, _, s2, _] = r.s;
     let [t0, t1] = r.tmp;
     let key = r.key;
+    load_block(f, r, inp, [s0, s2]);
+    load_key64(f, r, t0, 0, r.n[0]);
+    load_key64(f, r, t1, 8, r.n[0]);
     kasm!(f,
-        ld {s0}, 0({inp});
-        ld {s2}, 8({inp});
-        ld {t0}, 0({key});
-        ld {t1}, 8({key});
         lw {rounds}, 240({key});
         xor {s0}, {s0}, {t0};
         xor {s2}, {s2}, {t1};
@@ -260,6 +310,84 @@ fn block_entry(f: &mut Func, r: &Regs, inp: Reg, rounds: Reg) {
         add {key}, {key}, {t0};
         addi {key}, {key}, -224;
     );
+}
+
+/// dst = the 16 bytes at `p` as two little-endian doublewords. Where misaligned accesses
+/// are slow, a misaligned `p` is read with aligned loads combined by shifts (the aligned
+/// words around the block: nothing outside them is touched).
+fn load_block(f: &mut Func, r: &Regs, p: Reg, dst: [Reg; 2]) {
+    let [d0, d1] = dst;
+    if f.target.misaligned == Misaligned::Fast {
+        kasm!(f, ld {d0}, 0({p}); ld {d1}, 8({p}););
+        return;
+    }
+    let [a, sh, rsh, w] = r.n;
+    kasm!(f,
+        andi {sh}, {p}, 7;
+        bnez {sh}, in_unaligned;
+        ld {d0}, 0({p});
+        ld {d1}, 8({p});
+    in_loaded:
+    );
+    f.cold(|f| kasm!(f,
+    in_unaligned:
+        // a = p rounded down; d_k = (w_k >> 8·(p mod 8)) | (w_{k+1} << (64 - 8·(p mod 8)))
+        sub {a}, {p}, {sh};
+        slli {sh}, {sh}, 3;
+        sub {rsh}, zero, {sh};
+        ld {d0}, 0({a});
+        ld {d1}, 8({a});
+        ld {w}, 16({a});
+        srl {d0}, {d0}, {sh};
+        sll {a}, {d1}, {rsh};
+        or {d0}, {d0}, {a};
+        srl {d1}, {d1}, {sh};
+        sll {w}, {w}, {rsh};
+        or {d1}, {d1}, {w};
+        j in_loaded;
+    ));
+}
+
+/// dst = round-key bytes off..off+8 as a little-endian doubleword (`AES_KEY` is only
+/// 4-byte aligned: two word loads where misaligned doublewords are slow).
+fn load_key64(f: &mut Func, r: &Regs, dst: Reg, off: i64, tmp: Reg) {
+    let key = r.key;
+    if f.target.misaligned == Misaligned::Fast {
+        kasm!(f, ld {dst}, {off}({key}););
+    } else {
+        let o4 = off + 4;
+        kasm!(f, lwu {dst}, {off}({key}); lwu {tmp}, {o4}({key}); slli {tmp}, {tmp}, 32; or {dst}, {dst}, {tmp};);
+    }
+}
+
+/// The 16 bytes at `p` = (d0, d1), little-endian; a misaligned `p` byte by byte where
+/// misaligned accesses are slow. d0 and d1 are clobbered.
+fn store_block(f: &mut Func, p: Reg, d: [Reg; 2], t: Reg) {
+    let [d0, d1] = d;
+    if f.target.misaligned == Misaligned::Fast {
+        kasm!(f, sd {d0}, 0({p}); sd {d1}, 8({p}););
+        return;
+    }
+    kasm!(f,
+        andi {t}, {p}, 7;
+        bnez {t}, out_unaligned;
+        sd {d0}, 0({p});
+        sd {d1}, 8({p});
+    out_stored:
+    );
+    f.cold(|f| {
+        kasm!(f, out_unaligned:);
+        for (k, w) in [d0, d1].into_iter().enumerate() {
+            for i in 0..8i64 {
+                let off = 8 * k as i64 + i;
+                kasm!(f, sb {w}, {off}({p}););
+                if i < 7 {
+                    kasm!(f, srli {w}, {w}, 8;);
+                }
+            }
+        }
+        kasm!(f, j out_stored;);
+    });
 }
 
 /// One full round u: n_j = rk_j ^ T0[a.b0] ^ T1[b.b1] ^ T2[c.b2] ^ T3[d.b3] where
@@ -308,29 +436,24 @@ fn final_round(f: &mut Func, isa: Isa, r: &Regs, src: [Reg; 4], c: [Reg; 4], con
     let [c0, c1, c2, c3] = c;
     let [t0, t1] = r.tmp;
     let out = r.out;
+    let _ = key;
+    load_key64(f, r, t0, 224, r.s[0]);
+    load_key64(f, r, t1, 232, r.s[0]);
     kasm!(f,
-        ld {t0}, 224({key});
-        ld {t1}, 232({key});
         slli {c1}, {c1}, 32;
         slli {c3}, {c3}, 32;
         xor {c0}, {c0}, {t0};
         xor {c2}, {c2}, {t1};
         xor {c0}, {c0}, {c1};
         xor {c2}, {c2}, {c3};
-        sd {c0}, 0({out});
-        sd {c2}, 8({out});
     );
+    store_block(f, out, [c0, c2], t0);
 }
 
 /// AES_encrypt / AES_decrypt.
-fn block_fn(isa: Isa, t: &Target, abi: Abi, name: &str, tables: &str, inverse: bool) -> Func {
-    let mut f = Func::new(name, t, abi);
-    f.summary = format!("AES block {} (T-tables)", if inverse { "decryption" } else { "encryption" });
-    let inp = f.arg("in", "const unsigned char *", true);
-    let out = f.arg("out", "unsigned char *", false);
-    let key = f.arg("key", "const AES_KEY *", true);
-    f.public_bytes(key, 240, 244);
-    f.declare_leak(LeakKind::SecretAddress, "T-table lookups index tables by key- and data-dependent bytes");
+fn block_fn(isa: Isa, e: &'static Entry, variant: &str, t: &Target, abi: Abi, tables: &str, inverse: bool) -> Func {
+    let mut f = Func::entry(e, variant, t, abi);
+    let [inp, out, key] = f.params();
     let tab = [f.xreg("T0"), f.xreg("T1"), f.xreg("T2"), f.xreg("T3"), f.xreg("S")];
     let s = f.xregs::<4>("s");
     let n = f.xregs::<4>("n");
@@ -435,7 +558,9 @@ fn expand(f: &mut Func, isa: Isa, user: Reg, key: Reg, nk: Reg, total: Reg, sbox
     copy:
         slli {t}, {i}, 2;
         add {p}, {user}, {t};
-        lwu {w}, 0({p});
+    );
+    load_word_any(f, w, p, b);
+    kasm!(f,
         add {p}, {key}, {t};
         sw {w}, 0({p});
         addi {i}, {i}, 1;
@@ -480,6 +605,20 @@ fn expand(f: &mut Func, isa: Isa, user: Reg, key: Reg, nk: Reg, total: Reg, sbox
     );
 }
 
+/// dst = the little-endian word at `p`, which may be misaligned (byte loads where
+/// misaligned accesses are slow).
+fn load_word_any(f: &mut Func, dst: Reg, p: Reg, tmp: Reg) {
+    if f.target.misaligned == Misaligned::Fast {
+        kasm!(f, lwu {dst}, 0({p}););
+        return;
+    }
+    kasm!(f, lbu {dst}, 0({p}););
+    for k in 1..4i64 {
+        let sh = 8 * k;
+        kasm!(f, lbu {tmp}, {k}({p}); slli {tmp}, {tmp}, {sh}; or {dst}, {dst}, {tmp};);
+    }
+}
+
 /// dst = S-box applied to each byte of src; `rot` also rotates (RotWord first).
 fn sub_word(f: &mut Func, isa: Isa, dst: Reg, src: Reg, sbox: Reg, tmp: Reg, rot: bool) {
     for pos in 0..4u32 {
@@ -493,14 +632,9 @@ fn sub_word(f: &mut Func, isa: Isa, dst: Reg, src: Reg, sbox: Reg, tmp: Reg, rot
     }
 }
 
-fn setkey_fn(isa: Isa, t: &Target, abi: Abi, name: &str, enc_tab: &str, dec_tab: Option<&str>) -> Func {
-    let mut f = Func::new(name, t, abi);
-    f.ret = "int".into();
-    f.summary = "AES key schedule".into();
-    let user = f.arg("userKey", "const unsigned char *", true);
-    let bits = f.arg("bits", "const int", false);
-    let key = f.arg("key", "AES_KEY *", true);
-    f.declare_leak(LeakKind::SecretAddress, "S-box lookups index by key bytes");
+fn setkey_fn(isa: Isa, e: &'static Entry, variant: &str, t: &Target, abi: Abi, enc_tab: &str, dec_tab: Option<&str>) -> Func {
+    let mut f = Func::entry(e, variant, t, abi);
+    let [user, bits, key] = f.params();
     let [nk, total, sbox, rcon] = [f.xreg("nk"), f.xreg("total"), f.xreg("sbox"), f.xreg("rcon")];
     setkey_checks(&mut f, user, bits, key, nk, total);
     f.la_off(sbox, enc_tab, 4096);
@@ -511,7 +645,6 @@ fn setkey_fn(isa: Isa, t: &Target, abi: Abi, name: &str, enc_tab: &str, dec_tab:
     }
     kasm!(f, addi a0, zero, 0;);
     f.ret();
-    let _ = Slot(0);
     f
 }
 
@@ -528,14 +661,19 @@ fn decrypt_schedule(f: &mut Func, isa: Isa, key: Reg, total: Reg, sbox: Reg, dec
         add {hi}, {hi}, {key};
         addi {hi}, {hi}, -16;
     swap:
-        ld {a}, 0({lo});
-        ld {b}, 0({hi});
-        sd {b}, 0({lo});
-        sd {a}, 0({hi});
-        ld {a}, 8({lo});
-        ld {b}, 8({hi});
-        sd {b}, 8({lo});
-        sd {a}, 8({hi});
+    );
+    // AES_KEY is 4-byte aligned: doublewords only where misaligned ones are fast.
+    if f.target.misaligned == Misaligned::Fast {
+        kasm!(f,
+            ld {a}, 0({lo}); ld {b}, 0({hi}); sd {b}, 0({lo}); sd {a}, 0({hi});
+            ld {a}, 8({lo}); ld {b}, 8({hi}); sd {b}, 8({lo}); sd {a}, 8({hi});
+        );
+    } else {
+        for off in [0i64, 4, 8, 12] {
+            kasm!(f, lw {a}, {off}({lo}); lw {b}, {off}({hi}); sw {b}, {off}({lo}); sw {a}, {off}({hi}););
+        }
+    }
+    kasm!(f,
         addi {lo}, {lo}, 16;
         addi {hi}, {hi}, -16;
         bltu {lo}, {hi}, swap;
@@ -556,11 +694,13 @@ fn decrypt_schedule(f: &mut Func, isa: Isa, key: Reg, total: Reg, sbox: Reg, dec
     let tds = [td0, td1, td2, td3];
     for (k, &td) in tds.iter().enumerate() {
         lookup_b(f, isa, x, sbox, a, 8 * k as u32);
-        if isa == Isa::C906 {
-            kasm!(f, th.lrwu {x}, {td}, {x}, 2;);
-        } else {
-            kasm!(f, slli {x}, {x}, 2; add {x}, {x}, {td}; lwu {x}, 0({x}););
-        }
+        f.leaking(LeakKind::SecretAddress, TABLE_LEAK, |f| {
+            if isa == Isa::C906 {
+                kasm!(f, th.lrwu {x}, {td}, {x}, 2;);
+            } else {
+                kasm!(f, slli {x}, {x}, 2; add {x}, {x}, {td}; lwu {x}, 0({x}););
+            }
+        });
         if k == 0 {
             kasm!(f, addi {y}, {x}, 0;);
         } else {
@@ -582,17 +722,13 @@ fn build(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildE
     ];
     let enc = format!("kgen_aes_{variant}_te");
     let dec = format!("kgen_aes_{variant}_td");
-    let sfx = |n: &str| format!("{n}_{variant}");
-    m.add(block_fn(isa, t, abi, &sfx("AES_encrypt"), &enc, false), true)?;
-    m.add(block_fn(isa, t, abi, &sfx("AES_decrypt"), &dec, true), true)?;
-    m.add(setkey_fn(isa, t, abi, &sfx("AES_set_encrypt_key"), &enc, None), true)?;
-    m.add(setkey_fn(isa, t, abi, &sfx("AES_set_decrypt_key"), &enc, Some(&dec)), true)?;
-    for n in ["AES_encrypt", "AES_decrypt", "AES_set_encrypt_key", "AES_set_decrypt_key"] {
-        m.aliases.push((n.to_string(), sfx(n)));
-    }
     m.add_data(DataObj { name: enc.clone(), align: 64, bytes: enc_tables(), elem: 4, global: false, comment: "Te0..Te3 (1 KiB each), then the S-box".into() });
-    m.add_data(DataObj { name: dec, align: 64, bytes: dec_tables(), elem: 4, global: false, comment: "Td0..Td3 (1 KiB each), then the inverse S-box".into() });
+    m.add_data(DataObj { name: dec.clone(), align: 64, bytes: dec_tables(), elem: 4, global: false, comment: "Td0..Td3 (1 KiB each), then the inverse S-box".into() });
     m.add_data(DataObj { name: format!("{enc}_rcon"), align: 1, bytes: RCON.to_vec(), elem: 1, global: false, comment: "round constants".into() });
+    m.add(block_fn(isa, &ENCRYPT, variant, t, abi, &enc, false), true)?;
+    m.add(block_fn(isa, &DECRYPT, variant, t, abi, &dec, true), true)?;
+    m.add(setkey_fn(isa, &SET_ENCRYPT_KEY, variant, t, abi, &enc, None), true)?;
+    m.add(setkey_fn(isa, &SET_DECRYPT_KEY, variant, t, abi, &enc, Some(&dec)), true)?;
     Ok(m)
 }
 

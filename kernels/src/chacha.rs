@@ -23,8 +23,14 @@
 //! rotate. `c906-novector`: scalar only with `th.srriw`. `rv64gcv`: RVV 1.0 lanes (vl = 4
 //! whatever VLEN) plus a scalar block with Zbb's `roriw`. `rva23`: the same with Zvkb's
 //! `vror.vi` for the vector rotations (one instruction instead of two). `rv64gc`: scalar only, rotations
-//! as two shifts and an or. Scalar 32-bit loads and stores may be unaligned (the C906
-//! handles misaligned scalar accesses; elsewhere the OS may emulate them, slowly).
+//! as two shifts and an or. The vector code is written once, in RVV 1.0 mnemonics, and
+//! emitted in each target's dialect (`vadd.vv` becomes `th.vadd.vv` on the C906); the
+//! accesses whose meaning differs (strided loads, the mask) are written per dialect.
+//!
+//! Alignment: the C906 does misaligned scalar accesses in hardware, so its variants use
+//! 32-bit loads and stores on any pointer. Other cores may trap on them (Linux emulates them
+//! slowly), so there each block tests `(inp | out) & 3` and XORs misaligned buffers byte by
+//! byte, as CRYPTOGAMS' chacha-riscv does; the vector lanes only ever see aligned buffers.
 //!
 //! Go (ABI0, frameless): 24 integer registers are free (25 with `ra`, which a frameless
 //! function must keep). The scalar block needs 16 state words, 2 temporaries and out, inp,
@@ -40,10 +46,11 @@
 //! returning.
 
 use crate::{Kernel, Variant};
+use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::func::{interleave, Item};
 use kgen_dsl::isa::VDialect;
 use kgen_dsl::object::DataObj;
-use kgen_dsl::target::Target;
+use kgen_dsl::target::{Misaligned, Target};
 use kgen_dsl::{Abi, BuildError, Ext, Func, Label, Module, Reg};
 use kgen_macros::kasm;
 
@@ -51,13 +58,55 @@ pub const KERNEL: Kernel = Kernel {
     name: "chacha20",
     summary: "ChaCha20 keystream XOR: 4 vector lanes + 1 scalar block, or scalar (OpenSSL, Linux; Go for the scalar variants)",
     variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build },
-        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
-        Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux], build },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
-        Variant { name: "rva23", target: "rva23", abis: &[Abi::Psabi, Abi::Linux], build },
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build, vlens: &[] },
+        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+        Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux], build, vlens: &[128, 256, 512] },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+        Variant { name: "rva23", target: "rva23", abis: &[Abi::Psabi, Abi::Linux], build, vlens: &[128, 256, 512] },
     ],
 };
+
+/// `void ChaCha20_ctr32(unsigned char *out, const unsigned char *inp, size_t len, const
+/// unsigned int key[8], const unsigned int counter[4])` (OpenSSL; the same in Go).
+pub const CTR32: Entry = Entry {
+    kernel: "chacha20",
+    prefix: "ChaCha20_ctr32_",
+    suffix: "",
+    alias: Some("ChaCha20_ctr32"),
+    abis: &[Abi::Psabi, Abi::Go],
+    params: &[
+        Param::ptr("out", Elem::U8, Out, false),
+        Param::ptr("inp", Elem::U8, In, true),
+        Param::val("len", Ty::Size, false),
+        Param::ptr("key", Elem::U32, In, true),
+        Param::ptr("counter", Elem::U32, In, false),
+    ],
+    ret: Ret::Void,
+    summary: "ChaCha20 keystream XOR, 20 rounds, 32-bit counter",
+};
+
+/// `void chacha_<variant>(u32 state[16], const u8 *in, u8 *out, size_t nblocks, int
+/// nrounds)` (Linux).
+pub const LINUX: Entry = Entry {
+    kernel: "chacha20",
+    prefix: "chacha_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Linux],
+    params: &[
+        // The constants, the counter and the nonce are public; the key (words 4..12) is not.
+        Param::ptr("state", Elem::U32, InOut, true).public(&[(0, 16), (48, 64)]),
+        Param::ptr("in", Elem::U8, In, true),
+        Param::ptr("out", Elem::U8, Out, false),
+        Param::val("nblocks", Ty::Size, false),
+        Param::val("nrounds", Ty::I32, false),
+    ],
+    ret: Ret::Void,
+    summary: "ChaCha keystream XOR of whole blocks, nrounds 8/12/20, counter written back",
+};
+
+/// Every entry point of the kernel.
+pub const ENTRIES: &[&Entry] = &[&CTR32, &LINUX];
 
 /// "expand 32-byte k"
 pub const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
@@ -82,6 +131,8 @@ struct Isa {
     vector: Option<VDialect>,
     /// Zvkb's `vror.vi` for the vector rotations (else shift right + multiply-add).
     vror: bool,
+    /// Misaligned 32-bit accesses may trap: misaligned buffers are XORed byte by byte.
+    slow_misaligned: bool,
 }
 
 impl Isa {
@@ -95,13 +146,7 @@ impl Isa {
             ScalarRot::Shifts
         };
         let vector = t.vdialect();
-        Isa { rot, vector, vror: vector == Some(VDialect::V1) && t.has(Ext::Zvkb) }
-    }
-    fn p(&self, d: VDialect, m: &str) -> String {
-        match d {
-            VDialect::Thead => format!("th.{m}"),
-            VDialect::V1 => m.to_string(),
-        }
+        Isa { rot, vector, vror: vector == Some(VDialect::V1) && t.has(Ext::Zvkb), slow_misaligned: t.misaligned == Misaligned::Slow }
     }
 }
 
@@ -141,33 +186,33 @@ struct VRegs {
 /// One double round on the four-lane vector state: the four quarter rounds of each half
 /// run in lockstep so every instruction's inputs are at least four instructions old.
 /// Rotate: t = d >> (32-n); d = d·2^n + t (vmadd).
-fn vector_double_round(f: &mut Func, isa: Isa, d: VDialect, r: &VRegs) {
-    let (add, xor, srl, madd) = (isa.p(d, "vadd.vv"), isa.p(d, "vxor.vv"), isa.p(d, "vsrl.vi"), isa.p(d, "vmadd.vv"));
+fn vector_double_round(f: &mut Func, isa: Isa, r: &VRegs) {
     for set in [COLUMNS, DIAGONALS] {
-        for (step, (pi, qi, ri, n)) in [(0usize, 1usize, 3usize, 16u32), (2, 3, 1, 12), (0, 1, 3, 8), (2, 3, 1, 7)].into_iter().enumerate() {
+        for (step, (pi, qi, ri, n)) in [(0usize, 1usize, 3usize, 16i64), (2, 3, 1, 12), (0, 1, 3, 8), (2, 3, 1, 7)].into_iter().enumerate() {
             let k = r.k[step];
             for q in set {
                 let (p, s) = (r.v[q[pi]], r.v[q[qi]]);
-                f.inst(&add, &[p.into(), p.into(), s.into()]);
+                kasm!(f, vadd.vv {p}, {p}, {s};);
             }
             for q in set {
-                let (p, rr) = (r.v[q[pi]], r.v[q[ri]]);
-                f.inst(&xor, &[rr.into(), rr.into(), p.into()]);
+                let (p, d) = (r.v[q[pi]], r.v[q[ri]]);
+                kasm!(f, vxor.vv {d}, {d}, {p};);
             }
+            let sh = 32 - n;
             if isa.vror {
                 for q in set {
-                    let rr = r.v[q[ri]];
-                    f.inst("vror.vi", &[rr.into(), rr.into(), (32 - n as i64).into()]);
+                    let d = r.v[q[ri]];
+                    kasm!(f, vror.vi {d}, {d}, {sh};);
                 }
                 continue;
             }
             for (j, q) in set.iter().enumerate() {
-                let rr = r.v[q[ri]];
-                f.inst(&srl, &[r.t[j].into(), rr.into(), (32 - n as i64).into()]);
+                let (t, d) = (r.t[j], r.v[q[ri]]);
+                kasm!(f, vsrl.vi {t}, {d}, {sh};);
             }
             for (j, q) in set.iter().enumerate() {
-                let rr = r.v[q[ri]];
-                f.inst(&madd, &[rr.into(), k.into(), r.t[j].into()]);
+                let (t, d) = (r.t[j], r.v[q[ri]]);
+                kasm!(f, vmadd.vv {d}, {k}, {t};);
             }
         }
     }
@@ -244,8 +289,9 @@ fn init_scalar(f: &mut Func, c: &Ctx, ctr_add: i64) {
     }
 }
 
-/// x_i += state word i, loads two ahead of their use.
-fn feed_forward_scalar(f: &mut Func, c: &Ctx, ctr_add: i64, also_vector: Option<(VDialect, &VRegs, Reg)>) {
+/// x_i += state word i, loads two ahead of their use; with `also_vector`, the lanes add the
+/// same words (`ctrv`: the lanes' counters).
+fn feed_forward_scalar(f: &mut Func, c: &Ctx, ctr_add: i64, also_vector: Option<(&VRegs, Reg)>) {
     let n = 16;
     for k in 0..n + 1 {
         if k < n {
@@ -261,15 +307,13 @@ fn feed_forward_scalar(f: &mut Func, c: &Ctx, ctr_add: i64, also_vector: Option<
             let i = k - 1;
             let (x, t) = (c.x[i], c.t[i % 2]);
             kasm!(f, addw {x}, {x}, {t};);
-            if let Some((d, v, ctrv)) = also_vector {
+            if let Some((v, ctrv)) = also_vector {
                 let vi = v.v[i];
                 if i == 12 {
-                    let add = if d == VDialect::Thead { "th.vadd.vv" } else { "vadd.vv" };
-                    f.inst(add, &[vi.into(), vi.into(), ctrv.into()]);
+                    kasm!(f, vadd.vv {vi}, {vi}, {ctrv};);
                 } else {
                     // Word i of every lane is the same as the scalar block's (before add).
-                    let add = if d == VDialect::Thead { "th.vadd.vx" } else { "vadd.vx" };
-                    f.inst(add, &[vi.into(), vi.into(), t.into()]);
+                    kasm!(f, vadd.vx {vi}, {vi}, {t};);
                 }
             }
         }
@@ -278,21 +322,23 @@ fn feed_forward_scalar(f: &mut Func, c: &Ctx, ctr_add: i64, also_vector: Option<
 
 /// Ten double rounds unrolled; with `variable` set, enters at double round 10 - drs
 /// (drs = 10, 6 or 4 for 20, 12 or 8 rounds). `dr` emits one double round.
-fn unrolled(f: &mut Func, c: &Ctx, prefix: &str, mut dr: impl FnMut(&mut Func)) {
-    if c.variable_rounds {
-        let (drs, t) = (c.drs, c.t[0]);
-        let l6 = f.named_label(&format!("{prefix}6"));
-        let l4 = f.named_label(&format!("{prefix}4"));
-        kasm!(f, addi {t}, zero, 6; beq {drs}, {t}, {l4}; addi {t}, zero, 4; beq {drs}, {t}, {l6};);
-    }
-    for k in 0..10 {
-        if c.variable_rounds && (k == 4 || k == 6) {
-            let l = f.named_label(&format!("{prefix}{k}"));
-            f.bind(l);
+fn unrolled(f: &mut Func, c: &Ctx, mut dr: impl FnMut(&mut Func)) {
+    f.scope(|f| {
+        if c.variable_rounds {
+            let (drs, t) = (c.drs, c.t[0]);
+            kasm!(f, addi {t}, zero, 6; beq {drs}, {t}, dr4; addi {t}, zero, 4; beq {drs}, {t}, dr6;);
         }
-        f.comment(format!("double round {} of 10", k + 1));
-        dr(f);
-    }
+        for k in 0..10 {
+            if c.variable_rounds && k == 4 {
+                kasm!(f, dr4:);
+            }
+            if c.variable_rounds && k == 6 {
+                kasm!(f, dr6:);
+            }
+            f.comment(format!("double round {} of 10", k + 1));
+            dr(f);
+        }
+    })
 }
 
 /// out[0..64] = inp[0..64] ^ x (32-bit words; loads issued ahead of their use).
@@ -311,110 +357,135 @@ fn xor_block_scalar(f: &mut Func, c: &Ctx, off: i64) {
     }
 }
 
-/// The labels of one copy of the scalar path.
-struct ScalarLabels {
-    top: Label,
-    block: Label,
-    partial: Label,
-    done: Label,
-    /// Prefix of its other labels.
-    tag: String,
+/// out[0..64] = inp[0..64] ^ x byte by byte (misaligned buffers where misaligned words are
+/// slow); the x words are consumed.
+fn xor_block_bytes(f: &mut Func, c: &Ctx) {
+    let (inp, out, a) = (c.inp, c.out, c.t[0]);
+    for (i, &x) in c.x.iter().enumerate() {
+        for b in 0..4 {
+            let o = 4 * i as i64 + b;
+            kasm!(f, lbu {a}, {o}({inp}); xor {a}, {a}, {x}; sb {a}, {o}({out}););
+            if b < 3 {
+                kasm!(f, srli {x}, {x}, 8;);
+            }
+        }
+    }
 }
 
-impl ScalarLabels {
-    /// `tag` "" names them `scalar_top`, `block`, `partial`, `done`.
-    fn new(f: &mut Func, tag: &str) -> ScalarLabels {
-        let n = |s: &str| if tag.is_empty() { s.to_string() } else { format!("{tag}_{s}") };
-        ScalarLabels { top: f.named_label(&n("scalar_top")), block: f.named_label(&n("block")), partial: f.named_label(&n("partial")), done: f.named_label(&n("done")), tag: n("") }
+/// The entry points of one copy of the scalar path, for code outside it.
+struct ScalarEntry {
+    top: Label,
+    partial: Label,
+    done: Label,
+}
+
+impl ScalarEntry {
+    fn new(f: &mut Func) -> ScalarEntry {
+        ScalarEntry { top: f.label(), partial: f.label(), done: f.label() }
     }
 }
 
 /// Scalar path: one block at a time; a partial last block straight from the registers.
-fn scalar_path(f: &mut Func, c: &Ctx, l: &ScalarLabels) {
+/// `aligned`: the pointers are known 4-byte aligned here (no byte path needed).
+fn scalar_path(f: &mut Func, c: &Ctx, e: &ScalarEntry, aligned: bool) {
     let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
     let [t0, _] = c.t;
-    let (top, block, partial, done) = (l.top, l.block, l.partial, l.done);
-    f.bind(top);
-    kasm!(f, beqz {len}, {done};);
-    f.bind(block);
-    init_scalar(f, c, 0);
-    let tmp = c.t[0];
-    unrolled(f, c, &format!("{}scalar_dr", l.tag), |f| scalar_double_round(f, c.isa, &c.x, tmp));
-    feed_forward_scalar(f, c, 0, None);
-    kasm!(f, addi {t0}, zero, 64; bltu {len}, {t0}, {partial};);
-    xor_block_scalar(f, c, 0);
-    kasm!(f,
-        addi {out}, {out}, 64;
-        addi {inp}, {inp}, 64;
-        addi {len}, {len}, -64;
-        addiw {ctr}, {ctr}, 1;
-        bnez {len}, {block};
-        j {done};
-    );
-    f.bind(partial);
-    f.comment("partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)");
-    let [a, w] = c.t;
-    let tail = f.named_label(&format!("{}partial_tail", l.tag));
-    for i in 0..16usize {
-        let x = c.x[i];
-        let next = f.label();
+    let (top, partial, done) = (e.top, e.partial, e.done);
+    let bytes = c.isa.slow_misaligned && !aligned;
+    f.scope(|f| {
+        f.bind(top);
+        kasm!(f, beqz {len}, {done}; block:);
+        init_scalar(f, c, 0);
+        let tmp = c.t[0];
+        unrolled(f, c, |f| scalar_double_round(f, c.isa, &c.x, tmp));
+        feed_forward_scalar(f, c, 0, None);
+        kasm!(f, addi {t0}, zero, 64; bltu {len}, {t0}, {partial};);
+        if bytes {
+            f.comment("misaligned buffers: byte by byte");
+            kasm!(f, or {t0}, {out}, {inp}; andi {t0}, {t0}, 3; bnez {t0}, block_bytes;);
+        }
+        xor_block_scalar(f, c, 0);
         kasm!(f,
-            addi {a}, zero, 4;
-            bgeu {len}, {a}, {next};
-            addi {w}, {x}, 0;
-            j {tail};
+        next_block:
+            addi {out}, {out}, 64;
+            addi {inp}, {inp}, 64;
+            addi {len}, {len}, -64;
+            addiw {ctr}, {ctr}, 1;
+            bnez {len}, block;
+            j {done};
         );
-        f.bind(next);
+        if bytes {
+            kasm!(f, block_bytes:);
+            xor_block_bytes(f, c);
+            kasm!(f, j next_block;);
+        }
+        f.bind(partial);
+        f.comment("partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)");
+        let [a, w] = c.t;
+        if bytes {
+            kasm!(f, or {a}, {out}, {inp}; andi {a}, {a}, 3; bnez {a}, partial_bytes;);
+        }
+        let whole_words = |f: &mut Func, by_bytes: bool| {
+            for i in 0..16usize {
+                let x = c.x[i];
+                let next = f.label();
+                kasm!(f,
+                    addi {a}, zero, 4;
+                    bgeu {len}, {a}, {next};
+                    addi {w}, {x}, 0;
+                    j tail;
+                );
+                f.bind(next);
+                if by_bytes {
+                    for b in 0..4i64 {
+                        kasm!(f, lbu {a}, {b}({inp}); xor {a}, {a}, {x}; sb {a}, {b}({out}););
+                        if b < 3 {
+                            kasm!(f, srli {x}, {x}, 8;);
+                        }
+                    }
+                } else {
+                    kasm!(f, lw {a}, 0({inp}); xor {a}, {a}, {x}; sw {a}, 0({out}););
+                }
+                kasm!(f,
+                    addi {inp}, {inp}, 4;
+                    addi {out}, {out}, 4;
+                    addi {len}, {len}, -4;
+                );
+            }
+            f.comment("unreachable: len < 64 leaves at most 15 whole words");
+        };
+        whole_words(f, false);
+        if bytes {
+            kasm!(f, partial_bytes:);
+            whole_words(f, true);
+        }
         kasm!(f,
-            lw {a}, 0({inp});
-            xor {a}, {a}, {x};
-            sw {a}, 0({out});
-            addi {inp}, {inp}, 4;
-            addi {out}, {out}, 4;
-            addi {len}, {len}, -4;
+        tail:
+            beqz {len}, skip;
+        byte:
+            lbu {a}, 0({inp});
+            xor {a}, {a}, {w};
+            sb {a}, 0({out});
+            srli {w}, {w}, 8;
+            addi {inp}, {inp}, 1;
+            addi {out}, {out}, 1;
+            addi {len}, {len}, -1;
+            bnez {len}, byte;
+        skip:
+            addiw {ctr}, {ctr}, 1;
         );
-    }
-    f.comment("unreachable: len < 64 leaves at most 15 whole words");
-    f.bind(tail);
-    let skip = f.label();
-    kasm!(f,
-        beqz {len}, {skip};
-    );
-    let byte = f.label();
-    f.bind(byte);
-    kasm!(f,
-        lbu {a}, 0({inp});
-        xor {a}, {a}, {w};
-        sb {a}, 0({out});
-        srli {w}, {w}, 8;
-        addi {inp}, {inp}, 1;
-        addi {out}, {out}, 1;
-        addi {len}, {len}, -1;
-        bnez {len}, {byte};
-    );
-    f.bind(skip);
-    kasm!(f, addiw {ctr}, {ctr}, 1;);
-    f.bind(done);
-}
-
-fn vp(d: VDialect, m: &str) -> String {
-    match d {
-        VDialect::Thead => format!("th.{m}"),
-        VDialect::V1 => m.to_string(),
-    }
+        f.bind(done);
+    });
 }
 
 /// Sets vl = `avl` at e32, m1.
-fn set_vl(f: &mut Func, d: VDialect, avl: Reg) {
-    match d {
-        VDialect::Thead => kasm!(f, th.vsetvli zero, {avl}, e32, m1, d1;),
-        VDialect::V1 => kasm!(f, vsetvli zero, {avl}, e32, m1, ta, ma;),
-    }
+fn set_vl(f: &mut Func, avl: Reg) {
+    kasm!(f, vsetvli zero, {avl}, e32, m1, ta, ma;);
 }
 
 /// `n` double rounds as a loop (the lane paths have spare scalar issue slots, so the loop
 /// costs nothing there); `dr` emits one double round.
-fn dr_loop(f: &mut Func, c: &Ctx, label: &str, mut dr: impl FnMut(&mut Func)) {
+fn dr_loop(f: &mut Func, c: &Ctx, mut dr: impl FnMut(&mut Func)) {
     let k = c.dr;
     if c.variable_rounds {
         let drs = c.drs;
@@ -422,15 +493,46 @@ fn dr_loop(f: &mut Func, c: &Ctx, label: &str, mut dr: impl FnMut(&mut Func)) {
     } else {
         kasm!(f, addi {k}, zero, 10;);
     }
-    let top = f.named_label(label);
-    f.bind(top);
-    dr(f);
-    kasm!(f, addi {k}, {k}, -1; bnez {k}, {top};);
+    f.scope(|f| {
+        kasm!(f, dr:);
+        dr(f);
+        kasm!(f, addi {k}, {k}, -1; bnez {k}, dr;);
+    });
 }
 
 /// Interleaves two captured streams into the function.
 fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
     f.append_or_fail(interleave(a, b), &format!("interleaving {what}"));
+}
+
+/// t = 32-bit elements at base, base + 64, ... (one word of each lane's block).
+fn load_strided(f: &mut Func, d: VDialect, t: Reg, base: Reg, stride: Reg) {
+    match d {
+        VDialect::Thead => kasm!(f, th.vlsw.v {t}, ({base}), {stride};),
+        VDialect::V1 => kasm!(f, vlse32.v {t}, ({base}), {stride};),
+    }
+}
+
+fn store_strided(f: &mut Func, d: VDialect, t: Reg, base: Reg, stride: Reg) {
+    match d {
+        VDialect::Thead => kasm!(f, th.vssw.v {t}, ({base}), {stride};),
+        VDialect::V1 => kasm!(f, vsse32.v {t}, ({base}), {stride};),
+    }
+}
+
+/// t = the four 32-bit words at base.
+fn load_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
+    match d {
+        VDialect::Thead => kasm!(f, th.vlw.v {t}, ({base});),
+        VDialect::V1 => kasm!(f, vle32.v {t}, ({base});),
+    }
+}
+
+fn store_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
+    match d {
+        VDialect::Thead => kasm!(f, th.vsw.v {t}, ({base});),
+        VDialect::V1 => kasm!(f, vse32.v {t}, ({base});),
+    }
 }
 
 /// One iteration of `lanes` vector blocks (vl = lanes) and a scalar block after them. With
@@ -444,42 +546,36 @@ fn lanes_iteration(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs, ctrv: Reg, lan
     let x12 = c.x[12];
     kasm!(f, addw {x12}, {ctr}, {lanes};);
     for (i, &x) in c.x.iter().enumerate() {
-        let src = if i == 12 { c.ctr } else { x };
-        f.inst(&vp(d, "vmv.v.x"), &[v.v[i].into(), src.into()]);
+        let (vi, src) = (v.v[i], if i == 12 { c.ctr } else { x });
+        kasm!(f, vmv.v.x {vi}, {src};);
     }
-    f.inst(&vp(d, "vadd.vv"), &[v.v[12].into(), v.v[12].into(), v.vid.into()]);
-    f.inst(&vp(d, "vmv.v.v"), &[ctrv.into(), v.v[12].into()]);
-    let tag = if full { "lanes" } else { "tail" };
-    dr_loop(f, c, &format!("{tag}_dr"), |f| {
+    let (v12, vid) = (v.v[12], v.vid);
+    kasm!(f, vadd.vv {v12}, {v12}, {vid}; vmv.v.v {ctrv}, {v12};);
+    dr_loop(f, c, |f| {
         f.comment("four vector lanes interleaved with the scalar block");
-        let vec_items = f.capture(|f| vector_double_round(f, c.isa, d, v));
+        let vec_items = f.capture(|f| vector_double_round(f, c.isa, v));
         let sc_items = f.capture(|f| scalar_double_round(f, c.isa, &c.x, c.t[0]));
         merge(f, vec_items, sc_items, "the double rounds");
     });
     f.comment("feed-forward: the scalar block and the lanes add the same state words");
-    feed_forward_scalar(f, c, 0, Some((d, v, ctrv)));
+    feed_forward_scalar(f, c, 0, Some((v, ctrv)));
     // The scalar block's counter was ctr + lanes; feed_forward added ctr: add lanes too.
     kasm!(f, addw {x12}, {x12}, {lanes};);
     f.comment("output: lane k's word i at 64k + 4i (strided by 64)");
     let (pi, po, stride) = (c.p[0], c.p[1], c.p[2]);
-    let (ld, st) = match d {
-        VDialect::Thead => ("th.vlsw.v", "th.vssw.v"),
-        VDialect::V1 => ("vlse32.v", "vsse32.v"),
-    };
-    let xor = vp(d, "vxor.vv");
     let vec_io = f.capture(|f| {
         kasm!(f, addi {pi}, {inp}, 0; addi {po}, {out}, 0; addi {stride}, zero, 64;);
         for k in 0..18 {
             if k < 16 {
                 let t = v.t[k % 4];
-                f.inst(ld, &[t.into(), pi.into(), stride.into()]);
+                load_strided(f, d, t, pi, stride);
                 kasm!(f, addi {pi}, {pi}, 4;);
             }
             if k >= 2 {
                 let i = k - 2;
-                let t = v.t[i % 4];
-                f.inst(&xor, &[t.into(), t.into(), v.v[i].into()]);
-                f.inst(st, &[t.into(), po.into(), stride.into()]);
+                let (t, vi) = (v.t[i % 4], v.v[i]);
+                kasm!(f, vxor.vv {t}, {t}, {vi};);
+                store_strided(f, d, t, po, stride);
                 kasm!(f, addi {po}, {po}, 4;);
             }
         }
@@ -496,7 +592,7 @@ fn lanes_iteration(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs, ctrv: Reg, lan
 /// The vector paths, for buffers whose pointers are 4-byte aligned: every 320 bytes four
 /// lanes and a scalar block; a 192..319-byte rest as 3 or 4 lanes plus a partial scalar
 /// block; a 128..191-byte rest as one block in rows (horizontal) plus a scalar block.
-fn vector_path(f: &mut Func, c: &Ctx, d: VDialect, tail: &ScalarLabels, short: Label) {
+fn vector_path(f: &mut Func, c: &Ctx, d: VDialect, tail: &ScalarEntry, short: Label) {
     let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
     let (scalar_top, partial, done) = (tail.top, tail.partial, tail.done);
     let v = VRegs { v: f.vregs::<16>("v", 1), t: f.vregs::<4>("vt", 1), k: f.vregs::<4>("k", 1), vid: f.vreg("vid", 1) };
@@ -504,60 +600,64 @@ fn vector_path(f: &mut Func, c: &Ctx, d: VDialect, tail: &ScalarLabels, short: L
     let [t0, _] = c.t;
     let lanes = f.xreg("lanes");
     f.public(lanes);
-    f.comment("short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)");
-    kasm!(f,
-        addi {t0}, zero, 128;
-        bltu {len}, {t0}, {short};
-        or {t0}, {out}, {inp};
-        andi {t0}, {t0}, 3;
-        bnez {t0}, {short};
-    );
-    f.comment("vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices");
-    kasm!(f, addi {lanes}, zero, 4;);
-    set_vl(f, d, lanes);
-    if !c.isa.vror {
-        for (j, sh) in [16i64, 12, 8, 7].into_iter().enumerate() {
-            f.li(t0, 1 << sh);
-            f.inst(&vp(d, "vmv.v.x"), &[v.k[j].into(), t0.into()]);
+    f.scope(|f| {
+        f.comment("short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)");
+        kasm!(f,
+            addi {t0}, zero, 128;
+            bltu {len}, {t0}, {short};
+            or {t0}, {out}, {inp};
+            andi {t0}, {t0}, 3;
+            bnez {t0}, {short};
+        );
+        f.comment("vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices");
+        kasm!(f, addi {lanes}, zero, 4;);
+        set_vl(f, lanes);
+        if !c.isa.vror {
+            for (j, sh) in [16i64, 12, 8, 7].into_iter().enumerate() {
+                let kj = v.k[j];
+                f.li(t0, 1 << sh);
+                kasm!(f, vmv.v.x {kj}, {t0};);
+            }
         }
-    }
-    f.inst(&vp(d, "vid.v"), &[v.vid.into()]);
-    kasm!(f,
-    lanes_loop:
-        addi {t0}, zero, 320;
-        bltu {len}, {t0}, lanes_rest;
-        addi {lanes}, zero, 4;
-    );
-    lanes_iteration(f, c, d, &v, ctrv, lanes, true);
-    kasm!(f,
-        addi {out}, {out}, 320;
-        addi {inp}, {inp}, 320;
-        addi {len}, {len}, -320;
-        addiw {ctr}, {ctr}, 5;
-        j lanes_loop;
-    lanes_rest:
-        addi {t0}, zero, 128;
-        bltu {len}, {t0}, {scalar_top};
-        addi {t0}, zero, 192;
-        bltu {len}, {t0}, rows;
-        // lanes = min(4, len / 64) (len < 320 here, so len / 64 <= 4)
-        srli {lanes}, {len}, 6;
-    );
-    set_vl(f, d, lanes);
-    lanes_iteration(f, c, d, &v, ctrv, lanes, false);
-    kasm!(f,
-        srli {lanes}, {len}, 6;
-        slli {t0}, {lanes}, 6;
-        add {out}, {out}, {t0};
-        add {inp}, {inp}, {t0};
-        sub {len}, {len}, {t0};
-        addw {ctr}, {ctr}, {lanes};
-        bnez {len}, {partial};
-        j {done};
-    rows:
-    );
-    rows_path(f, c, d, &v);
-    kasm!(f, j {scalar_top};);
+        let vid = v.vid;
+        kasm!(f,
+            vid.v {vid};
+        lanes_loop:
+            addi {t0}, zero, 320;
+            bltu {len}, {t0}, lanes_rest;
+            addi {lanes}, zero, 4;
+        );
+        lanes_iteration(f, c, d, &v, ctrv, lanes, true);
+        kasm!(f,
+            addi {out}, {out}, 320;
+            addi {inp}, {inp}, 320;
+            addi {len}, {len}, -320;
+            addiw {ctr}, {ctr}, 5;
+            j lanes_loop;
+        lanes_rest:
+            addi {t0}, zero, 128;
+            bltu {len}, {t0}, {scalar_top};
+            addi {t0}, zero, 192;
+            bltu {len}, {t0}, rows;
+            // lanes = min(4, len / 64) (len < 320 here, so len / 64 <= 4)
+            srli {lanes}, {len}, 6;
+        );
+        set_vl(f, lanes);
+        lanes_iteration(f, c, d, &v, ctrv, lanes, false);
+        kasm!(f,
+            srli {lanes}, {len}, 6;
+            slli {t0}, {lanes}, 6;
+            add {out}, {out}, {t0};
+            add {inp}, {inp}, {t0};
+            sub {len}, {len}, {t0};
+            addw {ctr}, {ctr}, {lanes};
+            bnez {len}, {partial};
+            j {done};
+        rows:
+        );
+        rows_path(f, c, d, &v);
+        kasm!(f, j {scalar_top};);
+    });
 }
 
 /// One block with its rows in four vector registers (words 0-3, 4-7, 8-11, 12-15) and the
@@ -565,24 +665,20 @@ fn vector_path(f: &mut Func, c: &Ctx, d: VDialect, tail: &ScalarLabels, short: L
 /// where four lanes would waste most of their work.
 fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
     let (out, inp, len, ctr) = (c.out, c.inp, c.len, c.ctr);
-    let [t0, _] = c.t;
     let (r, tt) = ([v.v[0], v.v[1], v.v[2], v.v[3]], [v.v[4], v.v[5], v.v[6], v.v[7]]);
     let idx = [v.v[8], v.v[9], v.v[10]];
     let (mask, orig) = (v.v[11], [v.v[12], v.v[13], v.v[14], v.v[15]]);
-    let vi = |f: &mut Func, m: &str, ops: &[kgen_dsl::Opnd]| {
-        f.inst(&vp(d, m), ops);
-    };
     f.comment("rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)");
+    let vid = v.vid;
     for k in 0..3usize {
-        vi(f, "vadd.vi", &[idx[k].into(), v.vid.into(), ((k + 1) as i64).into()]);
-        vi(f, "vand.vi", &[idx[k].into(), idx[k].into(), 3.into()]);
+        let (ik, add) = (idx[k], (k + 1) as i64);
+        kasm!(f, vadd.vi {ik}, {vid}, {add}; vand.vi {ik}, {ik}, 3;);
     }
-    vi(f, "vmseq.vi", &[Reg::V(0).into(), v.vid.into(), 0.into()]);
-    f.inst(&vp(d, "vmv.v.v"), &[mask.into(), Reg::V(0).into()]);
-    let (ld, st) = match d {
-        VDialect::Thead => ("th.vlw.v", "th.vsw.v"),
-        VDialect::V1 => ("vle32.v", "vse32.v"),
-    };
+    // The mask's layout differs between the dialects: written per dialect.
+    match d {
+        VDialect::Thead => kasm!(f, th.vmseq.vi {mask}, {vid}, 0;),
+        VDialect::V1 => kasm!(f, vmseq.vi {mask}, {vid}, 0;),
+    }
     f.comment("rows of the state: word sources per ABI; the counter word is ctr (merged in)");
     let pr = c.p[0];
     for k in 0..4 {
@@ -591,35 +687,39 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
             return;
         };
         kasm!(f, addi {pr}, {b}, {o};);
-        f.inst(ld, &[orig[k].into(), pr.into(), kgen_dsl::Opnd::Imm(1)]);
+        load_row(f, d, orig[k], pr);
     }
-    f.inst(&vp(d, "vmv.v.v"), &[Reg::V(0).into(), mask.into()]);
-    vi(f, "vmerge.vxm", &[orig[3].into(), orig[3].into(), ctr.into(), Reg::V(0).into()]);
+    let o3 = orig[3];
+    kasm!(f, vmv.v.v v0, {mask};);
+    match d {
+        VDialect::Thead => kasm!(f, th.vmerge.vxm {o3}, {o3}, {ctr}, v0;),
+        VDialect::V1 => kasm!(f, vmerge.vxm {o3}, {o3}, {ctr}, v0;),
+    }
     for k in 0..4 {
-        f.inst(&vp(d, "vmv.v.v"), &[r[k].into(), orig[k].into()]);
+        let (rk, ok) = (r[k], orig[k]);
+        kasm!(f, vmv.v.v {rk}, {ok};);
     }
     f.comment("the scalar block is the second: counter ctr + 1");
     init_scalar(f, c, 1);
-    let (add, xor, srl, madd, gather) = (vp(d, "vadd.vv"), vp(d, "vxor.vv"), vp(d, "vsrl.vi"), vp(d, "vmadd.vv"), vp(d, "vrgather.vv"));
-    dr_loop(f, c, "rows_dr", |f| {
+    dr_loop(f, c, |f| {
         let vec_items = f.capture(|f| {
             let mut r = r;
             let mut tt = tt;
             for half in 0..2 {
                 for (step, (p, q, s, n)) in [(0usize, 1usize, 3usize, 16i64), (2, 3, 1, 12), (0, 1, 3, 8), (2, 3, 1, 7)].into_iter().enumerate() {
-                    f.inst(&add, &[r[p].into(), r[p].into(), r[q].into()]);
-                    f.inst(&xor, &[r[s].into(), r[s].into(), r[p].into()]);
+                    let (rp, rq, rs, t0, kk, sh) = (r[p], r[q], r[s], tt[0], v.k[step], 32 - n);
+                    kasm!(f, vadd.vv {rp}, {rp}, {rq}; vxor.vv {rs}, {rs}, {rp};);
                     if c.isa.vror {
-                        f.inst("vror.vi", &[r[s].into(), r[s].into(), (32 - n).into()]);
+                        kasm!(f, vror.vi {rs}, {rs}, {sh};);
                     } else {
-                        f.inst(&srl, &[tt[0].into(), r[s].into(), (32 - n).into()]);
-                        f.inst(&madd, &[r[s].into(), v.k[step].into(), tt[0].into()]);
+                        kasm!(f, vsrl.vi {t0}, {rs}, {sh}; vmadd.vv {rs}, {kk}, {t0};);
                     }
                 }
                 // rows b, c, d rotate left by 1, 2, 3 words (then back by 3, 2, 1)
                 for row in 1..4usize {
                     let k = if half == 0 { row } else { 4 - row };
-                    f.inst(&gather, &[tt[row].into(), r[row].into(), idx[k - 1].into()]);
+                    let (dst, src, ix) = (tt[row], r[row], idx[k - 1]);
+                    kasm!(f, vrgather.vv {dst}, {src}, {ix};);
                     std::mem::swap(&mut r[row], &mut tt[row]);
                 }
             }
@@ -629,21 +729,20 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
     });
     f.comment("feed-forward and output: the rows block at 0..64, the scalar block at 64..128");
     for k in 0..4 {
-        f.inst(&add, &[r[k].into(), r[k].into(), orig[k].into()]);
+        let (rk, ok) = (r[k], orig[k]);
+        kasm!(f, vadd.vv {rk}, {rk}, {ok};);
     }
     feed_forward_scalar(f, c, 1, None);
     let vec_io = f.capture(|f| {
         for k in 0..4 {
             let off = 16 * k as i64;
             kasm!(f, addi {pr}, {inp}, {off};);
-            f.inst(ld, &[tt[k].into(), pr.into(), kgen_dsl::Opnd::Imm(1)]);
+            load_row(f, d, tt[k], pr);
         }
         for k in 0..4 {
-            let off = 16 * k as i64;
-            let po = c.p[1];
-            f.inst(&xor, &[tt[k].into(), tt[k].into(), r[k].into()]);
-            kasm!(f, addi {po}, {out}, {off};);
-            f.inst(st, &[tt[k].into(), po.into(), kgen_dsl::Opnd::Imm(1)]);
+            let (off, po, tk, rk) = (16 * k as i64, c.p[1], tt[k], r[k]);
+            kasm!(f, vxor.vv {tk}, {tk}, {rk}; addi {po}, {out}, {off};);
+            store_row(f, d, tk, po);
         }
     });
     let sc_io = f.capture(|f| xor_block_scalar(f, c, 64));
@@ -654,7 +753,6 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
         addi {len}, {len}, -128;
         addiw {ctr}, {ctr}, 2;
     );
-    let _ = t0;
 }
 
 /// The whole body; `exit` emits what follows it (the Linux counter write-back) and the
@@ -666,18 +764,19 @@ fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr:
     let p = f.xregs::<3>("p");
     let dr = f.xreg("dr");
     let c = Ctx { isa, words, out, inp, len, ctr, drs: drs.unwrap_or(Reg::X(0)), variable_rounds: drs.is_some(), x, t, p, dr };
-    let tail = ScalarLabels::new(f, "");
+    let tail = ScalarEntry::new(f);
     match isa.vector {
         Some(d) => {
-            let short = ScalarLabels::new(f, "short");
+            let short = ScalarEntry::new(f);
             vector_path(f, &c, d, &tail, short.top);
-            scalar_path(f, &c, &tail);
+            // Reached only from the vector path: the pointers are 4-byte aligned there.
+            scalar_path(f, &c, &tail, true);
             exit(f);
-            scalar_path(f, &c, &short);
+            scalar_path(f, &c, &short, false);
             exit(f);
         }
         None => {
-            scalar_path(f, &c, &tail);
+            scalar_path(f, &c, &tail, false);
             exit(f);
         }
     }
@@ -685,14 +784,9 @@ fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr:
 
 /// OpenSSL (and Go) entry: ChaCha20_ctr32(out, inp, len, key, counter). With `sigma` the
 /// constants are loaded from that table; without, made with `li`.
-fn openssl_fn(isa: Isa, t: &Target, abi: Abi, name: &str, sigma: Option<&str>) -> Func {
-    let mut f = Func::new(name, t, abi);
-    f.summary = "ChaCha20 keystream XOR, 20 rounds, 32-bit counter".into();
-    let out = f.arg("out", "unsigned char *", false);
-    let inp = f.arg("inp", "const unsigned char *", true);
-    let len = f.arg("len", "size_t", false);
-    let key = f.arg("key", "const unsigned int *", true);
-    let counter = f.arg("counter", "const unsigned int *", false);
+fn openssl_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, sigma: Option<&str>) -> Func {
+    let mut f = Func::entry(&CTR32, variant, t, abi);
+    let [out, inp, len, key, counter] = f.params();
     let sig = sigma.map(|table| {
         let r = f.xreg("sigma");
         f.public(r);
@@ -706,17 +800,9 @@ fn openssl_fn(isa: Isa, t: &Target, abi: Abi, name: &str, sigma: Option<&str>) -
 }
 
 /// Linux entry: chacha_<variant>(state, in, out, nblocks, nrounds); writes the counter back.
-fn linux_fn(isa: Isa, t: &Target, name: &str) -> Func {
-    let mut f = Func::new(name, t, Abi::Linux);
-    f.summary = "ChaCha keystream XOR of whole blocks, nrounds 8/12/20, counter written back".into();
-    let state = f.arg("state", "u32 *", true);
-    // The constants, the counter and the nonce are public; the key (words 4..12) is not.
-    f.public_bytes(state, 0, 16);
-    f.public_bytes(state, 48, 64);
-    let inp = f.arg("in", "const u8 *", true);
-    let out = f.arg("out", "u8 *", false);
-    let nblocks = f.arg("nblocks", "size_t", false);
-    let nrounds = f.arg("nrounds", "int", false);
+fn linux_fn(isa: Isa, variant: &str, t: &Target) -> Func {
+    let mut f = Func::entry(&LINUX, variant, t, Abi::Linux);
+    let [state, inp, out, nblocks, nrounds] = f.params();
     let (len, ctr, drs) = (f.xreg("len"), f.xreg("ctr"), f.xreg("drs"));
     f.public(drs);
     kasm!(f,
@@ -735,24 +821,20 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
     let isa = Isa::of(t);
     let mut m = Module::new("chacha20", variant, t, abi);
     m.notes = vec!["ChaCha20 (RFC 8439). Constant time: no secret-dependent branches or addresses.".into()];
-    let sfx = crate::symbol_suffix(variant);
     match abi {
         Abi::Linux => {
-            m.add(linux_fn(isa, t, &format!("chacha_{sfx}")), true)?;
+            m.add(linux_fn(isa, variant, t), true)?;
         }
         Abi::Go if isa.vector.is_none() => {
             // Frameless under Go: the constants come from `li` (see the module documentation).
-            m.add(openssl_fn(isa, t, abi, &format!("ChaCha20_ctr32_{sfx}"), None), true)?;
+            m.add(openssl_fn(isa, variant, t, abi, None), true)?;
         }
         _ => {
-            let sigma = format!("kgen_chacha_{sfx}_sigma");
-            let name = format!("ChaCha20_ctr32_{sfx}");
-            m.add(openssl_fn(isa, t, abi, &name, Some(&sigma)), true)?;
-            m.aliases.push(("ChaCha20_ctr32".into(), name));
+            let sigma = format!("kgen_chacha_{}_sigma", kgen_dsl::entry::symbol_suffix(variant));
             let bytes: Vec<u8> = SIGMA.iter().flat_map(|w| w.to_le_bytes()).collect();
-            m.add_data(DataObj { name: sigma, align: 4, bytes, elem: 4, global: false, comment: "\"expand 32-byte k\"".into() });
+            m.add_data(DataObj { name: sigma.clone(), align: 4, bytes, elem: 4, global: false, comment: "\"expand 32-byte k\"".into() });
+            m.add(openssl_fn(isa, variant, t, abi, Some(&sigma)), true)?;
         }
     }
     Ok(m)
 }
-

@@ -81,11 +81,12 @@
 //! | c906-novector | 30.19 | 27.61 | 26.87 | 26.69 | 26.67 | 26.64 | 26.63 |
 
 use crate::{Kernel, Variant};
+use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::func::{InstItem, Item};
 use kgen_dsl::isa::VDialect;
 use kgen_dsl::timing::{self, VShape};
 use kgen_dsl::sched::{c906_latency, merge_timed, schedule};
-use kgen_dsl::target::Target;
+use kgen_dsl::target::{Misaligned, Target};
 use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Opnd, Reg, Slot};
 use kgen_macros::kasm;
 
@@ -93,12 +94,86 @@ pub const KERNEL: Kernel = Kernel {
     name: "ghash",
     summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux; Go for the scalar variants)",
     variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build },
-        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
-        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
-        Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build },
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build, vlens: &[] },
+        Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+        Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
+        Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
     ],
 };
+
+const OPENSSL_GO: &[Abi] = &[Abi::Psabi, Abi::Go];
+
+/// `void gcm_init_V(u128 Htable[16], const u64 H[2])`: H is E(0) as two host-order words
+/// (OpenSSL byte-swaps it).
+pub const INIT: Entry = Entry {
+    kernel: "ghash",
+    prefix: "gcm_init_",
+    suffix: "",
+    alias: None,
+    abis: OPENSSL_GO,
+    params: &[Param::ptr("Htable", Elem::U128, Out, true), Param::ptr("H", Elem::U64, In, true)],
+    ret: Ret::Void,
+    summary: "GHASH key set-up: the twisted key and its precomputed pieces",
+};
+/// `void gcm_gmult_V(u64 Xi[2], const u128 Htable[16])`.
+pub const GMULT: Entry = Entry {
+    kernel: "ghash",
+    prefix: "gcm_gmult_",
+    suffix: "",
+    alias: None,
+    abis: OPENSSL_GO,
+    params: &[Param::ptr("Xi", Elem::U64, InOut, true), Param::ptr("Htable", Elem::U128, In, true)],
+    ret: Ret::Void,
+    summary: "GHASH: Xi = Xi * H",
+};
+/// `void gcm_ghash_V(u64 Xi[2], const u128 Htable[16], const u8 *inp, size_t len)`; len a
+/// multiple of 16.
+pub const GHASH: Entry = Entry {
+    kernel: "ghash",
+    prefix: "gcm_ghash_",
+    suffix: "",
+    alias: None,
+    abis: OPENSSL_GO,
+    params: &[
+        Param::ptr("Xi", Elem::U64, InOut, true),
+        Param::ptr("Htable", Elem::U128, In, true),
+        Param::ptr("inp", Elem::U8, In, true),
+        Param::val("len", Ty::Size, false),
+    ],
+    ret: Ret::Void,
+    summary: "GHASH: Xi = (Xi ^ block) * H for each 16-byte block",
+};
+/// `void ghash_V_init(u8 table[256], const u8 h[16])` (Linux): h = E(0) as bytes; the table
+/// 8-byte aligned.
+pub const LINUX_INIT: Entry = Entry {
+    kernel: "ghash",
+    prefix: "ghash_",
+    suffix: "_init",
+    alias: None,
+    abis: &[Abi::Linux],
+    params: &[Param::ptr("table", Elem::U8, Out, true).aligned(8), Param::ptr("h", Elem::U8, In, true)],
+    ret: Ret::Void,
+    summary: "GHASH key set-up: the twisted key and its precomputed pieces",
+};
+/// `void ghash_V(u8 acc[16], const u8 table[256], const u8 *data, size_t nblocks)` (Linux):
+/// acc is the GCM byte string, acc and table 8-byte aligned.
+pub const LINUX_GHASH: Entry = Entry {
+    kernel: "ghash",
+    prefix: "ghash_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Linux],
+    params: &[
+        Param::ptr("acc", Elem::U8, InOut, true).aligned(8),
+        Param::ptr("table", Elem::U8, In, true).aligned(8),
+        Param::ptr("data", Elem::U8, In, true),
+        Param::val("nblocks", Ty::Size, false),
+    ],
+    ret: Ret::Void,
+    summary: "GHASH: acc = (acc ^ block) * H for each of nblocks 16-byte blocks",
+};
+/// Every entry point of the kernel.
+pub const ENTRIES: &[&Entry] = &[&INIT, &GMULT, &GHASH, &LINUX_INIT, &LINUX_GHASH];
 
 /// `x^-1` in the reversed representation, upper word (the lower word is 1).
 const TWIST_HI: i64 = 0xc2 << 56;
@@ -252,6 +327,49 @@ fn bswap(f: &mut Func, c: &Ctx, x: Reg, ms: [Reg; 2]) {
 fn load_be(f: &mut Func, c: &Ctx, p: Reg, off: i64, hi: Reg, lo: Reg) {
     let o8 = off + 8;
     kasm!(f, ld {hi}, {off}({p}); ld {lo}, {o8}({p}););
+    let ms = bswap_masks(f, c);
+    bswap(f, c, hi, ms);
+    bswap(f, c, lo, ms);
+}
+
+/// As [`load_be`] at offset 0, for a pointer of any alignment: where misaligned doublewords
+/// are slow, a misaligned `p` is read with the aligned doublewords around the block,
+/// combined by shifts (nothing outside those words is touched).
+fn load_be_any(f: &mut Func, c: &Ctx, p: Reg, hi: Reg, lo: Reg) {
+    if f.target.misaligned == Misaligned::Fast {
+        return load_be(f, c, p, 0, hi, lo);
+    }
+    let (sh, a, w) = (f.xreg("ua_shift"), f.xreg("ua_base"), f.xreg("ua_word"));
+    f.public(sh);
+    f.public(a);
+    f.scope(|f| {
+        kasm!(f,
+            andi {sh}, {p}, 7;
+            bnez {sh}, unaligned;
+            ld {hi}, 0({p});
+            ld {lo}, 8({p});
+        loaded:
+        );
+        f.cold(|f| kasm!(f,
+        unaligned:
+            // a = p rounded down; word_k = (w_k >> 8·(p mod 8)) | (w_{k+1} << (64 - 8·(p mod 8)))
+            sub {a}, {p}, {sh};
+            slli {sh}, {sh}, 3;
+            ld {hi}, 0({a});
+            ld {lo}, 8({a});
+            ld {w}, 16({a});
+            srl {hi}, {hi}, {sh};
+            sub {sh}, zero, {sh};
+            sll {a}, {lo}, {sh};
+            or {hi}, {hi}, {a};
+            sub {sh}, zero, {sh};
+            srl {lo}, {lo}, {sh};
+            sub {sh}, zero, {sh};
+            sll {w}, {w}, {sh};
+            or {lo}, {lo}, {w};
+            j loaded;
+        ));
+    });
     let ms = bswap_masks(f, c);
     bswap(f, c, hi, ms);
     bswap(f, c, lo, ms);
@@ -492,16 +610,14 @@ fn write_table(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
 }
 
 /// gcm_init / ghash_init.
-fn init_fn(isa: Isa, t: &Target, abi: Abi, name: &str, margin: usize) -> Func {
-    let mut f = Func::new(name, t, abi);
+fn init_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, margin: usize) -> Func {
     let linux = abi == Abi::Linux;
-    f.summary = "GHASH key set-up: the twisted key and its precomputed pieces".into();
-    let ht = f.arg(if linux { "table" } else { "Htable" }, if linux { "u8 *" } else { "u128 *" }, true);
-    let h = f.arg(if linux { "h" } else { "H" }, if linux { "const u8 *" } else { "const u64 *" }, true);
+    let mut f = Func::entry(if linux { &LINUX_INIT } else { &INIT }, variant, t, abi);
+    let [ht, h] = f.params();
     let c = Ctx::new(&mut f, isa, ht, if isa.vector { 2 } else { 0 }, margin);
     let (hi, lo) = (f.xreg("hi"), f.xreg("lo"));
     if linux {
-        load_be(&mut f, &c, h, 0, hi, lo);
+        load_be_any(&mut f, &c, h, hi, lo);
     } else {
         f.comment("H[0], H[1]: E(0) as two host-order (big-endian read) words");
         kasm!(f, ld {hi}, 0({h}); ld {lo}, 8({h}););
@@ -528,11 +644,9 @@ fn write_powers(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
 }
 
 /// gcm_gmult: Xi = Xi • H.
-fn gmult_fn(isa: Isa, t: &Target, abi: Abi, name: &str, margin: usize) -> Func {
-    let mut f = Func::new(name, t, abi);
-    f.summary = "GHASH: Xi = Xi * H".into();
-    let xi = f.arg("Xi", "u64 *", true);
-    let ht = f.arg("Htable", "const u128 *", true);
+fn gmult_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, margin: usize) -> Func {
+    let mut f = Func::entry(&GMULT, variant, t, abi);
+    let [xi, ht] = f.params();
     let c = Ctx::new(&mut f, isa, ht, 1, margin);
     let (hi, lo) = (f.xreg("hi"), f.xreg("lo"));
     load_be(&mut f, &c, xi, 0, hi, lo);
@@ -543,14 +657,10 @@ fn gmult_fn(isa: Isa, t: &Target, abi: Abi, name: &str, margin: usize) -> Func {
 }
 
 /// gcm_ghash / ghash: for each 16-byte block, Xi = (Xi ^ block) • H.
-fn ghash_fn(isa: Isa, t: &Target, abi: Abi, name: &str, margin: usize) -> Func {
-    let mut f = Func::new(name, t, abi);
+fn ghash_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, margin: usize) -> Func {
     let linux = abi == Abi::Linux;
-    f.summary = "GHASH: Xi = (Xi ^ block) * H for each 16-byte block".into();
-    let xi = f.arg(if linux { "acc" } else { "Xi" }, if linux { "u8 *" } else { "u64 *" }, true);
-    let ht = f.arg(if linux { "table" } else { "Htable" }, if linux { "const u8 *" } else { "const u128 *" }, true);
-    let inp = f.arg(if linux { "data" } else { "inp" }, "const u8 *", true);
-    let len = f.arg(if linux { "nblocks" } else { "len" }, "size_t", false);
+    let mut f = Func::entry(if linux { &LINUX_GHASH } else { &GHASH }, variant, t, abi);
+    let [xi, ht, inp, len] = f.params();
     let c = Ctx::new(&mut f, isa, ht, 3, margin);
     let (hi, lo, bh, bl) = (f.xreg("hi"), f.xreg("lo"), f.xreg("blk_hi"), f.xreg("blk_lo"));
     // The short path's counter: OpenSSL with vectors, len - 16 (bytes after this block):
@@ -575,7 +685,7 @@ fn ghash_fn(isa: Isa, t: &Target, abi: Abi, name: &str, margin: usize) -> Func {
     }
     load_be(&mut f, &c, xi, 0, hi, lo);
     kasm!(f, block:);
-    load_be(&mut f, &c, inp, 0, bh, bl);
+    load_be_any(&mut f, &c, inp, bh, bl);
     kasm!(f, xor {hi}, {hi}, {bh}; xor {lo}, {lo}, {bl};);
     gf_mul(&mut f, &c, hi, lo);
     if bytes {
@@ -810,6 +920,19 @@ fn vector_slots(i: &InstItem) -> u32 {
     if t.vpu_busy == 0 { t.latency as u32 } else { t.latency.div_ceil(t.vpu_busy) as u32 }
 }
 
+/// The vector operations of a class product (see [`vector_piece`]).
+#[derive(Clone, Copy)]
+enum VOp {
+    /// d = x·y (low words)
+    Mul,
+    /// d += x·y (low words)
+    Macc,
+    /// d = (x·y) >> 32
+    Mulhu,
+    /// d = x ^ y
+    Xor,
+}
+
 /// sums[t] = XOR over the lanes of (operand i) ⊗ (key piece t): the 32×32 products of the
 /// classes (e32 `vmul` low words, `vmulhu` high words), class k = XOR of the products
 /// a_i·b_j with i + j ≡ k (mod 4) (low words of the pairs four peaks apart added by
@@ -830,28 +953,33 @@ fn vector_piece(f: &mut Func, c: &Ctx, vc: &VCtx, i: usize, t: usize) {
     let ([zl, zh], [tl, th], [ol, oh]) = (v.z, v.t, v.out);
     for k in 0..4 {
         f.comment(format!("class {k}: low words (pairs added), high words; out |= z & m[{k}]"));
-        let mut lo: Vec<(&str, Reg, Reg, Reg)> = Vec::new();
+        let mut lo: Vec<(VOp, Reg, Reg, Reg)> = Vec::new();
         for (g, group) in class_groups(true, k).iter().enumerate() {
             let dst = if g == 0 { zl } else { tl };
             for (n, &(ai, bj)) in group.iter().enumerate() {
-                lo.push((if n == 0 { "th.vmul.vv" } else { "th.vmacc.vv" }, dst, v.ap[ai], v.bp[bj]));
+                lo.push((if n == 0 { VOp::Mul } else { VOp::Macc }, dst, v.ap[ai], v.bp[bj]));
             }
             if g > 0 {
-                lo.push(("th.vxor.vv", zl, zl, tl));
+                lo.push((VOp::Xor, zl, zl, tl));
             }
         }
-        let mut hi: Vec<(&str, Reg, Reg, Reg)> = Vec::new();
+        let mut hi: Vec<(VOp, Reg, Reg, Reg)> = Vec::new();
         for (n, ai) in (0..4).enumerate() {
             let bj = (k + 4 - ai) % 4;
-            hi.push(("th.vmulhu.vv", if n == 0 { zh } else { th }, v.ap[ai], v.bp[bj]));
+            hi.push((VOp::Mulhu, if n == 0 { zh } else { th }, v.ap[ai], v.bp[bj]));
             if n > 0 {
-                hi.push(("th.vxor.vv", zh, zh, th));
+                hi.push((VOp::Xor, zh, zh, th));
             }
         }
         for n in 0..lo.len().max(hi.len()) {
             for ops in [&lo, &hi] {
-                if let Some(&(mn, d, x, y)) = ops.get(n) {
-                    f.inst(mn, &[d.into(), x.into(), y.into()]);
+                if let Some(&(op, d, x, y)) = ops.get(n) {
+                    match op {
+                        VOp::Mul => kasm!(f, th.vmul.vv {d}, {x}, {y};),
+                        VOp::Macc => kasm!(f, th.vmacc.vv {d}, {x}, {y};),
+                        VOp::Mulhu => kasm!(f, th.vmulhu.vv {d}, {x}, {y};),
+                        VOp::Xor => kasm!(f, th.vxor.vv {d}, {x}, {y};),
+                    }
                 }
             }
         }
@@ -960,7 +1088,8 @@ const LOOKAHEAD: [usize; 2] = [4, 4];
 
 /// Merges two independent streams by modeled issue time into the function.
 fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
-    f.append_or_fail(merge_timed(a, b, LOOKAHEAD), &format!("merging {what}"));
+    let vlen = f.target.vlen as u64;
+    f.append_or_fail(merge_timed(a, b, LOOKAHEAD, vlen), &format!("merging {what}"));
 }
 
 /// Groups of eight blocks: Xi' = (Xi ^ C0)·H^8 ^ C1·H^7 ^ … ^ C7·H, each product as nine
@@ -1040,18 +1169,11 @@ fn build_with(variant: &str, t: &Target, abi: Abi, margin: usize) -> Result<Modu
     if isa.vector {
         m.notes.push("From 10 blocks (Linux: 8) the same products run partly in XTheadVector lanes (8 blocks per group, one reduction per group): call only if XTheadVector is enabled (Linux: hwprobe key 11 bit 0, inside kernel_vector_begin/end), else use c906-novector, which accepts this table. Vector registers and the stack frame are zeroed at return.".into());
     }
-    let s = crate::symbol_suffix(variant);
-    match abi {
-        Abi::Linux => {
-            m.add(init_fn(isa, t, abi, &format!("ghash_{s}_init"), margin), true)?;
-            m.add(ghash_fn(isa, t, abi, &format!("ghash_{s}"), margin), true)?;
-        }
-        _ => {
-            m.add(init_fn(isa, t, abi, &format!("gcm_init_{s}"), margin), true)?;
-            m.add(gmult_fn(isa, t, abi, &format!("gcm_gmult_{s}"), margin), true)?;
-            m.add(ghash_fn(isa, t, abi, &format!("gcm_ghash_{s}"), margin), true)?;
-        }
+    m.add(init_fn(isa, variant, t, abi, margin), true)?;
+    if abi != Abi::Linux {
+        m.add(gmult_fn(isa, variant, t, abi, margin), true)?;
     }
+    m.add(ghash_fn(isa, variant, t, abi, margin), true)?;
     Ok(m)
 }
 

@@ -19,6 +19,9 @@ pub struct Variant {
     pub abis: &'static [Abi],
     /// Builds the variant (its name, for symbols) for a target and an ABI.
     pub build: fn(&str, &Target, Abi) -> Result<Module, BuildError>,
+    /// The VLENs an RVV 1.0 variant is correct for (and tested at); empty: the target's
+    /// own (none, or the C906's fixed 128).
+    pub vlens: &'static [usize],
 }
 
 /// A kernel and its variants.
@@ -30,10 +33,19 @@ pub struct Kernel {
 }
 
 impl Variant {
+    /// The variant's target profile, with the VLEN range the variant supports.
+    pub fn target(&self) -> Target {
+        let mut t = target(self.target).expect("variant names a known target");
+        if let (Some(&lo), Some(&hi)) = (self.vlens.iter().min(), self.vlens.iter().max()) {
+            t.vlen = lo;
+            t.vlen_max = hi;
+        }
+        t
+    }
+
     /// Builds the variant for its own target.
     pub fn build(&self, abi: Abi) -> Result<Module, BuildError> {
-        let t = target(self.target).expect("variant names a known target");
-        (self.build)(self.name, &t, abi)
+        (self.build)(self.name, &self.target(), abi)
     }
 }
 
@@ -47,10 +59,7 @@ pub fn kernel(name: &str) -> Option<&'static Kernel> {
     kernels().iter().find(|k| k.name == name)
 }
 
-/// The variant name in symbols: `c906-novector` → `c906_novector`.
-pub fn symbol_suffix(variant: &str) -> String {
-    variant.replace('-', "_")
-}
+pub use kgen_dsl::entry::symbol_suffix;
 
 impl Kernel {
     pub fn variant(&self, name: &str) -> Option<&'static Variant> {

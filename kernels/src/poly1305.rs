@@ -73,8 +73,9 @@
 //! `tests/poly1305.rs`): see README.md's table.
 
 use crate::{Kernel, Variant};
+use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::func::LeakKind;
-use kgen_dsl::target::Target;
+use kgen_dsl::target::{Multiplier, Target};
 use kgen_dsl::{Abi, BuildError, Ext, Func, Label, Module, Reg};
 use kgen_macros::kasm;
 
@@ -82,12 +83,104 @@ pub const KERNEL: Kernel = Kernel {
     name: "poly1305",
     summary: "Poly1305 init/blocks/emit: base 2^64 (mul/mulhu) or constant-time base 2^32 (OpenSSL, Linux, Go)",
     variants: &[
-        Variant { name: "64-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi) },
-        Variant { name: "64-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi) },
-        Variant { name: "32-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi) },
-        Variant { name: "32-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi) },
+        Variant { name: "64-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi), vlens: &[] },
+        Variant { name: "64-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R64, v, t, abi), vlens: &[] },
+        Variant { name: "32-c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi), vlens: &[] },
+        Variant { name: "32-rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build: |v, t, abi| build(Radix::R32, v, t, abi), vlens: &[] },
     ],
 };
+
+/// The context: opaque, 8-byte aligned (OpenSSL's `double opaque[24]`).
+const CTX: Param = Param::ptr("ctx", Elem::Void, InOut, true).aligned(8);
+
+/// `int poly1305_init(void *ctx, const unsigned char key[16], void *func[2])` (OpenSSL).
+pub const INIT: Entry = Entry {
+    kernel: "poly1305",
+    prefix: "poly1305_init_",
+    suffix: "",
+    alias: Some("poly1305_init"),
+    abis: &[Abi::Psabi],
+    params: &[CTX, Param::ptr("key", Elem::U8, In, true), Param::val("func", Ty::FuncTable, false)],
+    ret: Ret::Int,
+    summary: "Poly1305 key setup: h = 0, clamped r and s = r + (r >> 2) for both paths; func[] = this variant's blocks, emit",
+};
+/// `poly1305_init` without the function table and result (Go).
+pub const GO_INIT: Entry = Entry {
+    abis: &[Abi::Go],
+    alias: None,
+    params: &[CTX, Param::ptr("key", Elem::U8, In, true)],
+    ret: Ret::Void,
+    summary: "Poly1305 key setup: h = 0, clamped r and s = r + (r >> 2) for both paths",
+    ..INIT
+};
+/// `void poly1305_blocks(void *ctx, const unsigned char *inp, size_t len, unsigned int
+/// padbit)` (OpenSSL, Go).
+pub const BLOCKS: Entry = Entry {
+    kernel: "poly1305",
+    prefix: "poly1305_blocks_",
+    suffix: "",
+    alias: Some("poly1305_blocks"),
+    abis: &[Abi::Psabi, Abi::Go],
+    params: &[CTX, Param::ptr("inp", Elem::U8, In, true), Param::val("len", Ty::Size, false), Param::val("padbit", Ty::U32, false)],
+    ret: Ret::Void,
+    summary: "Poly1305 blocks: h = (h + m + padbit·2^128)·r for each 16-byte block",
+};
+/// `void poly1305_emit(void *ctx, unsigned char mac[16], const unsigned int nonce[4])`
+/// (OpenSSL, Go).
+pub const EMIT: Entry = Entry {
+    kernel: "poly1305",
+    prefix: "poly1305_emit_",
+    suffix: "",
+    alias: Some("poly1305_emit"),
+    abis: &[Abi::Psabi, Abi::Go],
+    params: &[
+        Param::ptr("ctx", Elem::Void, In, true).aligned(8),
+        Param::ptr("mac", Elem::U8, Out, false),
+        Param::ptr("nonce", Elem::U32, In, true),
+    ],
+    ret: Ret::Void,
+    summary: "Poly1305 final reduction mod 2^130 - 5, plus nonce mod 2^128, 16-byte tag",
+};
+const STATE: Param = Param::ptr("state", Elem::Void, InOut, true).aligned(8);
+/// `void poly1305_block_init_V(void *state, const u8 raw_key[16])` (Linux).
+pub const LINUX_INIT: Entry = Entry {
+    kernel: "poly1305",
+    prefix: "poly1305_block_init_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Linux],
+    params: &[STATE, Param::ptr("raw_key", Elem::U8, In, true)],
+    ret: Ret::Void,
+    summary: "Poly1305 key setup: h = 0, clamped r and s = r + (r >> 2) for both paths",
+};
+/// `void poly1305_blocks_V(void *state, const u8 *src, u32 len, u32 hibit)` (Linux).
+pub const LINUX_BLOCKS: Entry = Entry {
+    kernel: "poly1305",
+    prefix: "poly1305_blocks_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Linux],
+    params: &[STATE, Param::ptr("src", Elem::U8, In, true), Param::val("len", Ty::U32, false), Param::val("hibit", Ty::U32, false)],
+    ret: Ret::Void,
+    summary: "Poly1305 blocks: h = (h + m + hibit·2^128)·r for each 16-byte block",
+};
+/// `void poly1305_emit_V(const void *state, u8 digest[16], const u32 nonce[4])` (Linux).
+pub const LINUX_EMIT: Entry = Entry {
+    kernel: "poly1305",
+    prefix: "poly1305_emit_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Linux],
+    params: &[
+        Param::ptr("state", Elem::Void, In, true).aligned(8),
+        Param::ptr("digest", Elem::U8, Out, false),
+        Param::ptr("nonce", Elem::U32, In, true),
+    ],
+    ret: Ret::Void,
+    summary: "Poly1305 final reduction mod 2^130 - 5, plus nonce mod 2^128, 16-byte tag",
+};
+/// Every entry point of the kernel.
+pub const ENTRIES: &[&Entry] = &[&INIT, &GO_INIT, &BLOCKS, &EMIT, &LINUX_INIT, &LINUX_BLOCKS, &LINUX_EMIT];
 
 /// Bytes of the context (OpenSSL's `double opaque[24]`).
 pub const CTX_BYTES: usize = 192;
@@ -155,41 +248,27 @@ fn load_le64_bytes(f: &mut Func, dst: Reg, p: Reg, off: i64, tmp: [Reg; 2]) {
     }
 }
 
-/// Names of the arguments and C types per ABI.
-struct Names {
-    linux: bool,
-}
-
-impl Names {
-    fn ctx(&self) -> &'static str {
-        if self.linux { "state" } else { "ctx" }
-    }
-    fn bytes(&self, konst: bool) -> &'static str {
-        match (self.linux, konst) {
-            (true, true) => "const u8 *",
-            (true, false) => "u8 *",
-            (false, true) => "const unsigned char *",
-            (false, false) => "unsigned char *",
-        }
-    }
-}
-
 // ---- init ---------------------------------------------------------------------------------
 
 /// poly1305_init / poly1305_block_init: h = 0; r = key & 0x0ffffffc0ffffffc0ffffffc0fffffff;
 /// the s values of both paths.
 /// `table`: the OpenSSL build's (blocks, emit) names, stored into `func`.
-fn init_fn(t: &Target, abi: Abi, name: &str, table: (&str, &str)) -> Func {
-    let n = Names { linux: abi == Abi::Linux };
-    let mut f = Func::new(name, t, abi);
-    f.summary = "Poly1305 key setup: h = 0, clamped r and s = r + (r >> 2) for both paths".into();
-    let ctx = f.arg(n.ctx(), "void *", true);
-    let key = f.arg(if n.linux { "raw_key" } else { "key" }, n.bytes(true), true);
-    let func = if abi == Abi::Psabi {
-        f.ret = "int".into();
-        Some(f.arg("func", "void **", false))
-    } else {
-        None
+fn init_fn(variant: &str, t: &Target, abi: Abi, table: (&str, &str)) -> Func {
+    let e = match abi {
+        Abi::Psabi => &INIT,
+        Abi::Go => &GO_INIT,
+        Abi::Linux => &LINUX_INIT,
+    };
+    let mut f = Func::entry(e, variant, t, abi);
+    let (ctx, key, func) = match abi {
+        Abi::Psabi => {
+            let [ctx, key, func] = f.params();
+            (ctx, key, Some(func))
+        }
+        _ => {
+            let [ctx, key] = f.params();
+            (ctx, key, None)
+        }
     };
     let [lo, hi, s, u] = [f.xreg("r0"), f.xreg("r1"), f.xreg("s1"), f.xreg("s1w")];
     let tmp = f.xregs::<2>("t");
@@ -245,13 +324,9 @@ fn init_fn(t: &Target, abi: Abi, name: &str, table: (&str, &str)) -> Func {
 
 /// poly1305_emit: tag = ((h mod 2^130-5) + nonce) mod 2^128, little-endian. Reads h as three
 /// u64 limbs (both paths store that form).
-fn emit_fn(isa: Isa, t: &Target, abi: Abi, name: &str) -> Func {
-    let n = Names { linux: abi == Abi::Linux };
-    let mut f = Func::new(name, t, abi);
-    f.summary = "Poly1305 final reduction mod 2^130 - 5, plus nonce mod 2^128, 16-byte tag".into();
-    let ctx = f.arg(n.ctx(), if n.linux { "const void *" } else { "void *" }, true);
-    let mac = f.arg(if n.linux { "digest" } else { "mac" }, n.bytes(false), false);
-    let nonce = f.arg("nonce", if n.linux { "const u32 *" } else { "const unsigned int *" }, true);
+fn emit_fn(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
+    let mut f = Func::entry(if abi == Abi::Linux { &LINUX_EMIT } else { &EMIT }, variant, t, abi);
+    let [ctx, mac, nonce] = f.params();
     let [h0, h1, h2] = f.xregs::<3>("h");
     let [g0, g1, g2] = f.xregs::<3>("g");
     let [c, mask] = [f.xreg("c"), f.xreg("mask")];
@@ -334,18 +409,19 @@ struct Args {
     t: Reg,
 }
 
-/// Declares the arguments; len = len & -16; returns early when it is 0; pad = padbit != 0.
+/// The blocks entry point of an ABI.
+fn blocks_entry_point(abi: Abi) -> &'static Entry {
+    if abi == Abi::Linux { &LINUX_BLOCKS } else { &BLOCKS }
+}
+
+/// The arguments; len = len & -16; returns early when it is 0; pad = padbit != 0.
 fn blocks_entry(f: &mut Func, abi: Abi) -> Args {
-    let n = Names { linux: abi == Abi::Linux };
-    let ctx = f.arg(n.ctx(), "void *", true);
-    let inp = f.arg(if n.linux { "src" } else { "inp" }, n.bytes(true), true);
-    let len = f.arg("len", if n.linux { "u32" } else { "size_t" }, false);
-    let padbit = f.arg(if n.linux { "hibit" } else { "padbit" }, if n.linux { "u32" } else { "unsigned int" }, false);
+    let [ctx, inp, len, padbit] = f.params();
     let [end, pad, t] = [f.xreg("end"), f.xreg("pad"), f.xreg("t")];
     for r in [end, pad, t] {
         f.public(r);
     }
-    if n.linux {
+    if abi == Abi::Linux {
         // A u32 argument arrives sign-extended (psABI).
         f.zext_w(len, len);
     }
@@ -552,9 +628,8 @@ fn loop32(f: &mut Func, p: &P32, a: &Args, top: Label, unaligned: Option<(Reg, R
 /// - Carry: t_i = d_i + m_i + carry < 5.4·2^60 < 2^63, carries < 5.4·2^28; t3 < 4.625·2^60
 ///   + 2^32 + 2^31 + 2^34, so h4 = t3 >> 32 < 4.63·2^28 < 2^31, as assumed.
 /// - On entry h comes from the context (h0..h3 < 2^32, h4 <= 4): inside these bounds.
-fn blocks32(isa: Isa, t: &Target, abi: Abi, name: &str) -> Func {
-    let mut f = Func::new(name, t, abi);
-    f.summary = "Poly1305 blocks, base 2^32: 32x32-bit products only (constant time on the C906)".into();
+fn blocks32(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
+    let mut f = Func::entry(blocks_entry_point(abi), variant, t, abi);
     let a = blocks_entry(&mut f, abi);
     let ctx = a.ctx;
     let p = P32 {
@@ -629,10 +704,8 @@ fn blocks32(isa: Isa, t: &Target, abi: Abi, name: &str) -> Func {
 ///   needs no carry out (th.mula adds h2·s1 to hi(h1·s1) directly).
 /// - d2 = hi(h0·r1) + hi(h1·r0) + h2·r0 + 2 carries < 8·2^60 < 2^63.
 /// - After the reduction h2 = (d2 & 3) + carry <= 4.
-fn blocks64(isa: Isa, t: &Target, abi: Abi, name: &str) -> Func {
-    let mut f = Func::new(name, t, abi);
-    f.summary = "Poly1305 blocks, base 2^64 (64-bit mul/mulhu: data-dependent latency on the C906)".into();
-    f.declare_leak(LeakKind::SecretMulTiming, "64-bit multiplies of h and r: on the C906 their latency depends on the operands' upper 32 bits");
+fn blocks64(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
+    let mut f = Func::entry(blocks_entry_point(abi), variant, t, abi);
     let a = blocks_entry(&mut f, abi);
     let (ctx, inp, end, pad) = (a.ctx, a.inp, a.end, a.pad);
     let [h0, h1, h2] = f.xregs::<3>("h");
@@ -673,24 +746,33 @@ fn blocks64(isa: Isa, t: &Target, abi: Abi, name: &str) -> Func {
         f.comment("d0 = lo(h0·r0) + lo(h1·s1); d1 = hi(h0·r0) + hi(h1·s1) + lo(h0·r1) + lo(h1·r0) + h2·s1;");
         f.comment("d2 = hi(h0·r1) + hi(h1·r0) + h2·r0 (+ carries); h1·r1·2^128 ≡ h1·s1 as 4 | r1");
         let [x0, x1, x2, x3, x4] = x;
-        kasm!(f,
-            mul {d0}, {h0}, {r0};
-            mulhu {d1}, {h0}, {r0};
-            mul {x0}, {h1}, {s1};
-            mulhu {x1}, {h1}, {s1};
-            mul {x2}, {h0}, {r1};
-            mulhu {d2}, {h0}, {r1};
-        );
-        match isa {
-            Isa::Thead => kasm!(f, th.mula {x1}, {h2}, {s1}; mul {x3}, {h1}, {r0}; mulhu {x4}, {h1}, {r0}; th.mula {d2}, {h2}, {r0};),
-            Isa::Rv64 => kasm!(f,
-                mul {c}, {h2}, {s1};
-                mul {x3}, {h1}, {r0};
-                mulhu {x4}, {h1}, {r0};
-                mul {c1}, {h2}, {r0};
-                add {x1}, {x1}, {c};
-                add {d2}, {d2}, {c1};
-            ),
+        // On the C906 the multiplier's latency depends on the factors' upper halves: a leak
+        // declared for these multiplies (other cores are assumed constant time).
+        let products = |f: &mut Func| {
+            kasm!(f,
+                mul {d0}, {h0}, {r0};
+                mulhu {d1}, {h0}, {r0};
+                mul {x0}, {h1}, {s1};
+                mulhu {x1}, {h1}, {s1};
+                mul {x2}, {h0}, {r1};
+                mulhu {d2}, {h0}, {r1};
+            );
+            match isa {
+                Isa::Thead => kasm!(f, th.mula {x1}, {h2}, {s1}; mul {x3}, {h1}, {r0}; mulhu {x4}, {h1}, {r0}; th.mula {d2}, {h2}, {r0};),
+                Isa::Rv64 => kasm!(f,
+                    mul {c}, {h2}, {s1};
+                    mul {x3}, {h1}, {r0};
+                    mulhu {x4}, {h1}, {r0};
+                    mul {c1}, {h2}, {r0};
+                    add {x1}, {x1}, {c};
+                    add {d2}, {d2}, {c1};
+                ),
+            }
+        };
+        if f.target.multiplier == Multiplier::C906 {
+            f.leaking(LeakKind::SecretMulTiming, "64-bit multiplies of h and r: on the C906 their latency depends on the factors' upper 32 bits", products);
+        } else {
+            products(f);
         }
         kasm!(f,
             add {d0}, {d0}, {x0};
@@ -765,23 +847,14 @@ fn build(radix: Radix, variant: &str, t: &Target, abi: Abi) -> Result<Module, Bu
         "s2, s3 u32 at 40, 44 (= the u64 s1 of r2|r3); s1 u32 at 48; s_i = r_i + (r_i >> 2).".to_string(),
     ]);
     m.notes = notes;
-    let sfx = crate::symbol_suffix(variant);
-    let blocks = |name: &str| match radix {
-        Radix::R64 => blocks64(isa, t, abi, name),
-        Radix::R32 => blocks32(isa, t, abi, name),
+    let blocks = match radix {
+        Radix::R64 => blocks64(isa, variant, t, abi),
+        Radix::R32 => blocks32(isa, variant, t, abi),
     };
-    let (init, blk, emit) = match abi {
-        Abi::Linux => (format!("poly1305_block_init_{sfx}"), format!("poly1305_blocks_{sfx}"), format!("poly1305_emit_{sfx}")),
-        _ => (format!("poly1305_init_{sfx}"), format!("poly1305_blocks_{sfx}"), format!("poly1305_emit_{sfx}")),
-    };
-    m.add(init_fn(t, abi, &init, (&blk, &emit)), true)?;
-    m.add(blocks(&blk), true)?;
-    m.add(emit_fn(isa, t, abi, &emit), true)?;
-    if abi == Abi::Psabi {
-        for (alias, f) in [("poly1305_init", init), ("poly1305_blocks", blk), ("poly1305_emit", emit)] {
-            m.aliases.push((alias.to_string(), f));
-        }
-    }
+    let table = (BLOCKS.symbol(variant), EMIT.symbol(variant));
+    m.add(init_fn(variant, t, abi, (&table.0, &table.1)), true)?;
+    m.add(blocks, true)?;
+    m.add(emit_fn(isa, variant, t, abi), true)?;
     Ok(m)
 }
 

@@ -79,8 +79,30 @@ impl Env {
         self
     }
 
+    /// The address of a symbol (tests: panics naming it when it is missing; see
+    /// [`Env::lookup`]).
     pub fn sym(&self, name: &str) -> u64 {
-        *self.symbols.get(name).unwrap_or_else(|| panic!("symbol {name} not defined"))
+        self.lookup(name).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The address of a symbol, or an error naming it and the symbols there are.
+    pub fn lookup(&self, name: &str) -> Result<u64, String> {
+        self.symbols.get(name).copied().ok_or_else(|| {
+            let mut have: Vec<&String> = self.symbols.keys().collect();
+            have.sort();
+            let list: Vec<&str> = have.iter().take(12).map(|s| s.as_str()).collect();
+            format!("symbol `{name}` is not defined (defined: {}{})", list.join(", "), if have.len() > 12 { ", ..." } else { "" })
+        })
+    }
+
+    /// The symbol implementing entry point `e` (its alias, or the first symbol of its form)
+    /// and its address.
+    pub fn entry(&self, e: &kgen_dsl::entry::Entry) -> Result<(String, u64), String> {
+        let name = e.find_in(self.symbols.keys()).ok_or_else(|| {
+            format!("no function for entry point {}{}{} ({}*) is defined", e.prefix, "<variant>", e.suffix, e.alias.unwrap_or(e.prefix))
+        })?;
+        let a = self.lookup(&name)?;
+        Ok((name, a))
     }
 
     /// Places `data` in a fresh region (guarded on both sides) so that its address is

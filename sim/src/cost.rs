@@ -37,7 +37,7 @@
 //! Scalar instructions keep issuing while the vector unit works (it is decoupled, in order
 //! with itself): that is what the interleaved ChaCha20 kernel exploits.
 
-use kgen_dsl::isa::{table, Class, Hart, Inst, Kind, Role, VDialect};
+use kgen_dsl::isa::{table, Class, Control, Hart, Inst, Kind, Role, VDialect};
 use kgen_dsl::timing::{self, Timing, VShape};
 use std::collections::{HashMap, VecDeque};
 
@@ -138,16 +138,12 @@ impl C906 {
         self.breakdown.dependency_stalls += start - self.cycle;
         let base = timing::c906(row, VShape::DEFAULT);
         let (slots, lat) = match row.class {
-            Class::Mul | Class::MulAcc => {
+            _ if row.mul.is_some_and(|m| !m.narrow) => {
+                let m = row.mul.expect("a multiply");
                 self.muls += 1;
-                let a = h.x(ops[1]);
-                let b = h.x(ops[2]);
-                let (sa, sb) = match row.mnemonic {
-                    "mulhu" => (false, false),
-                    "mulhsu" => (true, false),
-                    _ => (true, true),
-                };
-                if upper_clear(a, sa) && upper_clear(b, sb) {
+                let a = h.x(ops[m.ops[0] as usize]);
+                let b = h.x(ops[m.ops[1] as usize]);
+                if upper_clear(a, m.signed[0]) && upper_clear(b, m.signed[1]) {
                     (base.slots, base.latency)
                 } else {
                     // [M] the long path: 6 cycles, blocking further multiplies for 4.
@@ -239,7 +235,7 @@ impl C906 {
                     penalty = BTB_MISS;
                 }
                 self.btb_insert(pc);
-                if inst.ops[0] == 1 {
+                if inst.control() == Control::Call {
                     self.ras.push(pc + 4);
                     if self.ras.len() > RAS_ENTRIES {
                         self.ras.remove(0);
@@ -247,15 +243,14 @@ impl C906 {
                 }
             }
             Class::Jalr => {
-                let is_ret = inst.ops[0] == 0 && inst.ops[2] == 1 && inst.ops[1] == 0;
-                if is_ret {
+                if inst.control() == Control::Return {
                     if self.ras.pop() != Some(next_pc) {
                         penalty = MISPREDICT;
                     }
                 } else {
                     penalty = MISPREDICT;
                 }
-                if inst.ops[0] == 1 {
+                if inst.control() == Control::Call {
                     self.ras.push(pc + 4);
                 }
             }

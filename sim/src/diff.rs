@@ -92,7 +92,17 @@ impl Family {
         }
     }
     pub fn target(self) -> Target {
-        Target { name: "diff", exts: self.exts(), vlen: if self.dialect().is_some() { VLENB * 8 } else { 0 }, summary: "" }
+        // QEMU user mode performs misaligned accesses, and so does this target.
+        let vlen = if self.dialect().is_some() { VLENB * 8 } else { 0 };
+        Target {
+            name: "diff",
+            exts: self.exts(),
+            vlen,
+            vlen_max: vlen,
+            misaligned: kgen_dsl::target::Misaligned::Fast,
+            multiplier: kgen_dsl::target::Multiplier::Constant,
+            summary: "",
+        }
     }
     /// (which QEMU, -cpu argument).
     pub fn qemu(self) -> (&'static str, &'static str) {
@@ -105,22 +115,36 @@ impl Family {
     }
 }
 
+/// Rows not generated, with the reason (they are covered elsewhere).
+const EXCLUDED: &[(&[&str], &str)] = &[
+    (&["auipc"], "result depends on the code address, which differs between the two runs"),
+    (&["jalr"], "indirect jumps need a code address"),
+    (&["ecall", "ebreak"], "traps"),
+    (&["th.sfence.vmas"], "privileged"),
+    (&["csrrw", "csrrc", "csrrwi", "csrrsi", "csrrci"], "CSR writes other than vxrm/vxsat are not user state"),
+    // T-Head's QEMU truncates instead of saturating when the shift amount is 0; the .vx
+    // and .vi forms are tested with nonzero shifts, these would hit it at random.
+    (
+        &["th.vnclipu.vv", "th.vnclip.vv", "th.vnclipu.vx", "th.vnclip.vx", "th.vnclipu.vi", "th.vnclip.vi"],
+        "T-Head's QEMU deviates from the rounding rule (shift 0, and overflow when rounding 2^64-1): docs/oracles.md",
+    ),
+    (&["th.vrgather.vx"], "T-Head's QEMU compares the index as signed (x = 2^63 reads element 0): docs/oracles.md"),
+];
+
+/// The forms named in a list of mnemonics.
+fn forms(names: &[&str]) -> Vec<Form> {
+    names.iter().map(|n| table().form(n)).collect()
+}
+
+/// XTheadVector's narrowing clips: generated with nonzero shift amounts only (see
+/// [`EXCLUDED`]).
+fn is_thead_nclip(row: &Row) -> bool {
+    forms(&["th.vnclipu.vx", "th.vnclip.vx", "th.vnclipu.vi", "th.vnclip.vi"]).contains(&row.form)
+}
+
 /// Why a row is not generated (and is covered elsewhere).
 pub fn excluded(row: &Row) -> Option<&'static str> {
-    Some(match row.mnemonic {
-        "auipc" => "result depends on the code address, which differs between the two runs",
-        "jalr" => "indirect jumps need a code address",
-        "ecall" | "ebreak" => "traps",
-        "th.sfence.vmas" => "privileged",
-        "csrrw" | "csrrc" | "csrrwi" | "csrrsi" | "csrrci" => "CSR writes other than vxrm/vxsat are not user state",
-        // T-Head's QEMU truncates instead of saturating when the shift amount is 0; the .vx
-        // and .vi forms are tested with nonzero shifts, these would hit it at random.
-        "th.vnclipu.vv" | "th.vnclip.vv" | "th.vnclipu.vx" | "th.vnclip.vx" | "th.vnclipu.vi" | "th.vnclip.vi" => {
-            "T-Head's QEMU deviates from the rounding rule (shift 0, and overflow when rounding 2^64-1): docs/oracles.md"
-        }
-        "th.vrgather.vx" => "T-Head's QEMU compares the index as signed (x = 2^63 reads element 0): docs/oracles.md",
-        _ => return None,
-    })
+    EXCLUDED.iter().find(|(names, _)| forms(names).contains(&row.form)).map(|(_, why)| *why)
 }
 
 /// Initial and final architectural state compared between the two runs.
@@ -304,7 +328,7 @@ impl<R: Rng> Gen<'_, R> {
                             if self.rng.random() { BASE_A } else { BASE_B }
                         } else if is_index {
                             INDEX
-                        } else if is_stride || (row.mnemonic.starts_with("th.vnclip") && spec.name == "rs1") {
+                        } else if is_stride || (is_thead_nclip(row) && spec.name == "rs1") {
                             STRIDE
                         } else if is_dest {
                             *DEST_POOL.choose(self.rng).unwrap()
@@ -324,7 +348,7 @@ impl<R: Rng> Gen<'_, R> {
                         let v = self.rng.random_range(-256..256i64) / bytes * bytes;
                         Opnd::Imm(v.clamp(s.min, s.max))
                     }
-                    Kind::Imm(s) if row.mnemonic.starts_with("th.vnclip") => Opnd::Imm(self.rng.random_range(1..=s.max)),
+                    Kind::Imm(s) if is_thead_nclip(row) => Opnd::Imm(self.rng.random_range(1..=s.max)),
                     Kind::Imm(s) => {
                         let v = if matches!(mem.map(|m| m.addr), Some(Addr::Incr { .. })) && spec.name == "imm2" {
                             self.rng.random_range(0..2)
@@ -389,7 +413,7 @@ impl<R: Rng> Gen<'_, R> {
             ops[2] = Opnd::Reg(Reg::X(0));
         }
         // vsetvl takes its vtype from a register: use x0 (vtype 0 = e8, m1), a legal one.
-        if row.mnemonic.ends_with("vsetvl") {
+        if matches!(row.vset, Some(kgen_dsl::isa::VType::Reg(_))) {
             ops[2] = Opnd::Reg(Reg::X(0));
             self.cfg = Some(VCfg { sew: 8, lmul: 1, num: 1, den: 1 });
         }
@@ -404,7 +428,7 @@ pub fn family_rows(f: Family) -> Vec<Form> {
         .iter()
         .filter(|r| r.ext.intersects(f.exts()) && r.ext.iter().all(|e| f.exts().contains(e) || !r.ext.contains(e)) && excluded(r).is_none())
         .filter(|r| r.ext.iter().any(|e| f.exts().contains(e)))
-        .filter(|r| !(r.class == Class::Csr && (r.mnemonic != "csrrs" || f.dialect().is_none())))
+        .filter(|r| !(r.class == Class::Csr && (r.form != table().form("csrrs") || f.dialect().is_none())))
         .map(|r| r.form)
         .collect()
 }

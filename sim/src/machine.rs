@@ -58,9 +58,15 @@ impl Machine {
         let vlen = if target.vlen == 0 { 128 } else { target.vlen };
         let mut hart = Hart::new(vlen);
         hart.has_vector = target.vdialect().is_some();
+        let mut mem = Memory::new();
+        // A core without fast misaligned access may trap on one: so does the simulator, so
+        // that code relying on it is found (QEMU user mode performs them silently).
+        if target.misaligned == kgen_dsl::target::Misaligned::Slow {
+            mem.misaligned = crate::mem::Misaligned::Trap;
+        }
         Machine {
             hart,
-            mem: Memory::new(),
+            mem,
             target: target.clone(),
             exts: target.exts,
             cache: vec![(u64::MAX, Inst::new(kgen_dsl::Form(0), &[])); CACHE],

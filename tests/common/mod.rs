@@ -111,17 +111,48 @@ pub fn go_x_crypto() -> Option<(PathBuf, PathBuf)> {
     }
 }
 
-/// Which QEMU runs a module, the `-cpu` that has its extensions, and one that lacks them
-/// (the negative control; none for plain RV64GC).
-pub fn emulator(m: &kgen_dsl::Module) -> (Option<Tool>, &'static str, Option<&'static str>) {
+/// Which QEMU runs a module, the `-cpu` that has its extensions (RVV 1.0 at the target's
+/// smallest VLEN), and one that lacks them (the negative control; none for plain RV64GC).
+pub fn emulator(m: &kgen_dsl::Module) -> (Option<Tool>, String, Option<String>) {
+    emulator_at(m, m.target.vlen)
+}
+
+/// [`emulator`] at every VLEN the module is declared correct for (128, 256, 512 for the
+/// RVV 1.0 variants; the one fixed VLEN otherwise).
+pub fn emulators(m: &kgen_dsl::Module) -> Vec<(Option<Tool>, String, Option<String>)> {
+    let mut v = Vec::new();
+    let mut vlen = m.target.vlen.max(128);
+    loop {
+        v.push(emulator_at(m, vlen));
+        vlen *= 2;
+        if m.target.vdialect() != Some(kgen_dsl::isa::VDialect::V1) || vlen > m.target.vlen_max {
+            return v;
+        }
+    }
+}
+
+fn emulator_at(m: &kgen_dsl::Module, vlen: usize) -> (Option<Tool>, String, Option<String>) {
     let vector = m.funcs.iter().any(|l| l.frame.uses_vector);
+    let s = |x: &str| x.to_string();
     match (m.target.name, vector) {
-        ("c906", true) => (oracle::xuantie_qemu(), "c906fdv", Some("c906fd")),
-        ("c906" | "c906-novector", _) => (oracle::qemu(), "thead-c906", Some("rv64")),
-        ("rv64gc", _) => (oracle::qemu(), "rv64", None),
-        ("rv64gcv", _) => (oracle::qemu(), "rv64,v=true,vlen=128,zbb=true", Some("rv64,zbb=true")),
-        ("rv64gc-zbc", _) => (oracle::qemu(), "rv64,zbb=true,zbc=true", Some("rv64,zbc=false")),
-        ("rva23", _) => (oracle::qemu(), "rv64,v=true,vlen=128,zbb=true,zvkb=true", Some("rv64,v=true,vlen=128,zbb=true")),
+        ("c906", true) => (oracle::xuantie_qemu(), s("c906fdv"), Some(s("c906fd"))),
+        ("c906" | "c906-novector", _) => (oracle::qemu(), s("thead-c906"), Some(s("rv64"))),
+        ("rv64gc", _) => (oracle::qemu(), s("rv64"), None),
+        ("rv64gcv", _) => (oracle::qemu(), format!("rv64,v=true,vlen={vlen},zbb=true"), Some(s("rv64,zbb=true"))),
+        ("rv64gc-zbc", _) => (oracle::qemu(), s("rv64,zbb=true,zbc=true"), Some(s("rv64,zbc=false"))),
+        ("rva23", _) => (oracle::qemu(), format!("rv64,v=true,vlen={vlen},zbb=true,zvkb=true"), Some(format!("rv64,v=true,vlen={vlen},zbb=true"))),
         (t, _) => panic!("no QEMU CPU known for target {t}"),
     }
+}
+
+/// Writes the module's generated C header (`kgen emit ... --format h`) into `dir` and returns
+/// the lines a harness starts with to use it (outside OpenSSL: `KGEN_STANDALONE`). The
+/// harnesses declare nothing themselves: prototypes come from the entry points.
+pub fn header(dir: &Path, m: &kgen_dsl::Module) -> String {
+    let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils244 };
+    let h = kgen_emit::c_header(m, &o).unwrap_or_else(|e| panic!("header of {} {}: {e}", m.kernel, m.variant));
+    let name = format!("{}-{}-{}.h", m.kernel, m.variant, m.abi.name());
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(&name), h).unwrap();
+    format!("#define KGEN_STANDALONE\n#include \"{name}\"\n")
 }

@@ -11,6 +11,50 @@ pub enum VDialect {
     V1,
 }
 
+impl VDialect {
+    /// The vtype immediate for elements of `sew` bits in groups of `lmul` registers (1, 2,
+    /// 4, 8); RVV 1.0's is tail and mask agnostic.
+    pub fn vtype(self, sew: u32, lmul: u32) -> Option<i64> {
+        let vsew = match sew {
+            8 => 0,
+            16 => 1,
+            32 => 2,
+            64 => 3,
+            _ => return None,
+        };
+        let vlmul = match lmul {
+            1 => 0,
+            2 => 1,
+            4 => 2,
+            8 => 3,
+            _ => return None,
+        };
+        Some(match self {
+            VDialect::Thead => (vsew << 2) | vlmul,
+            VDialect::V1 => 0xc0 | (vsew << 3) | vlmul,
+        })
+    }
+
+    /// The XTheadVector vtype that gives an RVV 1.0 vtype's meaning: the same SEW and LMUL
+    /// (XTheadVector zeroes the tail, which tail-agnostic allows, and keeps masked-off
+    /// elements, which both mask policies allow). Fractional LMUL and tail-undisturbed have
+    /// no equivalent.
+    pub fn thead_vtype_of(v1: i64) -> Result<i64, String> {
+        let vlmul = v1 & 7;
+        if vlmul >= 4 {
+            return Err("fractional LMUL has no XTheadVector equivalent".into());
+        }
+        if v1 & 0x40 == 0 {
+            return Err("tail-undisturbed (tu): XTheadVector zeroes the tail".into());
+        }
+        let vsew = (v1 >> 3) & 7;
+        if vsew > 3 || v1 >> 8 != 0 {
+            return Err(format!("vtype {v1:#x} is not valid"));
+        }
+        Ok((vsew << 2) | vlmul)
+    }
+}
+
 const fn seg(at: u8, len: u8, from: u8) -> Seg {
     Seg { at, len, from }
 }
@@ -78,6 +122,13 @@ pub(crate) struct RowDef {
     pub rules: Vec<Rule>,
     pub vdialect: Option<VDialect>,
     pub specializes: Option<&'static str>,
+    pub flow: Flow,
+    /// None: the default for the family (the 32-bit "W" operations sign-extend).
+    pub result: Option<Extend>,
+    pub arith: Option<Arith>,
+    pub mul: Option<MulOps>,
+    pub vset: Option<VType>,
+    pub same_in_both_dialects: bool,
     pub sem: Option<Sem>,
 }
 
@@ -99,8 +150,40 @@ impl RowDef {
             rules: Vec::new(),
             vdialect: None,
             specializes: None,
+            flow: Flow::Seq,
+            result: None,
+            arith: None,
+            mul: None,
+            vset: None,
+            same_in_both_dialects: false,
             sem: None,
         }
+    }
+    pub fn flow(mut self, f: Flow) -> Self {
+        self.flow = f;
+        self
+    }
+    pub fn result(mut self, e: Extend) -> Self {
+        self.result = Some(e);
+        self
+    }
+    pub fn arith(mut self, a: Arith) -> Self {
+        self.arith = Some(a);
+        self
+    }
+    /// A multiply of operands `a` and `b`, read as signed or not.
+    pub fn mul(mut self, a: u8, b: u8, signed: [bool; 2], narrow: bool) -> Self {
+        self.mul = Some(MulOps { ops: [a, b], signed, narrow });
+        self
+    }
+    pub fn vset(mut self, v: VType) -> Self {
+        self.vset = Some(v);
+        self
+    }
+    /// The form means the same in XTheadVector and RVV 1.0 (see [`Row::twin`]).
+    pub fn same_in_both_dialects(mut self) -> Self {
+        self.same_in_both_dialects = true;
+        self
     }
     pub fn ops(mut self, ops: &[OpSpec]) -> Self {
         self.ops = ops.to_vec();
@@ -186,6 +269,21 @@ impl RowDef {
                 inner(h, b, o)
             });
         }
+        // The 32-bit ("W") integer operations sign-extend their result from bit 31.
+        let opc = self.bits & 0x7f;
+        let w_op = (opc == OPC_OP_32 || opc == OPC_OP_IMM_32) && self.ops.first().is_some_and(|o| o.role == Role::Def && o.kind == Kind::X);
+        let result = self.result.unwrap_or(if w_op { Extend::Sign(32) } else { Extend::Unknown });
+        assert!(
+            (self.flow == Flow::Seq) == !matches!(self.class, Class::Branch | Class::Jal | Class::Jalr),
+            "ISA table: {}'s control flow does not match its class",
+            self.mnemonic
+        );
+        assert!(
+            self.mul.is_some() == matches!(self.class, Class::Mul | Class::MulAcc | Class::MulW | Class::MulAccW),
+            "ISA table: {} is a multiply without its factors (or has factors without being one)",
+            self.mnemonic
+        );
+        assert!(self.vset.is_some() == (self.class == Class::VSet), "ISA table: {}: vset operands and class disagree", self.mnemonic);
         Row {
             form,
             mnemonic: self.mnemonic,
@@ -198,6 +296,14 @@ impl RowDef {
             rules: self.rules,
             vdialect: self.vdialect,
             specializes: self.specializes,
+            flow: self.flow,
+            inverse: None,
+            result,
+            arith: self.arith,
+            mul: self.mul,
+            vset: self.vset,
+            twin: None,
+            same_in_both_dialects: self.same_in_both_dialects,
             sem,
         }
     }

@@ -258,6 +258,121 @@ pub enum Rule {
     Differ(u8, u8),
 }
 
+/// How a row transfers control (operand indices into the row's operands). What the rest of
+/// kgen asks of an instruction's control flow (successors, returns, calls, branch
+/// inversion) comes from here; see [`Row::control`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Falls through to the next instruction.
+    Seq,
+    /// Conditional branch to PC-relative operand `target` when `cond` holds between
+    /// operands 0 and 1; `inverse` names the row that branches exactly when this one does
+    /// not (same operands).
+    Branch { target: u8, cond: Cond, inverse: &'static str },
+    /// PC-relative jump to operand `target`, writing the return address to operand `link`.
+    Jal { link: u8, target: u8 },
+    /// Jump to register operand `base` plus immediate `off`, writing the return address to
+    /// operand `link`.
+    Jalr { link: u8, base: u8, off: u8 },
+}
+
+/// The condition of a conditional branch, between its two register operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cond {
+    Eq,
+    Ne,
+    Lt,
+    Ge,
+    Ltu,
+    Geu,
+}
+
+/// The value an integer instruction computes, as far as address and alignment analysis
+/// needs it (operand indices into the row's operands).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arith {
+    /// Operand `src` plus immediate operand `imm`.
+    AddImm { src: u8, imm: u8 },
+    /// Operand `a` plus operand `b` shifted left by `shift`.
+    Add { a: u8, b: u8, shift: Shift },
+    /// Operand `a` minus operand `b`.
+    Sub { a: u8, b: u8 },
+    /// Operand `src` shifted left by immediate operand `sh`.
+    ShlImm { src: u8, sh: u8 },
+    /// The instruction's own address plus immediate operand `imm` shifted left by 12.
+    PcRel { imm: u8 },
+}
+
+/// A shift amount: fixed by the row, or an immediate operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shift {
+    By(u8),
+    Imm(u8),
+}
+
+/// What one instruction (a row with its operands) does to control flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    Next,
+    /// Conditional branch: falls through or goes to the target.
+    Branch,
+    /// Unconditional jump to a PC-relative target (`j`).
+    Jump,
+    /// Call through `jal`/`jalr` with a link register (continues after the call).
+    Call,
+    /// `jalr zero, 0(ra)`: return to the caller.
+    Return,
+    /// Any other `jalr` without a link: a jump to a computed address.
+    IndirectJump,
+}
+
+/// What the upper bits of an integer result are known to be, from the row and its
+/// operands (read by the checker's width analysis).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extend {
+    /// Nothing is known beyond what the other variants say.
+    Unknown,
+    /// Bits `n..64` are zero whatever the operands.
+    Zero(u8),
+    /// Sign-extended from bit `n-1` whatever the operands.
+    Sign(u8),
+    /// Zero above bit `imm`, where `imm` is immediate operand `msb` (`th.extu`).
+    ZeroAboveImm(u8),
+    /// Sign-extended from bit `imm`, immediate operand `msb` (`th.ext`).
+    SignFromImm(u8),
+    /// Operand `src` shifted right (logically) by immediate operand `sh`.
+    ShiftRightImm { src: u8, sh: u8 },
+    /// Operand `src` shifted right (logically) by a register amount: no wider than `src`.
+    ShiftRight { src: u8 },
+    /// Bitwise AND of operands `a` and `b` (a register or an immediate): the narrower.
+    And(u8, u8),
+    /// Bitwise OR or XOR of operands `a` and `b`: the wider.
+    Or(u8, u8),
+    /// `lui`: immediate operand `imm` shifted left by 12, sign-extended from bit 31.
+    Upper(u8),
+}
+
+/// The operands of a multiply and how the multiplier reads them (what the C906's
+/// data-dependent multiplier latency depends on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MulOps {
+    /// Operand indices of the two factors.
+    pub ops: [u8; 2],
+    /// Whether each factor is read as a signed number.
+    pub signed: [bool; 2],
+    /// Only the low 32 bits of the factors matter (`mulw`, `th.mulaw`, `th.mulah`).
+    pub narrow: bool,
+}
+
+/// Where a `vsetvl` row takes its operands (the vtype it sets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VType {
+    /// Immediate operand `k` is the vtype.
+    Imm(u8),
+    /// Register operand `k` holds the vtype (unknown statically).
+    Reg(u8),
+}
+
 /// The function that executes a row in the simulator. Operands arrive in assembly order.
 pub type Sem = Box<dyn Fn(&mut Hart, &mut dyn Bus, &[i64]) -> Result<(), Trap> + Send + Sync>;
 
@@ -283,6 +398,24 @@ pub struct Row {
     /// Name of a more general row whose encodings include this one's (`zext.h` ⊂ `packw`);
     /// decoding prefers the more specific row.
     pub specializes: Option<&'static str>,
+    /// Control flow.
+    pub flow: Flow,
+    /// For a conditional branch, the row that branches on the opposite condition.
+    pub inverse: Option<Form>,
+    /// What is known of the integer result's upper bits.
+    pub result: Extend,
+    /// The result as address arithmetic, where it is that.
+    pub arith: Option<Arith>,
+    /// For a multiply: its factors and how they are read.
+    pub mul: Option<MulOps>,
+    /// For a `vsetvl` row: where its vtype comes from.
+    pub vset: Option<VType>,
+    /// The row of the other vector dialect with the same operands and meaning (`vadd.vv`
+    /// and `th.vadd.vv`), for dialect-neutral kernels; masked forms differ in their mask
+    /// layout and are not mapped (see `Func::emit`).
+    pub twin: Option<Form>,
+    /// Declared by the row generator: this form means the same in both vector dialects.
+    pub same_in_both_dialects: bool,
     pub sem: Sem,
 }
 
@@ -506,6 +639,48 @@ impl Row {
     pub fn vm_operand(&self) -> Option<usize> {
         self.ops.iter().position(|o| o.kind == Kind::Vm)
     }
+
+    /// What the instruction does to control flow, given its operands: `reg(k)` is operand
+    /// k's register number and `imm(k)` its immediate, when known.
+    pub fn control(&self, reg: impl Fn(usize) -> Option<u8>, imm: impl Fn(usize) -> Option<i64>) -> Control {
+        match self.flow {
+            Flow::Seq => Control::Next,
+            Flow::Branch { .. } => Control::Branch,
+            Flow::Jal { link, .. } => match reg(link as usize) {
+                Some(0) => Control::Jump,
+                _ => Control::Call,
+            },
+            Flow::Jalr { link, base, off } => match (reg(link as usize), reg(base as usize), imm(off as usize)) {
+                (Some(0), Some(1), Some(0)) => Control::Return,
+                (Some(0), _, _) => Control::IndirectJump,
+                _ => Control::Call,
+            },
+        }
+    }
+
+    /// The PC-relative target operand of a branch or `jal`.
+    pub fn target_operand(&self) -> Option<usize> {
+        match self.flow {
+            Flow::Branch { target, .. } | Flow::Jal { target, .. } => Some(target as usize),
+            _ => None,
+        }
+    }
+
+    /// Whether the row can transfer control anywhere but the next instruction.
+    pub fn is_control(&self) -> bool {
+        self.flow != Flow::Seq
+    }
+}
+
+impl Inst {
+    /// [`Row::control`] for a decoded instruction.
+    pub fn control(&self) -> Control {
+        let row = self.row();
+        let ops = self.args();
+        let reg = |k: usize| row.ops.get(k).filter(|o| o.kind.is_reg()).map(|_| ops[k] as u8);
+        let imm = |k: usize| row.ops.get(k).filter(|o| !o.kind.is_reg()).map(|_| ops[k]);
+        row.control(reg, imm)
+    }
 }
 
 /// `th.lrwu` → `ThLrwu`.
@@ -557,6 +732,34 @@ impl Table {
             assert!(prev.is_none(), "ISA table: mnemonic {} defined twice", row.mnemonic);
             by_opcode[(row.bits & 0x7f) as usize].push(form);
             rows.push(row);
+        }
+        // Branch inverses, checked both ways.
+        for i in 0..rows.len() {
+            if let Flow::Branch { inverse, .. } = rows[i].flow {
+                let f = *by_name.get(inverse).unwrap_or_else(|| panic!("ISA table: {} names inverse {inverse}, which is not a row", rows[i].mnemonic));
+                let back = match rows[f.0 as usize].flow {
+                    Flow::Branch { inverse, .. } => inverse,
+                    _ => panic!("ISA table: inverse {inverse} of {} is not a branch", rows[i].mnemonic),
+                };
+                assert_eq!(back, rows[i].mnemonic, "ISA table: {inverse} is not the inverse of {}", rows[i].mnemonic);
+                rows[i].inverse = Some(f);
+            }
+        }
+        // Dialect twins: the XTheadVector row `th.X` and the RVV 1.0 row `X` declared as
+        // sharing their meaning, with the same operands (the encodings may differ: vid.v).
+        for i in 0..rows.len() {
+            if rows[i].vdialect != Some(VDialect::V1) || !rows[i].same_in_both_dialects {
+                continue;
+            }
+            let Some(&f) = by_name.get(format!("th.{}", rows[i].mnemonic).as_str()) else { continue };
+            let (a, b) = (&rows[i], &rows[f.0 as usize]);
+            if !b.same_in_both_dialects {
+                continue;
+            }
+            let same_ops = a.ops.len() == b.ops.len() && a.ops.iter().zip(&b.ops).all(|(x, y)| x.kind == y.kind && x.role == y.role);
+            assert!(same_ops, "ISA table: {} and {} are declared twins but their operands differ", a.mnemonic, b.mnemonic);
+            rows[i].twin = Some(f);
+            rows[f.0 as usize].twin = Some(Form(i as u16));
         }
         Table { rows, by_name, by_opcode }
     }

@@ -37,11 +37,11 @@ pub(super) fn rows(t: &mut Vec<RowDef>) {
 fn rv64i(t: &mut Vec<RowDef>) {
     let i_ = one(I);
     let u = |mn, opc| RowDef::new(mn, opc, 0x7f, i_).ops(&[xd("rd", RD), immop("imm", uimm(20), U20)]);
-    t.push(u("lui", OPC_LUI).sem(|h, _, o| {
+    t.push(u("lui", OPC_LUI).result(Extend::Upper(1)).sem(|h, _, o| {
         h.set_x(o[0], sx32((o[1] as u64) << 12));
         Ok(())
     }));
-    t.push(u("auipc", OPC_AUIPC).sem(|h, _, o| {
+    t.push(u("auipc", OPC_AUIPC).arith(Arith::PcRel { imm: 1 }).sem(|h, _, o| {
         h.set_x(o[0], h.pc.wrapping_add(sx32((o[1] as u64) << 12)));
         Ok(())
     }));
@@ -49,6 +49,7 @@ fn rv64i(t: &mut Vec<RowDef>) {
         RowDef::new("jal", OPC_JAL, 0x7f, i_)
             .ops(&[xd("rd", RD), op("target", Role::Use, Kind::Rel(imm(-(1 << 20), (1 << 20) - 2, 2)), J21)])
             .class(Class::Jal)
+            .flow(Flow::Jal { link: 0, target: 1 })
             .sem(|h, _, o| {
                 h.set_x(o[0], h.pc.wrapping_add(4));
                 h.jump_rel(o[1]);
@@ -59,6 +60,7 @@ fn rv64i(t: &mut Vec<RowDef>) {
         RowDef::new("jalr", OPC_JALR, 0x707f, i_)
             .ops(&[xd("rd", RD), op("imm", Role::Use, Kind::MemOff(simm(12)), I12), base(RS1)])
             .class(Class::Jalr)
+            .flow(Flow::Jalr { link: 0, base: 2, off: 1 })
             .sem(|h, _, o| {
                 let target = h.x(o[2]).wrapping_add(o[1] as u64) & !1;
                 h.set_x(o[0], h.pc.wrapping_add(4));
@@ -66,19 +68,20 @@ fn rv64i(t: &mut Vec<RowDef>) {
                 Ok(())
             }),
     );
-    let branches: [(&str, u32, fn(u64, u64) -> bool); 6] = [
-        ("beq", 0, |a, b| a == b),
-        ("bne", 1, |a, b| a != b),
-        ("blt", 4, |a, b| (a as i64) < (b as i64)),
-        ("bge", 5, |a, b| (a as i64) >= (b as i64)),
-        ("bltu", 6, |a, b| a < b),
-        ("bgeu", 7, |a, b| a >= b),
+    let branches: [(&str, u32, Cond, &str, fn(u64, u64) -> bool); 6] = [
+        ("beq", 0, Cond::Eq, "bne", |a, b| a == b),
+        ("bne", 1, Cond::Ne, "beq", |a, b| a != b),
+        ("blt", 4, Cond::Lt, "bge", |a, b| (a as i64) < (b as i64)),
+        ("bge", 5, Cond::Ge, "blt", |a, b| (a as i64) >= (b as i64)),
+        ("bltu", 6, Cond::Ltu, "bgeu", |a, b| a < b),
+        ("bgeu", 7, Cond::Geu, "bltu", |a, b| a >= b),
     ];
-    for (mn, f3, cond) in branches {
+    for (mn, f3, c, inverse, cond) in branches {
         t.push(
             RowDef::new(mn, (f3 << 12) | OPC_BRANCH, 0x707f, i_)
                 .ops(&[xs("rs1", RS1), xs("rs2", RS2), op("target", Role::Use, Kind::Rel(imm(-4096, 4094, 2)), B13)])
                 .class(Class::Branch)
+                .flow(Flow::Branch { target: 2, cond: c, inverse })
                 .sem(move |h, _, o| {
                     if cond(h.x(o[0]), h.x(o[1])) {
                         h.jump_rel(o[2]);
@@ -95,6 +98,11 @@ fn rv64i(t: &mut Vec<RowDef>) {
                 .ops(&[xd("rd", RD), op("imm", Role::Use, Kind::MemOff(simm(12)), I12), base(RS1)])
                 .class(Class::Load)
                 .mem(Dir::Load, bytes, Addr::BaseOff { base: 2, off: 1 })
+                .result(match (bytes, signed) {
+                    (8, _) => Extend::Unknown,
+                    (n, true) => Extend::Sign(8 * n),
+                    (n, false) => Extend::Zero(8 * n),
+                })
                 .sem(move |h, b, o| {
                     let v = b.load(h.x(o[2]).wrapping_add(o[1] as u64), bytes)?;
                     h.set_x(o[0], if signed { sext(v, 8 * bytes as u32) as u64 } else { v });
@@ -111,25 +119,25 @@ fn rv64i(t: &mut Vec<RowDef>) {
                 .sem(move |h, b, o| b.store(h.x(o[2]).wrapping_add(o[1] as u64), bytes, h.x(o[0]))),
         );
     }
-    t.push(i("addi", 0, OPC_OP_IMM, i_).immop(|a, b| a.wrapping_add(b as u64)));
-    t.push(i("slti", 2, OPC_OP_IMM, i_).immop(|a, b| ((a as i64) < b) as u64));
-    t.push(i("sltiu", 3, OPC_OP_IMM, i_).immop(|a, b| (a < b as u64) as u64));
-    t.push(i("xori", 4, OPC_OP_IMM, i_).immop(|a, b| a ^ b as u64));
-    t.push(i("ori", 6, OPC_OP_IMM, i_).immop(|a, b| a | b as u64));
-    t.push(i("andi", 7, OPC_OP_IMM, i_).immop(|a, b| a & b as u64));
-    t.push(sh6("slli", 0, 1, OPC_OP_IMM, i_).immop(|a, s| a << s));
-    t.push(sh6("srli", 0, 5, OPC_OP_IMM, i_).immop(|a, s| a >> s));
+    t.push(i("addi", 0, OPC_OP_IMM, i_).arith(Arith::AddImm { src: 1, imm: 2 }).immop(|a, b| a.wrapping_add(b as u64)));
+    t.push(i("slti", 2, OPC_OP_IMM, i_).result(Extend::Zero(1)).immop(|a, b| ((a as i64) < b) as u64));
+    t.push(i("sltiu", 3, OPC_OP_IMM, i_).result(Extend::Zero(1)).immop(|a, b| (a < b as u64) as u64));
+    t.push(i("xori", 4, OPC_OP_IMM, i_).result(Extend::Or(1, 2)).immop(|a, b| a ^ b as u64));
+    t.push(i("ori", 6, OPC_OP_IMM, i_).result(Extend::Or(1, 2)).immop(|a, b| a | b as u64));
+    t.push(i("andi", 7, OPC_OP_IMM, i_).result(Extend::And(1, 2)).immop(|a, b| a & b as u64));
+    t.push(sh6("slli", 0, 1, OPC_OP_IMM, i_).arith(Arith::ShlImm { src: 1, sh: 2 }).immop(|a, s| a << s));
+    t.push(sh6("srli", 0, 5, OPC_OP_IMM, i_).result(Extend::ShiftRightImm { src: 1, sh: 2 }).immop(|a, s| a >> s));
     t.push(sh6("srai", 0x10, 5, OPC_OP_IMM, i_).immop(|a, s| ((a as i64) >> s) as u64));
-    t.push(r("add", 0, 0, OPC_OP, i_).binop(|a, b| a.wrapping_add(b)));
-    t.push(r("sub", 0x20, 0, OPC_OP, i_).binop(|a, b| a.wrapping_sub(b)));
+    t.push(r("add", 0, 0, OPC_OP, i_).arith(Arith::Add { a: 1, b: 2, shift: Shift::By(0) }).binop(|a, b| a.wrapping_add(b)));
+    t.push(r("sub", 0x20, 0, OPC_OP, i_).arith(Arith::Sub { a: 1, b: 2 }).binop(|a, b| a.wrapping_sub(b)));
     t.push(r("sll", 0, 1, OPC_OP, i_).binop(|a, b| a << (b & 63)));
-    t.push(r("slt", 0, 2, OPC_OP, i_).binop(|a, b| ((a as i64) < (b as i64)) as u64));
-    t.push(r("sltu", 0, 3, OPC_OP, i_).binop(|a, b| (a < b) as u64));
-    t.push(r("xor", 0, 4, OPC_OP, i_).binop(|a, b| a ^ b));
-    t.push(r("srl", 0, 5, OPC_OP, i_).binop(|a, b| a >> (b & 63)));
+    t.push(r("slt", 0, 2, OPC_OP, i_).result(Extend::Zero(1)).binop(|a, b| ((a as i64) < (b as i64)) as u64));
+    t.push(r("sltu", 0, 3, OPC_OP, i_).result(Extend::Zero(1)).binop(|a, b| (a < b) as u64));
+    t.push(r("xor", 0, 4, OPC_OP, i_).result(Extend::Or(1, 2)).binop(|a, b| a ^ b));
+    t.push(r("srl", 0, 5, OPC_OP, i_).result(Extend::ShiftRight { src: 1 }).binop(|a, b| a >> (b & 63)));
     t.push(r("sra", 0x20, 5, OPC_OP, i_).binop(|a, b| ((a as i64) >> (b & 63)) as u64));
-    t.push(r("or", 0, 6, OPC_OP, i_).binop(|a, b| a | b));
-    t.push(r("and", 0, 7, OPC_OP, i_).binop(|a, b| a & b));
+    t.push(r("or", 0, 6, OPC_OP, i_).result(Extend::Or(1, 2)).binop(|a, b| a | b));
+    t.push(r("and", 0, 7, OPC_OP, i_).result(Extend::And(1, 2)).binop(|a, b| a & b));
     t.push(i("addiw", 0, OPC_OP_IMM_32, i_).immop(|a, b| sx32(a.wrapping_add(b as u64))));
     t.push(sh5("slliw", 0, 1, OPC_OP_IMM_32, i_).immop(|a, s| sx32(a << s)));
     t.push(sh5("srliw", 0, 5, OPC_OP_IMM_32, i_).immop(|a, s| sx32((a as u32 >> s) as u64)));
@@ -153,10 +161,10 @@ fn rv64i(t: &mut Vec<RowDef>) {
 
 fn m(t: &mut Vec<RowDef>) {
     let m_ = one(M);
-    t.push(r("mul", 1, 0, OPC_OP, m_).class(Class::Mul).binop(|a, b| a.wrapping_mul(b)));
-    t.push(r("mulh", 1, 1, OPC_OP, m_).class(Class::Mul).binop(|a, b| ((a as i64 as i128 * b as i64 as i128) >> 64) as u64));
-    t.push(r("mulhsu", 1, 2, OPC_OP, m_).class(Class::Mul).binop(|a, b| ((a as i64 as i128 * b as i128) >> 64) as u64));
-    t.push(r("mulhu", 1, 3, OPC_OP, m_).class(Class::Mul).binop(|a, b| ((a as u128 * b as u128) >> 64) as u64));
+    t.push(r("mul", 1, 0, OPC_OP, m_).class(Class::Mul).mul(1, 2, [true, true], false).binop(|a, b| a.wrapping_mul(b)));
+    t.push(r("mulh", 1, 1, OPC_OP, m_).class(Class::Mul).mul(1, 2, [true, true], false).binop(|a, b| ((a as i64 as i128 * b as i64 as i128) >> 64) as u64));
+    t.push(r("mulhsu", 1, 2, OPC_OP, m_).class(Class::Mul).mul(1, 2, [true, false], false).binop(|a, b| ((a as i64 as i128 * b as i128) >> 64) as u64));
+    t.push(r("mulhu", 1, 3, OPC_OP, m_).class(Class::Mul).mul(1, 2, [false, false], false).binop(|a, b| ((a as u128 * b as u128) >> 64) as u64));
     t.push(r("div", 1, 4, OPC_OP, m_).class(Class::Div).binop(|a, b| {
         let (a, b) = (a as i64, b as i64);
         if b == 0 { u64::MAX } else { a.wrapping_div(b) as u64 }
@@ -167,7 +175,7 @@ fn m(t: &mut Vec<RowDef>) {
         if b == 0 { a as u64 } else { a.wrapping_rem(b) as u64 }
     }));
     t.push(r("remu", 1, 7, OPC_OP, m_).class(Class::Div).binop(|a, b| if b == 0 { a } else { a % b }));
-    t.push(r("mulw", 1, 0, OPC_OP_32, m_).class(Class::MulW).binop(|a, b| sx32(a.wrapping_mul(b))));
+    t.push(r("mulw", 1, 0, OPC_OP_32, m_).class(Class::MulW).mul(1, 2, [true, true], true).binop(|a, b| sx32(a.wrapping_mul(b))));
     t.push(r("divw", 1, 4, OPC_OP_32, m_).class(Class::DivW).binop(|a, b| {
         let (a, b) = (a as i32, b as i32);
         (if b == 0 { -1 } else { a.wrapping_div(b) }) as i64 as u64
@@ -221,32 +229,32 @@ fn zicsr(t: &mut Vec<RowDef>) {
 fn bitmanip(t: &mut Vec<RowDef>) {
     let zba = one(Zba);
     for (k, mn) in [(1, "sh1add"), (2, "sh2add"), (3, "sh3add")] {
-        t.push(r(mn, 0x10, 2 * k, OPC_OP, zba).binop(move |a, b| (a << k).wrapping_add(b)));
+        t.push(r(mn, 0x10, 2 * k, OPC_OP, zba).arith(Arith::Add { a: 2, b: 1, shift: Shift::By(k as u8) }).binop(move |a, b| (a << k).wrapping_add(b)));
     }
     for (k, mn) in [(1, "sh1add.uw"), (2, "sh2add.uw"), (3, "sh3add.uw")] {
-        t.push(r(mn, 0x10, 2 * k, OPC_OP_32, zba).binop(move |a, b| ((a as u32 as u64) << k).wrapping_add(b)));
+        t.push(r(mn, 0x10, 2 * k, OPC_OP_32, zba).result(Extend::Unknown).binop(move |a, b| ((a as u32 as u64) << k).wrapping_add(b)));
     }
-    t.push(r("add.uw", 0x04, 0, OPC_OP_32, zba).binop(|a, b| (a as u32 as u64).wrapping_add(b)));
-    t.push(sh6("slli.uw", 0x02, 1, OPC_OP_IMM_32, zba).immop(|a, s| (a as u32 as u64) << s));
+    t.push(r("add.uw", 0x04, 0, OPC_OP_32, zba).result(Extend::Unknown).binop(|a, b| (a as u32 as u64).wrapping_add(b)));
+    t.push(sh6("slli.uw", 0x02, 1, OPC_OP_IMM_32, zba).result(Extend::Unknown).immop(|a, s| (a as u32 as u64) << s));
 
     let zbb = one(Zbb);
     let zbb_k = ExtSet::of(&[Zbb, Zbkb]);
     t.push(r("andn", 0x20, 7, OPC_OP, zbb_k).binop(|a, b| a & !b));
     t.push(r("orn", 0x20, 6, OPC_OP, zbb_k).binop(|a, b| a | !b));
     t.push(r("xnor", 0x20, 4, OPC_OP, zbb_k).binop(|a, b| !(a ^ b)));
-    t.push(r_unary("clz", 0x30, 0, 1, OPC_OP_IMM, zbb).unop(|a| a.leading_zeros() as u64));
-    t.push(r_unary("ctz", 0x30, 1, 1, OPC_OP_IMM, zbb).unop(|a| a.trailing_zeros() as u64));
-    t.push(r_unary("cpop", 0x30, 2, 1, OPC_OP_IMM, zbb).unop(|a| a.count_ones() as u64));
-    t.push(r_unary("clzw", 0x30, 0, 1, OPC_OP_IMM_32, zbb).unop(|a| (a as u32).leading_zeros() as u64));
-    t.push(r_unary("ctzw", 0x30, 1, 1, OPC_OP_IMM_32, zbb).unop(|a| (a as u32).trailing_zeros() as u64));
-    t.push(r_unary("cpopw", 0x30, 2, 1, OPC_OP_IMM_32, zbb).unop(|a| (a as u32).count_ones() as u64));
+    t.push(r_unary("clz", 0x30, 0, 1, OPC_OP_IMM, zbb).result(Extend::Zero(7)).unop(|a| a.leading_zeros() as u64));
+    t.push(r_unary("ctz", 0x30, 1, 1, OPC_OP_IMM, zbb).result(Extend::Zero(7)).unop(|a| a.trailing_zeros() as u64));
+    t.push(r_unary("cpop", 0x30, 2, 1, OPC_OP_IMM, zbb).result(Extend::Zero(7)).unop(|a| a.count_ones() as u64));
+    t.push(r_unary("clzw", 0x30, 0, 1, OPC_OP_IMM_32, zbb).result(Extend::Zero(6)).unop(|a| (a as u32).leading_zeros() as u64));
+    t.push(r_unary("ctzw", 0x30, 1, 1, OPC_OP_IMM_32, zbb).result(Extend::Zero(6)).unop(|a| (a as u32).trailing_zeros() as u64));
+    t.push(r_unary("cpopw", 0x30, 2, 1, OPC_OP_IMM_32, zbb).result(Extend::Zero(6)).unop(|a| (a as u32).count_ones() as u64));
     t.push(r("max", 0x05, 6, OPC_OP, zbb).binop(|a, b| (a as i64).max(b as i64) as u64));
     t.push(r("maxu", 0x05, 7, OPC_OP, zbb).binop(|a, b| a.max(b)));
     t.push(r("min", 0x05, 4, OPC_OP, zbb).binop(|a, b| (a as i64).min(b as i64) as u64));
     t.push(r("minu", 0x05, 5, OPC_OP, zbb).binop(|a, b| a.min(b)));
-    t.push(r_unary("sext.b", 0x30, 4, 1, OPC_OP_IMM, zbb).unop(|a| a as i8 as i64 as u64));
-    t.push(r_unary("sext.h", 0x30, 5, 1, OPC_OP_IMM, zbb).unop(|a| a as i16 as i64 as u64));
-    t.push(r_unary("zext.h", 0x04, 0, 4, OPC_OP_32, zbb_k).specializes("packw").unop(|a| a & 0xffff));
+    t.push(r_unary("sext.b", 0x30, 4, 1, OPC_OP_IMM, zbb).result(Extend::Sign(8)).unop(|a| a as i8 as i64 as u64));
+    t.push(r_unary("sext.h", 0x30, 5, 1, OPC_OP_IMM, zbb).result(Extend::Sign(16)).unop(|a| a as i16 as i64 as u64));
+    t.push(r_unary("zext.h", 0x04, 0, 4, OPC_OP_32, zbb_k).specializes("packw").result(Extend::Zero(16)).unop(|a| a & 0xffff));
     t.push(r("rol", 0x30, 1, OPC_OP, zbb_k).binop(|a, b| a.rotate_left((b & 63) as u32)));
     t.push(r("ror", 0x30, 5, OPC_OP, zbb_k).binop(|a, b| a.rotate_right((b & 63) as u32)));
     t.push(sh6("rori", 0x18, 5, OPC_OP_IMM, zbb_k).immop(|a, s| a.rotate_right(s as u32)));
@@ -260,7 +268,7 @@ fn bitmanip(t: &mut Vec<RowDef>) {
 
     let zbkb = one(Zbkb);
     t.push(r("pack", 0x04, 4, OPC_OP, zbkb).binop(|a, b| (a & 0xffff_ffff) | (b << 32)));
-    t.push(r("packh", 0x04, 7, OPC_OP, zbkb).binop(|a, b| (a & 0xff) | ((b & 0xff) << 8)));
+    t.push(r("packh", 0x04, 7, OPC_OP, zbkb).result(Extend::Zero(16)).binop(|a, b| (a & 0xff) | ((b & 0xff) << 8)));
     t.push(r("packw", 0x04, 4, OPC_OP_32, zbkb).binop(|a, b| sx32((a & 0xffff) | ((b & 0xffff) << 16))));
     t.push(r_unary("brev8", 0x34, 7, 5, OPC_OP_IMM, zbkb).unop(|a| {
         let mut r = 0u64;
@@ -281,8 +289,8 @@ fn bitmanip(t: &mut Vec<RowDef>) {
     let zbs = one(Zbs);
     t.push(r("bclr", 0x24, 1, OPC_OP, zbs).binop(|a, b| a & !(1 << (b & 63))));
     t.push(sh6("bclri", 0x12, 1, OPC_OP_IMM, zbs).immop(|a, s| a & !(1 << s)));
-    t.push(r("bext", 0x24, 5, OPC_OP, zbs).binop(|a, b| (a >> (b & 63)) & 1));
-    t.push(sh6("bexti", 0x12, 5, OPC_OP_IMM, zbs).immop(|a, s| (a >> s) & 1));
+    t.push(r("bext", 0x24, 5, OPC_OP, zbs).result(Extend::Zero(1)).binop(|a, b| (a >> (b & 63)) & 1));
+    t.push(sh6("bexti", 0x12, 5, OPC_OP_IMM, zbs).result(Extend::Zero(1)).immop(|a, s| (a >> s) & 1));
     t.push(r("binv", 0x34, 1, OPC_OP, zbs).binop(|a, b| a ^ (1 << (b & 63))));
     t.push(sh6("binvi", 0x1a, 1, OPC_OP_IMM, zbs).immop(|a, s| a ^ (1 << s)));
     t.push(r("bset", 0x14, 1, OPC_OP, zbs).binop(|a, b| a | (1 << (b & 63))));

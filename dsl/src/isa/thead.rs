@@ -16,6 +16,7 @@ pub(super) fn rows(t: &mut Vec<RowDef>) {
     t.push(
         RowDef::new("th.addsl", (1 << 12) | c0, 0xf800_707f, ba)
             .ops(&[xd("rd", RD), xs("rs1", RS1), xs("rs2", RS2), immop("imm2", uimm(2), IMM2_25)])
+            .arith(Arith::Add { a: 1, b: 2, shift: Shift::Imm(3) })
             .sem(|h, _, o| {
                 h.set_x(o[0], h.x(o[1]).wrapping_add(h.x(o[2]) << o[3]));
                 Ok(())
@@ -24,12 +25,13 @@ pub(super) fn rows(t: &mut Vec<RowDef>) {
 
     let bb = ExtSet::one(XTheadBb);
     t.push(sh6("th.srri", 0x04, 1, c0, bb).immop(|a, s| a.rotate_right(s as u32)));
-    t.push(sh5("th.srriw", 0x0a, 1, c0, bb).immop(|a, s| (a as u32).rotate_right(s as u32) as i32 as i64 as u64));
+    t.push(sh5("th.srriw", 0x0a, 1, c0, bb).result(Extend::Sign(32)).immop(|a, s| (a as u32).rotate_right(s as u32) as i32 as i64 as u64));
     for (mn, f3, signed) in [("th.ext", 2, true), ("th.extu", 3, false)] {
         t.push(
             RowDef::new(mn, (f3 << 12) | c0, 0x707f, bb)
                 .ops(&[xd("rd", RD), xs("rs1", RS1), immop("msb", uimm(6), MSB6_26), immop("lsb", uimm(6), SH6)])
                 .rule(Rule::Ge(2, 3))
+                .result(if signed { Extend::SignFromImm(2) } else { Extend::ZeroAboveImm(2) })
                 .sem(move |h, _, o| {
                     let (msb, lsb) = (o[2] as u32, o[3] as u32);
                     let width = msb - lsb + 1;
@@ -40,15 +42,15 @@ pub(super) fn rows(t: &mut Vec<RowDef>) {
                 }),
         );
     }
-    t.push(r_unary("th.ff0", 0x42, 0, 1, c0, bb).unop(|a| (!a).leading_zeros() as u64));
-    t.push(r_unary("th.ff1", 0x43, 0, 1, c0, bb).unop(|a| a.leading_zeros() as u64));
+    t.push(r_unary("th.ff0", 0x42, 0, 1, c0, bb).result(Extend::Zero(7)).unop(|a| (!a).leading_zeros() as u64));
+    t.push(r_unary("th.ff1", 0x43, 0, 1, c0, bb).result(Extend::Zero(7)).unop(|a| a.leading_zeros() as u64));
     t.push(r_unary("th.rev", 0x41, 0, 1, c0, bb).unop(|a| a.swap_bytes()));
-    t.push(r_unary("th.revw", 0x48, 0, 1, c0, bb).unop(|a| (a as u32).swap_bytes() as i32 as i64 as u64));
+    t.push(r_unary("th.revw", 0x48, 0, 1, c0, bb).result(Extend::Sign(32)).unop(|a| (a as u32).swap_bytes() as i32 as i64 as u64));
     t.push(r_unary("th.tstnbz", 0x40, 0, 1, c0, bb).unop(|a| {
         (0..8).fold(0, |acc, k| if (a >> (8 * k)) & 0xff == 0 { acc | (0xff << (8 * k)) } else { acc })
     }));
 
-    t.push(sh6("th.tst", 0x22, 1, c0, ExtSet::one(XTheadBs)).immop(|a, s| (a >> s) & 1));
+    t.push(sh6("th.tst", 0x22, 1, c0, ExtSet::one(XTheadBs)).result(Extend::Zero(1)).immop(|a, s| (a >> s) & 1));
 
     let cm = ExtSet::one(XTheadCondMov);
     for (mn, f7, on_zero) in [("th.mveqz", 0x20, true), ("th.mvnez", 0x21, false)] {
@@ -65,23 +67,26 @@ pub(super) fn rows(t: &mut Vec<RowDef>) {
     }
 
     let mac = ExtSet::one(XTheadMac);
-    let macs: [(&str, u32, Class, fn(u64, u64, u64) -> u64); 6] = [
-        ("th.mula", 0x10, Class::MulAcc, |d, a, b| d.wrapping_add(a.wrapping_mul(b))),
-        ("th.muls", 0x11, Class::MulAcc, |d, a, b| d.wrapping_sub(a.wrapping_mul(b))),
-        ("th.mulaw", 0x12, Class::MulAccW, |d, a, b| (d.wrapping_add(a.wrapping_mul(b)) as i32) as i64 as u64),
-        ("th.mulsw", 0x13, Class::MulAccW, |d, a, b| (d.wrapping_sub(a.wrapping_mul(b)) as i32) as i64 as u64),
-        ("th.mulah", 0x14, Class::MulAccW, |d, a, b| {
+    // (mnemonic, funct7, class, only the factors' low bits matter, semantics)
+    let macs: [(&str, u32, Class, bool, fn(u64, u64, u64) -> u64); 6] = [
+        ("th.mula", 0x10, Class::MulAcc, false, |d, a, b| d.wrapping_add(a.wrapping_mul(b))),
+        ("th.muls", 0x11, Class::MulAcc, false, |d, a, b| d.wrapping_sub(a.wrapping_mul(b))),
+        ("th.mulaw", 0x12, Class::MulAccW, true, |d, a, b| (d.wrapping_add(a.wrapping_mul(b)) as i32) as i64 as u64),
+        ("th.mulsw", 0x13, Class::MulAccW, true, |d, a, b| (d.wrapping_sub(a.wrapping_mul(b)) as i32) as i64 as u64),
+        ("th.mulah", 0x14, Class::MulAccW, true, |d, a, b| {
             (d as i32).wrapping_add((a as i16 as i32).wrapping_mul(b as i16 as i32)) as i64 as u64
         }),
-        ("th.mulsh", 0x15, Class::MulAccW, |d, a, b| {
+        ("th.mulsh", 0x15, Class::MulAccW, true, |d, a, b| {
             (d as i32).wrapping_sub((a as i16 as i32).wrapping_mul(b as i16 as i32)) as i64 as u64
         }),
     ];
-    for (mn, f7, class, f) in macs {
+    for (mn, f7, class, narrow, f) in macs {
         t.push(
             RowDef::new(mn, (f7 << 25) | (1 << 12) | c0, 0xfe00_707f, mac)
                 .ops(&[xud("rd", RD), xs("rs1", RS1), xs("rs2", RS2)])
                 .class(class)
+                .mul(1, 2, [true, true], narrow)
+                .result(if narrow { Extend::Sign(32) } else { Extend::Unknown })
                 .sem(move |h, _, o| {
                     let v = f(h.x(o[0]), h.x(o[1]), h.x(o[2]));
                     h.set_x(o[0], v);
@@ -105,6 +110,15 @@ pub(super) fn rows(t: &mut Vec<RowDef>) {
     }
 }
 
+/// What a load of `bytes` leaves in the upper bits of its destination.
+fn load_ext(bytes: u8, zext: bool) -> Extend {
+    match (bytes, zext) {
+        (8, _) => Extend::Unknown,
+        (n, true) => Extend::Zero(8 * n),
+        (n, false) => Extend::Sign(8 * n),
+    }
+}
+
 /// Load widths: (letter, bytes, signed, f5 size code bits 31:29 of the load/store group).
 const WIDTHS: [(&str, u8, u32); 4] = [("b", 1, 0), ("h", 2, 1), ("w", 4, 2), ("d", 8, 3)];
 
@@ -125,6 +139,7 @@ fn memidx(t: &mut Vec<RowDef>) {
                         .ops(&[xd("rd", RD), xs("rs1", RS1), xs("rs2", RS2), immop("imm2", uimm(2), IMM2_25)])
                         .class(Class::Load)
                         .mem(Dir::Load, bytes, Addr::BaseIdx { base: 1, index: 2, shift: 3, zext: uidx })
+                        .result(load_ext(bytes, zext))
                         .sem(move |h, b, o| {
                             let idx = if uidx { h.x(o[2]) as u32 as u64 } else { h.x(o[2]) };
                             let v = b.load(h.x(o[1]).wrapping_add(idx << o[3]), bytes)?;
@@ -166,6 +181,7 @@ fn memidx(t: &mut Vec<RowDef>) {
                         .rule(Rule::Differ(0, 1))
                         .class(Class::Load)
                         .mem(Dir::Load, bytes, Addr::Incr { base: 1, off: 2, shift: 3, before })
+                        .result(load_ext(bytes, zext))
                         .sem(move |h, b, o| {
                             let step = (o[2] << o[3]) as u64;
                             let base = h.x(o[1]);
@@ -227,7 +243,7 @@ fn mempair(t: &mut Vec<RowDef>) {
             .class(if load { Class::Load } else { Class::Store })
             .mem(if load { Dir::Load } else { Dir::Store }, bytes, Addr::Pair { base: 2, off: 3, shift: 4 });
         if load {
-            d = d.rule(Rule::Differ(0, 1)).rule(Rule::Differ(0, 2)).rule(Rule::Differ(1, 2));
+            d = d.rule(Rule::Differ(0, 1)).rule(Rule::Differ(0, 2)).rule(Rule::Differ(1, 2)).result(load_ext(bytes, zext));
         }
         t.push(d.sem(move |h, b, o| {
             let addr = h.x(o[2]).wrapping_add((o[3] as u64) << shift);

@@ -262,8 +262,11 @@ fn v1_only() -> Vec<AOp> {
 }
 
 pub(super) fn rows(t: &mut Vec<RowDef>, d: VDialect) {
+    // Rows from `common` and `widening_w` have the same encoding and meaning in both
+    // dialects (unmasked; see `row`).
     let mut ops = common();
     ops.extend(widening_w());
+    let shared = ops.len();
     match d {
         VDialect::Thead => {
             ops.extend(narrowing(VVXI));
@@ -274,9 +277,9 @@ pub(super) fn rows(t: &mut Vec<RowDef>, d: VDialect) {
             ops.extend(v1_only());
         }
     }
-    for aop in &ops {
+    for (k, aop) in ops.iter().enumerate() {
         for &(suffix, src) in aop.vars {
-            t.push(row(d, aop, suffix, src));
+            t.push(row(d, aop, suffix, src, k < shared));
         }
     }
 }
@@ -289,7 +292,8 @@ fn group_of(w: W) -> VGroup {
     }
 }
 
-fn row(d: VDialect, aop: &AOp, suffix: &str, src: Src) -> RowDef {
+/// One row; `shared`: the operation is one of both dialects' common ones.
+fn row(d: VDialect, aop: &AOp, suffix: &str, src: Src, shared: bool) -> RowDef {
     let name = mn(d, &format!("{}.{suffix}", aop.base));
     let f3 = match (aop.opm, src) {
         (false, Src::V) => 0,
@@ -359,6 +363,12 @@ fn row(d: VDialect, aop: &AOp, suffix: &str, src: Src) -> RowDef {
         if src == Src::V {
             r = r.rule(Rule::VdNotSrc(shape.b as u8));
         }
+    }
+    // Twins across the dialects: not the mask-producing or carry forms (XTheadVector's mask
+    // layout is SEW/LMUL bits per element, RVV 1.0's one bit), nor the immediates that
+    // XTheadVector zero-extends.
+    if shared && matches!(aop.lay, Lay::Std | Lay::MulAdd | Lay::Move) && aop.dst != W::Mask && !shape.imm_zext {
+        r = r.same_in_both_dialects();
     }
     let f = aop.f;
     r.sem(move |h, _, o| exec_elementwise(h, d, &shape, f, o))

@@ -58,6 +58,7 @@ fn config(t: &mut Vec<RowDef>, d: VDialect) {
         RowDef::new(mn(d, "vsetvli"), 0x7057, 0x8000_707f, ext)
             .ops(&[xd("rd", RD), xs("rs1", RS1), op("vtype", Role::Use, kind, ZIMM11)])
             .class(Class::VSet)
+            .vset(VType::Imm(2))
             .vector(d)
             .sem(move |h, _, o| {
                 let avl = (o[1] != 0).then(|| h.x(o[1]));
@@ -69,6 +70,7 @@ fn config(t: &mut Vec<RowDef>, d: VDialect) {
         RowDef::new(mn(d, "vsetvl"), 0x8000_7057, 0xfe00_707f, ext)
             .ops(&[xd("rd", RD), xs("rs1", RS1), xs("rs2", RS2)])
             .class(Class::VSet)
+            .vset(VType::Reg(2))
             .vector(d)
             .sem(move |h, _, o| {
                 let avl = (o[1] != 0).then(|| h.x(o[1]));
@@ -82,6 +84,7 @@ fn config(t: &mut Vec<RowDef>, d: VDialect) {
             RowDef::new("vsetivli", 0xc000_7057, 0xc000_707f, ext)
                 .ops(&[xd("rd", RD), immop("uimm", uimm(5), RS1), op("vtype", Role::Use, Kind::Vtype, ZIMM10)])
                 .class(Class::VSet)
+                .vset(VType::Imm(2))
                 .vector(d)
                 .sem(move |h, _, o| {
                     h.vsetvl(d, o[0], Some(o[1] as u64), o[2] as u64);

@@ -44,7 +44,7 @@ pub(super) fn rows(t: &mut Vec<RowDef>, d: VDialect) {
         if matches!(kind, Slide::Up | Slide::Up1) {
             r = r.rule(Rule::VdNotSrc(1));
         }
-        t.push(r.sem(move |h, _, o| slide(h, d, kind, imm, o)));
+        t.push(r.same_in_both_dialects().sem(move |h, _, o| slide(h, d, kind, imm, o)));
     }
 
     // Gathers.
@@ -61,7 +61,7 @@ pub(super) fn rows(t: &mut Vec<RowDef>, d: VDialect) {
         if src == Src::V {
             r = r.rule(Rule::VdNotSrc(2));
         }
-        t.push(r.sem(move |h, _, o| gather(h, d, src, 0, o)));
+        t.push(r.same_in_both_dialects().sem(move |h, _, o| gather(h, d, src, 0, o)));
     }
     if d == VDialect::V1 {
         t.push(
@@ -274,6 +274,8 @@ pub(super) fn rows(t: &mut Vec<RowDef>, d: VDialect) {
         new("vid.v", opv(munary, OPMVV) | (0b10001 << 15), 0xfdff_f07f, Class::VAlu)
             .ops(&[vd_def(lmul), VM_OP])
             .rule(Rule::VdNotV0WhenMasked)
+            // Unmasked, the same in both dialects (only funct6 differs).
+            .same_in_both_dialects()
             .sem(move |h, _, o| {
                 let c = h.vconf(d)?;
                 let vals: Vec<Option<u64>> = (0..c.vl).map(|i| h.active(o[1], i, &c).then_some(i as u64)).collect();

@@ -11,28 +11,28 @@ package aes
 
 // aesEncryptC906 is AES_encrypt_c906 (AES block encryption (T-tables)):
 //
-//	void AES_encrypt_c906(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+//	void AES_encrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 //
 //go:noescape
 func aesEncryptC906(in *byte, out *byte, key *byte)
 
 // aesDecryptC906 is AES_decrypt_c906 (AES block decryption (T-tables)):
 //
-//	void AES_decrypt_c906(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+//	void AES_decrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 //
 //go:noescape
 func aesDecryptC906(in *byte, out *byte, key *byte)
 
-// aesSetEncryptKeyC906 is AES_set_encrypt_key_c906 (AES key schedule):
+// aesSetEncryptKeyC906 is AES_set_encrypt_key_c906 (AES key schedule: 0, -1 for a NULL pointer, -2 for a key size other than 128/192/256):
 //
-//	int AES_set_encrypt_key_c906(const unsigned char * userKey, const int bits, AES_KEY * key)
+//	int AES_set_encrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
 //
 //go:noescape
 func aesSetEncryptKeyC906(userKey *byte, bits int32, key *byte) int32
 
-// aesSetDecryptKeyC906 is AES_set_decrypt_key_c906 (AES key schedule):
+// aesSetDecryptKeyC906 is AES_set_decrypt_key_c906 (AES decryption key schedule (equivalent inverse cipher): 0, -1, -2 as set_encrypt_key):
 //
-//	int AES_set_decrypt_key_c906(const unsigned char * userKey, const int bits, AES_KEY * key)
+//	int AES_set_decrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
 //
 //go:noescape
 func aesSetDecryptKeyC906(userKey *byte, bits int32, key *byte) int32

@@ -1110,7 +1110,7 @@ DATA ·kgen_aes_c906_te_rcon+0(SB)/8, $0x8040201008040201
 DATA ·kgen_aes_c906_te_rcon+8(SB)/2, $0x361b
 GLOBL ·kgen_aes_c906_te_rcon(SB), RODATA|NOPTR, $10
 
-// void AES_encrypt_c906(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+// void AES_encrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesEncryptC906(in *byte, out *byte, key *byte)
 TEXT ·aesEncryptC906(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
@@ -2007,7 +2007,7 @@ TEXT ·aesEncryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x006f4f33	// xor t5, t5, t1
 	WORD	$0xd8dff06f	// jal zero, .LAES_encrypt_c906_r4
 
-// void AES_decrypt_c906(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+// void AES_decrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesDecryptC906(in *byte, out *byte, key *byte)
 TEXT ·aesDecryptC906(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
@@ -2904,7 +2904,7 @@ TEXT ·aesDecryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x006f4f33	// xor t5, t5, t1
 	WORD	$0xd8dff06f	// jal zero, .LAES_decrypt_c906_r4
 
-// int AES_set_encrypt_key_c906(const unsigned char * userKey, const int bits, AES_KEY * key)
+// int AES_set_encrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
 // func aesSetEncryptKeyC906(userKey *byte, bits int32, key *byte) int32
 TEXT ·aesSetEncryptKeyC906(SB), NOSPLIT, $0-28
 	MOV	userKey+0(FP), X10
@@ -3043,7 +3043,7 @@ kgen_ret:
 	MOVW	X10, ret+24(FP)
 	RET
 
-// int AES_set_decrypt_key_c906(const unsigned char * userKey, const int bits, AES_KEY * key)
+// int AES_set_decrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
 // func aesSetDecryptKeyC906(userKey *byte, bits int32, key *byte) int32
 TEXT ·aesSetDecryptKeyC906(SB), NOSPLIT, $0-28
 	MOV	userKey+0(FP), X10

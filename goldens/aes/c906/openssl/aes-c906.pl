@@ -29,7 +29,7 @@ print $fh <<'___';
 	.type	AES_encrypt, @function
 	.set	AES_encrypt, AES_encrypt_c906
 AES_encrypt_c906:
-	# void AES_encrypt_c906(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+	# void AES_encrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 	# AES_encrypt_c906: 871 instructions, frame 16 bytes
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
@@ -37,7 +37,7 @@ AES_encrypt_c906:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretAddress (256 instructions): T-table lookups index tables by key- and data-dependent bytes
+	#   declared leak SecretAddress (256 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
 .LAES_encrypt_c906_0:
@@ -941,7 +941,7 @@ AES_encrypt_c906:
 	.type	AES_decrypt, @function
 	.set	AES_decrypt, AES_decrypt_c906
 AES_decrypt_c906:
-	# void AES_decrypt_c906(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+	# void AES_decrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 	# AES_decrypt_c906: 871 instructions, frame 16 bytes
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
@@ -949,7 +949,7 @@ AES_decrypt_c906:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretAddress (256 instructions): T-table lookups index tables by key- and data-dependent bytes
+	#   declared leak SecretAddress (256 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
 .LAES_decrypt_c906_0:
@@ -1853,7 +1853,7 @@ AES_decrypt_c906:
 	.type	AES_set_encrypt_key, @function
 	.set	AES_set_encrypt_key, AES_set_encrypt_key_c906
 AES_set_encrypt_key_c906:
-	# int AES_set_encrypt_key_c906(const unsigned char * userKey, const int bits, AES_KEY * key)
+	# int AES_set_encrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
 	# AES_set_encrypt_key_c906: 113 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
@@ -1861,7 +1861,7 @@ AES_set_encrypt_key_c906:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretAddress (8 instructions): S-box lookups index by key bytes
+	#   declared leak SecretAddress (8 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	beq        	a0, zero, .LAES_set_encrypt_key_c906_null
 	beq        	a2, zero, .LAES_set_encrypt_key_c906_null
 	addi       	t1, zero, 128
@@ -2002,7 +2002,7 @@ AES_set_encrypt_key_c906:
 	.type	AES_set_decrypt_key, @function
 	.set	AES_set_decrypt_key, AES_set_decrypt_key_c906
 AES_set_decrypt_key_c906:
-	# int AES_set_decrypt_key_c906(const unsigned char * userKey, const int bits, AES_KEY * key)
+	# int AES_set_decrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
 	# AES_set_decrypt_key_c906: 160 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
@@ -2010,7 +2010,7 @@ AES_set_decrypt_key_c906:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretAddress (16 instructions): S-box lookups index by key bytes
+	#   declared leak SecretAddress (16 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	beq        	a0, zero, .LAES_set_decrypt_key_c906_null
 	beq        	a2, zero, .LAES_set_decrypt_key_c906_null
 	addi       	t0, zero, 128

@@ -11,28 +11,28 @@ package aes
 
 // aesEncryptRv64gc is AES_encrypt_rv64gc (AES block encryption (T-tables)):
 //
-//	void AES_encrypt_rv64gc(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+//	void AES_encrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 //
 //go:noescape
 func aesEncryptRv64gc(in *byte, out *byte, key *byte)
 
 // aesDecryptRv64gc is AES_decrypt_rv64gc (AES block decryption (T-tables)):
 //
-//	void AES_decrypt_rv64gc(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+//	void AES_decrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 //
 //go:noescape
 func aesDecryptRv64gc(in *byte, out *byte, key *byte)
 
-// aesSetEncryptKeyRv64gc is AES_set_encrypt_key_rv64gc (AES key schedule):
+// aesSetEncryptKeyRv64gc is AES_set_encrypt_key_rv64gc (AES key schedule: 0, -1 for a NULL pointer, -2 for a key size other than 128/192/256):
 //
-//	int AES_set_encrypt_key_rv64gc(const unsigned char * userKey, const int bits, AES_KEY * key)
+//	int AES_set_encrypt_key_rv64gc(const unsigned char *userKey, int bits, AES_KEY *key)
 //
 //go:noescape
 func aesSetEncryptKeyRv64gc(userKey *byte, bits int32, key *byte) int32
 
-// aesSetDecryptKeyRv64gc is AES_set_decrypt_key_rv64gc (AES key schedule):
+// aesSetDecryptKeyRv64gc is AES_set_decrypt_key_rv64gc (AES decryption key schedule (equivalent inverse cipher): 0, -1, -2 as set_encrypt_key):
 //
-//	int AES_set_decrypt_key_rv64gc(const unsigned char * userKey, const int bits, AES_KEY * key)
+//	int AES_set_decrypt_key_rv64gc(const unsigned char *userKey, int bits, AES_KEY *key)
 //
 //go:noescape
 func aesSetDecryptKeyRv64gc(userKey *byte, bits int32, key *byte) int32

@@ -1110,7 +1110,7 @@ DATA ·kgen_aes_rv64gc_te_rcon+0(SB)/8, $0x8040201008040201
 DATA ·kgen_aes_rv64gc_te_rcon+8(SB)/2, $0x361b
 GLOBL ·kgen_aes_rv64gc_te_rcon(SB), RODATA|NOPTR, $10
 
-// void AES_encrypt_rv64gc(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+// void AES_encrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesEncryptRv64gc(in *byte, out *byte, key *byte)
 TEXT ·aesEncryptRv64gc(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
@@ -1121,885 +1121,906 @@ TEXT ·aesEncryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x40068713	// addi a4, a3, 1024
 	WORD	$0x40070793	// addi a5, a4, 1024
 	WORD	$0x40078813	// addi a6, a5, 1024
-	WORD	$0x00053883	// ld a7, 0(a0)
-	WORD	$0x00853503	// ld a0, 8(a0)
-	WORD	$0x00063283	// ld t0, 0(a2)
-	WORD	$0x00863303	// ld t1, 8(a2)
-	WORD	$0x0f062383	// lw t2, 240(a2)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x00439293	// slli t0, t2, 4
-	WORD	$0x00560633	// add a2, a2, t0
+	WORD	$0x00757313	// andi t1, a0, 7
+	WORD	$0x00030463	// beq t1, zero, .LAES_encrypt_rv64gc_9
+	WORD	$0x5dc0106f	// jal zero, .LAES_encrypt_rv64gc_in_unaligned
+	// .LAES_encrypt_rv64gc_9:
+	WORD	$0x00053283	// ld t0, 0(a0)
+	WORD	$0x00853883	// ld a7, 8(a0)
+	// .LAES_encrypt_rv64gc_in_loaded:
+	WORD	$0x00066383	// lwu t2, 0(a2)
+	WORD	$0x00466e83	// lwu t4, 4(a2)
+	WORD	$0x020e9e93	// slli t4, t4, 32
+	WORD	$0x01d3e3b3	// or t2, t2, t4
+	WORD	$0x00866e03	// lwu t3, 8(a2)
+	WORD	$0x00c66e83	// lwu t4, 12(a2)
+	WORD	$0x020e9e93	// slli t4, t4, 32
+	WORD	$0x01de6e33	// or t3, t3, t4
+	WORD	$0x0f062303	// lw t1, 240(a2)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x00431393	// slli t2, t1, 4
+	WORD	$0x00760633	// add a2, a2, t2
 	WORD	$0xf2060613	// addi a2, a2, -224
-	WORD	$0x00a00293	// addi t0, zero, 10
-	WORD	$0x585390e3	// bne t2, t0, .LAES_encrypt_rv64gc_not128
+	WORD	$0x00a00393	// addi t2, zero, 10
+	WORD	$0x5a7312e3	// bne t1, t2, .LAES_encrypt_rv64gc_not128
 	// round 5 of 13 (first round of this key size)
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0268d313	// srli t1, a7, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x03655313	// srli t1, a0, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x01e8d293	// srli t0, a7, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x02e55293	// srli t0, a0, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x02655313	// srli t1, a0, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0368d313	// srli t1, a7, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x01e55293	// srli t0, a0, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x02e8d293	// srli t0, a7, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x05062e83	// lw t4, 80(a2)
+	WORD	$0x05462303	// lw t1, 84(a2)
+	WORD	$0x05862f03	// lw t5, 88(a2)
+	WORD	$0x05c62503	// lw a0, 92(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// .LAES_encrypt_rv64gc_r6:
 	// round 6 of 13
-	WORD	$0x06062883	// lw a7, 96(a2)
+	WORD	$0x06062283	// lw t0, 96(a2)
 	WORD	$0x06462483	// lw s1, 100(a2)
-	WORD	$0x06862503	// lw a0, 104(a2)
+	WORD	$0x06862883	// lw a7, 104(a2)
 	WORD	$0x06c62903	// lw s2, 108(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 7 of 13
-	WORD	$0x07062383	// lw t2, 112(a2)
-	WORD	$0x07462e03	// lw t3, 116(a2)
-	WORD	$0x07862e83	// lw t4, 120(a2)
-	WORD	$0x07c62f03	// lw t5, 124(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x07062e83	// lw t4, 112(a2)
+	WORD	$0x07462303	// lw t1, 116(a2)
+	WORD	$0x07862f03	// lw t5, 120(a2)
+	WORD	$0x07c62503	// lw a0, 124(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// round 8 of 13
-	WORD	$0x08062883	// lw a7, 128(a2)
+	WORD	$0x08062283	// lw t0, 128(a2)
 	WORD	$0x08462483	// lw s1, 132(a2)
-	WORD	$0x08862503	// lw a0, 136(a2)
+	WORD	$0x08862883	// lw a7, 136(a2)
 	WORD	$0x08c62903	// lw s2, 140(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 9 of 13
-	WORD	$0x09062383	// lw t2, 144(a2)
-	WORD	$0x09462e03	// lw t3, 148(a2)
-	WORD	$0x09862e83	// lw t4, 152(a2)
-	WORD	$0x09c62f03	// lw t5, 156(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x09062e83	// lw t4, 144(a2)
+	WORD	$0x09462303	// lw t1, 148(a2)
+	WORD	$0x09862f03	// lw t5, 152(a2)
+	WORD	$0x09c62503	// lw a0, 156(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// round 10 of 13
-	WORD	$0x0a062883	// lw a7, 160(a2)
+	WORD	$0x0a062283	// lw t0, 160(a2)
 	WORD	$0x0a462483	// lw s1, 164(a2)
-	WORD	$0x0a862503	// lw a0, 168(a2)
+	WORD	$0x0a862883	// lw a7, 168(a2)
 	WORD	$0x0ac62903	// lw s2, 172(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 11 of 13
-	WORD	$0x0b062383	// lw t2, 176(a2)
-	WORD	$0x0b462e03	// lw t3, 180(a2)
-	WORD	$0x0b862e83	// lw t4, 184(a2)
-	WORD	$0x0bc62f03	// lw t5, 188(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x0b062e83	// lw t4, 176(a2)
+	WORD	$0x0b462303	// lw t1, 180(a2)
+	WORD	$0x0b862f03	// lw t5, 184(a2)
+	WORD	$0x0bc62503	// lw a0, 188(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// round 12 of 13
-	WORD	$0x0c062883	// lw a7, 192(a2)
+	WORD	$0x0c062283	// lw t0, 192(a2)
 	WORD	$0x0c462483	// lw s1, 196(a2)
-	WORD	$0x0c862503	// lw a0, 200(a2)
+	WORD	$0x0c862883	// lw a7, 200(a2)
 	WORD	$0x0cc62903	// lw s2, 204(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 13 of 13
-	WORD	$0x0d062383	// lw t2, 208(a2)
-	WORD	$0x0d462e03	// lw t3, 212(a2)
-	WORD	$0x0d862e83	// lw t4, 216(a2)
-	WORD	$0x0dc62f03	// lw t5, 220(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x0d062e83	// lw t4, 208(a2)
+	WORD	$0x0d462303	// lw t1, 212(a2)
+	WORD	$0x0d862f03	// lw t5, 216(a2)
+	WORD	$0x0dc62503	// lw a0, 220(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// final round: S-box bytes, no MixColumns
-	WORD	$0x40080513	// addi a0, a6, 1024
-	WORD	$0x0ff3f693	// andi a3, t2, 255
-	WORD	$0x00a686b3	// add a3, a3, a0
+	WORD	$0x40080293	// addi t0, a6, 1024
+	WORD	$0x0ffef693	// andi a3, t4, 255
+	WORD	$0x005686b3	// add a3, a3, t0
 	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x0ffe7713	// andi a4, t3, 255
-	WORD	$0x00a70733	// add a4, a4, a0
+	WORD	$0x0ff37713	// andi a4, t1, 255
+	WORD	$0x00570733	// add a4, a4, t0
 	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x0ffef793	// andi a5, t4, 255
-	WORD	$0x00a787b3	// add a5, a5, a0
+	WORD	$0x0fff7793	// andi a5, t5, 255
+	WORD	$0x005787b3	// add a5, a5, t0
 	WORD	$0x0007c783	// lbu a5, 0(a5)
-	WORD	$0x0fff7813	// andi a6, t5, 255
-	WORD	$0x00a80833	// add a6, a6, a0
+	WORD	$0x0ff57813	// andi a6, a0, 255
+	WORD	$0x00580833	// add a6, a6, t0
 	WORD	$0x00084803	// lbu a6, 0(a6)
-	WORD	$0x008e5293	// srli t0, t3, 8
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x008ed313	// srli t1, t4, 8
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x00829293	// slli t0, t0, 8
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x008f5293	// srli t0, t5, 8
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x00831313	// slli t1, t1, 8
-	WORD	$0x00674733	// xor a4, a4, t1
-	WORD	$0x0083d313	// srli t1, t2, 8
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x00829293	// slli t0, t0, 8
-	WORD	$0x0057c7b3	// xor a5, a5, t0
-	WORD	$0x010ed293	// srli t0, t4, 16
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x00831313	// slli t1, t1, 8
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x010f5313	// srli t1, t5, 16
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x01029293	// slli t0, t0, 16
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x0103d293	// srli t0, t2, 16
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0x00674733	// xor a4, a4, t1
-	WORD	$0x010e5313	// srli t1, t3, 16
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x01029293	// slli t0, t0, 16
-	WORD	$0x0057c7b3	// xor a5, a5, t0
-	WORD	$0x018f5293	// srli t0, t5, 24
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x0183d313	// srli t1, t2, 24
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x01829293	// slli t0, t0, 24
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x018e5293	// srli t0, t3, 24
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x01831313	// slli t1, t1, 24
-	WORD	$0x00674733	// xor a4, a4, t1
-	WORD	$0x018ed313	// srli t1, t4, 24
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x01829293	// slli t0, t0, 24
-	WORD	$0x0057c7b3	// xor a5, a5, t0
-	WORD	$0x01831313	// slli t1, t1, 24
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x0e063283	// ld t0, 224(a2)
-	WORD	$0x0e863303	// ld t1, 232(a2)
+	WORD	$0x00835393	// srli t2, t1, 8
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x008f5e13	// srli t3, t5, 8
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x00839393	// slli t2, t2, 8
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x00855393	// srli t2, a0, 8
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x008e1e13	// slli t3, t3, 8
+	WORD	$0x01c74733	// xor a4, a4, t3
+	WORD	$0x008ede13	// srli t3, t4, 8
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x00839393	// slli t2, t2, 8
+	WORD	$0x0077c7b3	// xor a5, a5, t2
+	WORD	$0x010f5393	// srli t2, t5, 16
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x008e1e13	// slli t3, t3, 8
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x01055e13	// srli t3, a0, 16
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x01039393	// slli t2, t2, 16
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x010ed393	// srli t2, t4, 16
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x010e1e13	// slli t3, t3, 16
+	WORD	$0x01c74733	// xor a4, a4, t3
+	WORD	$0x01035e13	// srli t3, t1, 16
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x01039393	// slli t2, t2, 16
+	WORD	$0x0077c7b3	// xor a5, a5, t2
+	WORD	$0x01855393	// srli t2, a0, 24
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x010e1e13	// slli t3, t3, 16
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x018ede13	// srli t3, t4, 24
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x01839393	// slli t2, t2, 24
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x01835393	// srli t2, t1, 24
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x018e1e13	// slli t3, t3, 24
+	WORD	$0x01c74733	// xor a4, a4, t3
+	WORD	$0x018f5e13	// srli t3, t5, 24
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x01839393	// slli t2, t2, 24
+	WORD	$0x0077c7b3	// xor a5, a5, t2
+	WORD	$0x018e1e13	// slli t3, t3, 24
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x0e066383	// lwu t2, 224(a2)
+	WORD	$0x0e466283	// lwu t0, 228(a2)
+	WORD	$0x02029293	// slli t0, t0, 32
+	WORD	$0x0053e3b3	// or t2, t2, t0
+	WORD	$0x0e866e03	// lwu t3, 232(a2)
+	WORD	$0x0ec66283	// lwu t0, 236(a2)
+	WORD	$0x02029293	// slli t0, t0, 32
+	WORD	$0x005e6e33	// or t3, t3, t0
 	WORD	$0x02071713	// slli a4, a4, 32
 	WORD	$0x02081813	// slli a6, a6, 32
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x0067c7b3	// xor a5, a5, t1
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x01c7c7b3	// xor a5, a5, t3
 	WORD	$0x00e6c6b3	// xor a3, a3, a4
 	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x0075f393	// andi t2, a1, 7
+	WORD	$0x060392e3	// bne t2, zero, .LAES_encrypt_rv64gc_out_unaligned
 	WORD	$0x00d5b023	// sd a3, 0(a1)
 	WORD	$0x00f5b423	// sd a5, 8(a1)
+	// .LAES_encrypt_rv64gc_out_stored:
 	// return
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000813	// addi a6, zero, 0
 	WORD	$0x00000893	// addi a7, zero, 0
@@ -2010,524 +2031,570 @@ TEXT ·aesEncryptRv64gc(SB), NOSPLIT, $0-24
 	RET	// jalr zero, 0(ra)
 	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
 	// .LAES_encrypt_rv64gc_not128:
-	WORD	$0x00c00293	// addi t0, zero, 12
-	WORD	$0x68538c63	// beq t2, t0, .LAES_encrypt_rv64gc_aes192
+	WORD	$0x00c00393	// addi t2, zero, 12
+	WORD	$0x68730c63	// beq t1, t2, .LAES_encrypt_rv64gc_aes192
 	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062383	// lw t2, 16(a2)
-	WORD	$0x01462e03	// lw t3, 20(a2)
-	WORD	$0x01862e83	// lw t4, 24(a2)
-	WORD	$0x01c62f03	// lw t5, 28(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0268d313	// srli t1, a7, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x03655313	// srli t1, a0, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x01e8d293	// srli t0, a7, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x02e55293	// srli t0, a0, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x02655313	// srli t1, a0, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0368d313	// srli t1, a7, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x01e55293	// srli t0, a0, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x02e8d293	// srli t0, a7, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x01062e83	// lw t4, 16(a2)
+	WORD	$0x01462303	// lw t1, 20(a2)
+	WORD	$0x01862f03	// lw t5, 24(a2)
+	WORD	$0x01c62503	// lw a0, 28(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// round 2 of 13
-	WORD	$0x02062883	// lw a7, 32(a2)
+	WORD	$0x02062283	// lw t0, 32(a2)
 	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862503	// lw a0, 40(a2)
+	WORD	$0x02862883	// lw a7, 40(a2)
 	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 3 of 13
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x03062e83	// lw t4, 48(a2)
+	WORD	$0x03462303	// lw t1, 52(a2)
+	WORD	$0x03862f03	// lw t5, 56(a2)
+	WORD	$0x03c62503	// lw a0, 60(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// .LAES_encrypt_rv64gc_r4:
 	// round 4 of 13
-	WORD	$0x04062883	// lw a7, 64(a2)
+	WORD	$0x04062283	// lw t0, 64(a2)
 	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862503	// lw a0, 72(a2)
+	WORD	$0x04862883	// lw a7, 72(a2)
 	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 5 of 13
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xd3dfe06f	// jal zero, .LAES_encrypt_rv64gc_r6
+	WORD	$0x05062e83	// lw t4, 80(a2)
+	WORD	$0x05462303	// lw t1, 84(a2)
+	WORD	$0x05862f03	// lw t5, 88(a2)
+	WORD	$0x05c62503	// lw a0, 92(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0xd19fe06f	// jal zero, .LAES_encrypt_rv64gc_r6
 	// .LAES_encrypt_rv64gc_aes192:
 	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0268d313	// srli t1, a7, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x03655313	// srli t1, a0, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x01e8d293	// srli t0, a7, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x02e55293	// srli t0, a0, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x02655313	// srli t1, a0, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0368d313	// srli t1, a7, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x01e55293	// srli t0, a0, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x02e8d293	// srli t0, a7, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x03062e83	// lw t4, 48(a2)
+	WORD	$0x03462303	// lw t1, 52(a2)
+	WORD	$0x03862f03	// lw t5, 56(a2)
+	WORD	$0x03c62503	// lw a0, 60(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	WORD	$0xc0dff06f	// jal zero, .LAES_encrypt_rv64gc_r4
+	// .LAES_encrypt_rv64gc_in_unaligned:
+	WORD	$0x40650eb3	// sub t4, a0, t1
+	WORD	$0x00331313	// slli t1, t1, 3
+	WORD	$0x40600f33	// sub t5, zero, t1
+	WORD	$0x000eb283	// ld t0, 0(t4)
+	WORD	$0x008eb883	// ld a7, 8(t4)
+	WORD	$0x010eb503	// ld a0, 16(t4)
+	WORD	$0x0062d2b3	// srl t0, t0, t1
+	WORD	$0x01e89eb3	// sll t4, a7, t5
+	WORD	$0x01d2e2b3	// or t0, t0, t4
+	WORD	$0x0068d8b3	// srl a7, a7, t1
+	WORD	$0x01e51533	// sll a0, a0, t5
+	WORD	$0x00a8e8b3	// or a7, a7, a0
+	WORD	$0xa01fe06f	// jal zero, .LAES_encrypt_rv64gc_in_loaded
+	// .LAES_encrypt_rv64gc_out_unaligned:
+	WORD	$0x00d58023	// sb a3, 0(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d580a3	// sb a3, 1(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d58123	// sb a3, 2(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d581a3	// sb a3, 3(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d58223	// sb a3, 4(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d582a3	// sb a3, 5(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d58323	// sb a3, 6(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d583a3	// sb a3, 7(a1)
+	WORD	$0x00f58423	// sb a5, 8(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f584a3	// sb a5, 9(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f58523	// sb a5, 10(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f585a3	// sb a5, 11(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f58623	// sb a5, 12(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f586a3	// sb a5, 13(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f58723	// sb a5, 14(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f587a3	// sb a5, 15(a1)
+	WORD	$0xf30ff06f	// jal zero, .LAES_encrypt_rv64gc_out_stored
 
-// void AES_decrypt_rv64gc(const unsigned char * in, unsigned char * out, const AES_KEY * key)
+// void AES_decrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesDecryptRv64gc(in *byte, out *byte, key *byte)
 TEXT ·aesDecryptRv64gc(SB), NOSPLIT, $0-24
 	MOV	in+0(FP), X10
@@ -2538,885 +2605,906 @@ TEXT ·aesDecryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x40068713	// addi a4, a3, 1024
 	WORD	$0x40070793	// addi a5, a4, 1024
 	WORD	$0x40078813	// addi a6, a5, 1024
-	WORD	$0x00053883	// ld a7, 0(a0)
-	WORD	$0x00853503	// ld a0, 8(a0)
-	WORD	$0x00063283	// ld t0, 0(a2)
-	WORD	$0x00863303	// ld t1, 8(a2)
-	WORD	$0x0f062383	// lw t2, 240(a2)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x00439293	// slli t0, t2, 4
-	WORD	$0x00560633	// add a2, a2, t0
+	WORD	$0x00757313	// andi t1, a0, 7
+	WORD	$0x00030463	// beq t1, zero, .LAES_decrypt_rv64gc_9
+	WORD	$0x5dc0106f	// jal zero, .LAES_decrypt_rv64gc_in_unaligned
+	// .LAES_decrypt_rv64gc_9:
+	WORD	$0x00053283	// ld t0, 0(a0)
+	WORD	$0x00853883	// ld a7, 8(a0)
+	// .LAES_decrypt_rv64gc_in_loaded:
+	WORD	$0x00066383	// lwu t2, 0(a2)
+	WORD	$0x00466e83	// lwu t4, 4(a2)
+	WORD	$0x020e9e93	// slli t4, t4, 32
+	WORD	$0x01d3e3b3	// or t2, t2, t4
+	WORD	$0x00866e03	// lwu t3, 8(a2)
+	WORD	$0x00c66e83	// lwu t4, 12(a2)
+	WORD	$0x020e9e93	// slli t4, t4, 32
+	WORD	$0x01de6e33	// or t3, t3, t4
+	WORD	$0x0f062303	// lw t1, 240(a2)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x00431393	// slli t2, t1, 4
+	WORD	$0x00760633	// add a2, a2, t2
 	WORD	$0xf2060613	// addi a2, a2, -224
-	WORD	$0x00a00293	// addi t0, zero, 10
-	WORD	$0x585390e3	// bne t2, t0, .LAES_decrypt_rv64gc_not128
+	WORD	$0x00a00393	// addi t2, zero, 10
+	WORD	$0x5a7312e3	// bne t1, t2, .LAES_decrypt_rv64gc_not128
 	// round 5 of 13 (first round of this key size)
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x02655313	// srli t1, a0, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0368d313	// srli t1, a7, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x01e8d293	// srli t0, a7, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x02e55293	// srli t0, a0, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0268d313	// srli t1, a7, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x03655313	// srli t1, a0, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x01e55293	// srli t0, a0, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x02e8d293	// srli t0, a7, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x05062e83	// lw t4, 80(a2)
+	WORD	$0x05462303	// lw t1, 84(a2)
+	WORD	$0x05862f03	// lw t5, 88(a2)
+	WORD	$0x05c62503	// lw a0, 92(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// .LAES_decrypt_rv64gc_r6:
 	// round 6 of 13
-	WORD	$0x06062883	// lw a7, 96(a2)
+	WORD	$0x06062283	// lw t0, 96(a2)
 	WORD	$0x06462483	// lw s1, 100(a2)
-	WORD	$0x06862503	// lw a0, 104(a2)
+	WORD	$0x06862883	// lw a7, 104(a2)
 	WORD	$0x06c62903	// lw s2, 108(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 7 of 13
-	WORD	$0x07062383	// lw t2, 112(a2)
-	WORD	$0x07462e03	// lw t3, 116(a2)
-	WORD	$0x07862e83	// lw t4, 120(a2)
-	WORD	$0x07c62f03	// lw t5, 124(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x07062e83	// lw t4, 112(a2)
+	WORD	$0x07462303	// lw t1, 116(a2)
+	WORD	$0x07862f03	// lw t5, 120(a2)
+	WORD	$0x07c62503	// lw a0, 124(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// round 8 of 13
-	WORD	$0x08062883	// lw a7, 128(a2)
+	WORD	$0x08062283	// lw t0, 128(a2)
 	WORD	$0x08462483	// lw s1, 132(a2)
-	WORD	$0x08862503	// lw a0, 136(a2)
+	WORD	$0x08862883	// lw a7, 136(a2)
 	WORD	$0x08c62903	// lw s2, 140(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 9 of 13
-	WORD	$0x09062383	// lw t2, 144(a2)
-	WORD	$0x09462e03	// lw t3, 148(a2)
-	WORD	$0x09862e83	// lw t4, 152(a2)
-	WORD	$0x09c62f03	// lw t5, 156(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x09062e83	// lw t4, 144(a2)
+	WORD	$0x09462303	// lw t1, 148(a2)
+	WORD	$0x09862f03	// lw t5, 152(a2)
+	WORD	$0x09c62503	// lw a0, 156(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// round 10 of 13
-	WORD	$0x0a062883	// lw a7, 160(a2)
+	WORD	$0x0a062283	// lw t0, 160(a2)
 	WORD	$0x0a462483	// lw s1, 164(a2)
-	WORD	$0x0a862503	// lw a0, 168(a2)
+	WORD	$0x0a862883	// lw a7, 168(a2)
 	WORD	$0x0ac62903	// lw s2, 172(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 11 of 13
-	WORD	$0x0b062383	// lw t2, 176(a2)
-	WORD	$0x0b462e03	// lw t3, 180(a2)
-	WORD	$0x0b862e83	// lw t4, 184(a2)
-	WORD	$0x0bc62f03	// lw t5, 188(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x0b062e83	// lw t4, 176(a2)
+	WORD	$0x0b462303	// lw t1, 180(a2)
+	WORD	$0x0b862f03	// lw t5, 184(a2)
+	WORD	$0x0bc62503	// lw a0, 188(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// round 12 of 13
-	WORD	$0x0c062883	// lw a7, 192(a2)
+	WORD	$0x0c062283	// lw t0, 192(a2)
 	WORD	$0x0c462483	// lw s1, 196(a2)
-	WORD	$0x0c862503	// lw a0, 200(a2)
+	WORD	$0x0c862883	// lw a7, 200(a2)
 	WORD	$0x0cc62903	// lw s2, 204(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 13 of 13
-	WORD	$0x0d062383	// lw t2, 208(a2)
-	WORD	$0x0d462e03	// lw t3, 212(a2)
-	WORD	$0x0d862e83	// lw t4, 216(a2)
-	WORD	$0x0dc62f03	// lw t5, 220(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x0d062e83	// lw t4, 208(a2)
+	WORD	$0x0d462303	// lw t1, 212(a2)
+	WORD	$0x0d862f03	// lw t5, 216(a2)
+	WORD	$0x0dc62503	// lw a0, 220(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// final round: S-box bytes, no MixColumns
-	WORD	$0x40080513	// addi a0, a6, 1024
-	WORD	$0x0ff3f693	// andi a3, t2, 255
-	WORD	$0x00a686b3	// add a3, a3, a0
+	WORD	$0x40080293	// addi t0, a6, 1024
+	WORD	$0x0ffef693	// andi a3, t4, 255
+	WORD	$0x005686b3	// add a3, a3, t0
 	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x0ffe7713	// andi a4, t3, 255
-	WORD	$0x00a70733	// add a4, a4, a0
+	WORD	$0x0ff37713	// andi a4, t1, 255
+	WORD	$0x00570733	// add a4, a4, t0
 	WORD	$0x00074703	// lbu a4, 0(a4)
-	WORD	$0x0ffef793	// andi a5, t4, 255
-	WORD	$0x00a787b3	// add a5, a5, a0
+	WORD	$0x0fff7793	// andi a5, t5, 255
+	WORD	$0x005787b3	// add a5, a5, t0
 	WORD	$0x0007c783	// lbu a5, 0(a5)
-	WORD	$0x0fff7813	// andi a6, t5, 255
-	WORD	$0x00a80833	// add a6, a6, a0
+	WORD	$0x0ff57813	// andi a6, a0, 255
+	WORD	$0x00580833	// add a6, a6, t0
 	WORD	$0x00084803	// lbu a6, 0(a6)
-	WORD	$0x008f5293	// srli t0, t5, 8
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x0083d313	// srli t1, t2, 8
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x00829293	// slli t0, t0, 8
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x008e5293	// srli t0, t3, 8
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x00831313	// slli t1, t1, 8
-	WORD	$0x00674733	// xor a4, a4, t1
-	WORD	$0x008ed313	// srli t1, t4, 8
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x00829293	// slli t0, t0, 8
-	WORD	$0x0057c7b3	// xor a5, a5, t0
-	WORD	$0x010ed293	// srli t0, t4, 16
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x00831313	// slli t1, t1, 8
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x010f5313	// srli t1, t5, 16
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x01029293	// slli t0, t0, 16
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x0103d293	// srli t0, t2, 16
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0x00674733	// xor a4, a4, t1
-	WORD	$0x010e5313	// srli t1, t3, 16
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x01029293	// slli t0, t0, 16
-	WORD	$0x0057c7b3	// xor a5, a5, t0
-	WORD	$0x018e5293	// srli t0, t3, 24
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x018ed313	// srli t1, t4, 24
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x01829293	// slli t0, t0, 24
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x018f5293	// srli t0, t5, 24
-	WORD	$0x0ff2f293	// andi t0, t0, 255
-	WORD	$0x00a282b3	// add t0, t0, a0
-	WORD	$0x0002c283	// lbu t0, 0(t0)
-	WORD	$0x01831313	// slli t1, t1, 24
-	WORD	$0x00674733	// xor a4, a4, t1
-	WORD	$0x0183d313	// srli t1, t2, 24
-	WORD	$0x0ff37313	// andi t1, t1, 255
-	WORD	$0x00a30333	// add t1, t1, a0
-	WORD	$0x00034303	// lbu t1, 0(t1)
-	WORD	$0x01829293	// slli t0, t0, 24
-	WORD	$0x0057c7b3	// xor a5, a5, t0
-	WORD	$0x01831313	// slli t1, t1, 24
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x0e063283	// ld t0, 224(a2)
-	WORD	$0x0e863303	// ld t1, 232(a2)
+	WORD	$0x00855393	// srli t2, a0, 8
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x008ede13	// srli t3, t4, 8
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x00839393	// slli t2, t2, 8
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x00835393	// srli t2, t1, 8
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x008e1e13	// slli t3, t3, 8
+	WORD	$0x01c74733	// xor a4, a4, t3
+	WORD	$0x008f5e13	// srli t3, t5, 8
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x00839393	// slli t2, t2, 8
+	WORD	$0x0077c7b3	// xor a5, a5, t2
+	WORD	$0x010f5393	// srli t2, t5, 16
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x008e1e13	// slli t3, t3, 8
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x01055e13	// srli t3, a0, 16
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x01039393	// slli t2, t2, 16
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x010ed393	// srli t2, t4, 16
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x010e1e13	// slli t3, t3, 16
+	WORD	$0x01c74733	// xor a4, a4, t3
+	WORD	$0x01035e13	// srli t3, t1, 16
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x01039393	// slli t2, t2, 16
+	WORD	$0x0077c7b3	// xor a5, a5, t2
+	WORD	$0x01835393	// srli t2, t1, 24
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x010e1e13	// slli t3, t3, 16
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x018f5e13	// srli t3, t5, 24
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x01839393	// slli t2, t2, 24
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x01855393	// srli t2, a0, 24
+	WORD	$0x0ff3f393	// andi t2, t2, 255
+	WORD	$0x005383b3	// add t2, t2, t0
+	WORD	$0x0003c383	// lbu t2, 0(t2)
+	WORD	$0x018e1e13	// slli t3, t3, 24
+	WORD	$0x01c74733	// xor a4, a4, t3
+	WORD	$0x018ede13	// srli t3, t4, 24
+	WORD	$0x0ffe7e13	// andi t3, t3, 255
+	WORD	$0x005e0e33	// add t3, t3, t0
+	WORD	$0x000e4e03	// lbu t3, 0(t3)
+	WORD	$0x01839393	// slli t2, t2, 24
+	WORD	$0x0077c7b3	// xor a5, a5, t2
+	WORD	$0x018e1e13	// slli t3, t3, 24
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x0e066383	// lwu t2, 224(a2)
+	WORD	$0x0e466283	// lwu t0, 228(a2)
+	WORD	$0x02029293	// slli t0, t0, 32
+	WORD	$0x0053e3b3	// or t2, t2, t0
+	WORD	$0x0e866e03	// lwu t3, 232(a2)
+	WORD	$0x0ec66283	// lwu t0, 236(a2)
+	WORD	$0x02029293	// slli t0, t0, 32
+	WORD	$0x005e6e33	// or t3, t3, t0
 	WORD	$0x02071713	// slli a4, a4, 32
 	WORD	$0x02081813	// slli a6, a6, 32
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x0067c7b3	// xor a5, a5, t1
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x01c7c7b3	// xor a5, a5, t3
 	WORD	$0x00e6c6b3	// xor a3, a3, a4
 	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x0075f393	// andi t2, a1, 7
+	WORD	$0x060392e3	// bne t2, zero, .LAES_decrypt_rv64gc_out_unaligned
 	WORD	$0x00d5b023	// sd a3, 0(a1)
 	WORD	$0x00f5b423	// sd a5, 8(a1)
+	// .LAES_decrypt_rv64gc_out_stored:
 	// return
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000813	// addi a6, zero, 0
 	WORD	$0x00000893	// addi a7, zero, 0
@@ -3427,537 +3515,583 @@ TEXT ·aesDecryptRv64gc(SB), NOSPLIT, $0-24
 	RET	// jalr zero, 0(ra)
 	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
 	// .LAES_decrypt_rv64gc_not128:
-	WORD	$0x00c00293	// addi t0, zero, 12
-	WORD	$0x68538c63	// beq t2, t0, .LAES_decrypt_rv64gc_aes192
+	WORD	$0x00c00393	// addi t2, zero, 12
+	WORD	$0x68730c63	// beq t1, t2, .LAES_decrypt_rv64gc_aes192
 	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062383	// lw t2, 16(a2)
-	WORD	$0x01462e03	// lw t3, 20(a2)
-	WORD	$0x01862e83	// lw t4, 24(a2)
-	WORD	$0x01c62f03	// lw t5, 28(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x02655313	// srli t1, a0, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0368d313	// srli t1, a7, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x01e8d293	// srli t0, a7, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x02e55293	// srli t0, a0, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0268d313	// srli t1, a7, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x03655313	// srli t1, a0, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x01e55293	// srli t0, a0, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x02e8d293	// srli t0, a7, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x01062e83	// lw t4, 16(a2)
+	WORD	$0x01462303	// lw t1, 20(a2)
+	WORD	$0x01862f03	// lw t5, 24(a2)
+	WORD	$0x01c62503	// lw a0, 28(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// round 2 of 13
-	WORD	$0x02062883	// lw a7, 32(a2)
+	WORD	$0x02062283	// lw t0, 32(a2)
 	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862503	// lw a0, 40(a2)
+	WORD	$0x02862883	// lw a7, 40(a2)
 	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 3 of 13
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x03062e83	// lw t4, 48(a2)
+	WORD	$0x03462303	// lw t1, 52(a2)
+	WORD	$0x03862f03	// lw t5, 56(a2)
+	WORD	$0x03c62503	// lw a0, 60(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	// .LAES_decrypt_rv64gc_r4:
 	// round 4 of 13
-	WORD	$0x04062883	// lw a7, 64(a2)
+	WORD	$0x04062283	// lw t0, 64(a2)
 	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862503	// lw a0, 72(a2)
+	WORD	$0x04862883	// lw a7, 72(a2)
 	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x00239293	// slli t0, t2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f5313	// srli t1, t5, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x00eed293	// srli t0, t4, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x016e5313	// srli t1, t3, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x002e1293	// slli t0, t3, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x0063d313	// srli t1, t2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x00ef5293	// srli t0, t5, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x016ed313	// srli t1, t4, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x002e9293	// slli t0, t4, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x006e5313	// srli t1, t3, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00e3d293	// srli t0, t2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x016f5313	// srli t1, t5, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x002f1293	// slli t0, t5, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x006ed313	// srli t1, t4, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00ee5293	// srli t0, t3, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x0163d313	// srli t1, t2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
 	// round 5 of 13
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x00695313	// srli t1, s2, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0164d313	// srli t1, s1, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00249293	// slli t0, s1, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00e95293	// srli t0, s2, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0064d313	// srli t1, s1, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x01695313	// srli t1, s2, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00291293	// slli t0, s2, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00e4d293	// srli t0, s1, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xd3dfe06f	// jal zero, .LAES_decrypt_rv64gc_r6
+	WORD	$0x05062e83	// lw t4, 80(a2)
+	WORD	$0x05462303	// lw t1, 84(a2)
+	WORD	$0x05862f03	// lw t5, 88(a2)
+	WORD	$0x05c62503	// lw a0, 92(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0xd19fe06f	// jal zero, .LAES_decrypt_rv64gc_r6
 	// .LAES_decrypt_rv64gc_aes192:
 	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x00289293	// slli t0, a7, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x02655313	// srli t1, a0, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x00e55293	// srli t0, a0, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0368d313	// srli t1, a7, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x01e8d293	// srli t0, a7, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x0068d313	// srli t1, a7, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x02e55293	// srli t0, a0, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x01655313	// srli t1, a0, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x00251293	// slli t0, a0, 2
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x0268d313	// srli t1, a7, 38
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x00e8d293	// srli t0, a7, 14
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x03655313	// srli t1, a0, 54
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x01e55293	// srli t0, a0, 30
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00d282b3	// add t0, t0, a3
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00655313	// srli t1, a0, 6
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x00e30333	// add t1, t1, a4
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x02e8d293	// srli t0, a7, 46
-	WORD	$0x3fc2f293	// andi t0, t0, 1020
-	WORD	$0x00f282b3	// add t0, t0, a5
-	WORD	$0x0002e283	// lwu t0, 0(t0)
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x0168d313	// srli t1, a7, 22
-	WORD	$0x3fc37313	// andi t1, t1, 1020
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00036303	// lwu t1, 0(t1)
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x03062e83	// lw t4, 48(a2)
+	WORD	$0x03462303	// lw t1, 52(a2)
+	WORD	$0x03862f03	// lw t5, 56(a2)
+	WORD	$0x03c62503	// lw a0, 60(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
 	WORD	$0xc0dff06f	// jal zero, .LAES_decrypt_rv64gc_r4
+	// .LAES_decrypt_rv64gc_in_unaligned:
+	WORD	$0x40650eb3	// sub t4, a0, t1
+	WORD	$0x00331313	// slli t1, t1, 3
+	WORD	$0x40600f33	// sub t5, zero, t1
+	WORD	$0x000eb283	// ld t0, 0(t4)
+	WORD	$0x008eb883	// ld a7, 8(t4)
+	WORD	$0x010eb503	// ld a0, 16(t4)
+	WORD	$0x0062d2b3	// srl t0, t0, t1
+	WORD	$0x01e89eb3	// sll t4, a7, t5
+	WORD	$0x01d2e2b3	// or t0, t0, t4
+	WORD	$0x0068d8b3	// srl a7, a7, t1
+	WORD	$0x01e51533	// sll a0, a0, t5
+	WORD	$0x00a8e8b3	// or a7, a7, a0
+	WORD	$0xa01fe06f	// jal zero, .LAES_decrypt_rv64gc_in_loaded
+	// .LAES_decrypt_rv64gc_out_unaligned:
+	WORD	$0x00d58023	// sb a3, 0(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d580a3	// sb a3, 1(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d58123	// sb a3, 2(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d581a3	// sb a3, 3(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d58223	// sb a3, 4(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d582a3	// sb a3, 5(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d58323	// sb a3, 6(a1)
+	WORD	$0x0086d693	// srli a3, a3, 8
+	WORD	$0x00d583a3	// sb a3, 7(a1)
+	WORD	$0x00f58423	// sb a5, 8(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f584a3	// sb a5, 9(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f58523	// sb a5, 10(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f585a3	// sb a5, 11(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f58623	// sb a5, 12(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f586a3	// sb a5, 13(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f58723	// sb a5, 14(a1)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x00f587a3	// sb a5, 15(a1)
+	WORD	$0xf30ff06f	// jal zero, .LAES_decrypt_rv64gc_out_stored
 
-// int AES_set_encrypt_key_rv64gc(const unsigned char * userKey, const int bits, AES_KEY * key)
+// int AES_set_encrypt_key_rv64gc(const unsigned char *userKey, int bits, AES_KEY *key)
 // func aesSetEncryptKeyRv64gc(userKey *byte, bits int32, key *byte) int32
 TEXT ·aesSetEncryptKeyRv64gc(SB), NOSPLIT, $0-28
 	MOV	userKey+0(FP), X10
 	MOVW	bits+8(FP), X11
 	MOV	key+16(FP), X12
-	WORD	$0x04050663	// beq a0, zero, .LAES_set_encrypt_key_rv64gc_null
-	WORD	$0x04060463	// beq a2, zero, .LAES_set_encrypt_key_rv64gc_null
+	WORD	$0x04050863	// beq a0, zero, .LAES_set_encrypt_key_rv64gc_null
+	WORD	$0x04060663	// beq a2, zero, .LAES_set_encrypt_key_rv64gc_null
 	WORD	$0x08000313	// addi t1, zero, 128
-	WORD	$0x06658663	// beq a1, t1, .LAES_set_encrypt_key_rv64gc_k128
+	WORD	$0x06658a63	// beq a1, t1, .LAES_set_encrypt_key_rv64gc_k128
 	WORD	$0x0c000313	// addi t1, zero, 192
-	WORD	$0x06658663	// beq a1, t1, .LAES_set_encrypt_key_rv64gc_k192
+	WORD	$0x06658a63	// beq a1, t1, .LAES_set_encrypt_key_rv64gc_k192
 	WORD	$0x10000313	// addi t1, zero, 256
-	WORD	$0x06658663	// beq a1, t1, .LAES_set_encrypt_key_rv64gc_k256
+	WORD	$0x06658a63	// beq a1, t1, .LAES_set_encrypt_key_rv64gc_k256
 	WORD	$0xffe00513	// addi a0, zero, -2
 	// return
 	WORD	$0x00000293	// addi t0, zero, 0
@@ -3966,6 +4100,7 @@ TEXT ·aesSetEncryptKeyRv64gc(SB), NOSPLIT, $0-28
 	WORD	$0x00000593	// addi a1, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
+	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
@@ -3979,6 +4114,7 @@ TEXT ·aesSetEncryptKeyRv64gc(SB), NOSPLIT, $0-28
 	WORD	$0x00000593	// addi a1, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
+	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
@@ -4005,11 +4141,20 @@ TEXT ·aesSetEncryptKeyRv64gc(SB), NOSPLIT, $0-28
 	// .LAES_set_encrypt_key_rv64gc_copy:
 	WORD	$0x00259693	// slli a3, a1, 2
 	WORD	$0x00d50f33	// add t5, a0, a3
-	WORD	$0x000f6e83	// lwu t4, 0(t5)
+	WORD	$0x000f4e83	// lbu t4, 0(t5)
+	WORD	$0x001f4703	// lbu a4, 1(t5)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00eeeeb3	// or t4, t4, a4
+	WORD	$0x002f4703	// lbu a4, 2(t5)
+	WORD	$0x01071713	// slli a4, a4, 16
+	WORD	$0x00eeeeb3	// or t4, t4, a4
+	WORD	$0x003f4703	// lbu a4, 3(t5)
+	WORD	$0x01871713	// slli a4, a4, 24
+	WORD	$0x00eeeeb3	// or t4, t4, a4
 	WORD	$0x00d60f33	// add t5, a2, a3
 	WORD	$0x01df2023	// sw t4, 0(t5)
 	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0xfe55e4e3	// bltu a1, t0, .LAES_set_encrypt_key_rv64gc_copy
+	WORD	$0xfc55e2e3	// bltu a1, t0, .LAES_set_encrypt_key_rv64gc_copy
 	WORD	$0x004f0f13	// addi t5, t5, 4
 	WORD	$0x00000513	// addi a0, zero, 0
 	// .LAES_set_encrypt_key_rv64gc_next:
@@ -4019,26 +4164,26 @@ TEXT ·aesSetEncryptKeyRv64gc(SB), NOSPLIT, $0-28
 	WORD	$0x0ff6f693	// andi a3, a3, 255
 	WORD	$0x007686b3	// add a3, a3, t2
 	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x010ed613	// srli a2, t4, 16
-	WORD	$0x0ff67613	// andi a2, a2, 255
-	WORD	$0x00760633	// add a2, a2, t2
-	WORD	$0x00064603	// lbu a2, 0(a2)
-	WORD	$0x00861613	// slli a2, a2, 8
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x018ed613	// srli a2, t4, 24
-	WORD	$0x0ff67613	// andi a2, a2, 255
-	WORD	$0x00760633	// add a2, a2, t2
-	WORD	$0x00064603	// lbu a2, 0(a2)
-	WORD	$0x01061613	// slli a2, a2, 16
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x0ffef613	// andi a2, t4, 255
-	WORD	$0x00760633	// add a2, a2, t2
-	WORD	$0x00064603	// lbu a2, 0(a2)
-	WORD	$0x01861613	// slli a2, a2, 24
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x000e4603	// lbu a2, 0(t3)
+	WORD	$0x010ed713	// srli a4, t4, 16
+	WORD	$0x0ff77713	// andi a4, a4, 255
+	WORD	$0x00770733	// add a4, a4, t2
+	WORD	$0x00074703	// lbu a4, 0(a4)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x018ed713	// srli a4, t4, 24
+	WORD	$0x0ff77713	// andi a4, a4, 255
+	WORD	$0x00770733	// add a4, a4, t2
+	WORD	$0x00074703	// lbu a4, 0(a4)
+	WORD	$0x01071713	// slli a4, a4, 16
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x0ffef713	// andi a4, t4, 255
+	WORD	$0x00770733	// add a4, a4, t2
+	WORD	$0x00074703	// lbu a4, 0(a4)
+	WORD	$0x01871713	// slli a4, a4, 24
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x000e4703	// lbu a4, 0(t3)
 	WORD	$0x001e0e13	// addi t3, t3, 1
-	WORD	$0x00c6ceb3	// xor t4, a3, a2
+	WORD	$0x00e6ceb3	// xor t4, a3, a4
 	WORD	$0x06c0006f	// jal zero, .LAES_set_encrypt_key_rv64gc_mix
 	// .LAES_set_encrypt_key_rv64gc_not_rot:
 	WORD	$0x00400613	// addi a2, zero, 4
@@ -4049,24 +4194,24 @@ TEXT ·aesSetEncryptKeyRv64gc(SB), NOSPLIT, $0-28
 	WORD	$0x0ffef693	// andi a3, t4, 255
 	WORD	$0x007686b3	// add a3, a3, t2
 	WORD	$0x0006c683	// lbu a3, 0(a3)
-	WORD	$0x008ed613	// srli a2, t4, 8
-	WORD	$0x0ff67613	// andi a2, a2, 255
-	WORD	$0x00760633	// add a2, a2, t2
-	WORD	$0x00064603	// lbu a2, 0(a2)
-	WORD	$0x00861613	// slli a2, a2, 8
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x010ed613	// srli a2, t4, 16
-	WORD	$0x0ff67613	// andi a2, a2, 255
-	WORD	$0x00760633	// add a2, a2, t2
-	WORD	$0x00064603	// lbu a2, 0(a2)
-	WORD	$0x01061613	// slli a2, a2, 16
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x018ed613	// srli a2, t4, 24
-	WORD	$0x0ff67613	// andi a2, a2, 255
-	WORD	$0x00760633	// add a2, a2, t2
-	WORD	$0x00064603	// lbu a2, 0(a2)
-	WORD	$0x01861613	// slli a2, a2, 24
-	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x008ed713	// srli a4, t4, 8
+	WORD	$0x0ff77713	// andi a4, a4, 255
+	WORD	$0x00770733	// add a4, a4, t2
+	WORD	$0x00074703	// lbu a4, 0(a4)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x010ed713	// srli a4, t4, 16
+	WORD	$0x0ff77713	// andi a4, a4, 255
+	WORD	$0x00770733	// add a4, a4, t2
+	WORD	$0x00074703	// lbu a4, 0(a4)
+	WORD	$0x01071713	// slli a4, a4, 16
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x018ed713	// srli a4, t4, 24
+	WORD	$0x0ff77713	// andi a4, a4, 255
+	WORD	$0x00770733	// add a4, a4, t2
+	WORD	$0x00074703	// lbu a4, 0(a4)
+	WORD	$0x01871713	// slli a4, a4, 24
+	WORD	$0x00e6e6b3	// or a3, a3, a4
 	WORD	$0x00068e93	// addi t4, a3, 0
 	// .LAES_set_encrypt_key_rv64gc_mix:
 	WORD	$0x00229693	// slli a3, t0, 2
@@ -4089,6 +4234,7 @@ TEXT ·aesSetEncryptKeyRv64gc(SB), NOSPLIT, $0-28
 	WORD	$0x00000593	// addi a1, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
+	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
@@ -4097,7 +4243,7 @@ kgen_ret:
 	MOVW	X10, ret+24(FP)
 	RET
 
-// int AES_set_decrypt_key_rv64gc(const unsigned char * userKey, const int bits, AES_KEY * key)
+// int AES_set_decrypt_key_rv64gc(const unsigned char *userKey, int bits, AES_KEY *key)
 // func aesSetDecryptKeyRv64gc(userKey *byte, bits int32, key *byte) int32
 TEXT ·aesSetDecryptKeyRv64gc(SB), NOSPLIT, $0-28
 	MOV	userKey+0(FP), X10
@@ -4160,11 +4306,20 @@ TEXT ·aesSetDecryptKeyRv64gc(SB), NOSPLIT, $0-28
 	// .LAES_set_decrypt_key_rv64gc_copy:
 	WORD	$0x00259693	// slli a3, a1, 2
 	WORD	$0x00d50f33	// add t5, a0, a3
-	WORD	$0x000f6e83	// lwu t4, 0(t5)
+	WORD	$0x000f4e83	// lbu t4, 0(t5)
+	WORD	$0x001f4703	// lbu a4, 1(t5)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00eeeeb3	// or t4, t4, a4
+	WORD	$0x002f4703	// lbu a4, 2(t5)
+	WORD	$0x01071713	// slli a4, a4, 16
+	WORD	$0x00eeeeb3	// or t4, t4, a4
+	WORD	$0x003f4703	// lbu a4, 3(t5)
+	WORD	$0x01871713	// slli a4, a4, 24
+	WORD	$0x00eeeeb3	// or t4, t4, a4
 	WORD	$0x00d60f33	// add t5, a2, a3
 	WORD	$0x01df2023	// sw t4, 0(t5)
 	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0xfe75e4e3	// bltu a1, t2, .LAES_set_decrypt_key_rv64gc_copy
+	WORD	$0xfc75e2e3	// bltu a1, t2, .LAES_set_decrypt_key_rv64gc_copy
 	WORD	$0x004f0f13	// addi t5, t5, 4
 	WORD	$0x00000513	// addi a0, zero, 0
 	// .LAES_set_decrypt_key_rv64gc_next:
@@ -4242,17 +4397,25 @@ TEXT ·aesSetDecryptKeyRv64gc(SB), NOSPLIT, $0-28
 	WORD	$0x00ce0e33	// add t3, t3, a2
 	WORD	$0xff0e0e13	// addi t3, t3, -16
 	// .LAES_set_decrypt_key_rv64gc_swap:
-	WORD	$0x0003be83	// ld t4, 0(t2)
-	WORD	$0x000e3f03	// ld t5, 0(t3)
-	WORD	$0x01e3b023	// sd t5, 0(t2)
-	WORD	$0x01de3023	// sd t4, 0(t3)
-	WORD	$0x0083be83	// ld t4, 8(t2)
-	WORD	$0x008e3f03	// ld t5, 8(t3)
-	WORD	$0x01e3b423	// sd t5, 8(t2)
-	WORD	$0x01de3423	// sd t4, 8(t3)
+	WORD	$0x0003ae83	// lw t4, 0(t2)
+	WORD	$0x000e2f03	// lw t5, 0(t3)
+	WORD	$0x01e3a023	// sw t5, 0(t2)
+	WORD	$0x01de2023	// sw t4, 0(t3)
+	WORD	$0x0043ae83	// lw t4, 4(t2)
+	WORD	$0x004e2f03	// lw t5, 4(t3)
+	WORD	$0x01e3a223	// sw t5, 4(t2)
+	WORD	$0x01de2223	// sw t4, 4(t3)
+	WORD	$0x0083ae83	// lw t4, 8(t2)
+	WORD	$0x008e2f03	// lw t5, 8(t3)
+	WORD	$0x01e3a423	// sw t5, 8(t2)
+	WORD	$0x01de2423	// sw t4, 8(t3)
+	WORD	$0x00c3ae83	// lw t4, 12(t2)
+	WORD	$0x00ce2f03	// lw t5, 12(t3)
+	WORD	$0x01e3a623	// sw t5, 12(t2)
+	WORD	$0x01de2623	// sw t4, 12(t3)
 	WORD	$0x01038393	// addi t2, t2, 16
 	WORD	$0xff0e0e13	// addi t3, t3, -16
-	WORD	$0xfdc3ece3	// bltu t2, t3, .LAES_set_decrypt_key_rv64gc_swap
+	WORD	$0xfbc3ece3	// bltu t2, t3, .LAES_set_decrypt_key_rv64gc_swap
 	// InvMixColumns of words 4 .. total-4
 	// .LAES_set_decrypt_key_rv64gc_13:
 	MOV	$·kgen_aes_rv64gc_td(SB), X30	// auipc t5, %pcrel_hi(kgen_aes_rv64gc_td); addi t5, t5, %pcrel_lo

@@ -28,1429 +28,1495 @@ print $fh <<'___';
 	.type	AES_encrypt, @function
 	.set	AES_encrypt, AES_encrypt_rv64gc
 AES_encrypt_rv64gc:
-	# void AES_encrypt_rv64gc(const unsigned char * in, unsigned char * out, const AES_KEY * key)
-	# AES_encrypt_rv64gc: 1391 instructions, frame 16 bytes
+	# void AES_encrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
+	# AES_encrypt_rv64gc: 1452 instructions, frame 16 bytes
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
 	#   most live values at once: 17 integer, 0 vector registers
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretAddress (256 instructions): T-table lookups index tables by key- and data-dependent bytes
+	#   declared leak SecretAddress (256 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
 .LAES_encrypt_rv64gc_0:
-	auipc      	t6, %pcrel_hi(kgen_aes_rv64gc_te)
-	addi       	t6, t6, %pcrel_lo(.LAES_encrypt_rv64gc_0)
-	addi       	a3, t6, 1024
+	auipc      	a3, %pcrel_hi(kgen_aes_rv64gc_te)
+	addi       	a3, a3, %pcrel_lo(.LAES_encrypt_rv64gc_0)
 	addi       	a4, a3, 1024
 	addi       	a5, a4, 1024
-	ld         	a6, 0(a0)
+	addi       	a6, a5, 1024
+	andi       	t1, a0, 7
+	beq        	t1, zero, .LAES_encrypt_rv64gc_9
+	jal        	zero, .LAES_encrypt_rv64gc_in_unaligned
+.LAES_encrypt_rv64gc_9:
+	ld         	t0, 0(a0)
 	ld         	a0, 8(a0)
-	ld         	t0, 0(a2)
-	ld         	t1, 8(a2)
-	lw         	t2, 240(a2)
-	xor        	a6, a6, t0
-	xor        	a0, a0, t1
-	slli       	t0, t2, 4
-	add        	a2, a2, t0
+.LAES_encrypt_rv64gc_in_loaded:
+	lwu        	t2, 0(a2)
+	lwu        	t4, 4(a2)
+	slli       	t4, t4, 32
+	or         	t2, t2, t4
+	lwu        	t3, 8(a2)
+	lwu        	t4, 12(a2)
+	slli       	t4, t4, 32
+	or         	t3, t3, t4
+	lw         	t1, 240(a2)
+	xor        	t0, t0, t2
+	xor        	a0, a0, t3
+	slli       	t2, t1, 4
+	add        	a2, a2, t2
 	addi       	a2, a2, -224
-	addi       	t0, zero, 10
-	bne        	t2, t0, .LAES_encrypt_rv64gc_not128
+	addi       	t2, zero, 10
+	bne        	t1, t2, .LAES_encrypt_rv64gc_not128
 	# round 5 of 13 (first round of this key size)
-	lw         	t2, 80(a2)
-	lw         	t3, 84(a2)
-	lw         	t4, 88(a2)
-	lw         	t5, 92(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a6, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a6, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, a0, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a0, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a6, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 80(a2)
+	lw         	t1, 84(a2)
+	lw         	t5, 88(a2)
+	lw         	t6, 92(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 .LAES_encrypt_rv64gc_r6:
 	# round 6 of 13
-	lw         	a6, 96(a2)
+	lw         	t0, 96(a2)
 	lw         	a7, 100(a2)
 	lw         	a0, 104(a2)
 	lw         	s1, 108(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 7 of 13
-	lw         	t2, 112(a2)
-	lw         	t3, 116(a2)
-	lw         	t4, 120(a2)
-	lw         	t5, 124(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 112(a2)
+	lw         	t1, 116(a2)
+	lw         	t5, 120(a2)
+	lw         	t6, 124(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# round 8 of 13
-	lw         	a6, 128(a2)
+	lw         	t0, 128(a2)
 	lw         	a7, 132(a2)
 	lw         	a0, 136(a2)
 	lw         	s1, 140(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 9 of 13
-	lw         	t2, 144(a2)
-	lw         	t3, 148(a2)
-	lw         	t4, 152(a2)
-	lw         	t5, 156(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 144(a2)
+	lw         	t1, 148(a2)
+	lw         	t5, 152(a2)
+	lw         	t6, 156(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# round 10 of 13
-	lw         	a6, 160(a2)
+	lw         	t0, 160(a2)
 	lw         	a7, 164(a2)
 	lw         	a0, 168(a2)
 	lw         	s1, 172(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 11 of 13
-	lw         	t2, 176(a2)
-	lw         	t3, 180(a2)
-	lw         	t4, 184(a2)
-	lw         	t5, 188(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 176(a2)
+	lw         	t1, 180(a2)
+	lw         	t5, 184(a2)
+	lw         	t6, 188(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# round 12 of 13
-	lw         	a6, 192(a2)
+	lw         	t0, 192(a2)
 	lw         	a7, 196(a2)
 	lw         	a0, 200(a2)
 	lw         	s1, 204(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 13 of 13
-	lw         	t2, 208(a2)
-	lw         	t3, 212(a2)
-	lw         	t4, 216(a2)
-	lw         	t5, 220(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 208(a2)
+	lw         	t1, 212(a2)
+	lw         	t5, 216(a2)
+	lw         	t6, 220(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# final round: S-box bytes, no MixColumns
-	addi       	t6, a5, 1024
-	andi       	a0, t2, 255
-	add        	a0, a0, t6
+	addi       	t0, a6, 1024
+	andi       	a0, t4, 255
+	add        	a0, a0, t0
 	lbu        	a0, 0(a0)
-	andi       	a3, t3, 255
-	add        	a3, a3, t6
+	andi       	a3, t1, 255
+	add        	a3, a3, t0
 	lbu        	a3, 0(a3)
-	andi       	a4, t4, 255
-	add        	a4, a4, t6
+	andi       	a4, t5, 255
+	add        	a4, a4, t0
 	lbu        	a4, 0(a4)
-	andi       	a5, t5, 255
-	add        	a5, a5, t6
+	andi       	a5, t6, 255
+	add        	a5, a5, t0
 	lbu        	a5, 0(a5)
-	srli       	t0, t3, 8
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	srli       	t1, t4, 8
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 8
-	xor        	a0, a0, t0
-	srli       	t0, t5, 8
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 8
-	xor        	a3, a3, t1
-	srli       	t1, t2, 8
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 8
-	xor        	a4, a4, t0
-	srli       	t0, t4, 16
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 8
-	xor        	a5, a5, t1
-	srli       	t1, t5, 16
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 16
-	xor        	a0, a0, t0
-	srli       	t0, t2, 16
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 16
-	xor        	a3, a3, t1
-	srli       	t1, t3, 16
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 16
-	xor        	a4, a4, t0
-	srli       	t0, t5, 24
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 16
-	xor        	a5, a5, t1
-	srli       	t1, t2, 24
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 24
-	xor        	a0, a0, t0
-	srli       	t0, t3, 24
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 24
-	xor        	a3, a3, t1
-	srli       	t1, t4, 24
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 24
-	xor        	a4, a4, t0
-	slli       	t1, t1, 24
-	xor        	a5, a5, t1
-	ld         	t0, 224(a2)
-	ld         	t1, 232(a2)
+	srli       	t2, t1, 8
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	srli       	t3, t5, 8
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 8
+	xor        	a0, a0, t2
+	srli       	t2, t6, 8
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 8
+	xor        	a3, a3, t3
+	srli       	t3, t4, 8
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 8
+	xor        	a4, a4, t2
+	srli       	t2, t5, 16
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 8
+	xor        	a5, a5, t3
+	srli       	t3, t6, 16
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 16
+	xor        	a0, a0, t2
+	srli       	t2, t4, 16
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 16
+	xor        	a3, a3, t3
+	srli       	t3, t1, 16
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 16
+	xor        	a4, a4, t2
+	srli       	t2, t6, 24
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 16
+	xor        	a5, a5, t3
+	srli       	t3, t4, 24
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 24
+	xor        	a0, a0, t2
+	srli       	t2, t1, 24
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 24
+	xor        	a3, a3, t3
+	srli       	t3, t5, 24
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 24
+	xor        	a4, a4, t2
+	slli       	t3, t3, 24
+	xor        	a5, a5, t3
+	lwu        	t2, 224(a2)
+	lwu        	t0, 228(a2)
+	slli       	t0, t0, 32
+	or         	t2, t2, t0
+	lwu        	t3, 232(a2)
+	lwu        	t0, 236(a2)
+	slli       	t0, t0, 32
+	or         	t3, t3, t0
 	slli       	a3, a3, 32
 	slli       	a5, a5, 32
-	xor        	a0, a0, t0
-	xor        	a4, a4, t1
+	xor        	a0, a0, t2
+	xor        	a4, a4, t3
 	xor        	a0, a0, a3
 	xor        	a4, a4, a5
+	andi       	t2, a1, 7
+	bne        	t2, zero, .LAES_encrypt_rv64gc_out_unaligned
 	sd         	a0, 0(a1)
 	sd         	a4, 8(a1)
+.LAES_encrypt_rv64gc_out_stored:
 	# return
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a5, zero, 0
-	addi       	a6, zero, 0
 	addi       	a7, zero, 0
 	addi       	t3, zero, 0
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
+	addi       	t6, zero, 0
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
 	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
 .LAES_encrypt_rv64gc_not128:
-	addi       	t0, zero, 12
-	beq        	t2, t0, .LAES_encrypt_rv64gc_aes192
+	addi       	t2, zero, 12
+	beq        	t1, t2, .LAES_encrypt_rv64gc_aes192
 	# round 1 of 13 (first round of this key size)
-	lw         	t2, 16(a2)
-	lw         	t3, 20(a2)
-	lw         	t4, 24(a2)
-	lw         	t5, 28(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a6, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a6, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, a0, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a0, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a6, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 16(a2)
+	lw         	t1, 20(a2)
+	lw         	t5, 24(a2)
+	lw         	t6, 28(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# round 2 of 13
-	lw         	a6, 32(a2)
+	lw         	t0, 32(a2)
 	lw         	a7, 36(a2)
 	lw         	a0, 40(a2)
 	lw         	s1, 44(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 3 of 13
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 .LAES_encrypt_rv64gc_r4:
 	# round 4 of 13
-	lw         	a6, 64(a2)
+	lw         	t0, 64(a2)
 	lw         	a7, 68(a2)
 	lw         	a0, 72(a2)
 	lw         	s1, 76(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 5 of 13
-	lw         	t2, 80(a2)
-	lw         	t3, 84(a2)
-	lw         	t4, 88(a2)
-	lw         	t5, 92(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 80(a2)
+	lw         	t1, 84(a2)
+	lw         	t5, 88(a2)
+	lw         	t6, 92(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	jal        	zero, .LAES_encrypt_rv64gc_r6
 .LAES_encrypt_rv64gc_aes192:
 	# round 3 of 13 (first round of this key size)
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a6, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a6, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, a0, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a0, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a6, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	jal        	zero, .LAES_encrypt_rv64gc_r4
+.LAES_encrypt_rv64gc_in_unaligned:
+	sub        	t4, a0, t1
+	slli       	t1, t1, 3
+	sub        	t5, zero, t1
+	ld         	t0, 0(t4)
+	ld         	a0, 8(t4)
+	ld         	t6, 16(t4)
+	srl        	t0, t0, t1
+	sll        	t4, a0, t5
+	or         	t0, t0, t4
+	srl        	a0, a0, t1
+	sll        	t6, t6, t5
+	or         	a0, a0, t6
+	jal        	zero, .LAES_encrypt_rv64gc_in_loaded
+.LAES_encrypt_rv64gc_out_unaligned:
+	sb         	a0, 0(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 1(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 2(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 3(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 4(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 5(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 6(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 7(a1)
+	sb         	a4, 8(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 9(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 10(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 11(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 12(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 13(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 14(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 15(a1)
+	jal        	zero, .LAES_encrypt_rv64gc_out_stored
 	.size	AES_encrypt_rv64gc, .-AES_encrypt_rv64gc
 
 	.p2align	2
@@ -1460,1429 +1526,1495 @@ AES_encrypt_rv64gc:
 	.type	AES_decrypt, @function
 	.set	AES_decrypt, AES_decrypt_rv64gc
 AES_decrypt_rv64gc:
-	# void AES_decrypt_rv64gc(const unsigned char * in, unsigned char * out, const AES_KEY * key)
-	# AES_decrypt_rv64gc: 1391 instructions, frame 16 bytes
+	# void AES_decrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
+	# AES_decrypt_rv64gc: 1452 instructions, frame 16 bytes
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
 	#   most live values at once: 17 integer, 0 vector registers
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretAddress (256 instructions): T-table lookups index tables by key- and data-dependent bytes
+	#   declared leak SecretAddress (256 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	addi       	sp, sp, -16
 	sd         	s1, 0(sp)
 .LAES_decrypt_rv64gc_0:
-	auipc      	t6, %pcrel_hi(kgen_aes_rv64gc_td)
-	addi       	t6, t6, %pcrel_lo(.LAES_decrypt_rv64gc_0)
-	addi       	a3, t6, 1024
+	auipc      	a3, %pcrel_hi(kgen_aes_rv64gc_td)
+	addi       	a3, a3, %pcrel_lo(.LAES_decrypt_rv64gc_0)
 	addi       	a4, a3, 1024
 	addi       	a5, a4, 1024
-	ld         	a6, 0(a0)
+	addi       	a6, a5, 1024
+	andi       	t1, a0, 7
+	beq        	t1, zero, .LAES_decrypt_rv64gc_9
+	jal        	zero, .LAES_decrypt_rv64gc_in_unaligned
+.LAES_decrypt_rv64gc_9:
+	ld         	t0, 0(a0)
 	ld         	a0, 8(a0)
-	ld         	t0, 0(a2)
-	ld         	t1, 8(a2)
-	lw         	t2, 240(a2)
-	xor        	a6, a6, t0
-	xor        	a0, a0, t1
-	slli       	t0, t2, 4
-	add        	a2, a2, t0
+.LAES_decrypt_rv64gc_in_loaded:
+	lwu        	t2, 0(a2)
+	lwu        	t4, 4(a2)
+	slli       	t4, t4, 32
+	or         	t2, t2, t4
+	lwu        	t3, 8(a2)
+	lwu        	t4, 12(a2)
+	slli       	t4, t4, 32
+	or         	t3, t3, t4
+	lw         	t1, 240(a2)
+	xor        	t0, t0, t2
+	xor        	a0, a0, t3
+	slli       	t2, t1, 4
+	add        	a2, a2, t2
 	addi       	a2, a2, -224
-	addi       	t0, zero, 10
-	bne        	t2, t0, .LAES_decrypt_rv64gc_not128
+	addi       	t2, zero, 10
+	bne        	t1, t2, .LAES_decrypt_rv64gc_not128
 	# round 5 of 13 (first round of this key size)
-	lw         	t2, 80(a2)
-	lw         	t3, 84(a2)
-	lw         	t4, 88(a2)
-	lw         	t5, 92(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a0, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a6, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, a0, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a0, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a6, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 80(a2)
+	lw         	t1, 84(a2)
+	lw         	t5, 88(a2)
+	lw         	t6, 92(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 .LAES_decrypt_rv64gc_r6:
 	# round 6 of 13
-	lw         	a6, 96(a2)
+	lw         	t0, 96(a2)
 	lw         	a7, 100(a2)
 	lw         	a0, 104(a2)
 	lw         	s1, 108(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 7 of 13
-	lw         	t2, 112(a2)
-	lw         	t3, 116(a2)
-	lw         	t4, 120(a2)
-	lw         	t5, 124(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 112(a2)
+	lw         	t1, 116(a2)
+	lw         	t5, 120(a2)
+	lw         	t6, 124(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# round 8 of 13
-	lw         	a6, 128(a2)
+	lw         	t0, 128(a2)
 	lw         	a7, 132(a2)
 	lw         	a0, 136(a2)
 	lw         	s1, 140(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 9 of 13
-	lw         	t2, 144(a2)
-	lw         	t3, 148(a2)
-	lw         	t4, 152(a2)
-	lw         	t5, 156(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 144(a2)
+	lw         	t1, 148(a2)
+	lw         	t5, 152(a2)
+	lw         	t6, 156(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# round 10 of 13
-	lw         	a6, 160(a2)
+	lw         	t0, 160(a2)
 	lw         	a7, 164(a2)
 	lw         	a0, 168(a2)
 	lw         	s1, 172(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 11 of 13
-	lw         	t2, 176(a2)
-	lw         	t3, 180(a2)
-	lw         	t4, 184(a2)
-	lw         	t5, 188(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 176(a2)
+	lw         	t1, 180(a2)
+	lw         	t5, 184(a2)
+	lw         	t6, 188(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# round 12 of 13
-	lw         	a6, 192(a2)
+	lw         	t0, 192(a2)
 	lw         	a7, 196(a2)
 	lw         	a0, 200(a2)
 	lw         	s1, 204(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 13 of 13
-	lw         	t2, 208(a2)
-	lw         	t3, 212(a2)
-	lw         	t4, 216(a2)
-	lw         	t5, 220(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 208(a2)
+	lw         	t1, 212(a2)
+	lw         	t5, 216(a2)
+	lw         	t6, 220(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# final round: S-box bytes, no MixColumns
-	addi       	t6, a5, 1024
-	andi       	a0, t2, 255
-	add        	a0, a0, t6
+	addi       	t0, a6, 1024
+	andi       	a0, t4, 255
+	add        	a0, a0, t0
 	lbu        	a0, 0(a0)
-	andi       	a3, t3, 255
-	add        	a3, a3, t6
+	andi       	a3, t1, 255
+	add        	a3, a3, t0
 	lbu        	a3, 0(a3)
-	andi       	a4, t4, 255
-	add        	a4, a4, t6
+	andi       	a4, t5, 255
+	add        	a4, a4, t0
 	lbu        	a4, 0(a4)
-	andi       	a5, t5, 255
-	add        	a5, a5, t6
+	andi       	a5, t6, 255
+	add        	a5, a5, t0
 	lbu        	a5, 0(a5)
-	srli       	t0, t5, 8
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	srli       	t1, t2, 8
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 8
-	xor        	a0, a0, t0
-	srli       	t0, t3, 8
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 8
-	xor        	a3, a3, t1
-	srli       	t1, t4, 8
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 8
-	xor        	a4, a4, t0
-	srli       	t0, t4, 16
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 8
-	xor        	a5, a5, t1
-	srli       	t1, t5, 16
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 16
-	xor        	a0, a0, t0
-	srli       	t0, t2, 16
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 16
-	xor        	a3, a3, t1
-	srli       	t1, t3, 16
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 16
-	xor        	a4, a4, t0
-	srli       	t0, t3, 24
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 16
-	xor        	a5, a5, t1
-	srli       	t1, t4, 24
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 24
-	xor        	a0, a0, t0
-	srli       	t0, t5, 24
-	andi       	t0, t0, 255
-	add        	t0, t0, t6
-	lbu        	t0, 0(t0)
-	slli       	t1, t1, 24
-	xor        	a3, a3, t1
-	srli       	t1, t2, 24
-	andi       	t1, t1, 255
-	add        	t1, t1, t6
-	lbu        	t1, 0(t1)
-	slli       	t0, t0, 24
-	xor        	a4, a4, t0
-	slli       	t1, t1, 24
-	xor        	a5, a5, t1
-	ld         	t0, 224(a2)
-	ld         	t1, 232(a2)
+	srli       	t2, t6, 8
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	srli       	t3, t4, 8
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 8
+	xor        	a0, a0, t2
+	srli       	t2, t1, 8
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 8
+	xor        	a3, a3, t3
+	srli       	t3, t5, 8
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 8
+	xor        	a4, a4, t2
+	srli       	t2, t5, 16
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 8
+	xor        	a5, a5, t3
+	srli       	t3, t6, 16
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 16
+	xor        	a0, a0, t2
+	srli       	t2, t4, 16
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 16
+	xor        	a3, a3, t3
+	srli       	t3, t1, 16
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 16
+	xor        	a4, a4, t2
+	srli       	t2, t1, 24
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 16
+	xor        	a5, a5, t3
+	srli       	t3, t5, 24
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 24
+	xor        	a0, a0, t2
+	srli       	t2, t6, 24
+	andi       	t2, t2, 255
+	add        	t2, t2, t0
+	lbu        	t2, 0(t2)
+	slli       	t3, t3, 24
+	xor        	a3, a3, t3
+	srli       	t3, t4, 24
+	andi       	t3, t3, 255
+	add        	t3, t3, t0
+	lbu        	t3, 0(t3)
+	slli       	t2, t2, 24
+	xor        	a4, a4, t2
+	slli       	t3, t3, 24
+	xor        	a5, a5, t3
+	lwu        	t2, 224(a2)
+	lwu        	t0, 228(a2)
+	slli       	t0, t0, 32
+	or         	t2, t2, t0
+	lwu        	t3, 232(a2)
+	lwu        	t0, 236(a2)
+	slli       	t0, t0, 32
+	or         	t3, t3, t0
 	slli       	a3, a3, 32
 	slli       	a5, a5, 32
-	xor        	a0, a0, t0
-	xor        	a4, a4, t1
+	xor        	a0, a0, t2
+	xor        	a4, a4, t3
 	xor        	a0, a0, a3
 	xor        	a4, a4, a5
+	andi       	t2, a1, 7
+	bne        	t2, zero, .LAES_decrypt_rv64gc_out_unaligned
 	sd         	a0, 0(a1)
 	sd         	a4, 8(a1)
+.LAES_decrypt_rv64gc_out_stored:
 	# return
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a5, zero, 0
-	addi       	a6, zero, 0
 	addi       	a7, zero, 0
 	addi       	t3, zero, 0
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
+	addi       	t6, zero, 0
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
 	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
 .LAES_decrypt_rv64gc_not128:
-	addi       	t0, zero, 12
-	beq        	t2, t0, .LAES_decrypt_rv64gc_aes192
+	addi       	t2, zero, 12
+	beq        	t1, t2, .LAES_decrypt_rv64gc_aes192
 	# round 1 of 13 (first round of this key size)
-	lw         	t2, 16(a2)
-	lw         	t3, 20(a2)
-	lw         	t4, 24(a2)
-	lw         	t5, 28(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a0, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a6, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, a0, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a0, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a6, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 16(a2)
+	lw         	t1, 20(a2)
+	lw         	t5, 24(a2)
+	lw         	t6, 28(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	# round 2 of 13
-	lw         	a6, 32(a2)
+	lw         	t0, 32(a2)
 	lw         	a7, 36(a2)
 	lw         	a0, 40(a2)
 	lw         	s1, 44(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 3 of 13
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 .LAES_decrypt_rv64gc_r4:
 	# round 4 of 13
-	lw         	a6, 64(a2)
+	lw         	t0, 64(a2)
 	lw         	a7, 68(a2)
 	lw         	a0, 72(a2)
 	lw         	s1, 76(a2)
-	slli       	t0, t2, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, t5, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	srli       	t0, t4, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t3, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a6, a6, t0
-	slli       	t0, t3, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a6, a6, t1
-	srli       	t1, t2, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	srli       	t0, t5, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t4, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a7, a7, t0
-	slli       	t0, t4, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a7, a7, t1
-	srli       	t1, t3, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	srli       	t0, t2, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t5, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	a0, a0, t0
-	slli       	t0, t5, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	a0, a0, t1
-	srli       	t1, t4, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	srli       	t0, t3, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	s1, s1, t1
-	srli       	t1, t2, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
 	# round 5 of 13
-	lw         	t2, 80(a2)
-	lw         	t3, 84(a2)
-	lw         	t4, 88(a2)
-	lw         	t5, 92(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, s1, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a7, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	slli       	t0, a7, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, s1, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a7, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, s1, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	slli       	t0, s1, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a7, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 80(a2)
+	lw         	t1, 84(a2)
+	lw         	t5, 88(a2)
+	lw         	t6, 92(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	jal        	zero, .LAES_decrypt_rv64gc_r6
 .LAES_decrypt_rv64gc_aes192:
 	# round 3 of 13 (first round of this key size)
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	slli       	t0, a6, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	srli       	t1, a0, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a0, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t2, t2, t0
-	srli       	t0, a6, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t2, t2, t1
-	srli       	t1, a6, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	srli       	t0, a0, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a0, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t3, t3, t0
-	slli       	t0, a0, 2
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t3, t3, t1
-	srli       	t1, a6, 38
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a6, 14
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 54
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t4, t4, t0
-	srli       	t0, a0, 30
-	andi       	t0, t0, 1020
-	add        	t0, t0, t6
-	lwu        	t0, 0(t0)
-	xor        	t4, t4, t1
-	srli       	t1, a0, 6
-	andi       	t1, t1, 1020
-	add        	t1, t1, a3
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	srli       	t0, a6, 46
-	andi       	t0, t0, 1020
-	add        	t0, t0, a4
-	lwu        	t0, 0(t0)
-	xor        	t5, t5, t1
-	srli       	t1, a6, 22
-	andi       	t1, t1, 1020
-	add        	t1, t1, a5
-	lwu        	t1, 0(t1)
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
 	jal        	zero, .LAES_decrypt_rv64gc_r4
+.LAES_decrypt_rv64gc_in_unaligned:
+	sub        	t4, a0, t1
+	slli       	t1, t1, 3
+	sub        	t5, zero, t1
+	ld         	t0, 0(t4)
+	ld         	a0, 8(t4)
+	ld         	t6, 16(t4)
+	srl        	t0, t0, t1
+	sll        	t4, a0, t5
+	or         	t0, t0, t4
+	srl        	a0, a0, t1
+	sll        	t6, t6, t5
+	or         	a0, a0, t6
+	jal        	zero, .LAES_decrypt_rv64gc_in_loaded
+.LAES_decrypt_rv64gc_out_unaligned:
+	sb         	a0, 0(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 1(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 2(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 3(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 4(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 5(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 6(a1)
+	srli       	a0, a0, 8
+	sb         	a0, 7(a1)
+	sb         	a4, 8(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 9(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 10(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 11(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 12(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 13(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 14(a1)
+	srli       	a4, a4, 8
+	sb         	a4, 15(a1)
+	jal        	zero, .LAES_decrypt_rv64gc_out_stored
 	.size	AES_decrypt_rv64gc, .-AES_decrypt_rv64gc
 
 	.p2align	2
@@ -2892,15 +3024,15 @@ AES_decrypt_rv64gc:
 	.type	AES_set_encrypt_key, @function
 	.set	AES_set_encrypt_key, AES_set_encrypt_key_rv64gc
 AES_set_encrypt_key_rv64gc:
-	# int AES_set_encrypt_key_rv64gc(const unsigned char * userKey, const int bits, AES_KEY * key)
-	# AES_set_encrypt_key_rv64gc: 127 instructions, frame 0 bytes
-	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
+	# int AES_set_encrypt_key_rv64gc(const unsigned char *userKey, int bits, AES_KEY *key)
+	# AES_set_encrypt_key_rv64gc: 136 instructions, frame 0 bytes
+	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
-	#   most live values at once: 11 integer, 0 vector registers
+	#   most live values at once: 12 integer, 0 vector registers
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretAddress (8 instructions): S-box lookups index by key bytes
+	#   declared leak SecretAddress (8 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	beq        	a0, zero, .LAES_set_encrypt_key_rv64gc_null
 	beq        	a2, zero, .LAES_set_encrypt_key_rv64gc_null
 	addi       	t1, zero, 128
@@ -2915,7 +3047,7 @@ AES_set_encrypt_key_rv64gc:
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a1, zero, 0
-	addi       	a2, zero, 0
+	addi       	a3, zero, 0
 	addi       	t3, zero, 0
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
@@ -2928,7 +3060,7 @@ AES_set_encrypt_key_rv64gc:
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a1, zero, 0
-	addi       	a2, zero, 0
+	addi       	a3, zero, 0
 	addi       	t3, zero, 0
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
@@ -2958,7 +3090,16 @@ AES_set_encrypt_key_rv64gc:
 .LAES_set_encrypt_key_rv64gc_copy:
 	slli       	a1, t6, 2
 	add        	t5, a0, a1
-	lwu        	t4, 0(t5)
+	lbu        	t4, 0(t5)
+	lbu        	a3, 1(t5)
+	slli       	a3, a3, 8
+	or         	t4, t4, a3
+	lbu        	a3, 2(t5)
+	slli       	a3, a3, 16
+	or         	t4, t4, a3
+	lbu        	a3, 3(t5)
+	slli       	a3, a3, 24
+	or         	t4, t4, a3
 	add        	t5, a2, a1
 	sw         	t4, 0(t5)
 	addi       	t6, t6, 1
@@ -2972,26 +3113,26 @@ AES_set_encrypt_key_rv64gc:
 	andi       	a1, a1, 255
 	add        	a1, a1, t2
 	lbu        	a1, 0(a1)
-	srli       	a2, t4, 16
-	andi       	a2, a2, 255
-	add        	a2, a2, t2
-	lbu        	a2, 0(a2)
-	slli       	a2, a2, 8
-	or         	a1, a1, a2
-	srli       	a2, t4, 24
-	andi       	a2, a2, 255
-	add        	a2, a2, t2
-	lbu        	a2, 0(a2)
-	slli       	a2, a2, 16
-	or         	a1, a1, a2
-	andi       	a2, t4, 255
-	add        	a2, a2, t2
-	lbu        	a2, 0(a2)
-	slli       	a2, a2, 24
-	or         	a1, a1, a2
-	lbu        	a2, 0(t3)
+	srli       	a3, t4, 16
+	andi       	a3, a3, 255
+	add        	a3, a3, t2
+	lbu        	a3, 0(a3)
+	slli       	a3, a3, 8
+	or         	a1, a1, a3
+	srli       	a3, t4, 24
+	andi       	a3, a3, 255
+	add        	a3, a3, t2
+	lbu        	a3, 0(a3)
+	slli       	a3, a3, 16
+	or         	a1, a1, a3
+	andi       	a3, t4, 255
+	add        	a3, a3, t2
+	lbu        	a3, 0(a3)
+	slli       	a3, a3, 24
+	or         	a1, a1, a3
+	lbu        	a3, 0(t3)
 	addi       	t3, t3, 1
-	xor        	t4, a1, a2
+	xor        	t4, a1, a3
 	jal        	zero, .LAES_set_encrypt_key_rv64gc_mix
 .LAES_set_encrypt_key_rv64gc_not_rot:
 	addi       	a1, zero, 4
@@ -3002,24 +3143,24 @@ AES_set_encrypt_key_rv64gc:
 	andi       	a1, t4, 255
 	add        	a1, a1, t2
 	lbu        	a1, 0(a1)
-	srli       	a2, t4, 8
-	andi       	a2, a2, 255
-	add        	a2, a2, t2
-	lbu        	a2, 0(a2)
-	slli       	a2, a2, 8
-	or         	a1, a1, a2
-	srli       	a2, t4, 16
-	andi       	a2, a2, 255
-	add        	a2, a2, t2
-	lbu        	a2, 0(a2)
-	slli       	a2, a2, 16
-	or         	a1, a1, a2
-	srli       	a2, t4, 24
-	andi       	a2, a2, 255
-	add        	a2, a2, t2
-	lbu        	a2, 0(a2)
-	slli       	a2, a2, 24
-	or         	a1, a1, a2
+	srli       	a3, t4, 8
+	andi       	a3, a3, 255
+	add        	a3, a3, t2
+	lbu        	a3, 0(a3)
+	slli       	a3, a3, 8
+	or         	a1, a1, a3
+	srli       	a3, t4, 16
+	andi       	a3, a3, 255
+	add        	a3, a3, t2
+	lbu        	a3, 0(a3)
+	slli       	a3, a3, 16
+	or         	a1, a1, a3
+	srli       	a3, t4, 24
+	andi       	a3, a3, 255
+	add        	a3, a3, t2
+	lbu        	a3, 0(a3)
+	slli       	a3, a3, 24
+	or         	a1, a1, a3
 	addi       	t4, a1, 0
 .LAES_set_encrypt_key_rv64gc_mix:
 	slli       	a1, t0, 2
@@ -3040,7 +3181,7 @@ AES_set_encrypt_key_rv64gc:
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a1, zero, 0
-	addi       	a2, zero, 0
+	addi       	a3, zero, 0
 	addi       	t3, zero, 0
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
@@ -3055,15 +3196,15 @@ AES_set_encrypt_key_rv64gc:
 	.type	AES_set_decrypt_key, @function
 	.set	AES_set_decrypt_key, AES_set_decrypt_key_rv64gc
 AES_set_decrypt_key_rv64gc:
-	# int AES_set_decrypt_key_rv64gc(const unsigned char * userKey, const int bits, AES_KEY * key)
-	# AES_set_decrypt_key_rv64gc: 189 instructions, frame 0 bytes
+	# int AES_set_decrypt_key_rv64gc(const unsigned char *userKey, int bits, AES_KEY *key)
+	# AES_set_decrypt_key_rv64gc: 206 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 12 integer, 0 vector registers
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretAddress (16 instructions): S-box lookups index by key bytes
+	#   declared leak SecretAddress (16 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
 	beq        	a0, zero, .LAES_set_decrypt_key_rv64gc_null
 	beq        	a2, zero, .LAES_set_decrypt_key_rv64gc_null
 	addi       	t0, zero, 128
@@ -3123,7 +3264,16 @@ AES_set_decrypt_key_rv64gc:
 .LAES_set_decrypt_key_rv64gc_copy:
 	slli       	a1, t6, 2
 	add        	t5, a0, a1
-	lwu        	t4, 0(t5)
+	lbu        	t4, 0(t5)
+	lbu        	a3, 1(t5)
+	slli       	a3, a3, 8
+	or         	t4, t4, a3
+	lbu        	a3, 2(t5)
+	slli       	a3, a3, 16
+	or         	t4, t4, a3
+	lbu        	a3, 3(t5)
+	slli       	a3, a3, 24
+	or         	t4, t4, a3
 	add        	t5, a2, a1
 	sw         	t4, 0(t5)
 	addi       	t6, t6, 1
@@ -3205,14 +3355,22 @@ AES_set_decrypt_key_rv64gc:
 	add        	t3, t3, a2
 	addi       	t3, t3, -16
 .LAES_set_decrypt_key_rv64gc_swap:
-	ld         	t4, 0(t2)
-	ld         	t5, 0(t3)
-	sd         	t5, 0(t2)
-	sd         	t4, 0(t3)
-	ld         	t4, 8(t2)
-	ld         	t5, 8(t3)
-	sd         	t5, 8(t2)
-	sd         	t4, 8(t3)
+	lw         	t4, 0(t2)
+	lw         	t5, 0(t3)
+	sw         	t5, 0(t2)
+	sw         	t4, 0(t3)
+	lw         	t4, 4(t2)
+	lw         	t5, 4(t3)
+	sw         	t5, 4(t2)
+	sw         	t4, 4(t3)
+	lw         	t4, 8(t2)
+	lw         	t5, 8(t3)
+	sw         	t5, 8(t2)
+	sw         	t4, 8(t3)
+	lw         	t4, 12(t2)
+	lw         	t5, 12(t3)
+	sw         	t5, 12(t2)
+	sw         	t4, 12(t3)
 	addi       	t2, t2, 16
 	addi       	t3, t3, -16
 	bltu       	t2, t3, .LAES_set_decrypt_key_rv64gc_swap

@@ -10,7 +10,7 @@ package chacha20
 
 // chaCha20Ctr32C906Novector is ChaCha20_ctr32_c906_novector (ChaCha20 keystream XOR, 20 rounds, 32-bit counter):
 //
-//	void ChaCha20_ctr32_c906_novector(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
+//	void ChaCha20_ctr32_c906_novector(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 //
 //go:noescape
 func chaCha20Ctr32C906Novector(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)

@@ -8,7 +8,7 @@
 
 #include "textflag.h"
 
-// void ChaCha20_ctr32_c906_novector(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
+// void ChaCha20_ctr32_c906_novector(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 // func chaCha20Ctr32C906Novector(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
 TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	MOV	out+0(FP), X10
@@ -17,9 +17,9 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
 	WORD	$0x00072283	// lw t0, 0(a4)
-	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_c906_novector_23
-	WORD	$0x3700106f	// jal zero, .LChaCha20_ctr32_c906_novector_done
-	// .LChaCha20_ctr32_c906_novector_23:
+	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_c906_novector_24
+	WORD	$0x3700106f	// jal zero, .LChaCha20_ctr32_c906_novector_2
+	// .LChaCha20_ctr32_c906_novector_24:
 	// .LChaCha20_ctr32_c906_novector_block:
 	WORD	$0x61708337	// lui t1, 399112
 	WORD	$0x8653031b	// addiw t1, t1, -1947
@@ -1128,7 +1128,7 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x019b8bbb	// addw s7, s7, s9
 	WORD	$0x008c0c3b	// addw s8, s8, s0
 	WORD	$0x04000c93	// addi s9, zero, 64
-	WORD	$0x0f966063	// bltu a2, s9, .LChaCha20_ctr32_c906_novector_partial
+	WORD	$0x0f966063	// bltu a2, s9, .LChaCha20_ctr32_c906_novector_1
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x0045a403	// lw s0, 4(a1)
 	WORD	$0x006cccb3	// xor s9, s9, t1
@@ -1181,16 +1181,16 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x04058593	// addi a1, a1, 64
 	WORD	$0xfc060613	// addi a2, a2, -64
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_c906_novector_24
+	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_c906_novector_25
 	WORD	$0xf45fe06f	// jal zero, .LChaCha20_ctr32_c906_novector_block
-	// .LChaCha20_ctr32_c906_novector_24:
-	WORD	$0x2ac0006f	// jal zero, .LChaCha20_ctr32_c906_novector_done
-	// .LChaCha20_ctr32_c906_novector_partial:
+	// .LChaCha20_ctr32_c906_novector_25:
+	WORD	$0x2ac0006f	// jal zero, .LChaCha20_ctr32_c906_novector_2
+	// .LChaCha20_ctr32_c906_novector_1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	WORD	$0x00400c93	// addi s9, zero, 4
 	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_5
 	WORD	$0x00030413	// addi s0, t1, 0
-	WORD	$0x2740006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
+	WORD	$0x2740006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
 	// .LChaCha20_ctr32_c906_novector_5:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x006cccb3	// xor s9, s9, t1
@@ -1199,10 +1199,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_6
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_7
 	WORD	$0x00038413	// addi s0, t2, 0
-	WORD	$0x24c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_6:
+	WORD	$0x24c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_7:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x007cccb3	// xor s9, s9, t2
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1210,10 +1210,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_7
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_8
 	WORD	$0x000e0413	// addi s0, t3, 0
-	WORD	$0x2240006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_7:
+	WORD	$0x2240006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_8:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x01ccccb3	// xor s9, s9, t3
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1221,10 +1221,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_8
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_9
 	WORD	$0x000e8413	// addi s0, t4, 0
-	WORD	$0x1fc0006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_8:
+	WORD	$0x1fc0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_9:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x01dcccb3	// xor s9, s9, t4
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1232,10 +1232,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_9
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_10
 	WORD	$0x000f0413	// addi s0, t5, 0
-	WORD	$0x1d40006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_9:
+	WORD	$0x1d40006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_10:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x01ecccb3	// xor s9, s9, t5
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1243,10 +1243,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_10
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_11
 	WORD	$0x00078413	// addi s0, a5, 0
-	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_10:
+	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_11:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x00fcccb3	// xor s9, s9, a5
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1254,10 +1254,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_11
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_12
 	WORD	$0x00080413	// addi s0, a6, 0
-	WORD	$0x1840006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_11:
+	WORD	$0x1840006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_12:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x010cccb3	// xor s9, s9, a6
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1265,10 +1265,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_12
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_13
 	WORD	$0x00088413	// addi s0, a7, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_12:
+	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_13:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x011cccb3	// xor s9, s9, a7
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1276,10 +1276,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_13
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_14
 	WORD	$0x00048413	// addi s0, s1, 0
-	WORD	$0x1340006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_13:
+	WORD	$0x1340006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_14:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x009cccb3	// xor s9, s9, s1
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1287,10 +1287,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_14
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_15
 	WORD	$0x00090413	// addi s0, s2, 0
-	WORD	$0x10c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_14:
+	WORD	$0x10c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_15:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x012cccb3	// xor s9, s9, s2
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1298,10 +1298,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_15
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_16
 	WORD	$0x00098413	// addi s0, s3, 0
-	WORD	$0x0e40006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_15:
+	WORD	$0x0e40006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_16:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x013cccb3	// xor s9, s9, s3
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1309,10 +1309,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_16
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_17
 	WORD	$0x000a0413	// addi s0, s4, 0
-	WORD	$0x0bc0006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_16:
+	WORD	$0x0bc0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_17:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x014cccb3	// xor s9, s9, s4
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1320,10 +1320,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_17
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_18
 	WORD	$0x000a8413	// addi s0, s5, 0
-	WORD	$0x0940006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_17:
+	WORD	$0x0940006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_18:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x015cccb3	// xor s9, s9, s5
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1331,10 +1331,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_18
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_19
 	WORD	$0x000b0413	// addi s0, s6, 0
-	WORD	$0x06c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_18:
+	WORD	$0x06c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_19:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x016cccb3	// xor s9, s9, s6
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1342,10 +1342,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_19
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_20
 	WORD	$0x000b8413	// addi s0, s7, 0
-	WORD	$0x0440006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_19:
+	WORD	$0x0440006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_20:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x017cccb3	// xor s9, s9, s7
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1353,10 +1353,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_20
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_novector_21
 	WORD	$0x000c0413	// addi s0, s8, 0
-	WORD	$0x01c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_partial_tail
-	// .LChaCha20_ctr32_c906_novector_20:
+	WORD	$0x01c0006f	// jal zero, .LChaCha20_ctr32_c906_novector_tail
+	// .LChaCha20_ctr32_c906_novector_21:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x018cccb3	// xor s9, s9, s8
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1364,9 +1364,9 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_c906_novector_partial_tail:
-	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_c906_novector_21
-	// .LChaCha20_ctr32_c906_novector_22:
+	// .LChaCha20_ctr32_c906_novector_tail:
+	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_c906_novector_skip
+	// .LChaCha20_ctr32_c906_novector_byte:
 	WORD	$0x0005cc83	// lbu s9, 0(a1)
 	WORD	$0x008cccb3	// xor s9, s9, s0
 	WORD	$0x01950023	// sb s9, 0(a0)
@@ -1374,10 +1374,10 @@ TEXT ·chaCha20Ctr32C906Novector(SB), NOSPLIT, $0-40
 	WORD	$0x00158593	// addi a1, a1, 1
 	WORD	$0x00150513	// addi a0, a0, 1
 	WORD	$0xfff60613	// addi a2, a2, -1
-	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_c906_novector_22
-	// .LChaCha20_ctr32_c906_novector_21:
+	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_c906_novector_byte
+	// .LChaCha20_ctr32_c906_novector_skip:
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	// .LChaCha20_ctr32_c906_novector_done:
+	// .LChaCha20_ctr32_c906_novector_2:
 	// return
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0

@@ -12,8 +12,7 @@
 	.text
 
 /*
- * void chacha_c906_novector(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds);
- * void chacha_c906_novector(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds)
+ * void chacha_c906_novector(u32 *state, const u8 *in, u8 *out, size_t nblocks, int nrounds);
  * chacha_c906_novector: 1277 instructions, frame 80 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9
@@ -36,9 +35,9 @@ SYM_FUNC_START(chacha_c906_novector)
 	slli       	t0, a3, 6
 	lw         	t1, 48(a0)
 	srli       	t2, a4, 1
-	bne        	t0, zero, .Lchacha_c906_novector_25
-	jal        	zero, .Lchacha_c906_novector_done
-.Lchacha_c906_novector_25:
+	bne        	t0, zero, .Lchacha_c906_novector_26
+	jal        	zero, .Lchacha_c906_novector_2
+.Lchacha_c906_novector_26:
 .Lchacha_c906_novector_block:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
@@ -57,9 +56,9 @@ SYM_FUNC_START(chacha_c906_novector)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, zero, 6
-	beq        	t2, s8, .Lchacha_c906_novector_scalar_dr4
+	beq        	t2, s8, .Lchacha_c906_novector_dr4
 	addi       	s8, zero, 4
-	beq        	t2, s8, .Lchacha_c906_novector_scalar_dr6
+	beq        	t2, s8, .Lchacha_c906_novector_dr6
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -480,7 +479,7 @@ SYM_FUNC_START(chacha_c906_novector)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	th.srriw   	a3, a3, 25
-.Lchacha_c906_novector_scalar_dr4:
+.Lchacha_c906_novector_dr4:
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -691,7 +690,7 @@ SYM_FUNC_START(chacha_c906_novector)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	th.srriw   	a3, a3, 25
-.Lchacha_c906_novector_scalar_dr6:
+.Lchacha_c906_novector_dr6:
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1145,7 +1144,7 @@ SYM_FUNC_START(chacha_c906_novector)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_c906_novector_partial
+	bltu       	t0, s8, .Lchacha_c906_novector_1
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -1198,16 +1197,16 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_c906_novector_26
+	beq        	t0, zero, .Lchacha_c906_novector_27
 	jal        	zero, .Lchacha_c906_novector_block
-.Lchacha_c906_novector_26:
-	jal        	zero, .Lchacha_c906_novector_done
-.Lchacha_c906_novector_partial:
+.Lchacha_c906_novector_27:
+	jal        	zero, .Lchacha_c906_novector_2
+.Lchacha_c906_novector_1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_c906_novector_7
 	addi       	s9, t3, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
+	jal        	zero, .Lchacha_c906_novector_tail
 .Lchacha_c906_novector_7:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
@@ -1216,10 +1215,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_8
+	bgeu       	t0, s8, .Lchacha_c906_novector_9
 	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_8:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_9:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
 	sw         	s8, 0(a2)
@@ -1227,10 +1226,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_9
+	bgeu       	t0, s8, .Lchacha_c906_novector_10
 	addi       	s9, t5, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_9:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_10:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
 	sw         	s8, 0(a2)
@@ -1238,10 +1237,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_10
+	bgeu       	t0, s8, .Lchacha_c906_novector_11
 	addi       	s9, t6, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_10:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_11:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
 	sw         	s8, 0(a2)
@@ -1249,10 +1248,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_11
+	bgeu       	t0, s8, .Lchacha_c906_novector_12
 	addi       	s9, a3, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_11:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_12:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
 	sw         	s8, 0(a2)
@@ -1260,10 +1259,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_12
+	bgeu       	t0, s8, .Lchacha_c906_novector_13
 	addi       	s9, a4, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_12:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_13:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
 	sw         	s8, 0(a2)
@@ -1271,10 +1270,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_13
+	bgeu       	t0, s8, .Lchacha_c906_novector_14
 	addi       	s9, a5, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_13:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_14:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
 	sw         	s8, 0(a2)
@@ -1282,10 +1281,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_14
+	bgeu       	t0, s8, .Lchacha_c906_novector_15
 	addi       	s9, a6, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_14:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_15:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
 	sw         	s8, 0(a2)
@@ -1293,10 +1292,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_15
+	bgeu       	t0, s8, .Lchacha_c906_novector_16
 	addi       	s9, a7, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_15:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_16:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
 	sw         	s8, 0(a2)
@@ -1304,10 +1303,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_16
+	bgeu       	t0, s8, .Lchacha_c906_novector_17
 	addi       	s9, s1, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_16:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_17:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
 	sw         	s8, 0(a2)
@@ -1315,10 +1314,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_17
+	bgeu       	t0, s8, .Lchacha_c906_novector_18
 	addi       	s9, s2, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_17:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_18:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
 	sw         	s8, 0(a2)
@@ -1326,10 +1325,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_18
+	bgeu       	t0, s8, .Lchacha_c906_novector_19
 	addi       	s9, s3, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_18:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_19:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
 	sw         	s8, 0(a2)
@@ -1337,10 +1336,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_19
+	bgeu       	t0, s8, .Lchacha_c906_novector_20
 	addi       	s9, s4, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_19:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_20:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
 	sw         	s8, 0(a2)
@@ -1348,10 +1347,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_20
+	bgeu       	t0, s8, .Lchacha_c906_novector_21
 	addi       	s9, s5, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_20:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_21:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
 	sw         	s8, 0(a2)
@@ -1359,10 +1358,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_21
+	bgeu       	t0, s8, .Lchacha_c906_novector_22
 	addi       	s9, s6, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_21:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_22:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
 	sw         	s8, 0(a2)
@@ -1370,10 +1369,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_novector_22
+	bgeu       	t0, s8, .Lchacha_c906_novector_23
 	addi       	s9, s7, 0
-	jal        	zero, .Lchacha_c906_novector_partial_tail
-.Lchacha_c906_novector_22:
+	jal        	zero, .Lchacha_c906_novector_tail
+.Lchacha_c906_novector_23:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
 	sw         	s8, 0(a2)
@@ -1381,9 +1380,9 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	// unreachable: len < 64 leaves at most 15 whole words
-.Lchacha_c906_novector_partial_tail:
-	beq        	t0, zero, .Lchacha_c906_novector_23
-.Lchacha_c906_novector_24:
+.Lchacha_c906_novector_tail:
+	beq        	t0, zero, .Lchacha_c906_novector_skip
+.Lchacha_c906_novector_byte:
 	lbu        	s8, 0(a1)
 	xor        	s8, s8, s9
 	sb         	s8, 0(a2)
@@ -1391,10 +1390,10 @@ SYM_FUNC_START(chacha_c906_novector)
 	addi       	a1, a1, 1
 	addi       	a2, a2, 1
 	addi       	t0, t0, -1
-	bne        	t0, zero, .Lchacha_c906_novector_24
-.Lchacha_c906_novector_23:
+	bne        	t0, zero, .Lchacha_c906_novector_byte
+.Lchacha_c906_novector_skip:
 	addiw      	t1, t1, 1
-.Lchacha_c906_novector_done:
+.Lchacha_c906_novector_2:
 	sw         	t1, 48(a0)
 	// return
 	addi       	t0, zero, 0

@@ -12,9 +12,8 @@
 	.text
 
 /*
- * void chacha_c906(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds);
- * void chacha_c906(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds)
- * chacha_c906: 3716 instructions, frame 96 bytes
+ * void chacha_c906(u32 *state, const u8 *in, u8 *out, size_t nblocks, int nrounds);
+ * chacha_c906: 3715 instructions, frame 96 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -42,14 +41,14 @@ SYM_FUNC_START(chacha_c906)
 	srli       	t2, a4, 1
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s8, zero, 128
-	bgeu       	t0, s8, .Lchacha_c906_56
-	jal        	zero, .Lchacha_c906_short_scalar_top
-.Lchacha_c906_56:
+	bgeu       	t0, s8, .Lchacha_c906_58
+	jal        	zero, .Lchacha_c906_3
+.Lchacha_c906_58:
 	or         	s8, a2, a1
 	andi       	s8, s8, 3
-	beq        	s8, zero, .Lchacha_c906_57
-	jal        	zero, .Lchacha_c906_short_scalar_top
-.Lchacha_c906_57:
+	beq        	s8, zero, .Lchacha_c906_59
+	jal        	zero, .Lchacha_c906_3
+.Lchacha_c906_59:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
 	addi       	s10, zero, 4
 	th.vsetvli 	zero, s10, e32, m1, d1
@@ -103,7 +102,7 @@ SYM_FUNC_START(chacha_c906)
 	th.vadd.vv 	v4, v4, v25
 	th.vmv.v.v 	v26, v4
 	addi       	s8, t2, 0
-.Lchacha_c906_lanes_dr:
+.Lchacha_c906_dr:
 	// four vector lanes interleaved with the scalar block
 	th.vadd.vv 	v12, v12, v16
 	th.vadd.vv 	v13, v13, v17
@@ -338,7 +337,7 @@ SYM_FUNC_START(chacha_c906)
 	th.vmadd.vv	v16, v11, v24
 	th.srriw   	a3, a3, 25
 	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_c906_lanes_dr
+	bne        	s8, zero, .Lchacha_c906_dr
 	// feed-forward: the scalar block and the lanes add the same state words
 	lw         	s8, 0(a0)
 	lw         	s9, 4(a0)
@@ -529,7 +528,7 @@ SYM_FUNC_START(chacha_c906)
 	jal        	zero, .Lchacha_c906_lanes_loop
 .Lchacha_c906_lanes_rest:
 	addi       	s8, zero, 128
-	bltu       	t0, s8, .Lchacha_c906_scalar_top
+	bltu       	t0, s8, .Lchacha_c906_0
 	addi       	s8, zero, 192
 	bltu       	t0, s8, .Lchacha_c906_rows
 	srli       	s10, t0, 6
@@ -571,7 +570,7 @@ SYM_FUNC_START(chacha_c906)
 	th.vadd.vv 	v4, v4, v25
 	th.vmv.v.v 	v26, v4
 	addi       	s8, t2, 0
-.Lchacha_c906_tail_dr:
+.Lchacha_c906_dr.1:
 	// four vector lanes interleaved with the scalar block
 	th.vadd.vv 	v12, v12, v16
 	th.vadd.vv 	v13, v13, v17
@@ -806,7 +805,7 @@ SYM_FUNC_START(chacha_c906)
 	th.vmadd.vv	v16, v11, v24
 	th.srriw   	a3, a3, 25
 	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_c906_tail_dr
+	bne        	s8, zero, .Lchacha_c906_dr.1
 	// feed-forward: the scalar block and the lanes add the same state words
 	lw         	s8, 0(a0)
 	lw         	s9, 4(a0)
@@ -947,10 +946,10 @@ SYM_FUNC_START(chacha_c906)
 	add        	a1, a1, s8
 	sub        	t0, t0, s8
 	addw       	t1, t1, s10
-	beq        	t0, zero, .Lchacha_c906_58
-	jal        	zero, .Lchacha_c906_partial
-.Lchacha_c906_58:
-	jal        	zero, .Lchacha_c906_done
+	beq        	t0, zero, .Lchacha_c906_60
+	jal        	zero, .Lchacha_c906_1
+.Lchacha_c906_60:
+	jal        	zero, .Lchacha_c906_2
 .Lchacha_c906_rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	th.vadd.vi 	v1, v25, 1
@@ -959,8 +958,7 @@ SYM_FUNC_START(chacha_c906)
 	th.vand.vi 	v2, v2, 3
 	th.vadd.vi 	v3, v25, 3
 	th.vand.vi 	v3, v3, 3
-	th.vmseq.vi	v0, v25, 0
-	th.vmv.v.v 	v20, v0
+	th.vmseq.vi	v20, v25, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
 	addi       	s10, a0, 0
 	th.vlw.v   	v4, (s10)
@@ -994,7 +992,7 @@ SYM_FUNC_START(chacha_c906)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, t2, 0
-.Lchacha_c906_rows_dr:
+.Lchacha_c906_dr.2:
 	th.vadd.vv 	v12, v12, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1138,7 +1136,7 @@ SYM_FUNC_START(chacha_c906)
 	xor        	a3, a3, s1
 	th.srriw   	a3, a3, 25
 	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_c906_rows_dr
+	bne        	s8, zero, .Lchacha_c906_dr.2
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	th.vadd.vv 	v12, v12, v4
 	th.vadd.vv 	v13, v13, v5
@@ -1248,11 +1246,11 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a1, a1, 128
 	addi       	t0, t0, -128
 	addiw      	t1, t1, 2
-	jal        	zero, .Lchacha_c906_scalar_top
-.Lchacha_c906_scalar_top:
-	bne        	t0, zero, .Lchacha_c906_59
-	jal        	zero, .Lchacha_c906_done
-.Lchacha_c906_59:
+	jal        	zero, .Lchacha_c906_0
+.Lchacha_c906_0:
+	bne        	t0, zero, .Lchacha_c906_61
+	jal        	zero, .Lchacha_c906_2
+.Lchacha_c906_61:
 .Lchacha_c906_block:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
@@ -1271,9 +1269,9 @@ SYM_FUNC_START(chacha_c906)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, zero, 6
-	beq        	t2, s8, .Lchacha_c906_scalar_dr4
+	beq        	t2, s8, .Lchacha_c906_dr4
 	addi       	s8, zero, 4
-	beq        	t2, s8, .Lchacha_c906_scalar_dr6
+	beq        	t2, s8, .Lchacha_c906_dr6
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1694,7 +1692,7 @@ SYM_FUNC_START(chacha_c906)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	th.srriw   	a3, a3, 25
-.Lchacha_c906_scalar_dr4:
+.Lchacha_c906_dr4:
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1905,7 +1903,7 @@ SYM_FUNC_START(chacha_c906)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	th.srriw   	a3, a3, 25
-.Lchacha_c906_scalar_dr6:
+.Lchacha_c906_dr6:
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -2359,1399 +2357,7 @@ SYM_FUNC_START(chacha_c906)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_c906_partial
-	lw         	s8, 0(a1)
-	lw         	s9, 4(a1)
-	xor        	s8, s8, t3
-	sw         	s8, 0(a2)
-	lw         	s8, 8(a1)
-	xor        	s9, s9, t4
-	sw         	s9, 4(a2)
-	lw         	s9, 12(a1)
-	xor        	s8, s8, t5
-	sw         	s8, 8(a2)
-	lw         	s8, 16(a1)
-	xor        	s9, s9, t6
-	sw         	s9, 12(a2)
-	lw         	s9, 20(a1)
-	xor        	s8, s8, a3
-	sw         	s8, 16(a2)
-	lw         	s8, 24(a1)
-	xor        	s9, s9, a4
-	sw         	s9, 20(a2)
-	lw         	s9, 28(a1)
-	xor        	s8, s8, a5
-	sw         	s8, 24(a2)
-	lw         	s8, 32(a1)
-	xor        	s9, s9, a6
-	sw         	s9, 28(a2)
-	lw         	s9, 36(a1)
-	xor        	s8, s8, a7
-	sw         	s8, 32(a2)
-	lw         	s8, 40(a1)
-	xor        	s9, s9, s1
-	sw         	s9, 36(a2)
-	lw         	s9, 44(a1)
-	xor        	s8, s8, s2
-	sw         	s8, 40(a2)
-	lw         	s8, 48(a1)
-	xor        	s9, s9, s3
-	sw         	s9, 44(a2)
-	lw         	s9, 52(a1)
-	xor        	s8, s8, s4
-	sw         	s8, 48(a2)
-	lw         	s8, 56(a1)
-	xor        	s9, s9, s5
-	sw         	s9, 52(a2)
-	lw         	s9, 60(a1)
-	xor        	s8, s8, s6
-	sw         	s8, 56(a2)
-	xor        	s9, s9, s7
-	sw         	s9, 60(a2)
-	addi       	a2, a2, 64
-	addi       	a1, a1, 64
-	addi       	t0, t0, -64
-	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_c906_60
-	jal        	zero, .Lchacha_c906_block
-.Lchacha_c906_60:
-	jal        	zero, .Lchacha_c906_done
-.Lchacha_c906_partial:
-	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_17
-	addi       	s9, t3, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_17:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, t3
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_18
-	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_18:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, t4
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_19
-	addi       	s9, t5, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_19:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, t5
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_20
-	addi       	s9, t6, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_20:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, t6
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_21
-	addi       	s9, a3, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_21:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a3
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_22
-	addi       	s9, a4, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_22:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a4
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_23
-	addi       	s9, a5, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_23:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a5
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_24
-	addi       	s9, a6, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_24:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a6
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_25
-	addi       	s9, a7, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_25:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a7
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_26
-	addi       	s9, s1, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_26:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s1
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_27
-	addi       	s9, s2, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_27:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s2
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_28
-	addi       	s9, s3, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_28:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s3
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_29
-	addi       	s9, s4, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_29:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s4
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_30
-	addi       	s9, s5, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_30:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s5
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_31
-	addi       	s9, s6, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_31:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s6
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_32
-	addi       	s9, s7, 0
-	jal        	zero, .Lchacha_c906_partial_tail
-.Lchacha_c906_32:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s7
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	// unreachable: len < 64 leaves at most 15 whole words
-.Lchacha_c906_partial_tail:
-	beq        	t0, zero, .Lchacha_c906_33
-.Lchacha_c906_34:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, s9
-	sb         	s8, 0(a2)
-	srli       	s9, s9, 8
-	addi       	a1, a1, 1
-	addi       	a2, a2, 1
-	addi       	t0, t0, -1
-	bne        	t0, zero, .Lchacha_c906_34
-.Lchacha_c906_33:
-	addiw      	t1, t1, 1
-.Lchacha_c906_done:
-	sw         	t1, 48(a0)
-	// return
-	th.vsetvli 	zero, zero, e8, m8, d1
-	th.vmv.v.i 	v0, 0
-	th.vmv.v.i 	v8, 0
-	th.vmv.v.i 	v16, 0
-	th.vmv.v.i 	v24, 0
-	addi       	t0, zero, 0
-	addi       	t1, zero, 0
-	addi       	a3, zero, 0
-	addi       	a4, zero, 0
-	addi       	a5, zero, 0
-	addi       	a6, zero, 0
-	addi       	a7, zero, 0
-	addi       	t3, zero, 0
-	addi       	t4, zero, 0
-	addi       	t5, zero, 0
-	addi       	t6, zero, 0
-	ld         	s1, 0(sp)
-	ld         	s2, 8(sp)
-	ld         	s3, 16(sp)
-	ld         	s4, 24(sp)
-	ld         	s5, 32(sp)
-	ld         	s6, 40(sp)
-	ld         	s7, 48(sp)
-	ld         	s8, 56(sp)
-	ld         	s9, 64(sp)
-	ld         	s10, 72(sp)
-	ld         	s11, 80(sp)
-	ld         	ra, 88(sp)
-	addi       	sp, sp, 96
-	jalr       	zero, 0(ra)
-.Lchacha_c906_short_scalar_top:
-	bne        	t0, zero, .Lchacha_c906_61
-	jal        	zero, .Lchacha_c906_short_done
-.Lchacha_c906_61:
-.Lchacha_c906_short_block:
-	lw         	t3, 0(a0)
-	lw         	t4, 4(a0)
-	lw         	t5, 8(a0)
-	lw         	t6, 12(a0)
-	lw         	a3, 16(a0)
-	lw         	a4, 20(a0)
-	lw         	a5, 24(a0)
-	lw         	a6, 28(a0)
-	lw         	a7, 32(a0)
-	lw         	s1, 36(a0)
-	lw         	s2, 40(a0)
-	lw         	s3, 44(a0)
-	addiw      	s4, t1, 0
-	lw         	s5, 52(a0)
-	lw         	s6, 56(a0)
-	lw         	s7, 60(a0)
-	addi       	s8, zero, 6
-	beq        	t2, s8, .Lchacha_c906_short_scalar_dr4
-	addi       	s8, zero, 4
-	beq        	t2, s8, .Lchacha_c906_short_scalar_dr6
-	// double round 1 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-	// double round 2 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-	// double round 3 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-	// double round 4 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-.Lchacha_c906_short_scalar_dr4:
-	// double round 5 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-	// double round 6 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-.Lchacha_c906_short_scalar_dr6:
-	// double round 7 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-	// double round 8 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-	// double round 9 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-	// double round 10 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-	lw         	s8, 0(a0)
-	lw         	s9, 4(a0)
-	addw       	t3, t3, s8
-	lw         	s8, 8(a0)
-	addw       	t4, t4, s9
-	lw         	s9, 12(a0)
-	addw       	t5, t5, s8
-	lw         	s8, 16(a0)
-	addw       	t6, t6, s9
-	lw         	s9, 20(a0)
-	addw       	a3, a3, s8
-	lw         	s8, 24(a0)
-	addw       	a4, a4, s9
-	lw         	s9, 28(a0)
-	addw       	a5, a5, s8
-	lw         	s8, 32(a0)
-	addw       	a6, a6, s9
-	lw         	s9, 36(a0)
-	addw       	a7, a7, s8
-	lw         	s8, 40(a0)
-	addw       	s1, s1, s9
-	lw         	s9, 44(a0)
-	addw       	s2, s2, s8
-	addiw      	s8, t1, 0
-	addw       	s3, s3, s9
-	lw         	s9, 52(a0)
-	addw       	s4, s4, s8
-	lw         	s8, 56(a0)
-	addw       	s5, s5, s9
-	lw         	s9, 60(a0)
-	addw       	s6, s6, s8
-	addw       	s7, s7, s9
-	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_c906_short_partial
+	bltu       	t0, s8, .Lchacha_c906_1
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -3805,16 +2411,16 @@ SYM_FUNC_START(chacha_c906)
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
 	beq        	t0, zero, .Lchacha_c906_62
-	jal        	zero, .Lchacha_c906_short_block
+	jal        	zero, .Lchacha_c906_block
 .Lchacha_c906_62:
-	jal        	zero, .Lchacha_c906_short_done
-.Lchacha_c906_short_partial:
+	jal        	zero, .Lchacha_c906_2
+.Lchacha_c906_1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_38
+	bgeu       	t0, s8, .Lchacha_c906_16
 	addi       	s9, t3, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_38:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_16:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
 	sw         	s8, 0(a2)
@@ -3822,10 +2428,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_39
+	bgeu       	t0, s8, .Lchacha_c906_18
 	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_39:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_18:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
 	sw         	s8, 0(a2)
@@ -3833,10 +2439,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_40
+	bgeu       	t0, s8, .Lchacha_c906_19
 	addi       	s9, t5, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_40:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_19:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
 	sw         	s8, 0(a2)
@@ -3844,10 +2450,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_41
+	bgeu       	t0, s8, .Lchacha_c906_20
 	addi       	s9, t6, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_41:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_20:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
 	sw         	s8, 0(a2)
@@ -3855,10 +2461,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_42
+	bgeu       	t0, s8, .Lchacha_c906_21
 	addi       	s9, a3, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_42:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_21:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
 	sw         	s8, 0(a2)
@@ -3866,10 +2472,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_43
+	bgeu       	t0, s8, .Lchacha_c906_22
 	addi       	s9, a4, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_43:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_22:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
 	sw         	s8, 0(a2)
@@ -3877,10 +2483,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_44
+	bgeu       	t0, s8, .Lchacha_c906_23
 	addi       	s9, a5, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_44:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_23:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
 	sw         	s8, 0(a2)
@@ -3888,10 +2494,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_45
+	bgeu       	t0, s8, .Lchacha_c906_24
 	addi       	s9, a6, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_45:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_24:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
 	sw         	s8, 0(a2)
@@ -3899,10 +2505,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_46
+	bgeu       	t0, s8, .Lchacha_c906_25
 	addi       	s9, a7, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_46:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_25:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
 	sw         	s8, 0(a2)
@@ -3910,10 +2516,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_47
+	bgeu       	t0, s8, .Lchacha_c906_26
 	addi       	s9, s1, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_47:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_26:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
 	sw         	s8, 0(a2)
@@ -3921,10 +2527,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_48
+	bgeu       	t0, s8, .Lchacha_c906_27
 	addi       	s9, s2, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_48:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_27:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
 	sw         	s8, 0(a2)
@@ -3932,10 +2538,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_49
+	bgeu       	t0, s8, .Lchacha_c906_28
 	addi       	s9, s3, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_49:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_28:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
 	sw         	s8, 0(a2)
@@ -3943,10 +2549,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_50
+	bgeu       	t0, s8, .Lchacha_c906_29
 	addi       	s9, s4, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_50:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_29:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
 	sw         	s8, 0(a2)
@@ -3954,10 +2560,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_51
+	bgeu       	t0, s8, .Lchacha_c906_30
 	addi       	s9, s5, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_51:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_30:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
 	sw         	s8, 0(a2)
@@ -3965,10 +2571,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_52
+	bgeu       	t0, s8, .Lchacha_c906_31
 	addi       	s9, s6, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_52:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_31:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
 	sw         	s8, 0(a2)
@@ -3976,10 +2582,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_53
+	bgeu       	t0, s8, .Lchacha_c906_32
 	addi       	s9, s7, 0
-	jal        	zero, .Lchacha_c906_short_partial_tail
-.Lchacha_c906_53:
+	jal        	zero, .Lchacha_c906_tail
+.Lchacha_c906_32:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
 	sw         	s8, 0(a2)
@@ -3987,9 +2593,9 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	// unreachable: len < 64 leaves at most 15 whole words
-.Lchacha_c906_short_partial_tail:
-	beq        	t0, zero, .Lchacha_c906_54
-.Lchacha_c906_55:
+.Lchacha_c906_tail:
+	beq        	t0, zero, .Lchacha_c906_skip
+.Lchacha_c906_byte:
 	lbu        	s8, 0(a1)
 	xor        	s8, s8, s9
 	sb         	s8, 0(a2)
@@ -3997,10 +2603,1402 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a1, a1, 1
 	addi       	a2, a2, 1
 	addi       	t0, t0, -1
-	bne        	t0, zero, .Lchacha_c906_55
-.Lchacha_c906_54:
+	bne        	t0, zero, .Lchacha_c906_byte
+.Lchacha_c906_skip:
 	addiw      	t1, t1, 1
-.Lchacha_c906_short_done:
+.Lchacha_c906_2:
+	sw         	t1, 48(a0)
+	// return
+	th.vsetvli 	zero, zero, e8, m8, d1
+	th.vmv.v.i 	v0, 0
+	th.vmv.v.i 	v8, 0
+	th.vmv.v.i 	v16, 0
+	th.vmv.v.i 	v24, 0
+	addi       	t0, zero, 0
+	addi       	t1, zero, 0
+	addi       	a3, zero, 0
+	addi       	a4, zero, 0
+	addi       	a5, zero, 0
+	addi       	a6, zero, 0
+	addi       	a7, zero, 0
+	addi       	t3, zero, 0
+	addi       	t4, zero, 0
+	addi       	t5, zero, 0
+	addi       	t6, zero, 0
+	ld         	s1, 0(sp)
+	ld         	s2, 8(sp)
+	ld         	s3, 16(sp)
+	ld         	s4, 24(sp)
+	ld         	s5, 32(sp)
+	ld         	s6, 40(sp)
+	ld         	s7, 48(sp)
+	ld         	s8, 56(sp)
+	ld         	s9, 64(sp)
+	ld         	s10, 72(sp)
+	ld         	s11, 80(sp)
+	ld         	ra, 88(sp)
+	addi       	sp, sp, 96
+	jalr       	zero, 0(ra)
+.Lchacha_c906_3:
+	bne        	t0, zero, .Lchacha_c906_63
+	jal        	zero, .Lchacha_c906_5
+.Lchacha_c906_63:
+.Lchacha_c906_block.1:
+	lw         	t3, 0(a0)
+	lw         	t4, 4(a0)
+	lw         	t5, 8(a0)
+	lw         	t6, 12(a0)
+	lw         	a3, 16(a0)
+	lw         	a4, 20(a0)
+	lw         	a5, 24(a0)
+	lw         	a6, 28(a0)
+	lw         	a7, 32(a0)
+	lw         	s1, 36(a0)
+	lw         	s2, 40(a0)
+	lw         	s3, 44(a0)
+	addiw      	s4, t1, 0
+	lw         	s5, 52(a0)
+	lw         	s6, 56(a0)
+	lw         	s7, 60(a0)
+	addi       	s8, zero, 6
+	beq        	t2, s8, .Lchacha_c906_dr4.1
+	addi       	s8, zero, 4
+	beq        	t2, s8, .Lchacha_c906_dr6.1
+	// double round 1 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+	// double round 2 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+	// double round 3 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+	// double round 4 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+.Lchacha_c906_dr4.1:
+	// double round 5 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+	// double round 6 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+.Lchacha_c906_dr6.1:
+	// double round 7 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+	// double round 8 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+	// double round 9 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+	// double round 10 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+	lw         	s8, 0(a0)
+	lw         	s9, 4(a0)
+	addw       	t3, t3, s8
+	lw         	s8, 8(a0)
+	addw       	t4, t4, s9
+	lw         	s9, 12(a0)
+	addw       	t5, t5, s8
+	lw         	s8, 16(a0)
+	addw       	t6, t6, s9
+	lw         	s9, 20(a0)
+	addw       	a3, a3, s8
+	lw         	s8, 24(a0)
+	addw       	a4, a4, s9
+	lw         	s9, 28(a0)
+	addw       	a5, a5, s8
+	lw         	s8, 32(a0)
+	addw       	a6, a6, s9
+	lw         	s9, 36(a0)
+	addw       	a7, a7, s8
+	lw         	s8, 40(a0)
+	addw       	s1, s1, s9
+	lw         	s9, 44(a0)
+	addw       	s2, s2, s8
+	addiw      	s8, t1, 0
+	addw       	s3, s3, s9
+	lw         	s9, 52(a0)
+	addw       	s4, s4, s8
+	lw         	s8, 56(a0)
+	addw       	s5, s5, s9
+	lw         	s9, 60(a0)
+	addw       	s6, s6, s8
+	addw       	s7, s7, s9
+	addi       	s8, zero, 64
+	bltu       	t0, s8, .Lchacha_c906_4
+	lw         	s8, 0(a1)
+	lw         	s9, 4(a1)
+	xor        	s8, s8, t3
+	sw         	s8, 0(a2)
+	lw         	s8, 8(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 4(a2)
+	lw         	s9, 12(a1)
+	xor        	s8, s8, t5
+	sw         	s8, 8(a2)
+	lw         	s8, 16(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 12(a2)
+	lw         	s9, 20(a1)
+	xor        	s8, s8, a3
+	sw         	s8, 16(a2)
+	lw         	s8, 24(a1)
+	xor        	s9, s9, a4
+	sw         	s9, 20(a2)
+	lw         	s9, 28(a1)
+	xor        	s8, s8, a5
+	sw         	s8, 24(a2)
+	lw         	s8, 32(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 28(a2)
+	lw         	s9, 36(a1)
+	xor        	s8, s8, a7
+	sw         	s8, 32(a2)
+	lw         	s8, 40(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 36(a2)
+	lw         	s9, 44(a1)
+	xor        	s8, s8, s2
+	sw         	s8, 40(a2)
+	lw         	s8, 48(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 44(a2)
+	lw         	s9, 52(a1)
+	xor        	s8, s8, s4
+	sw         	s8, 48(a2)
+	lw         	s8, 56(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 52(a2)
+	lw         	s9, 60(a1)
+	xor        	s8, s8, s6
+	sw         	s8, 56(a2)
+	xor        	s9, s9, s7
+	sw         	s9, 60(a2)
+	addi       	a2, a2, 64
+	addi       	a1, a1, 64
+	addi       	t0, t0, -64
+	addiw      	t1, t1, 1
+	beq        	t0, zero, .Lchacha_c906_64
+	jal        	zero, .Lchacha_c906_block.1
+.Lchacha_c906_64:
+	jal        	zero, .Lchacha_c906_5
+.Lchacha_c906_4:
+	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_39
+	addi       	s9, t3, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_39:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t3
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_41
+	addi       	s9, t4, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_41:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t4
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_42
+	addi       	s9, t5, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_42:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t5
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_43
+	addi       	s9, t6, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_43:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t6
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_44
+	addi       	s9, a3, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_44:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a3
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_45
+	addi       	s9, a4, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_45:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a4
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_46
+	addi       	s9, a5, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_46:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a5
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_47
+	addi       	s9, a6, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_47:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a6
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_48
+	addi       	s9, a7, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_48:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a7
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_49
+	addi       	s9, s1, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_49:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s1
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_50
+	addi       	s9, s2, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_50:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s2
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_51
+	addi       	s9, s3, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_51:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s3
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_52
+	addi       	s9, s4, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_52:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s4
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_53
+	addi       	s9, s5, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_53:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s5
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_54
+	addi       	s9, s6, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_54:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s6
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_c906_55
+	addi       	s9, s7, 0
+	jal        	zero, .Lchacha_c906_tail.1
+.Lchacha_c906_55:
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s7
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	// unreachable: len < 64 leaves at most 15 whole words
+.Lchacha_c906_tail.1:
+	beq        	t0, zero, .Lchacha_c906_skip.1
+.Lchacha_c906_byte.1:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s9
+	sb         	s8, 0(a2)
+	srli       	s9, s9, 8
+	addi       	a1, a1, 1
+	addi       	a2, a2, 1
+	addi       	t0, t0, -1
+	bne        	t0, zero, .Lchacha_c906_byte.1
+.Lchacha_c906_skip.1:
+	addiw      	t1, t1, 1
+.Lchacha_c906_5:
 	sw         	t1, 48(a0)
 	// return
 	addi       	t0, zero, 0

@@ -28,8 +28,8 @@ print $fh <<'___';
 	.type	ChaCha20_ctr32, @function
 	.set	ChaCha20_ctr32, ChaCha20_ctr32_c906
 ChaCha20_ctr32_c906:
-	# void ChaCha20_ctr32_c906(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
-	# ChaCha20_ctr32_c906: 3705 instructions, frame 112 bytes
+	# void ChaCha20_ctr32_c906(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
+	# ChaCha20_ctr32_c906: 3704 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -57,14 +57,14 @@ ChaCha20_ctr32_c906:
 	lw         	t1, 0(a4)
 	# short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s9, zero, 128
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_53
-	jal        	zero, .LChaCha20_ctr32_c906_short_scalar_top
-.LChaCha20_ctr32_c906_53:
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_55
+	jal        	zero, .LChaCha20_ctr32_c906_4
+.LChaCha20_ctr32_c906_55:
 	or         	s9, a0, a1
 	andi       	s9, s9, 3
-	beq        	s9, zero, .LChaCha20_ctr32_c906_54
-	jal        	zero, .LChaCha20_ctr32_c906_short_scalar_top
-.LChaCha20_ctr32_c906_54:
+	beq        	s9, zero, .LChaCha20_ctr32_c906_56
+	jal        	zero, .LChaCha20_ctr32_c906_4
+.LChaCha20_ctr32_c906_56:
 	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
 	addi       	s11, zero, 4
 	th.vsetvli 	zero, s11, e32, m1, d1
@@ -118,7 +118,7 @@ ChaCha20_ctr32_c906:
 	th.vadd.vv 	v4, v4, v25
 	th.vmv.v.v 	v26, v4
 	addi       	s9, zero, 10
-.LChaCha20_ctr32_c906_lanes_dr:
+.LChaCha20_ctr32_c906_dr:
 	# four vector lanes interleaved with the scalar block
 	th.vadd.vv 	v12, v12, v16
 	th.vadd.vv 	v13, v13, v17
@@ -353,7 +353,7 @@ ChaCha20_ctr32_c906:
 	th.vmadd.vv	v16, v11, v24
 	th.srriw   	t6, t6, 25
 	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_c906_lanes_dr
+	bne        	s9, zero, .LChaCha20_ctr32_c906_dr
 	# feed-forward: the scalar block and the lanes add the same state words
 	lw         	s9, 0(t0)
 	lw         	s10, 4(t0)
@@ -544,7 +544,7 @@ ChaCha20_ctr32_c906:
 	jal        	zero, .LChaCha20_ctr32_c906_lanes_loop
 .LChaCha20_ctr32_c906_lanes_rest:
 	addi       	s9, zero, 128
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_scalar_top
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_1
 	addi       	s9, zero, 192
 	bltu       	a2, s9, .LChaCha20_ctr32_c906_rows
 	srli       	s11, a2, 6
@@ -586,7 +586,7 @@ ChaCha20_ctr32_c906:
 	th.vadd.vv 	v4, v4, v25
 	th.vmv.v.v 	v26, v4
 	addi       	s9, zero, 10
-.LChaCha20_ctr32_c906_tail_dr:
+.LChaCha20_ctr32_c906_dr.1:
 	# four vector lanes interleaved with the scalar block
 	th.vadd.vv 	v12, v12, v16
 	th.vadd.vv 	v13, v13, v17
@@ -821,7 +821,7 @@ ChaCha20_ctr32_c906:
 	th.vmadd.vv	v16, v11, v24
 	th.srriw   	t6, t6, 25
 	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_c906_tail_dr
+	bne        	s9, zero, .LChaCha20_ctr32_c906_dr.1
 	# feed-forward: the scalar block and the lanes add the same state words
 	lw         	s9, 0(t0)
 	lw         	s10, 4(t0)
@@ -962,10 +962,10 @@ ChaCha20_ctr32_c906:
 	add        	a1, a1, s9
 	sub        	a2, a2, s9
 	addw       	t1, t1, s11
-	beq        	a2, zero, .LChaCha20_ctr32_c906_55
-	jal        	zero, .LChaCha20_ctr32_c906_partial
-.LChaCha20_ctr32_c906_55:
-	jal        	zero, .LChaCha20_ctr32_c906_done
+	beq        	a2, zero, .LChaCha20_ctr32_c906_57
+	jal        	zero, .LChaCha20_ctr32_c906_2
+.LChaCha20_ctr32_c906_57:
+	jal        	zero, .LChaCha20_ctr32_c906_3
 .LChaCha20_ctr32_c906_rows:
 	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	th.vadd.vi 	v1, v25, 1
@@ -974,8 +974,7 @@ ChaCha20_ctr32_c906:
 	th.vand.vi 	v2, v2, 3
 	th.vadd.vi 	v3, v25, 3
 	th.vand.vi 	v3, v3, 3
-	th.vmseq.vi	v0, v25, 0
-	th.vmv.v.v 	v20, v0
+	th.vmseq.vi	v20, v25, 0
 	# rows of the state: word sources per ABI; the counter word is ctr (merged in)
 	addi       	s11, t0, 0
 	th.vlw.v   	v4, (s11)
@@ -1009,7 +1008,7 @@ ChaCha20_ctr32_c906:
 	lw         	s7, 8(a4)
 	lw         	s8, 12(a4)
 	addi       	s9, zero, 10
-.LChaCha20_ctr32_c906_rows_dr:
+.LChaCha20_ctr32_c906_dr.2:
 	th.vadd.vv 	v12, v12, v13
 	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t2, t2, t6
@@ -1153,7 +1152,7 @@ ChaCha20_ctr32_c906:
 	xor        	t6, t6, s2
 	th.srriw   	t6, t6, 25
 	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_c906_rows_dr
+	bne        	s9, zero, .LChaCha20_ctr32_c906_dr.2
 	# feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	th.vadd.vv 	v12, v12, v4
 	th.vadd.vv 	v13, v13, v5
@@ -1263,11 +1262,11 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 128
 	addi       	a2, a2, -128
 	addiw      	t1, t1, 2
-	jal        	zero, .LChaCha20_ctr32_c906_scalar_top
-.LChaCha20_ctr32_c906_scalar_top:
-	bne        	a2, zero, .LChaCha20_ctr32_c906_56
-	jal        	zero, .LChaCha20_ctr32_c906_done
-.LChaCha20_ctr32_c906_56:
+	jal        	zero, .LChaCha20_ctr32_c906_1
+.LChaCha20_ctr32_c906_1:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_58
+	jal        	zero, .LChaCha20_ctr32_c906_3
+.LChaCha20_ctr32_c906_58:
 .LChaCha20_ctr32_c906_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
@@ -2368,7 +2367,7 @@ ChaCha20_ctr32_c906:
 	addw       	s7, s7, s9
 	addw       	s8, s8, s10
 	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_partial
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_2
 	lw         	s9, 0(a1)
 	lw         	s10, 4(a1)
 	xor        	s9, s9, t2
@@ -2421,17 +2420,17 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_c906_57
+	beq        	a2, zero, .LChaCha20_ctr32_c906_59
 	jal        	zero, .LChaCha20_ctr32_c906_block
-.LChaCha20_ctr32_c906_57:
-	jal        	zero, .LChaCha20_ctr32_c906_done
-.LChaCha20_ctr32_c906_partial:
+.LChaCha20_ctr32_c906_59:
+	jal        	zero, .LChaCha20_ctr32_c906_3
+.LChaCha20_ctr32_c906_2:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_16
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_15
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
-.LChaCha20_ctr32_c906_16:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_15:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -2441,7 +2440,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_17
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_17:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
@@ -2452,7 +2451,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_18
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_18:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
@@ -2463,7 +2462,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_19
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_19:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
@@ -2474,7 +2473,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_20
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_20:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
@@ -2485,7 +2484,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_21
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_21:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
@@ -2496,7 +2495,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_22
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_22:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
@@ -2507,7 +2506,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_23
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_23:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
@@ -2518,7 +2517,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_24
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_24:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
@@ -2529,7 +2528,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_25
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_25:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
@@ -2540,7 +2539,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_26
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_26:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
@@ -2551,7 +2550,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_27
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_27:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
@@ -2562,7 +2561,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_28
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_28:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
@@ -2573,7 +2572,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_29
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_29:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
@@ -2584,7 +2583,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_30
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_30:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
@@ -2595,7 +2594,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_31
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_31:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
@@ -2604,9 +2603,9 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_c906_partial_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_c906_32
-.LChaCha20_ctr32_c906_33:
+.LChaCha20_ctr32_c906_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_skip
+.LChaCha20_ctr32_c906_byte:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
 	sb         	s9, 0(a0)
@@ -2614,10 +2613,10 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 1
 	addi       	a0, a0, 1
 	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_c906_33
-.LChaCha20_ctr32_c906_32:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_byte
+.LChaCha20_ctr32_c906_skip:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_c906_done:
+.LChaCha20_ctr32_c906_3:
 	# return
 	th.vsetvli 	zero, zero, e8, m8, d1
 	th.vmv.v.i 	v0, 0
@@ -2648,11 +2647,11 @@ ChaCha20_ctr32_c906:
 	ld         	ra, 96(sp)
 	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
-.LChaCha20_ctr32_c906_short_scalar_top:
-	bne        	a2, zero, .LChaCha20_ctr32_c906_58
-	jal        	zero, .LChaCha20_ctr32_c906_short_done
-.LChaCha20_ctr32_c906_58:
-.LChaCha20_ctr32_c906_short_block:
+.LChaCha20_ctr32_c906_4:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_60
+	jal        	zero, .LChaCha20_ctr32_c906_6
+.LChaCha20_ctr32_c906_60:
+.LChaCha20_ctr32_c906_block.1:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
 	lw         	t4, 8(t0)
@@ -3752,7 +3751,7 @@ ChaCha20_ctr32_c906:
 	addw       	s7, s7, s9
 	addw       	s8, s8, s10
 	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_short_partial
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_5
 	lw         	s9, 0(a1)
 	lw         	s10, 4(a1)
 	xor        	s9, s9, t2
@@ -3805,17 +3804,17 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_c906_59
-	jal        	zero, .LChaCha20_ctr32_c906_short_block
-.LChaCha20_ctr32_c906_59:
-	jal        	zero, .LChaCha20_ctr32_c906_short_done
-.LChaCha20_ctr32_c906_short_partial:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_61
+	jal        	zero, .LChaCha20_ctr32_c906_block.1
+.LChaCha20_ctr32_c906_61:
+	jal        	zero, .LChaCha20_ctr32_c906_6
+.LChaCha20_ctr32_c906_5:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_35
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_36
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_35:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_36:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -3823,10 +3822,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_36
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_38
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_36:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_38:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
 	sw         	s9, 0(a0)
@@ -3834,10 +3833,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_37
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_39
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_37:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_39:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
 	sw         	s9, 0(a0)
@@ -3845,10 +3844,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_38
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_40
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_38:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_40:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
 	sw         	s9, 0(a0)
@@ -3856,10 +3855,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_39
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_41
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_39:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_41:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
 	sw         	s9, 0(a0)
@@ -3867,10 +3866,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_40
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_42
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_40:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_42:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
 	sw         	s9, 0(a0)
@@ -3878,10 +3877,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_41
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_43
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_41:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_43:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
 	sw         	s9, 0(a0)
@@ -3889,10 +3888,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_42
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_44
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_42:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_44:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
 	sw         	s9, 0(a0)
@@ -3900,10 +3899,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_43
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_45
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_43:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_45:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
 	sw         	s9, 0(a0)
@@ -3911,10 +3910,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_44
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_46
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_44:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_46:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
 	sw         	s9, 0(a0)
@@ -3922,10 +3921,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_45
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_47
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_45:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_47:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
 	sw         	s9, 0(a0)
@@ -3933,10 +3932,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_46
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_48
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_46:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_48:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
 	sw         	s9, 0(a0)
@@ -3944,10 +3943,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_47
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_49
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_47:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_49:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
 	sw         	s9, 0(a0)
@@ -3955,10 +3954,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_48
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_50
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_48:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_50:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
 	sw         	s9, 0(a0)
@@ -3966,10 +3965,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_49
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_51
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_49:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_51:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
 	sw         	s9, 0(a0)
@@ -3977,10 +3976,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_50
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_52
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_50:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_52:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
 	sw         	s9, 0(a0)
@@ -3988,9 +3987,9 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_c906_short_partial_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_c906_51
-.LChaCha20_ctr32_c906_52:
+.LChaCha20_ctr32_c906_tail.1:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_skip.1
+.LChaCha20_ctr32_c906_byte.1:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
 	sb         	s9, 0(a0)
@@ -3998,10 +3997,10 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 1
 	addi       	a0, a0, 1
 	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_c906_52
-.LChaCha20_ctr32_c906_51:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_byte.1
+.LChaCha20_ctr32_c906_skip.1:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_c906_short_done:
+.LChaCha20_ctr32_c906_6:
 	# return
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0

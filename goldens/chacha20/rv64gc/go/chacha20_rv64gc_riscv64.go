@@ -10,7 +10,7 @@ package chacha20
 
 // chaCha20Ctr32Rv64gc is ChaCha20_ctr32_rv64gc (ChaCha20 keystream XOR, 20 rounds, 32-bit counter):
 //
-//	void ChaCha20_ctr32_rv64gc(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
+//	void ChaCha20_ctr32_rv64gc(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 //
 //go:noescape
 func chaCha20Ctr32Rv64gc(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)

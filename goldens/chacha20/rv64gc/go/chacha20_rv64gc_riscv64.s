@@ -8,7 +8,7 @@
 
 #include "textflag.h"
 
-// void ChaCha20_ctr32_rv64gc(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
+// void ChaCha20_ctr32_rv64gc(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 // func chaCha20Ctr32Rv64gc(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
 TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	MOV	out+0(FP), X10
@@ -17,9 +17,9 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
 	WORD	$0x00072283	// lw t0, 0(a4)
-	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_rv64gc_23
-	WORD	$0x5710106f	// jal zero, .LChaCha20_ctr32_rv64gc_done
-	// .LChaCha20_ctr32_rv64gc_23:
+	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_rv64gc_42
+	WORD	$0x6cc0206f	// jal zero, .LChaCha20_ctr32_rv64gc_2
+	// .LChaCha20_ctr32_rv64gc_42:
 	// .LChaCha20_ctr32_rv64gc_block:
 	WORD	$0x61708337	// lui t1, 399112
 	WORD	$0x8653031b	// addiw t1, t1, -1947
@@ -1768,7 +1768,11 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x019b8bbb	// addw s7, s7, s9
 	WORD	$0x008c0c3b	// addw s8, s8, s0
 	WORD	$0x04000c93	// addi s9, zero, 64
-	WORD	$0x0f966063	// bltu a2, s9, .LChaCha20_ctr32_rv64gc_partial
+	WORD	$0x4b966863	// bltu a2, s9, .LChaCha20_ctr32_rv64gc_1
+	// misaligned buffers: byte by byte
+	WORD	$0x00b56cb3	// or s9, a0, a1
+	WORD	$0x003cfc93	// andi s9, s9, 3
+	WORD	$0x0e0c9063	// bne s9, zero, .LChaCha20_ctr32_rv64gc_block_bytes
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x0045a403	// lw s0, 4(a1)
 	WORD	$0x006cccb3	// xor s9, s9, t1
@@ -1817,21 +1821,267 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x03952c23	// sw s9, 56(a0)
 	WORD	$0x01844433	// xor s0, s0, s8
 	WORD	$0x02852e23	// sw s0, 60(a0)
+	// .LChaCha20_ctr32_rv64gc_next_block:
 	WORD	$0x04050513	// addi a0, a0, 64
 	WORD	$0x04058593	// addi a1, a1, 64
 	WORD	$0xfc060613	// addi a2, a2, -64
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rv64gc_24
-	WORD	$0xd44fe06f	// jal zero, .LChaCha20_ctr32_rv64gc_block
-	// .LChaCha20_ctr32_rv64gc_24:
-	WORD	$0x2ac0006f	// jal zero, .LChaCha20_ctr32_rv64gc_done
-	// .LChaCha20_ctr32_rv64gc_partial:
+	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rv64gc_43
+	WORD	$0xd38fe06f	// jal zero, .LChaCha20_ctr32_rv64gc_block
+	// .LChaCha20_ctr32_rv64gc_43:
+	WORD	$0x3fd0006f	// jal zero, .LChaCha20_ctr32_rv64gc_2
+	// .LChaCha20_ctr32_rv64gc_block_bytes:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x00835313	// srli t1, t1, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x00835313	// srli t1, t1, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x00835313	// srli t1, t1, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x0045cc83	// lbu s9, 4(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x01950223	// sb s9, 4(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0055cc83	// lbu s9, 5(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x019502a3	// sb s9, 5(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0065cc83	// lbu s9, 6(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x01950323	// sb s9, 6(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0075cc83	// lbu s9, 7(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x019503a3	// sb s9, 7(a0)
+	WORD	$0x0085cc83	// lbu s9, 8(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x01950423	// sb s9, 8(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x0095cc83	// lbu s9, 9(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x019504a3	// sb s9, 9(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x00a5cc83	// lbu s9, 10(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x01950523	// sb s9, 10(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x00b5cc83	// lbu s9, 11(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x019505a3	// sb s9, 11(a0)
+	WORD	$0x00c5cc83	// lbu s9, 12(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x01950623	// sb s9, 12(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x00d5cc83	// lbu s9, 13(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x019506a3	// sb s9, 13(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x00e5cc83	// lbu s9, 14(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x01950723	// sb s9, 14(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x00f5cc83	// lbu s9, 15(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x019507a3	// sb s9, 15(a0)
+	WORD	$0x0105cc83	// lbu s9, 16(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x01950823	// sb s9, 16(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0115cc83	// lbu s9, 17(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x019508a3	// sb s9, 17(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0125cc83	// lbu s9, 18(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x01950923	// sb s9, 18(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0135cc83	// lbu s9, 19(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x019509a3	// sb s9, 19(a0)
+	WORD	$0x0145cc83	// lbu s9, 20(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01950a23	// sb s9, 20(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x0155cc83	// lbu s9, 21(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01950aa3	// sb s9, 21(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x0165cc83	// lbu s9, 22(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01950b23	// sb s9, 22(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x0175cc83	// lbu s9, 23(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01950ba3	// sb s9, 23(a0)
+	WORD	$0x0185cc83	// lbu s9, 24(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x01950c23	// sb s9, 24(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0195cc83	// lbu s9, 25(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x01950ca3	// sb s9, 25(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x01a5cc83	// lbu s9, 26(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x01950d23	// sb s9, 26(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x01b5cc83	// lbu s9, 27(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x01950da3	// sb s9, 27(a0)
+	WORD	$0x01c5cc83	// lbu s9, 28(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x01950e23	// sb s9, 28(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x01d5cc83	// lbu s9, 29(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x01950ea3	// sb s9, 29(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x01e5cc83	// lbu s9, 30(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x01950f23	// sb s9, 30(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x01f5cc83	// lbu s9, 31(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x01950fa3	// sb s9, 31(a0)
+	WORD	$0x0205cc83	// lbu s9, 32(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x03950023	// sb s9, 32(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0215cc83	// lbu s9, 33(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x039500a3	// sb s9, 33(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0225cc83	// lbu s9, 34(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x03950123	// sb s9, 34(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0235cc83	// lbu s9, 35(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x039501a3	// sb s9, 35(a0)
+	WORD	$0x0245cc83	// lbu s9, 36(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x03950223	// sb s9, 36(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x0255cc83	// lbu s9, 37(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x039502a3	// sb s9, 37(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x0265cc83	// lbu s9, 38(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x03950323	// sb s9, 38(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x0275cc83	// lbu s9, 39(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x039503a3	// sb s9, 39(a0)
+	WORD	$0x0285cc83	// lbu s9, 40(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x03950423	// sb s9, 40(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0295cc83	// lbu s9, 41(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x039504a3	// sb s9, 41(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x02a5cc83	// lbu s9, 42(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x03950523	// sb s9, 42(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x02b5cc83	// lbu s9, 43(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x039505a3	// sb s9, 43(a0)
+	WORD	$0x02c5cc83	// lbu s9, 44(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x03950623	// sb s9, 44(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x02d5cc83	// lbu s9, 45(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x039506a3	// sb s9, 45(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x02e5cc83	// lbu s9, 46(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x03950723	// sb s9, 46(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x02f5cc83	// lbu s9, 47(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x039507a3	// sb s9, 47(a0)
+	WORD	$0x0305cc83	// lbu s9, 48(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x03950823	// sb s9, 48(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0315cc83	// lbu s9, 49(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x039508a3	// sb s9, 49(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0325cc83	// lbu s9, 50(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x03950923	// sb s9, 50(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0335cc83	// lbu s9, 51(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x039509a3	// sb s9, 51(a0)
+	WORD	$0x0345cc83	// lbu s9, 52(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x03950a23	// sb s9, 52(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x0355cc83	// lbu s9, 53(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x03950aa3	// sb s9, 53(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x0365cc83	// lbu s9, 54(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x03950b23	// sb s9, 54(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x0375cc83	// lbu s9, 55(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x03950ba3	// sb s9, 55(a0)
+	WORD	$0x0385cc83	// lbu s9, 56(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x03950c23	// sb s9, 56(a0)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x0395cc83	// lbu s9, 57(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x03950ca3	// sb s9, 57(a0)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x03a5cc83	// lbu s9, 58(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x03950d23	// sb s9, 58(a0)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x03b5cc83	// lbu s9, 59(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x03950da3	// sb s9, 59(a0)
+	WORD	$0x03c5cc83	// lbu s9, 60(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x03950e23	// sb s9, 60(a0)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x03d5cc83	// lbu s9, 61(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x03950ea3	// sb s9, 61(a0)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x03e5cc83	// lbu s9, 62(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x03950f23	// sb s9, 62(a0)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x03f5cc83	// lbu s9, 63(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x03950fa3	// sb s9, 63(a0)
+	WORD	$0xc25ff06f	// jal zero, .LChaCha20_ctr32_rv64gc_next_block
+	// .LChaCha20_ctr32_rv64gc_1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	WORD	$0x00b56cb3	// or s9, a0, a1
+	WORD	$0x003cfc93	// andi s9, s9, 3
+	WORD	$0x280c9263	// bne s9, zero, .LChaCha20_ctr32_rv64gc_partial_bytes
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_5
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_7
 	WORD	$0x00030413	// addi s0, t1, 0
-	WORD	$0x2740006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_5:
+	WORD	$0x7f40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_7:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x006cccb3	// xor s9, s9, t1
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1839,10 +2089,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_6
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_9
 	WORD	$0x00038413	// addi s0, t2, 0
-	WORD	$0x24c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_6:
+	WORD	$0x7cc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_9:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x007cccb3	// xor s9, s9, t2
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1850,10 +2100,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_7
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_10
 	WORD	$0x000e0413	// addi s0, t3, 0
-	WORD	$0x2240006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_7:
+	WORD	$0x7a40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_10:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x01ccccb3	// xor s9, s9, t3
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1861,10 +2111,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_8
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_11
 	WORD	$0x000e8413	// addi s0, t4, 0
-	WORD	$0x1fc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_8:
+	WORD	$0x77c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_11:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x01dcccb3	// xor s9, s9, t4
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1872,10 +2122,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_9
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_12
 	WORD	$0x000f0413	// addi s0, t5, 0
-	WORD	$0x1d40006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_9:
+	WORD	$0x7540006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_12:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x01ecccb3	// xor s9, s9, t5
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1883,10 +2133,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_10
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_13
 	WORD	$0x00078413	// addi s0, a5, 0
-	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_10:
+	WORD	$0x72c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_13:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x00fcccb3	// xor s9, s9, a5
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1894,10 +2144,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_11
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_14
 	WORD	$0x00080413	// addi s0, a6, 0
-	WORD	$0x1840006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_11:
+	WORD	$0x7040006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_14:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x010cccb3	// xor s9, s9, a6
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1905,10 +2155,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_12
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_15
 	WORD	$0x00088413	// addi s0, a7, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_12:
+	WORD	$0x6dc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_15:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x011cccb3	// xor s9, s9, a7
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1916,10 +2166,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_13
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_16
 	WORD	$0x00048413	// addi s0, s1, 0
-	WORD	$0x1340006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_13:
+	WORD	$0x6b40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_16:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x009cccb3	// xor s9, s9, s1
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1927,10 +2177,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_14
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_17
 	WORD	$0x00090413	// addi s0, s2, 0
-	WORD	$0x10c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_14:
+	WORD	$0x68c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_17:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x012cccb3	// xor s9, s9, s2
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1938,10 +2188,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_15
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_18
 	WORD	$0x00098413	// addi s0, s3, 0
-	WORD	$0x0e40006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_15:
+	WORD	$0x6640006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_18:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x013cccb3	// xor s9, s9, s3
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1949,10 +2199,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_16
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_19
 	WORD	$0x000a0413	// addi s0, s4, 0
-	WORD	$0x0bc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_16:
+	WORD	$0x63c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_19:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x014cccb3	// xor s9, s9, s4
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1960,10 +2210,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_17
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_20
 	WORD	$0x000a8413	// addi s0, s5, 0
-	WORD	$0x0940006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_17:
+	WORD	$0x6140006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_20:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x015cccb3	// xor s9, s9, s5
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1971,10 +2221,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_18
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_21
 	WORD	$0x000b0413	// addi s0, s6, 0
-	WORD	$0x06c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_18:
+	WORD	$0x5ec0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_21:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x016cccb3	// xor s9, s9, s6
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1982,10 +2232,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_19
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_22
 	WORD	$0x000b8413	// addi s0, s7, 0
-	WORD	$0x0440006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_19:
+	WORD	$0x5c40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_22:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x017cccb3	// xor s9, s9, s7
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -1993,10 +2243,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_20
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_23
 	WORD	$0x000c0413	// addi s0, s8, 0
-	WORD	$0x01c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_partial_tail
-	// .LChaCha20_ctr32_rv64gc_20:
+	WORD	$0x59c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_23:
 	WORD	$0x0005ac83	// lw s9, 0(a1)
 	WORD	$0x018cccb3	// xor s9, s9, s8
 	WORD	$0x01952023	// sw s9, 0(a0)
@@ -2004,9 +2254,379 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00450513	// addi a0, a0, 4
 	WORD	$0xffc60613	// addi a2, a2, -4
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_rv64gc_partial_tail:
-	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_rv64gc_21
-	// .LChaCha20_ctr32_rv64gc_22:
+	// .LChaCha20_ctr32_rv64gc_partial_bytes:
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_24
+	WORD	$0x00030413	// addi s0, t1, 0
+	WORD	$0x5740006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_24:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x00835313	// srli t1, t1, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x00835313	// srli t1, t1, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x00835313	// srli t1, t1, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_25
+	WORD	$0x00038413	// addi s0, t2, 0
+	WORD	$0x51c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_25:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_26
+	WORD	$0x000e0413	// addi s0, t3, 0
+	WORD	$0x4c40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_26:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_27
+	WORD	$0x000e8413	// addi s0, t4, 0
+	WORD	$0x46c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_27:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_28
+	WORD	$0x000f0413	// addi s0, t5, 0
+	WORD	$0x4140006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_28:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_29
+	WORD	$0x00078413	// addi s0, a5, 0
+	WORD	$0x3bc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_29:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_30
+	WORD	$0x00080413	// addi s0, a6, 0
+	WORD	$0x3640006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_30:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_31
+	WORD	$0x00088413	// addi s0, a7, 0
+	WORD	$0x30c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_31:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_32
+	WORD	$0x00048413	// addi s0, s1, 0
+	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_32:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_33
+	WORD	$0x00090413	// addi s0, s2, 0
+	WORD	$0x25c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_33:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_34
+	WORD	$0x00098413	// addi s0, s3, 0
+	WORD	$0x2040006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_34:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_35
+	WORD	$0x000a0413	// addi s0, s4, 0
+	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_35:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_36
+	WORD	$0x000a8413	// addi s0, s5, 0
+	WORD	$0x1540006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_36:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_37
+	WORD	$0x000b0413	// addi s0, s6, 0
+	WORD	$0x0fc0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_37:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_38
+	WORD	$0x000b8413	// addi s0, s7, 0
+	WORD	$0x0a40006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_38:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_rv64gc_39
+	WORD	$0x000c0413	// addi s0, s8, 0
+	WORD	$0x04c0006f	// jal zero, .LChaCha20_ctr32_rv64gc_tail
+	// .LChaCha20_ctr32_rv64gc_39:
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x0015cc83	// lbu s9, 1(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x019500a3	// sb s9, 1(a0)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x0025cc83	// lbu s9, 2(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x01950123	// sb s9, 2(a0)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x0035cc83	// lbu s9, 3(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x019501a3	// sb s9, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	// unreachable: len < 64 leaves at most 15 whole words
+	// .LChaCha20_ctr32_rv64gc_tail:
+	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_rv64gc_skip
+	// .LChaCha20_ctr32_rv64gc_byte:
 	WORD	$0x0005cc83	// lbu s9, 0(a1)
 	WORD	$0x008cccb3	// xor s9, s9, s0
 	WORD	$0x01950023	// sb s9, 0(a0)
@@ -2014,10 +2634,10 @@ TEXT ·chaCha20Ctr32Rv64gc(SB), NOSPLIT, $0-40
 	WORD	$0x00158593	// addi a1, a1, 1
 	WORD	$0x00150513	// addi a0, a0, 1
 	WORD	$0xfff60613	// addi a2, a2, -1
-	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_rv64gc_22
-	// .LChaCha20_ctr32_rv64gc_21:
+	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_rv64gc_byte
+	// .LChaCha20_ctr32_rv64gc_skip:
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	// .LChaCha20_ctr32_rv64gc_done:
+	// .LChaCha20_ctr32_rv64gc_2:
 	// return
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0

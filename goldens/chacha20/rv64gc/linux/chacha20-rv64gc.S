@@ -11,9 +11,8 @@
 	.text
 
 /*
- * void chacha_rv64gc(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds);
- * void chacha_rv64gc(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds)
- * chacha_rv64gc: 1917 instructions, frame 80 bytes
+ * void chacha_rv64gc(u32 *state, const u8 *in, u8 *out, size_t nblocks, int nrounds);
+ * chacha_rv64gc: 2516 instructions, frame 80 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9
  *   most live values at once: 25 integer, 0 vector registers
@@ -35,9 +34,9 @@ SYM_FUNC_START(chacha_rv64gc)
 	slli       	t0, a3, 6
 	lw         	t1, 48(a0)
 	srli       	t2, a4, 1
-	bne        	t0, zero, .Lchacha_rv64gc_25
-	jal        	zero, .Lchacha_rv64gc_done
-.Lchacha_rv64gc_25:
+	bne        	t0, zero, .Lchacha_rv64gc_44
+	jal        	zero, .Lchacha_rv64gc_2
+.Lchacha_rv64gc_44:
 .Lchacha_rv64gc_block:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
@@ -56,9 +55,9 @@ SYM_FUNC_START(chacha_rv64gc)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, zero, 6
-	beq        	t2, s8, .Lchacha_rv64gc_scalar_dr4
+	beq        	t2, s8, .Lchacha_rv64gc_dr4
 	addi       	s8, zero, 4
-	beq        	t2, s8, .Lchacha_rv64gc_scalar_dr6
+	beq        	t2, s8, .Lchacha_rv64gc_dr6
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -735,7 +734,7 @@ SYM_FUNC_START(chacha_rv64gc)
 	slliw      	s8, a3, 7
 	srliw      	a3, a3, 25
 	or         	a3, a3, s8
-.Lchacha_rv64gc_scalar_dr4:
+.Lchacha_rv64gc_dr4:
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1074,7 +1073,7 @@ SYM_FUNC_START(chacha_rv64gc)
 	slliw      	s8, a3, 7
 	srliw      	a3, a3, 25
 	or         	a3, a3, s8
-.Lchacha_rv64gc_scalar_dr6:
+.Lchacha_rv64gc_dr6:
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1784,7 +1783,11 @@ SYM_FUNC_START(chacha_rv64gc)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_rv64gc_partial
+	bltu       	t0, s8, .Lchacha_rv64gc_1
+	// misaligned buffers: byte by byte
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	bne        	s8, zero, .Lchacha_rv64gc_block_bytes
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -1833,21 +1836,267 @@ SYM_FUNC_START(chacha_rv64gc)
 	sw         	s8, 56(a2)
 	xor        	s9, s9, s7
 	sw         	s9, 60(a2)
+.Lchacha_rv64gc_next_block:
 	addi       	a2, a2, 64
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_rv64gc_26
+	beq        	t0, zero, .Lchacha_rv64gc_45
 	jal        	zero, .Lchacha_rv64gc_block
-.Lchacha_rv64gc_26:
-	jal        	zero, .Lchacha_rv64gc_done
-.Lchacha_rv64gc_partial:
+.Lchacha_rv64gc_45:
+	jal        	zero, .Lchacha_rv64gc_2
+.Lchacha_rv64gc_block_bytes:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 0(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 1(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 2(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 3(a2)
+	lbu        	s8, 4(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 4(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 5(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 5(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 6(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 6(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 7(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 7(a2)
+	lbu        	s8, 8(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 8(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 9(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 9(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 10(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 10(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 11(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 11(a2)
+	lbu        	s8, 12(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 12(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 13(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 13(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 14(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 14(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 15(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 15(a2)
+	lbu        	s8, 16(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 16(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 17(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 17(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 18(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 18(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 19(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 19(a2)
+	lbu        	s8, 20(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 20(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 21(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 21(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 22(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 22(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 23(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 23(a2)
+	lbu        	s8, 24(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 24(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 25(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 25(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 26(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 26(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 27(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 27(a2)
+	lbu        	s8, 28(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 28(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 29(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 29(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 30(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 30(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 31(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 31(a2)
+	lbu        	s8, 32(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 32(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 33(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 33(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 34(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 34(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 35(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 35(a2)
+	lbu        	s8, 36(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 36(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 37(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 37(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 38(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 38(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 39(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 39(a2)
+	lbu        	s8, 40(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 40(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 41(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 41(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 42(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 42(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 43(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 43(a2)
+	lbu        	s8, 44(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 44(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 45(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 45(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 46(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 46(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 47(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 47(a2)
+	lbu        	s8, 48(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 48(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 49(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 49(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 50(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 50(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 51(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 51(a2)
+	lbu        	s8, 52(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 52(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 53(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 53(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 54(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 54(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 55(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 55(a2)
+	lbu        	s8, 56(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 56(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 57(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 57(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 58(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 58(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 59(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 59(a2)
+	lbu        	s8, 60(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 60(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 61(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 61(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 62(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 62(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 63(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 63(a2)
+	jal        	zero, .Lchacha_rv64gc_next_block
+.Lchacha_rv64gc_1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	bne        	s8, zero, .Lchacha_rv64gc_partial_bytes
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_7
+	bgeu       	t0, s8, .Lchacha_rv64gc_9
 	addi       	s9, t3, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_7:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_9:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
 	sw         	s8, 0(a2)
@@ -1855,10 +2104,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_8
+	bgeu       	t0, s8, .Lchacha_rv64gc_11
 	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_8:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_11:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
 	sw         	s8, 0(a2)
@@ -1866,10 +2115,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_9
+	bgeu       	t0, s8, .Lchacha_rv64gc_12
 	addi       	s9, t5, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_9:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_12:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
 	sw         	s8, 0(a2)
@@ -1877,10 +2126,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_10
+	bgeu       	t0, s8, .Lchacha_rv64gc_13
 	addi       	s9, t6, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_10:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_13:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
 	sw         	s8, 0(a2)
@@ -1888,10 +2137,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_11
+	bgeu       	t0, s8, .Lchacha_rv64gc_14
 	addi       	s9, a3, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_11:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_14:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
 	sw         	s8, 0(a2)
@@ -1899,10 +2148,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_12
+	bgeu       	t0, s8, .Lchacha_rv64gc_15
 	addi       	s9, a4, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_12:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_15:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
 	sw         	s8, 0(a2)
@@ -1910,10 +2159,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_13
+	bgeu       	t0, s8, .Lchacha_rv64gc_16
 	addi       	s9, a5, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_13:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_16:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
 	sw         	s8, 0(a2)
@@ -1921,10 +2170,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_14
+	bgeu       	t0, s8, .Lchacha_rv64gc_17
 	addi       	s9, a6, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_14:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_17:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
 	sw         	s8, 0(a2)
@@ -1932,10 +2181,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_15
+	bgeu       	t0, s8, .Lchacha_rv64gc_18
 	addi       	s9, a7, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_15:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_18:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
 	sw         	s8, 0(a2)
@@ -1943,10 +2192,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_16
+	bgeu       	t0, s8, .Lchacha_rv64gc_19
 	addi       	s9, s1, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_16:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_19:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
 	sw         	s8, 0(a2)
@@ -1954,10 +2203,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_17
+	bgeu       	t0, s8, .Lchacha_rv64gc_20
 	addi       	s9, s2, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_17:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_20:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
 	sw         	s8, 0(a2)
@@ -1965,10 +2214,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_18
+	bgeu       	t0, s8, .Lchacha_rv64gc_21
 	addi       	s9, s3, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_18:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_21:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
 	sw         	s8, 0(a2)
@@ -1976,10 +2225,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_19
+	bgeu       	t0, s8, .Lchacha_rv64gc_22
 	addi       	s9, s4, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_19:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_22:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
 	sw         	s8, 0(a2)
@@ -1987,10 +2236,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_20
+	bgeu       	t0, s8, .Lchacha_rv64gc_23
 	addi       	s9, s5, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_20:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_23:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
 	sw         	s8, 0(a2)
@@ -1998,10 +2247,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_21
+	bgeu       	t0, s8, .Lchacha_rv64gc_24
 	addi       	s9, s6, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_21:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_24:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
 	sw         	s8, 0(a2)
@@ -2009,10 +2258,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gc_22
+	bgeu       	t0, s8, .Lchacha_rv64gc_25
 	addi       	s9, s7, 0
-	jal        	zero, .Lchacha_rv64gc_partial_tail
-.Lchacha_rv64gc_22:
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_25:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
 	sw         	s8, 0(a2)
@@ -2020,9 +2269,379 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	// unreachable: len < 64 leaves at most 15 whole words
-.Lchacha_rv64gc_partial_tail:
-	beq        	t0, zero, .Lchacha_rv64gc_23
-.Lchacha_rv64gc_24:
+.Lchacha_rv64gc_partial_bytes:
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_26
+	addi       	s9, t3, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_26:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 0(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 1(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 2(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_27
+	addi       	s9, t4, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_27:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 0(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 1(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 2(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_28
+	addi       	s9, t5, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_28:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 0(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 1(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 2(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_29
+	addi       	s9, t6, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_29:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 0(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 1(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 2(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_30
+	addi       	s9, a3, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_30:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 0(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 1(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 2(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_31
+	addi       	s9, a4, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_31:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 0(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 1(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 2(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_32
+	addi       	s9, a5, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_32:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 0(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 1(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 2(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_33
+	addi       	s9, a6, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_33:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 0(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 1(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 2(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_34
+	addi       	s9, a7, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_34:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 0(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 1(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 2(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_35
+	addi       	s9, s1, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_35:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 0(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 1(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 2(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_36
+	addi       	s9, s2, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_36:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 0(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 1(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 2(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_37
+	addi       	s9, s3, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_37:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 0(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 1(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 2(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_38
+	addi       	s9, s4, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_38:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 0(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 1(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 2(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_39
+	addi       	s9, s5, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_39:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 0(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 1(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 2(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_40
+	addi       	s9, s6, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_40:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 0(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 1(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 2(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gc_41
+	addi       	s9, s7, 0
+	jal        	zero, .Lchacha_rv64gc_tail
+.Lchacha_rv64gc_41:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 0(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 1(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 2(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	// unreachable: len < 64 leaves at most 15 whole words
+.Lchacha_rv64gc_tail:
+	beq        	t0, zero, .Lchacha_rv64gc_skip
+.Lchacha_rv64gc_byte:
 	lbu        	s8, 0(a1)
 	xor        	s8, s8, s9
 	sb         	s8, 0(a2)
@@ -2030,10 +2649,10 @@ SYM_FUNC_START(chacha_rv64gc)
 	addi       	a1, a1, 1
 	addi       	a2, a2, 1
 	addi       	t0, t0, -1
-	bne        	t0, zero, .Lchacha_rv64gc_24
-.Lchacha_rv64gc_23:
+	bne        	t0, zero, .Lchacha_rv64gc_byte
+.Lchacha_rv64gc_skip:
 	addiw      	t1, t1, 1
-.Lchacha_rv64gc_done:
+.Lchacha_rv64gc_2:
 	sw         	t1, 48(a0)
 	// return
 	addi       	t0, zero, 0

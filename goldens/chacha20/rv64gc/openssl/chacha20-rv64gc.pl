@@ -27,8 +27,8 @@ print $fh <<'___';
 	.type	ChaCha20_ctr32, @function
 	.set	ChaCha20_ctr32, ChaCha20_ctr32_rv64gc
 ChaCha20_ctr32_rv64gc:
-	# void ChaCha20_ctr32_rv64gc(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
-	# ChaCha20_ctr32_rv64gc: 1912 instructions, frame 80 bytes
+	# void ChaCha20_ctr32_rv64gc(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
+	# ChaCha20_ctr32_rv64gc: 2511 instructions, frame 80 bytes
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10
 	#   most live values at once: 26 integer, 0 vector registers
@@ -50,9 +50,9 @@ ChaCha20_ctr32_rv64gc:
 	auipc      	t0, %pcrel_hi(kgen_chacha_rv64gc_sigma)
 	addi       	t0, t0, %pcrel_lo(.LChaCha20_ctr32_rv64gc_0)
 	lw         	t1, 0(a4)
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gc_24
-	jal        	zero, .LChaCha20_ctr32_rv64gc_done
-.LChaCha20_ctr32_rv64gc_24:
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gc_43
+	jal        	zero, .LChaCha20_ctr32_rv64gc_3
+.LChaCha20_ctr32_rv64gc_43:
 .LChaCha20_ctr32_rv64gc_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
@@ -1793,7 +1793,11 @@ ChaCha20_ctr32_rv64gc:
 	addw       	s7, s7, s9
 	addw       	s8, s8, s10
 	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_rv64gc_partial
+	bltu       	a2, s9, .LChaCha20_ctr32_rv64gc_2
+	# misaligned buffers: byte by byte
+	or         	s9, a0, a1
+	andi       	s9, s9, 3
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gc_block_bytes
 	lw         	s9, 0(a1)
 	lw         	s10, 4(a1)
 	xor        	s9, s9, t2
@@ -1842,21 +1846,267 @@ ChaCha20_ctr32_rv64gc:
 	sw         	s9, 56(a0)
 	xor        	s10, s10, s8
 	sw         	s10, 60(a0)
+.LChaCha20_ctr32_rv64gc_next_block:
 	addi       	a0, a0, 64
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gc_25
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gc_44
 	jal        	zero, .LChaCha20_ctr32_rv64gc_block
-.LChaCha20_ctr32_rv64gc_25:
-	jal        	zero, .LChaCha20_ctr32_rv64gc_done
-.LChaCha20_ctr32_rv64gc_partial:
+.LChaCha20_ctr32_rv64gc_44:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_3
+.LChaCha20_ctr32_rv64gc_block_bytes:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 0(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 1(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 2(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 3(a0)
+	lbu        	s9, 4(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 4(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 5(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 5(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 6(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 6(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 7(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 7(a0)
+	lbu        	s9, 8(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 8(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 9(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 9(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 10(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 10(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 11(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 11(a0)
+	lbu        	s9, 12(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 12(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 13(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 13(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 14(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 14(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 15(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 15(a0)
+	lbu        	s9, 16(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 16(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 17(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 17(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 18(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 18(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 19(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 19(a0)
+	lbu        	s9, 20(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 20(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 21(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 21(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 22(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 22(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 23(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 23(a0)
+	lbu        	s9, 24(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 24(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 25(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 25(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 26(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 26(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 27(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 27(a0)
+	lbu        	s9, 28(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 28(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 29(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 29(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 30(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 30(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 31(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 31(a0)
+	lbu        	s9, 32(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 32(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 33(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 33(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 34(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 34(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 35(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 35(a0)
+	lbu        	s9, 36(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 36(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 37(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 37(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 38(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 38(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 39(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 39(a0)
+	lbu        	s9, 40(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 40(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 41(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 41(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 42(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 42(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 43(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 43(a0)
+	lbu        	s9, 44(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 44(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 45(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 45(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 46(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 46(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 47(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 47(a0)
+	lbu        	s9, 48(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 48(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 49(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 49(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 50(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 50(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 51(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 51(a0)
+	lbu        	s9, 52(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 52(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 53(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 53(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 54(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 54(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 55(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 55(a0)
+	lbu        	s9, 56(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 56(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 57(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 57(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 58(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 58(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 59(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 59(a0)
+	lbu        	s9, 60(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 60(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 61(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 61(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 62(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 62(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 63(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 63(a0)
+	jal        	zero, .LChaCha20_ctr32_rv64gc_next_block
+.LChaCha20_ctr32_rv64gc_2:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	or         	s9, a0, a1
+	andi       	s9, s9, 3
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gc_partial_bytes
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_6
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_8
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_6:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_8:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -1864,10 +2114,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_7
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_10
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_7:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_10:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
 	sw         	s9, 0(a0)
@@ -1875,10 +2125,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_8
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_11
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_8:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_11:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
 	sw         	s9, 0(a0)
@@ -1886,10 +2136,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_9
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_12
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_9:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_12:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
 	sw         	s9, 0(a0)
@@ -1897,10 +2147,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_10
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_13
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_10:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_13:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
 	sw         	s9, 0(a0)
@@ -1908,10 +2158,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_11
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_14
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_11:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_14:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
 	sw         	s9, 0(a0)
@@ -1919,10 +2169,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_12
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_15
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_12:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_15:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
 	sw         	s9, 0(a0)
@@ -1930,10 +2180,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_13
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_16
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_13:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_16:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
 	sw         	s9, 0(a0)
@@ -1941,10 +2191,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_14
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_17
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_14:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_17:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
 	sw         	s9, 0(a0)
@@ -1952,10 +2202,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_15
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_18
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_15:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_18:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
 	sw         	s9, 0(a0)
@@ -1963,10 +2213,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_16
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_19
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_16:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_19:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
 	sw         	s9, 0(a0)
@@ -1974,10 +2224,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_17
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_20
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_17:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_20:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
 	sw         	s9, 0(a0)
@@ -1985,10 +2235,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_18
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_21
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_18:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_21:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
 	sw         	s9, 0(a0)
@@ -1996,10 +2246,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_19
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_22
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_19:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_22:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
 	sw         	s9, 0(a0)
@@ -2007,10 +2257,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_20
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_23
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_20:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_23:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
 	sw         	s9, 0(a0)
@@ -2018,10 +2268,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_21
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_24
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gc_partial_tail
-.LChaCha20_ctr32_rv64gc_21:
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_24:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
 	sw         	s9, 0(a0)
@@ -2029,9 +2279,379 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_rv64gc_partial_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gc_22
-.LChaCha20_ctr32_rv64gc_23:
+.LChaCha20_ctr32_rv64gc_partial_bytes:
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_25
+	addi       	s10, t2, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_25:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 0(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 1(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 2(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_26
+	addi       	s10, t3, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_26:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 0(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 1(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 2(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_27
+	addi       	s10, t4, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_27:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 0(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 1(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 2(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_28
+	addi       	s10, t5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_28:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 0(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 1(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 2(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_29
+	addi       	s10, t6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_29:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 0(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 1(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 2(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_30
+	addi       	s10, a5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_30:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 0(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 1(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 2(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_31
+	addi       	s10, a6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_31:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 0(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 1(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 2(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_32
+	addi       	s10, a7, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_32:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 0(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 1(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 2(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_33
+	addi       	s10, s1, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_33:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 0(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 1(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 2(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_34
+	addi       	s10, s2, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_34:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 0(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 1(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 2(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_35
+	addi       	s10, s3, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_35:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 0(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 1(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 2(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_36
+	addi       	s10, s4, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_36:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 0(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 1(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 2(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_37
+	addi       	s10, s5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_37:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 0(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 1(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 2(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_38
+	addi       	s10, s6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_38:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 0(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 1(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 2(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_39
+	addi       	s10, s7, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_39:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 0(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 1(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 2(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gc_40
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gc_tail
+.LChaCha20_ctr32_rv64gc_40:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 0(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 1(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 2(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	# unreachable: len < 64 leaves at most 15 whole words
+.LChaCha20_ctr32_rv64gc_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gc_skip
+.LChaCha20_ctr32_rv64gc_byte:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
 	sb         	s9, 0(a0)
@@ -2039,10 +2659,10 @@ ChaCha20_ctr32_rv64gc:
 	addi       	a1, a1, 1
 	addi       	a0, a0, 1
 	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gc_23
-.LChaCha20_ctr32_rv64gc_22:
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gc_byte
+.LChaCha20_ctr32_rv64gc_skip:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_rv64gc_done:
+.LChaCha20_ctr32_rv64gc_3:
 	# return
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0

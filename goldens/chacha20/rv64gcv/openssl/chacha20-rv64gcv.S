@@ -15,8 +15,8 @@
 	.type	ChaCha20_ctr32, @function
 	.set	ChaCha20_ctr32, ChaCha20_ctr32_rv64gcv
 ChaCha20_ctr32_rv64gcv:
-	# void ChaCha20_ctr32_rv64gcv(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
-	# ChaCha20_ctr32_rv64gcv: 3705 instructions, frame 112 bytes
+	# void ChaCha20_ctr32_rv64gcv(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
+	# ChaCha20_ctr32_rv64gcv: 4303 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -44,14 +44,14 @@ ChaCha20_ctr32_rv64gcv:
 	lw         	t1, 0(a4)
 	# short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s9, zero, 128
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_53
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_scalar_top
-.LChaCha20_ctr32_rv64gcv_53:
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_73
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_4
+.LChaCha20_ctr32_rv64gcv_73:
 	or         	s9, a0, a1
 	andi       	s9, s9, 3
-	beq        	s9, zero, .LChaCha20_ctr32_rv64gcv_54
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_scalar_top
-.LChaCha20_ctr32_rv64gcv_54:
+	beq        	s9, zero, .LChaCha20_ctr32_rv64gcv_74
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_4
+.LChaCha20_ctr32_rv64gcv_74:
 	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
 	addi       	s11, zero, 4
 	vsetvli    	zero, s11, e32, m1, ta, ma
@@ -105,7 +105,7 @@ ChaCha20_ctr32_rv64gcv:
 	vadd.vv    	v4, v4, v25
 	vmv.v.v    	v26, v4
 	addi       	s9, zero, 10
-.LChaCha20_ctr32_rv64gcv_lanes_dr:
+.LChaCha20_ctr32_rv64gcv_dr:
 	# four vector lanes interleaved with the scalar block
 	vadd.vv    	v12, v12, v16
 	vadd.vv    	v13, v13, v17
@@ -340,7 +340,7 @@ ChaCha20_ctr32_rv64gcv:
 	vmadd.vv   	v16, v11, v24
 	roriw      	t6, t6, 25
 	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_lanes_dr
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_dr
 	# feed-forward: the scalar block and the lanes add the same state words
 	lw         	s9, 0(t0)
 	lw         	s10, 4(t0)
@@ -531,7 +531,7 @@ ChaCha20_ctr32_rv64gcv:
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_lanes_loop
 .LChaCha20_ctr32_rv64gcv_lanes_rest:
 	addi       	s9, zero, 128
-	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_scalar_top
+	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_1
 	addi       	s9, zero, 192
 	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_rows
 	srli       	s11, a2, 6
@@ -573,7 +573,7 @@ ChaCha20_ctr32_rv64gcv:
 	vadd.vv    	v4, v4, v25
 	vmv.v.v    	v26, v4
 	addi       	s9, zero, 10
-.LChaCha20_ctr32_rv64gcv_tail_dr:
+.LChaCha20_ctr32_rv64gcv_dr.1:
 	# four vector lanes interleaved with the scalar block
 	vadd.vv    	v12, v12, v16
 	vadd.vv    	v13, v13, v17
@@ -808,7 +808,7 @@ ChaCha20_ctr32_rv64gcv:
 	vmadd.vv   	v16, v11, v24
 	roriw      	t6, t6, 25
 	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_tail_dr
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_dr.1
 	# feed-forward: the scalar block and the lanes add the same state words
 	lw         	s9, 0(t0)
 	lw         	s10, 4(t0)
@@ -949,10 +949,10 @@ ChaCha20_ctr32_rv64gcv:
 	add        	a1, a1, s9
 	sub        	a2, a2, s9
 	addw       	t1, t1, s11
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_55
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial
-.LChaCha20_ctr32_rv64gcv_55:
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_done
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_75
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_2
+.LChaCha20_ctr32_rv64gcv_75:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_3
 .LChaCha20_ctr32_rv64gcv_rows:
 	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	vadd.vi    	v1, v25, 1
@@ -961,8 +961,7 @@ ChaCha20_ctr32_rv64gcv:
 	vand.vi    	v2, v2, 3
 	vadd.vi    	v3, v25, 3
 	vand.vi    	v3, v3, 3
-	vmseq.vi   	v0, v25, 0
-	vmv.v.v    	v20, v0
+	vmseq.vi   	v20, v25, 0
 	# rows of the state: word sources per ABI; the counter word is ctr (merged in)
 	addi       	s11, t0, 0
 	vle32.v    	v4, (s11)
@@ -996,7 +995,7 @@ ChaCha20_ctr32_rv64gcv:
 	lw         	s7, 8(a4)
 	lw         	s8, 12(a4)
 	addi       	s9, zero, 10
-.LChaCha20_ctr32_rv64gcv_rows_dr:
+.LChaCha20_ctr32_rv64gcv_dr.2:
 	vadd.vv    	v12, v12, v13
 	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t2, t2, t6
@@ -1140,7 +1139,7 @@ ChaCha20_ctr32_rv64gcv:
 	xor        	t6, t6, s2
 	roriw      	t6, t6, 25
 	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_rows_dr
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_dr.2
 	# feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	vadd.vv    	v12, v12, v4
 	vadd.vv    	v13, v13, v5
@@ -1250,11 +1249,11 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a1, a1, 128
 	addi       	a2, a2, -128
 	addiw      	t1, t1, 2
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_scalar_top
-.LChaCha20_ctr32_rv64gcv_scalar_top:
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_56
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_done
-.LChaCha20_ctr32_rv64gcv_56:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_1
+.LChaCha20_ctr32_rv64gcv_1:
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_76
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_3
+.LChaCha20_ctr32_rv64gcv_76:
 .LChaCha20_ctr32_rv64gcv_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
@@ -2355,7 +2354,7 @@ ChaCha20_ctr32_rv64gcv:
 	addw       	s7, s7, s9
 	addw       	s8, s8, s10
 	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_partial
+	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_2
 	lw         	s9, 0(a1)
 	lw         	s10, 4(a1)
 	xor        	s9, s9, t2
@@ -2408,17 +2407,17 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_57
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_77
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_block
-.LChaCha20_ctr32_rv64gcv_57:
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_done
-.LChaCha20_ctr32_rv64gcv_partial:
+.LChaCha20_ctr32_rv64gcv_77:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_3
+.LChaCha20_ctr32_rv64gcv_2:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_16
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_15
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
-.LChaCha20_ctr32_rv64gcv_16:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_15:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -2428,7 +2427,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_17
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_17:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
@@ -2439,7 +2438,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_18
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_18:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
@@ -2450,7 +2449,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_19
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_19:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
@@ -2461,7 +2460,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_20
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_20:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
@@ -2472,7 +2471,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_21
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_21:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
@@ -2483,7 +2482,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_22
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_22:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
@@ -2494,7 +2493,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_23
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_23:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
@@ -2505,7 +2504,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_24
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_24:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
@@ -2516,7 +2515,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_25
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_25:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
@@ -2527,7 +2526,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_26
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_26:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
@@ -2538,7 +2537,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_27
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_27:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
@@ -2549,7 +2548,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_28
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_28:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
@@ -2560,7 +2559,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_29
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_29:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
@@ -2571,7 +2570,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_30
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_30:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
@@ -2582,7 +2581,7 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_31
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_partial_tail
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
 .LChaCha20_ctr32_rv64gcv_31:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
@@ -2591,9 +2590,9 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_rv64gcv_partial_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_32
-.LChaCha20_ctr32_rv64gcv_33:
+.LChaCha20_ctr32_rv64gcv_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_skip
+.LChaCha20_ctr32_rv64gcv_byte:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
 	sb         	s9, 0(a0)
@@ -2601,10 +2600,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a1, a1, 1
 	addi       	a0, a0, 1
 	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_33
-.LChaCha20_ctr32_rv64gcv_32:
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_byte
+.LChaCha20_ctr32_rv64gcv_skip:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_rv64gcv_done:
+.LChaCha20_ctr32_rv64gcv_3:
 	# return
 	vsetvli    	t0, zero, e8, m8, ta, ma
 	vmv.v.i    	v0, 0
@@ -2635,11 +2634,11 @@ ChaCha20_ctr32_rv64gcv:
 	ld         	ra, 96(sp)
 	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
-.LChaCha20_ctr32_rv64gcv_short_scalar_top:
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_58
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_done
-.LChaCha20_ctr32_rv64gcv_58:
-.LChaCha20_ctr32_rv64gcv_short_block:
+.LChaCha20_ctr32_rv64gcv_4:
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_78
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_6
+.LChaCha20_ctr32_rv64gcv_78:
+.LChaCha20_ctr32_rv64gcv_block.1:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
 	lw         	t4, 8(t0)
@@ -3739,7 +3738,11 @@ ChaCha20_ctr32_rv64gcv:
 	addw       	s7, s7, s9
 	addw       	s8, s8, s10
 	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_short_partial
+	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_5
+	# misaligned buffers: byte by byte
+	or         	s9, a0, a1
+	andi       	s9, s9, 3
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_block_bytes
 	lw         	s9, 0(a1)
 	lw         	s10, 4(a1)
 	xor        	s9, s9, t2
@@ -3788,21 +3791,267 @@ ChaCha20_ctr32_rv64gcv:
 	sw         	s9, 56(a0)
 	xor        	s10, s10, s8
 	sw         	s10, 60(a0)
+.LChaCha20_ctr32_rv64gcv_next_block.1:
 	addi       	a0, a0, 64
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_59
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_block
-.LChaCha20_ctr32_rv64gcv_59:
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_done
-.LChaCha20_ctr32_rv64gcv_short_partial:
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_79
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_block.1
+.LChaCha20_ctr32_rv64gcv_79:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_6
+.LChaCha20_ctr32_rv64gcv_block_bytes:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 0(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 1(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 2(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 3(a0)
+	lbu        	s9, 4(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 4(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 5(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 5(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 6(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 6(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 7(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 7(a0)
+	lbu        	s9, 8(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 8(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 9(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 9(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 10(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 10(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 11(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 11(a0)
+	lbu        	s9, 12(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 12(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 13(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 13(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 14(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 14(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 15(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 15(a0)
+	lbu        	s9, 16(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 16(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 17(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 17(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 18(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 18(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 19(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 19(a0)
+	lbu        	s9, 20(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 20(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 21(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 21(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 22(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 22(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 23(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 23(a0)
+	lbu        	s9, 24(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 24(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 25(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 25(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 26(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 26(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 27(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 27(a0)
+	lbu        	s9, 28(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 28(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 29(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 29(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 30(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 30(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 31(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 31(a0)
+	lbu        	s9, 32(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 32(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 33(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 33(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 34(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 34(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 35(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 35(a0)
+	lbu        	s9, 36(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 36(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 37(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 37(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 38(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 38(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 39(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 39(a0)
+	lbu        	s9, 40(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 40(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 41(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 41(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 42(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 42(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 43(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 43(a0)
+	lbu        	s9, 44(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 44(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 45(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 45(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 46(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 46(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 47(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 47(a0)
+	lbu        	s9, 48(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 48(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 49(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 49(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 50(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 50(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 51(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 51(a0)
+	lbu        	s9, 52(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 52(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 53(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 53(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 54(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 54(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 55(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 55(a0)
+	lbu        	s9, 56(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 56(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 57(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 57(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 58(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 58(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 59(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 59(a0)
+	lbu        	s9, 60(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 60(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 61(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 61(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 62(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 62(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 63(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 63(a0)
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_next_block.1
+.LChaCha20_ctr32_rv64gcv_5:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	or         	s9, a0, a1
+	andi       	s9, s9, 3
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_partial_bytes
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_35
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_38
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_35:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_38:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -3810,10 +4059,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_36
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_40
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_36:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_40:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
 	sw         	s9, 0(a0)
@@ -3821,10 +4070,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_37
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_41
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_37:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_41:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
 	sw         	s9, 0(a0)
@@ -3832,10 +4081,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_38
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_42
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_38:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_42:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
 	sw         	s9, 0(a0)
@@ -3843,10 +4092,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_39
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_43
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_39:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_43:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
 	sw         	s9, 0(a0)
@@ -3854,10 +4103,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_40
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_44
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_40:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_44:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
 	sw         	s9, 0(a0)
@@ -3865,10 +4114,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_41
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_45
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_41:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_45:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
 	sw         	s9, 0(a0)
@@ -3876,10 +4125,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_42
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_46
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_42:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_46:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
 	sw         	s9, 0(a0)
@@ -3887,10 +4136,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_43
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_47
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_43:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_47:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
 	sw         	s9, 0(a0)
@@ -3898,10 +4147,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_44
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_48
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_44:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_48:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
 	sw         	s9, 0(a0)
@@ -3909,10 +4158,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_45
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_49
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_45:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_49:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
 	sw         	s9, 0(a0)
@@ -3920,10 +4169,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_46
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_50
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_46:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_50:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
 	sw         	s9, 0(a0)
@@ -3931,10 +4180,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_47
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_51
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_47:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_51:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
 	sw         	s9, 0(a0)
@@ -3942,10 +4191,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_48
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_52
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_48:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_52:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
 	sw         	s9, 0(a0)
@@ -3953,10 +4202,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_49
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_53
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_49:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_53:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
 	sw         	s9, 0(a0)
@@ -3964,10 +4213,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_50
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_54
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_short_partial_tail
-.LChaCha20_ctr32_rv64gcv_50:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_54:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
 	sw         	s9, 0(a0)
@@ -3975,9 +4224,379 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_rv64gcv_short_partial_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_51
-.LChaCha20_ctr32_rv64gcv_52:
+.LChaCha20_ctr32_rv64gcv_partial_bytes:
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_55
+	addi       	s10, t2, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_55:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 0(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 1(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 2(a0)
+	srli       	t2, t2, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t2
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_56
+	addi       	s10, t3, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_56:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 0(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 1(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 2(a0)
+	srli       	t3, t3, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t3
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_57
+	addi       	s10, t4, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_57:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 0(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 1(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 2(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_58
+	addi       	s10, t5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_58:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 0(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 1(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 2(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_59
+	addi       	s10, t6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_59:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 0(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 1(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 2(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_60
+	addi       	s10, a5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_60:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 0(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 1(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 2(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_61
+	addi       	s10, a6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_61:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 0(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 1(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 2(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_62
+	addi       	s10, a7, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_62:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 0(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 1(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 2(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_63
+	addi       	s10, s1, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_63:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 0(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 1(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 2(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_64
+	addi       	s10, s2, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_64:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 0(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 1(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 2(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_65
+	addi       	s10, s3, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_65:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 0(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 1(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 2(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_66
+	addi       	s10, s4, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_66:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 0(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 1(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 2(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_67
+	addi       	s10, s5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_67:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 0(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 1(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 2(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_68
+	addi       	s10, s6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_68:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 0(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 1(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 2(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_69
+	addi       	s10, s7, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_69:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 0(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 1(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 2(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_70
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_70:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 0(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 1(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 2(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	# unreachable: len < 64 leaves at most 15 whole words
+.LChaCha20_ctr32_rv64gcv_tail.1:
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_skip.1
+.LChaCha20_ctr32_rv64gcv_byte.1:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
 	sb         	s9, 0(a0)
@@ -3985,10 +4604,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a1, a1, 1
 	addi       	a0, a0, 1
 	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_52
-.LChaCha20_ctr32_rv64gcv_51:
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_byte.1
+.LChaCha20_ctr32_rv64gcv_skip.1:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_rv64gcv_short_done:
+.LChaCha20_ctr32_rv64gcv_6:
 	# return
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0

@@ -12,9 +12,8 @@
 	.text
 
 /*
- * void chacha_rva23(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds);
- * void chacha_rva23(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds)
- * chacha_rva23: 3636 instructions, frame 96 bytes
+ * void chacha_rva23(u32 *state, const u8 *in, u8 *out, size_t nblocks, int nrounds);
+ * chacha_rva23: 4234 instructions, frame 96 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v24
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -42,14 +41,14 @@ SYM_FUNC_START(chacha_rva23)
 	srli       	t2, a4, 1
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s8, zero, 128
-	bgeu       	t0, s8, .Lchacha_rva23_56
-	jal        	zero, .Lchacha_rva23_short_scalar_top
-.Lchacha_rva23_56:
+	bgeu       	t0, s8, .Lchacha_rva23_76
+	jal        	zero, .Lchacha_rva23_3
+.Lchacha_rva23_76:
 	or         	s8, a2, a1
 	andi       	s8, s8, 3
-	beq        	s8, zero, .Lchacha_rva23_57
-	jal        	zero, .Lchacha_rva23_short_scalar_top
-.Lchacha_rva23_57:
+	beq        	s8, zero, .Lchacha_rva23_77
+	jal        	zero, .Lchacha_rva23_3
+.Lchacha_rva23_77:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
 	addi       	s10, zero, 4
 	vsetvli    	zero, s10, e32, m1, ta, ma
@@ -95,7 +94,7 @@ SYM_FUNC_START(chacha_rva23)
 	vadd.vv    	v4, v4, v16
 	vmv.v.v    	v18, v4
 	addi       	s8, t2, 0
-.Lchacha_rva23_lanes_dr:
+.Lchacha_rva23_dr:
 	// four vector lanes interleaved with the scalar block
 	vadd.vv    	v17, v17, v11
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
@@ -298,7 +297,7 @@ SYM_FUNC_START(chacha_rva23)
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
 	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_rva23_lanes_dr
+	bne        	s8, zero, .Lchacha_rva23_dr
 	// feed-forward: the scalar block and the lanes add the same state words
 	lw         	s8, 0(a0)
 	lw         	s9, 4(a0)
@@ -489,7 +488,7 @@ SYM_FUNC_START(chacha_rva23)
 	jal        	zero, .Lchacha_rva23_lanes_loop
 .Lchacha_rva23_lanes_rest:
 	addi       	s8, zero, 128
-	bltu       	t0, s8, .Lchacha_rva23_scalar_top
+	bltu       	t0, s8, .Lchacha_rva23_0
 	addi       	s8, zero, 192
 	bltu       	t0, s8, .Lchacha_rva23_rows
 	srli       	s10, t0, 6
@@ -531,7 +530,7 @@ SYM_FUNC_START(chacha_rva23)
 	vadd.vv    	v4, v4, v16
 	vmv.v.v    	v18, v4
 	addi       	s8, t2, 0
-.Lchacha_rva23_tail_dr:
+.Lchacha_rva23_dr.1:
 	// four vector lanes interleaved with the scalar block
 	vadd.vv    	v17, v17, v11
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
@@ -734,7 +733,7 @@ SYM_FUNC_START(chacha_rva23)
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
 	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_rva23_tail_dr
+	bne        	s8, zero, .Lchacha_rva23_dr.1
 	// feed-forward: the scalar block and the lanes add the same state words
 	lw         	s8, 0(a0)
 	lw         	s9, 4(a0)
@@ -875,10 +874,10 @@ SYM_FUNC_START(chacha_rva23)
 	add        	a1, a1, s8
 	sub        	t0, t0, s8
 	addw       	t1, t1, s10
-	beq        	t0, zero, .Lchacha_rva23_58
-	jal        	zero, .Lchacha_rva23_partial
-.Lchacha_rva23_58:
-	jal        	zero, .Lchacha_rva23_done
+	beq        	t0, zero, .Lchacha_rva23_78
+	jal        	zero, .Lchacha_rva23_1
+.Lchacha_rva23_78:
+	jal        	zero, .Lchacha_rva23_2
 .Lchacha_rva23_rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	vadd.vi    	v1, v16, 1
@@ -887,8 +886,7 @@ SYM_FUNC_START(chacha_rva23)
 	vand.vi    	v2, v2, 3
 	vadd.vi    	v3, v16, 3
 	vand.vi    	v3, v3, 3
-	vmseq.vi   	v0, v16, 0
-	vmv.v.v    	v15, v0
+	vmseq.vi   	v15, v16, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
 	addi       	s10, a0, 0
 	vle32.v    	v4, (s10)
@@ -922,7 +920,7 @@ SYM_FUNC_START(chacha_rva23)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, t2, 0
-.Lchacha_rva23_rows_dr:
+.Lchacha_rva23_dr.2:
 	vadd.vv    	v17, v17, v8
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1058,7 +1056,7 @@ SYM_FUNC_START(chacha_rva23)
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
 	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_rva23_rows_dr
+	bne        	s8, zero, .Lchacha_rva23_dr.2
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	vadd.vv    	v17, v17, v4
 	vadd.vv    	v8, v8, v5
@@ -1168,11 +1166,11 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a1, a1, 128
 	addi       	t0, t0, -128
 	addiw      	t1, t1, 2
-	jal        	zero, .Lchacha_rva23_scalar_top
-.Lchacha_rva23_scalar_top:
-	bne        	t0, zero, .Lchacha_rva23_59
-	jal        	zero, .Lchacha_rva23_done
-.Lchacha_rva23_59:
+	jal        	zero, .Lchacha_rva23_0
+.Lchacha_rva23_0:
+	bne        	t0, zero, .Lchacha_rva23_79
+	jal        	zero, .Lchacha_rva23_2
+.Lchacha_rva23_79:
 .Lchacha_rva23_block:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
@@ -1191,9 +1189,9 @@ SYM_FUNC_START(chacha_rva23)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, zero, 6
-	beq        	t2, s8, .Lchacha_rva23_scalar_dr4
+	beq        	t2, s8, .Lchacha_rva23_dr4
 	addi       	s8, zero, 4
-	beq        	t2, s8, .Lchacha_rva23_scalar_dr6
+	beq        	t2, s8, .Lchacha_rva23_dr6
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1614,7 +1612,7 @@ SYM_FUNC_START(chacha_rva23)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
-.Lchacha_rva23_scalar_dr4:
+.Lchacha_rva23_dr4:
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1825,7 +1823,7 @@ SYM_FUNC_START(chacha_rva23)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
-.Lchacha_rva23_scalar_dr6:
+.Lchacha_rva23_dr6:
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -2279,7 +2277,7 @@ SYM_FUNC_START(chacha_rva23)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_rva23_partial
+	bltu       	t0, s8, .Lchacha_rva23_1
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -2332,17 +2330,17 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_rva23_60
+	beq        	t0, zero, .Lchacha_rva23_80
 	jal        	zero, .Lchacha_rva23_block
-.Lchacha_rva23_60:
-	jal        	zero, .Lchacha_rva23_done
-.Lchacha_rva23_partial:
+.Lchacha_rva23_80:
+	jal        	zero, .Lchacha_rva23_2
+.Lchacha_rva23_1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_17
+	bgeu       	t0, s8, .Lchacha_rva23_16
 	addi       	s9, t3, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
-.Lchacha_rva23_17:
+	jal        	zero, .Lchacha_rva23_tail
+.Lchacha_rva23_16:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
 	sw         	s8, 0(a2)
@@ -2352,7 +2350,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_18
 	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_18:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
@@ -2363,7 +2361,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_19
 	addi       	s9, t5, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_19:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
@@ -2374,7 +2372,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_20
 	addi       	s9, t6, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_20:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
@@ -2385,7 +2383,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_21
 	addi       	s9, a3, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_21:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
@@ -2396,7 +2394,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_22
 	addi       	s9, a4, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_22:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
@@ -2407,7 +2405,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_23
 	addi       	s9, a5, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_23:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
@@ -2418,7 +2416,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_24
 	addi       	s9, a6, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_24:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
@@ -2429,7 +2427,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_25
 	addi       	s9, a7, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_25:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
@@ -2440,7 +2438,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_26
 	addi       	s9, s1, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_26:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
@@ -2451,7 +2449,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_27
 	addi       	s9, s2, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_27:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
@@ -2462,7 +2460,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_28
 	addi       	s9, s3, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_28:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
@@ -2473,7 +2471,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_29
 	addi       	s9, s4, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_29:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
@@ -2484,7 +2482,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_30
 	addi       	s9, s5, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_30:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
@@ -2495,7 +2493,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_31
 	addi       	s9, s6, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_31:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
@@ -2506,7 +2504,7 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rva23_32
 	addi       	s9, s7, 0
-	jal        	zero, .Lchacha_rva23_partial_tail
+	jal        	zero, .Lchacha_rva23_tail
 .Lchacha_rva23_32:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
@@ -2515,9 +2513,9 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	// unreachable: len < 64 leaves at most 15 whole words
-.Lchacha_rva23_partial_tail:
-	beq        	t0, zero, .Lchacha_rva23_33
-.Lchacha_rva23_34:
+.Lchacha_rva23_tail:
+	beq        	t0, zero, .Lchacha_rva23_skip
+.Lchacha_rva23_byte:
 	lbu        	s8, 0(a1)
 	xor        	s8, s8, s9
 	sb         	s8, 0(a2)
@@ -2525,10 +2523,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a1, a1, 1
 	addi       	a2, a2, 1
 	addi       	t0, t0, -1
-	bne        	t0, zero, .Lchacha_rva23_34
-.Lchacha_rva23_33:
+	bne        	t0, zero, .Lchacha_rva23_byte
+.Lchacha_rva23_skip:
 	addiw      	t1, t1, 1
-.Lchacha_rva23_done:
+.Lchacha_rva23_2:
 	sw         	t1, 48(a0)
 	// return
 	vsetvli    	t0, zero, e8, m8, ta, ma
@@ -2561,11 +2559,11 @@ SYM_FUNC_START(chacha_rva23)
 	ld         	ra, 88(sp)
 	addi       	sp, sp, 96
 	jalr       	zero, 0(ra)
-.Lchacha_rva23_short_scalar_top:
-	bne        	t0, zero, .Lchacha_rva23_61
-	jal        	zero, .Lchacha_rva23_short_done
-.Lchacha_rva23_61:
-.Lchacha_rva23_short_block:
+.Lchacha_rva23_3:
+	bne        	t0, zero, .Lchacha_rva23_81
+	jal        	zero, .Lchacha_rva23_5
+.Lchacha_rva23_81:
+.Lchacha_rva23_block.1:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
 	lw         	t5, 8(a0)
@@ -2583,9 +2581,9 @@ SYM_FUNC_START(chacha_rva23)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, zero, 6
-	beq        	t2, s8, .Lchacha_rva23_short_scalar_dr4
+	beq        	t2, s8, .Lchacha_rva23_dr4.1
 	addi       	s8, zero, 4
-	beq        	t2, s8, .Lchacha_rva23_short_scalar_dr6
+	beq        	t2, s8, .Lchacha_rva23_dr6.1
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -3006,7 +3004,7 @@ SYM_FUNC_START(chacha_rva23)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
-.Lchacha_rva23_short_scalar_dr4:
+.Lchacha_rva23_dr4.1:
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -3217,7 +3215,7 @@ SYM_FUNC_START(chacha_rva23)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
-.Lchacha_rva23_short_scalar_dr6:
+.Lchacha_rva23_dr6.1:
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -3671,7 +3669,11 @@ SYM_FUNC_START(chacha_rva23)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_rva23_short_partial
+	bltu       	t0, s8, .Lchacha_rva23_4
+	// misaligned buffers: byte by byte
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	bne        	s8, zero, .Lchacha_rva23_block_bytes
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -3720,21 +3722,267 @@ SYM_FUNC_START(chacha_rva23)
 	sw         	s8, 56(a2)
 	xor        	s9, s9, s7
 	sw         	s9, 60(a2)
+.Lchacha_rva23_next_block.1:
 	addi       	a2, a2, 64
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_rva23_62
-	jal        	zero, .Lchacha_rva23_short_block
-.Lchacha_rva23_62:
-	jal        	zero, .Lchacha_rva23_short_done
-.Lchacha_rva23_short_partial:
+	beq        	t0, zero, .Lchacha_rva23_82
+	jal        	zero, .Lchacha_rva23_block.1
+.Lchacha_rva23_82:
+	jal        	zero, .Lchacha_rva23_5
+.Lchacha_rva23_block_bytes:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 0(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 1(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 2(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 3(a2)
+	lbu        	s8, 4(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 4(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 5(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 5(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 6(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 6(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 7(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 7(a2)
+	lbu        	s8, 8(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 8(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 9(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 9(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 10(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 10(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 11(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 11(a2)
+	lbu        	s8, 12(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 12(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 13(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 13(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 14(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 14(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 15(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 15(a2)
+	lbu        	s8, 16(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 16(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 17(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 17(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 18(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 18(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 19(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 19(a2)
+	lbu        	s8, 20(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 20(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 21(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 21(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 22(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 22(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 23(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 23(a2)
+	lbu        	s8, 24(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 24(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 25(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 25(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 26(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 26(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 27(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 27(a2)
+	lbu        	s8, 28(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 28(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 29(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 29(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 30(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 30(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 31(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 31(a2)
+	lbu        	s8, 32(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 32(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 33(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 33(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 34(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 34(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 35(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 35(a2)
+	lbu        	s8, 36(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 36(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 37(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 37(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 38(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 38(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 39(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 39(a2)
+	lbu        	s8, 40(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 40(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 41(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 41(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 42(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 42(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 43(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 43(a2)
+	lbu        	s8, 44(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 44(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 45(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 45(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 46(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 46(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 47(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 47(a2)
+	lbu        	s8, 48(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 48(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 49(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 49(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 50(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 50(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 51(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 51(a2)
+	lbu        	s8, 52(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 52(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 53(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 53(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 54(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 54(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 55(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 55(a2)
+	lbu        	s8, 56(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 56(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 57(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 57(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 58(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 58(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 59(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 59(a2)
+	lbu        	s8, 60(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 60(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 61(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 61(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 62(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 62(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 63(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 63(a2)
+	jal        	zero, .Lchacha_rva23_next_block.1
+.Lchacha_rva23_4:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	bne        	s8, zero, .Lchacha_rva23_partial_bytes
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_38
+	bgeu       	t0, s8, .Lchacha_rva23_41
 	addi       	s9, t3, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_38:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_41:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
 	sw         	s8, 0(a2)
@@ -3742,10 +3990,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_39
+	bgeu       	t0, s8, .Lchacha_rva23_43
 	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_39:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_43:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
 	sw         	s8, 0(a2)
@@ -3753,10 +4001,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_40
+	bgeu       	t0, s8, .Lchacha_rva23_44
 	addi       	s9, t5, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_40:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_44:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
 	sw         	s8, 0(a2)
@@ -3764,10 +4012,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_41
+	bgeu       	t0, s8, .Lchacha_rva23_45
 	addi       	s9, t6, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_41:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_45:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
 	sw         	s8, 0(a2)
@@ -3775,10 +4023,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_42
+	bgeu       	t0, s8, .Lchacha_rva23_46
 	addi       	s9, a3, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_42:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_46:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
 	sw         	s8, 0(a2)
@@ -3786,10 +4034,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_43
+	bgeu       	t0, s8, .Lchacha_rva23_47
 	addi       	s9, a4, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_43:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_47:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
 	sw         	s8, 0(a2)
@@ -3797,10 +4045,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_44
+	bgeu       	t0, s8, .Lchacha_rva23_48
 	addi       	s9, a5, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_44:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_48:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
 	sw         	s8, 0(a2)
@@ -3808,10 +4056,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_45
+	bgeu       	t0, s8, .Lchacha_rva23_49
 	addi       	s9, a6, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_45:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_49:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
 	sw         	s8, 0(a2)
@@ -3819,10 +4067,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_46
+	bgeu       	t0, s8, .Lchacha_rva23_50
 	addi       	s9, a7, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_46:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_50:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
 	sw         	s8, 0(a2)
@@ -3830,10 +4078,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_47
+	bgeu       	t0, s8, .Lchacha_rva23_51
 	addi       	s9, s1, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_47:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_51:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
 	sw         	s8, 0(a2)
@@ -3841,10 +4089,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_48
+	bgeu       	t0, s8, .Lchacha_rva23_52
 	addi       	s9, s2, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_48:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_52:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
 	sw         	s8, 0(a2)
@@ -3852,10 +4100,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_49
+	bgeu       	t0, s8, .Lchacha_rva23_53
 	addi       	s9, s3, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_49:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_53:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
 	sw         	s8, 0(a2)
@@ -3863,10 +4111,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_50
+	bgeu       	t0, s8, .Lchacha_rva23_54
 	addi       	s9, s4, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_50:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_54:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
 	sw         	s8, 0(a2)
@@ -3874,10 +4122,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_51
+	bgeu       	t0, s8, .Lchacha_rva23_55
 	addi       	s9, s5, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_51:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_55:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
 	sw         	s8, 0(a2)
@@ -3885,10 +4133,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_52
+	bgeu       	t0, s8, .Lchacha_rva23_56
 	addi       	s9, s6, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_52:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_56:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
 	sw         	s8, 0(a2)
@@ -3896,10 +4144,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rva23_53
+	bgeu       	t0, s8, .Lchacha_rva23_57
 	addi       	s9, s7, 0
-	jal        	zero, .Lchacha_rva23_short_partial_tail
-.Lchacha_rva23_53:
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_57:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
 	sw         	s8, 0(a2)
@@ -3907,9 +4155,379 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	// unreachable: len < 64 leaves at most 15 whole words
-.Lchacha_rva23_short_partial_tail:
-	beq        	t0, zero, .Lchacha_rva23_54
-.Lchacha_rva23_55:
+.Lchacha_rva23_partial_bytes:
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_58
+	addi       	s9, t3, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_58:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 0(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 1(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 2(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_59
+	addi       	s9, t4, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_59:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 0(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 1(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 2(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_60
+	addi       	s9, t5, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_60:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 0(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 1(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 2(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_61
+	addi       	s9, t6, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_61:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 0(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 1(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 2(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_62
+	addi       	s9, a3, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_62:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 0(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 1(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 2(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_63
+	addi       	s9, a4, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_63:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 0(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 1(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 2(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_64
+	addi       	s9, a5, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_64:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 0(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 1(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 2(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_65
+	addi       	s9, a6, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_65:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 0(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 1(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 2(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_66
+	addi       	s9, a7, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_66:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 0(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 1(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 2(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_67
+	addi       	s9, s1, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_67:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 0(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 1(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 2(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_68
+	addi       	s9, s2, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_68:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 0(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 1(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 2(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_69
+	addi       	s9, s3, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_69:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 0(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 1(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 2(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_70
+	addi       	s9, s4, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_70:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 0(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 1(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 2(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_71
+	addi       	s9, s5, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_71:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 0(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 1(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 2(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_72
+	addi       	s9, s6, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_72:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 0(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 1(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 2(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rva23_73
+	addi       	s9, s7, 0
+	jal        	zero, .Lchacha_rva23_tail.1
+.Lchacha_rva23_73:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 0(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 1(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 2(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	// unreachable: len < 64 leaves at most 15 whole words
+.Lchacha_rva23_tail.1:
+	beq        	t0, zero, .Lchacha_rva23_skip.1
+.Lchacha_rva23_byte.1:
 	lbu        	s8, 0(a1)
 	xor        	s8, s8, s9
 	sb         	s8, 0(a2)
@@ -3917,10 +4535,10 @@ SYM_FUNC_START(chacha_rva23)
 	addi       	a1, a1, 1
 	addi       	a2, a2, 1
 	addi       	t0, t0, -1
-	bne        	t0, zero, .Lchacha_rva23_55
-.Lchacha_rva23_54:
+	bne        	t0, zero, .Lchacha_rva23_byte.1
+.Lchacha_rva23_skip.1:
 	addiw      	t1, t1, 1
-.Lchacha_rva23_short_done:
+.Lchacha_rva23_5:
 	sw         	t1, 48(a0)
 	// return
 	addi       	t0, zero, 0

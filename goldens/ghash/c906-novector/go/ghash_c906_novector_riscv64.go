@@ -10,21 +10,21 @@ package ghash
 
 // gcmInitC906Novector is gcm_init_c906_novector (GHASH key set-up: the twisted key and its precomputed pieces):
 //
-//	void gcm_init_c906_novector(u128 * Htable, const u64 * H)
+//	void gcm_init_c906_novector(u128 *Htable, const u64 *H)
 //
 //go:noescape
 func gcmInitC906Novector(Htable *byte, H *uint64)
 
 // gcmGmultC906Novector is gcm_gmult_c906_novector (GHASH: Xi = Xi * H):
 //
-//	void gcm_gmult_c906_novector(u64 * Xi, const u128 * Htable)
+//	void gcm_gmult_c906_novector(u64 *Xi, const u128 *Htable)
 //
 //go:noescape
 func gcmGmultC906Novector(Xi *uint64, Htable *byte)
 
 // gcmGhashC906Novector is gcm_ghash_c906_novector (GHASH: Xi = (Xi ^ block) * H for each 16-byte block):
 //
-//	void gcm_ghash_c906_novector(u64 * Xi, const u128 * Htable, const u8 * inp, size_t len)
+//	void gcm_ghash_c906_novector(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
 //
 //go:noescape
 func gcmGhashC906Novector(Xi *uint64, Htable *byte, inp *byte, len uint64)

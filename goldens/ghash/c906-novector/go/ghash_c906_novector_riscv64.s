@@ -8,7 +8,7 @@
 
 #include "textflag.h"
 
-// void gcm_init_c906_novector(u128 * Htable, const u64 * H)
+// void gcm_init_c906_novector(u128 *Htable, const u64 *H)
 // func gcmInitC906Novector(Htable *byte, H *uint64)
 TEXT ·gcmInitC906Novector(SB), NOSPLIT, $0-16
 	MOV	Htable+0(FP), X10
@@ -139,7 +139,7 @@ TEXT ·gcmInitC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void gcm_gmult_c906_novector(u64 * Xi, const u128 * Htable)
+// void gcm_gmult_c906_novector(u64 *Xi, const u128 *Htable)
 // func gcmGmultC906Novector(Xi *uint64, Htable *byte)
 TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	MOV	Xi+0(FP), X10
@@ -630,7 +630,7 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void gcm_ghash_c906_novector(u64 * Xi, const u128 * Htable, const u8 * inp, size_t len)
+// void gcm_ghash_c906_novector(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
 // func gcmGhashC906Novector(Xi *uint64, Htable *byte, inp *byte, len uint64)
 TEXT ·gcmGhashC906Novector(SB), NOSPLIT, $0-32
 	MOV	Xi+0(FP), X10

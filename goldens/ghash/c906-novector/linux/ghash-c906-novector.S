@@ -12,8 +12,7 @@
 	.text
 
 /*
- * void ghash_c906_novector_init(u8 * table, const u8 * h);
- * void ghash_c906_novector_init(u8 * table, const u8 * h)
+ * void ghash_c906_novector_init(u8 *table, const u8 *h);
  * ghash_c906_novector_init: 114 instructions, frame 0 bytes
  *   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
  *   callee-saved saved/restored: none
@@ -144,8 +143,7 @@ SYM_FUNC_START(ghash_c906_novector_init)
 SYM_FUNC_END(ghash_c906_novector_init)
 
 /*
- * void ghash_c906_novector(u8 * acc, const u8 * table, const u8 * data, size_t nblocks);
- * void ghash_c906_novector(u8 * acc, const u8 * table, const u8 * data, size_t nblocks)
+ * void ghash_c906_novector(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
  * ghash_c906_novector: 478 instructions, frame 96 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11

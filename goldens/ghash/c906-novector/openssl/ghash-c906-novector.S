@@ -12,7 +12,7 @@
 	.globl	gcm_init_c906_novector
 	.type	gcm_init_c906_novector, @function
 gcm_init_c906_novector:
-	# void gcm_init_c906_novector(u128 * Htable, const u64 * H)
+	# void gcm_init_c906_novector(u128 *Htable, const u64 *H)
 	# gcm_init_c906_novector: 112 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
@@ -143,7 +143,7 @@ gcm_init_c906_novector:
 	.globl	gcm_gmult_c906_novector
 	.type	gcm_gmult_c906_novector, @function
 gcm_gmult_c906_novector:
-	# void gcm_gmult_c906_novector(u64 * Xi, const u128 * Htable)
+	# void gcm_gmult_c906_novector(u64 *Xi, const u128 *Htable)
 	# gcm_gmult_c906_novector: 479 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -644,7 +644,7 @@ gcm_gmult_c906_novector:
 	.globl	gcm_ghash_c906_novector
 	.type	gcm_ghash_c906_novector, @function
 gcm_ghash_c906_novector:
-	# void gcm_ghash_c906_novector(u64 * Xi, const u128 * Htable, const u8 * inp, size_t len)
+	# void gcm_ghash_c906_novector(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
 	# gcm_ghash_c906_novector: 483 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra

@@ -13,7 +13,7 @@
 	.globl	gcm_init_c906
 	.type	gcm_init_c906, @function
 gcm_init_c906:
-	# void gcm_init_c906(u128 * Htable, const u64 * H)
+	# void gcm_init_c906(u128 *Htable, const u64 *H)
 	# gcm_init_c906: 566 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -606,7 +606,7 @@ gcm_init_c906:
 	.globl	gcm_gmult_c906
 	.type	gcm_gmult_c906, @function
 gcm_gmult_c906:
-	# void gcm_gmult_c906(u64 * Xi, const u128 * Htable)
+	# void gcm_gmult_c906(u64 *Xi, const u128 *Htable)
 	# gcm_gmult_c906: 478 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -1106,7 +1106,7 @@ gcm_gmult_c906:
 	.globl	gcm_ghash_c906
 	.type	gcm_ghash_c906, @function
 gcm_ghash_c906:
-	# void gcm_ghash_c906(u64 * Xi, const u128 * Htable, const u8 * inp, size_t len)
+	# void gcm_ghash_c906(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
 	# gcm_ghash_c906: 3073 instructions, frame 1616 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v4 v6 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v26 v28 v30

@@ -8,7 +8,7 @@
 
 #include "textflag.h"
 
-// void gcm_init_rv64gc_zbc(u128 * Htable, const u64 * H)
+// void gcm_init_rv64gc_zbc(u128 *Htable, const u64 *H)
 // func gcmInitRv64gcZbc(Htable *byte, H *uint64)
 TEXT ·gcmInitRv64gcZbc(SB), NOSPLIT, $0-16
 	MOV	Htable+0(FP), X10
@@ -40,7 +40,7 @@ TEXT ·gcmInitRv64gcZbc(SB), NOSPLIT, $0-16
 	WORD	$0x00000e13	// addi t3, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void gcm_gmult_rv64gc_zbc(u64 * Xi, const u128 * Htable)
+// void gcm_gmult_rv64gc_zbc(u64 *Xi, const u128 *Htable)
 // func gcmGmultRv64gcZbc(Xi *uint64, Htable *byte)
 TEXT ·gcmGmultRv64gcZbc(SB), NOSPLIT, $0-16
 	MOV	Xi+0(FP), X10
@@ -110,7 +110,7 @@ TEXT ·gcmGmultRv64gcZbc(SB), NOSPLIT, $0-16
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void gcm_ghash_rv64gc_zbc(u64 * Xi, const u128 * Htable, const u8 * inp, size_t len)
+// void gcm_ghash_rv64gc_zbc(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
 // func gcmGhashRv64gcZbc(Xi *uint64, Htable *byte, inp *byte, len uint64)
 TEXT ·gcmGhashRv64gcZbc(SB), NOSPLIT, $0-32
 	MOV	Xi+0(FP), X10
@@ -118,14 +118,17 @@ TEXT ·gcmGhashRv64gcZbc(SB), NOSPLIT, $0-32
 	MOV	inp+16(FP), X12
 	MOV	len+24(FP), X13
 	WORD	$0x0046d693	// srli a3, a3, 4
-	WORD	$0x0e068863	// beq a3, zero, .Lgcm_ghash_rv64gc_zbc_done
+	WORD	$0x0e068c63	// beq a3, zero, .Lgcm_ghash_rv64gc_zbc_done
 	WORD	$0x00053303	// ld t1, 0(a0)
 	WORD	$0x00853283	// ld t0, 8(a0)
 	WORD	$0x6b835313	// rev8 t1, t1
 	WORD	$0x6b82d293	// rev8 t0, t0
 	// .Lgcm_ghash_rv64gc_zbc_block:
+	WORD	$0x00767e93	// andi t4, a2, 7
+	WORD	$0x100e9463	// bne t4, zero, .Lgcm_ghash_rv64gc_zbc_unaligned
 	WORD	$0x00063383	// ld t2, 0(a2)
 	WORD	$0x00863e03	// ld t3, 8(a2)
+	// .Lgcm_ghash_rv64gc_zbc_loaded:
 	WORD	$0x6b83d393	// rev8 t2, t2
 	WORD	$0x6b8e5e13	// rev8 t3, t3
 	WORD	$0x00734333	// xor t1, t1, t2
@@ -177,7 +180,7 @@ TEXT ·gcmGhashRv64gcZbc(SB), NOSPLIT, $0-32
 	WORD	$0x00e34333	// xor t1, t1, a4
 	WORD	$0x01060613	// addi a2, a2, 16
 	WORD	$0xfff68693	// addi a3, a3, -1
-	WORD	$0xf2069ce3	// bne a3, zero, .Lgcm_ghash_rv64gc_zbc_block
+	WORD	$0xf20698e3	// bne a3, zero, .Lgcm_ghash_rv64gc_zbc_block
 	WORD	$0x6b835313	// rev8 t1, t1
 	WORD	$0x6b82d293	// rev8 t0, t0
 	WORD	$0x00653023	// sd t1, 0(a0)
@@ -194,3 +197,19 @@ TEXT ·gcmGhashRv64gcZbc(SB), NOSPLIT, $0-32
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
+	// .Lgcm_ghash_rv64gc_zbc_unaligned:
+	WORD	$0x41d60f33	// sub t5, a2, t4
+	WORD	$0x003e9e93	// slli t4, t4, 3
+	WORD	$0x000f3383	// ld t2, 0(t5)
+	WORD	$0x008f3e03	// ld t3, 8(t5)
+	WORD	$0x010f3703	// ld a4, 16(t5)
+	WORD	$0x01d3d3b3	// srl t2, t2, t4
+	WORD	$0x41d00eb3	// sub t4, zero, t4
+	WORD	$0x01de1f33	// sll t5, t3, t4
+	WORD	$0x01e3e3b3	// or t2, t2, t5
+	WORD	$0x41d00eb3	// sub t4, zero, t4
+	WORD	$0x01de5e33	// srl t3, t3, t4
+	WORD	$0x41d00eb3	// sub t4, zero, t4
+	WORD	$0x01d71733	// sll a4, a4, t4
+	WORD	$0x00ee6e33	// or t3, t3, a4
+	WORD	$0xecdff06f	// jal zero, .Lgcm_ghash_rv64gc_zbc_loaded

@@ -10,21 +10,21 @@ package ghash
 
 // gcmInitRv64gc is gcm_init_rv64gc (GHASH key set-up: the twisted key and its precomputed pieces):
 //
-//	void gcm_init_rv64gc(u128 * Htable, const u64 * H)
+//	void gcm_init_rv64gc(u128 *Htable, const u64 *H)
 //
 //go:noescape
 func gcmInitRv64gc(Htable *byte, H *uint64)
 
 // gcmGmultRv64gc is gcm_gmult_rv64gc (GHASH: Xi = Xi * H):
 //
-//	void gcm_gmult_rv64gc(u64 * Xi, const u128 * Htable)
+//	void gcm_gmult_rv64gc(u64 *Xi, const u128 *Htable)
 //
 //go:noescape
 func gcmGmultRv64gc(Xi *uint64, Htable *byte)
 
 // gcmGhashRv64gc is gcm_ghash_rv64gc (GHASH: Xi = (Xi ^ block) * H for each 16-byte block):
 //
-//	void gcm_ghash_rv64gc(u64 * Xi, const u128 * Htable, const u8 * inp, size_t len)
+//	void gcm_ghash_rv64gc(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
 //
 //go:noescape
 func gcmGhashRv64gc(Xi *uint64, Htable *byte, inp *byte, len uint64)

@@ -8,7 +8,7 @@
 
 #include "textflag.h"
 
-// void gcm_init_rv64gc(u128 * Htable, const u64 * H)
+// void gcm_init_rv64gc(u128 *Htable, const u64 *H)
 // func gcmInitRv64gc(Htable *byte, H *uint64)
 TEXT ·gcmInitRv64gc(SB), NOSPLIT, $0-16
 	MOV	Htable+0(FP), X10
@@ -142,7 +142,7 @@ TEXT ·gcmInitRv64gc(SB), NOSPLIT, $0-16
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void gcm_gmult_rv64gc(u64 * Xi, const u128 * Htable)
+// void gcm_gmult_rv64gc(u64 *Xi, const u128 *Htable)
 // func gcmGmultRv64gc(Xi *uint64, Htable *byte)
 TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $0-16
 	MOV	Xi+0(FP), X10
@@ -740,7 +740,7 @@ TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $0-16
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void gcm_ghash_rv64gc(u64 * Xi, const u128 * Htable, const u8 * inp, size_t len)
+// void gcm_ghash_rv64gc(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
 // func gcmGhashRv64gc(Xi *uint64, Htable *byte, inp *byte, len uint64)
 TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $0-32
 	MOV	Xi+0(FP), X10
@@ -759,7 +759,7 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $0-32
 	WORD	$0x00129313	// slli t1, t0, 1
 	WORD	$0x00229393	// slli t2, t0, 2
 	WORD	$0x0046d693	// srli a3, a3, 4
-	WORD	$0x12068ee3	// beq a3, zero, .Lgcm_ghash_rv64gc_done
+	WORD	$0x140682e3	// beq a3, zero, .Lgcm_ghash_rv64gc_done
 	WORD	$0x00053703	// ld a4, 0(a0)
 	WORD	$0x00853803	// ld a6, 8(a0)
 	WORD	$0x00010eb7	// lui t4, 16
@@ -799,8 +799,11 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $0-32
 	WORD	$0x02081813	// slli a6, a6, 32
 	WORD	$0x01e86833	// or a6, a6, t5
 	// .Lgcm_ghash_rv64gc_block:
+	WORD	$0x00767f13	// andi t5, a2, 7
+	WORD	$0x0e0f1ce3	// bne t5, zero, .Lgcm_ghash_rv64gc_unaligned
 	WORD	$0x00063e03	// ld t3, 0(a2)
 	WORD	$0x00863e83	// ld t4, 8(a2)
+	// .Lgcm_ghash_rv64gc_loaded:
 	WORD	$0x000107b7	// lui a5, 16
 	WORD	$0xfff7879b	// addiw a5, a5, -1
 	WORD	$0x01079793	// slli a5, a5, 16
@@ -1324,7 +1327,7 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $0-32
 	WORD	$0x01c7c733	// xor a4, a5, t3
 	WORD	$0x01060613	// addi a2, a2, 16
 	WORD	$0xfff68693	// addi a3, a3, -1
-	WORD	$0xfe069663	// bne a3, zero, .Lgcm_ghash_rv64gc_block
+	WORD	$0xfe069263	// bne a3, zero, .Lgcm_ghash_rv64gc_block
 	WORD	$0x00010337	// lui t1, 16
 	WORD	$0xfff3031b	// addiw t1, t1, -1
 	WORD	$0x01031313	// slli t1, t1, 16
@@ -1384,3 +1387,19 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $0-32
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
+	// .Lgcm_ghash_rv64gc_unaligned:
+	WORD	$0x41e607b3	// sub a5, a2, t5
+	WORD	$0x003f1f13	// slli t5, t5, 3
+	WORD	$0x0007be03	// ld t3, 0(a5)
+	WORD	$0x0087be83	// ld t4, 8(a5)
+	WORD	$0x0107b883	// ld a7, 16(a5)
+	WORD	$0x01ee5e33	// srl t3, t3, t5
+	WORD	$0x41e00f33	// sub t5, zero, t5
+	WORD	$0x01ee97b3	// sll a5, t4, t5
+	WORD	$0x00fe6e33	// or t3, t3, a5
+	WORD	$0x41e00f33	// sub t5, zero, t5
+	WORD	$0x01eedeb3	// srl t4, t4, t5
+	WORD	$0x41e00f33	// sub t5, zero, t5
+	WORD	$0x01e898b3	// sll a7, a7, t5
+	WORD	$0x011eeeb3	// or t4, t4, a7
+	WORD	$0xedcff06f	// jal zero, .Lgcm_ghash_rv64gc_loaded

@@ -17,8 +17,7 @@
 	.text
 
 /*
- * void poly1305_block_init_32_c906(void * state, const u8 * raw_key);
- * void poly1305_block_init_32_c906(void * state, const u8 * raw_key)
+ * void poly1305_block_init_32_c906(void *state, const u8 *raw_key);
  * poly1305_block_init_32_c906: 71 instructions, frame 0 bytes
  *   integer registers: ra t0 t1 t2 a0 a1 t3 t4
  *   callee-saved saved/restored: none
@@ -108,8 +107,7 @@ SYM_FUNC_START(poly1305_block_init_32_c906)
 SYM_FUNC_END(poly1305_block_init_32_c906)
 
 /*
- * void poly1305_blocks_32_c906(void * state, const u8 * src, u32 len, u32 hibit);
- * void poly1305_blocks_32_c906(void * state, const u8 * src, u32 len, u32 hibit)
+ * void poly1305_blocks_32_c906(void *state, const u8 *src, u32 len, u32 hibit);
  * poly1305_blocks_32_c906: 223 instructions, frame 80 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9
@@ -363,8 +361,7 @@ SYM_FUNC_START(poly1305_blocks_32_c906)
 SYM_FUNC_END(poly1305_blocks_32_c906)
 
 /*
- * void poly1305_emit_32_c906(const void * state, u8 * digest, const u32 * nonce);
- * void poly1305_emit_32_c906(const void * state, u8 * digest, const u32 * nonce)
+ * void poly1305_emit_32_c906(const void *state, u8 *digest, const u32 *nonce);
  * poly1305_emit_32_c906: 77 instructions, frame 0 bytes
  *   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
  *   callee-saved saved/restored: none

@@ -15,21 +15,21 @@ package poly1305
 
 // poly1305Init32Rv64gc is poly1305_init_32_rv64gc (Poly1305 key setup: h = 0, clamped r and s = r + (r >> 2) for both paths):
 //
-//	void poly1305_init_32_rv64gc(void * ctx, const unsigned char * key)
+//	void poly1305_init_32_rv64gc(void *ctx, const unsigned char *key)
 //
 //go:noescape
 func poly1305Init32Rv64gc(ctx *byte, key *byte)
 
-// poly1305Blocks32Rv64gc is poly1305_blocks_32_rv64gc (Poly1305 blocks, base 2^32: 32x32-bit products only (constant time on the C906)):
+// poly1305Blocks32Rv64gc is poly1305_blocks_32_rv64gc (Poly1305 blocks: h = (h + m + padbit·2^128)·r for each 16-byte block):
 //
-//	void poly1305_blocks_32_rv64gc(void * ctx, const unsigned char * inp, size_t len, unsigned int padbit)
+//	void poly1305_blocks_32_rv64gc(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit)
 //
 //go:noescape
 func poly1305Blocks32Rv64gc(ctx *byte, inp *byte, len uint64, padbit uint32)
 
 // poly1305Emit32Rv64gc is poly1305_emit_32_rv64gc (Poly1305 final reduction mod 2^130 - 5, plus nonce mod 2^128, 16-byte tag):
 //
-//	void poly1305_emit_32_rv64gc(void * ctx, unsigned char * mac, const unsigned int * nonce)
+//	void poly1305_emit_32_rv64gc(const void *ctx, unsigned char *mac, const unsigned int *nonce)
 //
 //go:noescape
 func poly1305Emit32Rv64gc(ctx *byte, mac *byte, nonce *uint32)

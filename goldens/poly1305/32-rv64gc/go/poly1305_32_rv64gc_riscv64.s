@@ -13,7 +13,7 @@
 
 #include "textflag.h"
 
-// void poly1305_init_32_rv64gc(void * ctx, const unsigned char * key)
+// void poly1305_init_32_rv64gc(void *ctx, const unsigned char *key)
 // func poly1305Init32Rv64gc(ctx *byte, key *byte)
 TEXT ·poly1305Init32Rv64gc(SB), NOSPLIT, $0-16
 	MOV	ctx+0(FP), X10
@@ -96,7 +96,7 @@ TEXT ·poly1305Init32Rv64gc(SB), NOSPLIT, $0-16
 	WORD	$0x00000e93	// addi t4, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void poly1305_blocks_32_rv64gc(void * ctx, const unsigned char * inp, size_t len, unsigned int padbit)
+// void poly1305_blocks_32_rv64gc(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit)
 // func poly1305Blocks32Rv64gc(ctx *byte, inp *byte, len uint64, padbit uint32)
 TEXT ·poly1305Blocks32Rv64gc(SB), NOSPLIT, $0-28
 	MOV	ctx+0(FP), X10
@@ -380,7 +380,7 @@ TEXT ·poly1305Blocks32Rv64gc(SB), NOSPLIT, $0-28
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void poly1305_emit_32_rv64gc(void * ctx, unsigned char * mac, const unsigned int * nonce)
+// void poly1305_emit_32_rv64gc(const void *ctx, unsigned char *mac, const unsigned int *nonce)
 // func poly1305Emit32Rv64gc(ctx *byte, mac *byte, nonce *uint32)
 TEXT ·poly1305Emit32Rv64gc(SB), NOSPLIT, $0-24
 	MOV	ctx+0(FP), X10

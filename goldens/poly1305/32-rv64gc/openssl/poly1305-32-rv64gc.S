@@ -19,7 +19,7 @@
 	.type	poly1305_init, @function
 	.set	poly1305_init, poly1305_init_32_rv64gc
 poly1305_init_32_rv64gc:
-	# int poly1305_init_32_rv64gc(void * ctx, const unsigned char * key, void ** func)
+	# int poly1305_init_32_rv64gc(void *ctx, const unsigned char *key, void **func)
 	# poly1305_init_32_rv64gc: 81 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4
 	#   callee-saved saved/restored: none
@@ -127,7 +127,7 @@ poly1305_init_32_rv64gc:
 	.type	poly1305_blocks, @function
 	.set	poly1305_blocks, poly1305_blocks_32_rv64gc
 poly1305_blocks_32_rv64gc:
-	# void poly1305_blocks_32_rv64gc(void * ctx, const unsigned char * inp, size_t len, unsigned int padbit)
+	# void poly1305_blocks_32_rv64gc(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit)
 	# poly1305_blocks_32_rv64gc: 274 instructions, frame 80 bytes
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9
@@ -436,7 +436,7 @@ poly1305_blocks_32_rv64gc:
 	.type	poly1305_emit, @function
 	.set	poly1305_emit, poly1305_emit_32_rv64gc
 poly1305_emit_32_rv64gc:
-	# void poly1305_emit_32_rv64gc(void * ctx, unsigned char * mac, const unsigned int * nonce)
+	# void poly1305_emit_32_rv64gc(const void *ctx, unsigned char *mac, const unsigned int *nonce)
 	# poly1305_emit_32_rv64gc: 78 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
 	#   callee-saved saved/restored: none

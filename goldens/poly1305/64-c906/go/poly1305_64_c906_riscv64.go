@@ -15,21 +15,21 @@ package poly1305
 
 // poly1305Init64C906 is poly1305_init_64_c906 (Poly1305 key setup: h = 0, clamped r and s = r + (r >> 2) for both paths):
 //
-//	void poly1305_init_64_c906(void * ctx, const unsigned char * key)
+//	void poly1305_init_64_c906(void *ctx, const unsigned char *key)
 //
 //go:noescape
 func poly1305Init64C906(ctx *byte, key *byte)
 
-// poly1305Blocks64C906 is poly1305_blocks_64_c906 (Poly1305 blocks, base 2^64 (64-bit mul/mulhu: data-dependent latency on the C906)):
+// poly1305Blocks64C906 is poly1305_blocks_64_c906 (Poly1305 blocks: h = (h + m + padbit·2^128)·r for each 16-byte block):
 //
-//	void poly1305_blocks_64_c906(void * ctx, const unsigned char * inp, size_t len, unsigned int padbit)
+//	void poly1305_blocks_64_c906(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit)
 //
 //go:noescape
 func poly1305Blocks64C906(ctx *byte, inp *byte, len uint64, padbit uint32)
 
 // poly1305Emit64C906 is poly1305_emit_64_c906 (Poly1305 final reduction mod 2^130 - 5, plus nonce mod 2^128, 16-byte tag):
 //
-//	void poly1305_emit_64_c906(void * ctx, unsigned char * mac, const unsigned int * nonce)
+//	void poly1305_emit_64_c906(const void *ctx, unsigned char *mac, const unsigned int *nonce)
 //
 //go:noescape
 func poly1305Emit64C906(ctx *byte, mac *byte, nonce *uint32)

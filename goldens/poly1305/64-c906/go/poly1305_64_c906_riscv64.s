@@ -13,7 +13,7 @@
 
 #include "textflag.h"
 
-// void poly1305_init_64_c906(void * ctx, const unsigned char * key)
+// void poly1305_init_64_c906(void *ctx, const unsigned char *key)
 // func poly1305Init64C906(ctx *byte, key *byte)
 TEXT ·poly1305Init64C906(SB), NOSPLIT, $0-16
 	MOV	ctx+0(FP), X10
@@ -96,7 +96,7 @@ TEXT ·poly1305Init64C906(SB), NOSPLIT, $0-16
 	WORD	$0x00000e93	// addi t4, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void poly1305_blocks_64_c906(void * ctx, const unsigned char * inp, size_t len, unsigned int padbit)
+// void poly1305_blocks_64_c906(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit)
 // func poly1305Blocks64C906(ctx *byte, inp *byte, len uint64, padbit uint32)
 TEXT ·poly1305Blocks64C906(SB), NOSPLIT, $0-28
 	MOV	ctx+0(FP), X10
@@ -258,7 +258,7 @@ TEXT ·poly1305Blocks64C906(SB), NOSPLIT, $0-28
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
 
-// void poly1305_emit_64_c906(void * ctx, unsigned char * mac, const unsigned int * nonce)
+// void poly1305_emit_64_c906(const void *ctx, unsigned char *mac, const unsigned int *nonce)
 // func poly1305Emit64C906(ctx *byte, mac *byte, nonce *uint32)
 TEXT ·poly1305Emit64C906(SB), NOSPLIT, $0-24
 	MOV	ctx+0(FP), X10

@@ -33,7 +33,7 @@ print $fh <<'___';
 	.type	poly1305_init, @function
 	.set	poly1305_init, poly1305_init_64_c906
 poly1305_init_64_c906:
-	# int poly1305_init_64_c906(void * ctx, const unsigned char * key, void ** func)
+	# int poly1305_init_64_c906(void *ctx, const unsigned char *key, void **func)
 	# poly1305_init_64_c906: 81 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4
 	#   callee-saved saved/restored: none
@@ -141,7 +141,7 @@ poly1305_init_64_c906:
 	.type	poly1305_blocks, @function
 	.set	poly1305_blocks, poly1305_blocks_64_c906
 poly1305_blocks_64_c906:
-	# void poly1305_blocks_64_c906(void * ctx, const unsigned char * inp, size_t len, unsigned int padbit)
+	# void poly1305_blocks_64_c906(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit)
 	# poly1305_blocks_64_c906: 144 instructions, frame 32 bytes
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1 s2 s3
@@ -149,7 +149,7 @@ poly1305_blocks_64_c906:
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretMulTiming (40 instructions): 64-bit multiplies of h and r: on the C906 their latency depends on the operands' upper 32 bits
+	#   declared leak SecretMulTiming (40 instructions): 64-bit multiplies of h and r: on the C906 their latency depends on the factors' upper 32 bits
 	addi       	sp, sp, -32
 	sd         	s1, 0(sp)
 	sd         	s2, 8(sp)
@@ -319,7 +319,7 @@ poly1305_blocks_64_c906:
 	.type	poly1305_emit, @function
 	.set	poly1305_emit, poly1305_emit_64_c906
 poly1305_emit_64_c906:
-	# void poly1305_emit_64_c906(void * ctx, unsigned char * mac, const unsigned int * nonce)
+	# void poly1305_emit_64_c906(const void *ctx, unsigned char *mac, const unsigned int *nonce)
 	# poly1305_emit_64_c906: 77 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
 	#   callee-saved saved/restored: none

@@ -15,7 +15,7 @@
 	.type	ChaCha20_ctr32, @function
 	.set	ChaCha20_ctr32, ChaCha20_ctr32_c906_novector
 ChaCha20_ctr32_c906_novector:
-	# void ChaCha20_ctr32_c906_novector(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
+	# void ChaCha20_ctr32_c906_novector(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 	# ChaCha20_ctr32_c906_novector: 1272 instructions, frame 80 bytes
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10
@@ -38,9 +38,9 @@ ChaCha20_ctr32_c906_novector:
 	auipc      	t0, %pcrel_hi(kgen_chacha_c906_novector_sigma)
 	addi       	t0, t0, %pcrel_lo(.LChaCha20_ctr32_c906_novector_0)
 	lw         	t1, 0(a4)
-	bne        	a2, zero, .LChaCha20_ctr32_c906_novector_24
-	jal        	zero, .LChaCha20_ctr32_c906_novector_done
-.LChaCha20_ctr32_c906_novector_24:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_novector_25
+	jal        	zero, .LChaCha20_ctr32_c906_novector_3
+.LChaCha20_ctr32_c906_novector_25:
 .LChaCha20_ctr32_c906_novector_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
@@ -1141,7 +1141,7 @@ ChaCha20_ctr32_c906_novector:
 	addw       	s7, s7, s9
 	addw       	s8, s8, s10
 	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_novector_partial
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_novector_2
 	lw         	s9, 0(a1)
 	lw         	s10, 4(a1)
 	xor        	s9, s9, t2
@@ -1194,16 +1194,16 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_c906_novector_25
+	beq        	a2, zero, .LChaCha20_ctr32_c906_novector_26
 	jal        	zero, .LChaCha20_ctr32_c906_novector_block
-.LChaCha20_ctr32_c906_novector_25:
-	jal        	zero, .LChaCha20_ctr32_c906_novector_done
-.LChaCha20_ctr32_c906_novector_partial:
+.LChaCha20_ctr32_c906_novector_26:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_3
+.LChaCha20_ctr32_c906_novector_2:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_6
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
 .LChaCha20_ctr32_c906_novector_6:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
@@ -1212,10 +1212,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_7
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_8
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_7:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_8:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
 	sw         	s9, 0(a0)
@@ -1223,10 +1223,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_8
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_9
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_8:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_9:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
 	sw         	s9, 0(a0)
@@ -1234,10 +1234,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_9
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_10
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_9:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_10:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
 	sw         	s9, 0(a0)
@@ -1245,10 +1245,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_10
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_11
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_10:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_11:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
 	sw         	s9, 0(a0)
@@ -1256,10 +1256,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_11
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_12
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_11:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_12:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
 	sw         	s9, 0(a0)
@@ -1267,10 +1267,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_12
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_13
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_12:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_13:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
 	sw         	s9, 0(a0)
@@ -1278,10 +1278,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_13
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_14
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_13:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_14:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
 	sw         	s9, 0(a0)
@@ -1289,10 +1289,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_14
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_15
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_14:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_15:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
 	sw         	s9, 0(a0)
@@ -1300,10 +1300,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_15
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_16
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_15:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_16:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
 	sw         	s9, 0(a0)
@@ -1311,10 +1311,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_16
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_17
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_16:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_17:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
 	sw         	s9, 0(a0)
@@ -1322,10 +1322,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_17
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_18
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_17:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_18:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
 	sw         	s9, 0(a0)
@@ -1333,10 +1333,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_18
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_19
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_18:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_19:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
 	sw         	s9, 0(a0)
@@ -1344,10 +1344,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_19
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_20
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_19:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_20:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
 	sw         	s9, 0(a0)
@@ -1355,10 +1355,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_20
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_21
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_20:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_21:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
 	sw         	s9, 0(a0)
@@ -1366,10 +1366,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_21
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_novector_22
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_c906_novector_partial_tail
-.LChaCha20_ctr32_c906_novector_21:
+	jal        	zero, .LChaCha20_ctr32_c906_novector_tail
+.LChaCha20_ctr32_c906_novector_22:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
 	sw         	s9, 0(a0)
@@ -1377,9 +1377,9 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_c906_novector_partial_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_c906_novector_22
-.LChaCha20_ctr32_c906_novector_23:
+.LChaCha20_ctr32_c906_novector_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_novector_skip
+.LChaCha20_ctr32_c906_novector_byte:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
 	sb         	s9, 0(a0)
@@ -1387,10 +1387,10 @@ ChaCha20_ctr32_c906_novector:
 	addi       	a1, a1, 1
 	addi       	a0, a0, 1
 	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_c906_novector_23
-.LChaCha20_ctr32_c906_novector_22:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_novector_byte
+.LChaCha20_ctr32_c906_novector_skip:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_c906_novector_done:
+.LChaCha20_ctr32_c906_novector_3:
 	# return
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0

@@ -15,8 +15,8 @@
 	.type	ChaCha20_ctr32, @function
 	.set	ChaCha20_ctr32, ChaCha20_ctr32_c906
 ChaCha20_ctr32_c906:
-	# void ChaCha20_ctr32_c906(unsigned char * out, const unsigned char * inp, size_t len, const unsigned int * key, const unsigned int * counter)
-	# ChaCha20_ctr32_c906: 3705 instructions, frame 112 bytes
+	# void ChaCha20_ctr32_c906(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
+	# ChaCha20_ctr32_c906: 3704 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -44,14 +44,14 @@ ChaCha20_ctr32_c906:
 	lw         	t1, 0(a4)
 	# short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s9, zero, 128
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_53
-	jal        	zero, .LChaCha20_ctr32_c906_short_scalar_top
-.LChaCha20_ctr32_c906_53:
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_55
+	jal        	zero, .LChaCha20_ctr32_c906_4
+.LChaCha20_ctr32_c906_55:
 	or         	s9, a0, a1
 	andi       	s9, s9, 3
-	beq        	s9, zero, .LChaCha20_ctr32_c906_54
-	jal        	zero, .LChaCha20_ctr32_c906_short_scalar_top
-.LChaCha20_ctr32_c906_54:
+	beq        	s9, zero, .LChaCha20_ctr32_c906_56
+	jal        	zero, .LChaCha20_ctr32_c906_4
+.LChaCha20_ctr32_c906_56:
 	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
 	addi       	s11, zero, 4
 	.word	0x008df057	# th.vsetvli zero, s11, e32, m1, d1
@@ -105,7 +105,7 @@ ChaCha20_ctr32_c906:
 	.word	0x024c8257	# th.vadd.vv v4, v4, v25
 	.word	0x5e020d57	# th.vmv.v.v v26, v4
 	addi       	s9, zero, 10
-.LChaCha20_ctr32_c906_lanes_dr:
+.LChaCha20_ctr32_c906_dr:
 	# four vector lanes interleaved with the scalar block
 	.word	0x02c80657	# th.vadd.vv v12, v12, v16
 	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
@@ -340,7 +340,7 @@ ChaCha20_ctr32_c906:
 	.word	0xa785a857	# th.vmadd.vv v16, v11, v24
 	th.srriw   	t6, t6, 25
 	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_c906_lanes_dr
+	bne        	s9, zero, .LChaCha20_ctr32_c906_dr
 	# feed-forward: the scalar block and the lanes add the same state words
 	lw         	s9, 0(t0)
 	lw         	s10, 4(t0)
@@ -531,7 +531,7 @@ ChaCha20_ctr32_c906:
 	jal        	zero, .LChaCha20_ctr32_c906_lanes_loop
 .LChaCha20_ctr32_c906_lanes_rest:
 	addi       	s9, zero, 128
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_scalar_top
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_1
 	addi       	s9, zero, 192
 	bltu       	a2, s9, .LChaCha20_ctr32_c906_rows
 	srli       	s11, a2, 6
@@ -573,7 +573,7 @@ ChaCha20_ctr32_c906:
 	.word	0x024c8257	# th.vadd.vv v4, v4, v25
 	.word	0x5e020d57	# th.vmv.v.v v26, v4
 	addi       	s9, zero, 10
-.LChaCha20_ctr32_c906_tail_dr:
+.LChaCha20_ctr32_c906_dr.1:
 	# four vector lanes interleaved with the scalar block
 	.word	0x02c80657	# th.vadd.vv v12, v12, v16
 	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
@@ -808,7 +808,7 @@ ChaCha20_ctr32_c906:
 	.word	0xa785a857	# th.vmadd.vv v16, v11, v24
 	th.srriw   	t6, t6, 25
 	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_c906_tail_dr
+	bne        	s9, zero, .LChaCha20_ctr32_c906_dr.1
 	# feed-forward: the scalar block and the lanes add the same state words
 	lw         	s9, 0(t0)
 	lw         	s10, 4(t0)
@@ -949,10 +949,10 @@ ChaCha20_ctr32_c906:
 	add        	a1, a1, s9
 	sub        	a2, a2, s9
 	addw       	t1, t1, s11
-	beq        	a2, zero, .LChaCha20_ctr32_c906_55
-	jal        	zero, .LChaCha20_ctr32_c906_partial
-.LChaCha20_ctr32_c906_55:
-	jal        	zero, .LChaCha20_ctr32_c906_done
+	beq        	a2, zero, .LChaCha20_ctr32_c906_57
+	jal        	zero, .LChaCha20_ctr32_c906_2
+.LChaCha20_ctr32_c906_57:
+	jal        	zero, .LChaCha20_ctr32_c906_3
 .LChaCha20_ctr32_c906_rows:
 	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	.word	0x0390b0d7	# th.vadd.vi v1, v25, 1
@@ -961,8 +961,7 @@ ChaCha20_ctr32_c906:
 	.word	0x2621b157	# th.vand.vi v2, v2, 3
 	.word	0x0391b1d7	# th.vadd.vi v3, v25, 3
 	.word	0x2631b1d7	# th.vand.vi v3, v3, 3
-	.word	0x63903057	# th.vmseq.vi v0, v25, 0
-	.word	0x5e000a57	# th.vmv.v.v v20, v0
+	.word	0x63903a57	# th.vmseq.vi v20, v25, 0
 	# rows of the state: word sources per ABI; the counter word is ctr (merged in)
 	addi       	s11, t0, 0
 	.word	0x120de207	# th.vlw.v v4, (s11)
@@ -996,7 +995,7 @@ ChaCha20_ctr32_c906:
 	lw         	s7, 8(a4)
 	lw         	s8, 12(a4)
 	addi       	s9, zero, 10
-.LChaCha20_ctr32_c906_rows_dr:
+.LChaCha20_ctr32_c906_dr.2:
 	.word	0x02c68657	# th.vadd.vv v12, v12, v13
 	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t2, t2, t6
@@ -1140,7 +1139,7 @@ ChaCha20_ctr32_c906:
 	xor        	t6, t6, s2
 	th.srriw   	t6, t6, 25
 	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_c906_rows_dr
+	bne        	s9, zero, .LChaCha20_ctr32_c906_dr.2
 	# feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	.word	0x02c20657	# th.vadd.vv v12, v12, v4
 	.word	0x02d286d7	# th.vadd.vv v13, v13, v5
@@ -1250,11 +1249,11 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 128
 	addi       	a2, a2, -128
 	addiw      	t1, t1, 2
-	jal        	zero, .LChaCha20_ctr32_c906_scalar_top
-.LChaCha20_ctr32_c906_scalar_top:
-	bne        	a2, zero, .LChaCha20_ctr32_c906_56
-	jal        	zero, .LChaCha20_ctr32_c906_done
-.LChaCha20_ctr32_c906_56:
+	jal        	zero, .LChaCha20_ctr32_c906_1
+.LChaCha20_ctr32_c906_1:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_58
+	jal        	zero, .LChaCha20_ctr32_c906_3
+.LChaCha20_ctr32_c906_58:
 .LChaCha20_ctr32_c906_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
@@ -2355,7 +2354,7 @@ ChaCha20_ctr32_c906:
 	addw       	s7, s7, s9
 	addw       	s8, s8, s10
 	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_partial
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_2
 	lw         	s9, 0(a1)
 	lw         	s10, 4(a1)
 	xor        	s9, s9, t2
@@ -2408,17 +2407,17 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_c906_57
+	beq        	a2, zero, .LChaCha20_ctr32_c906_59
 	jal        	zero, .LChaCha20_ctr32_c906_block
-.LChaCha20_ctr32_c906_57:
-	jal        	zero, .LChaCha20_ctr32_c906_done
-.LChaCha20_ctr32_c906_partial:
+.LChaCha20_ctr32_c906_59:
+	jal        	zero, .LChaCha20_ctr32_c906_3
+.LChaCha20_ctr32_c906_2:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_16
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_15
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
-.LChaCha20_ctr32_c906_16:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_15:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -2428,7 +2427,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_17
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_17:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
@@ -2439,7 +2438,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_18
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_18:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
@@ -2450,7 +2449,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_19
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_19:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
@@ -2461,7 +2460,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_20
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_20:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
@@ -2472,7 +2471,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_21
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_21:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
@@ -2483,7 +2482,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_22
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_22:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
@@ -2494,7 +2493,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_23
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_23:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
@@ -2505,7 +2504,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_24
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_24:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
@@ -2516,7 +2515,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_25
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_25:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
@@ -2527,7 +2526,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_26
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_26:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
@@ -2538,7 +2537,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_27
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_27:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
@@ -2549,7 +2548,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_28
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_28:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
@@ -2560,7 +2559,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_29
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_29:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
@@ -2571,7 +2570,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_30
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_30:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
@@ -2582,7 +2581,7 @@ ChaCha20_ctr32_c906:
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_c906_31
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_c906_partial_tail
+	jal        	zero, .LChaCha20_ctr32_c906_tail
 .LChaCha20_ctr32_c906_31:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
@@ -2591,9 +2590,9 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_c906_partial_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_c906_32
-.LChaCha20_ctr32_c906_33:
+.LChaCha20_ctr32_c906_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_skip
+.LChaCha20_ctr32_c906_byte:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
 	sb         	s9, 0(a0)
@@ -2601,10 +2600,10 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 1
 	addi       	a0, a0, 1
 	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_c906_33
-.LChaCha20_ctr32_c906_32:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_byte
+.LChaCha20_ctr32_c906_skip:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_c906_done:
+.LChaCha20_ctr32_c906_3:
 	# return
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
 	.word	0x5e003057	# th.vmv.v.i v0, 0
@@ -2635,11 +2634,11 @@ ChaCha20_ctr32_c906:
 	ld         	ra, 96(sp)
 	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
-.LChaCha20_ctr32_c906_short_scalar_top:
-	bne        	a2, zero, .LChaCha20_ctr32_c906_58
-	jal        	zero, .LChaCha20_ctr32_c906_short_done
-.LChaCha20_ctr32_c906_58:
-.LChaCha20_ctr32_c906_short_block:
+.LChaCha20_ctr32_c906_4:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_60
+	jal        	zero, .LChaCha20_ctr32_c906_6
+.LChaCha20_ctr32_c906_60:
+.LChaCha20_ctr32_c906_block.1:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
 	lw         	t4, 8(t0)
@@ -3739,7 +3738,7 @@ ChaCha20_ctr32_c906:
 	addw       	s7, s7, s9
 	addw       	s8, s8, s10
 	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_short_partial
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_5
 	lw         	s9, 0(a1)
 	lw         	s10, 4(a1)
 	xor        	s9, s9, t2
@@ -3792,17 +3791,17 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_c906_59
-	jal        	zero, .LChaCha20_ctr32_c906_short_block
-.LChaCha20_ctr32_c906_59:
-	jal        	zero, .LChaCha20_ctr32_c906_short_done
-.LChaCha20_ctr32_c906_short_partial:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_61
+	jal        	zero, .LChaCha20_ctr32_c906_block.1
+.LChaCha20_ctr32_c906_61:
+	jal        	zero, .LChaCha20_ctr32_c906_6
+.LChaCha20_ctr32_c906_5:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_35
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_36
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_35:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_36:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -3810,10 +3809,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_36
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_38
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_36:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_38:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
 	sw         	s9, 0(a0)
@@ -3821,10 +3820,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_37
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_39
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_37:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_39:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
 	sw         	s9, 0(a0)
@@ -3832,10 +3831,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_38
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_40
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_38:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_40:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
 	sw         	s9, 0(a0)
@@ -3843,10 +3842,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_39
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_41
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_39:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_41:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
 	sw         	s9, 0(a0)
@@ -3854,10 +3853,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_40
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_42
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_40:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_42:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
 	sw         	s9, 0(a0)
@@ -3865,10 +3864,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_41
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_43
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_41:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_43:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
 	sw         	s9, 0(a0)
@@ -3876,10 +3875,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_42
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_44
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_42:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_44:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
 	sw         	s9, 0(a0)
@@ -3887,10 +3886,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_43
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_45
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_43:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_45:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
 	sw         	s9, 0(a0)
@@ -3898,10 +3897,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_44
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_46
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_44:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_46:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
 	sw         	s9, 0(a0)
@@ -3909,10 +3908,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_45
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_47
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_45:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_47:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
 	sw         	s9, 0(a0)
@@ -3920,10 +3919,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_46
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_48
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_46:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_48:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
 	sw         	s9, 0(a0)
@@ -3931,10 +3930,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_47
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_49
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_47:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_49:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
 	sw         	s9, 0(a0)
@@ -3942,10 +3941,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_48
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_50
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_48:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_50:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
 	sw         	s9, 0(a0)
@@ -3953,10 +3952,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_49
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_51
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_49:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_51:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
 	sw         	s9, 0(a0)
@@ -3964,10 +3963,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_50
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_52
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_c906_short_partial_tail
-.LChaCha20_ctr32_c906_50:
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_52:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
 	sw         	s9, 0(a0)
@@ -3975,9 +3974,9 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_c906_short_partial_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_c906_51
-.LChaCha20_ctr32_c906_52:
+.LChaCha20_ctr32_c906_tail.1:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_skip.1
+.LChaCha20_ctr32_c906_byte.1:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, s10
 	sb         	s9, 0(a0)
@@ -3985,10 +3984,10 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 1
 	addi       	a0, a0, 1
 	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_c906_52
-.LChaCha20_ctr32_c906_51:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_byte.1
+.LChaCha20_ctr32_c906_skip.1:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_c906_short_done:
+.LChaCha20_ctr32_c906_6:
 	# return
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0

@@ -12,9 +12,8 @@
 	.text
 
 /*
- * void chacha_rv64gcv(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds);
- * void chacha_rv64gcv(u32 * state, const u8 * in, u8 * out, size_t nblocks, int nrounds)
- * chacha_rv64gcv: 3716 instructions, frame 96 bytes
+ * void chacha_rv64gcv(u32 *state, const u8 *in, u8 *out, size_t nblocks, int nrounds);
+ * chacha_rv64gcv: 4314 instructions, frame 96 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v25 v26
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -42,14 +41,14 @@ SYM_FUNC_START(chacha_rv64gcv)
 	srli       	t2, a4, 1
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s8, zero, 128
-	bgeu       	t0, s8, .Lchacha_rv64gcv_56
-	jal        	zero, .Lchacha_rv64gcv_short_scalar_top
-.Lchacha_rv64gcv_56:
+	bgeu       	t0, s8, .Lchacha_rv64gcv_76
+	jal        	zero, .Lchacha_rv64gcv_3
+.Lchacha_rv64gcv_76:
 	or         	s8, a2, a1
 	andi       	s8, s8, 3
-	beq        	s8, zero, .Lchacha_rv64gcv_57
-	jal        	zero, .Lchacha_rv64gcv_short_scalar_top
-.Lchacha_rv64gcv_57:
+	beq        	s8, zero, .Lchacha_rv64gcv_77
+	jal        	zero, .Lchacha_rv64gcv_3
+.Lchacha_rv64gcv_77:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
 	addi       	s10, zero, 4
 	vsetvli    	zero, s10, e32, m1, ta, ma
@@ -103,7 +102,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	vadd.vv    	v4, v4, v25
 	vmv.v.v    	v26, v4
 	addi       	s8, t2, 0
-.Lchacha_rv64gcv_lanes_dr:
+.Lchacha_rv64gcv_dr:
 	// four vector lanes interleaved with the scalar block
 	vadd.vv    	v12, v12, v16
 	vadd.vv    	v13, v13, v17
@@ -338,7 +337,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	vmadd.vv   	v16, v11, v24
 	roriw      	a3, a3, 25
 	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_rv64gcv_lanes_dr
+	bne        	s8, zero, .Lchacha_rv64gcv_dr
 	// feed-forward: the scalar block and the lanes add the same state words
 	lw         	s8, 0(a0)
 	lw         	s9, 4(a0)
@@ -529,7 +528,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	jal        	zero, .Lchacha_rv64gcv_lanes_loop
 .Lchacha_rv64gcv_lanes_rest:
 	addi       	s8, zero, 128
-	bltu       	t0, s8, .Lchacha_rv64gcv_scalar_top
+	bltu       	t0, s8, .Lchacha_rv64gcv_0
 	addi       	s8, zero, 192
 	bltu       	t0, s8, .Lchacha_rv64gcv_rows
 	srli       	s10, t0, 6
@@ -571,7 +570,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	vadd.vv    	v4, v4, v25
 	vmv.v.v    	v26, v4
 	addi       	s8, t2, 0
-.Lchacha_rv64gcv_tail_dr:
+.Lchacha_rv64gcv_dr.1:
 	// four vector lanes interleaved with the scalar block
 	vadd.vv    	v12, v12, v16
 	vadd.vv    	v13, v13, v17
@@ -806,7 +805,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	vmadd.vv   	v16, v11, v24
 	roriw      	a3, a3, 25
 	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_rv64gcv_tail_dr
+	bne        	s8, zero, .Lchacha_rv64gcv_dr.1
 	// feed-forward: the scalar block and the lanes add the same state words
 	lw         	s8, 0(a0)
 	lw         	s9, 4(a0)
@@ -947,10 +946,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	add        	a1, a1, s8
 	sub        	t0, t0, s8
 	addw       	t1, t1, s10
-	beq        	t0, zero, .Lchacha_rv64gcv_58
-	jal        	zero, .Lchacha_rv64gcv_partial
-.Lchacha_rv64gcv_58:
-	jal        	zero, .Lchacha_rv64gcv_done
+	beq        	t0, zero, .Lchacha_rv64gcv_78
+	jal        	zero, .Lchacha_rv64gcv_1
+.Lchacha_rv64gcv_78:
+	jal        	zero, .Lchacha_rv64gcv_2
 .Lchacha_rv64gcv_rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	vadd.vi    	v1, v25, 1
@@ -959,8 +958,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	vand.vi    	v2, v2, 3
 	vadd.vi    	v3, v25, 3
 	vand.vi    	v3, v3, 3
-	vmseq.vi   	v0, v25, 0
-	vmv.v.v    	v20, v0
+	vmseq.vi   	v20, v25, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
 	addi       	s10, a0, 0
 	vle32.v    	v4, (s10)
@@ -994,7 +992,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, t2, 0
-.Lchacha_rv64gcv_rows_dr:
+.Lchacha_rv64gcv_dr.2:
 	vadd.vv    	v12, v12, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1138,7 +1136,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
 	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_rv64gcv_rows_dr
+	bne        	s8, zero, .Lchacha_rv64gcv_dr.2
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	vadd.vv    	v12, v12, v4
 	vadd.vv    	v13, v13, v5
@@ -1248,11 +1246,11 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a1, a1, 128
 	addi       	t0, t0, -128
 	addiw      	t1, t1, 2
-	jal        	zero, .Lchacha_rv64gcv_scalar_top
-.Lchacha_rv64gcv_scalar_top:
-	bne        	t0, zero, .Lchacha_rv64gcv_59
-	jal        	zero, .Lchacha_rv64gcv_done
-.Lchacha_rv64gcv_59:
+	jal        	zero, .Lchacha_rv64gcv_0
+.Lchacha_rv64gcv_0:
+	bne        	t0, zero, .Lchacha_rv64gcv_79
+	jal        	zero, .Lchacha_rv64gcv_2
+.Lchacha_rv64gcv_79:
 .Lchacha_rv64gcv_block:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
@@ -1271,9 +1269,9 @@ SYM_FUNC_START(chacha_rv64gcv)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, zero, 6
-	beq        	t2, s8, .Lchacha_rv64gcv_scalar_dr4
+	beq        	t2, s8, .Lchacha_rv64gcv_dr4
 	addi       	s8, zero, 4
-	beq        	t2, s8, .Lchacha_rv64gcv_scalar_dr6
+	beq        	t2, s8, .Lchacha_rv64gcv_dr6
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1694,7 +1692,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
-.Lchacha_rv64gcv_scalar_dr4:
+.Lchacha_rv64gcv_dr4:
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -1905,7 +1903,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
-.Lchacha_rv64gcv_scalar_dr6:
+.Lchacha_rv64gcv_dr6:
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -2359,7 +2357,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_rv64gcv_partial
+	bltu       	t0, s8, .Lchacha_rv64gcv_1
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -2412,17 +2410,17 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_rv64gcv_60
+	beq        	t0, zero, .Lchacha_rv64gcv_80
 	jal        	zero, .Lchacha_rv64gcv_block
-.Lchacha_rv64gcv_60:
-	jal        	zero, .Lchacha_rv64gcv_done
-.Lchacha_rv64gcv_partial:
+.Lchacha_rv64gcv_80:
+	jal        	zero, .Lchacha_rv64gcv_2
+.Lchacha_rv64gcv_1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_17
+	bgeu       	t0, s8, .Lchacha_rv64gcv_16
 	addi       	s9, t3, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
-.Lchacha_rv64gcv_17:
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_16:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
 	sw         	s8, 0(a2)
@@ -2432,7 +2430,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_18
 	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_18:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
@@ -2443,7 +2441,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_19
 	addi       	s9, t5, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_19:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
@@ -2454,7 +2452,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_20
 	addi       	s9, t6, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_20:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
@@ -2465,7 +2463,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_21
 	addi       	s9, a3, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_21:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
@@ -2476,7 +2474,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_22
 	addi       	s9, a4, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_22:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
@@ -2487,7 +2485,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_23
 	addi       	s9, a5, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_23:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
@@ -2498,7 +2496,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_24
 	addi       	s9, a6, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_24:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
@@ -2509,7 +2507,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_25
 	addi       	s9, a7, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_25:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
@@ -2520,7 +2518,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_26
 	addi       	s9, s1, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_26:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
@@ -2531,7 +2529,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_27
 	addi       	s9, s2, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_27:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
@@ -2542,7 +2540,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_28
 	addi       	s9, s3, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_28:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
@@ -2553,7 +2551,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_29
 	addi       	s9, s4, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_29:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
@@ -2564,7 +2562,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_30
 	addi       	s9, s5, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_30:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
@@ -2575,7 +2573,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_31
 	addi       	s9, s6, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_31:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
@@ -2586,7 +2584,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_32
 	addi       	s9, s7, 0
-	jal        	zero, .Lchacha_rv64gcv_partial_tail
+	jal        	zero, .Lchacha_rv64gcv_tail
 .Lchacha_rv64gcv_32:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
@@ -2595,9 +2593,9 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	// unreachable: len < 64 leaves at most 15 whole words
-.Lchacha_rv64gcv_partial_tail:
-	beq        	t0, zero, .Lchacha_rv64gcv_33
-.Lchacha_rv64gcv_34:
+.Lchacha_rv64gcv_tail:
+	beq        	t0, zero, .Lchacha_rv64gcv_skip
+.Lchacha_rv64gcv_byte:
 	lbu        	s8, 0(a1)
 	xor        	s8, s8, s9
 	sb         	s8, 0(a2)
@@ -2605,10 +2603,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a1, a1, 1
 	addi       	a2, a2, 1
 	addi       	t0, t0, -1
-	bne        	t0, zero, .Lchacha_rv64gcv_34
-.Lchacha_rv64gcv_33:
+	bne        	t0, zero, .Lchacha_rv64gcv_byte
+.Lchacha_rv64gcv_skip:
 	addiw      	t1, t1, 1
-.Lchacha_rv64gcv_done:
+.Lchacha_rv64gcv_2:
 	sw         	t1, 48(a0)
 	// return
 	vsetvli    	t0, zero, e8, m8, ta, ma
@@ -2641,11 +2639,11 @@ SYM_FUNC_START(chacha_rv64gcv)
 	ld         	ra, 88(sp)
 	addi       	sp, sp, 96
 	jalr       	zero, 0(ra)
-.Lchacha_rv64gcv_short_scalar_top:
-	bne        	t0, zero, .Lchacha_rv64gcv_61
-	jal        	zero, .Lchacha_rv64gcv_short_done
-.Lchacha_rv64gcv_61:
-.Lchacha_rv64gcv_short_block:
+.Lchacha_rv64gcv_3:
+	bne        	t0, zero, .Lchacha_rv64gcv_81
+	jal        	zero, .Lchacha_rv64gcv_5
+.Lchacha_rv64gcv_81:
+.Lchacha_rv64gcv_block.1:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
 	lw         	t5, 8(a0)
@@ -2663,9 +2661,9 @@ SYM_FUNC_START(chacha_rv64gcv)
 	lw         	s6, 56(a0)
 	lw         	s7, 60(a0)
 	addi       	s8, zero, 6
-	beq        	t2, s8, .Lchacha_rv64gcv_short_scalar_dr4
+	beq        	t2, s8, .Lchacha_rv64gcv_dr4.1
 	addi       	s8, zero, 4
-	beq        	t2, s8, .Lchacha_rv64gcv_short_scalar_dr6
+	beq        	t2, s8, .Lchacha_rv64gcv_dr6.1
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -3086,7 +3084,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
-.Lchacha_rv64gcv_short_scalar_dr4:
+.Lchacha_rv64gcv_dr4.1:
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -3297,7 +3295,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addw       	s1, s1, s6
 	xor        	a3, a3, s1
 	roriw      	a3, a3, 25
-.Lchacha_rv64gcv_short_scalar_dr6:
+.Lchacha_rv64gcv_dr6.1:
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	addw       	t3, t3, a3
@@ -3751,7 +3749,11 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_rv64gcv_short_partial
+	bltu       	t0, s8, .Lchacha_rv64gcv_4
+	// misaligned buffers: byte by byte
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	bne        	s8, zero, .Lchacha_rv64gcv_block_bytes
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -3800,21 +3802,267 @@ SYM_FUNC_START(chacha_rv64gcv)
 	sw         	s8, 56(a2)
 	xor        	s9, s9, s7
 	sw         	s9, 60(a2)
+.Lchacha_rv64gcv_next_block.1:
 	addi       	a2, a2, 64
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_rv64gcv_62
-	jal        	zero, .Lchacha_rv64gcv_short_block
-.Lchacha_rv64gcv_62:
-	jal        	zero, .Lchacha_rv64gcv_short_done
-.Lchacha_rv64gcv_short_partial:
+	beq        	t0, zero, .Lchacha_rv64gcv_82
+	jal        	zero, .Lchacha_rv64gcv_block.1
+.Lchacha_rv64gcv_82:
+	jal        	zero, .Lchacha_rv64gcv_5
+.Lchacha_rv64gcv_block_bytes:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 0(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 1(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 2(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 3(a2)
+	lbu        	s8, 4(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 4(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 5(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 5(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 6(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 6(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 7(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 7(a2)
+	lbu        	s8, 8(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 8(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 9(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 9(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 10(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 10(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 11(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 11(a2)
+	lbu        	s8, 12(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 12(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 13(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 13(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 14(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 14(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 15(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 15(a2)
+	lbu        	s8, 16(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 16(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 17(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 17(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 18(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 18(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 19(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 19(a2)
+	lbu        	s8, 20(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 20(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 21(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 21(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 22(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 22(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 23(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 23(a2)
+	lbu        	s8, 24(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 24(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 25(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 25(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 26(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 26(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 27(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 27(a2)
+	lbu        	s8, 28(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 28(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 29(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 29(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 30(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 30(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 31(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 31(a2)
+	lbu        	s8, 32(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 32(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 33(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 33(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 34(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 34(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 35(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 35(a2)
+	lbu        	s8, 36(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 36(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 37(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 37(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 38(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 38(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 39(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 39(a2)
+	lbu        	s8, 40(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 40(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 41(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 41(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 42(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 42(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 43(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 43(a2)
+	lbu        	s8, 44(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 44(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 45(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 45(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 46(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 46(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 47(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 47(a2)
+	lbu        	s8, 48(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 48(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 49(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 49(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 50(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 50(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 51(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 51(a2)
+	lbu        	s8, 52(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 52(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 53(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 53(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 54(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 54(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 55(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 55(a2)
+	lbu        	s8, 56(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 56(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 57(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 57(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 58(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 58(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 59(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 59(a2)
+	lbu        	s8, 60(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 60(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 61(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 61(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 62(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 62(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 63(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 63(a2)
+	jal        	zero, .Lchacha_rv64gcv_next_block.1
+.Lchacha_rv64gcv_4:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	bne        	s8, zero, .Lchacha_rv64gcv_partial_bytes
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_38
+	bgeu       	t0, s8, .Lchacha_rv64gcv_41
 	addi       	s9, t3, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_38:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_41:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
 	sw         	s8, 0(a2)
@@ -3822,10 +4070,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_39
+	bgeu       	t0, s8, .Lchacha_rv64gcv_43
 	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_39:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_43:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
 	sw         	s8, 0(a2)
@@ -3833,10 +4081,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_40
+	bgeu       	t0, s8, .Lchacha_rv64gcv_44
 	addi       	s9, t5, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_40:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_44:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
 	sw         	s8, 0(a2)
@@ -3844,10 +4092,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_41
+	bgeu       	t0, s8, .Lchacha_rv64gcv_45
 	addi       	s9, t6, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_41:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_45:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
 	sw         	s8, 0(a2)
@@ -3855,10 +4103,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_42
+	bgeu       	t0, s8, .Lchacha_rv64gcv_46
 	addi       	s9, a3, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_42:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_46:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
 	sw         	s8, 0(a2)
@@ -3866,10 +4114,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_43
+	bgeu       	t0, s8, .Lchacha_rv64gcv_47
 	addi       	s9, a4, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_43:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_47:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
 	sw         	s8, 0(a2)
@@ -3877,10 +4125,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_44
+	bgeu       	t0, s8, .Lchacha_rv64gcv_48
 	addi       	s9, a5, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_44:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_48:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
 	sw         	s8, 0(a2)
@@ -3888,10 +4136,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_45
+	bgeu       	t0, s8, .Lchacha_rv64gcv_49
 	addi       	s9, a6, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_45:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_49:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
 	sw         	s8, 0(a2)
@@ -3899,10 +4147,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_46
+	bgeu       	t0, s8, .Lchacha_rv64gcv_50
 	addi       	s9, a7, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_46:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_50:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
 	sw         	s8, 0(a2)
@@ -3910,10 +4158,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_47
+	bgeu       	t0, s8, .Lchacha_rv64gcv_51
 	addi       	s9, s1, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_47:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_51:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
 	sw         	s8, 0(a2)
@@ -3921,10 +4169,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_48
+	bgeu       	t0, s8, .Lchacha_rv64gcv_52
 	addi       	s9, s2, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_48:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_52:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
 	sw         	s8, 0(a2)
@@ -3932,10 +4180,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_49
+	bgeu       	t0, s8, .Lchacha_rv64gcv_53
 	addi       	s9, s3, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_49:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_53:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
 	sw         	s8, 0(a2)
@@ -3943,10 +4191,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_50
+	bgeu       	t0, s8, .Lchacha_rv64gcv_54
 	addi       	s9, s4, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_50:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_54:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
 	sw         	s8, 0(a2)
@@ -3954,10 +4202,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_51
+	bgeu       	t0, s8, .Lchacha_rv64gcv_55
 	addi       	s9, s5, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_51:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_55:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
 	sw         	s8, 0(a2)
@@ -3965,10 +4213,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_52
+	bgeu       	t0, s8, .Lchacha_rv64gcv_56
 	addi       	s9, s6, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_52:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_56:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
 	sw         	s8, 0(a2)
@@ -3976,10 +4224,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_53
+	bgeu       	t0, s8, .Lchacha_rv64gcv_57
 	addi       	s9, s7, 0
-	jal        	zero, .Lchacha_rv64gcv_short_partial_tail
-.Lchacha_rv64gcv_53:
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_57:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
 	sw         	s8, 0(a2)
@@ -3987,9 +4235,379 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	// unreachable: len < 64 leaves at most 15 whole words
-.Lchacha_rv64gcv_short_partial_tail:
-	beq        	t0, zero, .Lchacha_rv64gcv_54
-.Lchacha_rv64gcv_55:
+.Lchacha_rv64gcv_partial_bytes:
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_58
+	addi       	s9, t3, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_58:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 0(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 1(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 2(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_59
+	addi       	s9, t4, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_59:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 0(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 1(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 2(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_60
+	addi       	s9, t5, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_60:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 0(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 1(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 2(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_61
+	addi       	s9, t6, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_61:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 0(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 1(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 2(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_62
+	addi       	s9, a3, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_62:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 0(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 1(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 2(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_63
+	addi       	s9, a4, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_63:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 0(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 1(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 2(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_64
+	addi       	s9, a5, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_64:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 0(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 1(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 2(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_65
+	addi       	s9, a6, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_65:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 0(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 1(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 2(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_66
+	addi       	s9, a7, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_66:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 0(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 1(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 2(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_67
+	addi       	s9, s1, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_67:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 0(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 1(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 2(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_68
+	addi       	s9, s2, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_68:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 0(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 1(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 2(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_69
+	addi       	s9, s3, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_69:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 0(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 1(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 2(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_70
+	addi       	s9, s4, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_70:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 0(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 1(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 2(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_71
+	addi       	s9, s5, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_71:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 0(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 1(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 2(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_72
+	addi       	s9, s6, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_72:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 0(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 1(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 2(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_73
+	addi       	s9, s7, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_73:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 0(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 1(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 2(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	// unreachable: len < 64 leaves at most 15 whole words
+.Lchacha_rv64gcv_tail.1:
+	beq        	t0, zero, .Lchacha_rv64gcv_skip.1
+.Lchacha_rv64gcv_byte.1:
 	lbu        	s8, 0(a1)
 	xor        	s8, s8, s9
 	sb         	s8, 0(a2)
@@ -3997,10 +4615,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a1, a1, 1
 	addi       	a2, a2, 1
 	addi       	t0, t0, -1
-	bne        	t0, zero, .Lchacha_rv64gcv_55
-.Lchacha_rv64gcv_54:
+	bne        	t0, zero, .Lchacha_rv64gcv_byte.1
+.Lchacha_rv64gcv_skip.1:
 	addiw      	t1, t1, 1
-.Lchacha_rv64gcv_short_done:
+.Lchacha_rv64gcv_5:
 	sw         	t1, 48(a0)
 	// return
 	addi       	t0, zero, 0

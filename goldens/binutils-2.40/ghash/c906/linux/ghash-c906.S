@@ -13,8 +13,7 @@
 	.text
 
 /*
- * void ghash_c906_init(u8 * table, const u8 * h);
- * void ghash_c906_init(u8 * table, const u8 * h)
+ * void ghash_c906_init(u8 *table, const u8 *h);
  * ghash_c906_init: 566 instructions, frame 96 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
@@ -605,8 +604,7 @@ SYM_FUNC_START(ghash_c906_init)
 SYM_FUNC_END(ghash_c906_init)
 
 /*
- * void ghash_c906(u8 * acc, const u8 * table, const u8 * data, size_t nblocks);
- * void ghash_c906(u8 * acc, const u8 * table, const u8 * data, size_t nblocks)
+ * void ghash_c906(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
  * ghash_c906: 3065 instructions, frame 1600 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   vector registers: v0 v1 v2 v4 v6 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v26 v28 v30

@@ -12,19 +12,21 @@
 	.text
 
 /*
- * void ghash_rv64gc_zbc_init(u8 * table, const u8 * h);
- * void ghash_rv64gc_zbc_init(u8 * table, const u8 * h)
- * ghash_rv64gc_zbc_init: 24 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 t3
+ * void ghash_rv64gc_zbc_init(u8 *table, const u8 *h);
+ * ghash_rv64gc_zbc_init: 42 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 t2 a0 a1 t3 t4
  *   callee-saved saved/restored: none
- *   most live values at once: 6 integer, 0 vector registers
+ *   most live values at once: 7 integer, 0 vector registers
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
  */
 SYM_FUNC_START(ghash_rv64gc_zbc_init)
+	andi       	t2, a1, 7
+	bne        	t2, zero, .Lghash_rv64gc_zbc_init_unaligned
 	ld         	t0, 0(a1)
 	ld         	t1, 8(a1)
+.Lghash_rv64gc_zbc_init_loaded:
 	rev8       	t0, t0
 	rev8       	t1, t1
 	// H·x^-1: (hi:lo) <<= 1; if the bit shifted out was set, ^= 0xc2000000_00000000_00000000_00000001
@@ -49,13 +51,29 @@ SYM_FUNC_START(ghash_rv64gc_zbc_init)
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	t3, zero, 0
+	addi       	t4, zero, 0
 	jalr       	zero, 0(ra)
+.Lghash_rv64gc_zbc_init_unaligned:
+	sub        	t3, a1, t2
+	slli       	t2, t2, 3
+	ld         	t0, 0(t3)
+	ld         	t1, 8(t3)
+	ld         	t4, 16(t3)
+	srl        	t0, t0, t2
+	sub        	t2, zero, t2
+	sll        	t3, t1, t2
+	or         	t0, t0, t3
+	sub        	t2, zero, t2
+	srl        	t1, t1, t2
+	sub        	t2, zero, t2
+	sll        	t4, t4, t2
+	or         	t1, t1, t4
+	jal        	zero, .Lghash_rv64gc_zbc_init_loaded
 SYM_FUNC_END(ghash_rv64gc_zbc_init)
 
 /*
- * void ghash_rv64gc_zbc(u8 * acc, const u8 * table, const u8 * data, size_t nblocks);
- * void ghash_rv64gc_zbc(u8 * acc, const u8 * table, const u8 * data, size_t nblocks)
- * ghash_rv64gc_zbc: 70 instructions, frame 0 bytes
+ * void ghash_rv64gc_zbc(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
+ * ghash_rv64gc_zbc: 87 instructions, frame 0 bytes
  *   integer registers: ra t0 t1 t2 a0 a1 a2 a3 a4 a5 t3 t4 t5 t6
  *   callee-saved saved/restored: none
  *   most live values at once: 14 integer, 0 vector registers
@@ -70,8 +88,11 @@ SYM_FUNC_START(ghash_rv64gc_zbc)
 	rev8       	t1, t1
 	rev8       	t0, t0
 .Lghash_rv64gc_zbc_block:
+	andi       	t4, a2, 7
+	bne        	t4, zero, .Lghash_rv64gc_zbc_unaligned
 	ld         	t2, 0(a2)
 	ld         	t3, 8(a2)
+.Lghash_rv64gc_zbc_loaded:
 	rev8       	t2, t2
 	rev8       	t3, t3
 	xor        	t1, t1, t2
@@ -140,6 +161,22 @@ SYM_FUNC_START(ghash_rv64gc_zbc)
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
 	jalr       	zero, 0(ra)
+.Lghash_rv64gc_zbc_unaligned:
+	sub        	t5, a2, t4
+	slli       	t4, t4, 3
+	ld         	t2, 0(t5)
+	ld         	t3, 8(t5)
+	ld         	t6, 16(t5)
+	srl        	t2, t2, t4
+	sub        	t4, zero, t4
+	sll        	t5, t3, t4
+	or         	t2, t2, t5
+	sub        	t4, zero, t4
+	srl        	t3, t3, t4
+	sub        	t4, zero, t4
+	sll        	t6, t6, t4
+	or         	t3, t3, t6
+	jal        	zero, .Lghash_rv64gc_zbc_loaded
 SYM_FUNC_END(ghash_rv64gc_zbc)
 
 	.option	pop

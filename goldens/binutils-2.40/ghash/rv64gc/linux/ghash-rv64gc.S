@@ -11,12 +11,11 @@
 	.text
 
 /*
- * void ghash_rv64gc_init(u8 * table, const u8 * h);
- * void ghash_rv64gc_init(u8 * table, const u8 * h)
- * ghash_rv64gc_init: 153 instructions, frame 0 bytes
- *   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
+ * void ghash_rv64gc_init(u8 *table, const u8 *h);
+ * ghash_rv64gc_init: 171 instructions, frame 0 bytes
+ *   integer registers: ra t0 t1 t2 a0 a1 a2 a3 a4 t3 t4 t5 t6
  *   callee-saved saved/restored: none
- *   most live values at once: 11 integer, 0 vector registers
+ *   most live values at once: 13 integer, 0 vector registers
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -40,59 +39,62 @@ SYM_FUNC_START(ghash_rv64gc_init)
 	addi       	t5, t5, 255
 	slli       	t5, t5, 16
 	addi       	t5, t5, 255
-	lui        	t6, 16
-	addiw      	t6, t6, -1
-	slli       	t6, t6, 16
-	addi       	t6, t6, 1
-	slli       	t6, t6, 16
-	addi       	t6, t6, -1
+	lui        	a2, 16
+	addiw      	a2, a2, -1
+	slli       	a2, a2, 16
+	addi       	a2, a2, 1
+	slli       	a2, a2, 16
+	addi       	a2, a2, -1
+	andi       	a3, a1, 7
+	bne        	a3, zero, .Lghash_rv64gc_init_unaligned
 	ld         	t4, 0(a1)
-	ld         	a1, 8(a1)
+	ld         	t6, 8(a1)
+.Lghash_rv64gc_init_loaded:
 	// swap bytes in halfwords, halfwords in words, words
-	srli       	a2, t4, 8
-	and        	a2, a2, t5
+	srli       	a1, t4, 8
+	and        	a1, a1, t5
 	and        	t4, t4, t5
 	slli       	t4, t4, 8
-	or         	t4, t4, a2
-	srli       	a2, t4, 16
-	and        	a2, a2, t6
-	and        	t4, t4, t6
+	or         	t4, t4, a1
+	srli       	a1, t4, 16
+	and        	a1, a1, a2
+	and        	t4, t4, a2
 	slli       	t4, t4, 16
-	or         	t4, t4, a2
-	srli       	a2, t4, 32
+	or         	t4, t4, a1
+	srli       	a1, t4, 32
 	slli       	t4, t4, 32
-	or         	t4, t4, a2
+	or         	t4, t4, a1
 	// swap bytes in halfwords, halfwords in words, words
-	srli       	a2, a1, 8
-	and        	a2, a2, t5
+	srli       	a1, t6, 8
 	and        	a1, a1, t5
-	slli       	a1, a1, 8
-	or         	a1, a1, a2
-	srli       	a2, a1, 16
-	and        	a2, a2, t6
-	and        	a1, a1, t6
-	slli       	a1, a1, 16
-	or         	a1, a1, a2
-	srli       	a2, a1, 32
-	slli       	a1, a1, 32
-	or         	a1, a1, a2
+	and        	t6, t6, t5
+	slli       	t6, t6, 8
+	or         	t6, t6, a1
+	srli       	a1, t6, 16
+	and        	a1, a1, a2
+	and        	t6, t6, a2
+	slli       	t6, t6, 16
+	or         	t6, t6, a1
+	srli       	a1, t6, 32
+	slli       	t6, t6, 32
+	or         	t6, t6, a1
 	// H·x^-1: (hi:lo) <<= 1; if the bit shifted out was set, ^= 0xc2000000_00000000_00000000_00000001
 	srai       	t5, t4, 63
-	srli       	t6, a1, 63
+	srli       	a1, t6, 63
 	slli       	t4, t4, 1
-	or         	t4, t4, t6
-	slli       	a1, a1, 1
-	andi       	t6, t5, 1
-	xor        	a1, a1, t6
-	addi       	t6, zero, -31
-	slli       	t6, t6, 57
-	and        	t5, t5, t6
+	or         	t4, t4, a1
+	slli       	t6, t6, 1
+	andi       	a1, t5, 1
+	xor        	t6, t6, a1
+	addi       	a1, zero, -31
+	slli       	a1, a1, 57
+	and        	t5, t5, a1
 	xor        	t4, t4, t5
 	// table: for each key piece (Hlo[31:0], Hlo[63:32], their xor, the same for Hhi and Hlo^Hhi), its four classes as 32-bit words
-	xor        	t6, a1, t4
-	slli       	a2, a1, 32
+	xor        	a1, t6, t4
+	slli       	a2, t6, 32
 	srli       	a2, a2, 32
-	srli       	a1, a1, 32
+	srli       	t6, t6, 32
 	and        	t5, a2, t0
 	sw         	t5, 0(a0)
 	and        	t5, a2, t1
@@ -101,33 +103,33 @@ SYM_FUNC_START(ghash_rv64gc_init)
 	sw         	t5, 8(a0)
 	and        	t5, a2, t3
 	sw         	t5, 12(a0)
-	and        	t5, a1, t0
+	and        	t5, t6, t0
 	sw         	t5, 16(a0)
-	and        	t5, a1, t1
+	and        	t5, t6, t1
 	sw         	t5, 20(a0)
-	and        	t5, a1, t2
+	and        	t5, t6, t2
 	sw         	t5, 24(a0)
-	and        	t5, a1, t3
+	and        	t5, t6, t3
 	sw         	t5, 28(a0)
-	xor        	a1, a2, a1
-	and        	t5, a1, t0
+	xor        	t6, a2, t6
+	and        	t5, t6, t0
 	sw         	t5, 32(a0)
-	and        	t5, a1, t1
+	and        	t5, t6, t1
 	sw         	t5, 36(a0)
-	and        	t5, a1, t2
+	and        	t5, t6, t2
 	sw         	t5, 40(a0)
-	and        	t5, a1, t3
+	and        	t5, t6, t3
 	sw         	t5, 44(a0)
-	slli       	a1, t4, 32
-	srli       	a1, a1, 32
+	slli       	t6, t4, 32
+	srli       	t6, t6, 32
 	srli       	t4, t4, 32
-	and        	t5, a1, t0
+	and        	t5, t6, t0
 	sw         	t5, 48(a0)
-	and        	t5, a1, t1
+	and        	t5, t6, t1
 	sw         	t5, 52(a0)
-	and        	t5, a1, t2
+	and        	t5, t6, t2
 	sw         	t5, 56(a0)
-	and        	t5, a1, t3
+	and        	t5, t6, t3
 	sw         	t5, 60(a0)
 	and        	t5, t4, t0
 	sw         	t5, 64(a0)
@@ -137,7 +139,7 @@ SYM_FUNC_START(ghash_rv64gc_init)
 	sw         	t5, 72(a0)
 	and        	t5, t4, t3
 	sw         	t5, 76(a0)
-	xor        	t4, a1, t4
+	xor        	t4, t6, t4
 	and        	t5, t4, t0
 	sw         	t5, 80(a0)
 	and        	t5, t4, t1
@@ -146,9 +148,9 @@ SYM_FUNC_START(ghash_rv64gc_init)
 	sw         	t5, 88(a0)
 	and        	t5, t4, t3
 	sw         	t5, 92(a0)
-	slli       	t4, t6, 32
+	slli       	t4, a1, 32
 	srli       	t4, t4, 32
-	srli       	t6, t6, 32
+	srli       	t6, a1, 32
 	and        	t5, t4, t0
 	sw         	t5, 96(a0)
 	and        	t5, t4, t1
@@ -177,16 +179,32 @@ SYM_FUNC_START(ghash_rv64gc_init)
 	// return
 	addi       	a1, zero, 0
 	addi       	a2, zero, 0
+	addi       	a4, zero, 0
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
 	jalr       	zero, 0(ra)
+.Lghash_rv64gc_init_unaligned:
+	sub        	a1, a1, a3
+	slli       	a3, a3, 3
+	ld         	t4, 0(a1)
+	ld         	t6, 8(a1)
+	ld         	a4, 16(a1)
+	srl        	t4, t4, a3
+	sub        	a3, zero, a3
+	sll        	a1, t6, a3
+	or         	t4, t4, a1
+	sub        	a3, zero, a3
+	srl        	t6, t6, a3
+	sub        	a3, zero, a3
+	sll        	a4, a4, a3
+	or         	t6, t6, a4
+	jal        	zero, .Lghash_rv64gc_init_loaded
 SYM_FUNC_END(ghash_rv64gc_init)
 
 /*
- * void ghash_rv64gc(u8 * acc, const u8 * table, const u8 * data, size_t nblocks);
- * void ghash_rv64gc(u8 * acc, const u8 * table, const u8 * data, size_t nblocks)
- * ghash_rv64gc: 605 instructions, frame 96 bytes
+ * void ghash_rv64gc(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
+ * ghash_rv64gc: 622 instructions, frame 96 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
  *   most live values at once: 27 integer, 0 vector registers
@@ -264,8 +282,11 @@ SYM_FUNC_START(ghash_rv64gc)
 	slli       	s1, s1, 32
 	or         	s1, s1, t6
 .Lghash_rv64gc_block:
+	andi       	a5, a2, 7
+	bne        	a5, zero, .Lghash_rv64gc_unaligned
 	ld         	t6, 0(a2)
 	ld         	a4, 8(a2)
+.Lghash_rv64gc_loaded:
 	// swap bytes in halfwords, halfwords in words, words
 	srli       	a5, t6, 8
 	and        	a5, a5, t0
@@ -816,6 +837,22 @@ SYM_FUNC_START(ghash_rv64gc)
 	ld         	ra, 88(sp)
 	addi       	sp, sp, 96
 	jalr       	zero, 0(ra)
+.Lghash_rv64gc_unaligned:
+	sub        	a7, a2, a5
+	slli       	a5, a5, 3
+	ld         	t6, 0(a7)
+	ld         	a4, 8(a7)
+	ld         	s2, 16(a7)
+	srl        	t6, t6, a5
+	sub        	a5, zero, a5
+	sll        	a7, a4, a5
+	or         	t6, t6, a7
+	sub        	a5, zero, a5
+	srl        	a4, a4, a5
+	sub        	a5, zero, a5
+	sll        	s2, s2, a5
+	or         	a4, a4, s2
+	jal        	zero, .Lghash_rv64gc_loaded
 SYM_FUNC_END(ghash_rv64gc)
 
 	.option	pop

@@ -11,7 +11,7 @@
 	.globl	gcm_init_rv64gc
 	.type	gcm_init_rv64gc, @function
 gcm_init_rv64gc:
-	# void gcm_init_rv64gc(u128 * Htable, const u64 * H)
+	# void gcm_init_rv64gc(u128 *Htable, const u64 *H)
 	# gcm_init_rv64gc: 127 instructions, frame 0 bytes
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
@@ -157,7 +157,7 @@ gcm_init_rv64gc:
 	.globl	gcm_gmult_rv64gc
 	.type	gcm_gmult_rv64gc, @function
 gcm_gmult_rv64gc:
-	# void gcm_gmult_rv64gc(u64 * Xi, const u128 * Htable)
+	# void gcm_gmult_rv64gc(u64 *Xi, const u128 *Htable)
 	# gcm_gmult_rv64gc: 577 instructions, frame 96 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11
@@ -760,8 +760,8 @@ gcm_gmult_rv64gc:
 	.globl	gcm_ghash_rv64gc
 	.type	gcm_ghash_rv64gc, @function
 gcm_ghash_rv64gc:
-	# void gcm_ghash_rv64gc(u64 * Xi, const u128 * Htable, const u8 * inp, size_t len)
-	# gcm_ghash_rv64gc: 608 instructions, frame 112 bytes
+	# void gcm_ghash_rv64gc(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
+	# gcm_ghash_rv64gc: 625 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 27 integer, 0 vector registers
@@ -839,8 +839,11 @@ gcm_ghash_rv64gc:
 	slli       	s1, s1, 32
 	or         	s1, s1, t6
 .Lgcm_ghash_rv64gc_block:
+	andi       	a5, a2, 7
+	bne        	a5, zero, .Lgcm_ghash_rv64gc_unaligned
 	ld         	t6, 0(a2)
 	ld         	a4, 8(a2)
+.Lgcm_ghash_rv64gc_loaded:
 	# swap bytes in halfwords, halfwords in words, words
 	srli       	a5, t6, 8
 	and        	a5, a5, t0
@@ -1392,6 +1395,22 @@ gcm_ghash_rv64gc:
 	ld         	ra, 96(sp)
 	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
+.Lgcm_ghash_rv64gc_unaligned:
+	sub        	a7, a2, a5
+	slli       	a5, a5, 3
+	ld         	t6, 0(a7)
+	ld         	a4, 8(a7)
+	ld         	s2, 16(a7)
+	srl        	t6, t6, a5
+	sub        	a5, zero, a5
+	sll        	a7, a4, a5
+	or         	t6, t6, a7
+	sub        	a5, zero, a5
+	srl        	a4, a4, a5
+	sub        	a5, zero, a5
+	sll        	s2, s2, a5
+	or         	a4, a4, s2
+	jal        	zero, .Lgcm_ghash_rv64gc_loaded
 	.size	gcm_ghash_rv64gc, .-gcm_ghash_rv64gc
 
 	.option	pop

@@ -16,8 +16,7 @@
 	.text
 
 /*
- * void poly1305_block_init_64_rv64gc(void * state, const u8 * raw_key);
- * void poly1305_block_init_64_rv64gc(void * state, const u8 * raw_key)
+ * void poly1305_block_init_64_rv64gc(void *state, const u8 *raw_key);
  * poly1305_block_init_64_rv64gc: 71 instructions, frame 0 bytes
  *   integer registers: ra t0 t1 t2 a0 a1 t3 t4
  *   callee-saved saved/restored: none
@@ -107,8 +106,7 @@ SYM_FUNC_START(poly1305_block_init_64_rv64gc)
 SYM_FUNC_END(poly1305_block_init_64_rv64gc)
 
 /*
- * void poly1305_blocks_64_rv64gc(void * state, const u8 * src, u32 len, u32 hibit);
- * void poly1305_blocks_64_rv64gc(void * state, const u8 * src, u32 len, u32 hibit)
+ * void poly1305_blocks_64_rv64gc(void *state, const u8 *src, u32 len, u32 hibit);
  * poly1305_blocks_64_rv64gc: 158 instructions, frame 48 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5
@@ -116,7 +114,6 @@ SYM_FUNC_END(poly1305_block_init_64_rv64gc)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
- *   declared leak SecretMulTiming (0 instructions): 64-bit multiplies of h and r: on the C906 their latency depends on the operands' upper 32 bits
  */
 SYM_FUNC_START(poly1305_blocks_64_rv64gc)
 	addi       	sp, sp, -48
@@ -296,8 +293,7 @@ SYM_FUNC_START(poly1305_blocks_64_rv64gc)
 SYM_FUNC_END(poly1305_blocks_64_rv64gc)
 
 /*
- * void poly1305_emit_64_rv64gc(const void * state, u8 * digest, const u32 * nonce);
- * void poly1305_emit_64_rv64gc(const void * state, u8 * digest, const u32 * nonce)
+ * void poly1305_emit_64_rv64gc(const void *state, u8 *digest, const u32 *nonce);
  * poly1305_emit_64_rv64gc: 78 instructions, frame 0 bytes
  *   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
  *   callee-saved saved/restored: none
