@@ -1006,17 +1006,21 @@ fn run(f: &Func, abi: Abi, data_align: &HashMap<String, u32>, max_passes: usize)
         return Vec::new();
     }
     inn[0] = Some(entry_state(f, abi));
-    // Fixpoint without reporting, then one reporting pass.
-    let mut changed = true;
+    // Fixpoint without reporting (sweeps in code order over the items whose in-state
+    // changed), then one reporting pass.
+    let mut dirty = vec![false; m];
+    dirty[0] = true;
     let mut passes = 0;
-    while changed {
+    while dirty.iter().any(|&d| d) {
         if passes == max_passes {
             cx.report(0, Check::Dataflow, format!("the dataflow did not reach a fixpoint in {max_passes} passes: nothing is proven"));
             return cx.findings;
         }
-        changed = false;
         passes += 1;
         for i in 0..m {
+            if !std::mem::take(&mut dirty[i]) {
+                continue;
+            }
             let Some(s) = inn[i].clone() else { continue };
             let out = match &f.items[i] {
                 Item::Inst(it) => step(&mut cx, i, it, &s, false),
@@ -1029,7 +1033,7 @@ fn run(f: &Func, abi: Abi, data_align: &HashMap<String, u32>, max_passes: usize)
                 };
                 if inn[sidx].as_ref() != Some(&new) {
                     inn[sidx] = Some(new);
-                    changed = true;
+                    dirty[sidx] = true;
                 }
             }
         }
