@@ -3,7 +3,8 @@
 //! declarations), build with `go test -c` for riscv64 and run under QEMU:
 //! - AES computes the FIPS-197 vectors: c906 on `-cpu thead-c906` (and not on `-cpu rv64`:
 //!   negative control), rv64gc on `-cpu rv64`;
-//! - Poly1305 (every variant) and ChaCha20 (the scalar variants) agree with
+//! - Poly1305, ChaCha20 and GHASH (every variant; the vector ones under T-Head's QEMU
+//!   `c906fdv` and `rv64,v=true` at VLEN 128/256/512, with Go frames for their spills) agree with
 //!   golang.org/x/crypto's poly1305 and chacha20 (RFC 8439 vectors, every length 0..=1100
 //!   at random offsets, split updates, in place), x/crypto rejects the kernels' tags with a
 //!   bit flipped, the c906 variants die with SIGILL on `-cpu rv64`, and a package with one
@@ -529,9 +530,10 @@ fn poly1305_go_package_matches_x_crypto_under_qemu() {
 #[test]
 fn chacha20_go_package_matches_x_crypto_under_qemu() {
     let (Some(go), Some(qemu), Some((crypto, sys))) = (oracle::go(), oracle::qemu(), common::go_x_crypto()) else { return };
+    let Some(thead) = oracle::xuantie_qemu() else { return };
     let outs = go_outputs("chacha20");
     let variants: Vec<&str> = outs.iter().map(|o| o.0).collect();
-    assert_eq!(variants, ["c906-novector", "rv64gc"], "the scalar ChaCha20 variants have Go builds (the lane variants need 28 registers)");
+    assert_eq!(variants, ["c906", "c906-novector", "rv64gcv", "rv64gc", "rva23"], "every ChaCha20 variant has a Go build");
     let mut impls = String::new();
     let mut files = Vec::new();
     let mut labels = Vec::new();
@@ -542,11 +544,24 @@ fn chacha20_go_package_matches_x_crypto_under_qemu() {
         labels.push(l);
         files.extend(fs.iter().cloned());
     }
+    let sub = |names: &[&str]| -> Vec<String> { names.iter().map(|s| s.to_string()).collect() };
+    // The lane variants spill under Go's registers and keep their slots in a Go frame.
+    let text = |f: &str| String::from_utf8(files.iter().find(|(n, _)| n.ends_with(f)).unwrap().1.clone()).unwrap();
+    assert!(text("chacha20_c906_riscv64.s").contains("TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $"), "a framed NOSPLIT TEXT line");
+    assert!(!text("chacha20_c906_riscv64.s").contains("NOSPLIT, $0-"), "the c906 lanes need a frame under Go");
     let dir = go_package("chacha20", &files, &CHACHA20_TEST_GO.replace("IMPLS", &impls), &crypto, &sys);
     let exe = vet_and_build(&go, &dir, "chacha20");
-    assert_passed(&run_tests(&qemu, "thead-c906", &exe, "TestChaCha20"), "chacha20 under -cpu thead-c906", &labels, "TestChaCha20");
-    assert_passed(&run_tests(&qemu, "rv64", &exe, "TestChaCha20/Rv64gc$"), "chacha20 rv64gc under -cpu rv64", &labels[1..], "TestChaCha20");
+    // XTheadVector: T-Head's QEMU; the scalar C906 variants also on upstream QEMU's c906.
+    assert_passed(&run_tests(&thead, "c906fdv", &exe, "TestChaCha20/(C906|C906Novector|Rv64gc)$"), "chacha20 under T-Head's -cpu c906fdv", &sub(&["C906", "C906Novector", "Rv64gc"]), "TestChaCha20");
+    assert_passed(&run_tests(&qemu, "thead-c906", &exe, "TestChaCha20/(C906Novector|Rv64gc)$"), "chacha20 under -cpu thead-c906", &sub(&["C906Novector", "Rv64gc"]), "TestChaCha20");
+    for vlen in [128, 256, 512] {
+        let cpu = format!("rv64,v=true,vlen={vlen},zbb=true,zvkb=true");
+        assert_passed(&run_tests(&qemu, &cpu, &exe, "TestChaCha20/(Rv64gcv|Rva23|Rv64gc)$"), &format!("chacha20 under -cpu {cpu}"), &sub(&["Rv64gcv", "Rva23", "Rv64gc"]), "TestChaCha20");
+    }
+    // Negative controls: missing extensions fault; a changed shift fails against x/crypto.
     assert_sigill(&run_tests(&qemu, "rv64", &exe, "TestChaCha20/C906Novector$"), "c906-novector under -cpu rv64");
+    assert_sigill(&run_tests(&qemu, "thead-c906", &exe, "TestChaCha20/C906$"), "c906 (XTheadVector) under upstream -cpu thead-c906");
+    assert_sigill(&run_tests(&qemu, "rv64,zbb=true", &exe, "TestChaCha20/Rv64gcv$"), "rv64gcv under -cpu rv64 without V");
     let (bad, changed) = mutated_package(&dir, "chacha20_rv64gc_riscv64.s", &["srliw"]);
     let exe = vet_and_build(&go, &bad, "chacha20 (mutated)");
     let o = run_tests(&qemu, "rv64", &exe, "TestChaCha20/Rv64gc$");
@@ -650,9 +665,10 @@ func TestGHASH(t *testing.T) {
 #[test]
 fn ghash_go_package_matches_crypto_cipher_under_qemu() {
     let (Some(go), Some(qemu), Some((crypto, sys))) = (oracle::go(), oracle::qemu(), common::go_x_crypto()) else { return };
+    let Some(thead) = oracle::xuantie_qemu() else { return };
     let outs = go_outputs("ghash");
     let variants: Vec<&str> = outs.iter().map(|o| o.0).collect();
-    assert_eq!(variants, ["c906-novector", "rv64gc", "rv64gc-zbc"], "the scalar GHASH variants have Go builds (c906 needs a stack frame)");
+    assert_eq!(variants, ["c906", "c906-novector", "rv64gc", "rv64gc-zbc"], "every GHASH variant has a Go build");
     let mut impls = String::new();
     let mut files = Vec::new();
     let mut labels = Vec::new();
@@ -663,12 +679,18 @@ fn ghash_go_package_matches_crypto_cipher_under_qemu() {
         labels.push(l);
         files.extend(fs.iter().cloned());
     }
+    // The vector path keeps 1.5 KiB of operands on the stack: a Go frame too large for
+    // NOSPLIT, so the function starts with Go's stack check.
+    let s = String::from_utf8(files.iter().find(|(n, _)| n.ends_with("ghash_c906_riscv64.s")).unwrap().1.clone()).unwrap();
+    assert!(s.contains("TEXT ·gcmGhashC906(SB), 0, $"), "gcmGhashC906 has a frame over the nosplit limit");
     let dir = go_package("ghash", &files, &GHASH_TEST_GO.replace("IMPLS", &impls), &crypto, &sys);
     let exe = vet_and_build(&go, &dir, "ghash");
-    assert_passed(&run_tests(&qemu, "thead-c906", &exe, "TestGHASH/(C906Novector|Rv64gc)$"), "ghash under -cpu thead-c906", &labels[..2], "TestGHASH");
-    assert_passed(&run_tests(&qemu, "rv64,zbb=true,zbc=true", &exe, "TestGHASH/Rv64gcZbc$"), "ghash zbc under -cpu rv64,zbc=true", &labels[2..], "TestGHASH");
+    assert_passed(&run_tests(&thead, "c906fdv", &exe, "TestGHASH/(C906|C906Novector|Rv64gc)$"), "ghash under T-Head's -cpu c906fdv", &labels[..3], "TestGHASH");
+    assert_passed(&run_tests(&qemu, "thead-c906", &exe, "TestGHASH/(C906Novector|Rv64gc)$"), "ghash under -cpu thead-c906", &labels[1..3], "TestGHASH");
+    assert_passed(&run_tests(&qemu, "rv64,zbb=true,zbc=true", &exe, "TestGHASH/Rv64gcZbc$"), "ghash zbc under -cpu rv64,zbc=true", &labels[3..], "TestGHASH");
     // Negative controls: missing extensions fault; a changed shift fails against crypto/cipher.
     assert_sigill(&run_tests(&qemu, "rv64", &exe, "TestGHASH/C906Novector$"), "c906-novector under -cpu rv64");
+    assert_sigill(&run_tests(&qemu, "thead-c906", &exe, "TestGHASH/C906$"), "c906 (XTheadVector) under upstream -cpu thead-c906");
     assert_sigill(&run_tests(&qemu, "rv64,zbc=false", &exe, "TestGHASH/Rv64gcZbc$"), "rv64gc-zbc under -cpu rv64,zbc=false");
     let (bad, changed) = mutated_package(&dir, "ghash_rv64gc_riscv64.s", &["srli"]);
     let exe = vet_and_build(&go, &bad, "ghash (mutated)");

@@ -36,7 +36,7 @@ use crate::func::{Func, InstItem, Item, LeakKind, Opnd, Reg};
 use crate::isa::{Addr, Arith, Cond, Control, Dir, Extend, Flow, Kind, Role, Shift, VType};
 use crate::lower::{label_positions, successors};
 use crate::target::{Misaligned, Multiplier};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
 
 /// What a finding is about.
@@ -237,12 +237,48 @@ impl Bytes {
     fn any(&self, lo: i64, hi: i64) -> bool {
         self.0.iter().any(|&(a, b)| a < hi && lo < b)
     }
+    /// Whether every byte of [lo, hi) is in the set.
+    fn covers(&self, lo: i64, hi: i64) -> bool {
+        lo >= hi || self.0.iter().any(|&(a, b)| a <= lo && hi <= b)
+    }
+    fn intersect(&self, o: &Bytes) -> Bytes {
+        let mut r = Vec::new();
+        for &(a, b) in &self.0 {
+            for &(c, d) in &o.0 {
+                let (lo, hi) = (a.max(c), b.min(d));
+                if lo < hi {
+                    r.push((lo, hi));
+                }
+            }
+        }
+        r.sort_unstable();
+        Bytes(r)
+    }
     fn union(&self, o: &Bytes) -> Bytes {
         let mut r = self.clone();
         for &(a, b) in &o.0 {
             r.insert(a, b);
         }
         r
+    }
+}
+
+/// 8-byte stack words and their values, sorted by offset.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct WordMap(Vec<(i64, Val)>);
+
+impl WordMap {
+    fn get(&self, k: &i64) -> Option<&Val> {
+        self.0.binary_search_by_key(k, |e| e.0).ok().map(|i| &self.0[i].1)
+    }
+    fn get_mut(&mut self, k: &i64) -> Option<&mut Val> {
+        self.0.binary_search_by_key(k, |e| e.0).ok().map(|i| &mut self.0[i].1)
+    }
+    fn insert(&mut self, k: i64, v: Val) {
+        match self.0.binary_search_by_key(&k, |e| e.0) {
+            Ok(i) => self.0[i].1 = v,
+            Err(i) => self.0.insert(i, (k, v)),
+        }
     }
 }
 
@@ -253,9 +289,15 @@ struct State {
     v: [(bool, bool); 32],
     /// Registers saved whole: 8-byte values stored at 8-byte aligned offsets from the entry
     /// sp by an 8-byte store (a narrower store over one removes it).
-    slots: BTreeMap<i64, Val>,
+    slots: WordMap,
     /// Bytes of the stack that may hold secret data.
     secret: Bytes,
+    /// Bytes of the stack written on every path here.
+    init: Bytes,
+    /// 8-byte stack words that hold the same value as the registers of the set (by
+    /// offset, sorted): a spilled register and its reloads, so that an alignment test of
+    /// one refines the others.
+    copies: Vec<(i64, u32)>,
     /// Known vtype (raw immediate) per dialect, or None = unset, Some(None) = unknown.
     vtype: Option<Option<u64>>,
 }
@@ -270,10 +312,10 @@ impl State {
         for i in 0..32 {
             v[i] = (self.v[i].0 && o.v[i].0, self.v[i].1 || o.v[i].1);
         }
-        let mut slots = BTreeMap::new();
-        for (k, a) in &self.slots {
+        let mut slots = WordMap::default();
+        for (k, a) in self.slots.0.iter() {
             if let Some(b) = o.slots.get(k) {
-                slots.insert(*k, Val::join(*a, *b));
+                slots.0.push((*k, Val::join(*a, *b)));
             }
         }
         let vtype = match (self.vtype, o.vtype) {
@@ -282,11 +324,20 @@ impl State {
             (None, _) | (_, None) => None,
             _ => Some(None),
         };
-        State { x, v, slots, secret: self.secret.union(&o.secret), vtype }
+        let copies = self
+            .copies
+            .iter()
+            .filter_map(|&(k, a)| o.copies.iter().find(|c| c.0 == k).map(|c| (k, a & c.1)).filter(|c| c.1 != 0))
+            .collect();
+        State { x, v, slots, secret: self.secret.union(&o.secret), init: self.init.intersect(&o.init), copies, vtype }
     }
 
     /// Register `r` is about to be overwritten: relations that name it no longer hold.
     fn forget(&mut self, r: usize) {
+        for c in self.copies.iter_mut() {
+            c.1 &= !(1 << r);
+        }
+        self.copies.retain(|c| c.1 != 0);
         for v in self.x.iter_mut() {
             if v.low.is_some_and(|(set, _)| set >> r & 1 != 0) {
                 v.low = None;
@@ -381,7 +432,7 @@ fn entry_state(f: &Func, abi: Abi) -> State {
             ..Val::PUBLIC
         };
     }
-    State { x, v: [(false, false); 32], slots: BTreeMap::new(), secret: Bytes::default(), vtype: None }
+    State { x, v: [(false, false); 32], slots: WordMap::default(), secret: Bytes::default(), init: Bytes::default(), copies: Vec::new(), vtype: None }
 }
 
 /// Bytes a unit-stride vector load or store covers at VLMAX under the vtype known here
@@ -681,6 +732,8 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
     }
     // Memory.
     let mut loaded = Val::PUBLIC;
+    // An 8-byte reload of a stack word: the destination joins the word's copies.
+    let mut reload: Option<i64> = None;
     if let Some(m) = row.mem {
         let (base, off, tz) = address(i, s, &m);
         let index_secret = match m.addr {
@@ -727,8 +780,9 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
         };
         if report && matches!(bptr, Ptr::Sp(_) | Ptr::SpAny) {
             match (frame_off, sp_now) {
-                (Some(a), Some(spk)) if a < spk || a + extent > 0 => {
-                    cx.report(idx, Check::StackBounds, format!("stack access at entry sp{a:+} is outside the frame [sp{spk:+}, sp)"));
+                (Some(a), Some(spk)) if !((a >= spk && a + extent <= 0) || (a >= 8 && a + extent <= 8 + f.host_frame as i64)) => {
+                    let host = if f.host_frame > 0 { format!(" or the host's frame [sp+8, sp+{})", 8 + f.host_frame) } else { String::new() };
+                    cx.report(idx, Check::StackBounds, format!("stack access at entry sp{a:+} is outside the frame [sp{spk:+}, sp){host}"));
                 }
                 (None, _) => cx.report(idx, Check::StackBounds, "stack access at an unknown offset".into()),
                 _ => {}
@@ -736,6 +790,14 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
         }
         match m.dir {
             Dir::Load => {
+                if let Some(a) = frame_off.filter(|a| m.bytes == 8 && a % 8 == 0 && row.vdialect.is_none()) {
+                    reload = Some(a);
+                }
+                if let Some(a) = frame_off {
+                    if report && !s.init.covers(a, a + extent) {
+                        cx.report(idx, Check::ReadBeforeWrite, format!("stack bytes at entry sp{a:+}..sp{:+} are read before they are written on some path", a + extent));
+                    }
+                }
                 let from_stack = frame_off.map(|a| {
                     let secret = s.secret.any(a, a + extent);
                     match s.slots.get(&a) {
@@ -772,22 +834,32 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
                         stored.iter().enumerate().map(|(k, v)| (a + w * k as i64, a + w * (k as i64 + 1), *v)).collect()
                     };
                     for (lo, hi, v) in parts {
+                        n.init.insert(lo, hi);
                         if v.secret {
                             n.secret.insert(lo, hi);
                         } else {
                             n.secret.remove(lo, hi);
                         }
-                        n.slots.retain(|&g, _| g + 8 <= lo || g >= hi);
+                        n.slots.0.retain(|&(g, _)| g + 8 <= lo || g >= hi);
+                        n.copies.retain(|c| c.0 + 8 <= lo || c.0 >= hi);
                         if hi - lo == 8 && lo % 8 == 0 && row.vdialect.is_none() {
                             n.slots.insert(lo, Val { low: None, ..v });
+                            if let (1, Some(Opnd::Reg(Reg::X(q)))) = (stored.len(), i.ops.first()) {
+                                if *q != 0 {
+                                    let at = n.copies.partition_point(|c| c.0 < lo);
+                                    n.copies.insert(at, (lo, 1 << q));
+                                }
+                            }
                         }
                     }
                 } else if matches!(bptr, Ptr::Sp(_) | Ptr::SpAny) {
                     // Unknown offset: any byte of the frame may now hold it.
                     if stored.iter().any(|v| v.secret) {
                         n.secret.insert(sp_now.unwrap_or(-(1 << 20)), 0);
+                        n.secret.insert(8, 8 + f.host_frame as i64);
                     }
-                    n.slots.clear();
+                    n.slots.0.clear();
+                    n.copies.clear();
                 } else if let Some(k) = bptr.arg() {
                     if !arg_secret(k) {
                         // Published: stored to the caller's output, no longer a secret to wipe.
@@ -873,9 +945,22 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
         }
         match o {
             Opnd::Reg(Reg::X(0)) => {}
+            Opnd::Reg(Reg::X(r)) if reload.is_some_and(|a| s.copies.iter().any(|c| c.0 == a && c.1 >> *r & 1 != 0)) => {
+                // A reload into a register that already holds the word changes nothing.
+            }
             Opnd::Reg(Reg::X(r)) => {
                 let r = *r as usize;
                 n.forget(r);
+                if let Some(a) = reload {
+                    // Right after the load the register equals the word, whatever held it.
+                    match n.copies.iter_mut().find(|c| c.0 == a) {
+                        Some(c) => c.1 |= 1 << r,
+                        None => {
+                            let at = n.copies.partition_point(|c| c.0 < a);
+                            n.copies.insert(at, (a, 1 << r));
+                        }
+                    }
+                }
                 n.x[r] = if spec.kind == Kind::XMem {
                     // Increment-address forms update the base: a pointer of the same kind,
                     // moved by the step.
@@ -951,6 +1036,14 @@ fn edges(f: &Func, label_at: &[usize], i: usize, out: &State) -> Vec<(usize, Sta
                                 st.x[q].tz = st.x[q].tz.max(k);
                             }
                         }
+                        // Stack words holding the same value (a spilled copy).
+                        for &(off, regs) in &out.copies {
+                            if regs & set != 0 {
+                                if let Some(v) = st.slots.get_mut(&off) {
+                                    v.tz = v.tz.max(k);
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -1001,12 +1094,36 @@ fn run(f: &Func, abi: Abi, data_align: &HashMap<String, u32>, max_passes: usize)
     };
     let label_at = label_positions(f);
     let m = f.items.len();
-    let mut inn: Vec<Option<State>> = vec![None; m];
     if m == 0 {
         return Vec::new();
     }
+    // Basic blocks: a block starts at item 0, at a label and after control flow; states
+    // are kept at block starts only, and a block's items are stepped in turn.
+    let mut starts_block = vec![false; m];
+    starts_block[0] = true;
+    for (i, it) in f.items.iter().enumerate() {
+        let ends = match it {
+            Item::Inst(x) => x.control() != Control::Next,
+            Item::Exit => true,
+            _ => false,
+        };
+        if matches!(it, Item::Label(_)) {
+            starts_block[i] = true;
+        }
+        if ends && i + 1 < m {
+            starts_block[i + 1] = true;
+        }
+    }
+    let block_end = |s: usize| -> usize {
+        let mut e = s;
+        while e + 1 < m && !starts_block[e + 1] {
+            e += 1;
+        }
+        e
+    };
+    let mut inn: Vec<Option<State>> = vec![None; m];
     inn[0] = Some(entry_state(f, abi));
-    // Fixpoint without reporting (sweeps in code order over the items whose in-state
+    // Fixpoint without reporting (sweeps in code order over the blocks whose in-state
     // changed), then one reporting pass.
     let mut dirty = vec![false; m];
     dirty[0] = true;
@@ -1017,16 +1134,23 @@ fn run(f: &Func, abi: Abi, data_align: &HashMap<String, u32>, max_passes: usize)
             return cx.findings;
         }
         passes += 1;
-        for i in 0..m {
-            if !std::mem::take(&mut dirty[i]) {
+        let mut b = 0;
+        while b < m {
+            let e = block_end(b);
+            if !std::mem::take(&mut dirty[b]) {
+                b = e + 1;
                 continue;
             }
-            let Some(s) = inn[i].clone() else { continue };
-            let out = match &f.items[i] {
-                Item::Inst(it) => step(&mut cx, i, it, &s, false),
-                _ => s,
+            let Some(mut s) = inn[b].clone() else {
+                b = e + 1;
+                continue;
             };
-            for (sidx, st) in edges(f, &label_at, i, &out) {
+            for i in b..=e {
+                if let Item::Inst(it) = &f.items[i] {
+                    s = step(&mut cx, i, it, &s, false);
+                }
+            }
+            for (sidx, st) in edges(f, &label_at, e, &s) {
                 let new = match &inn[sidx] {
                     None => st,
                     Some(old) => old.join(&st),
@@ -1036,34 +1160,46 @@ fn run(f: &Func, abi: Abi, data_align: &HashMap<String, u32>, max_passes: usize)
                     dirty[sidx] = true;
                 }
             }
+            b = e + 1;
         }
     }
-    for i in 0..m {
-        let Some(s) = inn[i].clone() else { continue };
-        let Item::Inst(it) = &f.items[i] else {
-            if f.items[i] == Item::Exit {
-                exit_checks(&mut cx, i, &s);
-            }
+    // The reporting pass: each reached block once, from its fixpoint state.
+    let mut reached = vec![false; m];
+    let mut b = 0;
+    while b < m {
+        let e = block_end(b);
+        let Some(mut s) = inn[b].clone() else {
+            b = e + 1;
             continue;
         };
-        // Reserved registers.
-        for (spec, o) in it.row().ops.iter().zip(&it.ops) {
-            if let (Role::Def | Role::UseDef, Opnd::Reg(Reg::X(r))) = (spec.role, o) {
-                if abi.reserved().contains(r) {
-                    cx.report(i, Check::Reserved, format!("writes {}, which the {} ABI reserves", crate::text::XNAMES[*r as usize], abi));
+        for i in b..=e {
+            reached[i] = true;
+            let Item::Inst(it) = &f.items[i] else {
+                if f.items[i] == Item::Exit {
+                    exit_checks(&mut cx, i, &s);
+                }
+                continue;
+            };
+            // Reserved registers.
+            for (spec, o) in it.row().ops.iter().zip(&it.ops) {
+                if let (Role::Def | Role::UseDef, Opnd::Reg(Reg::X(r))) = (spec.role, o) {
+                    if abi.reserved().contains(r) {
+                        cx.report(i, Check::Reserved, format!("writes {}, which the {} ABI reserves", crate::text::XNAMES[*r as usize], abi));
+                    }
                 }
             }
-        }
-        let out = step(&mut cx, i, it, &s, true);
-        match it.control() {
-            Control::Return => exit_checks(&mut cx, i, &out),
-            // `tail sym` (auipc + jalr zero with %pcrel_lo): leaves the function.
-            Control::IndirectJump if matches!(it.ops.get(it.row().ops.iter().position(|o| matches!(o.kind, Kind::MemOff(_))).unwrap_or(1)), Some(Opnd::PcrelLo { .. })) => {
-                exit_checks(&mut cx, i, &out)
+            s = step(&mut cx, i, it, &s, true);
+            match it.control() {
+                Control::Return => exit_checks(&mut cx, i, &s),
+                // `tail sym` (auipc + jalr zero with %pcrel_lo): leaves the function.
+                Control::IndirectJump if matches!(it.ops.get(it.row().ops.iter().position(|o| matches!(o.kind, Kind::MemOff(_))).unwrap_or(1)), Some(Opnd::PcrelLo { .. })) => {
+                    exit_checks(&mut cx, i, &s)
+                }
+                Control::IndirectJump => cx.report(i, Check::ControlFlow, "indirect jump to a computed address: the checks cannot follow it".into()),
+                _ => {}
             }
-            Control::IndirectJump => cx.report(i, Check::ControlFlow, "indirect jump to a computed address: the checks cannot follow it".into()),
-            _ => {}
         }
+        b = e + 1;
     }
     // A path that runs off the end of the code.
     let falls_off = match &f.items[m - 1] {
@@ -1071,7 +1207,7 @@ fn run(f: &Func, abi: Abi, data_align: &HashMap<String, u32>, max_passes: usize)
         Item::Inst(it) => matches!(it.control(), Control::Next | Control::Branch | Control::Call),
         _ => true,
     };
-    if inn[m - 1].is_some() && falls_off {
+    if reached[m - 1] && falls_off {
         cx.report(m - 1, Check::ControlFlow, "a path runs past the end of the code without a return".into());
     }
     for (k, used) in cx.leak_used.clone().into_iter().enumerate() {

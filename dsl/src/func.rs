@@ -168,6 +168,69 @@ pub enum Item {
     /// Raw bytes in the code (constant pools read by assembly files; kgen's own kernels
     /// keep data in .rodata).
     Data(Vec<u8>),
+    /// Straight-line code the lowering rearranges (see [`Region`]) before allocation.
+    Region(Region),
+}
+
+/// A block of straight-line code whose order the lowering chooses: the kernel says what
+/// may be rearranged, the lowering schedules it for the C906 against the registers the
+/// allocator has (values live across the block count against them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Region {
+    /// List-scheduled for the C906's latencies (`sched::schedule`): an instruction moves up
+    /// by at most `window` places.
+    Schedule { items: Vec<Item>, window: usize },
+    /// Two independent streams merged by modeled issue time (`sched::merge_timed`).
+    Merge { a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2] },
+    /// Two independent streams, `b` spread evenly between the instructions of `a`
+    /// ([`interleave`]).
+    Interleave { a: Vec<Item>, b: Vec<Item> },
+}
+
+impl Region {
+    /// The items of the region's streams, in source order.
+    pub fn parts(&self) -> Vec<&Vec<Item>> {
+        match self {
+            Region::Schedule { items, .. } => vec![items],
+            Region::Merge { a, b, .. } | Region::Interleave { a, b } => vec![a, b],
+        }
+    }
+    pub fn parts_mut(&mut self) -> Vec<&mut Vec<Item>> {
+        match self {
+            Region::Schedule { items, .. } => vec![items],
+            Region::Merge { a, b, .. } | Region::Interleave { a, b } => vec![a, b],
+        }
+    }
+}
+
+/// Calls `g` on every instruction of `items`, inside regions too.
+pub fn for_each_inst(items: &[Item], g: &mut dyn FnMut(&InstItem)) {
+    for it in items {
+        match it {
+            Item::Inst(i) => g(i),
+            Item::Region(r) => {
+                for p in r.parts() {
+                    for_each_inst(p, g);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// As [`for_each_inst`], mutably.
+pub fn for_each_inst_mut(items: &mut [Item], g: &mut dyn FnMut(&mut InstItem)) {
+    for it in items {
+        match it {
+            Item::Inst(i) => g(i),
+            Item::Region(r) => {
+                for p in r.parts_mut() {
+                    for_each_inst_mut(p, g);
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// How a virtual register is to be allocated.
@@ -180,6 +243,11 @@ pub struct VRegInfo {
     pub pinned: Option<u8>,
     /// Holds only public values (pointers, table addresses, constants, published output).
     pub public: bool,
+    /// Registers `offset..` of another vector register group (see [`Func::vpart`]).
+    pub part_of: Option<(u32, u8)>,
+    /// Made by the allocator to carry a spilled value between its slot and one instruction:
+    /// never spilled itself.
+    pub spill_temp: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -280,6 +348,10 @@ pub struct Func {
     /// Wipe the caller-saved registers this function writes (and its secret stack slots) at
     /// every exit.
     pub wipe: bool,
+    /// Bytes of stack a host allocates for the function before its first instruction, at
+    /// sp+8 .. sp+8+host_frame (Go's assembler, for a `TEXT $N` frame; 0 bytes elsewhere).
+    /// The lowering sets it; the checks allow accesses there.
+    pub host_frame: u32,
     pub errors: Vec<BuildError>,
     loc: Option<Loc>,
     /// The leak region instructions are appended in (see [`Func::leaking`]).
@@ -331,6 +403,7 @@ impl Func {
             entry: None,
             summary: String::new(),
             wipe: true,
+            host_frame: 0,
             errors: Vec::new(),
             loc: None,
             leak_region: None,
@@ -346,7 +419,9 @@ impl Func {
     }
 
     fn error(&mut self, inst: String, reason: String) {
-        let index = Some(self.items.iter().filter(|i| matches!(i, Item::Inst(_))).count());
+        let mut index = 0;
+        for_each_inst(&self.items, &mut |_| index += 1);
+        let index = Some(index);
         self.errors.push(BuildError { func: self.name.clone(), inst, index, loc: self.loc, reason });
     }
 
@@ -359,7 +434,7 @@ impl Func {
 
     /// A new virtual integer register; `name` is its role (`key`, `counter`).
     pub fn xreg(&mut self, name: &str) -> Reg {
-        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: None, public: false });
+        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: None, public: false, part_of: None, spill_temp: false });
         Reg::VirtX(self.vregs.len() as u32 - 1)
     }
 
@@ -370,7 +445,28 @@ impl Func {
 
     /// A new virtual vector register group of `lmul` registers.
     pub fn vreg(&mut self, name: &str, lmul: u8) -> Reg {
-        self.vregs.push(VRegInfo { name: name.to_string(), group: lmul, pinned: None, public: false });
+        self.vregs.push(VRegInfo { name: name.to_string(), group: lmul, pinned: None, public: false, part_of: None, spill_temp: false });
+        Reg::VirtV(self.vregs.len() as u32 - 1)
+    }
+
+    /// Registers `offset..offset + lmul` of the vector group `parent` (a field of a segment
+    /// load's destination, one register of an LMUL-8 group), as an operand of its own: it is
+    /// allocated with its parent; writing it keeps the parent's other registers live.
+    pub fn vpart(&mut self, parent: Reg, offset: u8, lmul: u8) -> Reg {
+        let Reg::VirtV(p) = parent else {
+            self.fail("vpart: the parent must be a virtual vector register");
+            return parent;
+        };
+        let (root, base) = match self.vregs[p as usize].part_of {
+            Some((r, o)) => (r, o + offset),
+            None => (p, offset),
+        };
+        if base + lmul > self.vregs[root as usize].group {
+            self.fail(format!("vpart: registers {base}..{} are outside `{}` ({} registers)", base + lmul, self.vregs[root as usize].name, self.vregs[root as usize].group));
+        }
+        let name = format!("{}[{base}]", self.vregs[root as usize].name);
+        let public = self.vregs[root as usize].public;
+        self.vregs.push(VRegInfo { name, group: lmul, pinned: None, public, part_of: Some((root, base)), spill_temp: false });
         Reg::VirtV(self.vregs.len() as u32 - 1)
     }
 
@@ -421,7 +517,7 @@ impl Func {
         if n >= 8 {
             self.fail(format!("argument `{name}`: more than 8 register arguments"));
         }
-        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: Some(10 + n as u8), public: !secret_value });
+        self.vregs.push(VRegInfo { name: name.to_string(), group: 1, pinned: Some(10 + n as u8), public: !secret_value, part_of: None, spill_temp: false });
         let reg = Reg::VirtX(self.vregs.len() as u32 - 1);
         self.args.push(ArgInfo { name: name.to_string(), reg, ty, align: ty.align(), secret, public_ranges: Vec::new() });
         reg
@@ -526,6 +622,9 @@ impl Func {
     pub fn public(&mut self, r: Reg) {
         if let Reg::VirtX(i) | Reg::VirtV(i) = r {
             self.vregs[i as usize].public = true;
+            if let Some((root, _)) = self.vregs[i as usize].part_of {
+                self.vregs[root as usize].public = true;
+            }
         }
     }
 
@@ -716,25 +815,21 @@ impl Func {
         self.items.extend(cold);
         // References to labels of enclosing scopes become those labels.
         let resolved: Vec<Label> = (0..self.labels.len()).map(|i| self.resolve(Label(i as u32))).collect();
-        for it in &mut self.items {
-            if let Item::Inst(i) = it {
-                for o in &mut i.ops {
-                    if let Opnd::Label(l) | Opnd::PcrelLo { anchor: l } = o {
-                        *l = resolved[l.0 as usize];
-                    }
+        for_each_inst_mut(&mut self.items, &mut |i| {
+            for o in &mut i.ops {
+                if let Opnd::Label(l) | Opnd::PcrelLo { anchor: l } = o {
+                    *l = resolved[l.0 as usize];
                 }
             }
-        }
+        });
         let mut used = vec![false; self.labels.len()];
-        for it in &self.items {
-            if let Item::Inst(i) = it {
-                for o in &i.ops {
-                    if let Opnd::Label(l) | Opnd::PcrelLo { anchor: l } = o {
-                        used[l.0 as usize] = true;
-                    }
+        for_each_inst(&self.items, &mut |i| {
+            for o in &i.ops {
+                if let Opnd::Label(l) | Opnd::PcrelLo { anchor: l } = o {
+                    used[l.0 as usize] = true;
                 }
             }
-        }
+        });
         for (i, l) in self.labels.iter().enumerate() {
             if used[i] && !l.bound {
                 let n = self.label_name(Label(i as u32));
@@ -765,7 +860,9 @@ impl Func {
 
     /// Number of instructions (before the frame is added).
     pub fn inst_count(&self) -> usize {
-        self.items.iter().filter(|i| matches!(i, Item::Inst(_))).count()
+        let mut n = 0;
+        for_each_inst(&self.items, &mut |_| n += 1);
+        n
     }
 }
 
@@ -792,6 +889,14 @@ impl Func {
                 Item::Comment(c) => out.push(Line::Comment(c.clone())),
                 Item::Data(d) => out.push(Line::Data(d.clone())),
                 Item::Exit => out.push(Line::Inst { text: "ret".into(), comment: Some("(not lowered)".into()) }),
+                Item::Region(r) => {
+                    out.push(Line::Comment("(region, arranged by the lowering)".into()));
+                    let mut inner = Vec::new();
+                    for p in r.parts() {
+                        for_each_inst(p, &mut |i| inner.push(Line::Inst { text: self.inst_text(i), comment: i.comment.clone() }));
+                    }
+                    out.extend(inner);
+                }
             }
         }
         out
@@ -820,6 +925,34 @@ impl Func {
         self.items.extend(items);
     }
 
+    /// `body` as a region the lowering list-schedules for the C906 (window 24: an
+    /// instruction moves up by at most 24 places), against the registers it has.
+    pub fn schedule(&mut self, body: impl FnOnce(&mut Func)) {
+        self.schedule_window(24, body)
+    }
+
+    /// [`Func::schedule`] with another window.
+    pub fn schedule_window(&mut self, window: usize, body: impl FnOnce(&mut Func)) {
+        let items = self.capture(body);
+        self.items.push(Item::Region(Region::Schedule { items, window }));
+    }
+
+    /// Two independent streams the lowering merges by modeled issue time (each looks 4
+    /// instructions ahead): a vector stream and the scalar work that fills its gaps.
+    pub fn merge(&mut self, a: impl FnOnce(&mut Func), b: impl FnOnce(&mut Func)) {
+        let a = self.capture(a);
+        let b = self.capture(b);
+        self.items.push(Item::Region(Region::Merge { a, b, lookahead: [4, 4] }));
+    }
+
+    /// Two independent streams, the second spread evenly between the instructions of the
+    /// first.
+    pub fn interleave(&mut self, a: impl FnOnce(&mut Func), b: impl FnOnce(&mut Func)) {
+        let a = self.capture(a);
+        let b = self.capture(b);
+        self.items.push(Item::Region(Region::Interleave { a, b }));
+    }
+
     /// Appends what a construct over captured items made ([`interleave`],
     /// `sched::schedule`, `sched::merge_timed`), or records its error as `what: reason`.
     pub fn append_or_fail(&mut self, made: Result<Vec<Item>, String>, what: &str) {
@@ -830,14 +963,18 @@ impl Func {
     }
 }
 
-/// Merges two independent straight-line streams, spreading `b` evenly between the
-/// elements of `a` (e.g. scalar instructions into the issue slots a vector stream leaves
-/// while the vector unit is busy). Fails if the streams share a register that either
-/// writes, or contain labels or control flow.
-pub fn interleave(a: Vec<Item>, b: Vec<Item>) -> Result<Vec<Item>, String> {
+/// Checks that two straight-line streams are independent: neither writes a register the
+/// other reads or writes, and neither has labels or control flow.
+pub fn independent(a: &[Item], b: &[Item]) -> Result<(), String> {
+    independent_in(a, b, &crate::sched::Units::plain())
+}
+
+/// [`independent`] by register units (a vector group and its parts overlap).
+pub fn independent_in(a: &[Item], b: &[Item], units: &crate::sched::Units) -> Result<(), String> {
     use crate::isa::Role;
-    let regs = |s: &[Item]| -> Result<(std::collections::BTreeSet<Reg>, std::collections::BTreeSet<Reg>), String> {
-        let (mut r, mut w) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+    let regs = |s: &[Item]| -> Result<(std::collections::BTreeMap<usize, Reg>, std::collections::BTreeSet<usize>), String> {
+        let (mut r, mut w) = (std::collections::BTreeMap::new(), std::collections::BTreeSet::new());
+        let mut tmp = Vec::new();
         for it in s {
             match it {
                 Item::Inst(i) => {
@@ -848,13 +985,12 @@ pub fn interleave(a: Vec<Item>, b: Vec<Item>) -> Result<Vec<Item>, String> {
                         if reg == Reg::X(0) {
                             continue;
                         }
-                        match role {
-                            Role::Use => {
-                                r.insert(reg);
-                            }
-                            _ => {
-                                w.insert(reg);
-                                r.insert(reg);
+                        tmp.clear();
+                        units.units(reg, &mut tmp);
+                        for &k in &tmp {
+                            r.insert(k, reg);
+                            if role != Role::Use {
+                                w.insert(k);
                             }
                         }
                     }
@@ -865,11 +1001,25 @@ pub fn interleave(a: Vec<Item>, b: Vec<Item>) -> Result<Vec<Item>, String> {
         }
         Ok((r, w))
     };
-    let (ra, wa) = regs(&a)?;
-    let (rb, wb) = regs(&b)?;
-    if let Some(r) = wa.intersection(&rb).chain(wb.intersection(&ra)).next() {
+    let (ra, wa) = regs(a)?;
+    let (rb, wb) = regs(b)?;
+    if let Some(r) = wa.iter().filter_map(|k| rb.get(k)).chain(wb.iter().filter_map(|k| ra.get(k))).next() {
         return Err(format!("streams share register {r:?}"));
     }
+    Ok(())
+}
+
+/// Merges two independent straight-line streams, spreading `b` evenly between the
+/// elements of `a` (e.g. scalar instructions into the issue slots a vector stream leaves
+/// while the vector unit is busy). Fails if the streams share a register that either
+/// writes, or contain labels or control flow.
+pub fn interleave(a: Vec<Item>, b: Vec<Item>) -> Result<Vec<Item>, String> {
+    interleave_in(a, b, &crate::sched::Units::plain())
+}
+
+/// [`interleave`] by register units.
+pub fn interleave_in(a: Vec<Item>, b: Vec<Item>, units: &crate::sched::Units) -> Result<Vec<Item>, String> {
+    independent_in(&a, &b, units)?;
     let (na, nb) = (a.len().max(1), b.len());
     let mut out = Vec::with_capacity(a.len() + b.len());
     let mut bi = b.into_iter();

@@ -2,6 +2,7 @@
 //! parser), targets, the kernel builder, register allocation and the checks.
 
 pub mod abi;
+pub mod alloc;
 pub mod asmfile;
 pub mod check;
 pub mod entry;

@@ -3,11 +3,18 @@
 //! wipes), both from what the function actually uses.
 
 use crate::abi::Abi;
-use crate::func::{BuildError, Func, InstItem, Item, Label, Opnd, Reg};
+use crate::func::{BuildError, Func, InstItem, Item, Label, Opnd, Reg, Region};
 use crate::isa::{table, Control, Kind, Role, VDialect};
 
-const NX: usize = 32;
-const NPHYS: usize = 64;
+pub(crate) const NX: usize = 32;
+
+/// Where a Go frame's locals start: after the saved ra at 0(sp).
+pub const GO_LOCALS_AT: u32 = 8;
+/// The largest Go frame a NOSPLIT function may have (the linker's nosplit limit is 800
+/// bytes, including the 8 of the saved ra; checked with Go 1.23: 792 links, 800 does not).
+/// A larger frame makes the Go output leave out NOSPLIT.
+pub const GO_NOSPLIT_LOCALS: u32 = 792;
+pub(crate) const NPHYS: usize = 64;
 
 /// A small growable bit set.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
@@ -37,10 +44,64 @@ impl Bits {
         ch
     }
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &b)| (0..64).filter(move |k| b >> k & 1 != 0).map(move |k| w * 64 + k))
+        self.0.iter().enumerate().flat_map(|(w, &b)| {
+            let mut b = b;
+            std::iter::from_fn(move || {
+                if b == 0 {
+                    return None;
+                }
+                let k = b.trailing_zeros() as usize;
+                b &= b - 1;
+                Some(w * 64 + k)
+            })
+        })
     }
     pub fn count(&self) -> usize {
         self.0.iter().map(|w| w.count_ones() as usize).sum()
+    }
+}
+
+/// Rows of bits in one allocation (a set per item, or an adjacency matrix).
+#[derive(Clone, Debug)]
+pub struct BitRows {
+    words: usize,
+    data: Vec<u64>,
+}
+
+impl BitRows {
+    pub fn new(rows: usize, bits: usize) -> BitRows {
+        let words = bits.div_ceil(64).max(1);
+        BitRows { words, data: vec![0; rows * words] }
+    }
+    pub fn row(&self, i: usize) -> &[u64] {
+        &self.data[i * self.words..(i + 1) * self.words]
+    }
+    pub fn get(&self, i: usize, k: usize) -> bool {
+        self.data[i * self.words + k / 64] >> (k % 64) & 1 != 0
+    }
+    pub fn set(&mut self, i: usize, k: usize) {
+        self.data[i * self.words + k / 64] |= 1 << (k % 64);
+    }
+    /// The members of row `i`.
+    pub fn iter(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        self.row(i).iter().enumerate().flat_map(|(w, &b)| {
+            let mut b = b;
+            std::iter::from_fn(move || {
+                if b == 0 {
+                    return None;
+                }
+                let k = b.trailing_zeros() as usize;
+                b &= b - 1;
+                Some(w * 64 + k)
+            })
+        })
+    }
+    pub fn count(&self, i: usize) -> usize {
+        self.row(i).iter().map(|w| w.count_ones() as usize).sum()
+    }
+    /// Row `i` as a set.
+    pub fn bits(&self, i: usize) -> Bits {
+        Bits(self.row(i).to_vec())
     }
 }
 
@@ -53,10 +114,81 @@ pub fn node(r: Reg) -> usize {
     }
 }
 
+/// The nodes of one function's liveness: physical x 0..32, physical v 32..64, virtual
+/// registers from 64, then one node per register of each vector group that has parts (so
+/// that writing one part does not keep the others live, and a group written part by part
+/// is not live before).
+#[derive(Clone, Debug)]
+pub struct Nodes {
+    pub n: usize,
+    /// For a group with parts, its first register node.
+    sub: Vec<Option<usize>>,
+    /// The virtual register node each register node belongs to.
+    owner: Vec<usize>,
+}
+
+impl Nodes {
+    pub fn of(f: &Func) -> Nodes {
+        let nv = f.vregs.len();
+        let mut sub = vec![None; nv];
+        for v in &f.vregs {
+            if let Some((root, _)) = v.part_of {
+                sub[root as usize] = Some(0);
+            }
+        }
+        let mut n = NPHYS + nv;
+        let mut owner = Vec::new();
+        for (r, s) in sub.iter_mut().enumerate() {
+            if s.is_some() {
+                *s = Some(n);
+                for _ in 0..f.vregs[r].group.max(1) {
+                    owner.push(NPHYS + r);
+                }
+                n += f.vregs[r].group.max(1) as usize;
+            }
+        }
+        Nodes { n, sub, owner }
+    }
+
+    /// The virtual register (or physical register) node node `k` stands for.
+    pub fn owner(&self, k: usize) -> usize {
+        if k < NPHYS + self.sub.len() { k } else { self.owner[k - NPHYS - self.sub.len()] }
+    }
+
+    /// The nodes register `r` covers.
+    pub fn of_reg(&self, f: &Func, r: Reg, out: &mut Vec<usize>) {
+        match r {
+            Reg::VirtV(i) => {
+                let v = &f.vregs[i as usize];
+                let (root, off, g) = match v.part_of {
+                    Some((root, off)) => (root as usize, off as usize, v.group.max(1) as usize),
+                    None => (i as usize, 0, v.group.max(1) as usize),
+                };
+                match self.sub[root] {
+                    Some(b) => out.extend(b + off..b + off + g),
+                    None => out.push(node(r)),
+                }
+            }
+            _ => out.push(node(r)),
+        }
+    }
+}
+
 /// Uses and defs (node indices) of one item.
 pub fn uses_defs(f: &Func, it: &Item) -> (Vec<usize>, Vec<usize>) {
+    uses_defs_in(f, &Nodes::of(f), it)
+}
+
+/// [`uses_defs`] with the function's nodes computed once.
+pub fn uses_defs_in(f: &Func, nodes: &Nodes, it: &Item) -> (Vec<usize>, Vec<usize>) {
     let mut u = Vec::new();
     let mut d = Vec::new();
+    uses_defs_into(f, nodes, it, &mut u, &mut d);
+    (u, d)
+}
+
+/// [`uses_defs_in`] appending to `u` and `d`.
+pub fn uses_defs_into(f: &Func, nodes: &Nodes, it: &Item, u: &mut Vec<usize>, d: &mut Vec<usize>) {
     match it {
         Item::Inst(i) => {
             let row = i.row();
@@ -69,14 +201,15 @@ pub fn uses_defs(f: &Func, it: &Item) -> (Vec<usize>, Vec<usize>) {
                 if *r == Reg::X(0) {
                     continue;
                 }
-                let n = node(*r);
+                // A masked vector write keeps the masked-off elements: it reads what it writes.
                 let role = if masked && spec.role == Role::Def && r.is_vector() { Role::UseDef } else { spec.role };
                 match role {
-                    Role::Use => u.push(n),
-                    Role::Def => d.push(n),
+                    Role::Use => nodes.of_reg(f, *r, u),
+                    Role::Def => nodes.of_reg(f, *r, d),
                     Role::UseDef => {
-                        u.push(n);
-                        d.push(n);
+                        let k = d.len();
+                        nodes.of_reg(f, *r, d);
+                        u.extend_from_slice(&d[k..]);
                     }
                 }
             }
@@ -84,7 +217,6 @@ pub fn uses_defs(f: &Func, it: &Item) -> (Vec<usize>, Vec<usize>) {
         Item::Exit if f.result.is_value() => u.push(10),
         _ => {}
     }
-    (u, d)
 }
 
 /// Successor item indices of item `i` (control flow, from the rows' [`Control`]). A return
@@ -121,35 +253,84 @@ pub fn label_positions(f: &Func) -> Vec<usize> {
     at
 }
 
+/// Uses and defs of every item, flat: item `i`'s are `uses[ui[i]..ui[i + 1]]` and
+/// `defs[di[i]..di[i + 1]]`.
+pub struct UseDefs {
+    pub uses: Vec<usize>,
+    pub defs: Vec<usize>,
+    ui: Vec<usize>,
+    di: Vec<usize>,
+}
+
+impl UseDefs {
+    pub fn of(f: &Func, nodes: &Nodes) -> UseDefs {
+        let mut ud = UseDefs { uses: Vec::new(), defs: Vec::new(), ui: vec![0], di: vec![0] };
+        for it in &f.items {
+            uses_defs_into(f, nodes, it, &mut ud.uses, &mut ud.defs);
+            ud.ui.push(ud.uses.len());
+            ud.di.push(ud.defs.len());
+        }
+        ud
+    }
+    pub fn uses(&self, i: usize) -> &[usize] {
+        &self.uses[self.ui[i]..self.ui[i + 1]]
+    }
+    pub fn defs(&self, i: usize) -> &[usize] {
+        &self.defs[self.di[i]..self.di[i + 1]]
+    }
+}
+
 /// Live-in and live-out sets per item.
 pub fn liveness(f: &Func) -> (Vec<Bits>, Vec<Bits>) {
-    let n = NPHYS + f.vregs.len();
+    let nodes = Nodes::of(f);
+    let ud = UseDefs::of(f, &nodes);
+    liveness_with(f, &nodes, &ud)
+}
+
+/// [`liveness`] from nodes and uses/defs already computed.
+pub fn liveness_with(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (Vec<Bits>, Vec<Bits>) {
+    let (li, lo) = liveness_rows(f, nodes, ud);
+    ((0..f.items.len()).map(|i| li.bits(i)).collect(), (0..f.items.len()).map(|i| lo.bits(i)).collect())
+}
+
+/// [`liveness_with`] as rows: (live-in, live-out), one row per item.
+pub fn liveness_rows(f: &Func, nodes: &Nodes, ud: &UseDefs) -> (BitRows, BitRows) {
+    let n = nodes.n;
     let m = f.items.len();
     let label_at = label_positions(f);
-    let ud: Vec<_> = f.items.iter().map(|it| uses_defs(f, it)).collect();
-    let succ: Vec<_> = (0..m).map(|i| successors(f, &label_at, i)).collect();
-    let mut live_in = vec![Bits::new(n); m];
-    let mut live_out = vec![Bits::new(n); m];
+    // At most two successors per item (fall-through and target).
+    let mut succ: Vec<[usize; 2]> = Vec::with_capacity(m);
+    for i in 0..m {
+        let s = successors(f, &label_at, i);
+        succ.push([s.first().copied().unwrap_or(usize::MAX), s.get(1).copied().unwrap_or(usize::MAX)]);
+    }
+    let mut live_in = BitRows::new(m, n);
+    let mut live_out = BitRows::new(m, n);
+    let w = live_in.words;
+    let mut out = vec![0u64; w];
     let mut changed = true;
     while changed {
         changed = false;
         for i in (0..m).rev() {
-            let mut out = Bits::new(n);
+            out.iter_mut().for_each(|x| *x = 0);
             for &s in &succ[i] {
-                out.union_with(&live_in[s]);
+                if s != usize::MAX {
+                    for (o, x) in out.iter_mut().zip(live_in.row(s)) {
+                        *o |= x;
+                    }
+                }
             }
-            let mut inn = out.clone();
-            for &d in &ud[i].1 {
-                inn.clear(d);
+            live_out.data[i * w..(i + 1) * w].copy_from_slice(&out);
+            for &d in ud.defs(i) {
+                out[d / 64] &= !(1 << (d % 64));
             }
-            for &u in &ud[i].0 {
-                inn.set(u);
+            for &u in ud.uses(i) {
+                out[u / 64] |= 1 << (u % 64);
             }
-            if inn != live_in[i] {
-                live_in[i] = inn;
+            if out[..] != *live_in.row(i) {
+                live_in.data[i * w..(i + 1) * w].copy_from_slice(&out);
                 changed = true;
             }
-            live_out[i] = out;
         }
     }
     (live_in, live_out)
@@ -159,195 +340,19 @@ fn err(f: &Func, reason: String) -> BuildError {
     BuildError { func: f.name.clone(), inst: String::new(), index: None, loc: None, reason }
 }
 
-/// Assigns physical registers to every virtual register.
-pub fn allocate(f: &mut Func) -> Result<(), BuildError> {
-    let nv = f.vregs.len();
-    if nv == 0 {
-        return Ok(());
-    }
-    let n = NPHYS + nv;
-    let (live_in, live_out) = liveness(f);
-    // Virtual registers live at entry must be arguments.
-    for v in live_in.first().map(|b| b.iter().filter(|&k| k >= NPHYS).collect::<Vec<_>>()).unwrap_or_default() {
-        let info = &f.vregs[v - NPHYS];
-        if info.pinned.is_none() {
-            return Err(err(f, format!("`{}` is read before it is written", info.name)));
-        }
-    }
-    // Interference.
-    let mut adj = vec![Bits::new(n); n];
-    let add = |a: usize, b: usize, adj: &mut Vec<Bits>| {
-        if a != b {
-            adj[a].set(b);
-            adj[b].set(a);
-        }
-    };
-    for (i, it) in f.items.iter().enumerate() {
-        let (_, defs) = uses_defs(f, it);
-        for &d in &defs {
-            for l in live_out[i].iter() {
-                add(d, l, &mut adj);
-            }
-            for &d2 in &defs {
-                add(d, d2, &mut adj);
-            }
-        }
-    }
-    // Arguments are all defined at entry.
-    let pinned: Vec<usize> = (0..nv).filter(|&v| f.vregs[v].pinned.is_some()).map(|v| v + NPHYS).collect();
-    for &a in &pinned {
-        for l in live_in.first().map(|b| b.iter().collect::<Vec<_>>()).unwrap_or_default() {
-            add(a, l, &mut adj);
-        }
-    }
-    let uses_mask = f.items.iter().any(|it| {
-        let Item::Inst(i) = it else { return false };
-        let row = i.row();
-        row.ops.iter().zip(&i.ops).any(|(s, o)| s.kind == Kind::V0 || (s.kind == Kind::Vm && *o == Opnd::Imm(0)))
-    });
-    let is_vec: Vec<bool> = (0..nv).map(|v| vreg_is_vector(f, v)).collect();
-    let mut order: Vec<usize> = (0..nv).collect();
-    order.sort_by_key(|&v| (f.vregs[v].pinned.is_none(), std::cmp::Reverse(adj[v + NPHYS].count())));
-    let mut color: Vec<Option<(u8, u8)>> = vec![None; nv]; // (first register, count)
-    let xpool = f.abi.allocatable_x();
-    for &v in &order {
-        let nodev = v + NPHYS;
-        let taken = |r: usize, cnt: usize, color: &Vec<Option<(u8, u8)>>| -> bool {
-            // physical neighbours
-            for k in 0..cnt {
-                let p = r + k;
-                if adj[nodev].get(p) {
-                    return true;
-                }
-            }
-            for nb in adj[nodev].iter().filter(|&k| k >= NPHYS) {
-                if let Some((b, c)) = color[nb - NPHYS] {
-                    if is_vec[nb - NPHYS] == (r >= NX) {
-                        let (lo, hi) = (b as usize + if r >= NX { NX } else { 0 }, b as usize + c as usize + if r >= NX { NX } else { 0 });
-                        if r < hi && lo < r + cnt {
-                            return true;
-                        }
-                    }
-                }
-            }
-            false
-        };
-        let chosen = if let Some(p) = f.vregs[v].pinned {
-            if taken(p as usize, 1, &color) {
-                return Err(err(f, format!("argument `{}` cannot stay in {}: it is overwritten while still needed", f.vregs[v].name, crate::text::XNAMES[p as usize])));
-            }
-            Some((p, 1))
-        } else if is_vec[v] {
-            let g = f.vregs[v].group.max(1) as usize;
-            (0..32usize)
-                .step_by(g)
-                .filter(|&b| !(uses_mask && b == 0))
-                .find(|&b| !taken(NX + b, g, &color))
-                .map(|b| (b as u8, g as u8))
-        } else {
-            xpool.iter().copied().find(|&r| !taken(r as usize, 1, &color)).map(|r| (r, 1))
-        };
-        match chosen {
-            Some(c) => color[v] = Some(c),
-            None => return Err(pressure_error(f, v, &live_out, is_vec[v])),
-        }
-    }
-    // Rewrite.
-    let map = |r: Reg| -> Reg {
-        match r {
-            Reg::VirtX(i) => Reg::X(color[i as usize].unwrap().0),
-            Reg::VirtV(i) => Reg::V(color[i as usize].unwrap().0),
-            p => p,
-        }
-    };
-    let vregs = f.vregs.clone();
-    for it in &mut f.items {
-        if let Item::Inst(i) = it {
-            let row = i.row();
-            let mut public = true;
-            let mut any_def = false;
-            for (spec, o) in row.ops.iter().zip(&i.ops) {
-                if matches!(spec.role, Role::Def | Role::UseDef) {
-                    if let Opnd::Reg(r) = o {
-                        any_def = true;
-                        public &= match r {
-                            Reg::VirtX(k) | Reg::VirtV(k) => vregs[*k as usize].public,
-                            _ => false,
-                        };
-                    }
-                }
-            }
-            i.public_def = any_def && public;
-            for o in &mut i.ops {
-                if let Opnd::Reg(r) = o {
-                    *r = map(*r);
-                }
-            }
-        }
-    }
-    for a in &mut f.args {
-        a.reg = map(a.reg);
-    }
-    Ok(())
-}
-
-fn vreg_is_vector(f: &Func, v: usize) -> bool {
-    for it in &f.items {
-        if let Item::Inst(i) = it {
-            for o in &i.ops {
-                match o {
-                    Opnd::Reg(Reg::VirtV(k)) if *k as usize == v => return true,
-                    Opnd::Reg(Reg::VirtX(k)) if *k as usize == v => return false,
-                    _ => {}
-                }
-            }
-        }
-    }
-    false
-}
-
-fn pressure_error(f: &Func, v: usize, live_out: &[Bits], vector: bool) -> BuildError {
-    // The point where the most values of v's class are live while v is.
-    let node_v = v + NPHYS;
-    let mut best = (0, 0usize);
-    for (i, l) in live_out.iter().enumerate() {
-        if !l.get(node_v) {
-            continue;
-        }
-        let cnt = l.iter().filter(|&k| k >= NPHYS && vreg_is_vector(f, k - NPHYS) == vector).count();
-        if cnt > best.0 {
-            best = (cnt, i);
-        }
-    }
-    let names: Vec<String> = live_out
-        .get(best.1)
-        .map(|l| l.iter().filter(|&k| k >= NPHYS && vreg_is_vector(f, k - NPHYS) == vector).map(|k| f.vregs[k - NPHYS].name.clone()).collect())
-        .unwrap_or_default();
-    let at = match f.items.get(best.1) {
-        Some(Item::Inst(i)) => format!("after `{}`", f.inst_text(i)),
-        _ => format!("at item {}", best.1),
-    };
-    let class = if vector { "vector" } else { "integer" };
-    let avail = if vector { 32 } else { f.abi.allocatable_x().len() };
-    BuildError {
-        func: f.name.clone(),
-        inst: String::new(),
-        index: None,
-        loc: None,
-        reason: format!(
-            "out of {class} registers for `{}` ({avail} allocatable under the {} ABI): {} values live {at}: {}",
-            f.vregs[v].name,
-            f.abi,
-            names.len(),
-            names.join(", ")
-        ),
-    }
+/// Assigns physical registers to every virtual register, spilling where it must (see
+/// [`crate::alloc`]).
+pub fn allocate(f: &mut Func) -> Result<crate::alloc::Spills, BuildError> {
+    crate::alloc::allocate(f)
 }
 
 /// The frame the lowering built (for reports and checks).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Frame {
+    /// Bytes the function allocates itself (`addi sp, sp, -size`).
     pub size: u32,
+    /// Bytes of locals the host allocates (Go's `TEXT $N`), at sp+8.. ([`Func::host_frame`]).
+    pub host: u32,
     /// Saved registers and their offsets from the adjusted sp.
     pub saved: Vec<(u8, u32)>,
     /// Slot offsets from the adjusted sp.
@@ -355,6 +360,8 @@ pub struct Frame {
     /// Registers written by the body (before the epilogue's wipes).
     pub written: Vec<u8>,
     pub uses_vector: bool,
+    /// What the allocator spilled.
+    pub spills: crate::alloc::Spills,
 }
 
 fn mk(mn: &str, ops: Vec<Opnd>) -> Item {
@@ -442,14 +449,15 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
             }
         }
     }
-    if f.abi == Abi::Go && !f.slots.is_empty() {
-        return Err(err(f, "stack slots are not supported under the Go ABI (use a caller-provided buffer)".into()));
-    }
+    // Under Go the assembler builds the frame (`TEXT $N`: it saves ra at 0(sp) and the N
+    // bytes of locals sit at 8(sp)..): the slots go there and the code adjusts nothing.
+    let hosted = f.abi == Abi::Go;
     let mut saves: Vec<u8> = f.abi.callee_saved().iter().copied().filter(|&r| written[r as usize]).collect();
-    if written[1] {
+    if written[1] && !hosted {
         saves.push(1);
     }
-    let mut off = 0u32;
+    let base = if hosted { GO_LOCALS_AT } else { 0 };
+    let mut off = base;
     let mut slot_offs = Vec::new();
     for s in &f.slots {
         off = off.next_multiple_of(s.align.max(1));
@@ -462,10 +470,17 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
         saved.push((r, off));
         off += 8;
     }
-    let size = off.next_multiple_of(16);
+    let (size, host) = if hosted {
+        // A frame also makes Go save and restore ra, should the code write it.
+        let locals = (off - base).max(if written[1] { 8 } else { 0 });
+        (0, locals)
+    } else {
+        (off.next_multiple_of(16), 0)
+    };
     if size > 2032 {
         return Err(err(f, format!("frame of {size} bytes is larger than one addi can allocate")));
     }
+    f.host_frame = host;
     let sp = Reg::X(2);
     let zero = Reg::X(0);
     let held = possibly_secret(f);
@@ -552,10 +567,12 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
     f.items = items;
     Ok(Frame {
         size,
+        host,
         saved,
         slots: slot_offs,
         written: (0..32u8).filter(|&r| written[r as usize]).collect(),
         uses_vector,
+        spills: Default::default(),
     })
 }
 
@@ -603,13 +620,263 @@ pub fn relax_branches(f: &mut Func) -> Result<(), BuildError> {
     }
 }
 
+/// Registers left to the allocator beyond what the scheduler counts, tightest first: the
+/// scheduler's count of live values ignores interference the colouring meets, so a tight
+/// schedule may need spills that a looser one avoids. The lowering arranges the regions
+/// with each margin, allocates (spilling where needed) and keeps the cheapest result by
+/// the modeled C906 cycles ([`modeled_cycles`]).
+const MARGINS: [usize; 6] = [1, 2, 3, 4, 6, 8];
+
+fn has_regions(items: &[Item]) -> bool {
+    items.iter().any(|i| matches!(i, Item::Region(_)))
+}
+
+/// A region's place in the flattened code: its item range, and the ranges of the streams it
+/// will be merged with (their values are live alongside it once merged).
+#[derive(Clone, Debug, Default)]
+struct Placed {
+    range: (usize, usize),
+    beside: Vec<(usize, usize)>,
+}
+
+/// `items` with every region replaced by its streams in source order; `placed[k]` is where
+/// region k went (regions numbered in preorder). `beside`: the sibling streams enclosing
+/// this part.
+fn flatten(items: &[Item], out: &mut Vec<Item>, placed: &mut Vec<Placed>, beside: &[(usize, usize)]) {
+    for it in items {
+        match it {
+            Item::Region(r) => {
+                let k = placed.len();
+                placed.push(Placed { range: (out.len(), out.len()), beside: beside.to_vec() });
+                let parts = r.parts();
+                // Each stream's extent, to tell the other stream's regions.
+                let mut starts = Vec::new();
+                let mut trial = Vec::new();
+                let mut dummy = Vec::new();
+                for p in &parts {
+                    starts.push(out.len() + trial.len());
+                    flatten(p, &mut trial, &mut dummy, &[]);
+                }
+                let end = out.len() + trial.len();
+                let extents: Vec<(usize, usize)> = (0..parts.len()).map(|j| (starts[j], *starts.get(j + 1).unwrap_or(&end))).collect();
+                for (j, p) in parts.iter().enumerate() {
+                    let mut b = beside.to_vec();
+                    b.extend(extents.iter().enumerate().filter(|(o, _)| *o != j).map(|(_, e)| *e));
+                    flatten(p, out, placed, &b);
+                }
+                placed[k].range.1 = out.len();
+            }
+            other => out.push(other.clone()),
+        }
+    }
+}
+
+/// How regions are expanded: integer registers each region may keep live, by region.
+#[derive(Clone)]
+struct Plan {
+    /// Per region (preorder): the integer registers left beside what lives through it.
+    caps: Vec<usize>,
+    margin: usize,
+    /// Register units of the function (a vector group and its parts overlap).
+    units: crate::sched::Units,
+    vshapes: Vec<crate::timing::VShape>,
+    vlen: u64,
+    next: usize,
+}
+
+/// Expands the regions of `items` (inner ones first), numbering them in preorder.
+fn expand(items: Vec<Item>, plan: &mut Plan) -> Result<Vec<Item>, String> {
+    let mut out = Vec::with_capacity(items.len());
+    for it in items {
+        let Item::Region(r) = it else {
+            out.push(it);
+            continue;
+        };
+        let k = plan.next;
+        plan.next += 1;
+        let items = match r {
+            Region::Schedule { items, window } => {
+                let inner = expand(items, plan)?;
+                let shape = plan.vshapes[k];
+                // Latency in issue slots: a vector result is ready ceil(latency / busy) vector
+                // instructions later (the vector unit runs them back to back).
+                let latency = move |i: &InstItem| {
+                    let t = crate::timing::c906(i.row(), shape);
+                    if t.vpu_busy == 0 { t.latency as u32 } else { t.latency.div_ceil(t.vpu_busy) as u32 }
+                };
+                crate::sched::schedule_in(inner, plan.caps[k].saturating_sub(plan.margin).max(2), window, latency, &plan.units).map_err(|e| format!("scheduling a region: {e}"))?
+            }
+            Region::Merge { a, b, lookahead } => {
+                let (a, b) = (expand(a, plan)?, expand(b, plan)?);
+                crate::sched::merge_timed_in(a, b, lookahead, plan.vlen, &plan.units).map_err(|e| format!("merging two streams: {e}"))?
+            }
+            Region::Interleave { a, b } => {
+                let (a, b) = (expand(a, plan)?, expand(b, plan)?);
+                crate::func::interleave_in(a, b, &plan.units).map_err(|e| format!("interleaving two streams: {e}"))?
+            }
+        };
+        out.extend(items);
+    }
+    Ok(out)
+}
+
+/// Replaces every region by its arranged code: a scheduled block may keep as many integer
+/// values live as the ABI leaves registers, less the values live across it untouched, less
+/// `margin`.
+fn region_plan(f: &Func) -> Plan {
+    let mut flat = Vec::new();
+    let mut placed = Vec::new();
+    flatten(&f.items, &mut flat, &mut placed, &[]);
+    let mut g = f.clone();
+    g.items = flat;
+    let nodes = Nodes::of(&g);
+    let ud = UseDefs::of(&g, &nodes);
+    let (live_in, live_out) = liveness_with(&g, &nodes, &ud);
+    let vtypes = crate::alloc::known_vtypes(&g);
+    let pool = f.abi.allocatable_x();
+    let vc = crate::alloc::vector_class(&g);
+    let is_x = |n: usize| if n >= NPHYS + f.vregs.len() { false } else if n >= NPHYS { !vc[n - NPHYS] } else { pool.contains(&(n as u8)) };
+    let mut caps = Vec::new();
+    let mut vshapes = Vec::new();
+    let touched_in = |s: usize, e: usize| {
+        let mut t = Bits::new(nodes.n);
+        for i in s..e {
+            for &x in ud.uses(i).iter().chain(ud.defs(i)) {
+                t.set(x);
+            }
+        }
+        t
+    };
+    for pl in &placed {
+        let (s, e) = pl.range;
+        let touched = touched_in(s, e);
+        let mut through = if e > s {
+            live_in[s].iter().filter(|&n| live_out[e - 1].get(n) && !touched.get(n) && is_x(n)).count()
+        } else {
+            0
+        };
+        // The integer values of the streams this one will be merged with are live beside it.
+        let mut beside = Bits::new(nodes.n);
+        for &(bs, be) in &pl.beside {
+            beside.union_with(&touched_in(bs, be));
+        }
+        through += beside.iter().filter(|&n| !touched.get(n) && is_x(n) && !(e > s && live_in[s].get(n) && live_out[e - 1].get(n))).count();
+        caps.push(pool.len().saturating_sub(through));
+        let shape = match vtypes.get(s).copied().flatten() {
+            Some((d, vt)) => crate::isa::Hart::new(f.target.vlen.max(128))
+                .decode_vtype(d, vt as u64)
+                .map(|c| crate::timing::VShape { lmul: c.group_regs() as u64, sew: c.sew as u64, vl: c.vlmax as u64, vlen: f.target.vlen.max(128) as u64 })
+                .unwrap_or(crate::timing::VShape::DEFAULT),
+            None => crate::timing::VShape::DEFAULT,
+        };
+        vshapes.push(shape);
+    }
+    Plan { caps, vshapes, vlen: f.target.vlen.max(128) as u64, next: 0, margin: 0, units: crate::sched::Units::of(f) }
+}
+
+/// Replaces every region by its arranged code under `plan` with `margin`.
+fn expand_regions(f: &mut Func, plan: &Plan, margin: usize) -> Result<(), BuildError> {
+    let mut plan = Plan { margin, next: 0, ..plan.clone() };
+    let items = std::mem::take(&mut f.items);
+    f.items = expand(items, &mut plan).map_err(|e| err(f, e))?;
+    Ok(())
+}
+
 /// Allocation, frame, branch relaxation: the function afterwards has only physical
-/// registers and real instructions, and every branch reaches its target.
+/// registers and real instructions, and every branch reaches its target. Regions are
+/// arranged first; of the register margins ([`MARGINS`]) the one whose allocated code
+/// models cheapest is kept.
 pub fn lower(f: &mut Func) -> Result<Frame, BuildError> {
-    allocate(f)?;
-    let fr = frame(f)?;
+    let spills;
+    if has_regions(&f.items) {
+        let mut best: Option<(u64, Func, crate::alloc::Spills)> = None;
+        let mut last_err = None;
+        let plan = region_plan(f);
+        let mut tried: Vec<Vec<Item>> = Vec::new();
+        let mut prev: Option<u64> = None;
+        for margin in MARGINS {
+            let mut g = f.clone();
+            expand_regions(&mut g, &plan, margin)?;
+            // Margins whose caps the scheduler never reaches arrange the same code.
+            if tried.contains(&g.items) {
+                continue;
+            }
+            tried.push(g.items.clone());
+            match allocate(&mut g) {
+                Ok(sp) => {
+                    let c = modeled_cycles(&g);
+                    // Looser margins cost more once they stop helping: stop at the first
+                    // that is worse than both the best and the one before it.
+                    let stop = best.as_ref().is_some_and(|b| c > b.0) && prev.is_some_and(|p| c > p);
+                    prev = Some(c);
+                    if best.as_ref().is_none_or(|b| c < b.0) {
+                        best = Some((c, g, sp));
+                    }
+                    if stop {
+                        break;
+                    }
+                }
+                Err(e) => last_err = Some(e),
+            }
+        }
+        match best {
+            Some((_, g, sp)) => {
+                *f = g;
+                spills = sp;
+            }
+            None => return Err(last_err.expect("at least one margin")),
+        }
+    } else {
+        spills = allocate(f)?;
+    }
+    let mut fr = frame(f)?;
+    fr.spills = spills;
     relax_branches(f)?;
     Ok(fr)
+}
+
+/// Modeled C906 cycles of allocated code, statically: instructions issue in order in item
+/// order, each when its operands are ready and (for vector instructions) the vector unit
+/// is free, with the timing table's slots and latencies at the vtype known there; an
+/// instruction counts 8 times per loop around it. A comparison of arrangements of one
+/// function, not a prediction of its run time.
+pub fn modeled_cycles(f: &Func) -> u64 {
+    let depth = crate::alloc::loop_depth(f);
+    let vtypes = crate::alloc::known_vtypes(f);
+    let vlen = f.target.vlen.max(128);
+    let hart = crate::isa::Hart::new(vlen);
+    let mut ready = [0u64; NPHYS];
+    let (mut cycle, mut vpu, mut total) = (0u64, 0u64, 0u64);
+    for (i, it) in f.items.iter().enumerate() {
+        let Item::Inst(ii) = it else { continue };
+        let row = ii.row();
+        let shape = vtypes[i]
+            .and_then(|(d, vt)| hart.decode_vtype(d, vt as u64))
+            .map(|c| crate::timing::VShape { lmul: c.group_regs() as u64, sew: c.sew as u64, vl: c.vlmax as u64, vlen: vlen as u64 })
+            .unwrap_or(crate::timing::VShape::DEFAULT);
+        let tm = crate::timing::c906(row, shape);
+        let mut t = cycle;
+        for (role, r) in ii.regs() {
+            if role != Role::Def && !matches!(r, Reg::VirtX(_) | Reg::VirtV(_)) {
+                t = t.max(ready[node(r)]);
+            }
+        }
+        if row.class.is_vector() && row.class != crate::isa::Class::VSet {
+            t = t.max(vpu);
+        }
+        if tm.vpu_busy > 0 {
+            vpu = t + tm.vpu_busy;
+        }
+        let next = t + tm.slots.max(1);
+        for (role, r) in ii.regs() {
+            if role != Role::Use && !matches!(r, Reg::VirtX(_) | Reg::VirtV(_)) {
+                ready[node(r)] = t + tm.latency;
+            }
+        }
+        total = total.saturating_add((next - cycle).saturating_mul(8u64.saturating_pow(depth[i])));
+        cycle = next;
+    }
+    total
 }
 
 /// Labels referenced by instructions, for printers.

@@ -54,7 +54,7 @@ pub fn assemble(f: &Func) -> Result<Code, BuildError> {
             }
             Item::Inst(_) => pc += 4,
             Item::Data(d) => pc += d.len() as u32,
-            Item::Exit => return Err(berr(f, 0, String::new(), "function was not lowered (exit not expanded)".into())),
+            Item::Exit | Item::Region(_) => return Err(berr(f, 0, String::new(), "function was not lowered (exit or region not expanded)".into())),
             Item::Comment(_) => {}
         }
     }

@@ -131,6 +131,17 @@ impl Func {
     pub fn ret_value(&mut self, rs: Reg) {
         self.mv(x::A0, rs);
     }
+    /// Makes `mask` the mask of the masked instructions that follow: copies it to v0, the
+    /// one register RVV and XTheadVector read masks from (the allocator then keeps other
+    /// values out of v0 while it is live).
+    pub fn set_mask(&mut self, mask: Reg) {
+        self.inst("vmv.v.v", &[Reg::V(0).into(), mask.into()]);
+    }
+    /// Returns the constant `v` (a0 = v, then the epilogue and `ret`).
+    pub fn ret_imm(&mut self, v: i64) {
+        self.li(x::A0, v);
+        self.ret();
+    }
 }
 
 /// Names of the pseudo-instructions the proc-macro maps to builder methods, with their

@@ -19,6 +19,8 @@ pub struct Report {
     pub max_live_v: usize,
     /// Declared leaks the constant-time lint saw: (kind, instructions, reason).
     pub declared: Vec<(String, usize, String)>,
+    /// What the allocator spilled.
+    pub spills: crate::alloc::Spills,
 }
 
 impl Report {
@@ -45,7 +47,7 @@ impl Report {
             instructions: f.inst_count(),
             xregs: (0..32u8).filter(|&r| x[r as usize] && r != 0).collect(),
             vregs: (0..32u8).filter(|&r| v[r as usize]).collect(),
-            frame_size: l.frame.size,
+            frame_size: l.frame.size + l.frame.host,
             saved: l.frame.saved.iter().map(|(r, _)| *r).collect(),
             max_live_x,
             max_live_v,
@@ -57,6 +59,7 @@ impl Report {
                     (format!("{:?}", d.kind), n, d.reason.clone())
                 })
                 .collect(),
+            spills: l.frame.spills.clone(),
         }
     }
 
@@ -72,6 +75,19 @@ impl Report {
         }
         out.push(format!("  callee-saved saved/restored: {}", if self.saved.is_empty() { "none".into() } else { names(&self.saved) }));
         out.push(format!("  most live values at once: {} integer, {} vector registers", self.max_live_x, self.max_live_v));
+        let sp = &self.spills;
+        if sp.values.is_empty() {
+            out.push("  spills: none".into());
+        } else {
+            out.push(format!(
+                "  spills: {} values ({}), {} stores, {} reloads, modeled cost {} cycles per pass (loops counted 8 times per level)",
+                sp.values.len(),
+                sp.values.join(", "),
+                sp.stores,
+                sp.reloads,
+                sp.cost
+            ));
+        }
         out.push("  checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,".into());
         out.push("    no read before write, stack accesses in the frame, vtype set, vector groups aligned,".into());
         out.push("    no secret left in registers or stack, constant time (branches, addresses, multiplies)".into());

@@ -12,7 +12,74 @@
 
 use crate::func::{InstItem, Item, Reg};
 use crate::isa::{Class, Dir, Role};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+
+/// The register units an operand covers. A vector group with parts (`Func::vpart`) counts
+/// one unit per register, so that a part and its group depend on each other; every other
+/// register is one unit (its [`crate::lower::node`]).
+#[derive(Clone, Debug, Default)]
+pub struct Units {
+    /// For virtual register i: its units, `flat[at[i].0..at[i].1]` (empty: just its node).
+    at: Vec<(u32, u32)>,
+    flat: Vec<usize>,
+}
+
+impl Units {
+    /// Each register its own unit (no groups with parts).
+    pub fn plain() -> Units {
+        Units::default()
+    }
+    /// The units of `f`'s virtual registers.
+    pub fn of(f: &crate::func::Func) -> Units {
+        let nodes = crate::lower::Nodes::of(f);
+        let mut u = Units::default();
+        let mut tmp = Vec::new();
+        for (i, info) in f.vregs.iter().enumerate() {
+            tmp.clear();
+            let r = Reg::VirtV(i as u32);
+            if info.part_of.is_some() || nodes.n > crate::lower::NPHYS + f.vregs.len() {
+                nodes.of_reg(f, r, &mut tmp);
+            }
+            let start = u.flat.len() as u32;
+            if tmp.len() > 1 || info.part_of.is_some() {
+                u.flat.extend_from_slice(&tmp);
+            }
+            u.at.push((start, u.flat.len() as u32));
+        }
+        u
+    }
+    /// Appends the units of `r` to `out`.
+    pub fn units(&self, r: Reg, out: &mut Vec<usize>) {
+        match r {
+            Reg::VirtV(i) => match self.at.get(i as usize) {
+                Some(&(a, b)) if b > a => out.extend_from_slice(&self.flat[a as usize..b as usize]),
+                _ => out.push(crate::lower::node(r)),
+            },
+            _ => out.push(crate::lower::node(r)),
+        }
+    }
+}
+
+/// A map from register units to values, dense.
+struct RegMap<T: Copy> {
+    v: Vec<T>,
+    zero: T,
+}
+
+impl<T: Copy> RegMap<T> {
+    fn new(zero: T) -> Self {
+        RegMap { v: Vec::new(), zero }
+    }
+    fn get(&self, k: usize) -> T {
+        self.v.get(k).copied().unwrap_or(self.zero)
+    }
+    fn slot(&mut self, k: usize) -> &mut T {
+        if k >= self.v.len() {
+            self.v.resize(k + 1, self.zero);
+        }
+        &mut self.v[k]
+    }
+}
 
 /// Result latency of an instruction on the C906 (the shared table in [`crate::timing`],
 /// at LMUL 1, e32 for vector instructions).
@@ -27,17 +94,24 @@ struct Node {
     succ: Vec<(usize, u32)>,
     npred: usize,
     height: u32,
-    defs: Vec<Reg>,
-    uses: Vec<Reg>,
+    defs: Vec<usize>,
+    uses: Vec<usize>,
 }
 
-/// Reorders `items` (see the module documentation). `cap` bounds the values defined or
-/// read in the block that are live at once (values defined before the block count from
+/// Reorders `items` (see the module documentation). `cap` bounds the integer values defined
+/// or read in the block that are live at once (values defined before the block count from
 /// the start, values not read again inside count until the end); an instruction moves up
 /// by at most `window` places, so pressure stays close to the source order's.
 pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&InstItem) -> u32) -> Result<Vec<Item>, String> {
+    schedule_in(items, cap, window, latency, &Units::plain())
+}
+
+/// [`schedule`] with the register units of the function the block is from.
+pub fn schedule_in(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&InstItem) -> u32, units: &Units) -> Result<Vec<Item>, String> {
     let mut nodes: Vec<Node> = Vec::new();
     let mut pending = Vec::new();
+    // Units of integer registers (only they count against the cap).
+    let mut int_unit: RegMap<bool> = RegMap::new(false);
     for it in items {
         match it {
             Item::Inst(i) => {
@@ -51,12 +125,19 @@ pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&I
                     if r == Reg::X(0) {
                         continue;
                     }
+                    let from = uses.len();
+                    let dfrom = defs.len();
                     match role {
-                        Role::Use => uses.push(r),
-                        Role::Def => defs.push(r),
+                        Role::Use => units.units(r, &mut uses),
+                        Role::Def => units.units(r, &mut defs),
                         Role::UseDef => {
-                            uses.push(r);
-                            defs.push(r);
+                            units.units(r, &mut uses);
+                            defs.extend_from_slice(&uses[from..]);
+                        }
+                    }
+                    if matches!(r, Reg::X(_) | Reg::VirtX(_)) {
+                        for &k in uses[from..].iter().chain(&defs[dfrom..]) {
+                            *int_unit.slot(k) = true;
                         }
                     }
                 }
@@ -69,29 +150,31 @@ pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&I
     let trailing = pending;
     let n = nodes.len();
     // Dependencies.
-    let mut last_def: BTreeMap<Reg, usize> = BTreeMap::new();
-    let mut readers: BTreeMap<Reg, Vec<usize>> = BTreeMap::new();
+    let mut last_def: RegMap<usize> = RegMap::new(usize::MAX);
+    let mut readers: Vec<Vec<usize>> = Vec::new();
     let mut last_store: Option<usize> = None;
     let mut mem_since_store: Vec<usize> = Vec::new();
     let mut edges: Vec<(usize, usize, u32)> = Vec::new();
     for k in 0..n {
-        let lat_of = |j: usize, nodes: &Vec<Node>| latency(&nodes[j].item);
-        for r in nodes[k].uses.clone() {
-            if let Some(&d) = last_def.get(&r) {
-                edges.push((d, k, lat_of(d, &nodes)));
+        let nd = &nodes[k];
+        for &r in &nd.uses {
+            let d = last_def.get(r);
+            if d != usize::MAX {
+                edges.push((d, k, latency(&nodes[d].item)));
             }
         }
-        for r in nodes[k].defs.clone() {
-            if let Some(&d) = last_def.get(&r) {
+        for &r in &nd.defs {
+            let d = last_def.get(r);
+            if d != usize::MAX {
                 edges.push((d, k, 1));
             }
-            for &u in readers.get(&r).map(|v| v.as_slice()).unwrap_or(&[]) {
+            for &u in readers.get(r).map(|v| v.as_slice()).unwrap_or(&[]) {
                 if u != k {
                     edges.push((u, k, 0));
                 }
             }
         }
-        if let Some(m) = nodes[k].item.row().mem {
+        if let Some(m) = nd.item.row().mem {
             if let Some(s) = last_store {
                 edges.push((s, k, 1));
             }
@@ -105,12 +188,18 @@ pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&I
                 mem_since_store.push(k);
             }
         }
-        for r in nodes[k].uses.clone() {
-            readers.entry(r).or_default().push(k);
+        for &r in &nd.uses {
+            let x = r;
+            if x >= readers.len() {
+                readers.resize(x + 1, Vec::new());
+            }
+            readers[x].push(k);
         }
-        for r in nodes[k].defs.clone() {
-            last_def.insert(r, k);
-            readers.insert(r, Vec::new());
+        for &r in &nd.defs {
+            *last_def.slot(r) = k;
+            if let Some(v) = readers.get_mut(r) {
+                v.clear();
+            }
         }
     }
     edges.sort_unstable();
@@ -124,14 +213,33 @@ pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&I
         nodes[k].height = h + 1;
     }
     // Liveness bookkeeping: remaining reads of each register inside the block.
-    let mut reads_left: BTreeMap<Reg, usize> = BTreeMap::new();
+    let mut reads_left: RegMap<usize> = RegMap::new(0);
     for nd in &nodes {
         for &r in &nd.uses {
-            *reads_left.entry(r).or_default() += 1;
+            *reads_left.slot(r) += 1;
         }
     }
-    // Live now: registers read in the block but defined before it.
-    let mut live: BTreeSet<Reg> = reads_left.keys().copied().filter(|r| !first_is_def(&nodes, *r)).collect();
+    // Live now: registers read in the block but defined before it. Only integer registers
+    // count against the cap (the vector streams' pressure is their author's layout).
+    let counted = |r: &usize| int_unit.get(*r);
+    let mut live: RegMap<bool> = RegMap::new(false);
+    let mut nlive = 0usize;
+    {
+        // Live on entry: a register whose first mention is a read.
+        let mut seen = RegMap::new(false);
+        for nd in &nodes {
+            for &r in &nd.uses {
+                if counted(&r) && !seen.get(r) {
+                    *live.slot(r) = true;
+                    nlive += 1;
+                }
+                *seen.slot(r) = true;
+            }
+            for &r in &nd.defs {
+                *seen.slot(r) = true;
+            }
+        }
+    }
     let mut earliest = vec![0u64; n];
     let mut preds_left: Vec<usize> = nodes.iter().map(|nd| nd.npred).collect();
     let mut ready: BTreeSet<usize> = (0..n).filter(|&k| preds_left[k] == 0).collect();
@@ -141,26 +249,26 @@ pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&I
     let mut first = 0usize;
     while !ready.is_empty() {
         // Net change of live values if k issued now.
-        let delta = |k: usize, live: &BTreeSet<Reg>, reads_left: &BTreeMap<Reg, usize>| -> i64 {
+        let delta = |k: usize, live: &RegMap<bool>, reads_left: &RegMap<usize>| -> i64 {
             let nd = &nodes[k];
             let mut d = 0i64;
-            let mut seen = BTreeSet::new();
-            for &r in &nd.uses {
-                if seen.insert(r) {
-                    let cnt = nd.uses.iter().filter(|&&x| x == r).count();
-                    if reads_left.get(&r).copied().unwrap_or(0) == cnt && live.contains(&r) && !nd.defs.contains(&r) {
-                        d -= 1;
-                    }
+            for (j, &r) in nd.uses.iter().enumerate() {
+                if nd.uses[..j].contains(&r) {
+                    continue;
+                }
+                let cnt = nd.uses.iter().filter(|&&x| x == r).count();
+                if reads_left.get(r) == cnt && live.get(r) && !nd.defs.contains(&r) {
+                    d -= 1;
                 }
             }
-            for r in &nd.defs {
-                if !live.contains(r) {
+            for r in nd.defs.iter().filter(|r| counted(r)) {
+                if !live.get(*r) {
                     d += 1;
                 }
             }
             d
         };
-        let pressured = live.len() >= cap;
+        let pressured = nlive >= cap;
         // Look at most `window` instructions past the first one not yet issued.
         while first < n && done[first] {
             first += 1;
@@ -180,16 +288,21 @@ pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&I
         order.push(pick);
         let nd = &nodes[pick];
         for &r in &nd.uses {
-            if let Some(c) = reads_left.get_mut(&r) {
+            let c = reads_left.slot(r);
+            if *c > 0 {
                 *c -= 1;
-                if *c == 0 {
-                    live.remove(&r);
+                if *c == 0 && live.get(r) {
+                    *live.slot(r) = false;
+                    nlive -= 1;
                 }
             }
         }
         // A value not read again in the block is live out (or dead): it stays counted.
-        for &r in &nd.defs {
-            live.insert(r);
+        for &r in nd.defs.iter().filter(|r| counted(r)) {
+            if !live.get(r) {
+                *live.slot(r) = true;
+                nlive += 1;
+            }
         }
         for &(s, l) in &nodes[pick].succ {
             earliest[s] = earliest[s].max(cycle - 1 + l as u64);
@@ -213,19 +326,6 @@ pub fn schedule(items: Vec<Item>, cap: usize, window: usize, latency: impl Fn(&I
     Ok(out)
 }
 
-/// Whether the first mention of `r` in the block is a pure definition.
-fn first_is_def(nodes: &[Node], r: Reg) -> bool {
-    for nd in nodes {
-        if nd.uses.contains(&r) {
-            return false;
-        }
-        if nd.defs.contains(&r) {
-            return true;
-        }
-    }
-    false
-}
-
 /// (LMUL registers, SEW bits) set by a `vsetvli` with an immediate vtype.
 fn vtype_of(i: &InstItem) -> Option<(u64, u64)> {
     let row = i.row();
@@ -239,22 +339,41 @@ fn vtype_of(i: &InstItem) -> Option<(u64, u64)> {
     }
 }
 
+/// What [`may_pass`] needs of an instruction, computed once.
+struct Brief {
+    class: Class,
+    store: Option<bool>,
+    /// Register units read (Use), written (Def) or both.
+    regs: Vec<(Role, usize)>,
+}
+
+impl Brief {
+    fn of(i: &InstItem, units: &Units) -> Brief {
+        let row = i.row();
+        let mut regs = Vec::new();
+        let mut tmp = Vec::new();
+        for (role, r) in i.regs().filter(|(_, r)| *r != Reg::X(0)) {
+            tmp.clear();
+            units.units(r, &mut tmp);
+            regs.extend(tmp.iter().map(|&k| (role, k)));
+        }
+        Brief { class: row.class, store: row.mem.map(|m| m.dir == Dir::Store), regs }
+    }
+}
+
 /// Whether `later` may be placed before `earlier` of the same stream: no register read or
 /// written by one is written by the other, no memory access of the pair is a store, and
 /// no vector instruction crosses a `vsetvl`.
-fn may_pass(later: &InstItem, earlier: &InstItem) -> bool {
-    let (rl, re) = (later.row(), earlier.row());
-    if (rl.class == Class::VSet && re.class.is_vector()) || (re.class == Class::VSet && rl.class.is_vector()) {
+fn may_pass(later: &Brief, earlier: &Brief) -> bool {
+    if (later.class == Class::VSet && earlier.class.is_vector()) || (earlier.class == Class::VSet && later.class.is_vector()) {
         return false;
     }
-    if let (Some(x), Some(y)) = (rl.mem, re.mem) {
-        if x.dir == Dir::Store || y.dir == Dir::Store {
+    if let (Some(x), Some(y)) = (later.store, earlier.store) {
+        if x || y {
             return false;
         }
     }
-    let regs = |i: &InstItem| i.regs().filter(|(_, r)| *r != Reg::X(0)).collect::<Vec<_>>();
-    let (l, e) = (regs(later), regs(earlier));
-    l.iter().all(|&(rl, x)| e.iter().all(|&(re, y)| x != y || (rl == Role::Use && re == Role::Use)))
+    later.regs.iter().all(|&(rl, x)| earlier.regs.iter().all(|&(re, y)| x != y || (rl == Role::Use && re == Role::Use)))
 }
 
 /// Merges two independent straight-line streams (as [`crate::func::interleave`] checks) in
@@ -266,7 +385,12 @@ fn may_pass(later: &InstItem, earlier: &InstItem) -> bool {
 /// fills the time before. Vector instructions are timed at VLMAX of the vtype last set in
 /// the streams (LMUL 2, e32 before any) on a core with VLEN `vlen`.
 pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64) -> Result<Vec<Item>, String> {
-    crate::func::interleave(a.clone(), b.clone())?;
+    merge_timed_in(a, b, lookahead, vlen, &Units::plain())
+}
+
+/// [`merge_timed`] with the register units of the function the streams are from.
+pub fn merge_timed_in(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64, units: &Units) -> Result<Vec<Item>, String> {
+    crate::func::independent_in(&a, &b, units)?;
     // Each instruction with the comments before it; comments at the end stay at the end.
     let split = |items: Vec<Item>| -> (Vec<(Vec<Item>, InstItem)>, Vec<Item>) {
         let (mut v, mut pending) = (Vec::new(), Vec::new());
@@ -280,20 +404,21 @@ pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64)
     };
     let (sa, ta) = split(a);
     let (sb, tb) = split(b);
-    let streams = [sa, sb];
+    let mut streams = [sa, sb];
+    let briefs: [Vec<Brief>; 2] = [streams[0].iter().map(|(_, i)| Brief::of(i, units)).collect(), streams[1].iter().map(|(_, i)| Brief::of(i, units)).collect()];
     let mut taken = [vec![false; streams[0].len()], vec![false; streams[1].len()]];
     let mut first = [0usize; 2];
-    let mut ready: BTreeMap<Reg, u64> = BTreeMap::new();
+    let mut ready: RegMap<u64> = RegMap::new(0);
     let (mut cycle, mut vpu) = (0u64, 0u64);
     let mut vt = (2u64, 32u64);
-    let start = |i: &InstItem, cycle: u64, vpu: u64, ready: &BTreeMap<Reg, u64>| -> u64 {
+    let start = |b: &Brief, cycle: u64, vpu: u64, ready: &RegMap<u64>| -> u64 {
         let mut t = cycle;
-        for (role, r) in i.regs() {
+        for &(role, r) in &b.regs {
             if role != Role::Def {
-                t = t.max(ready.get(&r).copied().unwrap_or(0));
+                t = t.max(ready.get(r));
             }
         }
-        if i.row().class.is_vector() && i.row().class != Class::VSet {
+        if b.class.is_vector() && b.class != Class::VSet {
             t.max(vpu)
         } else {
             t
@@ -303,15 +428,15 @@ pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64)
     loop {
         let mut best: Option<(u64, usize, usize)> = None;
         for s in 0..2 {
-            let st = &streams[s];
+            let st = &briefs[s];
             let mut k = first[s];
             let mut seen = 0;
             while k < st.len() && seen < lookahead[s] {
                 if !taken[s][k] {
                     seen += 1;
-                    let movable = (first[s]..k).all(|j| taken[s][j] || may_pass(&st[k].1, &st[j].1));
+                    let movable = (first[s]..k).all(|j| taken[s][j] || may_pass(&st[k], &st[j]));
                     if movable {
-                        let t = start(&st[k].1, cycle, vpu, &ready);
+                        let t = start(&st[k], cycle, vpu, &ready);
                         if best.is_none_or(|(bt, _, _)| t < bt) {
                             best = Some((t, s, k));
                         }
@@ -325,7 +450,7 @@ pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64)
         while first[s] < streams[s].len() && taken[s][first[s]] {
             first[s] += 1;
         }
-        let (comments, i) = &streams[s][k];
+        let (comments, i) = (std::mem::take(&mut streams[s][k].0), &streams[s][k].1);
         let shape = crate::timing::VShape { lmul: vt.0, sew: vt.1, vl: vlen * vt.0 / vt.1, vlen };
         let tm = crate::timing::c906(i.row(), shape);
         vt = vtype_of(i).unwrap_or(vt);
@@ -333,12 +458,12 @@ pub fn merge_timed(a: Vec<Item>, b: Vec<Item>, lookahead: [usize; 2], vlen: u64)
             vpu = t + tm.vpu_busy;
         }
         cycle = t + 1;
-        for (role, r) in i.regs() {
+        for &(role, r) in &briefs[s][k].regs {
             if role != Role::Use {
-                ready.insert(r, t + tm.latency);
+                *ready.slot(r) = t + tm.latency;
             }
         }
-        out.extend(comments.iter().cloned());
+        out.extend(comments);
         out.push(Item::Inst(i.clone()));
     }
     out.extend(ta);

@@ -10,22 +10,52 @@
 //!   becomes `MOV $·sym+a(SB), Xrd`, which the Go assembler expands to the same
 //!   `auipc`+`addi` pair with a PC-relative relocation (the pair must be adjacent and the
 //!   `addi` must add to the `auipc`'s register; anything else is refused);
-//! - a return (`jalr zero, 0(ra)`) in a function without a result becomes `RET`, which Go
-//!   assembles to the same instruction for a frameless leaf function;
-//! - a return in a function with a result becomes `JMP kgen_ret`, a `jal` to an epilogue
-//!   after the body that stores `a0` in the result slot (`MOV X10, ret+N(FP)`) and returns.
+//! - a return (`jalr zero, 0(ra)`) in a frameless function without a result becomes `RET`,
+//!   which Go assembles to the same instruction for a frameless leaf function;
+//! - any other return becomes `JMP kgen_ret`, a `jal` to one epilogue after the body that
+//!   stores `a0` in the result slot (`MOV X10, ret+N(FP)`) if there is a result, then
+//!   `RET`. In a function with a frame Go expands each `RET` to three instructions, which
+//!   would move the pre-encoded branch targets; the single epilogue is after all of them.
 //!
 //! Before the body, each argument is loaded from the caller's frame into a0, a1, ... (ABI0
 //! passes arguments on the stack): `MOV name+off(FP), X10`. Offsets follow Go's layout:
 //! each argument aligned to its size, the result at the next 8-byte boundary; the `TEXT`
-//! line declares `$0-<args+result size>`.
+//! line declares `$N-<args+result size>`.
 //!
-//! Functions are `NOSPLIT` with a zero frame: they must not touch the stack (no frame, no
-//! saved registers), call nothing, and write none of sp, gp, tp, X26 (closure context),
-//! X27 (g) and X31 (the assembler's temporary). [`Abi::Go`] makes kgen's allocator avoid
-//! these; modules built for another ABI are refused. Functions must be shorter than 1 MiB
-//! (so Go keeps `JMP kgen_ret` a single `jal`). Only global functions are written (local
-//! ones could not be called from Go); module aliases are not (Go has no symbol aliases).
+//! # Frames
+//! A function that needs stack (spill slots, stack buffers) gets a Go frame: `TEXT $N`
+//! with N the bytes of its slots. Go's assembler then allocates N+8 bytes, saves `ra` at
+//! 0(sp) and restores it in `RET`; the lowering ([`kgen_dsl::lower::frame`]) puts the slots
+//! at 8(sp).. and emits no sp adjustment or register saves of its own, and the checks allow
+//! exactly those bytes ([`kgen_dsl::Func::host_frame`]). A function with at most
+//! [`kgen_dsl::lower::GO_NOSPLIT_LOCALS`] bytes of locals (the linker's nosplit limit) is
+//! `NOSPLIT`; a larger one is not, so Go's stack check runs first. That check is before the
+//! argument loads and the body and may only call `runtime.morestack` (which grows the stack
+//! and restarts the function from the top); no value of the body is live yet, and the frame
+//! holds no Go pointers (the function is a leaf that never reaches a GC safe point).
+//!
+//! Functions call nothing and write none of sp, gp, tp, X26 (closure context), X27 (g) and
+//! X31 (the assembler's temporary). [`Abi::Go`] makes kgen's allocator avoid these; modules
+//! built for another ABI are refused. Functions must be shorter than 1 MiB (so Go keeps
+//! `JMP kgen_ret` a single `jal`). Only global functions are written (local ones could not
+//! be called from Go); module aliases are not (Go has no symbol aliases).
+//!
+//! # Vector state
+//! Vector code is safe in a Go assembly function. Go never preempts a goroutine
+//! asynchronously inside assembly: `isAsyncSafePoint` in `runtime/preempt.go` (Go 1.23,
+//! lines 407-416) returns false for any function with `FuncFlagAsm`, which the assembler
+//! sets on everything it builds (`cmd/internal/obj/plist.go`), so the runtime's
+//! `asyncPreempt` (which saves only integer and float registers) never runs in the middle
+//! of a vector loop. Signals still arrive, and the handler returns without touching vector
+//! registers. Across context switches and signal delivery the kernel saves the vector
+//! state: Linux does so for RVV 1.0 (`arch/riscv/kernel/vector.c`,
+//! `arch/riscv/include/asm/vector.h`: `__switch_to_vector`, and the signal frame's vector
+//! context), and for XTheadVector where the kernel supports it: upstream through the same
+//! code (`has_xtheadvector()` and `SR_VS_THEAD` in `asm/vector.h`), or the vendor kernels of
+//! the SG2002/D1 boards. A kernel without that support does not expose the vector unit to
+//! user space at all (the first vector instruction traps), so the choice is made at run time
+//! by the caller's feature detection, never by a silent loss of state. The Go build tests run the
+//! vector variants under T-Head's QEMU (`-cpu c906fdv`) and `-cpu rv64,v=true`.
 //!
 //! Data objects become `DATA`/`GLOBL ·name(SB), RODATA|NOPTR, $size`. Go's assembler has
 //! no alignment directive: the linker aligns a symbol to the largest power of two not above
@@ -150,6 +180,10 @@ struct GoFunc {
     /// ` int32` or empty.
     result: String,
     argsize: u32,
+    /// Bytes of locals (`TEXT $frame-argsize`).
+    frame: u32,
+    /// `NOSPLIT`, or `0` for a frame over the nosplit limit.
+    flags: &'static str,
     body: Vec<String>,
 }
 
@@ -229,8 +263,12 @@ fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFun
     let name = &f.name;
     let fail = |s: String| unsupported(format!("{name}: {s}"));
     if l.frame.size != 0 || !l.frame.saved.is_empty() {
-        return Err(fail(format!("uses a {}-byte stack frame; Go assembly output supports frameless functions only", l.frame.size)));
+        return Err(fail(format!("adjusts sp itself ({} bytes) or saves registers; under Go the assembler builds the frame (build the module for Abi::Go)", l.frame.size)));
     }
+    if f.host_frame != l.frame.host {
+        return Err(fail(format!("its code uses a {}-byte Go frame but the lowering allocated {}", f.host_frame, l.frame.host)));
+    }
+    let framed = l.frame.host > 0;
     // The argument loads and the epilogue add at most 11 instructions.
     if code.bytes.len() + 64 > MAX_FUNC_BYTES {
         return Err(fail(format!("is {} bytes long; Go output supports functions under {MAX_FUNC_BYTES} bytes", code.bytes.len())));
@@ -271,7 +309,7 @@ fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFun
             Item::Label(lb) if used[lb.0 as usize] => body.push(format!("\t// {}:", f.label_name(*lb))),
             Item::Label(_) => {}
             Item::Comment(c) => body.push(format!("\t// {c}")),
-            Item::Exit => return Err(fail("function was not lowered".into())),
+            Item::Exit | Item::Region(_) => return Err(fail("function was not lowered".into())),
             Item::Data(d) => {
                 if d.len() % 4 != 0 {
                     return Err(fail(format!("{} bytes of data in the code; Go output needs whole 32-bit words", d.len())));
@@ -324,9 +362,11 @@ fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFun
                     Some(r) => {
                         return Err(fail(format!("`{text}` at {pc:#x} carries a {:?} relocation without its %pcrel_hi right before it", r.kind)));
                     }
-                    None if inst.control() == Control::Return => match (ret, ret_off) {
-                        (Some(_), Some(_)) => body.push(format!("\tJMP\t{RET_LABEL}\t// {text}")),
-                        _ => body.push(format!("\tRET\t// {text}")),
+                    // In a framed function RET is three instructions (restore ra, free
+                    // the frame, return): it would move the pre-encoded branch targets.
+                    None if inst.control() == Control::Return => match (ret, framed) {
+                        (None, false) => body.push(format!("\tRET\t// {text}")),
+                        _ => body.push(format!("\tJMP\t{RET_LABEL}\t// {text}")),
                     },
                     None => {
                         if inst.control() == Control::IndirectJump {
@@ -341,9 +381,11 @@ fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFun
     if let Some(r) = code.relocs.iter().find(|r| r.kind != RelocKind::PcrelHi20 && !consumed_lo.contains(&r.offset)) {
         return Err(fail(format!("relocation {:?} at {:#x} is not part of an auipc+addi pair", r.kind, r.offset)));
     }
-    if let (Some(t), Some(o)) = (ret, ret_off) {
+    if ret.is_some() || framed {
         body.push(format!("{RET_LABEL}:"));
-        body.push(format!("\t{}\tX10, ret+{o}(FP)", t.store));
+        if let (Some(t), Some(o)) = (ret, ret_off) {
+            body.push(format!("\t{}\tX10, ret+{o}(FP)", t.store));
+        }
         body.push("\tRET".into());
     }
     Ok(GoFunc {
@@ -354,6 +396,8 @@ fn go_func(l: &Lowered, code: &Code, data_names: &HashSet<&str>) -> Result<GoFun
         params: params.join(", "),
         result: ret.map(|t| format!(" {}", t.name)).unwrap_or_default(),
         argsize,
+        frame: l.frame.host,
+        flags: if l.frame.host <= kgen_dsl::lower::GO_NOSPLIT_LOCALS { "NOSPLIT" } else { "0" },
         body,
     })
 }

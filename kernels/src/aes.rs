@@ -527,11 +527,11 @@ fn setkey_checks(f: &mut Func, user: Reg, bits: Reg, key: Reg, nk: Reg, total: R
         beq {bits}, {t}, k192;
         addi {t}, zero, 256;
         beq {bits}, {t}, k256;
-        addi a0, zero, -2;
-        ret;
-    null:
-        addi a0, zero, -1;
-        ret;
+    );
+    f.ret_imm(-2);
+    kasm!(f, null:);
+    f.ret_imm(-1);
+    kasm!(f,
     k128:
         addi {nk}, zero, 4;
         j kset;
@@ -643,8 +643,7 @@ fn setkey_fn(isa: Isa, e: &'static Entry, variant: &str, t: &Target, abi: Abi, e
     if let Some(dec_tab) = dec_tab {
         decrypt_schedule(&mut f, isa, key, total, sbox, dec_tab);
     }
-    kasm!(f, addi a0, zero, 0;);
-    f.ret();
+    f.ret_imm(0);
     f
 }
 

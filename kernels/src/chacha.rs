@@ -47,7 +47,6 @@
 
 use crate::{Kernel, Variant};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
-use kgen_dsl::func::{interleave, Item};
 use kgen_dsl::isa::VDialect;
 use kgen_dsl::object::DataObj;
 use kgen_dsl::target::{Misaligned, Target};
@@ -58,11 +57,11 @@ pub const KERNEL: Kernel = Kernel {
     name: "chacha20",
     summary: "ChaCha20 keystream XOR: 4 vector lanes + 1 scalar block, or scalar (OpenSSL, Linux; Go for the scalar variants)",
     variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build, vlens: &[] },
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
         Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
-        Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux], build, vlens: &[128, 256, 512] },
+        Variant { name: "rv64gcv", target: "rv64gcv", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[128, 256, 512] },
         Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
-        Variant { name: "rva23", target: "rva23", abis: &[Abi::Psabi, Abi::Linux], build, vlens: &[128, 256, 512] },
+        Variant { name: "rva23", target: "rva23", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[128, 256, 512] },
     ],
 };
 
@@ -500,11 +499,6 @@ fn dr_loop(f: &mut Func, c: &Ctx, mut dr: impl FnMut(&mut Func)) {
     });
 }
 
-/// Interleaves two captured streams into the function.
-fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
-    f.append_or_fail(interleave(a, b), &format!("interleaving {what}"));
-}
-
 /// t = 32-bit elements at base, base + 64, ... (one word of each lane's block).
 fn load_strided(f: &mut Func, d: VDialect, t: Reg, base: Reg, stride: Reg) {
     match d {
@@ -553,9 +547,7 @@ fn lanes_iteration(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs, ctrv: Reg, lan
     kasm!(f, vadd.vv {v12}, {v12}, {vid}; vmv.v.v {ctrv}, {v12};);
     dr_loop(f, c, |f| {
         f.comment("four vector lanes interleaved with the scalar block");
-        let vec_items = f.capture(|f| vector_double_round(f, c.isa, v));
-        let sc_items = f.capture(|f| scalar_double_round(f, c.isa, &c.x, c.t[0]));
-        merge(f, vec_items, sc_items, "the double rounds");
+        f.interleave(|f| vector_double_round(f, c.isa, v), |f| scalar_double_round(f, c.isa, &c.x, c.t[0]));
     });
     f.comment("feed-forward: the scalar block and the lanes add the same state words");
     feed_forward_scalar(f, c, 0, Some((v, ctrv)));
@@ -563,7 +555,7 @@ fn lanes_iteration(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs, ctrv: Reg, lan
     kasm!(f, addw {x12}, {x12}, {lanes};);
     f.comment("output: lane k's word i at 64k + 4i (strided by 64)");
     let (pi, po, stride) = (c.p[0], c.p[1], c.p[2]);
-    let vec_io = f.capture(|f| {
+    let vec_io = |f: &mut Func| {
         kasm!(f, addi {pi}, {inp}, 0; addi {po}, {out}, 0; addi {stride}, zero, 64;);
         for k in 0..18 {
             if k < 16 {
@@ -579,13 +571,12 @@ fn lanes_iteration(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs, ctrv: Reg, lan
                 kasm!(f, addi {po}, {po}, 4;);
             }
         }
-    });
+    };
     if full {
         f.comment("... interleaved with the scalar block's, bytes 256..320");
-        let sc_io = f.capture(|f| xor_block_scalar(f, c, 256));
-        merge(f, vec_io, sc_io, "the output");
+        f.interleave(vec_io, |f| xor_block_scalar(f, c, 256));
     } else {
-        f.append(vec_io);
+        vec_io(f);
     }
 }
 
@@ -690,7 +681,7 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
         load_row(f, d, orig[k], pr);
     }
     let o3 = orig[3];
-    kasm!(f, vmv.v.v v0, {mask};);
+    f.set_mask(mask);
     match d {
         VDialect::Thead => kasm!(f, th.vmerge.vxm {o3}, {o3}, {ctr}, v0;),
         VDialect::V1 => kasm!(f, vmerge.vxm {o3}, {o3}, {ctr}, v0;),
@@ -702,7 +693,7 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
     f.comment("the scalar block is the second: counter ctr + 1");
     init_scalar(f, c, 1);
     dr_loop(f, c, |f| {
-        let vec_items = f.capture(|f| {
+        let rows_dr = |f: &mut Func| {
             let mut r = r;
             let mut tt = tt;
             for half in 0..2 {
@@ -723,9 +714,8 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
                     std::mem::swap(&mut r[row], &mut tt[row]);
                 }
             }
-        });
-        let sc_items = f.capture(|f| scalar_double_round(f, c.isa, &c.x, c.t[0]));
-        merge(f, vec_items, sc_items, "the row and scalar double rounds");
+        };
+        f.interleave(rows_dr, |f| scalar_double_round(f, c.isa, &c.x, c.t[0]));
     });
     f.comment("feed-forward and output: the rows block at 0..64, the scalar block at 64..128");
     for k in 0..4 {
@@ -733,7 +723,7 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
         kasm!(f, vadd.vv {rk}, {rk}, {ok};);
     }
     feed_forward_scalar(f, c, 1, None);
-    let vec_io = f.capture(|f| {
+    let vec_io = |f: &mut Func| {
         for k in 0..4 {
             let off = 16 * k as i64;
             kasm!(f, addi {pr}, {inp}, {off};);
@@ -744,9 +734,8 @@ fn rows_path(f: &mut Func, c: &Ctx, d: VDialect, v: &VRegs) {
             kasm!(f, vxor.vv {tk}, {tk}, {rk}; addi {po}, {out}, {off};);
             store_row(f, d, tk, po);
         }
-    });
-    let sc_io = f.capture(|f| xor_block_scalar(f, c, 64));
-    merge(f, vec_io, sc_io, "the row and scalar output");
+    };
+    f.interleave(vec_io, |f| xor_block_scalar(f, c, 64));
     kasm!(f,
         addi {out}, {out}, 128;
         addi {inp}, {inp}, 128;

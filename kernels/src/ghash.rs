@@ -82,10 +82,7 @@
 
 use crate::{Kernel, Variant};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
-use kgen_dsl::func::{InstItem, Item};
 use kgen_dsl::isa::VDialect;
-use kgen_dsl::timing::{self, VShape};
-use kgen_dsl::sched::{c906_latency, merge_timed, schedule};
 use kgen_dsl::target::{Misaligned, Target};
 use kgen_dsl::{Abi, BuildError, Ext, Func, Module, Opnd, Reg, Slot};
 use kgen_macros::kasm;
@@ -94,7 +91,7 @@ pub const KERNEL: Kernel = Kernel {
     name: "ghash",
     summary: "GHASH without carry-less multiply (32x32 Karatsuba on integer multiplies), and a Zbc form (OpenSSL, Linux; Go for the scalar variants)",
     variants: &[
-        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux], build, vlens: &[] },
+        Variant { name: "c906", target: "c906", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
         Variant { name: "c906-novector", target: "c906-novector", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
         Variant { name: "rv64gc", target: "rv64gc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
         Variant { name: "rv64gc-zbc", target: "rv64gc-zbc", abis: &[Abi::Psabi, Abi::Linux, Abi::Go], build, vlens: &[] },
@@ -178,11 +175,6 @@ pub const ENTRIES: &[&Entry] = &[&INIT, &GMULT, &GHASH, &LINUX_INIT, &LINUX_GHAS
 /// `x^-1` in the reversed representation, upper word (the lower word is 1).
 const TWIST_HI: i64 = 0xc2 << 56;
 
-/// Registers left to the allocator beyond what the scheduler counts, tightest first: the
-/// scheduler's count ignores interference the colouring meets, so a build that runs out
-/// of registers is retried with a wider margin.
-const MARGINS: [usize; 6] = [1, 2, 3, 4, 6, 8];
-
 /// Bytes of the table the hole variants use: 9 pieces × 4 masked parts × 4 bytes.
 pub const HOLES_TABLE_BYTES: usize = 144;
 
@@ -239,19 +231,13 @@ struct Ctx {
     bs_live: bool,
     /// 0x88, the seed of the masks (vector variant): also the short-input limit.
     seed: Reg,
-    /// Values the scheduled multiply may keep live at once (the allocatable registers less
-    /// those live across it untouched).
-    cap: usize,
     /// m[3] is kept in a register (else made from m[0] where used: Go's ABI0 leaves one
     /// register too few).
     m3_live: bool,
 }
 
 impl Ctx {
-    /// `through`: values live across the multiply that it does not read.
-    fn new(f: &mut Func, isa: Isa, ht: Reg, through: usize, margin: usize) -> Ctx {
-        let plain = Isa::of(&f.target).bits == Bits::Plain && f.abi != Abi::Go;
-        let cap = f.abi.allocatable_x().len() - through - if plain { 2 } else { 0 } - margin;
+    fn new(f: &mut Func, isa: Isa, ht: Reg) -> Ctx {
         let m = f.xregs::<4>("mask");
         let bs = f.xregs::<2>("bswap_mask");
         let seed = f.xreg("mask_seed");
@@ -289,7 +275,7 @@ impl Ctx {
                 f.public(r);
             }
         }
-        Ctx { isa, ht, m, bs, bs_live, seed, cap, m3_live: f.abi != Abi::Go }
+        Ctx { isa, ht, m, bs, bs_live, seed, m3_live: f.abi != Abi::Go }
     }
 }
 
@@ -509,8 +495,7 @@ fn mul64_clmul(f: &mut Func, c: &Ctx, w: Reg, off: i64, lo: Reg, hi: Reg) {
 /// (hi:lo) = (hi:lo) • H: the 256-bit carry-less product with the twisted key, then the
 /// reduction.
 fn gf_mul(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
-    let body = f.capture(|f| gf_mul_body(f, c, hi, lo));
-    f.append_or_fail(schedule(body, c.cap, 24, c906_latency), "scheduling the GF(2^128) multiply");
+    f.schedule(|f| gf_mul_body(f, c, hi, lo));
 }
 
 fn gf_mul_body(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
@@ -610,11 +595,11 @@ fn write_table(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
 }
 
 /// gcm_init / ghash_init.
-fn init_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, margin: usize) -> Func {
+fn init_fn(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
     let linux = abi == Abi::Linux;
     let mut f = Func::entry(if linux { &LINUX_INIT } else { &INIT }, variant, t, abi);
     let [ht, h] = f.params();
-    let c = Ctx::new(&mut f, isa, ht, if isa.vector { 2 } else { 0 }, margin);
+    let c = Ctx::new(&mut f, isa, ht);
     let (hi, lo) = (f.xreg("hi"), f.xreg("lo"));
     if linux {
         load_be_any(&mut f, &c, h, hi, lo);
@@ -644,10 +629,10 @@ fn write_powers(f: &mut Func, c: &Ctx, hi: Reg, lo: Reg) {
 }
 
 /// gcm_gmult: Xi = Xi • H.
-fn gmult_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, margin: usize) -> Func {
+fn gmult_fn(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
     let mut f = Func::entry(&GMULT, variant, t, abi);
     let [xi, ht] = f.params();
-    let c = Ctx::new(&mut f, isa, ht, 1, margin);
+    let c = Ctx::new(&mut f, isa, ht);
     let (hi, lo) = (f.xreg("hi"), f.xreg("lo"));
     load_be(&mut f, &c, xi, 0, hi, lo);
     gf_mul(&mut f, &c, hi, lo);
@@ -657,11 +642,11 @@ fn gmult_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, margin: usize) -> Fun
 }
 
 /// gcm_ghash / ghash: for each 16-byte block, Xi = (Xi ^ block) • H.
-fn ghash_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, margin: usize) -> Func {
+fn ghash_fn(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
     let linux = abi == Abi::Linux;
     let mut f = Func::entry(if linux { &LINUX_GHASH } else { &GHASH }, variant, t, abi);
     let [xi, ht, inp, len] = f.params();
-    let c = Ctx::new(&mut f, isa, ht, 3, margin);
+    let c = Ctx::new(&mut f, isa, ht);
     let (hi, lo, bh, bl) = (f.xreg("hi"), f.xreg("lo"), f.xreg("blk_hi"), f.xreg("blk_lo"));
     // The short path's counter: OpenSSL with vectors, len - 16 (bytes after this block):
     // one unsigned test sends len = 0 and len >= 16 + 136 (10 blocks) to the vector
@@ -701,7 +686,7 @@ fn ghash_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, margin: usize) -> Fun
         if bytes {
             kasm!(f, addi {len}, {len}, 16; srli {len}, {len}, 4; beqz {len}, done;);
         }
-        vector_path(&mut f, &c, xi, inp, len, margin);
+        vector_path(&mut f, &c, xi, inp, len);
     }
     f
 }
@@ -759,9 +744,11 @@ struct VRoles {
     out: [Reg; 2],
     /// Element 0 is zero: the reductions' initial value.
     zero: Reg,
-    /// Reduction results (registers of a and t, free by then; `vext` reads a group).
+    /// Reduction results (`vext` reads a group).
     red: [Reg; 2],
-    /// Segment-load destination: words 0..3 of eight blocks in the groups w[0..4].
+    /// Segment-load destination (`wseg`, eight registers): words 0..3 of eight blocks in
+    /// its fields w[0..4].
+    wseg: Reg,
     w: [Reg; 4],
     /// The five mid operands.
     mids: [Reg; 5],
@@ -769,26 +756,35 @@ struct VRoles {
     /// per block, and the reversing index 15, 14, …, 0.
     bytes: Reg,
     rev: Reg,
+    /// Register k of `bytes` and of `rev` (one block each).
+    bytes_k: [Reg; LANES],
+    rev_k: [Reg; LANES],
     idx: Reg,
 }
 
 impl VRoles {
-    fn bind() -> VRoles {
-        let v = Reg::V;
+    /// The roles, as virtual registers: e32 at LMUL 2 (pairs) unless said otherwise.
+    fn new(f: &mut Func) -> VRoles {
+        let wseg = f.vreg("w", 8);
+        let w = std::array::from_fn(|k| f.vpart(wseg, 2 * k as u8, 2));
+        let (bytes, rev) = (f.vreg("bytes", 8), f.vreg("rev", 8));
         VRoles {
-            a: v(2),
-            ap: [v(8), v(10), v(12), v(14)],
-            bp: [v(16), v(18), v(20), v(22)],
-            z: [v(24), v(26)],
-            t: [v(4), v(6)],
-            out: [v(28), v(30)],
-            zero: v(0),
-            red: [v(2), v(4)],
-            w: [v(8), v(10), v(12), v(14)],
-            mids: [v(16), v(18), v(20), v(22), v(24)],
-            bytes: v(8),
-            rev: v(16),
-            idx: v(1),
+            a: f.vreg("a", 2),
+            ap: f.vregs("ap", 2),
+            bp: f.vregs("bp", 2),
+            z: f.vregs("z", 2),
+            t: f.vregs("t", 2),
+            out: f.vregs("out", 2),
+            zero: f.vreg("zero", 1),
+            red: f.vregs("red", 2),
+            wseg,
+            w,
+            mids: f.vregs("mid", 2),
+            bytes,
+            rev,
+            bytes_k: std::array::from_fn(|k| f.vpart(bytes, k as u8, 1)),
+            rev_k: std::array::from_fn(|k| f.vpart(rev, k as u8, 1)),
+            idx: f.vreg("idx", 1),
         }
     }
 }
@@ -801,8 +797,6 @@ struct VCtx {
     p: Reg,
     /// A lane sum's low and high word.
     e: [Reg; 2],
-    /// Values the scheduled scalar pieces may keep live at once.
-    cap: usize,
 }
 
 /// Key set-up: lane l of every key class vector holds H^(8-l)'s class.
@@ -847,8 +841,8 @@ fn key_setup(f: &mut Func, c: &Ctx, vc: &VCtx) {
     }
     let (zero, idx) = (v.zero, v.idx);
     kasm!(f,
-        th.vmv.v.i {zero}, 0;
         th.vsetvli zero, zero, e8, m1, d1;
+        th.vmv.v.i {zero}, 0;
         th.vid.v {idx};
         th.vrsub.vi {idx}, {idx}, 15;
         th.vsetvli zero, zero, e32, m2, d1;
@@ -859,11 +853,11 @@ fn key_setup(f: &mut Func, c: &Ctx, vc: &VCtx) {
 /// Karatsuba mid operands.
 fn transpose(f: &mut Func, vc: &VCtx) {
     let (v, p) = (&vc.v, vc.p);
-    let ([w0, w1, w2, w3], [m2, m5, m6, m7, m8]) = (v.w, v.mids);
+    let (wseg, [w0, w1, w2, w3], [m2, m5, m6, m7, m8]) = (v.wseg, v.w, v.mids);
     f.comment("transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)");
     kasm!(f,
         addi {p}, sp, {so(vc.fr.blocks, 0)};
-        th.vlseg4e.v {w0}, ({p});
+        th.vlseg4e.v {wseg}, ({p});
         th.vxor.vv {m2}, {w0}, {w1};
         th.vxor.vv {m5}, {w2}, {w3};
         th.vxor.vv {m6}, {w0}, {w2};
@@ -879,8 +873,8 @@ fn vector_swap(f: &mut Func, vc: &VCtx, src: Reg) {
     let (bytes, rev, idx) = (v.bytes, v.rev, v.idx);
     f.comment("blocks[l] = reverse(block l at src) (e8)");
     kasm!(f, th.vsetvli zero, zero, e8, m8, d1; th.vle.v {bytes}, ({src}); th.vsetvli zero, zero, e8, m1, d1;);
-    for k in 0..LANES as u8 {
-        let (d, s) = (nth(rev, k), nth(bytes, k));
+    for k in 0..LANES {
+        let (d, s) = (v.rev_k[k], v.bytes_k[k]);
         kasm!(f, th.vrgather.vv {d}, {s}, {idx};);
     }
     kasm!(f,
@@ -889,14 +883,6 @@ fn vector_swap(f: &mut Func, vc: &VCtx, src: Reg) {
         th.vse.v {rev}, ({p});
         th.vsetvli zero, zero, e32, m2, d1;
     );
-}
-
-/// Register k of the group starting at `r`.
-fn nth(r: Reg, k: u8) -> Reg {
-    match r {
-        Reg::V(n) => Reg::V(n + k),
-        _ => unreachable!("vector roles are physical registers"),
-    }
 }
 
 /// The vector stream of a group: the five mid pieces of all eight blocks, each summed over
@@ -908,16 +894,8 @@ fn vector_group(f: &mut Func, c: &Ctx, vc: &VCtx) {
         kasm!(f, addi {p}, sp, {so(vc.fr.opnd, 32 * i as i64)}; th.vse.v {r}, ({p}););
     }
     for (i, t) in VECTOR_PIECES.into_iter().enumerate() {
-        let body = f.capture(|f| vector_piece(f, c, vc, i, t));
-        f.append_or_fail(schedule(body, usize::MAX, 32, vector_slots), &format!("scheduling vector piece {t}"));
+        f.schedule_window(32, |f| vector_piece(f, c, vc, i, t));
     }
-}
-
-/// Latency in issue slots of the vector stream at e32, LMUL 2: a vector result is ready
-/// ceil(latency / busy) vector instructions later (the vector unit runs them back to back).
-fn vector_slots(i: &InstItem) -> u32 {
-    let t = timing::c906(i.row(), VShape { lmul: 2, sew: 32, vl: 8, vlen: 128 });
-    if t.vpu_busy == 0 { t.latency as u32 } else { t.latency.div_ceil(t.vpu_busy) as u32 }
 }
 
 /// The vector operations of a class product (see [`vector_piece`]).
@@ -1008,16 +986,10 @@ fn vector_piece(f: &mut Func, c: &Ctx, vc: &VCtx, i: usize, t: usize) {
 
 /// The scalar stream of a group: the four word pieces of all eight blocks (class sums
 /// XORed over the blocks, masked once).
-fn scalar_group(f: &mut Func, c: &Ctx, vc: &VCtx) -> Vec<Item> {
-    let mut pieces = Vec::new();
+fn scalar_group(f: &mut Func, c: &Ctx, vc: &VCtx) {
     for (t, w) in SCALAR_PIECES {
-        let body = f.capture(|f| scalar_piece(f, c, vc, t, w));
-        match schedule(body, vc.cap, 24, c906_latency) {
-            Ok(items) => pieces.extend(items),
-            Err(e) => f.fail(format!("scheduling scalar piece {t}: {e}")),
-        }
+        f.schedule(|f| scalar_piece(f, c, vc, t, w));
     }
-    pieces
 }
 
 /// sums[t] = XOR over the blocks l of (word w of block l) ⊗ (key piece t of H^(8-l)).
@@ -1063,8 +1035,8 @@ fn scalar_piece(f: &mut Func, c: &Ctx, vc: &VCtx, t: usize, w: i64) {
 }
 
 /// (hi, lo) = the group's sum of products, reduced: the nine piece sums recombined.
-fn combine_group(f: &mut Func, c: &Ctx, vc: &VCtx, hi: Reg, lo: Reg) -> Vec<Item> {
-    let body = f.capture(|f| {
+fn combine_group(f: &mut Func, vc: &VCtx, hi: Reg, lo: Reg) {
+    f.schedule(|f| {
         let s = f.xregs::<9>("sum");
         f.comment("the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce");
         for (t, r) in s.into_iter().enumerate() {
@@ -1076,27 +1048,13 @@ fn combine_group(f: &mut Func, c: &Ctx, vc: &VCtx, hi: Reg, lo: Reg) -> Vec<Item
         }
         karatsuba128_reduce(f, q, hi, lo);
     });
-    schedule(body, c.cap, 24, c906_latency).unwrap_or_else(|e| {
-        f.fail(format!("scheduling the group sum: {e}"));
-        Vec::new()
-    })
-}
-
-/// How far past the first instruction not yet placed the merge looks in each stream
-/// (vector, scalar).
-const LOOKAHEAD: [usize; 2] = [4, 4];
-
-/// Merges two independent streams by modeled issue time into the function.
-fn merge(f: &mut Func, a: Vec<Item>, b: Vec<Item>, what: &str) {
-    let vlen = f.target.vlen as u64;
-    f.append_or_fail(merge_timed(a, b, LOOKAHEAD, vlen), &format!("merging {what}"));
 }
 
 /// Groups of eight blocks: Xi' = (Xi ^ C0)·H^8 ^ C1·H^7 ^ … ^ C7·H, each product as nine
 /// Karatsuba pieces summed over the group before one reduction: five in the vector lanes
 /// (lane l = block l, key H^(8-l)), four on the scalar core, interleaved. The rest (< 8
 /// blocks) one at a time.
-fn vector_path(f: &mut Func, c: &Ctx, xi: Reg, inp: Reg, len: Reg, margin: usize) {
+fn vector_path(f: &mut Func, c: &Ctx, xi: Reg, inp: Reg, len: Reg) {
     let fr = VFrame {
         kp: f.slot("key_classes", 9 * 4 * 4 * LANES as u32, 16, true),
         blocks: f.slot("blocks", 16 * LANES as u32, 16, true),
@@ -1107,10 +1065,7 @@ fn vector_path(f: &mut Func, c: &Ctx, xi: Reg, inp: Reg, len: Reg, margin: usize
     f.public(p);
     f.public(src);
     let e = f.xregs::<2>("lane_sum");
-    // Live across the scalar pieces without being read: xi, table, inp, len, src, and the
-    // vector stream's p, e0, e1.
-    let cap = f.abi.allocatable_x().len() - 8 - margin;
-    let vc = VCtx { fr, v: VRoles::bind(), p, e, cap };
+    let vc = VCtx { fr, v: VRoles::new(f), p, e };
     key_setup(f, c, &vc);
     let (hi, lo) = (f.xreg("hi"), f.xreg("lo"));
     load_be(f, c, xi, 0, hi, lo);
@@ -1124,13 +1079,10 @@ fn vector_path(f: &mut Func, c: &Ctx, xi: Reg, inp: Reg, len: Reg, margin: usize
         ld {t}, {so(vc.fr.blocks, 8)}(sp); xor {t}, {t}, {hi}; sd {t}, {so(vc.fr.blocks, 8)}(sp);
         sltiu {u}, {len}, {2 * LANES as i64}; addi {u}, {u}, -1; andi {u}, {u}, {16 * LANES as i64}; add {src}, {inp}, {u};
     );
-    let vec_items = f.capture(|f| vector_group(f, c, &vc));
-    let pieces = scalar_group(f, c, &vc);
-    merge(f, vec_items, pieces, "a group's pieces");
+    f.comment("the vector pieces and the scalar ones, merged by modeled issue time");
+    f.merge(|f| vector_group(f, c, &vc), |f| scalar_group(f, c, &vc));
     f.comment("the group's sum, reduced, alongside the next group's byte reversal");
-    let sum = combine_group(f, c, &vc, hi, lo);
-    let swap = f.capture(|f| vector_swap(f, &vc, src));
-    merge(f, swap, sum, "the group sum and the next group's load");
+    f.merge(|f| vector_swap(f, &vc, src), |f| combine_group(f, &vc, hi, lo));
     kasm!(f,
         addi {inp}, {inp}, {16 * LANES as i64};
         addi {len}, {len}, {-(LANES as i64)};
@@ -1149,17 +1101,6 @@ fn vector_path(f: &mut Func, c: &Ctx, xi: Reg, inp: Reg, len: Reg, margin: usize
 }
 
 fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
-    let mut last = None;
-    for margin in MARGINS {
-        match build_with(variant, t, abi, margin) {
-            Err(e) if e.reason.starts_with("out of integer registers") => last = Some(e),
-            r => return r,
-        }
-    }
-    Err(last.expect("at least one margin"))
-}
-
-fn build_with(variant: &str, t: &Target, abi: Abi, margin: usize) -> Result<Module, BuildError> {
     let isa = Isa::of(t);
     let mut m = Module::new("ghash", variant, t, abi);
     m.notes = vec![match isa.mul {
@@ -1169,11 +1110,11 @@ fn build_with(variant: &str, t: &Target, abi: Abi, margin: usize) -> Result<Modu
     if isa.vector {
         m.notes.push("From 10 blocks (Linux: 8) the same products run partly in XTheadVector lanes (8 blocks per group, one reduction per group): call only if XTheadVector is enabled (Linux: hwprobe key 11 bit 0, inside kernel_vector_begin/end), else use c906-novector, which accepts this table. Vector registers and the stack frame are zeroed at return.".into());
     }
-    m.add(init_fn(isa, variant, t, abi, margin), true)?;
+    m.add(init_fn(isa, variant, t, abi), true)?;
     if abi != Abi::Linux {
-        m.add(gmult_fn(isa, variant, t, abi, margin), true)?;
+        m.add(gmult_fn(isa, variant, t, abi), true)?;
     }
-    m.add(ghash_fn(isa, variant, t, abi, margin), true)?;
+    m.add(ghash_fn(isa, variant, t, abi), true)?;
     Ok(m)
 }
 

@@ -312,11 +312,14 @@ fn init_fn(variant: &str, t: &Target, abi: Abi, table: (&str, &str)) -> Func {
         f.la(p, table.0);
         kasm!(f, sd {p}, 0({func}););
         f.la(p, table.1);
-        kasm!(f, sd {p}, 8({func}); addi a0, zero, 1; j out; done: addi a0, zero, 0; out:);
+        kasm!(f, sd {p}, 8({func}););
+        f.ret_imm(1);
+        kasm!(f, done:);
+        f.ret_imm(0);
     } else {
         kasm!(f, done:);
+        f.ret();
     }
-    f.ret();
     f
 }
 

@@ -221,7 +221,12 @@ fn expand_inst(f: &Ident, mnemonic: &str, span: Span, ops: &[Operand], end: Span
                     quote!(match #t { ::kgen_dsl::Opnd::Reg(r) => r, _ => unreachable!() })
                 }
                 'i' => match op {
-                    Operand::Interp(e, s) => quote_spanned!(*s=> (#e) as i64),
+                    // Any integer type (an i64 is cast to itself: allowed).
+                    Operand::Interp(e, s) => quote_spanned!(*s=> {
+                        #[allow(clippy::unnecessary_cast)]
+                        let v = (#e) as i64;
+                        v
+                    }),
                     Operand::Int(v, _) => quote!(#v),
                     o => return Err(err(o.span(), "expected an integer")),
                 },

@@ -21,6 +21,7 @@ AES_encrypt_c906:
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
 	#   most live values at once: 17 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -933,6 +934,7 @@ AES_decrypt_c906:
 	#   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 t3 t4 t5 t6
 	#   callee-saved saved/restored: s1
 	#   most live values at once: 17 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -1845,6 +1847,7 @@ AES_set_encrypt_key_c906:
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 11 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -1994,6 +1997,7 @@ AES_set_decrypt_key_c906:
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 12 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)

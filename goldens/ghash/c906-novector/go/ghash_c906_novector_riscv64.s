@@ -141,9 +141,10 @@ TEXT ·gcmInitC906Novector(SB), NOSPLIT, $0-16
 
 // void gcm_gmult_c906_novector(u64 *Xi, const u128 *Htable)
 // func gcmGmultC906Novector(Xi *uint64, Htable *byte)
-TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
+TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $8-16
 	MOV	Xi+0(FP), X10
 	MOV	Htable+8(FP), X11
+	WORD	$0x00a13423	// sd a0, 8(sp)
 	// class masks: m[k] = 0x1111111111111111 << k
 	WORD	$0x011112b7	// lui t0, 4369
 	WORD	$0x1112829b	// addiw t0, t0, 273
@@ -155,12 +156,523 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x11128293	// addi t0, t0, 273
 	WORD	$0x00129313	// slli t1, t0, 1
 	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x00053603	// ld a2, 0(a0)
-	WORD	$0x00853703	// ld a4, 8(a0)
-	WORD	$0x8206160b	// th.rev a2, a2
-	WORD	$0x8207170b	// th.rev a4, a4
+	WORD	$0x00813e03	// ld t3, 8(sp)
+	WORD	$0x000e3503	// ld a0, 0(t3)
+	WORD	$0x008e3683	// ld a3, 8(t3)
+	WORD	$0x8205150b	// th.rev a0, a0
+	WORD	$0x8206968b	// th.rev a3, a3
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00c74e33	// xor t3, a4, a2
+	WORD	$0x00a6ce33	// xor t3, a3, a0
+	WORD	$0x7c06b60b	// th.extu a2, a3, 31, 0
+	WORD	$0x0005e803	// lwu a6, 0(a1)
+	WORD	$0x00567933	// and s2, a2, t0
+	WORD	$0x0085e483	// lwu s1, 8(a1)
+	WORD	$0x00c5ea03	// lwu s4, 12(a1)
+	WORD	$0x006679b3	// and s3, a2, t1
+	WORD	$0x03090ab3	// mul s5, s2, a6
+	WORD	$0x00767eb3	// and t4, a2, t2
+	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x0045e883	// lwu a7, 4(a1)
+	WORD	$0x02990f33	// mul t5, s2, s1
+	WORD	$0x00f677b3	// and a5, a2, a5
+	WORD	$0x03490633	// mul a2, s2, s4
+	WORD	$0x02998733	// mul a4, s3, s1
+	WORD	$0x21499a8b	// th.mula s5, s3, s4
+	WORD	$0x029e8b33	// mul s6, t4, s1
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x03098bb3	// mul s7, s3, a6
+	WORD	$0x21479f0b	// th.mula t5, a5, s4
+	WORD	$0x031989b3	// mul s3, s3, a7
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x031e8733	// mul a4, t4, a7
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x03178b33	// mul s6, a5, a7
+	WORD	$0x214e990b	// th.mula s2, t4, s4
+	WORD	$0x20979b8b	// th.mula s7, a5, s1
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x030e89b3	// mul s3, t4, a6
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x03078733	// mul a4, a5, a6
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x01794933	// xor s2, s2, s7
+	WORD	$0x005afeb3	// and t4, s5, t0
+	WORD	$0x0206db93	// srli s7, a3, 32
+	WORD	$0x005bf4b3	// and s1, s7, t0
+	WORD	$0x006bf8b3	// and a7, s7, t1
+	WORD	$0x007bf7b3	// and a5, s7, t2
+	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x012eeeb3	// or t4, t4, s2
+	WORD	$0x0105e903	// lwu s2, 16(a1)
+	WORD	$0x0185eb03	// lwu s6, 24(a1)
+	WORD	$0x01c5ea03	// lwu s4, 28(a1)
+	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x0145e983	// lwu s3, 20(a1)
+	WORD	$0x010bf833	// and a6, s7, a6
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x007f7f33	// and t5, t5, t2
+	WORD	$0x03678c33	// mul s8, a5, s6
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x01eeeeb3	// or t4, t4, t5
+	WORD	$0x03348bb3	// mul s7, s1, s3
+	WORD	$0x03288cb3	// mul s9, a7, s2
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x03380c33	// mul s8, a6, s3
+	WORD	$0x21479b8b	// th.mula s7, a5, s4
+	WORD	$0x21681c8b	// th.mula s9, a6, s6
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x005aff33	// and t5, s5, t0
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x00ceeeb3	// or t4, t4, a2
+	WORD	$0x7c06ba8b	// th.extu s5, a3, 31, 0
+	WORD	$0x0206d613	// srli a2, a3, 32
+	WORD	$0x00cacab3	// xor s5, s5, a2
+	WORD	$0x005af733	// and a4, s5, t0
+	WORD	$0x006af633	// and a2, s5, t1
+	WORD	$0x03648c33	// mul s8, s1, s6
+	WORD	$0x034484b3	// mul s1, s1, s4
+	WORD	$0x036886b3	// mul a3, a7, s6
+	WORD	$0x21481c0b	// th.mula s8, a6, s4
+	WORD	$0x033888b3	// mul a7, a7, s3
+	WORD	$0x00d4c4b3	// xor s1, s1, a3
+	WORD	$0x033786b3	// mul a3, a5, s3
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x032788b3	// mul a7, a5, s2
+	WORD	$0x00d4c4b3	// xor s1, s1, a3
+	WORD	$0x032806b3	// mul a3, a6, s2
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x017f6f33	// or t5, t5, s7
+	WORD	$0x0205e903	// lwu s2, 32(a1)
+	WORD	$0x0285ea03	// lwu s4, 40(a1)
+	WORD	$0x02c5eb03	// lwu s6, 44(a1)
+	WORD	$0x007af833	// and a6, s5, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0245e983	// lwu s3, 36(a1)
+	WORD	$0x011af8b3	// and a7, s5, a7
+	WORD	$0x00d4c4b3	// xor s1, s1, a3
+	WORD	$0x007c7c33	// and s8, s8, t2
+	WORD	$0x032707b3	// mul a5, a4, s2
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x018f6f33	// or t5, t5, s8
+	WORD	$0x2166178b	// th.mula a5, a2, s6
+	WORD	$0x03480ab3	// mul s5, a6, s4
+	WORD	$0x03370bb3	// mul s7, a4, s3
+	WORD	$0x03260c33	// mul s8, a2, s2
+	WORD	$0x0157c7b3	// xor a5, a5, s5
+	WORD	$0x03388ab3	// mul s5, a7, s3
+	WORD	$0x21681b8b	// th.mula s7, a6, s6
+	WORD	$0x00d4f4b3	// and s1, s1, a3
+	WORD	$0x21489c0b	// th.mula s8, a7, s4
+	WORD	$0x0157c7b3	// xor a5, a5, s5
+	WORD	$0x0057f6b3	// and a3, a5, t0
+	WORD	$0x009f6f33	// or t5, t5, s1
+	WORD	$0x03470ab3	// mul s5, a4, s4
+	WORD	$0x036707b3	// mul a5, a4, s6
+	WORD	$0x03460a33	// mul s4, a2, s4
+	WORD	$0x21689a8b	// th.mula s5, a7, s6
+	WORD	$0x03360633	// mul a2, a2, s3
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x03380a33	// mul s4, a6, s3
+	WORD	$0x00cacab3	// xor s5, s5, a2
+	WORD	$0x03280633	// mul a2, a6, s2
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x03288a33	// mul s4, a7, s2
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x00cacab3	// xor s5, s5, a2
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x7c05360b	// th.extu a2, a0, 31, 0
+	WORD	$0x005678b3	// and a7, a2, t0
+	WORD	$0x006674b3	// and s1, a2, t1
+	WORD	$0x00767733	// and a4, a2, t2
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x01067833	// and a6, a2, a6
+	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x0305e903	// lwu s2, 48(a1)
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x0156e6b3	// or a3, a3, s5
+	WORD	$0x0385eb03	// lwu s6, 56(a1)
+	WORD	$0x03c5ec03	// lwu s8, 60(a1)
+	WORD	$0x03288633	// mul a2, a7, s2
+	WORD	$0x0345e983	// lwu s3, 52(a1)
+	WORD	$0x03670ab3	// mul s5, a4, s6
+	WORD	$0x2184960b	// th.mula a2, s1, s8
+	WORD	$0x0147f7b3	// and a5, a5, s4
+	WORD	$0x00f6e6b3	// or a3, a3, a5
+	WORD	$0x03388a33	// mul s4, a7, s3
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x03380ab3	// mul s5, a6, s3
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x01d6c6b3	// xor a3, a3, t4
+	WORD	$0x21871a0b	// th.mula s4, a4, s8
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x00567633	// and a2, a2, t0
+	WORD	$0x01e6c6b3	// xor a3, a3, t5
+	WORD	$0x03248cb3	// mul s9, s1, s2
+	WORD	$0x02069793	// slli a5, a3, 32
+	WORD	$0x00feceb3	// xor t4, t4, a5
+	WORD	$0x21681c8b	// th.mula s9, a6, s6
+	WORD	$0x0206d793	// srli a5, a3, 32
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x02055b93	// srli s7, a0, 32
+	WORD	$0x005bf6b3	// and a3, s7, t0
+	WORD	$0x03688ab3	// mul s5, a7, s6
+	WORD	$0x038888b3	// mul a7, a7, s8
+	WORD	$0x03648b33	// mul s6, s1, s6
+	WORD	$0x21881a8b	// th.mula s5, a6, s8
+	WORD	$0x006bf7b3	// and a5, s7, t1
+	WORD	$0x03348c33	// mul s8, s1, s3
+	WORD	$0x0168c8b3	// xor a7, a7, s6
+	WORD	$0x03370b33	// mul s6, a4, s3
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x03270c33	// mul s8, a4, s2
+	WORD	$0x0168c8b3	// xor a7, a7, s6
+	WORD	$0x03280b33	// mul s6, a6, s2
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x007bf833	// and a6, s7, t2
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x0168c8b3	// xor a7, a7, s6
+	WORD	$0x01466633	// or a2, a2, s4
+	WORD	$0x0405e983	// lwu s3, 64(a1)
+	WORD	$0x0485ec83	// lwu s9, 72(a1)
+	WORD	$0x04c5ec03	// lwu s8, 76(a1)
+	WORD	$0x03368733	// mul a4, a3, s3
+	WORD	$0x0445ea03	// lwu s4, 68(a1)
+	WORD	$0x009bf4b3	// and s1, s7, s1
+	WORD	$0x2187970b	// th.mula a4, a5, s8
+	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x03980933	// mul s2, a6, s9
+	WORD	$0x00329b13	// slli s6, t0, 3
+	WORD	$0x01566633	// or a2, a2, s5
+	WORD	$0x03468ab3	// mul s5, a3, s4
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x03448933	// mul s2, s1, s4
+	WORD	$0x21881a8b	// th.mula s5, a6, s8
+	WORD	$0x0168f8b3	// and a7, a7, s6
+	WORD	$0x03378b33	// mul s6, a5, s3
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x00577733	// and a4, a4, t0
+	WORD	$0x21949b0b	// th.mula s6, s1, s9
+	WORD	$0x01166633	// or a2, a2, a7
+	WORD	$0x7c05388b	// th.extu a7, a0, 31, 0
+	WORD	$0x02055513	// srli a0, a0, 32
+	WORD	$0x00a8c8b3	// xor a7, a7, a0
+	WORD	$0x03968933	// mul s2, a3, s9
+	WORD	$0x03868533	// mul a0, a3, s8
+	WORD	$0x039786b3	// mul a3, a5, s9
+	WORD	$0x2184990b	// th.mula s2, s1, s8
+	WORD	$0x034787b3	// mul a5, a5, s4
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x034806b3	// mul a3, a6, s4
+	WORD	$0x00f94933	// xor s2, s2, a5
+	WORD	$0x033807b3	// mul a5, a6, s3
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x033486b3	// mul a3, s1, s3
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x0058fbb3	// and s7, a7, t0
+	WORD	$0x006afab3	// and s5, s5, t1
+	WORD	$0x0068f833	// and a6, a7, t1
+	WORD	$0x00f94933	// xor s2, s2, a5
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x01576733	// or a4, a4, s5
+	WORD	$0x0505ea03	// lwu s4, 80(a1)
+	WORD	$0x0585ec83	// lwu s9, 88(a1)
+	WORD	$0x05c5ec03	// lwu s8, 92(a1)
+	WORD	$0x0078f4b3	// and s1, a7, t2
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x0545ea83	// lwu s5, 84(a1)
+	WORD	$0x0138f9b3	// and s3, a7, s3
+	WORD	$0x00797933	// and s2, s2, t2
+	WORD	$0x034b87b3	// mul a5, s7, s4
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x01276733	// or a4, a4, s2
+	WORD	$0x2188178b	// th.mula a5, a6, s8
+	WORD	$0x03948b33	// mul s6, s1, s9
+	WORD	$0x035b88b3	// mul a7, s7, s5
+	WORD	$0x00d57533	// and a0, a0, a3
+	WORD	$0x03480933	// mul s2, a6, s4
+	WORD	$0x0167c7b3	// xor a5, a5, s6
+	WORD	$0x03598b33	// mul s6, s3, s5
+	WORD	$0x2184988b	// th.mula a7, s1, s8
+	WORD	$0x2199990b	// th.mula s2, s3, s9
+	WORD	$0x0167c7b3	// xor a5, a5, s6
+	WORD	$0x0057f7b3	// and a5, a5, t0
+	WORD	$0x00a76733	// or a4, a4, a0
+	WORD	$0x039b8b33	// mul s6, s7, s9
+	WORD	$0x038b8533	// mul a0, s7, s8
+	WORD	$0x039806b3	// mul a3, a6, s9
+	WORD	$0x21899b0b	// th.mula s6, s3, s8
+	WORD	$0x03580833	// mul a6, a6, s5
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x035486b3	// mul a3, s1, s5
+	WORD	$0x010b4b33	// xor s6, s6, a6
+	WORD	$0x03448833	// mul a6, s1, s4
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x034986b3	// mul a3, s3, s4
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x0068f8b3	// and a7, a7, t1
+	WORD	$0x010b4b33	// xor s6, s6, a6
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x0117e7b3	// or a5, a5, a7
+	WORD	$0x7c0e368b	// th.extu a3, t3, 31, 0
+	WORD	$0x0056f9b3	// and s3, a3, t0
+	WORD	$0x0066f933	// and s2, a3, t1
+	WORD	$0x0076f833	// and a6, a3, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0116f8b3	// and a7, a3, a7
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x0605e483	// lwu s1, 96(a1)
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x0167e7b3	// or a5, a5, s6
+	WORD	$0x0685ec83	// lwu s9, 104(a1)
+	WORD	$0x06c5eb03	// lwu s6, 108(a1)
+	WORD	$0x02998bb3	// mul s7, s3, s1
+	WORD	$0x0645ea03	// lwu s4, 100(a1)
+	WORD	$0x03980c33	// mul s8, a6, s9
+	WORD	$0x21691b8b	// th.mula s7, s2, s6
+	WORD	$0x00d57533	// and a0, a0, a3
+	WORD	$0x00a7e7b3	// or a5, a5, a0
+	WORD	$0x03498ab3	// mul s5, s3, s4
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x03488c33	// mul s8, a7, s4
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00c7c7b3	// xor a5, a5, a2
+	WORD	$0x21681a8b	// th.mula s5, a6, s6
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x005bf6b3	// and a3, s7, t0
+	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x02990bb3	// mul s7, s2, s1
+	WORD	$0x02079c13	// slli s8, a5, 32
+	WORD	$0x01864533	// xor a0, a2, s8
+	WORD	$0x21989b8b	// th.mula s7, a7, s9
+	WORD	$0x0207dc13	// srli s8, a5, 32
+	WORD	$0x01874633	// xor a2, a4, s8
+	WORD	$0x020e5c13	// srli s8, t3, 32
+	WORD	$0x005c7733	// and a4, s8, t0
+	WORD	$0x017acab3	// xor s5, s5, s7
+	WORD	$0x03998bb3	// mul s7, s3, s9
+	WORD	$0x036987b3	// mul a5, s3, s6
+	WORD	$0x03990cb3	// mul s9, s2, s9
+	WORD	$0x21689b8b	// th.mula s7, a7, s6
+	WORD	$0x006c79b3	// and s3, s8, t1
+	WORD	$0x03490b33	// mul s6, s2, s4
+	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x03480cb3	// mul s9, a6, s4
+	WORD	$0x007c7933	// and s2, s8, t2
+	WORD	$0x016bcbb3	// xor s7, s7, s6
+	WORD	$0x02980b33	// mul s6, a6, s1
+	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x02988cb3	// mul s9, a7, s1
+	WORD	$0x006afab3	// and s5, s5, t1
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x016bcbb3	// xor s7, s7, s6
+	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x0156e6b3	// or a3, a3, s5
+	WORD	$0x0705ea03	// lwu s4, 112(a1)
+	WORD	$0x0785ea83	// lwu s5, 120(a1)
+	WORD	$0x07c5e403	// lwu s0, 124(a1)
+	WORD	$0x03470b33	// mul s6, a4, s4
+	WORD	$0x011c78b3	// and a7, s8, a7
+	WORD	$0x0745ec03	// lwu s8, 116(a1)
+	WORD	$0x20899b0b	// th.mula s6, s3, s0
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x00329c93	// slli s9, t0, 3
+	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x03590833	// mul a6, s2, s5
+	WORD	$0x0197f7b3	// and a5, a5, s9
+	WORD	$0x038704b3	// mul s1, a4, s8
+	WORD	$0x010b4b33	// xor s6, s6, a6
+	WORD	$0x03888833	// mul a6, a7, s8
+	WORD	$0x2089148b	// th.mula s1, s2, s0
+	WORD	$0x00f6e6b3	// or a3, a3, a5
+	WORD	$0x035707b3	// mul a5, a4, s5
+	WORD	$0x02870733	// mul a4, a4, s0
+	WORD	$0x010b4b33	// xor s6, s6, a6
+	WORD	$0x03598833	// mul a6, s3, s5
+	WORD	$0x2088978b	// th.mula a5, a7, s0
+	WORD	$0x03498bb3	// mul s7, s3, s4
+	WORD	$0x038989b3	// mul s3, s3, s8
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x03890833	// mul a6, s2, s8
+	WORD	$0x21589b8b	// th.mula s7, a7, s5
+	WORD	$0x0137c7b3	// xor a5, a5, s3
+	WORD	$0x034909b3	// mul s3, s2, s4
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x03488833	// mul a6, a7, s4
+	WORD	$0x0174c4b3	// xor s1, s1, s7
+	WORD	$0x005b78b3	// and a7, s6, t0
+	WORD	$0x7c0e3b8b	// th.extu s7, t3, 31, 0
+	WORD	$0x020e5e13	// srli t3, t3, 32
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x005bfa33	// and s4, s7, t0
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x006bfe33	// and t3, s7, t1
+	WORD	$0x0137c7b3	// xor a5, a5, s3
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x0098e8b3	// or a7, a7, s1
+	WORD	$0x0805e983	// lwu s3, 128(a1)
+	WORD	$0x0885eb03	// lwu s6, 136(a1)
+	WORD	$0x08c5ea83	// lwu s5, 140(a1)
+	WORD	$0x007bf4b3	// and s1, s7, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0845e583	// lwu a1, 132(a1)
+	WORD	$0x012bf933	// and s2, s7, s2
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x033a0c33	// mul s8, s4, s3
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x00f8e8b3	// or a7, a7, a5
+	WORD	$0x215e1c0b	// th.mula s8, t3, s5
+	WORD	$0x03648cb3	// mul s9, s1, s6
+	WORD	$0x02ba07b3	// mul a5, s4, a1
+	WORD	$0x01077733	// and a4, a4, a6
+	WORD	$0x033e0bb3	// mul s7, t3, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x02b90cb3	// mul s9, s2, a1
+	WORD	$0x2154978b	// th.mula a5, s1, s5
+	WORD	$0x21691b8b	// th.mula s7, s2, s6
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x005c7833	// and a6, s8, t0
+	WORD	$0x00e8e8b3	// or a7, a7, a4
+	WORD	$0x036a0733	// mul a4, s4, s6
+	WORD	$0x035a0a33	// mul s4, s4, s5
+	WORD	$0x036e0b33	// mul s6, t3, s6
+	WORD	$0x2159170b	// th.mula a4, s2, s5
+	WORD	$0x02be0e33	// mul t3, t3, a1
+	WORD	$0x016a4a33	// xor s4, s4, s6
+	WORD	$0x02b48b33	// mul s6, s1, a1
+	WORD	$0x01c74733	// xor a4, a4, t3
+	WORD	$0x03348e33	// mul t3, s1, s3
+	WORD	$0x016a4a33	// xor s4, s4, s6
+	WORD	$0x03390b33	// mul s6, s2, s3
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x01c74733	// xor a4, a4, t3
+	WORD	$0x016a4a33	// xor s4, s4, s6
+	WORD	$0x00f86833	// or a6, a6, a5
+	WORD	$0x00777733	// and a4, a4, t2
+	WORD	$0x00329b13	// slli s6, t0, 3
+	WORD	$0x00e86833	// or a6, a6, a4
+	WORD	$0x016a7a33	// and s4, s4, s6
+	WORD	$0x01486833	// or a6, a6, s4
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00d84833	// xor a6, a6, a3
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x02081313	// slli t1, a6, 32
+	WORD	$0x0066c2b3	// xor t0, a3, t1
+	WORD	$0x02085313	// srli t1, a6, 32
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	WORD	$0x01d2c2b3	// xor t0, t0, t4
+	WORD	$0x0068c333	// xor t1, a7, t1
+	WORD	$0x00a2c2b3	// xor t0, t0, a0
+	WORD	$0x01e34333	// xor t1, t1, t5
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	WORD	$0x03fe9293	// slli t0, t4, 63
+	WORD	$0x03ee9393	// slli t2, t4, 62
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x00c34333	// xor t1, t1, a2
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x039e9293	// slli t0, t4, 57
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x001ed293	// srli t0, t4, 1
+	WORD	$0x01d54533	// xor a0, a0, t4
+	WORD	$0x002ed393	// srli t2, t4, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x007ed293	// srli t0, t4, 7
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x03ff1293	// slli t0, t5, 63
+	WORD	$0x03ef1393	// slli t2, t5, 62
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x039f1293	// slli t0, t5, 57
+	WORD	$0x005546b3	// xor a3, a0, t0
+	WORD	$0x001f5293	// srli t0, t5, 1
+	WORD	$0x01e64633	// xor a2, a2, t5
+	WORD	$0x002f5393	// srli t2, t5, 2
+	WORD	$0x00564633	// xor a2, a2, t0
+	WORD	$0x00764633	// xor a2, a2, t2
+	WORD	$0x007f5293	// srli t0, t5, 7
+	WORD	$0x00564533	// xor a0, a2, t0
+	WORD	$0x8205150b	// th.rev a0, a0
+	WORD	$0x8206968b	// th.rev a3, a3
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x00a2b023	// sd a0, 0(t0)
+	WORD	$0x00d2b423	// sd a3, 8(t0)
+	// return
+	WORD	$0x00000313	// addi t1, zero, 0
+	WORD	$0x00000393	// addi t2, zero, 0
+	WORD	$0x00000413	// addi s0, zero, 0
+	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
+	WORD	$0x00000593	// addi a1, zero, 0
+	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000693	// addi a3, zero, 0
+	WORD	$0x00000713	// addi a4, zero, 0
+	WORD	$0x00000793	// addi a5, zero, 0
+	WORD	$0x00000813	// addi a6, zero, 0
+	WORD	$0x00000893	// addi a7, zero, 0
+	WORD	$0x00000913	// addi s2, zero, 0
+	WORD	$0x00000993	// addi s3, zero, 0
+	WORD	$0x00000a13	// addi s4, zero, 0
+	WORD	$0x00000a93	// addi s5, zero, 0
+	WORD	$0x00000b13	// addi s6, zero, 0
+	WORD	$0x00000b93	// addi s7, zero, 0
+	WORD	$0x00000c13	// addi s8, zero, 0
+	WORD	$0x00000c93	// addi s9, zero, 0
+	WORD	$0x00000e13	// addi t3, zero, 0
+	WORD	$0x00000e93	// addi t4, zero, 0
+	WORD	$0x00000f13	// addi t5, zero, 0
+	JMP	kgen_ret	// jalr zero, 0(ra)
+kgen_ret:
+	RET
+
+// void gcm_ghash_c906_novector(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
+// func gcmGhashC906Novector(Xi *uint64, Htable *byte, inp *byte, len uint64)
+TEXT ·gcmGhashC906Novector(SB), NOSPLIT, $16-32
+	MOV	Xi+0(FP), X10
+	MOV	Htable+8(FP), X11
+	MOV	inp+16(FP), X12
+	MOV	len+24(FP), X13
+	WORD	$0x00d13823	// sd a3, 16(sp)
+	WORD	$0x00a13423	// sd a0, 8(sp)
+	// class masks: m[k] = 0x1111111111111111 << k
+	WORD	$0x011112b7	// lui t0, 4369
+	WORD	$0x1112829b	// addiw t0, t0, 273
+	WORD	$0x00c29293	// slli t0, t0, 12
+	WORD	$0x11128293	// addi t0, t0, 273
+	WORD	$0x00c29293	// slli t0, t0, 12
+	WORD	$0x11128293	// addi t0, t0, 273
+	WORD	$0x00c29293	// slli t0, t0, 12
+	WORD	$0x11128293	// addi t0, t0, 273
+	WORD	$0x00129313	// slli t1, t0, 1
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0x004e5e13	// srli t3, t3, 4
+	WORD	$0x01c13823	// sd t3, 16(sp)
+	WORD	$0x720e0263	// beq t3, zero, .Lgcm_ghash_c906_novector_done
+	WORD	$0x00813e03	// ld t3, 8(sp)
+	WORD	$0x000e3503	// ld a0, 0(t3)
+	WORD	$0x008e3703	// ld a4, 8(t3)
+	WORD	$0x8205150b	// th.rev a0, a0
+	WORD	$0x8207170b	// th.rev a4, a4
+	// .Lgcm_ghash_c906_novector_block:
+	WORD	$0x00063e03	// ld t3, 0(a2)
+	WORD	$0x00863e83	// ld t4, 8(a2)
+	WORD	$0x820e1e0b	// th.rev t3, t3
+	WORD	$0x820e9e8b	// th.rev t4, t4
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x01d74733	// xor a4, a4, t4
+	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
+	WORD	$0x00a74e33	// xor t3, a4, a0
 	WORD	$0x7c073f0b	// th.extu t5, a4, 31, 0
 	WORD	$0x0005e483	// lwu s1, 0(a1)
 	WORD	$0x005f7833	// and a6, t5, t0
@@ -284,7 +796,7 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x01194933	// xor s2, s2, a7
 	WORD	$0x00e6c6b3	// xor a3, a3, a4
 	WORD	$0x00fb6b33	// or s6, s6, a5
-	WORD	$0x7c06370b	// th.extu a4, a2, 31, 0
+	WORD	$0x7c05370b	// th.extu a4, a0, 31, 0
 	WORD	$0x00577a33	// and s4, a4, t0
 	WORD	$0x006774b3	// and s1, a4, t1
 	WORD	$0x00777833	// and a6, a4, t2
@@ -317,7 +829,7 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x2177990b	// th.mula s2, a5, s7
 	WORD	$0x020b5c13	// srli s8, s6, 32
 	WORD	$0x018f4f33	// xor t5, t5, s8
-	WORD	$0x02065b13	// srli s6, a2, 32
+	WORD	$0x02055b13	// srli s6, a0, 32
 	WORD	$0x01274733	// xor a4, a4, s2
 	WORD	$0x005b7933	// and s2, s6, t0
 	WORD	$0x00677733	// and a4, a4, t1
@@ -360,25 +872,25 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x03690c33	// mul s8, s2, s6
 	WORD	$0x0057f7b3	// and a5, a5, t0
 	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x7c06390b	// th.extu s2, a2, 31, 0
+	WORD	$0x7c05390b	// th.extu s2, a0, 31, 0
 	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x02065613	// srli a2, a2, 32
+	WORD	$0x02055513	// srli a0, a0, 32
 	WORD	$0x209a9b8b	// th.mula s7, s5, s1
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x029a0633	// mul a2, s4, s1
+	WORD	$0x00a94933	// xor s2, s2, a0
+	WORD	$0x029a0533	// mul a0, s4, s1
 	WORD	$0x036a0a33	// mul s4, s4, s6
 	WORD	$0x017c4c33	// xor s8, s8, s7
 	WORD	$0x005974b3	// and s1, s2, t0
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x03698633	// mul a2, s3, s6
+	WORD	$0x00a84833	// xor a6, a6, a0
+	WORD	$0x03698533	// mul a0, s3, s6
 	WORD	$0x0148c8b3	// xor a7, a7, s4
 	WORD	$0x02e98a33	// mul s4, s3, a4
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x02ea8633	// mul a2, s5, a4
+	WORD	$0x00a84833	// xor a6, a6, a0
+	WORD	$0x02ea8533	// mul a0, s5, a4
 	WORD	$0x006c7c33	// and s8, s8, t1
 	WORD	$0x006979b3	// and s3, s2, t1
 	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00c84833	// xor a6, a6, a2
+	WORD	$0x00a84833	// xor a6, a6, a0
 	WORD	$0x0187e7b3	// or a5, a5, s8
 	WORD	$0x0505eb03	// lwu s6, 80(a1)
 	WORD	$0x0585eb83	// lwu s7, 88(a1)
@@ -388,28 +900,28 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x01597ab3	// and s5, s2, s5
 	WORD	$0x0545e903	// lwu s2, 84(a1)
 	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00329613	// slli a2, t0, 3
+	WORD	$0x00329513	// slli a0, t0, 3
 	WORD	$0x0117e7b3	// or a5, a5, a7
 	WORD	$0x036488b3	// mul a7, s1, s6
-	WORD	$0x00c87833	// and a6, a6, a2
-	WORD	$0x037a0633	// mul a2, s4, s7
+	WORD	$0x00a87833	// and a6, a6, a0
+	WORD	$0x037a0533	// mul a0, s4, s7
 	WORD	$0x2189988b	// th.mula a7, s3, s8
 	WORD	$0x0107e7b3	// or a5, a5, a6
 	WORD	$0x03748733	// mul a4, s1, s7
-	WORD	$0x00c8c8b3	// xor a7, a7, a2
-	WORD	$0x032a8633	// mul a2, s5, s2
+	WORD	$0x00a8c8b3	// xor a7, a7, a0
+	WORD	$0x032a8533	// mul a0, s5, s2
 	WORD	$0x218a970b	// th.mula a4, s5, s8
-	WORD	$0x00c8c8b3	// xor a7, a7, a2
-	WORD	$0x03848633	// mul a2, s1, s8
+	WORD	$0x00a8c8b3	// xor a7, a7, a0
+	WORD	$0x03848533	// mul a0, s1, s8
 	WORD	$0x032484b3	// mul s1, s1, s2
 	WORD	$0x0058f833	// and a6, a7, t0
 	WORD	$0x218a148b	// th.mula s1, s4, s8
 	WORD	$0x03798cb3	// mul s9, s3, s7
-	WORD	$0x01964633	// xor a2, a2, s9
+	WORD	$0x01954533	// xor a0, a0, s9
 	WORD	$0x032a0cb3	// mul s9, s4, s2
 	WORD	$0x032988b3	// mul a7, s3, s2
 	WORD	$0x03698933	// mul s2, s3, s6
-	WORD	$0x01964633	// xor a2, a2, s9
+	WORD	$0x01954533	// xor a0, a0, s9
 	WORD	$0x01174733	// xor a4, a4, a7
 	WORD	$0x217a990b	// th.mula s2, s5, s7
 	WORD	$0x036a08b3	// mul a7, s4, s6
@@ -417,7 +929,7 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x0124c4b3	// xor s1, s1, s2
 	WORD	$0x0064f4b3	// and s1, s1, t1
 	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x01964633	// xor a2, a2, s9
+	WORD	$0x01954533	// xor a0, a0, s9
 	WORD	$0x00986833	// or a6, a6, s1
 	WORD	$0x7c0e390b	// th.extu s2, t3, 31, 0
 	WORD	$0x00597ab3	// and s5, s2, t0
@@ -432,22 +944,22 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x0685ec03	// lwu s8, 104(a1)
 	WORD	$0x06c5eb83	// lwu s7, 108(a1)
 	WORD	$0x032a8733	// mul a4, s5, s2
-	WORD	$0x01967633	// and a2, a2, s9
+	WORD	$0x01957533	// and a0, a0, s9
 	WORD	$0x0645eb03	// lwu s6, 100(a1)
 	WORD	$0x217a170b	// th.mula a4, s4, s7
-	WORD	$0x00c86833	// or a6, a6, a2
-	WORD	$0x03848633	// mul a2, s1, s8
+	WORD	$0x00a86833	// or a6, a6, a0
+	WORD	$0x03848533	// mul a0, s1, s8
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	WORD	$0x00d84833	// xor a6, a6, a3
 	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x00c74733	// xor a4, a4, a2
-	WORD	$0x03688633	// mul a2, a7, s6
-	WORD	$0x00c74733	// xor a4, a4, a2
+	WORD	$0x00a74733	// xor a4, a4, a0
+	WORD	$0x03688533	// mul a0, a7, s6
+	WORD	$0x00a74733	// xor a4, a4, a0
 	WORD	$0x036a89b3	// mul s3, s5, s6
 	WORD	$0x00577733	// and a4, a4, t0
 	WORD	$0x2174998b	// th.mula s3, s1, s7
 	WORD	$0x02081c93	// slli s9, a6, 32
-	WORD	$0x0196c633	// xor a2, a3, s9
+	WORD	$0x0196c533	// xor a0, a3, s9
 	WORD	$0x02085c93	// srli s9, a6, 32
 	WORD	$0x0197c6b3	// xor a3, a5, s9
 	WORD	$0x020e5793	// srli a5, t3, 32
@@ -525,93 +1037,96 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x0117e7b3	// or a5, a5, a7
 	WORD	$0x032a8cb3	// mul s9, s5, s2
 	WORD	$0x0134f4b3	// and s1, s1, s3
-	WORD	$0x00329593	// slli a1, t0, 3
-	WORD	$0x00bb75b3	// and a1, s6, a1
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x011b78b3	// and a7, s6, a7
 	WORD	$0x218e1c8b	// th.mula s9, t3, s8
 	WORD	$0x034809b3	// mul s3, a6, s4
 	WORD	$0x0097e7b3	// or a5, a5, s1
-	WORD	$0x034a88b3	// mul a7, s5, s4
+	WORD	$0x034a84b3	// mul s1, s5, s4
 	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x037589b3	// mul s3, a1, s7
-	WORD	$0x2185988b	// th.mula a7, a1, s8
+	WORD	$0x037889b3	// mul s3, a7, s7
+	WORD	$0x2188948b	// th.mula s1, a7, s8
 	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x038a89b3	// mul s3, s5, s8
+	WORD	$0x038a8b33	// mul s6, s5, s8
 	WORD	$0x037a8ab3	// mul s5, s5, s7
-	WORD	$0x005cf4b3	// and s1, s9, t0
+	WORD	$0x005cf9b3	// and s3, s9, t0
 	WORD	$0x21881a8b	// th.mula s5, a6, s8
-	WORD	$0x034e0b33	// mul s6, t3, s4
-	WORD	$0x0169c9b3	// xor s3, s3, s6
-	WORD	$0x03780b33	// mul s6, a6, s7
+	WORD	$0x034e0c33	// mul s8, t3, s4
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03780c33	// mul s8, a6, s7
 	WORD	$0x037e0bb3	// mul s7, t3, s7
 	WORD	$0x032e0e33	// mul t3, t3, s2
-	WORD	$0x0169c9b3	// xor s3, s3, s6
-	WORD	$0x0178c8b3	// xor a7, a7, s7
-	WORD	$0x21459e0b	// th.mula t3, a1, s4
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x0174c4b3	// xor s1, s1, s7
+	WORD	$0x21489e0b	// th.mula t3, a7, s4
 	WORD	$0x03280bb3	// mul s7, a6, s2
-	WORD	$0x03258b33	// mul s6, a1, s2
+	WORD	$0x03288c33	// mul s8, a7, s2
 	WORD	$0x01cacab3	// xor s5, s5, t3
 	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x0178c8b3	// xor a7, a7, s7
-	WORD	$0x0169c9b3	// xor s3, s3, s6
-	WORD	$0x0154e4b3	// or s1, s1, s5
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x0114e4b3	// or s1, s1, a7
-	WORD	$0x0169f9b3	// and s3, s3, s6
-	WORD	$0x0134e4b3	// or s1, s1, s3
+	WORD	$0x0174c4b3	// xor s1, s1, s7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x0159e9b3	// or s3, s3, s5
+	WORD	$0x0074f4b3	// and s1, s1, t2
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x0099e9b3	// or s3, s3, s1
+	WORD	$0x018b7b33	// and s6, s6, s8
+	WORD	$0x0169e9b3	// or s3, s3, s6
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x00f4c4b3	// xor s1, s1, a5
-	WORD	$0x02049313	// slli t1, s1, 32
-	WORD	$0x006742b3	// xor t0, a4, t1
-	WORD	$0x0204d313	// srli t1, s1, 32
+	WORD	$0x00e9c9b3	// xor s3, s3, a4
+	WORD	$0x00f9c9b3	// xor s3, s3, a5
+	WORD	$0x02099813	// slli a6, s3, 32
+	WORD	$0x01074e33	// xor t3, a4, a6
+	WORD	$0x0209d813	// srli a6, s3, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x0067c333	// xor t1, a5, t1
-	WORD	$0x00c2c2b3	// xor t0, t0, a2
-	WORD	$0x01e34333	// xor t1, t1, t5
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x01de4e33	// xor t3, t3, t4
+	WORD	$0x0107c733	// xor a4, a5, a6
+	WORD	$0x00ae4e33	// xor t3, t3, a0
+	WORD	$0x01e74733	// xor a4, a4, t5
+	WORD	$0x01cf4f33	// xor t5, t5, t3
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9293	// slli t0, t4, 63
-	WORD	$0x03ee9393	// slli t2, t4, 62
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00d34333	// xor t1, t1, a3
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x039e9293	// slli t0, t4, 57
-	WORD	$0x00664633	// xor a2, a2, t1
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x001ed293	// srli t0, t4, 1
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x002ed393	// srli t2, t4, 2
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x007ed293	// srli t0, t4, 7
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x03ff1293	// slli t0, t5, 63
-	WORD	$0x03ef1393	// slli t2, t5, 62
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x039f1293	// slli t0, t5, 57
-	WORD	$0x00564733	// xor a4, a2, t0
-	WORD	$0x001f5293	// srli t0, t5, 1
+	WORD	$0x03fe9e13	// slli t3, t4, 63
+	WORD	$0x03ee9793	// slli a5, t4, 62
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x00d74733	// xor a4, a4, a3
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x039e9e13	// slli t3, t4, 57
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x001ede13	// srli t3, t4, 1
+	WORD	$0x01d54533	// xor a0, a0, t4
+	WORD	$0x002ed793	// srli a5, t4, 2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x00f54533	// xor a0, a0, a5
+	WORD	$0x007ede13	// srli t3, t4, 7
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x03ff1e13	// slli t3, t5, 63
+	WORD	$0x03ef1793	// slli a5, t5, 62
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x00f54533	// xor a0, a0, a5
+	WORD	$0x039f1e13	// slli t3, t5, 57
+	WORD	$0x01c54733	// xor a4, a0, t3
+	WORD	$0x001f5e13	// srli t3, t5, 1
 	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x002f5393	// srli t2, t5, 2
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x007f5293	// srli t0, t5, 7
-	WORD	$0x0056c633	// xor a2, a3, t0
-	WORD	$0x8206160b	// th.rev a2, a2
+	WORD	$0x002f5793	// srli a5, t5, 2
+	WORD	$0x01c6c6b3	// xor a3, a3, t3
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x007f5e13	// srli t3, t5, 7
+	WORD	$0x01c6c533	// xor a0, a3, t3
+	WORD	$0x01060613	// addi a2, a2, 16
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0xfffe0e13	// addi t3, t3, -1
+	WORD	$0x01c13823	// sd t3, 16(sp)
+	WORD	$0x900e16e3	// bne t3, zero, .Lgcm_ghash_c906_novector_block
+	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8207170b	// th.rev a4, a4
-	WORD	$0x00c53023	// sd a2, 0(a0)
-	WORD	$0x00e53423	// sd a4, 8(a0)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x00a2b023	// sd a0, 0(t0)
+	WORD	$0x00e2b423	// sd a4, 8(t0)
+	// .Lgcm_ghash_c906_novector_done:
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000793	// addi a5, zero, 0
@@ -625,507 +1140,8 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $0-16
 	WORD	$0x00000b93	// addi s7, zero, 0
 	WORD	$0x00000c13	// addi s8, zero, 0
 	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
-
-// void gcm_ghash_c906_novector(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
-// func gcmGhashC906Novector(Xi *uint64, Htable *byte, inp *byte, len uint64)
-TEXT ·gcmGhashC906Novector(SB), NOSPLIT, $0-32
-	MOV	Xi+0(FP), X10
-	MOV	Htable+8(FP), X11
-	MOV	inp+16(FP), X12
-	MOV	len+24(FP), X13
-	// class masks: m[k] = 0x1111111111111111 << k
-	WORD	$0x011112b7	// lui t0, 4369
-	WORD	$0x1112829b	// addiw t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00129313	// slli t1, t0, 1
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x0046d693	// srli a3, a3, 4
-	WORD	$0x70068a63	// beq a3, zero, .Lgcm_ghash_c906_novector_done
-	WORD	$0x00053703	// ld a4, 0(a0)
-	WORD	$0x00853803	// ld a6, 8(a0)
-	WORD	$0x8207170b	// th.rev a4, a4
-	WORD	$0x8208180b	// th.rev a6, a6
-	// .Lgcm_ghash_c906_novector_block:
-	WORD	$0x00063e03	// ld t3, 0(a2)
-	WORD	$0x00863e83	// ld t4, 8(a2)
-	WORD	$0x820e1e0b	// th.rev t3, t3
-	WORD	$0x820e9e8b	// th.rev t4, t4
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x01d84833	// xor a6, a6, t4
-	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00e84e33	// xor t3, a6, a4
-	WORD	$0x7c083f0b	// th.extu t5, a6, 31, 0
-	WORD	$0x0005e883	// lwu a7, 0(a1)
-	WORD	$0x005f79b3	// and s3, t5, t0
-	WORD	$0x0085ea03	// lwu s4, 8(a1)
-	WORD	$0x00c5e903	// lwu s2, 12(a1)
-	WORD	$0x006f7bb3	// and s7, t5, t1
-	WORD	$0x03198ab3	// mul s5, s3, a7
-	WORD	$0x007f7eb3	// and t4, t5, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0045eb03	// lwu s6, 4(a1)
-	WORD	$0x034984b3	// mul s1, s3, s4
-	WORD	$0x00ff77b3	// and a5, t5, a5
-	WORD	$0x03298f33	// mul t5, s3, s2
-	WORD	$0x212b9a8b	// th.mula s5, s7, s2
-	WORD	$0x036989b3	// mul s3, s3, s6
-	WORD	$0x2127948b	// th.mula s1, a5, s2
-	WORD	$0x212e998b	// th.mula s3, t4, s2
-	WORD	$0x034b8933	// mul s2, s7, s4
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x036e8933	// mul s2, t4, s6
-	WORD	$0x034e8c33	// mul s8, t4, s4
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03678c33	// mul s8, a5, s6
-	WORD	$0x036b8b33	// mul s6, s7, s6
-	WORD	$0x031b8bb3	// mul s7, s7, a7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x0164c4b3	// xor s1, s1, s6
-	WORD	$0x21479b8b	// th.mula s7, a5, s4
-	WORD	$0x031e8b33	// mul s6, t4, a7
-	WORD	$0x03178933	// mul s2, a5, a7
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x0179c9b3	// xor s3, s3, s7
-	WORD	$0x005afeb3	// and t4, s5, t0
-	WORD	$0x02085b93	// srli s7, a6, 32
-	WORD	$0x005bfab3	// and s5, s7, t0
-	WORD	$0x006bfa33	// and s4, s7, t1
-	WORD	$0x007bf7b3	// and a5, s7, t2
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0164c4b3	// xor s1, s1, s6
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x013eeeb3	// or t4, t4, s3
-	WORD	$0x0105e983	// lwu s3, 16(a1)
-	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x011bf8b3	// and a7, s7, a7
-	WORD	$0x01c5ec83	// lwu s9, 28(a1)
-	WORD	$0x0074f4b3	// and s1, s1, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x009eeeb3	// or t4, t4, s1
-	WORD	$0x033a8bb3	// mul s7, s5, s3
-	WORD	$0x012f7f33	// and t5, t5, s2
-	WORD	$0x0145ec03	// lwu s8, 20(a1)
-	WORD	$0x219a1b8b	// th.mula s7, s4, s9
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x036a84b3	// mul s1, s5, s6
-	WORD	$0x2198948b	// th.mula s1, a7, s9
-	WORD	$0x03678f33	// mul t5, a5, s6
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x03888f33	// mul t5, a7, s8
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x005bff33	// and t5, s7, t0
-	WORD	$0x038a8bb3	// mul s7, s5, s8
-	WORD	$0x039a8933	// mul s2, s5, s9
-	WORD	$0x21979b8b	// th.mula s7, a5, s9
-	WORD	$0x033a0cb3	// mul s9, s4, s3
-	WORD	$0x21689c8b	// th.mula s9, a7, s6
-	WORD	$0x036a0ab3	// mul s5, s4, s6
-	WORD	$0x038a0b33	// mul s6, s4, s8
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x01594933	// xor s2, s2, s5
-	WORD	$0x03878ab3	// mul s5, a5, s8
-	WORD	$0x7c083a0b	// th.extu s4, a6, 31, 0
-	WORD	$0x02085813	// srli a6, a6, 32
-	WORD	$0x010a4a33	// xor s4, s4, a6
-	WORD	$0x005a7833	// and a6, s4, t0
-	WORD	$0x0164c4b3	// xor s1, s1, s6
-	WORD	$0x03378b33	// mul s6, a5, s3
-	WORD	$0x01594933	// xor s2, s2, s5
-	WORD	$0x03388ab3	// mul s5, a7, s3
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x0164c4b3	// xor s1, s1, s6
-	WORD	$0x01594933	// xor s2, s2, s5
-	WORD	$0x017f6f33	// or t5, t5, s7
-	WORD	$0x0205eb83	// lwu s7, 32(a1)
-	WORD	$0x0285ec03	// lwu s8, 40(a1)
-	WORD	$0x02c5ec83	// lwu s9, 44(a1)
-	WORD	$0x007a7b33	// and s6, s4, t2
-	WORD	$0x0074f4b3	// and s1, s1, t2
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x009f6f33	// or t5, t5, s1
-	WORD	$0x037807b3	// mul a5, a6, s7
-	WORD	$0x01597933	// and s2, s2, s5
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x009a74b3	// and s1, s4, s1
-	WORD	$0x0245ea83	// lwu s5, 36(a1)
-	WORD	$0x2198978b	// th.mula a5, a7, s9
-	WORD	$0x012f6f33	// or t5, t5, s2
-	WORD	$0x038809b3	// mul s3, a6, s8
-	WORD	$0x2194998b	// th.mula s3, s1, s9
-	WORD	$0x038b0933	// mul s2, s6, s8
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x03548933	// mul s2, s1, s5
-	WORD	$0x0127c7b3	// xor a5, a5, s2
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x03580933	// mul s2, a6, s5
-	WORD	$0x03980a33	// mul s4, a6, s9
-	WORD	$0x219b190b	// th.mula s2, s6, s9
-	WORD	$0x03788833	// mul a6, a7, s7
-	WORD	$0x2184980b	// th.mula a6, s1, s8
-	WORD	$0x03888cb3	// mul s9, a7, s8
-	WORD	$0x035888b3	// mul a7, a7, s5
-	WORD	$0x01094933	// xor s2, s2, a6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x035b0cb3	// mul s9, s6, s5
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x037b08b3	// mul a7, s6, s7
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x03748cb3	// mul s9, s1, s7
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x0127e7b3	// or a5, a5, s2
-	WORD	$0x7c07348b	// th.extu s1, a4, 31, 0
-	WORD	$0x0054fab3	// and s5, s1, t0
-	WORD	$0x0064f933	// and s2, s1, t1
-	WORD	$0x0074f8b3	// and a7, s1, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0104f833	// and a6, s1, a6
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x0305e483	// lwu s1, 48(a1)
-	WORD	$0x00329c93	// slli s9, t0, 3
-	WORD	$0x0137e7b3	// or a5, a5, s3
-	WORD	$0x0385eb83	// lwu s7, 56(a1)
-	WORD	$0x03c5ec03	// lwu s8, 60(a1)
-	WORD	$0x019a7a33	// and s4, s4, s9
-	WORD	$0x029a8cb3	// mul s9, s5, s1
-	WORD	$0x0147e7b3	// or a5, a5, s4
-	WORD	$0x0345eb03	// lwu s6, 52(a1)
-	WORD	$0x21891c8b	// th.mula s9, s2, s8
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d7c7b3	// xor a5, a5, t4
-	WORD	$0x01e7c7b3	// xor a5, a5, t5
-	WORD	$0x02079993	// slli s3, a5, 32
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x0207d993	// srli s3, a5, 32
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x037a89b3	// mul s3, s5, s7
-	WORD	$0x2188198b	// th.mula s3, a6, s8
-	WORD	$0x037887b3	// mul a5, a7, s7
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x036807b3	// mul a5, a6, s6
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x005cf7b3	// and a5, s9, t0
-	WORD	$0x036a8cb3	// mul s9, s5, s6
-	WORD	$0x038a8a33	// mul s4, s5, s8
-	WORD	$0x21889c8b	// th.mula s9, a7, s8
-	WORD	$0x02990ab3	// mul s5, s2, s1
-	WORD	$0x21781a8b	// th.mula s5, a6, s7
-	WORD	$0x03790bb3	// mul s7, s2, s7
-	WORD	$0x03690933	// mul s2, s2, s6
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x03688bb3	// mul s7, a7, s6
-	WORD	$0x02075c13	// srli s8, a4, 32
-	WORD	$0x0129c9b3	// xor s3, s3, s2
-	WORD	$0x02988933	// mul s2, a7, s1
-	WORD	$0x005c7ab3	// and s5, s8, t0
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x02980bb3	// mul s7, a6, s1
-	WORD	$0x006c7b33	// and s6, s8, t1
-	WORD	$0x007c78b3	// and a7, s8, t2
-	WORD	$0x006cfcb3	// and s9, s9, t1
-	WORD	$0x0129c9b3	// xor s3, s3, s2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x0405e903	// lwu s2, 64(a1)
-	WORD	$0x009c74b3	// and s1, s8, s1
-	WORD	$0x0485ec03	// lwu s8, 72(a1)
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x00329b93	// slli s7, t0, 3
-	WORD	$0x0137e7b3	// or a5, a5, s3
-	WORD	$0x04c5ec83	// lwu s9, 76(a1)
-	WORD	$0x017a7a33	// and s4, s4, s7
-	WORD	$0x032a8833	// mul a6, s5, s2
-	WORD	$0x0147e7b3	// or a5, a5, s4
-	WORD	$0x0445e403	// lwu s0, 68(a1)
-	WORD	$0x219b180b	// th.mula a6, s6, s9
-	WORD	$0x038889b3	// mul s3, a7, s8
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x028489b3	// mul s3, s1, s0
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x00587833	// and a6, a6, t0
-	WORD	$0x028a89b3	// mul s3, s5, s0
-	WORD	$0x2198998b	// th.mula s3, a7, s9
-	WORD	$0x032b0a33	// mul s4, s6, s2
-	WORD	$0x21849a0b	// th.mula s4, s1, s8
-	WORD	$0x0149c9b3	// xor s3, s3, s4
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01386833	// or a6, a6, s3
-	WORD	$0x038a8a33	// mul s4, s5, s8
-	WORD	$0x039a89b3	// mul s3, s5, s9
-	WORD	$0x038b0bb3	// mul s7, s6, s8
-	WORD	$0x21949a0b	// th.mula s4, s1, s9
-	WORD	$0x028b0b33	// mul s6, s6, s0
-	WORD	$0x0179c9b3	// xor s3, s3, s7
-	WORD	$0x02888bb3	// mul s7, a7, s0
-	WORD	$0x7c073c0b	// th.extu s8, a4, 31, 0
-	WORD	$0x02075713	// srli a4, a4, 32
-	WORD	$0x00ec4c33	// xor s8, s8, a4
-	WORD	$0x0505e703	// lwu a4, 80(a1)
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0x005c78b3	// and a7, s8, t0
-	WORD	$0x0179c9b3	// xor s3, s3, s7
-	WORD	$0x03248bb3	// mul s7, s1, s2
-	WORD	$0x0585ea83	// lwu s5, 88(a1)
-	WORD	$0x006c7933	// and s2, s8, t1
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x05c5eb03	// lwu s6, 92(a1)
-	WORD	$0x0179c9b3	// xor s3, s3, s7
-	WORD	$0x007a7a33	// and s4, s4, t2
-	WORD	$0x00329b93	// slli s7, t0, 3
-	WORD	$0x01486833	// or a6, a6, s4
-	WORD	$0x02e884b3	// mul s1, a7, a4
-	WORD	$0x0179f9b3	// and s3, s3, s7
-	WORD	$0x007c7a33	// and s4, s8, t2
-	WORD	$0x2169148b	// th.mula s1, s2, s6
-	WORD	$0x01386833	// or a6, a6, s3
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x013c79b3	// and s3, s8, s3
-	WORD	$0x0545e403	// lwu s0, 84(a1)
-	WORD	$0x035a0bb3	// mul s7, s4, s5
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x02898bb3	// mul s7, s3, s0
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x0054f4b3	// and s1, s1, t0
-	WORD	$0x02888bb3	// mul s7, a7, s0
-	WORD	$0x216a1b8b	// th.mula s7, s4, s6
-	WORD	$0x02e90c33	// mul s8, s2, a4
-	WORD	$0x21599c0b	// th.mula s8, s3, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0174e4b3	// or s1, s1, s7
-	WORD	$0x03588bb3	// mul s7, a7, s5
-	WORD	$0x03688c33	// mul s8, a7, s6
-	WORD	$0x03590cb3	// mul s9, s2, s5
-	WORD	$0x21699b8b	// th.mula s7, s3, s6
-	WORD	$0x02890933	// mul s2, s2, s0
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x028a0cb3	// mul s9, s4, s0
-	WORD	$0x7c0e3b0b	// th.extu s6, t3, 31, 0
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x02ea0933	// mul s2, s4, a4
-	WORD	$0x005b7a33	// and s4, s6, t0
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x02e98cb3	// mul s9, s3, a4
-	WORD	$0x006b7ab3	// and s5, s6, t1
-	WORD	$0x007b78b3	// and a7, s6, t2
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x012b7933	// and s2, s6, s2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x0605e983	// lwu s3, 96(a1)
-	WORD	$0x00329c93	// slli s9, t0, 3
-	WORD	$0x0174e4b3	// or s1, s1, s7
-	WORD	$0x0685eb03	// lwu s6, 104(a1)
-	WORD	$0x019c7c33	// and s8, s8, s9
-	WORD	$0x06c5eb83	// lwu s7, 108(a1)
-	WORD	$0x0184e4b3	// or s1, s1, s8
-	WORD	$0x033a0c33	// mul s8, s4, s3
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00f4c4b3	// xor s1, s1, a5
-	WORD	$0x0104c4b3	// xor s1, s1, a6
-	WORD	$0x217a9c0b	// th.mula s8, s5, s7
-	WORD	$0x02049c93	// slli s9, s1, 32
-	WORD	$0x0197c733	// xor a4, a5, s9
-	WORD	$0x0204dc93	// srli s9, s1, 32
-	WORD	$0x019847b3	// xor a5, a6, s9
-	WORD	$0x0645e483	// lwu s1, 100(a1)
-	WORD	$0x03688833	// mul a6, a7, s6
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x02990833	// mul a6, s2, s1
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x005c7833	// and a6, s8, t0
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0x21789c0b	// th.mula s8, a7, s7
-	WORD	$0x033a8cb3	// mul s9, s5, s3
-	WORD	$0x21691c8b	// th.mula s9, s2, s6
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x01886833	// or a6, a6, s8
-	WORD	$0x036a0cb3	// mul s9, s4, s6
-	WORD	$0x037a0c33	// mul s8, s4, s7
-	WORD	$0x036a8b33	// mul s6, s5, s6
-	WORD	$0x21791c8b	// th.mula s9, s2, s7
-	WORD	$0x029a8ab3	// mul s5, s5, s1
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x02988b33	// mul s6, a7, s1
-	WORD	$0x020e5413	// srli s0, t3, 32
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03388ab3	// mul s5, a7, s3
-	WORD	$0x0705e483	// lwu s1, 112(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x005479b3	// and s3, s0, t0
-	WORD	$0x0785ea03	// lwu s4, 120(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x07c5ea83	// lwu s5, 124(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x01986833	// or a6, a6, s9
-	WORD	$0x00647bb3	// and s7, s0, t1
-	WORD	$0x016c7c33	// and s8, s8, s6
-	WORD	$0x029988b3	// mul a7, s3, s1
-	WORD	$0x01886833	// or a6, a6, s8
-	WORD	$0x00747cb3	// and s9, s0, t2
-	WORD	$0x215b988b	// th.mula a7, s7, s5
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x01247933	// and s2, s0, s2
-	WORD	$0x0745e403	// lwu s0, 116(a1)
-	WORD	$0x034c8b33	// mul s6, s9, s4
-	WORD	$0x0168c8b3	// xor a7, a7, s6
-	WORD	$0x02890b33	// mul s6, s2, s0
-	WORD	$0x0168c8b3	// xor a7, a7, s6
-	WORD	$0x0058f8b3	// and a7, a7, t0
-	WORD	$0x02898b33	// mul s6, s3, s0
-	WORD	$0x215c9b0b	// th.mula s6, s9, s5
-	WORD	$0x029b8c33	// mul s8, s7, s1
-	WORD	$0x21491c0b	// th.mula s8, s2, s4
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x0168e8b3	// or a7, a7, s6
-	WORD	$0x03498b33	// mul s6, s3, s4
-	WORD	$0x035989b3	// mul s3, s3, s5
-	WORD	$0x034b8c33	// mul s8, s7, s4
-	WORD	$0x21591b0b	// th.mula s6, s2, s5
-	WORD	$0x028b8a33	// mul s4, s7, s0
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x028c8c33	// mul s8, s9, s0
-	WORD	$0x014b4b33	// xor s6, s6, s4
-	WORD	$0x029c8a33	// mul s4, s9, s1
-	WORD	$0x7c0e3b8b	// th.extu s7, t3, 31, 0
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x0805ee03	// lwu t3, 128(a1)
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x02990c33	// mul s8, s2, s1
-	WORD	$0x005bfab3	// and s5, s7, t0
-	WORD	$0x0885e903	// lwu s2, 136(a1)
-	WORD	$0x014b4b33	// xor s6, s6, s4
-	WORD	$0x08c5ea03	// lwu s4, 140(a1)
-	WORD	$0x0845e483	// lwu s1, 132(a1)
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x0168e8b3	// or a7, a7, s6
-	WORD	$0x006bfb33	// and s6, s7, t1
-	WORD	$0x0189f9b3	// and s3, s3, s8
-	WORD	$0x03ca8cb3	// mul s9, s5, t3
-	WORD	$0x0138e8b3	// or a7, a7, s3
-	WORD	$0x007bf9b3	// and s3, s7, t2
-	WORD	$0x214b1c8b	// th.mula s9, s6, s4
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x018bfc33	// and s8, s7, s8
-	WORD	$0x03298bb3	// mul s7, s3, s2
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x029c0bb3	// mul s7, s8, s1
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x005cfbb3	// and s7, s9, t0
-	WORD	$0x029a8cb3	// mul s9, s5, s1
-	WORD	$0x21499c8b	// th.mula s9, s3, s4
-	WORD	$0x03cb0433	// mul s0, s6, t3
-	WORD	$0x212c140b	// th.mula s0, s8, s2
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x006cfcb3	// and s9, s9, t1
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x032a8cb3	// mul s9, s5, s2
-	WORD	$0x034a8ab3	// mul s5, s5, s4
-	WORD	$0x032b0933	// mul s2, s6, s2
-	WORD	$0x214c1c8b	// th.mula s9, s8, s4
-	WORD	$0x029b0a33	// mul s4, s6, s1
-	WORD	$0x012acab3	// xor s5, s5, s2
-	WORD	$0x02998933	// mul s2, s3, s1
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x03c98a33	// mul s4, s3, t3
-	WORD	$0x012acab3	// xor s5, s5, s2
-	WORD	$0x03cc0933	// mul s2, s8, t3
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x012acab3	// xor s5, s5, s2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x019bebb3	// or s7, s7, s9
-	WORD	$0x012afab3	// and s5, s5, s2
-	WORD	$0x015bebb3	// or s7, s7, s5
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x020b9493	// slli s1, s7, 32
-	WORD	$0x00984e33	// xor t3, a6, s1
-	WORD	$0x020bd493	// srli s1, s7, 32
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01de4e33	// xor t3, t3, t4
-	WORD	$0x0098c833	// xor a6, a7, s1
-	WORD	$0x00ee4e33	// xor t3, t3, a4
-	WORD	$0x01e84833	// xor a6, a6, t5
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9e13	// slli t3, t4, 63
-	WORD	$0x03ee9893	// slli a7, t4, 62
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x039e9e13	// slli t3, t4, 57
-	WORD	$0x01074733	// xor a4, a4, a6
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x001ede13	// srli t3, t4, 1
-	WORD	$0x01d74733	// xor a4, a4, t4
-	WORD	$0x002ed893	// srli a7, t4, 2
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x007ede13	// srli t3, t4, 7
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x03ff1e13	// slli t3, t5, 63
-	WORD	$0x03ef1893	// slli a7, t5, 62
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x039f1e13	// slli t3, t5, 57
-	WORD	$0x01c74833	// xor a6, a4, t3
-	WORD	$0x001f5e13	// srli t3, t5, 1
-	WORD	$0x01e7c7b3	// xor a5, a5, t5
-	WORD	$0x002f5893	// srli a7, t5, 2
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x007f5e13	// srli t3, t5, 7
-	WORD	$0x01c7c733	// xor a4, a5, t3
-	WORD	$0x01060613	// addi a2, a2, 16
-	WORD	$0xfff68693	// addi a3, a3, -1
-	WORD	$0x90069ae3	// bne a3, zero, .Lgcm_ghash_c906_novector_block
-	WORD	$0x8207170b	// th.rev a4, a4
-	WORD	$0x8208180b	// th.rev a6, a6
-	WORD	$0x00e53023	// sd a4, 0(a0)
-	WORD	$0x01053423	// sd a6, 8(a0)
-	// .Lgcm_ghash_c906_novector_done:
-	// return
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	JMP	kgen_ret	// jalr zero, 0(ra)
+kgen_ret:
+	RET

@@ -30,6 +30,7 @@ gcm_init_rv64gc_zbc:
 	#   integer registers: ra t0 t1 t2 a0 a1 t3
 	#   callee-saved saved/restored: none
 	#   most live values at once: 6 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -70,6 +71,7 @@ gcm_gmult_rv64gc_zbc:
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 11 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -148,6 +150,7 @@ gcm_ghash_rv64gc_zbc:
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 a3 a4 a5 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 14 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)

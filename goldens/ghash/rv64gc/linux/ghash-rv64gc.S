@@ -16,6 +16,7 @@
  *   integer registers: ra t0 t1 t2 a0 a1 a2 a3 a4 t3 t4 t5 t6
  *   callee-saved saved/restored: none
  *   most live values at once: 13 integer, 0 vector registers
+ *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -204,28 +205,31 @@ SYM_FUNC_END(ghash_rv64gc_init)
 
 /*
  * void ghash_rv64gc(u8 *acc, const u8 *table, const u8 *data, size_t nblocks);
- * ghash_rv64gc: 622 instructions, frame 96 bytes
+ * ghash_rv64gc: 632 instructions, frame 112 bytes
  *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
  *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
- *   most live values at once: 27 integer, 0 vector registers
+ *   most live values at once: 26 integer, 0 vector registers
+ *   spills: 2 values (acc, data), 3 stores, 6 reloads, modeled cost 357 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
  */
 SYM_FUNC_START(ghash_rv64gc)
-	addi       	sp, sp, -96
-	sd         	s1, 0(sp)
-	sd         	s2, 8(sp)
-	sd         	s3, 16(sp)
-	sd         	s4, 24(sp)
-	sd         	s5, 32(sp)
-	sd         	s6, 40(sp)
-	sd         	s7, 48(sp)
-	sd         	s8, 56(sp)
-	sd         	s9, 64(sp)
-	sd         	s10, 72(sp)
-	sd         	s11, 80(sp)
-	sd         	ra, 88(sp)
+	addi       	sp, sp, -112
+	sd         	s1, 16(sp)
+	sd         	s2, 24(sp)
+	sd         	s3, 32(sp)
+	sd         	s4, 40(sp)
+	sd         	s5, 48(sp)
+	sd         	s6, 56(sp)
+	sd         	s7, 64(sp)
+	sd         	s8, 72(sp)
+	sd         	s9, 80(sp)
+	sd         	s10, 88(sp)
+	sd         	s11, 96(sp)
+	sd         	ra, 104(sp)
+	sd         	a2, 8(sp)
+	sd         	a0, 0(sp)
 	// class masks: m[k] = 0x1111111111111111 << k
 	lui        	t2, 4369
 	addiw      	t2, t2, 273
@@ -251,8 +255,23 @@ SYM_FUNC_START(ghash_rv64gc)
 	slli       	t1, t1, 16
 	addi       	t1, t1, -1
 	beq        	a3, zero, .Lghash_rv64gc_done
-	ld         	a6, 0(a0)
-	ld         	s1, 8(a0)
+	ld         	t6, 0(sp)
+	ld         	a4, 0(t6)
+	ld         	a6, 8(t6)
+	// swap bytes in halfwords, halfwords in words, words
+	srli       	t6, a4, 8
+	and        	t6, t6, t0
+	and        	a4, a4, t0
+	slli       	a4, a4, 8
+	or         	a4, a4, t6
+	srli       	t6, a4, 16
+	and        	t6, t6, t1
+	and        	a4, a4, t1
+	slli       	a4, a4, 16
+	or         	a4, a4, t6
+	srli       	t6, a4, 32
+	slli       	a4, a4, 32
+	or         	a4, a4, t6
 	// swap bytes in halfwords, halfwords in words, words
 	srli       	t6, a6, 8
 	and        	t6, t6, t0
@@ -267,524 +286,528 @@ SYM_FUNC_START(ghash_rv64gc)
 	srli       	t6, a6, 32
 	slli       	a6, a6, 32
 	or         	a6, a6, t6
-	// swap bytes in halfwords, halfwords in words, words
-	srli       	t6, s1, 8
-	and        	t6, t6, t0
-	and        	s1, s1, t0
-	slli       	s1, s1, 8
-	or         	s1, s1, t6
-	srli       	t6, s1, 16
-	and        	t6, t6, t1
-	and        	s1, s1, t1
-	slli       	s1, s1, 16
-	or         	s1, s1, t6
-	srli       	t6, s1, 32
-	slli       	s1, s1, 32
-	or         	s1, s1, t6
 .Lghash_rv64gc_block:
-	andi       	a5, a2, 7
-	bne        	a5, zero, .Lghash_rv64gc_unaligned
-	ld         	t6, 0(a2)
-	ld         	a4, 8(a2)
+	ld         	t6, 8(sp)
+	andi       	a2, t6, 7
+	bne        	a2, zero, .Lghash_rv64gc_unaligned
+	ld         	a0, 8(sp)
+	ld         	t6, 0(a0)
+	ld         	a0, 8(a0)
 .Lghash_rv64gc_loaded:
 	// swap bytes in halfwords, halfwords in words, words
-	srli       	a5, t6, 8
-	and        	a5, a5, t0
+	srli       	a2, t6, 8
+	and        	a2, a2, t0
 	and        	t6, t6, t0
 	slli       	t6, t6, 8
-	or         	t6, t6, a5
-	srli       	a5, t6, 16
-	and        	a5, a5, t1
+	or         	t6, t6, a2
+	srli       	a2, t6, 16
+	and        	a2, a2, t1
 	and        	t6, t6, t1
 	slli       	t6, t6, 16
-	or         	t6, t6, a5
-	srli       	a5, t6, 32
+	or         	t6, t6, a2
+	srli       	a2, t6, 32
 	slli       	t6, t6, 32
-	or         	t6, t6, a5
+	or         	t6, t6, a2
 	// swap bytes in halfwords, halfwords in words, words
-	srli       	a5, a4, 8
-	and        	a5, a5, t0
-	and        	a4, a4, t0
-	slli       	a4, a4, 8
-	or         	a4, a4, a5
-	srli       	a5, a4, 16
-	and        	a5, a5, t1
-	and        	a4, a4, t1
-	slli       	a4, a4, 16
-	or         	a4, a4, a5
-	srli       	a5, a4, 32
-	slli       	a4, a4, 32
-	or         	a4, a4, a5
-	xor        	a6, a6, t6
-	xor        	s1, s1, a4
+	srli       	a2, a0, 8
+	and        	a2, a2, t0
+	and        	a0, a0, t0
+	slli       	a0, a0, 8
+	or         	a0, a0, a2
+	srli       	a2, a0, 16
+	and        	a2, a2, t1
+	and        	a0, a0, t1
+	slli       	a0, a0, 16
+	or         	a0, a0, a2
+	srli       	a2, a0, 32
+	slli       	a0, a0, 32
+	or         	a0, a0, a2
+	xor        	a4, a4, t6
+	xor        	a6, a6, a0
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t6, s1, a6
-	slli       	s4, s1, 32
-	srli       	s4, s4, 32
-	lwu        	s2, 0(a1)
-	lwu        	s7, 4(a1)
-	lwu        	s3, 12(a1)
-	and        	s6, s4, t2
-	and        	s8, s4, t3
-	lwu        	s9, 8(a1)
-	mul        	a4, s6, s2
-	mul        	s5, s8, s3
-	mul        	a5, s6, s7
-	xor        	a4, a4, s5
-	and        	a7, s4, t4
-	mul        	s5, a7, s9
-	and        	s4, s4, t5
-	xor        	a4, a4, s5
-	mul        	s5, s4, s7
-	xor        	a4, a4, s5
-	and        	a4, a4, t2
-	mul        	s5, s8, s2
-	xor        	a5, a5, s5
-	mul        	s5, a7, s3
-	xor        	a5, a5, s5
-	mul        	s5, s4, s9
-	xor        	a5, a5, s5
-	and        	a5, a5, t3
-	or         	a4, a4, a5
-	srli       	a5, s1, 32
-	mul        	s5, s6, s9
-	mul        	s6, s6, s3
-	mul        	s9, s8, s9
-	mul        	s10, s8, s7
-	xor        	s5, s5, s10
-	mul        	s10, a7, s2
-	xor        	s6, s6, s9
-	mul        	s9, a7, s7
-	lwu        	a7, 16(a1)
-	xor        	s5, s5, s10
-	mul        	s10, s4, s3
-	lwu        	s3, 20(a1)
-	xor        	s6, s6, s9
-	mul        	s9, s4, s2
-	lwu        	s2, 28(a1)
-	and        	s8, a5, t2
-	xor        	s5, s5, s10
-	and        	s7, a5, t3
-	and        	s5, s5, t4
-	xor        	s6, s6, s9
-	lwu        	s10, 24(a1)
-	or         	a4, a4, s5
-	mul        	s5, s8, a7
-	and        	s6, s6, t5
-	or         	a4, a4, s6
-	mul        	s6, s7, s2
-	xor        	s5, s5, s6
-	and        	s9, a5, t4
-	mul        	s6, s9, s10
-	and        	s4, a5, t5
-	xor        	s5, s5, s6
-	mul        	s6, s4, s3
-	xor        	s5, s5, s6
+	xor        	t6, a6, a4
+	slli       	s5, a6, 32
+	srli       	s5, s5, 32
+	lwu        	s3, 0(a1)
+	lwu        	s2, 4(a1)
+	lwu        	s4, 12(a1)
 	and        	a5, s5, t2
-	mul        	s5, s8, s3
-	mul        	s6, s7, a7
-	xor        	s5, s5, s6
-	mul        	s6, s9, s2
-	xor        	s5, s5, s6
-	mul        	s6, s4, s10
-	xor        	s5, s5, s6
-	and        	s5, s5, t3
-	or         	a5, a5, s5
-	mul        	s5, s8, s10
-	mul        	s6, s8, s2
-	mul        	s10, s7, s10
-	mul        	s11, s7, s3
-	xor        	s5, s5, s11
-	mul        	s11, s9, a7
-	xor        	s6, s6, s10
-	mul        	s10, s9, s3
-	slli       	s7, s1, 32
-	srli       	s7, s7, 32
-	srli       	s1, s1, 32
-	xor        	s7, s7, s1
-	lwu        	s1, 32(a1)
-	xor        	s5, s5, s11
-	mul        	s11, s4, s2
-	lwu        	s2, 36(a1)
-	xor        	s6, s6, s10
-	mul        	s10, s4, a7
-	lwu        	s3, 44(a1)
-	and        	s8, s7, t2
-	xor        	s5, s5, s11
-	and        	s4, s7, t3
-	and        	s5, s5, t4
-	xor        	s6, s6, s10
-	lwu        	s9, 40(a1)
-	or         	a5, a5, s5
-	mul        	a7, s8, s1
-	and        	s6, s6, t5
-	or         	a5, a5, s6
-	mul        	s10, s4, s3
-	xor        	a7, a7, s10
-	and        	s6, s7, t4
-	mul        	s10, s6, s9
-	and        	s5, s7, t5
-	xor        	a7, a7, s10
-	mul        	s10, s5, s2
-	xor        	a7, a7, s10
-	and        	a7, a7, t2
-	mul        	s7, s8, s2
-	mul        	s10, s4, s1
-	xor        	s7, s7, s10
-	mul        	s10, s6, s3
-	xor        	s7, s7, s10
-	mul        	s10, s5, s9
-	xor        	s7, s7, s10
-	and        	s7, s7, t3
-	or         	a7, a7, s7
-	mul        	s7, s8, s9
-	mul        	s8, s8, s3
-	mul        	s9, s4, s9
-	mul        	s10, s4, s2
-	xor        	s7, s7, s10
-	mul        	s10, s6, s1
-	xor        	s8, s8, s9
-	mul        	s9, s6, s2
-	slli       	s6, a6, 32
-	srli       	s6, s6, 32
-	xor        	s7, s7, s10
-	mul        	s10, s5, s3
-	and        	s4, s6, t2
-	xor        	s8, s8, s9
-	mul        	s9, s5, s1
-	and        	s5, s6, t3
-	and        	s2, s6, t4
-	and        	s1, s6, t5
-	xor        	s7, s7, s10
-	lwu        	s3, 48(a1)
-	and        	s7, s7, t4
-	xor        	s8, s8, s9
-	lwu        	s6, 52(a1)
-	or         	a7, a7, s7
-	lwu        	s7, 60(a1)
-	and        	s8, s8, t5
-	or         	a7, a7, s8
-	lwu        	s8, 56(a1)
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a7, a7, a4
-	xor        	a7, a7, a5
-	slli       	s9, a7, 32
-	xor        	a4, a4, s9
-	srli       	s9, a7, 32
-	xor        	a5, a5, s9
-	mul        	a7, s4, s3
-	mul        	s9, s5, s7
-	xor        	a7, a7, s9
-	mul        	s9, s2, s8
-	xor        	a7, a7, s9
-	mul        	s9, s1, s6
-	xor        	a7, a7, s9
-	and        	a7, a7, t2
-	mul        	s9, s4, s6
-	mul        	s10, s5, s3
-	xor        	s9, s9, s10
-	mul        	s10, s2, s7
-	xor        	s9, s9, s10
-	mul        	s10, s1, s8
-	xor        	s9, s9, s10
-	and        	s9, s9, t3
-	or         	a7, a7, s9
-	mul        	s9, s4, s8
-	mul        	s10, s4, s7
-	mul        	s8, s5, s8
-	mul        	s11, s5, s6
-	xor        	s9, s9, s11
-	mul        	s11, s2, s3
-	xor        	s10, s10, s8
-	mul        	s8, s2, s6
-	srli       	s5, a6, 32
-	xor        	s9, s9, s11
-	mul        	s11, s1, s7
-	lwu        	s2, 64(a1)
-	xor        	s10, s10, s8
-	mul        	s8, s1, s3
-	lwu        	s3, 68(a1)
-	lwu        	s4, 76(a1)
-	xor        	s9, s9, s11
-	and        	s7, s5, t2
-	and        	s9, s9, t4
-	xor        	s10, s10, s8
-	and        	s8, s5, t3
-	or         	a7, a7, s9
-	lwu        	s11, 72(a1)
-	and        	s10, s10, t5
-	or         	a7, a7, s10
-	mul        	s1, s7, s2
-	and        	s9, s5, t4
+	and        	s6, s5, t3
+	lwu        	a7, 8(a1)
+	mul        	s7, a5, s3
+	mul        	s8, s6, s4
+	mul        	s1, a5, s2
+	mul        	s9, s6, s3
+	mul        	a2, a5, a7
+	and        	a0, s5, t4
+	xor        	s7, s7, s8
+	xor        	s1, s1, s9
+	mul        	s8, a0, a7
+	mul        	s9, a0, s4
 	and        	s5, s5, t5
-	mul        	s6, s8, s4
-	xor        	s1, s1, s6
-	mul        	s6, s9, s11
-	xor        	s1, s1, s6
-	mul        	s6, s5, s3
-	xor        	s1, s1, s6
-	and        	s1, s1, t2
-	mul        	s6, s7, s3
-	mul        	s10, s8, s2
-	xor        	s6, s6, s10
-	mul        	s10, s9, s4
-	xor        	s6, s6, s10
-	mul        	s10, s5, s11
-	xor        	s6, s6, s10
-	and        	s6, s6, t3
-	or         	s1, s1, s6
-	mul        	s6, s7, s11
-	mul        	s7, s7, s4
-	mul        	s10, s8, s11
-	mul        	s8, s8, s3
-	xor        	s6, s6, s8
-	mul        	s8, s9, s2
-	xor        	s7, s7, s10
-	mul        	s10, s9, s3
-	xor        	s6, s6, s8
-	mul        	s8, s5, s4
-	slli       	s4, a6, 32
-	srli       	s4, s4, 32
+	mul        	a5, a5, s4
+	xor        	s7, s7, s8
+	xor        	s1, s1, s9
+	mul        	s8, s5, s2
+	mul        	s9, s5, a7
+	mul        	a7, s6, a7
+	mul        	s6, s6, s2
+	xor        	s7, s7, s8
+	xor        	a5, a5, a7
+	xor        	a2, a2, s6
+	mul        	s6, a0, s3
+	mul        	a7, a0, s2
+	xor        	s1, s1, s9
+	xor        	a2, a2, s6
+	mul        	s6, s5, s4
+	xor        	a5, a5, a7
+	and        	a0, s7, t2
+	srli       	s8, a6, 32
+	and        	s7, s8, t2
+	and        	s4, s8, t3
+	and        	s2, s8, t4
+	mul        	a7, s5, s3
+	and        	s1, s1, t3
+	and        	s3, s8, t5
+	xor        	a2, a2, s6
+	or         	a0, a0, s1
+	lwu        	s5, 16(a1)
+	lwu        	s9, 20(a1)
+	lwu        	s6, 28(a1)
+	lwu        	s1, 24(a1)
+	mul        	s10, s7, s5
+	and        	a2, a2, t4
+	xor        	a5, a5, a7
+	mul        	a7, s4, s6
+	or         	a0, a0, a2
+	mul        	s8, s7, s9
+	xor        	s10, s10, a7
+	mul        	a7, s2, s1
+	and        	a5, a5, t5
+	or         	a0, a0, a5
+	mul        	a2, s4, s5
+	xor        	s10, s10, a7
+	mul        	a7, s3, s9
+	xor        	s8, s8, a2
+	mul        	a2, s2, s6
+	xor        	s10, s10, a7
+	mul        	a5, s7, s1
+	mul        	a7, s7, s6
+	xor        	s8, s8, a2
+	mul        	a2, s3, s1
+	mul        	s1, s4, s1
+	mul        	s4, s4, s9
+	xor        	s8, s8, a2
+	xor        	a7, a7, s1
+	xor        	a5, a5, s4
+	mul        	s4, s2, s5
+	mul        	s1, s2, s9
+	and        	a2, s10, t2
+	slli       	s9, a6, 32
+	srli       	s9, s9, 32
 	srli       	a6, a6, 32
-	xor        	s4, s4, a6
-	lwu        	a6, 80(a1)
-	xor        	s7, s7, s10
-	mul        	s10, s5, s2
-	lwu        	s2, 84(a1)
-	lwu        	s3, 92(a1)
-	xor        	s6, s6, s8
-	and        	s8, s4, t2
-	and        	s6, s6, t4
-	xor        	s7, s7, s10
-	and        	s5, s4, t3
-	or         	s1, s1, s6
+	xor        	s9, s9, a6
+	xor        	a5, a5, s4
+	mul        	s4, s3, s6
+	xor        	a7, a7, s1
+	mul        	s1, s3, s5
+	and        	s8, s8, t3
+	and        	s6, s9, t2
+	xor        	a5, a5, s4
+	or         	a2, a2, s8
+	lwu        	s2, 32(a1)
+	lwu        	s7, 36(a1)
+	lwu        	s4, 44(a1)
+	and        	s10, s9, t3
+	lwu        	s11, 40(a1)
+	mul        	s8, s6, s2
+	and        	a6, s9, t4
+	and        	s5, s9, t5
+	and        	a5, a5, t4
+	xor        	a7, a7, s1
+	mul        	s3, s10, s4
+	or         	a2, a2, a5
+	mul        	s1, s6, s7
+	xor        	s8, s8, s3
+	mul        	s3, a6, s11
+	and        	a7, a7, t5
+	or         	a2, a2, a7
+	mul        	a7, s10, s2
+	xor        	s8, s8, s3
+	mul        	s3, s5, s7
+	xor        	s1, s1, a7
+	mul        	a7, a6, s4
+	xor        	s8, s8, s3
+	mul        	s3, s6, s11
+	mul        	a5, s6, s4
+	xor        	s1, s1, a7
+	mul        	a7, s5, s11
+	mul        	s6, s10, s11
+	mul        	s9, s10, s7
+	xor        	s1, s1, a7
+	xor        	a5, a5, s6
+	xor        	s3, s3, s9
+	mul        	s9, a6, s2
+	mul        	s6, a6, s7
+	and        	a6, s8, t2
+	xor        	s3, s3, s9
+	mul        	s9, s5, s4
+	xor        	a5, a5, s6
+	mul        	s6, s5, s2
+	and        	s1, s1, t3
+	xor        	s3, s3, s9
+	or         	a6, a6, s1
+	slli       	s1, a4, 32
+	srli       	s1, s1, 32
+	lwu        	a7, 48(a1)
+	and        	s8, s1, t2
+	and        	s4, s1, t3
+	and        	s2, s1, t4
+	and        	s1, s1, t5
+	and        	s3, s3, t4
+	lwu        	s5, 52(a1)
+	xor        	a5, a5, s6
+	or         	a6, a6, s3
+	lwu        	s7, 60(a1)
+	lwu        	s9, 56(a1)
+	mul        	s6, s8, a7
+	mul        	s3, s4, s7
+	and        	a5, a5, t5
+	or         	a6, a6, a5
+	xor        	s6, s6, s3
+	mul        	s3, s2, s9
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a6, a6, a0
+	mul        	s10, s8, s5
+	xor        	s6, s6, s3
+	mul        	s3, s1, s5
+	xor        	a6, a6, a2
+	xor        	s6, s6, s3
+	mul        	s3, s4, a7
+	and        	a5, s6, t2
+	slli       	s6, a6, 32
+	xor        	s10, s10, s3
+	xor        	a0, a0, s6
+	mul        	s3, s2, s7
+	srli       	s6, a6, 32
+	xor        	a2, a2, s6
+	srli       	s6, a4, 32
+	xor        	s10, s10, s3
+	mul        	s3, s1, s9
+	xor        	s10, s10, s3
+	and        	s3, s6, t2
+	and        	s10, s10, t3
+	or         	a5, a5, s10
+	lwu        	a6, 64(a1)
+	mul        	s10, s8, s9
+	mul        	s8, s8, s7
+	mul        	s11, s4, s9
+	mul        	ra, s4, s5
+	xor        	s10, s10, ra
+	mul        	ra, s2, a7
+	xor        	s8, s8, s11
+	mul        	s11, s2, s5
+	lwu        	s4, 68(a1)
+	xor        	s10, s10, ra
+	mul        	ra, s1, s7
+	lwu        	s2, 76(a1)
+	xor        	s8, s8, s11
+	mul        	s11, s1, a7
+	and        	a7, s6, t3
+	lwu        	s9, 72(a1)
+	xor        	s10, s10, ra
+	mul        	s7, s3, a6
+	and        	s10, s10, t4
+	xor        	s8, s8, s11
+	mul        	s1, a7, s2
+	or         	a5, a5, s10
+	mul        	s5, s3, s4
+	xor        	s7, s7, s1
+	and        	s8, s8, t5
+	or         	a5, a5, s8
+	mul        	s11, a7, a6
+	xor        	s5, s5, s11
+	and        	s10, s6, t4
+	mul        	s1, s10, s9
+	mul        	s11, s10, s2
+	and        	s8, s6, t5
+	xor        	s7, s7, s1
+	xor        	s5, s5, s11
+	mul        	s1, s8, s4
+	mul        	s11, s8, s9
+	xor        	s7, s7, s1
+	xor        	s5, s5, s11
+	mul        	s1, s3, s9
+	mul        	s3, s3, s2
+	mul        	s6, a7, s9
+	mul        	s9, a7, s4
+	and        	a7, s7, t2
+	xor        	s3, s3, s6
+	xor        	s1, s1, s9
+	mul        	s9, s10, a6
+	mul        	s6, s10, s4
+	slli       	s4, a4, 32
+	srli       	s4, s4, 32
+	srli       	a4, a4, 32
+	xor        	s4, s4, a4
+	xor        	s1, s1, s9
+	mul        	s9, s8, s2
+	xor        	s3, s3, s6
+	mul        	s6, s8, a6
+	and        	s5, s5, t3
+	and        	a4, s4, t2
+	xor        	s1, s1, s9
+	or         	a7, a7, s5
+	lwu        	s2, 80(a1)
+	lwu        	s5, 84(a1)
+	lwu        	s7, 92(a1)
+	and        	s10, s4, t3
 	lwu        	s9, 88(a1)
-	and        	s7, s7, t5
-	or         	s1, s1, s7
-	mul        	s10, s8, a6
-	and        	s6, s4, t4
-	and        	s7, s4, t5
-	mul        	s4, s5, s3
-	xor        	s10, s10, s4
-	mul        	s4, s6, s9
-	xor        	s10, s10, s4
-	mul        	s4, s7, s2
-	xor        	s10, s10, s4
-	and        	s4, s10, t2
-	mul        	s10, s8, s2
-	mul        	s11, s5, a6
+	mul        	s8, a4, s2
+	and        	s1, s1, t4
+	xor        	s3, s3, s6
+	mul        	a6, s10, s7
+	or         	a7, a7, s1
+	mul        	s6, a4, s5
+	xor        	s8, s8, a6
+	and        	s3, s3, t5
+	or         	a7, a7, s3
+	mul        	s1, s10, s2
+	xor        	s6, s6, s1
+	and        	s3, s4, t4
+	mul        	a6, s3, s9
+	mul        	s1, s3, s7
+	and        	s4, s4, t5
+	xor        	s8, s8, a6
+	xor        	s6, s6, s1
+	mul        	a6, s4, s5
+	mul        	s1, s4, s9
+	xor        	s8, s8, a6
+	xor        	s6, s6, s1
+	mul        	a6, a4, s9
+	mul        	a4, a4, s7
+	mul        	s9, s10, s9
+	mul        	s10, s10, s5
+	and        	s1, s8, t2
+	xor        	a4, a4, s9
+	xor        	a6, a6, s10
+	mul        	s10, s3, s2
+	mul        	s9, s3, s5
+	and        	s6, s6, t3
+	xor        	a6, a6, s10
+	mul        	s10, s4, s7
+	xor        	a4, a4, s9
+	mul        	s9, s4, s2
+	xor        	a6, a6, s10
+	or         	s1, s1, s6
+	slli       	s5, t6, 32
+	srli       	s5, s5, 32
+	lwu        	s2, 96(a1)
+	and        	s8, s5, t2
+	and        	s4, s5, t3
+	and        	s3, s5, t4
+	and        	s5, s5, t5
+	and        	a6, a6, t4
+	lwu        	s6, 100(a1)
+	xor        	a4, a4, s9
+	or         	s1, s1, a6
+	lwu        	s7, 108(a1)
+	lwu        	s9, 104(a1)
+	mul        	a6, s8, s2
+	and        	a4, a4, t5
+	or         	s1, s1, a4
+	mul        	a4, s4, s7
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s1, s1, a5
+	xor        	s1, s1, a7
+	xor        	a6, a6, a4
+	mul        	a4, s3, s9
+	xor        	a6, a6, a4
+	mul        	a4, s5, s6
+	xor        	a6, a6, a4
+	mul        	s10, s8, s6
+	and        	a6, a6, t2
+	slli       	s11, s1, 32
+	xor        	a4, a5, s11
+	srli       	s11, s1, 32
+	xor        	a5, a7, s11
+	mul        	a7, s4, s2
+	xor        	s10, s10, a7
+	mul        	a7, s3, s7
+	xor        	s10, s10, a7
+	mul        	a7, s5, s9
+	xor        	s10, s10, a7
+	srli       	a7, t6, 32
+	and        	s10, s10, t3
+	or         	a6, a6, s10
+	lwu        	s1, 112(a1)
+	mul        	s10, s8, s9
+	mul        	s11, s8, s7
+	mul        	s9, s4, s9
+	mul        	s8, s4, s6
+	xor        	s10, s10, s8
+	mul        	s8, s3, s2
+	xor        	s11, s11, s9
+	mul        	s9, s3, s6
+	lwu        	s3, 116(a1)
+	xor        	s10, s10, s8
+	mul        	s8, s5, s7
+	lwu        	s4, 124(a1)
+	xor        	s11, s11, s9
+	mul        	s9, s5, s2
+	and        	s6, a7, t2
+	and        	s5, a7, t3
+	xor        	s10, s10, s8
+	lwu        	s8, 120(a1)
+	and        	s10, s10, t4
+	xor        	s11, s11, s9
+	mul        	s2, s6, s1
+	or         	a6, a6, s10
+	mul        	ra, s5, s4
+	and        	s11, s11, t5
+	or         	a6, a6, s11
+	mul        	s10, s6, s3
+	xor        	s2, s2, ra
+	and        	s9, a7, t4
+	mul        	ra, s9, s8
+	and        	s7, a7, t5
+	xor        	s2, s2, ra
+	mul        	ra, s7, s3
+	xor        	s2, s2, ra
+	and        	a7, s2, t2
+	mul        	s2, s5, s1
+	xor        	s10, s10, s2
+	mul        	s2, s9, s4
+	xor        	s10, s10, s2
+	mul        	s2, s7, s8
+	xor        	s10, s10, s2
+	and        	s10, s10, t3
+	or         	a7, a7, s10
+	slli       	s2, t6, 32
+	srli       	s2, s2, 32
+	srli       	t6, t6, 32
+	xor        	s2, s2, t6
+	and        	t6, s2, t2
+	mul        	s10, s6, s8
+	mul        	s6, s6, s4
+	mul        	s11, s5, s8
+	mul        	ra, s5, s3
+	xor        	s10, s10, ra
+	mul        	ra, s9, s1
+	xor        	s6, s6, s11
+	mul        	s11, s9, s3
+	lwu        	s3, 128(a1)
+	xor        	s10, s10, ra
+	mul        	ra, s7, s4
+	lwu        	s4, 132(a1)
+	xor        	s6, s6, s11
+	mul        	s11, s7, s1
+	lwu        	s1, 140(a1)
+	and        	s5, s2, t3
+	lwu        	s8, 136(a1)
+	xor        	s10, s10, ra
+	mul        	s7, t6, s3
+	and        	s10, s10, t4
+	xor        	s6, s6, s11
+	mul        	s11, s5, s1
+	or         	a7, a7, s10
+	mul        	s9, t6, s4
+	xor        	s7, s7, s11
+	and        	s6, s6, t5
+	or         	a7, a7, s6
+	mul        	s10, s5, s3
+	xor        	s9, s9, s10
+	and        	s6, s2, t4
+	mul        	s11, s6, s8
+	mul        	s10, s6, s1
+	and        	s2, s2, t5
+	xor        	s7, s7, s11
+	xor        	s9, s9, s10
+	mul        	s11, s2, s4
+	mul        	s10, s2, s8
+	xor        	s7, s7, s11
+	xor        	s9, s9, s10
+	mul        	s10, t6, s8
+	mul        	t6, t6, s1
+	mul        	s8, s5, s8
+	mul        	s11, s5, s4
+	and        	s5, s7, t2
+	xor        	t6, t6, s8
 	xor        	s10, s10, s11
 	mul        	s11, s6, s3
-	xor        	s10, s10, s11
-	mul        	s11, s7, s9
-	xor        	s10, s10, s11
-	and        	s10, s10, t3
-	or         	s4, s4, s10
-	mul        	s10, s8, s9
-	mul        	s8, s8, s3
-	mul        	s11, s5, s9
-	mul        	s5, s5, s2
-	xor        	s10, s10, s5
-	mul        	s5, s6, a6
-	xor        	s8, s8, s11
-	mul        	s11, s6, s2
-	xor        	s10, s10, s5
-	mul        	s5, s7, s3
-	slli       	s9, t6, 32
-	srli       	s9, s9, 32
-	xor        	s8, s8, s11
-	mul        	s11, s7, a6
-	and        	s6, s9, t2
-	and        	s3, s9, t3
-	xor        	s10, s10, s5
-	lwu        	s2, 96(a1)
-	and        	s10, s10, t4
-	xor        	s8, s8, s11
-	lwu        	s5, 100(a1)
-	or         	s4, s4, s10
-	lwu        	s7, 108(a1)
-	and        	s8, s8, t5
-	or         	s4, s4, s8
-	lwu        	s8, 104(a1)
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s4, s4, a7
-	xor        	s4, s4, s1
-	slli       	s10, s4, 32
-	xor        	a6, a7, s10
-	srli       	s10, s4, 32
-	xor        	a7, s1, s10
-	mul        	s1, s6, s2
-	and        	s4, s9, t4
-	and        	s9, s9, t5
-	mul        	s10, s3, s7
-	xor        	s1, s1, s10
-	mul        	s10, s4, s8
-	xor        	s1, s1, s10
-	mul        	s10, s9, s5
-	xor        	s1, s1, s10
-	and        	s1, s1, t2
-	mul        	s10, s6, s5
-	mul        	s11, s3, s2
-	xor        	s10, s10, s11
-	mul        	s11, s4, s7
-	xor        	s10, s10, s11
-	mul        	s11, s9, s8
-	xor        	s10, s10, s11
-	and        	s10, s10, t3
-	or         	s1, s1, s10
-	mul        	s10, s6, s8
-	mul        	s6, s6, s7
-	mul        	s8, s3, s8
-	mul        	s11, s3, s5
-	xor        	s10, s10, s11
-	mul        	s11, s4, s2
-	xor        	s6, s6, s8
-	mul        	s8, s4, s5
-	xor        	s10, s10, s11
-	mul        	s11, s9, s7
-	srli       	ra, t6, 32
-	xor        	s6, s6, s8
-	mul        	s8, s9, s2
-	lwu        	s3, 112(a1)
-	lwu        	s4, 116(a1)
-	xor        	s10, s10, s11
-	lwu        	s5, 124(a1)
-	and        	s10, s10, t4
-	xor        	s6, s6, s8
-	and        	s7, ra, t2
-	or         	s1, s1, s10
-	and        	s8, ra, t3
-	and        	s6, s6, t5
-	or         	s1, s1, s6
-	lwu        	s11, 120(a1)
-	and        	s9, ra, t4
-	and        	s10, ra, t5
-	mul        	s2, s7, s3
-	mul        	s6, s8, s5
-	xor        	s2, s2, s6
-	mul        	s6, s9, s11
-	xor        	s2, s2, s6
-	mul        	s6, s10, s4
-	xor        	s2, s2, s6
-	and        	s2, s2, t2
-	mul        	s6, s7, s4
-	mul        	ra, s8, s3
-	xor        	s6, s6, ra
-	mul        	ra, s9, s5
-	xor        	s6, s6, ra
-	mul        	ra, s10, s11
-	xor        	s6, s6, ra
-	and        	s6, s6, t3
-	or         	s2, s2, s6
-	mul        	s6, s7, s11
-	mul        	s7, s7, s5
-	mul        	s11, s8, s11
-	mul        	ra, s8, s4
-	xor        	s6, s6, ra
-	mul        	ra, s9, s3
-	xor        	s7, s7, s11
-	mul        	s11, s9, s4
-	xor        	s6, s6, ra
-	mul        	ra, s10, s5
-	xor        	s7, s7, s11
-	mul        	s11, s10, s3
-	slli       	s8, t6, 32
-	srli       	s8, s8, 32
-	srli       	t6, t6, 32
-	xor        	s8, s8, t6
-	lwu        	t6, 128(a1)
-	lwu        	s3, 132(a1)
-	xor        	s6, s6, ra
-	lwu        	s4, 140(a1)
-	lwu        	s5, 136(a1)
-	and        	s6, s6, t4
-	xor        	s7, s7, s11
-	and        	s9, s8, t2
-	or         	s2, s2, s6
-	and        	s6, s8, t3
-	and        	s7, s7, t5
-	or         	s2, s2, s7
-	mul        	s11, s9, t6
-	and        	s7, s8, t4
-	and        	s10, s8, t5
 	mul        	s8, s6, s4
-	xor        	s11, s11, s8
-	mul        	s8, s7, s5
-	xor        	s11, s11, s8
-	mul        	s8, s10, s3
-	xor        	s11, s11, s8
-	and        	s8, s11, t2
-	mul        	s11, s9, s3
-	mul        	ra, s6, t6
-	xor        	s11, s11, ra
-	mul        	ra, s7, s4
-	xor        	s11, s11, ra
-	mul        	ra, s10, s5
-	xor        	s11, s11, ra
-	and        	s11, s11, t3
-	or         	s8, s8, s11
-	mul        	s11, s9, s5
-	mul        	s9, s9, s4
-	mul        	s5, s6, s5
-	mul        	s6, s6, s3
-	xor        	s11, s11, s6
-	mul        	s6, s7, t6
-	xor        	s9, s9, s5
-	mul        	s5, s7, s3
-	xor        	s11, s11, s6
-	mul        	s6, s10, s4
-	xor        	s9, s9, s5
-	mul        	s5, s10, t6
-	xor        	s11, s11, s6
-	and        	s11, s11, t4
-	xor        	s9, s9, s5
-	or         	s8, s8, s11
-	and        	s9, s9, t5
-	or         	s8, s8, s9
+	and        	s9, s9, t3
+	xor        	s10, s10, s11
+	mul        	s11, s2, s1
+	xor        	t6, t6, s8
+	mul        	s8, s2, s3
+	xor        	s10, s10, s11
+	or         	s5, s5, s9
+	and        	s10, s10, t4
+	xor        	t6, t6, s8
+	or         	s5, s5, s10
+	and        	t6, t6, t5
+	or         	s5, s5, t6
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s8, s8, s1
-	xor        	s8, s8, s2
-	slli       	s3, s8, 32
-	xor        	t6, s1, s3
-	srli       	s3, s8, 32
+	xor        	s5, s5, a6
+	xor        	s5, s5, a7
+	slli       	s1, s5, 32
+	xor        	t6, a6, s1
+	srli       	s1, s5, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	xor        	t6, t6, a0
+	xor        	a6, a7, s1
 	xor        	t6, t6, a4
-	xor        	s1, s2, s3
-	xor        	t6, t6, a6
-	xor        	s1, s1, a5
-	xor        	a5, a5, t6
+	xor        	a6, a6, a2
+	xor        	a2, a2, t6
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	t6, a4, 63
-	slli       	s2, a4, 62
+	slli       	t6, a0, 63
+	slli       	a7, a0, 62
+	xor        	a2, a2, t6
+	xor        	a6, a6, a5
+	xor        	a2, a2, a7
+	slli       	t6, a0, 57
+	xor        	a4, a4, a6
+	xor        	a2, a2, t6
+	srli       	t6, a0, 1
+	xor        	a4, a4, a0
+	srli       	a7, a0, 2
+	xor        	a4, a4, t6
+	xor        	a4, a4, a7
+	srli       	t6, a0, 7
+	xor        	a4, a4, t6
+	slli       	t6, a2, 63
+	slli       	a7, a2, 62
+	xor        	a4, a4, t6
+	xor        	a4, a4, a7
+	slli       	t6, a2, 57
+	xor        	a6, a4, t6
+	srli       	t6, a2, 1
+	xor        	a5, a5, a2
+	srli       	a7, a2, 2
 	xor        	a5, a5, t6
-	xor        	s1, s1, a7
-	xor        	a5, a5, s2
-	slli       	t6, a4, 57
-	xor        	a6, a6, s1
-	xor        	a5, a5, t6
-	srli       	t6, a4, 1
-	xor        	a6, a6, a4
-	srli       	s2, a4, 2
-	xor        	a6, a6, t6
-	xor        	a6, a6, s2
-	srli       	t6, a4, 7
-	xor        	a6, a6, t6
-	slli       	t6, a5, 63
-	slli       	s2, a5, 62
-	xor        	a6, a6, t6
-	xor        	a6, a6, s2
-	slli       	t6, a5, 57
-	xor        	s1, a6, t6
-	srli       	t6, a5, 1
-	xor        	a7, a7, a5
-	srli       	s2, a5, 2
-	xor        	a7, a7, t6
-	xor        	a7, a7, s2
-	srli       	t6, a5, 7
-	xor        	a6, a7, t6
-	addi       	a2, a2, 16
+	xor        	a5, a5, a7
+	srli       	t6, a2, 7
+	xor        	a4, a5, t6
+	ld         	t6, 8(sp)
+	addi       	t6, t6, 16
+	sd         	t6, 8(sp)
 	addi       	a3, a3, -1
 	bne        	a3, zero, .Lghash_rv64gc_block
+	// swap bytes in halfwords, halfwords in words, words
+	srli       	t2, a4, 8
+	and        	t2, t2, t0
+	and        	a4, a4, t0
+	slli       	a4, a4, 8
+	or         	a4, a4, t2
+	srli       	t2, a4, 16
+	and        	t2, t2, t1
+	and        	a4, a4, t1
+	slli       	a4, a4, 16
+	or         	a4, a4, t2
+	srli       	t2, a4, 32
+	slli       	a4, a4, 32
+	or         	a4, a4, t2
 	// swap bytes in halfwords, halfwords in words, words
 	srli       	t2, a6, 8
 	and        	t2, t2, t0
@@ -799,59 +822,48 @@ SYM_FUNC_START(ghash_rv64gc)
 	srli       	t2, a6, 32
 	slli       	a6, a6, 32
 	or         	a6, a6, t2
-	// swap bytes in halfwords, halfwords in words, words
-	srli       	t2, s1, 8
-	and        	t2, t2, t0
-	and        	s1, s1, t0
-	slli       	s1, s1, 8
-	or         	s1, s1, t2
-	srli       	t2, s1, 16
-	and        	t2, t2, t1
-	and        	s1, s1, t1
-	slli       	s1, s1, 16
-	or         	s1, s1, t2
-	srli       	t2, s1, 32
-	slli       	s1, s1, 32
-	or         	s1, s1, t2
-	sd         	a6, 0(a0)
-	sd         	s1, 8(a0)
+	ld         	t0, 0(sp)
+	sd         	a4, 0(t0)
+	sd         	a6, 8(t0)
 .Lghash_rv64gc_done:
 	// return
 	addi       	t2, zero, 0
+	addi       	a0, zero, 0
+	addi       	a2, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
 	addi       	a6, zero, 0
 	addi       	a7, zero, 0
-	addi       	t6, zero, 0
-	ld         	s1, 0(sp)
-	ld         	s2, 8(sp)
-	ld         	s3, 16(sp)
-	ld         	s4, 24(sp)
-	ld         	s5, 32(sp)
-	ld         	s6, 40(sp)
-	ld         	s7, 48(sp)
-	ld         	s8, 56(sp)
-	ld         	s9, 64(sp)
-	ld         	s10, 72(sp)
-	ld         	s11, 80(sp)
-	ld         	ra, 88(sp)
-	addi       	sp, sp, 96
+	ld         	s1, 16(sp)
+	ld         	s2, 24(sp)
+	ld         	s3, 32(sp)
+	ld         	s4, 40(sp)
+	ld         	s5, 48(sp)
+	ld         	s6, 56(sp)
+	ld         	s7, 64(sp)
+	ld         	s8, 72(sp)
+	ld         	s9, 80(sp)
+	ld         	s10, 88(sp)
+	ld         	s11, 96(sp)
+	ld         	ra, 104(sp)
+	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
 .Lghash_rv64gc_unaligned:
-	sub        	a7, a2, a5
-	slli       	a5, a5, 3
-	ld         	t6, 0(a7)
-	ld         	a4, 8(a7)
-	ld         	s2, 16(a7)
-	srl        	t6, t6, a5
-	sub        	a5, zero, a5
-	sll        	a7, a4, a5
-	or         	t6, t6, a7
-	sub        	a5, zero, a5
-	srl        	a4, a4, a5
-	sub        	a5, zero, a5
-	sll        	s2, s2, a5
-	or         	a4, a4, s2
+	ld         	t6, 8(sp)
+	sub        	a5, t6, a2
+	slli       	a2, a2, 3
+	ld         	t6, 0(a5)
+	ld         	a0, 8(a5)
+	ld         	a7, 16(a5)
+	srl        	t6, t6, a2
+	sub        	a2, zero, a2
+	sll        	a5, a0, a2
+	or         	t6, t6, a5
+	sub        	a2, zero, a2
+	srl        	a0, a0, a2
+	sub        	a2, zero, a2
+	sll        	a7, a7, a2
+	or         	a0, a0, a7
 	jal        	zero, .Lghash_rv64gc_loaded
 SYM_FUNC_END(ghash_rv64gc)
 

@@ -30,6 +30,7 @@ gcm_init_c906_novector:
 	#   integer registers: ra t0 t1 t2 a0 a1 a2 t3 t4 t5 t6
 	#   callee-saved saved/restored: none
 	#   most live values at once: 11 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -160,7 +161,8 @@ gcm_gmult_c906_novector:
 	# gcm_gmult_c906_novector: 479 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
-	#   most live values at once: 26 integer, 0 vector registers
+	#   most live values at once: 27 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -313,209 +315,209 @@ gcm_gmult_c906_novector:
 	and        	a5, a5, t0
 	xor        	s8, s8, a6
 	or         	a4, a4, a5
-	th.extu    	s1, a2, 31, 0
+	th.extu    	a7, a2, 31, 0
 	lwu        	a5, 48(a1)
-	and        	a6, s1, t3
-	and        	a7, s1, t0
-	and        	s4, s1, t1
+	and        	a6, a7, t3
+	and        	s1, a7, t0
+	and        	s4, a7, t1
 	lwu        	s7, 52(a1)
-	and        	s5, s1, t2
+	and        	s5, a7, t2
 	and        	s8, s8, t1
-	lwu        	s1, 56(a1)
+	lwu        	a7, 56(a1)
 	xor        	a3, a3, s9
 	or         	a4, a4, s8
-	lwu        	s6, 60(a1)
-	mul        	s8, a6, a5
-	mul        	s9, s4, s1
+	lwu        	s8, 60(a1)
+	mul        	s6, a6, a5
+	mul        	s9, s4, a7
 	and        	a3, a3, t2
-	th.mula    	s8, a7, s6
+	th.mula    	s6, s1, s8
 	mul        	s2, a6, s7
 	or         	a4, a4, a3
-	xor        	s8, s8, s9
+	xor        	s6, s6, s9
 	mul        	s9, s5, s7
-	th.mula    	s2, s4, s6
+	th.mula    	s2, s4, s8
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	a4, a4, t5
-	mul        	s3, a7, a5
-	xor        	s8, s8, s9
-	and        	a3, s8, t3
+	mul        	s3, s1, a5
+	xor        	s6, s6, s9
+	and        	a3, s6, t3
 	xor        	a4, a4, t6
-	th.mula    	s3, s5, s1
-	slli       	s8, a4, 32
-	xor        	t5, t5, s8
+	th.mula    	s3, s5, a7
+	slli       	s6, a4, 32
+	xor        	t5, t5, s6
 	xor        	s2, s2, s3
 	and        	s2, s2, t0
-	srli       	s8, a4, 32
+	srli       	s6, a4, 32
 	or         	a3, a3, s2
-	xor        	t6, t6, s8
+	xor        	t6, t6, s6
 	srli       	s0, a2, 32
 	lwu        	a4, 64(a1)
-	and        	s3, s0, t3
-	mul        	s9, a6, s1
-	lwu        	s2, 72(a1)
-	mul        	s8, a6, s6
-	mul        	s10, a7, s1
-	and        	s1, s0, t0
+	and        	s6, s0, t3
+	mul        	s10, a6, a7
+	lwu        	s3, 72(a1)
+	mul        	s9, a6, s8
+	mul        	s11, s1, a7
+	and        	s2, s0, t0
 	and        	a6, s0, t1
-	th.mula    	s9, s5, s6
-	lwu        	s6, 76(a1)
-	mul        	s11, a7, s7
-	and        	a7, s0, t2
-	xor        	s8, s8, s10
-	mul        	s10, s4, s7
-	mul        	s7, s3, a4
+	lwu        	a7, 68(a1)
+	th.mula    	s10, s5, s8
+	lwu        	s8, 76(a1)
+	mul        	ra, s1, s7
+	and        	s1, s0, t2
 	xor        	s9, s9, s11
-	mul        	s11, s4, a5
-	lwu        	s4, 68(a1)
-	th.mula    	s7, s1, s6
-	xor        	s8, s8, s10
-	mul        	s10, s5, a5
-	mul        	a5, a6, s2
+	mul        	s11, s4, s7
+	mul        	s7, s6, a4
+	xor        	s10, s10, ra
+	mul        	ra, s4, a5
+	th.mula    	s7, s2, s8
+	mul        	s4, a6, s3
 	xor        	s9, s9, s11
-	and        	s9, s9, t1
-	xor        	s7, s7, a5
-	mul        	a5, a7, s4
-	xor        	s8, s8, s10
-	or         	a3, a3, s9
-	mul        	s5, s3, s4
-	mul        	s9, s1, a4
-	xor        	s7, s7, a5
-	th.mula    	s5, a6, s6
-	th.mula    	s9, a7, s2
+	mul        	s11, s5, a5
+	xor        	s10, s10, ra
+	xor        	s7, s7, s4
+	and        	s10, s10, t1
+	mul        	s4, s1, a7
+	xor        	s9, s9, s11
+	or         	a3, a3, s10
+	mul        	s5, s6, a7
+	mul        	s10, s2, a4
+	xor        	s7, s7, s4
+	th.mula    	s5, a6, s8
+	th.mula    	s10, s1, s3
 	and        	a5, s7, t3
-	and        	s8, s8, t2
-	xor        	s5, s5, s9
+	and        	s9, s9, t2
+	xor        	s5, s5, s10
 	and        	s5, s5, t0
 	or         	a5, a5, s5
-	or         	a3, a3, s8
-	th.extu    	s8, a2, 31, 0
+	or         	a3, a3, s9
+	th.extu    	s7, a2, 31, 0
 	srli       	a2, a2, 32
-	xor        	s8, s8, a2
-	and        	s9, s8, t3
-	and        	s7, s8, t0
-	and        	a2, s8, t1
-	mul        	s10, s3, s2
-	lwu        	s5, 80(a1)
-	and        	s8, s8, t2
-	mul        	s3, s3, s6
-	mul        	s11, s1, s2
-	th.mula    	s10, a7, s6
-	lwu        	s2, 84(a1)
-	mul        	s6, s1, s4
-	lwu        	s1, 88(a1)
-	xor        	s3, s3, s11
-	mul        	s11, a6, s4
-	xor        	s10, s10, s6
-	lwu        	s4, 92(a1)
-	mul        	s6, a6, a4
-	mul        	a6, s9, s5
-	xor        	s3, s3, s11
-	mul        	s11, a7, a4
-	xor        	s10, s10, s6
-	th.mula    	a6, s7, s4
+	xor        	s7, s7, a2
+	and        	s9, s7, t3
+	and        	s5, s7, t0
+	and        	a2, s7, t1
+	mul        	s10, s6, s3
+	lwu        	s4, 80(a1)
+	and        	s7, s7, t2
+	mul        	s6, s6, s8
+	mul        	s11, s2, s3
+	th.mula    	s10, s1, s8
+	lwu        	s3, 84(a1)
+	mul        	s8, s2, a7
+	lwu        	s2, 88(a1)
+	xor        	s6, s6, s11
+	mul        	s11, a6, a7
+	xor        	s10, s10, s8
+	lwu        	a7, 92(a1)
+	mul        	s8, a6, a4
+	mul        	a6, s9, s4
+	xor        	s6, s6, s11
+	mul        	s11, s1, a4
+	xor        	s10, s10, s8
+	th.mula    	a6, s5, a7
 	and        	s10, s10, t1
-	mul        	a4, a2, s1
-	xor        	s3, s3, s11
+	mul        	a4, a2, s2
+	xor        	s6, s6, s11
 	or         	a5, a5, s10
-	mul        	s6, s9, s2
-	mul        	s10, s7, s5
+	mul        	s1, s9, s3
+	mul        	s8, s5, s4
 	xor        	a6, a6, a4
-	mul        	a4, s8, s2
-	th.mula    	s6, a2, s4
-	th.mula    	s10, s8, s1
+	mul        	a4, s7, s3
+	th.mula    	s1, a2, a7
+	th.mula    	s8, s7, s2
 	xor        	a6, a6, a4
-	and        	a7, a6, t3
-	and        	s3, s3, t2
-	xor        	s6, s6, s10
-	or         	a5, a5, s3
-	mul        	s10, s9, s1
-	mul        	a4, s9, s4
-	mul        	s1, s7, s1
-	th.mula    	s10, s8, s4
-	mul        	a6, s7, s2
-	xor        	a4, a4, s1
-	mul        	s1, a2, s2
-	xor        	s10, s10, a6
-	mul        	a6, a2, s5
-	xor        	a4, a4, s1
-	mul        	s1, s8, s5
-	and        	s6, s6, t0
-	xor        	s10, s10, a6
-	or         	a7, a7, s6
+	and        	a6, a6, t3
+	and        	s6, s6, t2
+	xor        	s1, s1, s8
+	or         	a5, a5, s6
+	mul        	s10, s9, s2
+	mul        	a4, s9, a7
+	mul        	s11, s5, s2
+	th.mula    	s10, s7, a7
+	mul        	a7, s5, s3
+	xor        	a4, a4, s11
+	mul        	s11, a2, s3
+	xor        	s10, s10, a7
+	mul        	a7, a2, s4
+	xor        	a4, a4, s11
+	mul        	s11, s7, s4
+	and        	s1, s1, t0
+	xor        	s10, s10, a7
+	or         	a6, a6, s1
 	th.extu    	a2, t4, 31, 0
-	lwu        	a6, 96(a1)
-	and        	s5, a2, t3
-	and        	s7, a2, t0
-	and        	s3, a2, t1
-	lwu        	s4, 100(a1)
+	lwu        	a7, 96(a1)
+	and        	s2, a2, t3
+	and        	s1, a2, t0
+	and        	s5, a2, t1
+	lwu        	s8, 100(a1)
 	and        	s6, a2, t2
 	and        	s10, s10, t1
-	lwu        	s8, 104(a1)
-	xor        	a4, a4, s1
-	or         	a7, a7, s10
-	lwu        	s9, 108(a1)
-	mul        	a2, s5, a6
-	mul        	s10, s3, s8
+	lwu        	s9, 104(a1)
+	xor        	a4, a4, s11
+	or         	a6, a6, s10
+	lwu        	s7, 108(a1)
+	mul        	a2, s2, a7
+	mul        	s10, s5, s9
 	and        	a4, a4, t2
-	th.mula    	a2, s7, s9
-	mul        	s1, s5, s4
-	or         	a7, a7, a4
+	th.mula    	a2, s1, s7
+	mul        	s3, s2, s8
+	or         	a6, a6, a4
 	xor        	a2, a2, s10
-	mul        	s10, s6, s4
-	th.mula    	s1, s3, s9
+	mul        	s10, s6, s8
+	th.mula    	s3, s5, s7
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a7, a7, a3
-	mul        	s2, s7, a6
+	xor        	a6, a6, a3
+	mul        	s4, s1, a7
 	xor        	a2, a2, s10
 	and        	a4, a2, t3
-	xor        	a7, a7, a5
-	th.mula    	s2, s6, s8
-	slli       	s10, a7, 32
+	xor        	a6, a6, a5
+	th.mula    	s4, s6, s9
+	slli       	s10, a6, 32
 	xor        	a2, a3, s10
-	xor        	s1, s1, s2
-	and        	s1, s1, t0
-	srli       	s10, a7, 32
-	or         	a4, a4, s1
+	xor        	s3, s3, s4
+	and        	s3, s3, t0
+	srli       	s10, a6, 32
+	or         	a4, a4, s3
 	xor        	a3, a5, s10
-	srli       	s0, t4, 32
+	srli       	ra, t4, 32
 	lwu        	a5, 112(a1)
-	and        	s2, s0, t3
-	mul        	s11, s5, s8
-	lwu        	s1, 120(a1)
-	mul        	s10, s5, s9
-	mul        	s8, s7, s8
-	and        	a7, s0, t0
-	th.mula    	s11, s6, s9
-	lwu        	s5, 124(a1)
-	mul        	ra, s7, s4
-	xor        	s10, s10, s8
-	mul        	s8, s3, s4
-	mul        	s9, s2, a5
-	xor        	s11, s11, ra
-	mul        	ra, s3, a6
-	and        	s3, s0, t1
-	and        	s4, s0, t2
-	th.mula    	s9, a7, s5
-	xor        	s10, s10, s8
-	mul        	s8, s6, a6
-	lwu        	s7, 116(a1)
-	mul        	a6, s3, s1
-	xor        	s11, s11, ra
+	and        	s4, ra, t3
+	mul        	s11, s2, s9
+	lwu        	s3, 120(a1)
+	mul        	s10, s2, s7
+	mul        	s9, s1, s9
+	and        	s2, ra, t0
+	and        	a6, ra, t1
+	th.mula    	s11, s6, s7
+	lwu        	s7, 124(a1)
+	mul        	s0, s1, s8
+	and        	s1, ra, t2
+	xor        	s10, s10, s9
+	mul        	s9, s5, s8
+	mul        	s8, s4, a5
+	xor        	s11, s11, s0
+	mul        	s0, s5, a7
+	lwu        	s5, 116(a1)
+	th.mula    	s8, s2, s7
+	xor        	s10, s10, s9
+	mul        	s9, s6, a7
+	mul        	a7, a6, s3
+	xor        	s11, s11, s0
 	and        	s11, s11, t1
-	xor        	s9, s9, a6
-	mul        	a6, s4, s7
-	xor        	s10, s10, s8
+	xor        	s8, s8, a7
+	mul        	a7, s1, s5
+	xor        	s10, s10, s9
 	or         	a4, a4, s11
-	mul        	s6, s2, s7
-	mul        	s8, a7, a5
-	xor        	s9, s9, a6
-	th.mula    	s6, s3, s5
-	th.mula    	s8, s4, s1
-	and        	a6, s9, t3
+	mul        	s6, s4, s5
+	mul        	s9, s2, a5
+	xor        	s8, s8, a7
+	th.mula    	s6, a6, s7
+	th.mula    	s9, s1, s3
+	and        	a7, s8, t3
 	and        	s10, s10, t2
-	xor        	s6, s6, s8
+	xor        	s6, s6, s9
 	and        	s6, s6, t0
-	or         	a6, a6, s6
+	or         	a7, a7, s6
 	or         	a4, a4, s10
 	th.extu    	s9, t4, 31, 0
 	srli       	t4, t4, 32
@@ -523,68 +525,68 @@ gcm_gmult_c906_novector:
 	and        	s10, s9, t3
 	and        	s8, s9, t0
 	and        	t4, s9, t1
-	mul        	s11, s2, s1
+	mul        	s11, s4, s3
 	lwu        	s6, 128(a1)
 	and        	s9, s9, t2
-	mul        	s2, s2, s5
-	mul        	s0, a7, s1
-	th.mula    	s11, s4, s5
-	lwu        	s1, 132(a1)
-	mul        	s5, a7, s7
-	xor        	s2, s2, s0
-	mul        	s0, s3, s7
-	lwu        	a7, 136(a1)
-	xor        	s11, s11, s5
+	mul        	s4, s4, s7
+	mul        	s0, s2, s3
+	th.mula    	s11, s1, s7
+	lwu        	s3, 132(a1)
+	mul        	s7, s2, s5
+	lwu        	s2, 136(a1)
+	xor        	s4, s4, s0
+	mul        	s0, a6, s5
+	xor        	s11, s11, s7
 	lwu        	a1, 140(a1)
-	mul        	s5, s3, a5
-	mul        	s3, s10, s6
-	xor        	s2, s2, s0
-	mul        	s0, s4, a5
-	xor        	s11, s11, s5
-	th.mula    	s3, s8, a1
+	mul        	s7, a6, a5
+	mul        	a6, s10, s6
+	xor        	s4, s4, s0
+	mul        	s0, s1, a5
+	xor        	s11, s11, s7
+	th.mula    	a6, s8, a1
 	and        	s11, s11, t1
-	mul        	s4, t4, a7
-	xor        	s2, s2, s0
-	or         	a6, a6, s11
-	mul        	a5, s10, s1
+	mul        	s1, t4, s2
+	xor        	s4, s4, s0
+	or         	a7, a7, s11
+	mul        	a5, s10, s3
 	mul        	s5, s8, s6
-	xor        	s3, s3, s4
-	mul        	s4, s9, s1
+	xor        	a6, a6, s1
+	mul        	s1, s9, s3
 	th.mula    	a5, t4, a1
-	th.mula    	s5, s9, a7
-	xor        	s3, s3, s4
-	and        	t3, s3, t3
-	and        	s2, s2, t2
+	th.mula    	s5, s9, s2
+	xor        	a6, a6, s1
+	and        	t3, a6, t3
+	and        	s4, s4, t2
 	xor        	a5, a5, s5
-	or         	a6, a6, s2
-	mul        	s2, s10, a7
-	mul        	s3, s10, a1
-	mul        	a7, s8, a7
-	th.mula    	s2, s9, a1
-	mul        	a1, s8, s1
-	xor        	s3, s3, a7
-	mul        	a7, t4, s1
-	xor        	s2, s2, a1
+	or         	a7, a7, s4
+	mul        	a6, s10, s2
+	mul        	s1, s10, a1
+	mul        	s2, s8, s2
+	th.mula    	a6, s9, a1
+	mul        	a1, s8, s3
+	xor        	s1, s1, s2
+	mul        	s2, t4, s3
+	xor        	a6, a6, a1
 	mul        	a1, t4, s6
-	xor        	s3, s3, a7
-	mul        	a7, s9, s6
+	xor        	s1, s1, s2
+	mul        	s2, s9, s6
 	and        	a5, a5, t0
-	xor        	s2, s2, a1
+	xor        	a6, a6, a1
 	or         	t3, t3, a5
-	and        	s2, s2, t1
-	xor        	s3, s3, a7
-	or         	t3, t3, s2
-	and        	s3, s3, t2
-	or         	t3, t3, s3
+	and        	a6, a6, t1
+	xor        	s1, s1, s2
+	or         	t3, t3, a6
+	and        	s1, s1, t2
+	or         	t3, t3, s1
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	t3, t3, a4
-	xor        	t3, t3, a6
+	xor        	t3, t3, a7
 	slli       	t1, t3, 32
 	xor        	t0, a4, t1
 	srli       	t1, t3, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t0, t0, t5
-	xor        	t1, a6, t1
+	xor        	t1, a7, t1
 	xor        	t0, t0, a2
 	xor        	t1, t1, t6
 	xor        	t6, t6, t0
@@ -662,6 +664,7 @@ gcm_ghash_c906_novector:
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 27 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)

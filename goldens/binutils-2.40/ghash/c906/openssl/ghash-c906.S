@@ -18,6 +18,7 @@ gcm_init_c906:
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 27 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -610,7 +611,8 @@ gcm_gmult_c906:
 	# gcm_gmult_c906: 478 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
-	#   most live values at once: 26 integer, 0 vector registers
+	#   most live values at once: 27 integer, 0 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -762,209 +764,209 @@ gcm_gmult_c906:
 	and        	a5, a5, t1
 	xor        	s8, s8, a6
 	or         	a4, a4, a5
-	th.extu    	s1, a2, 31, 0
+	th.extu    	a7, a2, 31, 0
 	lwu        	a5, 48(a1)
-	and        	a6, s1, t3
-	and        	a7, s1, t1
-	and        	s4, s1, t2
+	and        	a6, a7, t3
+	and        	s1, a7, t1
+	and        	s4, a7, t2
 	lwu        	s7, 52(a1)
-	and        	s5, s1, t0
+	and        	s5, a7, t0
 	and        	s8, s8, t2
-	lwu        	s1, 56(a1)
+	lwu        	a7, 56(a1)
 	xor        	a3, a3, s9
 	or         	a4, a4, s8
-	lwu        	s6, 60(a1)
-	mul        	s8, a6, a5
-	mul        	s9, s4, s1
+	lwu        	s8, 60(a1)
+	mul        	s6, a6, a5
+	mul        	s9, s4, a7
 	and        	a3, a3, t0
-	th.mula    	s8, a7, s6
+	th.mula    	s6, s1, s8
 	mul        	s2, a6, s7
 	or         	a4, a4, a3
-	xor        	s8, s8, s9
+	xor        	s6, s6, s9
 	mul        	s9, s5, s7
-	th.mula    	s2, s4, s6
+	th.mula    	s2, s4, s8
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	a4, a4, t5
-	mul        	s3, a7, a5
-	xor        	s8, s8, s9
-	and        	a3, s8, t3
+	mul        	s3, s1, a5
+	xor        	s6, s6, s9
+	and        	a3, s6, t3
 	xor        	a4, a4, t6
-	th.mula    	s3, s5, s1
-	slli       	s8, a4, 32
-	xor        	t5, t5, s8
+	th.mula    	s3, s5, a7
+	slli       	s6, a4, 32
+	xor        	t5, t5, s6
 	xor        	s2, s2, s3
 	and        	s2, s2, t1
-	srli       	s8, a4, 32
+	srli       	s6, a4, 32
 	or         	a3, a3, s2
-	xor        	t6, t6, s8
+	xor        	t6, t6, s6
 	srli       	s0, a2, 32
 	lwu        	a4, 64(a1)
-	and        	s3, s0, t3
-	mul        	s9, a6, s1
-	lwu        	s2, 72(a1)
-	mul        	s8, a6, s6
-	mul        	s10, a7, s1
-	and        	s1, s0, t1
+	and        	s6, s0, t3
+	mul        	s10, a6, a7
+	lwu        	s3, 72(a1)
+	mul        	s9, a6, s8
+	mul        	s11, s1, a7
+	and        	s2, s0, t1
 	and        	a6, s0, t2
-	th.mula    	s9, s5, s6
-	lwu        	s6, 76(a1)
-	mul        	s11, a7, s7
-	and        	a7, s0, t0
-	xor        	s8, s8, s10
-	mul        	s10, s4, s7
-	mul        	s7, s3, a4
+	lwu        	a7, 68(a1)
+	th.mula    	s10, s5, s8
+	lwu        	s8, 76(a1)
+	mul        	ra, s1, s7
+	and        	s1, s0, t0
 	xor        	s9, s9, s11
-	mul        	s11, s4, a5
-	lwu        	s4, 68(a1)
-	th.mula    	s7, s1, s6
-	xor        	s8, s8, s10
-	mul        	s10, s5, a5
-	mul        	a5, a6, s2
+	mul        	s11, s4, s7
+	mul        	s7, s6, a4
+	xor        	s10, s10, ra
+	mul        	ra, s4, a5
+	th.mula    	s7, s2, s8
+	mul        	s4, a6, s3
 	xor        	s9, s9, s11
-	and        	s9, s9, t2
-	xor        	s7, s7, a5
-	mul        	a5, a7, s4
-	xor        	s8, s8, s10
-	or         	a3, a3, s9
-	mul        	s5, s3, s4
-	mul        	s9, s1, a4
-	xor        	s7, s7, a5
-	th.mula    	s5, a6, s6
-	th.mula    	s9, a7, s2
+	mul        	s11, s5, a5
+	xor        	s10, s10, ra
+	xor        	s7, s7, s4
+	and        	s10, s10, t2
+	mul        	s4, s1, a7
+	xor        	s9, s9, s11
+	or         	a3, a3, s10
+	mul        	s5, s6, a7
+	mul        	s10, s2, a4
+	xor        	s7, s7, s4
+	th.mula    	s5, a6, s8
+	th.mula    	s10, s1, s3
 	and        	a5, s7, t3
-	and        	s8, s8, t0
-	xor        	s5, s5, s9
+	and        	s9, s9, t0
+	xor        	s5, s5, s10
 	and        	s5, s5, t1
 	or         	a5, a5, s5
-	or         	a3, a3, s8
-	th.extu    	s8, a2, 31, 0
+	or         	a3, a3, s9
+	th.extu    	s7, a2, 31, 0
 	srli       	a2, a2, 32
-	xor        	s8, s8, a2
-	and        	s9, s8, t3
-	and        	s7, s8, t1
-	and        	a2, s8, t2
-	mul        	s10, s3, s2
-	lwu        	s5, 80(a1)
-	and        	s8, s8, t0
-	mul        	s3, s3, s6
-	mul        	s11, s1, s2
-	th.mula    	s10, a7, s6
-	lwu        	s2, 84(a1)
-	mul        	s6, s1, s4
-	lwu        	s1, 88(a1)
-	xor        	s3, s3, s11
-	mul        	s11, a6, s4
-	xor        	s10, s10, s6
-	lwu        	s4, 92(a1)
-	mul        	s6, a6, a4
-	mul        	a6, s9, s5
-	xor        	s3, s3, s11
-	mul        	s11, a7, a4
-	xor        	s10, s10, s6
-	th.mula    	a6, s7, s4
+	xor        	s7, s7, a2
+	and        	s9, s7, t3
+	and        	s5, s7, t1
+	and        	a2, s7, t2
+	mul        	s10, s6, s3
+	lwu        	s4, 80(a1)
+	and        	s7, s7, t0
+	mul        	s6, s6, s8
+	mul        	s11, s2, s3
+	th.mula    	s10, s1, s8
+	lwu        	s3, 84(a1)
+	mul        	s8, s2, a7
+	lwu        	s2, 88(a1)
+	xor        	s6, s6, s11
+	mul        	s11, a6, a7
+	xor        	s10, s10, s8
+	lwu        	a7, 92(a1)
+	mul        	s8, a6, a4
+	mul        	a6, s9, s4
+	xor        	s6, s6, s11
+	mul        	s11, s1, a4
+	xor        	s10, s10, s8
+	th.mula    	a6, s5, a7
 	and        	s10, s10, t2
-	mul        	a4, a2, s1
-	xor        	s3, s3, s11
+	mul        	a4, a2, s2
+	xor        	s6, s6, s11
 	or         	a5, a5, s10
-	mul        	s6, s9, s2
-	mul        	s10, s7, s5
+	mul        	s1, s9, s3
+	mul        	s8, s5, s4
 	xor        	a6, a6, a4
-	mul        	a4, s8, s2
-	th.mula    	s6, a2, s4
-	th.mula    	s10, s8, s1
+	mul        	a4, s7, s3
+	th.mula    	s1, a2, a7
+	th.mula    	s8, s7, s2
 	xor        	a6, a6, a4
-	and        	a7, a6, t3
-	and        	s3, s3, t0
-	xor        	s6, s6, s10
-	or         	a5, a5, s3
-	mul        	s10, s9, s1
-	mul        	a4, s9, s4
-	mul        	s1, s7, s1
-	th.mula    	s10, s8, s4
-	mul        	a6, s7, s2
-	xor        	a4, a4, s1
-	mul        	s1, a2, s2
-	xor        	s10, s10, a6
-	mul        	a6, a2, s5
-	xor        	a4, a4, s1
-	mul        	s1, s8, s5
-	and        	s6, s6, t1
-	xor        	s10, s10, a6
-	or         	a7, a7, s6
+	and        	a6, a6, t3
+	and        	s6, s6, t0
+	xor        	s1, s1, s8
+	or         	a5, a5, s6
+	mul        	s10, s9, s2
+	mul        	a4, s9, a7
+	mul        	s11, s5, s2
+	th.mula    	s10, s7, a7
+	mul        	a7, s5, s3
+	xor        	a4, a4, s11
+	mul        	s11, a2, s3
+	xor        	s10, s10, a7
+	mul        	a7, a2, s4
+	xor        	a4, a4, s11
+	mul        	s11, s7, s4
+	and        	s1, s1, t1
+	xor        	s10, s10, a7
+	or         	a6, a6, s1
 	th.extu    	a2, t4, 31, 0
-	lwu        	a6, 96(a1)
-	and        	s5, a2, t3
-	and        	s7, a2, t1
-	and        	s3, a2, t2
-	lwu        	s4, 100(a1)
+	lwu        	a7, 96(a1)
+	and        	s2, a2, t3
+	and        	s1, a2, t1
+	and        	s5, a2, t2
+	lwu        	s8, 100(a1)
 	and        	s6, a2, t0
 	and        	s10, s10, t2
-	lwu        	s8, 104(a1)
-	xor        	a4, a4, s1
-	or         	a7, a7, s10
-	lwu        	s9, 108(a1)
-	mul        	a2, s5, a6
-	mul        	s10, s3, s8
+	lwu        	s9, 104(a1)
+	xor        	a4, a4, s11
+	or         	a6, a6, s10
+	lwu        	s7, 108(a1)
+	mul        	a2, s2, a7
+	mul        	s10, s5, s9
 	and        	a4, a4, t0
-	th.mula    	a2, s7, s9
-	mul        	s1, s5, s4
-	or         	a7, a7, a4
+	th.mula    	a2, s1, s7
+	mul        	s3, s2, s8
+	or         	a6, a6, a4
 	xor        	a2, a2, s10
-	mul        	s10, s6, s4
-	th.mula    	s1, s3, s9
+	mul        	s10, s6, s8
+	th.mula    	s3, s5, s7
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a7, a7, a3
-	mul        	s2, s7, a6
+	xor        	a6, a6, a3
+	mul        	s4, s1, a7
 	xor        	a2, a2, s10
 	and        	a4, a2, t3
-	xor        	a7, a7, a5
-	th.mula    	s2, s6, s8
-	slli       	s10, a7, 32
+	xor        	a6, a6, a5
+	th.mula    	s4, s6, s9
+	slli       	s10, a6, 32
 	xor        	a2, a3, s10
-	xor        	s1, s1, s2
-	and        	s1, s1, t1
-	srli       	s10, a7, 32
-	or         	a4, a4, s1
+	xor        	s3, s3, s4
+	and        	s3, s3, t1
+	srli       	s10, a6, 32
+	or         	a4, a4, s3
 	xor        	a3, a5, s10
-	srli       	s0, t4, 32
+	srli       	ra, t4, 32
 	lwu        	a5, 112(a1)
-	and        	s2, s0, t3
-	mul        	s11, s5, s8
-	lwu        	s1, 120(a1)
-	mul        	s10, s5, s9
-	mul        	s8, s7, s8
-	and        	a7, s0, t1
-	th.mula    	s11, s6, s9
-	lwu        	s5, 124(a1)
-	mul        	ra, s7, s4
-	xor        	s10, s10, s8
-	mul        	s8, s3, s4
-	mul        	s9, s2, a5
-	xor        	s11, s11, ra
-	mul        	ra, s3, a6
-	and        	s3, s0, t2
-	and        	s4, s0, t0
-	th.mula    	s9, a7, s5
-	xor        	s10, s10, s8
-	mul        	s8, s6, a6
-	lwu        	s7, 116(a1)
-	mul        	a6, s3, s1
-	xor        	s11, s11, ra
+	and        	s4, ra, t3
+	mul        	s11, s2, s9
+	lwu        	s3, 120(a1)
+	mul        	s10, s2, s7
+	mul        	s9, s1, s9
+	and        	s2, ra, t1
+	and        	a6, ra, t2
+	th.mula    	s11, s6, s7
+	lwu        	s7, 124(a1)
+	mul        	s0, s1, s8
+	and        	s1, ra, t0
+	xor        	s10, s10, s9
+	mul        	s9, s5, s8
+	mul        	s8, s4, a5
+	xor        	s11, s11, s0
+	mul        	s0, s5, a7
+	lwu        	s5, 116(a1)
+	th.mula    	s8, s2, s7
+	xor        	s10, s10, s9
+	mul        	s9, s6, a7
+	mul        	a7, a6, s3
+	xor        	s11, s11, s0
 	and        	s11, s11, t2
-	xor        	s9, s9, a6
-	mul        	a6, s4, s7
-	xor        	s10, s10, s8
+	xor        	s8, s8, a7
+	mul        	a7, s1, s5
+	xor        	s10, s10, s9
 	or         	a4, a4, s11
-	mul        	s6, s2, s7
-	mul        	s8, a7, a5
-	xor        	s9, s9, a6
-	th.mula    	s6, s3, s5
-	th.mula    	s8, s4, s1
-	and        	a6, s9, t3
+	mul        	s6, s4, s5
+	mul        	s9, s2, a5
+	xor        	s8, s8, a7
+	th.mula    	s6, a6, s7
+	th.mula    	s9, s1, s3
+	and        	a7, s8, t3
 	and        	s10, s10, t0
-	xor        	s6, s6, s8
+	xor        	s6, s6, s9
 	and        	s6, s6, t1
-	or         	a6, a6, s6
+	or         	a7, a7, s6
 	or         	a4, a4, s10
 	th.extu    	s9, t4, 31, 0
 	srli       	t4, t4, 32
@@ -972,68 +974,68 @@ gcm_gmult_c906:
 	and        	s10, s9, t3
 	and        	s8, s9, t1
 	and        	t4, s9, t2
-	mul        	s11, s2, s1
+	mul        	s11, s4, s3
 	lwu        	s6, 128(a1)
 	and        	s9, s9, t0
-	mul        	s2, s2, s5
-	mul        	s0, a7, s1
-	th.mula    	s11, s4, s5
-	lwu        	s1, 132(a1)
-	mul        	s5, a7, s7
-	xor        	s2, s2, s0
-	mul        	s0, s3, s7
-	lwu        	a7, 136(a1)
-	xor        	s11, s11, s5
+	mul        	s4, s4, s7
+	mul        	s0, s2, s3
+	th.mula    	s11, s1, s7
+	lwu        	s3, 132(a1)
+	mul        	s7, s2, s5
+	lwu        	s2, 136(a1)
+	xor        	s4, s4, s0
+	mul        	s0, a6, s5
+	xor        	s11, s11, s7
 	lwu        	a1, 140(a1)
-	mul        	s5, s3, a5
-	mul        	s3, s10, s6
-	xor        	s2, s2, s0
-	mul        	s0, s4, a5
-	xor        	s11, s11, s5
-	th.mula    	s3, s8, a1
+	mul        	s7, a6, a5
+	mul        	a6, s10, s6
+	xor        	s4, s4, s0
+	mul        	s0, s1, a5
+	xor        	s11, s11, s7
+	th.mula    	a6, s8, a1
 	and        	s11, s11, t2
-	mul        	s4, t4, a7
-	xor        	s2, s2, s0
-	or         	a6, a6, s11
-	mul        	a5, s10, s1
+	mul        	s1, t4, s2
+	xor        	s4, s4, s0
+	or         	a7, a7, s11
+	mul        	a5, s10, s3
 	mul        	s5, s8, s6
-	xor        	s3, s3, s4
-	mul        	s4, s9, s1
+	xor        	a6, a6, s1
+	mul        	s1, s9, s3
 	th.mula    	a5, t4, a1
-	th.mula    	s5, s9, a7
-	xor        	s3, s3, s4
-	and        	t3, s3, t3
-	and        	s2, s2, t0
+	th.mula    	s5, s9, s2
+	xor        	a6, a6, s1
+	and        	t3, a6, t3
+	and        	s4, s4, t0
 	xor        	a5, a5, s5
-	or         	a6, a6, s2
-	mul        	s2, s10, a7
-	mul        	s3, s10, a1
-	mul        	a7, s8, a7
-	th.mula    	s2, s9, a1
-	mul        	a1, s8, s1
-	xor        	s3, s3, a7
-	mul        	a7, t4, s1
-	xor        	s2, s2, a1
+	or         	a7, a7, s4
+	mul        	a6, s10, s2
+	mul        	s1, s10, a1
+	mul        	s2, s8, s2
+	th.mula    	a6, s9, a1
+	mul        	a1, s8, s3
+	xor        	s1, s1, s2
+	mul        	s2, t4, s3
+	xor        	a6, a6, a1
 	mul        	a1, t4, s6
-	xor        	s3, s3, a7
-	mul        	a7, s9, s6
+	xor        	s1, s1, s2
+	mul        	s2, s9, s6
 	and        	a5, a5, t1
-	xor        	s2, s2, a1
+	xor        	a6, a6, a1
 	or         	t3, t3, a5
-	and        	s2, s2, t2
-	xor        	s3, s3, a7
-	or         	t3, t3, s2
-	and        	s3, s3, t0
-	or         	t3, t3, s3
+	and        	a6, a6, t2
+	xor        	s1, s1, s2
+	or         	t3, t3, a6
+	and        	s1, s1, t0
+	or         	t3, t3, s1
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	t3, t3, a4
-	xor        	t3, t3, a6
+	xor        	t3, t3, a7
 	slli       	t1, t3, 32
 	xor        	t0, a4, t1
 	srli       	t1, t3, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t0, t0, t5
-	xor        	t1, a6, t1
+	xor        	t1, a7, t1
 	xor        	t0, t0, a2
 	xor        	t1, t1, t6
 	xor        	t6, t6, t0
@@ -1109,9 +1111,10 @@ gcm_ghash_c906:
 	# void gcm_ghash_c906(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
 	# gcm_ghash_c906: 3073 instructions, frame 1616 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
-	#   vector registers: v0 v1 v2 v4 v6 v8 v9 v10 v11 v12 v13 v14 v15 v16 v17 v18 v19 v20 v21 v22 v23 v24 v26 v28 v30
+	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 27 integer, 20 vector registers
+	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -1677,1210 +1680,1211 @@ gcm_ghash_c906:
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
 	addi       	a6, sp, 1152
-	.word	0x62087407	# th.vlseg4e.v v8, (a6)
-	.word	0x2e850857	# th.vxor.vv v16, v8, v10
-	.word	0x2ec70957	# th.vxor.vv v18, v12, v14
-	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
-	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
-	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
+	.word	0x62087007	# th.vlseg4e.v v0, (a6)
+	.word	0x2e010457	# th.vxor.vv v8, v0, v2
+	.word	0x2e430557	# th.vxor.vv v10, v4, v6
+	.word	0x2e020957	# th.vxor.vv v18, v0, v4
+	.word	0x2e230857	# th.vxor.vv v16, v2, v6
+	.word	0x2f280a57	# th.vxor.vv v20, v18, v16
 	# key classes: kp[t][j] = piece t of the lanes' powers & m[j]
-	.word	0x26834257	# th.vand.vx v4, v8, t1
+	.word	0x26034d57	# th.vand.vx v26, v0, t1
 	addi       	a6, sp, 0
-	.word	0x02087227	# th.vse.v v4, (a6)
-	.word	0x2683c357	# th.vand.vx v6, v8, t2
+	.word	0x02087d27	# th.vse.v v26, (a6)
+	.word	0x2603c657	# th.vand.vx v12, v0, t2
 	addi       	a6, sp, 32
-	.word	0x02087327	# th.vse.v v6, (a6)
-	.word	0x268e4e57	# th.vand.vx v28, v8, t3
+	.word	0x02087627	# th.vse.v v12, (a6)
+	.word	0x260e4c57	# th.vand.vx v24, v0, t3
 	addi       	a6, sp, 64
-	.word	0x02087e27	# th.vse.v v28, (a6)
-	.word	0x2682cf57	# th.vand.vx v30, v8, t0
+	.word	0x02087c27	# th.vse.v v24, (a6)
+	.word	0x2602c757	# th.vand.vx v14, v0, t0
 	addi       	a6, sp, 96
-	.word	0x02087f27	# th.vse.v v30, (a6)
-	.word	0x26a34257	# th.vand.vx v4, v10, t1
+	.word	0x02087727	# th.vse.v v14, (a6)
+	.word	0x26234d57	# th.vand.vx v26, v2, t1
 	addi       	a6, sp, 128
-	.word	0x02087227	# th.vse.v v4, (a6)
-	.word	0x26a3c357	# th.vand.vx v6, v10, t2
+	.word	0x02087d27	# th.vse.v v26, (a6)
+	.word	0x2623c657	# th.vand.vx v12, v2, t2
 	addi       	a6, sp, 160
-	.word	0x02087327	# th.vse.v v6, (a6)
-	.word	0x26ae4e57	# th.vand.vx v28, v10, t3
+	.word	0x02087627	# th.vse.v v12, (a6)
+	.word	0x262e4c57	# th.vand.vx v24, v2, t3
 	addi       	a6, sp, 192
-	.word	0x02087e27	# th.vse.v v28, (a6)
-	.word	0x26a2cf57	# th.vand.vx v30, v10, t0
+	.word	0x02087c27	# th.vse.v v24, (a6)
+	.word	0x2622c757	# th.vand.vx v14, v2, t0
 	addi       	a6, sp, 224
-	.word	0x02087f27	# th.vse.v v30, (a6)
-	.word	0x27034257	# th.vand.vx v4, v16, t1
+	.word	0x02087727	# th.vse.v v14, (a6)
+	.word	0x26834d57	# th.vand.vx v26, v8, t1
 	addi       	a6, sp, 256
-	.word	0x02087227	# th.vse.v v4, (a6)
-	.word	0x2703c357	# th.vand.vx v6, v16, t2
+	.word	0x02087d27	# th.vse.v v26, (a6)
+	.word	0x2683c657	# th.vand.vx v12, v8, t2
 	addi       	a6, sp, 288
-	.word	0x02087327	# th.vse.v v6, (a6)
-	.word	0x270e4e57	# th.vand.vx v28, v16, t3
+	.word	0x02087627	# th.vse.v v12, (a6)
+	.word	0x268e4c57	# th.vand.vx v24, v8, t3
 	addi       	a6, sp, 320
-	.word	0x02087e27	# th.vse.v v28, (a6)
-	.word	0x2702cf57	# th.vand.vx v30, v16, t0
+	.word	0x02087c27	# th.vse.v v24, (a6)
+	.word	0x2682c757	# th.vand.vx v14, v8, t0
 	addi       	a6, sp, 352
-	.word	0x02087f27	# th.vse.v v30, (a6)
-	.word	0x26c34257	# th.vand.vx v4, v12, t1
+	.word	0x02087727	# th.vse.v v14, (a6)
+	.word	0x26434d57	# th.vand.vx v26, v4, t1
 	addi       	a6, sp, 384
-	.word	0x02087227	# th.vse.v v4, (a6)
-	.word	0x26c3c357	# th.vand.vx v6, v12, t2
+	.word	0x02087d27	# th.vse.v v26, (a6)
+	.word	0x2643c657	# th.vand.vx v12, v4, t2
 	addi       	a6, sp, 416
-	.word	0x02087327	# th.vse.v v6, (a6)
-	.word	0x26ce4e57	# th.vand.vx v28, v12, t3
+	.word	0x02087627	# th.vse.v v12, (a6)
+	.word	0x264e4c57	# th.vand.vx v24, v4, t3
 	addi       	a6, sp, 448
-	.word	0x02087e27	# th.vse.v v28, (a6)
-	.word	0x26c2cf57	# th.vand.vx v30, v12, t0
+	.word	0x02087c27	# th.vse.v v24, (a6)
+	.word	0x2642c757	# th.vand.vx v14, v4, t0
 	addi       	a6, sp, 480
-	.word	0x02087f27	# th.vse.v v30, (a6)
-	.word	0x26e34257	# th.vand.vx v4, v14, t1
+	.word	0x02087727	# th.vse.v v14, (a6)
+	.word	0x26634d57	# th.vand.vx v26, v6, t1
 	addi       	a6, sp, 512
-	.word	0x02087227	# th.vse.v v4, (a6)
-	.word	0x26e3c357	# th.vand.vx v6, v14, t2
+	.word	0x02087d27	# th.vse.v v26, (a6)
+	.word	0x2663c657	# th.vand.vx v12, v6, t2
 	addi       	a6, sp, 544
-	.word	0x02087327	# th.vse.v v6, (a6)
-	.word	0x26ee4e57	# th.vand.vx v28, v14, t3
+	.word	0x02087627	# th.vse.v v12, (a6)
+	.word	0x266e4c57	# th.vand.vx v24, v6, t3
 	addi       	a6, sp, 576
-	.word	0x02087e27	# th.vse.v v28, (a6)
-	.word	0x26e2cf57	# th.vand.vx v30, v14, t0
+	.word	0x02087c27	# th.vse.v v24, (a6)
+	.word	0x2662c757	# th.vand.vx v14, v6, t0
 	addi       	a6, sp, 608
-	.word	0x02087f27	# th.vse.v v30, (a6)
-	.word	0x27234257	# th.vand.vx v4, v18, t1
+	.word	0x02087727	# th.vse.v v14, (a6)
+	.word	0x26a34d57	# th.vand.vx v26, v10, t1
 	addi       	a6, sp, 640
-	.word	0x02087227	# th.vse.v v4, (a6)
-	.word	0x2723c357	# th.vand.vx v6, v18, t2
+	.word	0x02087d27	# th.vse.v v26, (a6)
+	.word	0x26a3c657	# th.vand.vx v12, v10, t2
 	addi       	a6, sp, 672
-	.word	0x02087327	# th.vse.v v6, (a6)
-	.word	0x272e4e57	# th.vand.vx v28, v18, t3
+	.word	0x02087627	# th.vse.v v12, (a6)
+	.word	0x26ae4c57	# th.vand.vx v24, v10, t3
 	addi       	a6, sp, 704
-	.word	0x02087e27	# th.vse.v v28, (a6)
-	.word	0x2722cf57	# th.vand.vx v30, v18, t0
+	.word	0x02087c27	# th.vse.v v24, (a6)
+	.word	0x26a2c757	# th.vand.vx v14, v10, t0
 	addi       	a6, sp, 736
-	.word	0x02087f27	# th.vse.v v30, (a6)
-	.word	0x27434257	# th.vand.vx v4, v20, t1
+	.word	0x02087727	# th.vse.v v14, (a6)
+	.word	0x27234d57	# th.vand.vx v26, v18, t1
 	addi       	a6, sp, 768
-	.word	0x02087227	# th.vse.v v4, (a6)
-	.word	0x2743c357	# th.vand.vx v6, v20, t2
+	.word	0x02087d27	# th.vse.v v26, (a6)
+	.word	0x2723c657	# th.vand.vx v12, v18, t2
 	addi       	a6, sp, 800
-	.word	0x02087327	# th.vse.v v6, (a6)
-	.word	0x274e4e57	# th.vand.vx v28, v20, t3
+	.word	0x02087627	# th.vse.v v12, (a6)
+	.word	0x272e4c57	# th.vand.vx v24, v18, t3
 	addi       	a6, sp, 832
-	.word	0x02087e27	# th.vse.v v28, (a6)
-	.word	0x2742cf57	# th.vand.vx v30, v20, t0
+	.word	0x02087c27	# th.vse.v v24, (a6)
+	.word	0x2722c757	# th.vand.vx v14, v18, t0
 	addi       	a6, sp, 864
-	.word	0x02087f27	# th.vse.v v30, (a6)
-	.word	0x27634257	# th.vand.vx v4, v22, t1
+	.word	0x02087727	# th.vse.v v14, (a6)
+	.word	0x27034d57	# th.vand.vx v26, v16, t1
 	addi       	a6, sp, 896
-	.word	0x02087227	# th.vse.v v4, (a6)
-	.word	0x2763c357	# th.vand.vx v6, v22, t2
+	.word	0x02087d27	# th.vse.v v26, (a6)
+	.word	0x2703c657	# th.vand.vx v12, v16, t2
 	addi       	a6, sp, 928
-	.word	0x02087327	# th.vse.v v6, (a6)
-	.word	0x276e4e57	# th.vand.vx v28, v22, t3
+	.word	0x02087627	# th.vse.v v12, (a6)
+	.word	0x270e4c57	# th.vand.vx v24, v16, t3
 	addi       	a6, sp, 960
-	.word	0x02087e27	# th.vse.v v28, (a6)
-	.word	0x2762cf57	# th.vand.vx v30, v22, t0
+	.word	0x02087c27	# th.vse.v v24, (a6)
+	.word	0x2702c757	# th.vand.vx v14, v16, t0
 	addi       	a6, sp, 992
-	.word	0x02087f27	# th.vse.v v30, (a6)
-	.word	0x27834257	# th.vand.vx v4, v24, t1
+	.word	0x02087727	# th.vse.v v14, (a6)
+	.word	0x27434d57	# th.vand.vx v26, v20, t1
 	addi       	a6, sp, 1024
-	.word	0x02087227	# th.vse.v v4, (a6)
-	.word	0x2783c357	# th.vand.vx v6, v24, t2
+	.word	0x02087d27	# th.vse.v v26, (a6)
+	.word	0x2743c657	# th.vand.vx v12, v20, t2
 	addi       	a6, sp, 1056
-	.word	0x02087327	# th.vse.v v6, (a6)
-	.word	0x278e4e57	# th.vand.vx v28, v24, t3
+	.word	0x02087627	# th.vse.v v12, (a6)
+	.word	0x274e4c57	# th.vand.vx v24, v20, t3
 	addi       	a6, sp, 1088
-	.word	0x02087e27	# th.vse.v v28, (a6)
-	.word	0x2782cf57	# th.vand.vx v30, v24, t0
+	.word	0x02087c27	# th.vse.v v24, (a6)
+	.word	0x2742c757	# th.vand.vx v14, v20, t0
 	addi       	a6, sp, 1120
-	.word	0x02087f27	# th.vse.v v30, (a6)
-	.word	0x5e003057	# th.vmv.v.i v0, 0
+	.word	0x02087727	# th.vse.v v14, (a6)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
-	.word	0x5a08a0d7	# th.vid.v v1
-	.word	0x0e17b0d7	# th.vrsub.vi v1, v1, 15
+	.word	0x5e003e57	# th.vmv.v.i v28, 0
+	.word	0x5a08aed7	# th.vid.v v29
+	.word	0x0fd7bed7	# th.vrsub.vi v29, v29, 15
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
-	ld         	t6, 0(a0)
-	ld         	t5, 8(a0)
-	th.rev     	t6, t6
-	th.rev     	t5, t5
+	ld         	a4, 0(a0)
+	ld         	a7, 8(a0)
+	th.rev     	a4, a4
+	th.rev     	a7, a7
 	# blocks[l] = reverse(block l at src) (e8)
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	.word	0x02067407	# th.vle.v v8, (a2)
+	.word	0x02067007	# th.vle.v v0, (a2)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
-	.word	0x32808857	# th.vrgather.vv v16, v8, v1
-	.word	0x329088d7	# th.vrgather.vv v17, v9, v1
-	.word	0x32a08957	# th.vrgather.vv v18, v10, v1
-	.word	0x32b089d7	# th.vrgather.vv v19, v11, v1
-	.word	0x32c08a57	# th.vrgather.vv v20, v12, v1
-	.word	0x32d08ad7	# th.vrgather.vv v21, v13, v1
-	.word	0x32e08b57	# th.vrgather.vv v22, v14, v1
-	.word	0x32f08bd7	# th.vrgather.vv v23, v15, v1
+	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
+	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
+	.word	0x322e8557	# th.vrgather.vv v10, v2, v29
+	.word	0x323e85d7	# th.vrgather.vv v11, v3, v29
+	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
+	.word	0x325e86d7	# th.vrgather.vv v13, v5, v29
+	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
+	.word	0x327e87d7	# th.vrgather.vv v15, v7, v29
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
 	addi       	a6, sp, 1152
-	.word	0x02087827	# th.vse.v v16, (a6)
+	.word	0x02087427	# th.vse.v v8, (a6)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 .Lgcm_ghash_c906_group:
 	# block 0 ^= Xi; src = the next group if there is one, else this one (read, never used)
 	ld         	t4, 1152(sp)
-	xor        	t4, t4, t5
+	xor        	t4, t4, a7
 	sd         	t4, 1152(sp)
 	ld         	t4, 1160(sp)
-	xor        	t4, t4, t6
+	xor        	t4, t4, a4
 	sd         	t4, 1160(sp)
 	sltiu      	t4, a3, 16
 	addi       	t4, t4, -1
 	andi       	t4, t4, 128
 	add        	t4, a2, t4
+	# the vector pieces and the scalar ones, merged by modeled issue time
 	# transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
 	addi       	a6, sp, 1152
-	.word	0x62087407	# th.vlseg4e.v v8, (a6)
+	.word	0x62087007	# th.vlseg4e.v v0, (a6)
 	# piece 0: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	lwu        	a4, 1152(sp)
-	lwu        	s4, 64(sp)
-	lwu        	s8, 96(sp)
+	lwu        	s2, 64(sp)
+	lwu        	s7, 96(sp)
 	and        	a5, a4, t1
-	and        	s1, a4, t2
+	and        	a7, a4, t2
 	lwu        	a6, 32(sp)
-	and        	s2, a4, t3
-	mul        	t5, a5, s8
-	mul        	t6, s1, s4
-	lwu        	s3, 0(sp)
+	and        	s3, a4, t3
+	mul        	t5, a5, s7
+	mul        	t6, a7, s2
+	lwu        	s4, 0(sp)
 	and        	s5, a4, t0
-	mul        	a7, s2, a6
+	mul        	s1, s3, a6
 	xor        	t5, t5, t6
-	mul        	a4, s5, s3
-	xor        	t5, t5, a7
-	mul        	t6, a5, s3
-	lwu        	s6, 1168(sp)
+	mul        	a4, s5, s4
+	xor        	t5, t5, s1
+	mul        	t6, a5, s4
+	lwu        	s8, 1168(sp)
 	xor        	t5, t5, a4
-	mul        	a4, a5, s4
-	th.mula    	t6, s1, s8
-	and        	a7, s6, t1
-	th.mula    	a4, s5, s8
+	mul        	a4, a5, s2
+	th.mula    	t6, a7, s7
+	and        	s1, s8, t1
+	th.mula    	a4, s5, s7
 	mul        	a5, a5, a6
-	mul        	s10, s2, s4
-	mul        	s7, s2, s3
-	th.mula    	a5, s2, s8
-	mul        	s9, s1, s3
-	mul        	s1, s1, a6
+	mul        	s10, s3, s2
+	mul        	s6, s3, s4
+	th.mula    	a5, s3, s7
+	mul        	s9, a7, s4
+	mul        	a7, a7, a6
 	mul        	a6, s5, a6
 	xor        	t6, t6, s10
-	and        	s3, s6, t2
-	.word	0x2ec70957	# th.vxor.vv v18, v12, v14
+	and        	s4, s8, t2
 	xor        	t6, t6, a6
-	lwu        	s2, 100(sp)
-	xor        	a4, a4, s1
-	.word	0x2e850857	# th.vxor.vv v16, v8, v10
+	lwu        	s3, 100(sp)
+	.word	0x2e010457	# th.vxor.vv v8, v0, v2
+	xor        	a4, a4, a7
+	lwu        	a7, 68(sp)
+	xor        	a4, a4, s6
+	.word	0x2e430557	# th.vxor.vv v10, v4, v6
 	addi       	a6, sp, 1280
-	lwu        	s1, 68(sp)
-	xor        	a4, a4, s7
-	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
 	lwu        	s7, 36(sp)
-	th.mula    	s9, s5, s4
-	and        	s5, s6, t3
-	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
-	lwu        	s8, 4(sp)
-	and        	s4, s6, t0
+	th.mula    	s9, s5, s2
+	.word	0x2e020957	# th.vxor.vv v18, v0, v4
+	and        	s5, s8, t3
+	lwu        	s6, 4(sp)
+	and        	s2, s8, t0
+	.word	0x2e230857	# th.vxor.vv v16, v2, v6
 	xor        	a5, a5, s9
-	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
-	mul        	s9, a7, s2
-	mul        	s10, s3, s1
-	mul        	s6, a7, s8
-	.word	0x02087827	# th.vse.v v16, (a6)
+	mul        	s8, s1, s3
+	mul        	s9, s4, a7
+	.word	0x2f280a57	# th.vxor.vv v20, v18, v16
+	xor        	t5, t5, s8
+	xor        	t5, t5, s9
+	mul        	s8, s1, s6
+	.word	0x02087427	# th.vse.v v8, (a6)
 	addi       	a6, sp, 1312
-	xor        	t5, t5, s9
-	xor        	t5, t5, s10
-	.word	0x02087927	# th.vse.v v18, (a6)
-	addi       	a6, sp, 1344
-	th.mula    	s6, s3, s2
+	th.mula    	s8, s4, s3
 	mul        	s9, s5, s7
-	.word	0x02087a27	# th.vse.v v20, (a6)
-	addi       	a6, sp, 1376
-	xor        	t6, t6, s6
+	.word	0x02087527	# th.vse.v v10, (a6)
+	addi       	a6, sp, 1344
+	xor        	t6, t6, s8
 	xor        	t5, t5, s9
-	.word	0x02087b27	# th.vse.v v22, (a6)
+	.word	0x02087927	# th.vse.v v18, (a6)
+	addi       	a6, sp, 1376
+	mul        	s9, s2, s6
+	mul        	s8, s5, a7
+	.word	0x02087827	# th.vse.v v16, (a6)
 	addi       	a6, sp, 1408
-	mul        	s9, s4, s8
-	mul        	s6, s5, s1
-	.word	0x02087c27	# th.vse.v v24, (a6)
+	xor        	t5, t5, s9
+	xor        	t6, t6, s8
+	.word	0x02087a27	# th.vse.v v20, (a6)
 	# piece 2: operand classes a[k] = a & m[k], key classes b[j]
 	addi       	a6, sp, 1280
-	xor        	t5, t5, s9
-	xor        	t6, t6, s6
-	.word	0x02087107	# th.vle.v v2, (a6)
+	lwu        	s9, 1184(sp)
+	mul        	s8, s2, s7
+	.word	0x02087307	# th.vle.v v6, (a6)
 	addi       	a6, sp, 256
-	lwu        	s10, 1184(sp)
-	mul        	s6, s4, s7
-	.word	0x02087807	# th.vle.v v16, (a6)
+	xor        	t6, t6, s8
+	mul        	s8, s1, s7
+	.word	0x02087007	# th.vle.v v0, (a6)
 	addi       	a6, sp, 288
-	xor        	t6, t6, s6
-	mul        	s6, a7, s7
-	.word	0x02087907	# th.vle.v v18, (a6)
+	mul        	s10, s1, a7
+	mul        	s1, s4, s7
+	.word	0x02087207	# th.vle.v v4, (a6)
 	addi       	a6, sp, 320
-	mul        	a7, a7, s1
-	mul        	s7, s3, s7
-	.word	0x02087a07	# th.vle.v v20, (a6)
+	mul        	s7, s4, s6
+	th.mula    	s10, s2, s3
+	.word	0x02087407	# th.vle.v v8, (a6)
 	addi       	a6, sp, 352
-	mul        	s9, s3, s8
-	th.mula    	a7, s4, s2
-	.word	0x02087b07	# th.vle.v v22, (a6)
-	mul        	s8, s5, s8
-	th.mula    	s6, s5, s2
-	and        	a6, s10, t1
-	.word	0x26234457	# th.vand.vx v8, v2, t1
-	xor        	a4, a4, a7
-	and        	s5, s10, t2
-	xor        	a4, a4, s7
-	.word	0x2623c557	# th.vand.vx v10, v2, t2
-	and        	s3, s10, t3
-	and        	a7, s10, t0
-	xor        	a4, a4, s8
-	.word	0x92882d57	# th.vmulhu.vv v26, v8, v16
-	th.mula    	s9, s4, s1
-	xor        	a5, a5, s6
-	lwu        	s6, 72(sp)
-	.word	0x92ab2357	# th.vmulhu.vv v6, v10, v22
-	lwu        	s7, 8(sp)
-	lwu        	s10, 40(sp)
-	xor        	a5, a5, s9
-	.word	0x262e4657	# th.vand.vx v12, v2, t3
-	lwu        	s4, 104(sp)
-	mul        	s2, s5, s6
-	mul        	s1, a6, s7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	mul        	s8, s3, s6
-	th.mula    	s1, s5, s4
-	mul        	s9, a7, s10
-	.word	0x92ca2357	# th.vmulhu.vv v6, v12, v20
-	xor        	t6, t6, s1
-	xor        	t6, t6, s8
-	xor        	t6, t6, s9
-	.word	0x2622c757	# th.vand.vx v14, v2, t0
-	mul        	s9, a6, s10
-	mul        	s8, s5, s7
-	mul        	s1, s5, s10
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	th.mula    	s9, s3, s4
-	mul        	s5, s3, s10
-	mul        	s3, s3, s7
-	.word	0x92e92357	# th.vmulhu.vv v6, v14, v18
-	xor        	a5, a5, s9
-	mul        	s9, a7, s7
-	th.mula    	s8, a7, s6
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96882c57	# th.vmul.vv v24, v8, v16
-	mul        	s6, a6, s6
-	mul        	a6, a6, s4
-	xor        	a5, a5, s8
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	th.mula    	s6, a7, s4
-	lwu        	s10, 1200(sp)
-	xor        	t5, t5, a6
-	.word	0xb7652c57	# th.vmacc.vv v24, v10, v22
-	lwu        	s7, 108(sp)
-	xor        	t5, t5, s2
-	and        	s8, s10, t1
-	.word	0x96ca2257	# th.vmul.vv v4, v12, v20
-	lwu        	a7, 12(sp)
-	xor        	t5, t5, s5
-	lwu        	a6, 76(sp)
-	.word	0x27a34f57	# th.vand.vx v30, v26, t1
-	xor        	t5, t5, s9
-	and        	s2, s10, t2
-	xor        	a4, a4, s6
-	.word	0x92892d57	# th.vmulhu.vv v26, v8, v18
-	lwu        	s6, 44(sp)
+	mul        	s6, s5, s6
+	th.mula    	s8, s5, s3
+	.word	0x02087907	# th.vle.v v18, (a6)
+	and        	a6, s9, t1
+	xor        	a4, a4, s10
+	and        	s3, s9, t2
+	.word	0x26634b57	# th.vand.vx v22, v6, t1
 	xor        	a4, a4, s1
-	and        	s4, s10, t3
-	.word	0x92a82357	# th.vmulhu.vv v6, v10, v16
-	and        	s1, s10, t0
-	xor        	a4, a4, s3
-	mul        	s5, s8, s7
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
-	mul        	s3, s8, a7
-	xor        	t5, t5, s5
-	mul        	s5, s2, a6
-	.word	0x96e92257	# th.vmul.vv v4, v14, v18
-	th.mula    	s3, s2, s7
-	xor        	t5, t5, s5
-	mul        	s9, s8, a6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	xor        	t6, t6, s3
-	mul        	s5, s8, s6
-	th.mula    	s9, s1, s7
-	.word	0x92cb2357	# th.vmulhu.vv v6, v12, v22
-	th.mula    	s5, s4, s7
-	mul        	s3, s4, s6
-	xor        	a4, a4, s9
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
-	mul        	s8, s1, a7
-	xor        	t5, t5, s3
-	mul        	s7, s4, a6
-	.word	0x27834e57	# th.vand.vx v28, v24, t1
-	xor        	t5, t5, s8
-	mul        	s9, s1, s6
-	mul        	s3, s2, s6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	xor        	t6, t6, s7
-	lwu        	s8, 1216(sp)
-	mul        	s7, s4, a7
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96892c57	# th.vmul.vv v24, v8, v18
-	xor        	t6, t6, s9
-	and        	s4, s8, t1
-	mul        	s6, s2, a7
-	.word	0x96a82257	# th.vmul.vv v4, v10, v16
-	and        	s2, s8, t2
-	xor        	a4, a4, s3
-	and        	s3, s8, t3
-	.word	0x92ea2357	# th.vmulhu.vv v6, v14, v20
-	and        	a7, s8, t0
-	xor        	a4, a4, s7
-	th.mula    	s6, s1, a6
-	.word	0xb7662c57	# th.vmacc.vv v24, v12, v22
-	xor        	a5, a5, s5
-	lwu        	s5, 16(sp)
-	lwu        	s1, 80(sp)
-	.word	0xb7472257	# th.vmacc.vv v4, v14, v20
-	lwu        	a6, 48(sp)
-	xor        	a5, a5, s6
-	lwu        	s6, 112(sp)
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	mul        	s8, s4, s5
-	mul        	s9, s4, s6
-	mul        	s7, s4, s1
-	.word	0x27a3cd57	# th.vand.vx v26, v26, t2
-	th.mula    	s8, s2, s6
-	xor        	t5, t5, s9
-	mul        	s4, s4, a6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
-	xor        	t6, t6, s8
-	th.mula    	s7, a7, s6
-	th.mula    	s4, s3, s6
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
-	mul        	s6, s2, s1
-	xor        	a4, a4, s7
-	mul        	s7, s3, a6
-	.word	0x2783cc57	# th.vand.vx v24, v24, t2
-	xor        	t5, t5, s6
-	mul        	s6, s3, s1
-	xor        	t5, t5, s7
-	.word	0x928a2d57	# th.vmulhu.vv v26, v8, v20
-	mul        	s9, a7, s5
-	xor        	t6, t6, s6
-	lwu        	s8, 1232(sp)
-	.word	0x92a92357	# th.vmulhu.vv v6, v10, v18
-	mul        	s6, s3, s5
-	mul        	s7, s2, s5
-	mul        	s3, s2, a6
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
-	mul        	a6, a7, a6
-	xor        	t5, t5, s9
-	and        	s5, s8, t1
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x968a2c57	# th.vmul.vv v24, v8, v20
-	xor        	t6, t6, a6
-	and        	s2, s8, t2
-	xor        	a4, a4, s3
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	and        	s3, s8, t3
-	and        	a6, s8, t0
-	th.mula    	s7, a7, s1
-	.word	0x92c82357	# th.vmulhu.vv v6, v12, v16
+	and        	s4, s9, t3
+	and        	s1, s9, t0
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
 	xor        	a4, a4, s6
+	th.mula    	s7, s2, a7
+	xor        	a5, a5, s8
+	.word	0x93602157	# th.vmulhu.vv v2, v22, v0
+	lwu        	s5, 72(sp)
+	lwu        	s6, 8(sp)
+	lwu        	s8, 40(sp)
+	.word	0x93492657	# th.vmulhu.vv v12, v20, v18
+	xor        	a5, a5, s7
+	lwu        	s2, 104(sp)
+	mul        	a7, s3, s5
+	.word	0x266e4857	# th.vand.vx v16, v6, t3
+	mul        	s7, a6, s6
+	mul        	s10, s4, s5
+	mul        	s11, s1, s8
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	th.mula    	s7, s3, s2
+	mul        	s9, a6, s8
+	.word	0x93042657	# th.vmulhu.vv v12, v16, v8
+	xor        	t6, t6, s7
+	xor        	t6, t6, s10
+	xor        	t6, t6, s11
+	.word	0x2662c557	# th.vand.vx v10, v6, t0
+	th.mula    	s9, s4, s2
+	mul        	s7, s3, s6
+	mul        	s3, s3, s8
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	xor        	a5, a5, s9
+	mul        	s8, s4, s8
+	mul        	s4, s4, s6
+	.word	0x92a22657	# th.vmulhu.vv v12, v10, v4
+	mul        	s9, s1, s6
+	th.mula    	s7, s1, s5
+	mul        	s5, a6, s5
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97602357	# th.vmul.vv v6, v22, v0
+	mul        	a6, a6, s2
+	xor        	a5, a5, s7
+	th.mula    	s5, s1, s2
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	lwu        	s1, 1200(sp)
+	xor        	t5, t5, a6
+	lwu        	s6, 108(sp)
+	.word	0xb72a2357	# th.vmacc.vv v6, v20, v18
+	xor        	t5, t5, a7
+	and        	s7, s1, t1
+	lwu        	a7, 12(sp)
+	.word	0x97042d57	# th.vmul.vv v26, v16, v8
+	xor        	t5, t5, s8
+	lwu        	a6, 76(sp)
+	xor        	t5, t5, s9
+	.word	0x26234757	# th.vand.vx v14, v2, t1
+	and        	s2, s1, t2
+	xor        	a4, a4, s5
+	lwu        	s5, 44(sp)
+	.word	0x93622157	# th.vmulhu.vv v2, v22, v4
+	xor        	a4, a4, s3
+	and        	s3, s1, t3
+	and        	s1, s1, t0
+	.word	0x93402657	# th.vmulhu.vv v12, v20, v0
+	xor        	a4, a4, s4
+	mul        	s8, s7, s6
+	mul        	s4, s7, a7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	t5, t5, s8
+	th.mula    	s4, s2, s6
+	mul        	s8, s2, a6
+	.word	0x96a22d57	# th.vmul.vv v26, v10, v4
+	xor        	t6, t6, s4
+	xor        	t5, t5, s8
+	mul        	s8, s7, a6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	mul        	s4, s7, s5
+	th.mula    	s8, s1, s6
+	mul        	s7, s3, s5
+	.word	0x93092657	# th.vmulhu.vv v12, v16, v18
+	th.mula    	s4, s3, s6
+	xor        	a4, a4, s8
+	mul        	s6, s1, a7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	t5, t5, s7
+	mul        	s7, s3, a6
+	xor        	t5, t5, s6
+	.word	0x26634c57	# th.vand.vx v24, v6, t1
+	mul        	s10, s1, s5
+	mul        	s6, s2, s5
+	xor        	t6, t6, s7
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	lwu        	s9, 1216(sp)
+	mul        	s8, s3, a7
+	xor        	t6, t6, s10
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97622357	# th.vmul.vv v6, v22, v4
+	and        	s5, s9, t1
+	mul        	s7, s2, a7
+	and        	s2, s9, t2
+	.word	0x97402d57	# th.vmul.vv v26, v20, v0
+	xor        	a4, a4, s6
+	and        	s3, s9, t3
+	and        	a7, s9, t0
+	.word	0x92a42657	# th.vmulhu.vv v12, v10, v8
+	xor        	a4, a4, s8
+	th.mula    	s7, s1, a6
+	xor        	a5, a5, s4
+	.word	0xb7282357	# th.vmacc.vv v6, v16, v18
+	lwu        	s6, 16(sp)
+	lwu        	s1, 80(sp)
+	lwu        	a6, 48(sp)
+	.word	0xb6852d57	# th.vmacc.vv v26, v10, v8
+	xor        	a5, a5, s7
+	lwu        	s7, 112(sp)
+	mul        	s4, s5, s6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	mul        	s9, s5, s7
+	th.mula    	s4, s2, s7
+	mul        	s8, s5, s1
+	.word	0x2623c157	# th.vand.vx v2, v2, t2
+	xor        	t6, t6, s4
+	xor        	t5, t5, s9
+	mul        	s4, s5, a6
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	th.mula    	s8, a7, s7
+	th.mula    	s4, s3, s7
+	mul        	s5, s2, s1
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
+	xor        	a4, a4, s8
+	mul        	s8, s3, a6
+	xor        	t5, t5, s5
+	.word	0x2663c357	# th.vand.vx v6, v6, t2
+	mul        	s7, s3, s1
+	xor        	t5, t5, s8
+	mul        	s5, a7, s6
+	.word	0x93642157	# th.vmulhu.vv v2, v22, v8
+	xor        	t6, t6, s7
+	lwu        	s9, 1232(sp)
+	mul        	s8, s3, s6
+	.word	0x93422657	# th.vmulhu.vv v12, v20, v4
+	mul        	s7, s2, s6
+	mul        	s3, s2, a6
+	mul        	a6, a7, a6
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	xor        	t5, t5, s5
+	and        	s5, s9, t1
+	xor        	t6, t6, a6
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97642357	# th.vmul.vv v6, v22, v8
+	and        	s2, s9, t2
+	xor        	a4, a4, s3
+	and        	s3, s9, t3
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	and        	a6, s9, t0
+	th.mula    	s7, a7, s1
+	xor        	a4, a4, s8
+	.word	0x93002657	# th.vmulhu.vv v12, v16, v0
 	xor        	a5, a5, s4
 	lwu        	s4, 20(sp)
-	.word	0xb7672c57	# th.vmacc.vv v24, v14, v22
 	lwu        	a7, 84(sp)
+	.word	0xb7252357	# th.vmacc.vv v6, v10, v18
 	lwu        	s6, 52(sp)
 	xor        	a5, a5, s7
-	.word	0x96a92257	# th.vmul.vv v4, v10, v18
 	lwu        	s7, 116(sp)
+	.word	0x97422d57	# th.vmul.vv v26, v20, v4
 	mul        	s1, s5, s4
 	mul        	s9, s5, a7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	th.mula    	s1, s2, s7
 	th.mula    	s9, a6, s7
 	mul        	s8, s5, s7
-	.word	0x92eb2357	# th.vmulhu.vv v6, v14, v22
+	.word	0x92a92657	# th.vmulhu.vv v12, v10, v18
 	xor        	t6, t6, s1
 	xor        	a4, a4, s9
 	mul        	s1, s5, s6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t5, t5, s8
 	mul        	s5, s2, a7
 	th.mula    	s1, s3, s7
-	.word	0x96c82257	# th.vmul.vv v4, v12, v16
+	.word	0x97002d57	# th.vmul.vv v26, v16, v0
 	mul        	s7, s3, a7
 	xor        	t5, t5, s5
 	mul        	s5, s3, s6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	t6, t6, s7
 	lwu        	s8, 1248(sp)
 	mul        	s3, s3, s4
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t5, t5, s5
 	mul        	s5, a6, s6
 	mul        	s6, s2, s6
-	.word	0x27ae4d57	# th.vand.vx v26, v26, t3
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
 	mul        	s7, s2, s4
 	mul        	s4, a6, s4
 	xor        	t6, t6, s5
-	.word	0x278e4c57	# th.vand.vx v24, v24, t3
+	.word	0x266e4357	# th.vand.vx v6, v6, t3
 	and        	s5, s8, t1
 	th.mula    	s7, a6, a7
 	and        	s2, s8, t2
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	and        	a7, s8, t3
 	and        	a6, s8, t0
 	xor        	a4, a4, s6
-	.word	0x928b2d57	# th.vmulhu.vv v26, v8, v22
+	.word	0x93692157	# th.vmulhu.vv v2, v22, v18
 	xor        	t5, t5, s4
 	xor        	a5, a5, s1
 	lwu        	s1, 24(sp)
-	.word	0x92aa2357	# th.vmulhu.vv v6, v10, v20
+	.word	0x93442657	# th.vmulhu.vv v12, v20, v8
 	lwu        	s6, 88(sp)
 	lwu        	s4, 56(sp)
 	xor        	a4, a4, s3
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	xor        	a5, a5, s7
 	mul        	s8, s5, s1
 	lwu        	s3, 120(sp)
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x968b2c57	# th.vmul.vv v24, v8, v22
+	.word	0x97692357	# th.vmul.vv v6, v22, v18
 	th.mula    	s8, s2, s3
 	mul        	s9, s5, s6
 	mul        	s7, s5, s4
-	.word	0x96aa2257	# th.vmul.vv v4, v10, v20
+	.word	0x97442d57	# th.vmul.vv v26, v20, v8
 	xor        	t6, t6, s8
 	th.mula    	s9, a6, s3
 	mul        	s5, s5, s3
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	a4, a4, s9
 	th.mula    	s7, a7, s3
 	mul        	s3, a7, s6
-	.word	0x92c92357	# th.vmulhu.vv v6, v12, v18
+	.word	0x93022657	# th.vmulhu.vv v12, v16, v4
 	xor        	t5, t5, s5
 	mul        	s5, s2, s1
 	xor        	t6, t6, s3
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	lwu        	s3, 1264(sp)
 	th.mula    	s5, a6, s6
 	mul        	s8, s2, s6
-	.word	0x96c92257	# th.vmul.vv v4, v12, v18
+	.word	0x97022d57	# th.vmul.vv v26, v16, v4
 	mul        	s6, s2, s4
 	xor        	a5, a5, s7
 	mul        	s2, a6, s4
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	mul        	s7, a7, s4
-	mul        	s4, a7, s1
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	mul        	s9, a7, s4
+	mul        	s7, a7, s1
 	xor        	t5, t5, s8
-	.word	0x92e82357	# th.vmulhu.vv v6, v14, v16
+	.word	0x92a02657	# th.vmulhu.vv v12, v10, v0
 	and        	a7, s3, t1
 	mul        	s8, a6, s1
 	xor        	t6, t6, s2
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	lwu        	s2, 28(sp)
 	lwu        	a6, 60(sp)
 	xor        	a4, a4, s6
-	.word	0x96e82257	# th.vmul.vv v4, v14, v16
-	lwu        	s6, 92(sp)
-	xor        	t5, t5, s7
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
+	lwu        	s4, 92(sp)
+	xor        	t5, t5, s9
 	and        	s1, s3, t2
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	a5, a5, s5
-	mul        	s5, a7, s2
-	xor        	a4, a4, s4
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	mul        	s6, a7, s2
+	xor        	a4, a4, s7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	lwu        	s9, 124(sp)
 	xor        	t5, t5, s8
 	mul        	s8, a7, a6
-	.word	0x27a2cd57	# th.vand.vx v26, v26, t0
-	th.mula    	s5, s1, s9
-	mul        	s7, a7, s6
-	and        	s4, s3, t3
-	.word	0x2782cc57	# th.vand.vx v24, v24, t0
-	xor        	t6, t6, s5
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
+	th.mula    	s6, s1, s9
+	mul        	s7, a7, s4
+	and        	s5, s3, t3
+	.word	0x2662c357	# th.vand.vx v6, v6, t0
+	xor        	t6, t6, s6
 	and        	s3, s3, t0
-	th.mula    	s8, s4, s9
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	th.mula    	s8, s5, s9
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	th.mula    	s7, s3, s9
-	mul        	s5, a7, s9
+	mul        	s6, a7, s9
 	xor        	a5, a5, s8
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	mul        	a7, s1, s2
 	xor        	a4, a4, s7
-	mul        	s7, s4, s6
-	.word	0x0fe02257	# th.vredxor.vs v4, v30, v0
-	th.mula    	a7, s3, s6
-	mul        	s6, s1, s6
+	mul        	s7, s5, s4
+	.word	0x0eee2057	# th.vredxor.vs v0, v14, v28
+	th.mula    	a7, s3, s4
+	mul        	s4, s1, s4
 	mul        	s1, s1, a6
 	xor        	t6, t6, s7
 	mul        	s7, s3, a6
 	# sums[2] = lane sums (high word << 32 | low word)
-	.word	0x0fc02157	# th.vredxor.vs v2, v28, v0
-	xor        	t5, t5, s5
-	mul        	s5, s4, s2
-	mul        	s4, s4, a6
+	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
+	xor        	t5, t5, s6
+	mul        	s6, s5, s2
+	mul        	s5, s5, a6
 	xor        	t6, t6, s7
 	xor        	a5, a5, a7
-	.word	0x324028d7	# th.vext.x.v a7, v4, zero
+	.word	0x320028d7	# th.vext.x.v a7, v0, zero
 	xor        	a4, a4, s1
 	.word	0x322024d7	# th.vext.x.v s1, v2, zero
 	# piece 5: operand classes a[k] = a & m[k], key classes b[j]
 	addi       	a6, sp, 1312
-	xor        	t5, t5, s6
+	xor        	t5, t5, s4
 	slli       	a7, a7, 32
 	mul        	s2, s3, s2
 	or         	s1, s1, a7
 	sd         	s1, 1456(sp)
-	.word	0x02087107	# th.vle.v v2, (a6)
+	.word	0x02087307	# th.vle.v v6, (a6)
 	addi       	a6, sp, 640
-	xor        	a4, a4, s5
-	xor        	t5, t5, s4
-	.word	0x02087807	# th.vle.v v16, (a6)
+	xor        	a4, a4, s6
+	xor        	t5, t5, s5
+	.word	0x02087007	# th.vle.v v0, (a6)
 	addi       	a6, sp, 672
 	# sums[0] = OR of z[k] & m[k]
 	and        	t6, t6, t1
 	and        	a5, a5, t2
-	.word	0x02087907	# th.vle.v v18, (a6)
+	.word	0x02087207	# th.vle.v v4, (a6)
 	addi       	a6, sp, 704
 	xor        	t5, t5, s2
 	or         	t6, t6, a5
-	.word	0x02087a07	# th.vle.v v20, (a6)
+	.word	0x02087407	# th.vle.v v8, (a6)
 	addi       	a6, sp, 736
 	and        	a4, a4, t3
 	or         	t6, t6, a4
-	.word	0x02087b07	# th.vle.v v22, (a6)
+	.word	0x02087907	# th.vle.v v18, (a6)
 	and        	t5, t5, t0
 	or         	t6, t6, t5
 	sd         	t6, 1440(sp)
-	.word	0x26234457	# th.vand.vx v8, v2, t1
+	.word	0x26634b57	# th.vand.vx v22, v6, t1
 	# piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	lwu        	a4, 1156(sp)
 	lwu        	s1, 192(sp)
 	lwu        	s7, 224(sp)
-	.word	0x2623c557	# th.vand.vx v10, v2, t2
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
 	and        	a5, a4, t1
 	and        	s2, a4, t2
 	lwu        	a7, 160(sp)
-	.word	0x92882d57	# th.vmulhu.vv v26, v8, v16
+	.word	0x93602157	# th.vmulhu.vv v2, v22, v0
 	and        	s6, a4, t3
 	mul        	t5, a5, s7
 	mul        	t6, s2, s1
-	.word	0x92ab2357	# th.vmulhu.vv v6, v10, v22
+	.word	0x93492657	# th.vmulhu.vv v12, v20, v18
 	lwu        	s3, 128(sp)
 	and        	s4, a4, t0
 	mul        	a6, s6, a7
-	.word	0x262e4657	# th.vand.vx v12, v2, t3
+	.word	0x266e4857	# th.vand.vx v16, v6, t3
 	xor        	t5, t5, t6
 	mul        	a4, s4, s3
 	xor        	t5, t5, a6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	t6, a5, s3
 	lwu        	s5, 1172(sp)
 	xor        	t5, t5, a4
-	.word	0x92ca2357	# th.vmulhu.vv v6, v12, v20
+	.word	0x93042657	# th.vmulhu.vv v12, v16, v8
 	mul        	a4, a5, s1
 	th.mula    	t6, s2, s7
 	and        	a6, s5, t1
-	.word	0x2622c757	# th.vand.vx v14, v2, t0
+	.word	0x2662c557	# th.vand.vx v10, v6, t0
 	th.mula    	a4, s4, s7
 	mul        	a5, a5, a7
 	mul        	s9, s6, s1
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	th.mula    	a5, s6, s7
 	mul        	s6, s6, s3
 	mul        	s8, s2, s3
-	.word	0x92e92357	# th.vmulhu.vv v6, v14, v18
+	.word	0x92a22657	# th.vmulhu.vv v12, v10, v4
 	mul        	s7, s2, a7
 	mul        	a7, s4, a7
 	xor        	t6, t6, s9
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96882c57	# th.vmul.vv v24, v8, v16
+	.word	0x97602357	# th.vmul.vv v6, v22, v0
 	and        	s3, s5, t2
 	xor        	t6, t6, a7
 	lwu        	s2, 228(sp)
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	a4, a4, s7
 	lwu        	a7, 196(sp)
 	xor        	a4, a4, s6
-	.word	0xb7652c57	# th.vmacc.vv v24, v10, v22
+	.word	0xb72a2357	# th.vmacc.vv v6, v20, v18
 	lwu        	s7, 164(sp)
 	th.mula    	s8, s4, s1
 	and        	s4, s5, t3
-	.word	0x96ca2257	# th.vmul.vv v4, v12, v20
+	.word	0x97042d57	# th.vmul.vv v26, v16, v8
 	lwu        	s6, 132(sp)
 	and        	s1, s5, t0
 	xor        	a5, a5, s8
-	.word	0x27a34f57	# th.vand.vx v30, v26, t1
+	.word	0x26234757	# th.vand.vx v14, v2, t1
 	mul        	s8, a6, s2
 	mul        	s9, s3, a7
 	mul        	s5, a6, s6
-	.word	0x92892d57	# th.vmulhu.vv v26, v8, v18
+	.word	0x93622157	# th.vmulhu.vv v2, v22, v4
 	xor        	t5, t5, s8
 	xor        	t5, t5, s9
 	th.mula    	s5, s3, s2
-	.word	0x92a82357	# th.vmulhu.vv v6, v10, v16
+	.word	0x93402657	# th.vmulhu.vv v12, v20, v0
 	mul        	s8, s4, s7
 	xor        	t6, t6, s5
 	mul        	s5, s1, s6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t5, t5, s8
 	mul        	s8, s4, a7
 	xor        	t5, t5, s5
-	.word	0x96e92257	# th.vmul.vv v4, v14, v18
+	.word	0x96a22d57	# th.vmul.vv v26, v10, v4
 	xor        	t6, t6, s8
 	lwu        	s8, 1188(sp)
 	mul        	s9, s1, s7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	s5, a6, s7
 	xor        	t6, t6, s9
 	mul        	s9, a6, a7
-	.word	0x92cb2357	# th.vmulhu.vv v6, v12, v22
+	.word	0x93092657	# th.vmulhu.vv v12, v16, v18
 	mul        	s10, s3, s7
 	mul        	s7, s3, s6
 	th.mula    	s9, s1, s2
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	mul        	s6, s4, s6
 	th.mula    	s5, s4, s2
 	and        	a6, s8, t1
-	.word	0x27834e57	# th.vand.vx v28, v24, t1
+	.word	0x26634c57	# th.vand.vx v24, v6, t1
 	xor        	a4, a4, s9
 	and        	s4, s8, t2
 	xor        	a4, a4, s10
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	and        	s3, s8, t3
 	and        	s2, s8, t0
 	xor        	a4, a4, s6
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96892c57	# th.vmul.vv v24, v8, v18
+	.word	0x97622357	# th.vmul.vv v6, v22, v4
 	th.mula    	s7, s1, a7
 	xor        	a5, a5, s5
 	lwu        	s6, 200(sp)
-	.word	0x96a82257	# th.vmul.vv v4, v10, v16
+	.word	0x97402d57	# th.vmul.vv v26, v20, v0
 	lwu        	s8, 136(sp)
 	lwu        	s9, 168(sp)
 	xor        	a5, a5, s7
-	.word	0x92ea2357	# th.vmulhu.vv v6, v14, v20
+	.word	0x92a42657	# th.vmulhu.vv v12, v10, v8
 	lwu        	s5, 232(sp)
 	mul        	a7, s4, s6
 	mul        	s1, a6, s8
-	.word	0xb7662c57	# th.vmacc.vv v24, v12, v22
+	.word	0xb7282357	# th.vmacc.vv v6, v16, v18
 	mul        	s7, s3, s6
 	th.mula    	s1, s4, s5
 	mul        	s10, s2, s9
-	.word	0xb7472257	# th.vmacc.vv v4, v14, v20
+	.word	0xb6852d57	# th.vmacc.vv v26, v10, v8
 	xor        	t6, t6, s1
 	xor        	t6, t6, s7
 	xor        	t6, t6, s10
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	s10, a6, s9
 	mul        	s7, s4, s8
 	mul        	s1, s4, s9
-	.word	0x27a3cd57	# th.vand.vx v26, v26, t2
+	.word	0x2623c157	# th.vand.vx v2, v2, t2
 	th.mula    	s10, s3, s5
 	mul        	s4, s3, s9
 	mul        	s3, s3, s8
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	a5, a5, s10
 	mul        	s8, s2, s8
 	th.mula    	s7, s2, s6
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	mul        	s6, a6, s6
 	mul        	a6, a6, s5
 	xor        	a5, a5, s7
-	.word	0x2783cc57	# th.vand.vx v24, v24, t2
+	.word	0x2663c357	# th.vand.vx v6, v6, t2
 	th.mula    	s6, s2, s5
 	lwu        	s9, 1204(sp)
 	xor        	t5, t5, a6
-	.word	0x928a2d57	# th.vmulhu.vv v26, v8, v20
+	.word	0x93642157	# th.vmulhu.vv v2, v22, v8
 	lwu        	s7, 236(sp)
 	xor        	t5, t5, a7
 	and        	s5, s9, t1
-	.word	0x92a92357	# th.vmulhu.vv v6, v10, v18
+	.word	0x93422657	# th.vmulhu.vv v12, v20, v4
 	lwu        	a7, 140(sp)
 	xor        	t5, t5, s4
 	lwu        	a6, 204(sp)
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	xor        	t5, t5, s8
 	and        	s2, s9, t2
 	xor        	a4, a4, s6
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x968a2c57	# th.vmul.vv v24, v8, v20
+	.word	0x97642357	# th.vmul.vv v6, v22, v8
 	lwu        	s6, 172(sp)
 	xor        	a4, a4, s1
 	and        	s4, s9, t3
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	and        	s1, s9, t0
 	xor        	a4, a4, s3
 	mul        	s8, s5, s7
-	.word	0x92c82357	# th.vmulhu.vv v6, v12, v16
+	.word	0x93002657	# th.vmulhu.vv v12, v16, v0
 	mul        	s3, s5, a7
 	xor        	t5, t5, s8
 	mul        	s8, s2, a6
-	.word	0xb7672c57	# th.vmacc.vv v24, v14, v22
+	.word	0xb7252357	# th.vmacc.vv v6, v10, v18
 	th.mula    	s3, s2, s7
 	xor        	t5, t5, s8
 	mul        	s8, s5, a6
-	.word	0x96a92257	# th.vmul.vv v4, v10, v18
+	.word	0x97422d57	# th.vmul.vv v26, v20, v4
 	xor        	t6, t6, s3
 	mul        	s5, s5, s6
 	th.mula    	s8, s1, s7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	th.mula    	s5, s4, s7
 	mul        	s3, s4, s6
 	xor        	a4, a4, s8
-	.word	0x92eb2357	# th.vmulhu.vv v6, v14, v22
+	.word	0x92a92657	# th.vmulhu.vv v12, v10, v18
 	mul        	s8, s1, a7
 	xor        	t5, t5, s3
 	mul        	s7, s4, a6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t5, t5, s8
 	mul        	s8, s1, s6
 	mul        	s3, s2, s6
-	.word	0x96c82257	# th.vmul.vv v4, v12, v16
+	.word	0x97002d57	# th.vmul.vv v26, v16, v0
 	xor        	t6, t6, s7
 	lwu        	s7, 1220(sp)
 	mul        	s4, s4, a7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	t6, t6, s8
 	and        	s6, s7, t1
 	mul        	s8, s2, a7
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	and        	s2, s7, t2
 	xor        	a4, a4, s3
 	and        	s3, s7, t3
-	.word	0x27ae4d57	# th.vand.vx v26, v26, t3
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
 	and        	a7, s7, t0
 	xor        	a4, a4, s4
 	th.mula    	s8, s1, a6
-	.word	0x278e4c57	# th.vand.vx v24, v24, t3
+	.word	0x266e4357	# th.vand.vx v6, v6, t3
 	xor        	a5, a5, s5
 	lwu        	s5, 144(sp)
 	lwu        	a6, 208(sp)
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	lwu        	s4, 176(sp)
 	xor        	a5, a5, s8
 	lwu        	s8, 240(sp)
-	.word	0x928b2d57	# th.vmulhu.vv v26, v8, v22
+	.word	0x93692157	# th.vmulhu.vv v2, v22, v18
 	mul        	s9, s6, s5
 	mul        	s1, s6, s8
 	mul        	s7, s6, a6
-	.word	0x92aa2357	# th.vmulhu.vv v6, v10, v20
+	.word	0x93442657	# th.vmulhu.vv v12, v20, v8
 	th.mula    	s9, s2, s8
 	xor        	t5, t5, s1
 	mul        	s1, s6, s4
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	xor        	t6, t6, s9
 	th.mula    	s7, a7, s8
 	th.mula    	s1, s3, s8
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x968b2c57	# th.vmul.vv v24, v8, v22
+	.word	0x97692357	# th.vmul.vv v6, v22, v18
 	mul        	s6, s2, a6
 	xor        	a4, a4, s7
 	mul        	s7, s3, s4
-	.word	0x96aa2257	# th.vmul.vv v4, v10, v20
+	.word	0x97442d57	# th.vmul.vv v26, v20, v8
 	xor        	t5, t5, s6
 	mul        	s6, s3, a6
 	xor        	t5, t5, s7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	s9, a7, s5
 	xor        	t6, t6, s6
 	lwu        	s8, 1236(sp)
-	.word	0x92c92357	# th.vmulhu.vv v6, v12, v18
+	.word	0x93022657	# th.vmulhu.vv v12, v16, v4
 	mul        	s7, s3, s5
 	mul        	s6, s2, s5
 	mul        	s2, s2, s4
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	mul        	s3, a7, s4
 	xor        	t5, t5, s9
 	and        	s5, s8, t1
-	.word	0x96c92257	# th.vmul.vv v4, v12, v18
+	.word	0x97022d57	# th.vmul.vv v26, v16, v4
 	xor        	t6, t6, s3
 	and        	s3, s8, t2
 	xor        	a4, a4, s2
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	and        	s4, s8, t3
 	and        	s2, s8, t0
 	th.mula    	s6, a7, a6
-	.word	0x92e82357	# th.vmulhu.vv v6, v14, v16
+	.word	0x92a02657	# th.vmulhu.vv v12, v10, v0
 	xor        	a4, a4, s7
 	xor        	a5, a5, s1
 	lwu        	a7, 148(sp)
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	lwu        	a6, 212(sp)
 	lwu        	s8, 180(sp)
 	xor        	a5, a5, s6
-	.word	0x96e82257	# th.vmul.vv v4, v14, v16
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	lwu        	s6, 244(sp)
 	mul        	s1, s5, a7
 	mul        	s7, s5, a6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	th.mula    	s1, s3, s6
 	th.mula    	s7, s2, s6
 	mul        	s9, s5, s6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t6, t6, s1
 	xor        	a4, a4, s7
 	mul        	s1, s5, s8
-	.word	0x27a2cd57	# th.vand.vx v26, v26, t0
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
 	xor        	t5, t5, s9
-	mul        	s5, s3, a6
+	mul        	s7, s3, a6
 	th.mula    	s1, s4, s6
-	.word	0x2782cc57	# th.vand.vx v24, v24, t0
-	mul        	s6, s4, a6
-	xor        	t5, t5, s5
-	mul        	s5, s4, s8
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
-	xor        	t6, t6, s6
-	lwu        	s10, 1252(sp)
+	.word	0x2662c357	# th.vand.vx v6, v6, t0
+	mul        	s5, s4, a6
+	xor        	t5, t5, s7
+	mul        	s6, s4, s8
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
+	xor        	t6, t6, s5
+	lwu        	s5, 1252(sp)
 	mul        	s7, s4, a7
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
-	xor        	t5, t5, s5
-	mul        	s5, s2, s8
-	mul        	s4, s3, s8
-	.word	0x0fe02257	# th.vredxor.vs v4, v30, v0
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	xor        	t5, t5, s6
+	mul        	s4, s2, s8
+	mul        	s8, s3, s8
+	.word	0x0eee2057	# th.vredxor.vs v0, v14, v28
 	mul        	s9, s3, a7
 	mul        	a7, s2, a7
-	xor        	t6, t6, s5
-	and        	s6, s10, t1
+	xor        	t6, t6, s4
+	and        	s6, s5, t1
 	th.mula    	s9, s2, a6
 	# sums[5] = lane sums (high word << 32 | low word)
-	.word	0x0fc02157	# th.vredxor.vs v2, v28, v0
-	and        	s5, s10, t2
-	and        	s3, s10, t3
-	and        	s2, s10, t0
-	xor        	a4, a4, s4
+	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
+	and        	s4, s5, t2
+	and        	s3, s5, t3
+	and        	s2, s5, t0
+	xor        	a4, a4, s8
 	xor        	t5, t5, a7
-	.word	0x324028d7	# th.vext.x.v a7, v4, zero
+	.word	0x320028d7	# th.vext.x.v a7, v0, zero
 	xor        	a5, a5, s1
 	.word	0x322024d7	# th.vext.x.v s1, v2, zero
 	# piece 6: operand classes a[k] = a & m[k], key classes b[j]
 	addi       	a6, sp, 1344
-	lwu        	s4, 152(sp)
+	lwu        	s5, 152(sp)
 	slli       	a7, a7, 32
 	lwu        	s8, 216(sp)
 	or         	s1, s1, a7
 	sd         	s1, 1480(sp)
-	.word	0x02087107	# th.vle.v v2, (a6)
+	.word	0x02087307	# th.vle.v v6, (a6)
 	addi       	a6, sp, 768
 	lwu        	a7, 184(sp)
 	xor        	a4, a4, s7
-	.word	0x02087807	# th.vle.v v16, (a6)
+	.word	0x02087007	# th.vle.v v0, (a6)
 	addi       	a6, sp, 800
 	xor        	a5, a5, s9
-	mul        	s7, s6, s4
-	.word	0x02087907	# th.vle.v v18, (a6)
+	mul        	s7, s6, s5
+	.word	0x02087207	# th.vle.v v4, (a6)
 	addi       	a6, sp, 832
 	lwu        	s1, 248(sp)
 	mul        	s9, s6, s8
-	.word	0x02087a07	# th.vle.v v20, (a6)
+	.word	0x02087407	# th.vle.v v8, (a6)
 	addi       	a6, sp, 864
-	th.mula    	s7, s5, s1
+	th.mula    	s7, s4, s1
 	th.mula    	s9, s2, s1
-	.word	0x02087b07	# th.vle.v v22, (a6)
+	.word	0x02087907	# th.vle.v v18, (a6)
 	xor        	t6, t6, s7
 	xor        	a4, a4, s9
 	mul        	a6, s6, a7
-	.word	0x26234457	# th.vand.vx v8, v2, t1
+	.word	0x26634b57	# th.vand.vx v22, v6, t1
 	mul        	s6, s6, s1
 	th.mula    	a6, s3, s1
 	mul        	s1, s3, s8
-	.word	0x2623c557	# th.vand.vx v10, v2, t2
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
 	xor        	t5, t5, s6
-	mul        	s6, s5, s4
+	mul        	s6, s4, s5
 	xor        	t6, t6, s1
-	.word	0x92882d57	# th.vmulhu.vv v26, v8, v16
+	.word	0x93602157	# th.vmulhu.vv v2, v22, v0
 	lwu        	s1, 1268(sp)
 	th.mula    	s6, s2, s8
-	mul        	s9, s5, s8
-	.word	0x92ab2357	# th.vmulhu.vv v6, v10, v22
-	mul        	s5, s5, a7
+	mul        	s9, s4, s8
+	.word	0x93492657	# th.vmulhu.vv v12, v20, v18
+	mul        	s7, s4, a7
 	xor        	a5, a5, a6
 	mul        	a6, s2, a7
-	.word	0x262e4657	# th.vand.vx v12, v2, t3
+	.word	0x266e4857	# th.vand.vx v16, v6, t3
 	mul        	s8, s3, a7
-	mul        	s7, s3, s4
+	mul        	s4, s3, s5
 	xor        	t5, t5, s9
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	and        	s3, s1, t1
-	mul        	s4, s2, s4
+	mul        	s9, s2, s5
 	xor        	t6, t6, a6
-	.word	0x92ca2357	# th.vmulhu.vv v6, v12, v20
+	.word	0x93042657	# th.vmulhu.vv v12, v16, v8
 	lwu        	a6, 156(sp)
 	lwu        	a7, 188(sp)
-	xor        	a4, a4, s5
-	.word	0x2622c757	# th.vand.vx v14, v2, t0
+	xor        	a4, a4, s7
+	.word	0x2662c557	# th.vand.vx v10, v6, t0
 	lwu        	s5, 220(sp)
 	xor        	t5, t5, s8
 	and        	s2, s1, t2
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	a5, a5, s6
 	mul        	s8, s3, a6
-	xor        	a4, a4, s7
-	.word	0x92e92357	# th.vmulhu.vv v6, v14, v18
+	xor        	a4, a4, s4
+	.word	0x92a22657	# th.vmulhu.vv v12, v10, v4
 	lwu        	s7, 252(sp)
-	xor        	t5, t5, s4
+	xor        	t5, t5, s9
 	mul        	s9, s3, a7
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96882c57	# th.vmul.vv v24, v8, v16
+	.word	0x97602357	# th.vmul.vv v6, v22, v0
 	th.mula    	s8, s2, s7
 	mul        	s6, s3, s5
 	and        	s4, s1, t3
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	t6, t6, s8
 	and        	s1, s1, t0
 	th.mula    	s9, s4, s7
-	.word	0xb7652c57	# th.vmacc.vv v24, v10, v22
+	.word	0xb72a2357	# th.vmacc.vv v6, v20, v18
 	th.mula    	s6, s1, s7
 	mul        	s7, s3, s7
 	xor        	a5, a5, s9
-	.word	0x96ca2257	# th.vmul.vv v4, v12, v20
+	.word	0x97042d57	# th.vmul.vv v26, v16, v8
 	mul        	s3, s2, a6
 	xor        	a4, a4, s6
 	mul        	s6, s4, s5
-	.word	0x27a34f57	# th.vand.vx v30, v26, t1
+	.word	0x26234757	# th.vand.vx v14, v2, t1
 	th.mula    	s3, s1, s5
 	mul        	s5, s2, s5
 	mul        	s2, s2, a7
-	.word	0x92892d57	# th.vmulhu.vv v26, v8, v18
+	.word	0x93622157	# th.vmulhu.vv v2, v22, v4
 	xor        	t6, t6, s6
 	mul        	s6, s1, a7
 	xor        	t5, t5, s7
-	.word	0x92a82357	# th.vmulhu.vv v6, v10, v16
+	.word	0x93402657	# th.vmulhu.vv v12, v20, v0
 	mul        	s7, s4, a6
 	mul        	a7, s4, a7
 	xor        	t6, t6, s6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	a5, a5, s3
 	xor        	a4, a4, s2
 	xor        	t5, t5, s5
-	.word	0x96e92257	# th.vmul.vv v4, v14, v18
+	.word	0x96a22d57	# th.vmul.vv v26, v10, v4
 	mul        	a6, s1, a6
 	xor        	a4, a4, s7
 	xor        	t5, t5, a7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	# sums[1] = OR of z[k] & m[k]
 	and        	t6, t6, t1
 	and        	a5, a5, t2
 	xor        	t5, t5, a6
-	.word	0x92cb2357	# th.vmulhu.vv v6, v12, v22
+	.word	0x93092657	# th.vmulhu.vv v12, v16, v18
 	or         	t6, t6, a5
 	and        	a4, a4, t3
 	or         	t6, t6, a4
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	and        	t5, t5, t0
 	or         	t6, t6, t5
 	sd         	t6, 1448(sp)
-	.word	0x27834e57	# th.vand.vx v28, v24, t1
+	.word	0x26634c57	# th.vand.vx v24, v6, t1
 	# piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	lwu        	a4, 1160(sp)
 	lwu        	s3, 448(sp)
 	lwu        	s7, 480(sp)
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	and        	a5, a4, t1
 	and        	s1, a4, t2
 	lwu        	a7, 416(sp)
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96892c57	# th.vmul.vv v24, v8, v18
+	.word	0x97622357	# th.vmul.vv v6, v22, v4
 	and        	s6, a4, t3
 	mul        	t5, a5, s7
 	mul        	t6, s1, s3
-	.word	0x96a82257	# th.vmul.vv v4, v10, v16
+	.word	0x97402d57	# th.vmul.vv v26, v20, v0
 	lwu        	s2, 384(sp)
 	and        	s4, a4, t0
 	mul        	a6, s6, a7
-	.word	0x92ea2357	# th.vmulhu.vv v6, v14, v20
+	.word	0x92a42657	# th.vmulhu.vv v12, v10, v8
 	xor        	t5, t5, t6
 	mul        	a4, s4, s2
 	xor        	t5, t5, a6
-	.word	0xb7662c57	# th.vmacc.vv v24, v12, v22
+	.word	0xb7282357	# th.vmacc.vv v6, v16, v18
 	mul        	t6, a5, s2
 	lwu        	s5, 1176(sp)
 	xor        	t5, t5, a4
-	.word	0xb7472257	# th.vmacc.vv v4, v14, v20
+	.word	0xb6852d57	# th.vmacc.vv v26, v10, v8
 	mul        	a4, a5, s3
 	th.mula    	t6, s1, s7
 	and        	a6, s5, t1
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	th.mula    	a4, s4, s7
 	mul        	a5, a5, a7
 	mul        	s9, s6, s3
-	.word	0x27a3cd57	# th.vand.vx v26, v26, t2
+	.word	0x2623c157	# th.vand.vx v2, v2, t2
 	th.mula    	a5, s6, s7
 	mul        	s6, s6, s2
 	mul        	s8, s1, s2
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	mul        	s7, s1, a7
 	mul        	a7, s4, a7
 	xor        	t6, t6, s9
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	and        	s2, s5, t2
 	xor        	t6, t6, a7
 	lwu        	s1, 484(sp)
-	.word	0x2783cc57	# th.vand.vx v24, v24, t2
+	.word	0x2663c357	# th.vand.vx v6, v6, t2
 	xor        	a4, a4, s7
 	lwu        	a7, 452(sp)
 	xor        	a4, a4, s6
-	.word	0x928a2d57	# th.vmulhu.vv v26, v8, v20
+	.word	0x93642157	# th.vmulhu.vv v2, v22, v8
 	lwu        	s7, 420(sp)
 	th.mula    	s8, s4, s3
 	and        	s4, s5, t3
-	.word	0x92a92357	# th.vmulhu.vv v6, v10, v18
+	.word	0x93422657	# th.vmulhu.vv v12, v20, v4
 	lwu        	s6, 388(sp)
 	and        	s3, s5, t0
 	xor        	a5, a5, s8
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	mul        	s8, a6, s1
 	mul        	s9, s2, a7
 	mul        	s5, a6, s6
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x968a2c57	# th.vmul.vv v24, v8, v20
+	.word	0x97642357	# th.vmul.vv v6, v22, v8
 	xor        	t5, t5, s8
 	xor        	t5, t5, s9
 	th.mula    	s5, s2, s1
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	s8, s4, s7
 	xor        	t6, t6, s5
 	mul        	s5, s3, s6
-	.word	0x92c82357	# th.vmulhu.vv v6, v12, v16
+	.word	0x93002657	# th.vmulhu.vv v12, v16, v0
 	xor        	t5, t5, s8
 	mul        	s8, s4, a7
 	xor        	t5, t5, s5
-	.word	0xb7672c57	# th.vmacc.vv v24, v14, v22
+	.word	0xb7252357	# th.vmacc.vv v6, v10, v18
 	xor        	t6, t6, s8
 	lwu        	s8, 1192(sp)
 	mul        	s9, s3, s7
-	.word	0x96a92257	# th.vmul.vv v4, v10, v18
+	.word	0x97422d57	# th.vmul.vv v26, v20, v4
 	mul        	s5, a6, s7
 	xor        	t6, t6, s9
 	mul        	s9, a6, a7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	s10, s2, s7
 	mul        	s7, s2, s6
 	th.mula    	s9, s3, s1
-	.word	0x92eb2357	# th.vmulhu.vv v6, v14, v22
+	.word	0x92a92657	# th.vmulhu.vv v12, v10, v18
 	mul        	s6, s4, s6
 	th.mula    	s5, s4, s1
 	and        	a6, s8, t1
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	a4, a4, s9
 	and        	s4, s8, t2
 	xor        	a4, a4, s10
-	.word	0x96c82257	# th.vmul.vv v4, v12, v16
+	.word	0x97002d57	# th.vmul.vv v26, v16, v0
 	and        	s2, s8, t3
 	and        	s1, s8, t0
 	xor        	a4, a4, s6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	th.mula    	s7, s3, a7
 	xor        	a5, a5, s5
 	lwu        	s6, 456(sp)
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	lwu        	s8, 392(sp)
 	lwu        	s10, 424(sp)
 	xor        	a5, a5, s7
-	.word	0x27ae4d57	# th.vand.vx v26, v26, t3
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
 	lwu        	s5, 488(sp)
 	mul        	s3, s4, s6
 	mul        	a7, a6, s8
-	.word	0x278e4c57	# th.vand.vx v24, v24, t3
+	.word	0x266e4357	# th.vand.vx v6, v6, t3
 	mul        	s7, s2, s6
 	th.mula    	a7, s4, s5
 	mul        	s9, s1, s10
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	xor        	t6, t6, a7
 	xor        	t6, t6, s7
 	xor        	t6, t6, s9
-	.word	0x928b2d57	# th.vmulhu.vv v26, v8, v22
+	.word	0x93692157	# th.vmulhu.vv v2, v22, v18
 	mul        	s7, a6, s10
 	mul        	s9, s4, s8
 	mul        	a7, s4, s10
-	.word	0x92aa2357	# th.vmulhu.vv v6, v10, v20
+	.word	0x93442657	# th.vmulhu.vv v12, v20, v8
 	th.mula    	s7, s2, s5
 	mul        	s4, s2, s10
 	mul        	s2, s2, s8
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	xor        	a5, a5, s7
 	mul        	s7, s1, s8
 	th.mula    	s9, s1, s6
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x968b2c57	# th.vmul.vv v24, v8, v22
+	.word	0x97692357	# th.vmul.vv v6, v22, v18
 	mul        	s6, a6, s6
 	mul        	a6, a6, s5
 	xor        	a5, a5, s9
-	.word	0x96aa2257	# th.vmul.vv v4, v10, v20
+	.word	0x97442d57	# th.vmul.vv v26, v20, v8
 	th.mula    	s6, s1, s5
 	lwu        	s9, 1208(sp)
 	xor        	t5, t5, a6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	lwu        	s5, 492(sp)
 	xor        	t5, t5, s3
 	and        	s8, s9, t1
-	.word	0x92c92357	# th.vmulhu.vv v6, v12, v18
+	.word	0x93022657	# th.vmulhu.vv v12, v16, v4
 	lwu        	s1, 396(sp)
 	xor        	t5, t5, s4
 	lwu        	a6, 460(sp)
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t5, t5, s7
 	and        	s3, s9, t2
 	xor        	a4, a4, s6
-	.word	0x96c92257	# th.vmul.vv v4, v12, v18
+	.word	0x97022d57	# th.vmul.vv v26, v16, v4
 	lwu        	s6, 428(sp)
 	xor        	a4, a4, a7
 	and        	s4, s9, t3
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	and        	a7, s9, t0
 	xor        	a4, a4, s2
 	mul        	s7, s8, s5
-	.word	0x92e82357	# th.vmulhu.vv v6, v14, v16
+	.word	0x92a02657	# th.vmulhu.vv v12, v10, v0
 	mul        	s2, s8, s1
 	xor        	t5, t5, s7
 	mul        	s7, s3, a6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	th.mula    	s2, s3, s5
 	xor        	t5, t5, s7
 	mul        	s9, s8, a6
-	.word	0x96e82257	# th.vmul.vv v4, v14, v16
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	xor        	t6, t6, s2
 	mul        	s7, s8, s6
 	th.mula    	s9, a7, s5
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	th.mula    	s7, s4, s5
 	mul        	s2, s4, s6
 	xor        	a4, a4, s9
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	mul        	s5, a7, s1
 	xor        	t5, t5, s2
 	mul        	s2, s4, a6
-	.word	0x27a2cd57	# th.vand.vx v26, v26, t0
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
 	xor        	t5, t5, s5
 	mul        	s8, a7, s6
 	mul        	s5, s3, s6
-	.word	0x2782cc57	# th.vand.vx v24, v24, t0
+	.word	0x2662c357	# th.vand.vx v6, v6, t0
 	xor        	t6, t6, s2
 	lwu        	s2, 1224(sp)
 	mul        	s6, s4, s1
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	xor        	t6, t6, s8
 	and        	s8, s2, t1
 	mul        	s1, s3, s1
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	and        	s4, s2, t2
 	xor        	a4, a4, s5
 	and        	s5, s2, t3
-	.word	0x0fe02257	# th.vredxor.vs v4, v30, v0
+	.word	0x0eee2057	# th.vredxor.vs v0, v14, v28
 	and        	s2, s2, t0
 	xor        	a4, a4, s6
 	th.mula    	s1, a7, a6
 	xor        	a5, a5, s7
 	lwu        	s7, 400(sp)
 	# sums[6] = lane sums (high word << 32 | low word)
-	.word	0x0fc02157	# th.vredxor.vs v2, v28, v0
+	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
 	lwu        	s3, 464(sp)
 	lwu        	s6, 432(sp)
 	xor        	a5, a5, s1
 	lwu        	s9, 496(sp)
 	mul        	s10, s8, s7
-	.word	0x324028d7	# th.vext.x.v a7, v4, zero
+	.word	0x320028d7	# th.vext.x.v a7, v0, zero
 	mul        	s11, s8, s9
 	.word	0x322024d7	# th.vext.x.v s1, v2, zero
 	# piece 7: operand classes a[k] = a & m[k], key classes b[j]
@@ -2890,632 +2894,632 @@ gcm_ghash_c906:
 	xor        	t5, t5, s11
 	or         	s1, s1, a7
 	sd         	s1, 1488(sp)
-	.word	0x02087107	# th.vle.v v2, (a6)
+	.word	0x02087307	# th.vle.v v6, (a6)
 	addi       	a6, sp, 896
 	xor        	t6, t6, s10
 	mul        	a7, s8, s3
-	.word	0x02087807	# th.vle.v v16, (a6)
+	.word	0x02087007	# th.vle.v v0, (a6)
 	addi       	a6, sp, 928
 	mul        	s1, s8, s6
 	th.mula    	a7, s2, s9
-	.word	0x02087907	# th.vle.v v18, (a6)
+	.word	0x02087207	# th.vle.v v4, (a6)
 	addi       	a6, sp, 960
 	th.mula    	s1, s5, s9
 	mul        	s8, s4, s3
-	.word	0x02087a07	# th.vle.v v20, (a6)
+	.word	0x02087407	# th.vle.v v8, (a6)
 	addi       	a6, sp, 992
 	xor        	a4, a4, a7
 	mul        	a7, s5, s6
-	.word	0x02087b07	# th.vle.v v22, (a6)
+	.word	0x02087907	# th.vle.v v18, (a6)
 	xor        	t5, t5, s8
 	mul        	a6, s5, s3
 	xor        	t5, t5, a7
-	.word	0x26234457	# th.vand.vx v8, v2, t1
+	.word	0x26634b57	# th.vand.vx v22, v6, t1
 	mul        	a7, s2, s7
 	xor        	t6, t6, a6
 	lwu        	a6, 1240(sp)
-	.word	0x2623c557	# th.vand.vx v10, v2, t2
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
 	mul        	s8, s5, s7
 	mul        	s7, s4, s7
 	mul        	s5, s4, s6
-	.word	0x92882d57	# th.vmulhu.vv v26, v8, v16
+	.word	0x93602157	# th.vmulhu.vv v2, v22, v0
 	mul        	s6, s2, s6
 	xor        	t5, t5, a7
 	and        	s4, a6, t1
-	.word	0x92ab2357	# th.vmulhu.vv v6, v10, v22
+	.word	0x93492657	# th.vmulhu.vv v12, v20, v18
 	xor        	t6, t6, s6
 	and        	a7, a6, t2
 	xor        	a4, a4, s5
-	.word	0x262e4657	# th.vand.vx v12, v2, t3
+	.word	0x266e4857	# th.vand.vx v16, v6, t3
 	and        	s5, a6, t3
 	and        	a6, a6, t0
 	th.mula    	s7, s2, s3
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	a4, a4, s8
 	xor        	a5, a5, s1
 	lwu        	s2, 404(sp)
-	.word	0x92ca2357	# th.vmulhu.vv v6, v12, v20
+	.word	0x93042657	# th.vmulhu.vv v12, v16, v8
 	lwu        	s1, 468(sp)
 	lwu        	s3, 436(sp)
 	xor        	a5, a5, s7
-	.word	0x2622c757	# th.vand.vx v14, v2, t0
+	.word	0x2662c557	# th.vand.vx v10, v6, t0
 	lwu        	s6, 500(sp)
 	mul        	s8, s4, s2
 	mul        	s9, s4, s1
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	th.mula    	s8, a7, s6
 	th.mula    	s9, a6, s6
 	mul        	s7, s4, s6
-	.word	0x92e92357	# th.vmulhu.vv v6, v14, v18
+	.word	0x92a22657	# th.vmulhu.vv v12, v10, v4
 	xor        	t6, t6, s8
 	xor        	a4, a4, s9
 	mul        	s4, s4, s3
 	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96882c57	# th.vmul.vv v24, v8, v16
+	.word	0x97602357	# th.vmul.vv v6, v22, v0
 	xor        	t5, t5, s7
 	mul        	s7, a7, s1
 	th.mula    	s4, s5, s6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	s6, s5, s1
 	xor        	t5, t5, s7
 	mul        	s7, s5, s3
-	.word	0xb7652c57	# th.vmacc.vv v24, v10, v22
+	.word	0xb72a2357	# th.vmacc.vv v6, v20, v18
 	xor        	t6, t6, s6
 	lwu        	s8, 1256(sp)
 	mul        	s6, s5, s2
-	.word	0x96ca2257	# th.vmul.vv v4, v12, v20
+	.word	0x97042d57	# th.vmul.vv v26, v16, v8
 	xor        	t5, t5, s7
 	mul        	s7, a6, s3
 	mul        	s5, a7, s3
-	.word	0x27a34f57	# th.vand.vx v30, v26, t1
+	.word	0x26234757	# th.vand.vx v14, v2, t1
 	mul        	s9, a7, s2
 	mul        	s2, a6, s2
 	xor        	t6, t6, s7
-	.word	0x92892d57	# th.vmulhu.vv v26, v8, v18
+	.word	0x93622157	# th.vmulhu.vv v2, v22, v4
 	and        	s7, s8, t1
 	th.mula    	s9, a6, s1
 	and        	s3, s8, t2
-	.word	0x92a82357	# th.vmulhu.vv v6, v10, v16
+	.word	0x93402657	# th.vmulhu.vv v12, v20, v0
 	and        	a7, s8, t3
 	and        	a6, s8, t0
 	xor        	a4, a4, s5
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t5, t5, s2
 	xor        	a5, a5, s4
 	lwu        	s2, 408(sp)
-	.word	0x96e92257	# th.vmul.vv v4, v14, v18
+	.word	0x96a22d57	# th.vmul.vv v26, v10, v4
 	lwu        	s8, 472(sp)
 	lwu        	s5, 440(sp)
 	xor        	a4, a4, s6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	a5, a5, s9
 	mul        	s9, s7, s2
 	lwu        	s1, 504(sp)
-	.word	0x92cb2357	# th.vmulhu.vv v6, v12, v22
+	.word	0x93092657	# th.vmulhu.vv v12, v16, v18
 	th.mula    	s9, s3, s1
 	mul        	s4, s7, s8
 	mul        	s6, s7, s5
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t6, t6, s9
 	th.mula    	s4, a6, s1
 	mul        	s7, s7, s1
-	.word	0x27834e57	# th.vand.vx v28, v24, t1
+	.word	0x26634c57	# th.vand.vx v24, v6, t1
 	xor        	a4, a4, s4
 	th.mula    	s6, a7, s1
 	mul        	s1, a7, s8
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	t5, t5, s7
 	mul        	s4, s3, s2
 	xor        	t6, t6, s1
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96892c57	# th.vmul.vv v24, v8, v18
+	.word	0x97622357	# th.vmul.vv v6, v22, v4
 	lwu        	s1, 1272(sp)
 	th.mula    	s4, a6, s8
 	mul        	s9, s3, s8
-	.word	0x96a82257	# th.vmul.vv v4, v10, v16
+	.word	0x97402d57	# th.vmul.vv v26, v20, v0
 	mul        	s7, s3, s5
 	xor        	a5, a5, s6
 	mul        	s10, a6, s5
-	.word	0x92ea2357	# th.vmulhu.vv v6, v14, v20
+	.word	0x92a42657	# th.vmulhu.vv v12, v10, v8
 	mul        	s8, a7, s5
 	mul        	s6, a7, s2
 	xor        	t5, t5, s9
-	.word	0xb7662c57	# th.vmacc.vv v24, v12, v22
+	.word	0xb7282357	# th.vmacc.vv v6, v16, v18
 	and        	s3, s1, t1
 	mul        	s9, a6, s2
 	xor        	t6, t6, s10
-	.word	0xb7472257	# th.vmacc.vv v4, v14, v20
+	.word	0xb6852d57	# th.vmacc.vv v26, v10, v8
 	lwu        	a6, 412(sp)
 	lwu        	a7, 444(sp)
 	xor        	a4, a4, s7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	lwu        	s5, 476(sp)
 	xor        	t5, t5, s8
 	and        	s2, s1, t2
-	.word	0x27a3cd57	# th.vand.vx v26, v26, t2
+	.word	0x2623c157	# th.vand.vx v2, v2, t2
 	xor        	a5, a5, s4
 	mul        	s7, s3, a6
 	xor        	a4, a4, s6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	lwu        	s8, 508(sp)
 	xor        	t5, t5, s9
 	mul        	s9, s3, a7
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	th.mula    	s7, s2, s8
 	mul        	s6, s3, s5
 	and        	s4, s1, t3
-	.word	0x2783cc57	# th.vand.vx v24, v24, t2
+	.word	0x2663c357	# th.vand.vx v6, v6, t2
 	xor        	t6, t6, s7
 	and        	s1, s1, t0
 	th.mula    	s9, s4, s8
-	.word	0x928a2d57	# th.vmulhu.vv v26, v8, v20
+	.word	0x93642157	# th.vmulhu.vv v2, v22, v8
 	th.mula    	s6, s1, s8
 	mul        	s7, s3, s8
 	xor        	a5, a5, s9
-	.word	0x92a92357	# th.vmulhu.vv v6, v10, v18
+	.word	0x93422657	# th.vmulhu.vv v12, v20, v4
 	mul        	s3, s2, a6
 	xor        	a4, a4, s6
 	mul        	s6, s4, s5
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	th.mula    	s3, s1, s5
 	mul        	s5, s2, s5
 	mul        	s2, s2, a7
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x968a2c57	# th.vmul.vv v24, v8, v20
+	.word	0x97642357	# th.vmul.vv v6, v22, v8
 	xor        	t6, t6, s6
 	mul        	s6, s1, a7
 	xor        	t5, t5, s7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	s7, s4, a6
 	mul        	a7, s4, a7
 	xor        	t6, t6, s6
-	.word	0x92c82357	# th.vmulhu.vv v6, v12, v16
+	.word	0x93002657	# th.vmulhu.vv v12, v16, v0
 	xor        	a5, a5, s3
 	xor        	a4, a4, s2
 	xor        	t5, t5, s5
-	.word	0xb7672c57	# th.vmacc.vv v24, v14, v22
+	.word	0xb7252357	# th.vmacc.vv v6, v10, v18
 	mul        	a6, s1, a6
 	xor        	a4, a4, s7
 	xor        	t5, t5, a7
-	.word	0x96a92257	# th.vmul.vv v4, v10, v18
+	.word	0x97422d57	# th.vmul.vv v26, v20, v4
 	# sums[3] = OR of z[k] & m[k]
 	and        	t6, t6, t1
 	and        	a5, a5, t2
 	xor        	t5, t5, a6
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	or         	t6, t6, a5
 	and        	a4, a4, t3
 	or         	t6, t6, a4
-	.word	0x92eb2357	# th.vmulhu.vv v6, v14, v22
+	.word	0x92a92657	# th.vmulhu.vv v12, v10, v18
 	and        	t5, t5, t0
 	or         	t6, t6, t5
 	sd         	t6, 1464(sp)
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	# piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	lwu        	a4, 1164(sp)
 	lwu        	s3, 576(sp)
 	lwu        	s7, 608(sp)
-	.word	0x96c82257	# th.vmul.vv v4, v12, v16
+	.word	0x97002d57	# th.vmul.vv v26, v16, v0
 	and        	a5, a4, t1
 	and        	s1, a4, t2
 	lwu        	a7, 544(sp)
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	and        	s2, a4, t3
 	mul        	t5, a5, s7
 	mul        	t6, s1, s3
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	lwu        	s6, 512(sp)
 	and        	s4, a4, t0
 	mul        	a6, s2, a7
-	.word	0x27ae4d57	# th.vand.vx v26, v26, t3
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
 	xor        	t5, t5, t6
 	mul        	a4, s4, s6
 	xor        	t5, t5, a6
-	.word	0x278e4c57	# th.vand.vx v24, v24, t3
+	.word	0x266e4357	# th.vand.vx v6, v6, t3
 	mul        	t6, a5, s6
 	lwu        	s5, 1180(sp)
 	xor        	t5, t5, a4
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	mul        	a4, a5, s3
 	th.mula    	t6, s1, s7
 	and        	a6, s5, t1
-	.word	0x928b2d57	# th.vmulhu.vv v26, v8, v22
+	.word	0x93692157	# th.vmulhu.vv v2, v22, v18
 	th.mula    	a4, s4, s7
 	mul        	a5, a5, a7
 	mul        	s8, s2, s3
-	.word	0x92aa2357	# th.vmulhu.vv v6, v10, v20
+	.word	0x93442657	# th.vmulhu.vv v12, v20, v8
 	th.mula    	a5, s2, s7
 	mul        	s7, s2, s6
 	mul        	s6, s1, s6
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	mul        	s9, s1, a7
 	mul        	a7, s4, a7
 	xor        	t6, t6, s8
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x968b2c57	# th.vmul.vv v24, v8, v22
+	.word	0x97692357	# th.vmul.vv v6, v22, v18
 	and        	s2, s5, t2
 	xor        	t6, t6, a7
 	lwu        	s1, 612(sp)
-	.word	0x96aa2257	# th.vmul.vv v4, v10, v20
+	.word	0x97442d57	# th.vmul.vv v26, v20, v8
 	xor        	a4, a4, s9
 	lwu        	a7, 580(sp)
 	xor        	a4, a4, s7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	lwu        	s8, 548(sp)
 	th.mula    	s6, s4, s3
 	and        	s3, s5, t3
-	.word	0x92c92357	# th.vmulhu.vv v6, v12, v18
+	.word	0x93022657	# th.vmulhu.vv v12, v16, v4
 	lwu        	s7, 516(sp)
 	and        	s4, s5, t0
 	xor        	a5, a5, s6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	mul        	s6, a6, s1
 	mul        	s9, s2, a7
 	mul        	s5, a6, s7
-	.word	0x96c92257	# th.vmul.vv v4, v12, v18
+	.word	0x97022d57	# th.vmul.vv v26, v16, v4
 	xor        	t5, t5, s6
 	xor        	t5, t5, s9
 	th.mula    	s5, s2, s1
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	s6, s3, s8
 	xor        	t6, t6, s5
 	mul        	s5, s4, s7
-	.word	0x92e82357	# th.vmulhu.vv v6, v14, v16
+	.word	0x92a02657	# th.vmulhu.vv v12, v10, v0
 	xor        	t5, t5, s6
 	mul        	s6, s3, a7
 	xor        	t5, t5, s5
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t6, t6, s6
-	lwu        	s5, 1196(sp)
-	mul        	s6, s4, s8
-	.word	0x96e82257	# th.vmul.vv v4, v14, v16
-	mul        	s9, a6, s8
-	xor        	t6, t6, s6
-	mul        	s6, a6, a7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	lwu        	s9, 1196(sp)
+	mul        	s5, s4, s8
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
+	mul        	s10, a6, s8
+	xor        	t6, t6, s5
+	mul        	s5, a6, a7
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	mul        	s8, s2, s8
 	mul        	a6, s2, s7
-	th.mula    	s6, s4, s1
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
-	mul        	s10, s3, s7
-	th.mula    	s9, s3, s1
-	and        	s2, s5, t1
-	.word	0x27a2cd57	# th.vand.vx v26, v26, t0
-	xor        	a4, a4, s6
-	and        	s7, s5, t2
+	th.mula    	s5, s4, s1
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	s7, s3, s7
+	th.mula    	s10, s3, s1
+	and        	s2, s9, t1
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
+	xor        	a4, a4, s5
+	and        	s6, s9, t2
 	xor        	a4, a4, s8
-	.word	0x2782cc57	# th.vand.vx v24, v24, t0
-	and        	s6, s5, t3
-	and        	s3, s5, t0
-	xor        	a4, a4, s10
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2662c357	# th.vand.vx v6, v6, t0
+	and        	s5, s9, t3
+	and        	s3, s9, t0
+	xor        	a4, a4, s7
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	th.mula    	a6, s4, a7
-	xor        	a5, a5, s9
-	lwu        	s8, 584(sp)
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
-	lwu        	s10, 520(sp)
-	lwu        	s4, 552(sp)
+	xor        	a5, a5, s10
+	lwu        	s7, 584(sp)
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	lwu        	s9, 520(sp)
+	lwu        	s10, 552(sp)
 	xor        	a5, a5, a6
-	.word	0x0fe02257	# th.vredxor.vs v4, v30, v0
-	lwu        	s9, 616(sp)
-	mul        	s5, s7, s8
-	mul        	a7, s2, s10
-	mul        	s1, s6, s8
-	mul        	a6, s3, s4
+	.word	0x0eee2057	# th.vredxor.vs v0, v14, v28
+	lwu        	s8, 616(sp)
+	mul        	s4, s6, s7
+	mul        	a7, s2, s9
+	mul        	s1, s5, s7
+	mul        	a6, s3, s10
 	# sums[7] = lane sums (high word << 32 | low word)
-	.word	0x0fc02157	# th.vredxor.vs v2, v28, v0
-	th.mula    	a7, s7, s9
-	mul        	s11, s2, s4
+	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
+	th.mula    	a7, s6, s8
+	mul        	s0, s2, s10
 	xor        	t6, t6, a7
 	xor        	t6, t6, s1
-	.word	0x324028d7	# th.vext.x.v a7, v4, zero
+	.word	0x320028d7	# th.vext.x.v a7, v0, zero
 	xor        	t6, t6, a6
 	.word	0x322024d7	# th.vext.x.v s1, v2, zero
 	# piece 8: operand classes a[k] = a & m[k], key classes b[j]
 	addi       	a6, sp, 1408
-	th.mula    	s11, s6, s9
+	th.mula    	s0, s5, s8
 	slli       	a7, a7, 32
-	mul        	s0, s7, s10
+	mul        	s11, s6, s9
 	or         	s1, s1, a7
 	sd         	s1, 1496(sp)
-	.word	0x02087107	# th.vle.v v2, (a6)
+	.word	0x02087307	# th.vle.v v6, (a6)
 	addi       	a6, sp, 1024
-	xor        	a5, a5, s11
-	mul        	s1, s7, s4
-	.word	0x02087807	# th.vle.v v16, (a6)
-	addi       	a6, sp, 1056
-	mul        	s11, s6, s4
-	mul        	s4, s6, s10
-	.word	0x02087907	# th.vle.v v18, (a6)
-	addi       	a6, sp, 1088
-	mul        	s10, s3, s10
-	th.mula    	s0, s3, s8
-	.word	0x02087a07	# th.vle.v v20, (a6)
-	addi       	a6, sp, 1120
-	mul        	s8, s2, s8
-	mul        	a7, s2, s9
-	.word	0x02087b07	# th.vle.v v22, (a6)
 	xor        	a5, a5, s0
-	th.mula    	s8, s3, s9
-	lwu        	s9, 1212(sp)
-	.word	0x26234457	# th.vand.vx v8, v2, t1
+	mul        	s1, s6, s10
+	.word	0x02087007	# th.vle.v v0, (a6)
+	addi       	a6, sp, 1056
+	mul        	s10, s5, s10
+	mul        	s5, s5, s9
+	.word	0x02087207	# th.vle.v v4, (a6)
+	addi       	a6, sp, 1088
+	mul        	s9, s3, s9
+	th.mula    	s11, s3, s7
+	.word	0x02087407	# th.vle.v v8, (a6)
+	addi       	a6, sp, 1120
+	mul        	s6, s2, s7
+	mul        	a7, s2, s8
+	.word	0x02087907	# th.vle.v v18, (a6)
+	xor        	a5, a5, s11
+	th.mula    	s6, s3, s8
+	lwu        	s8, 1212(sp)
+	.word	0x26634b57	# th.vand.vx v22, v6, t1
 	xor        	t5, t5, a7
-	lwu        	s6, 620(sp)
-	xor        	t5, t5, s5
-	.word	0x2623c557	# th.vand.vx v10, v2, t2
-	and        	s7, s9, t1
+	lwu        	s7, 620(sp)
+	xor        	t5, t5, s4
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
+	and        	s4, s8, t1
 	lwu        	a7, 524(sp)
-	xor        	t5, t5, s11
-	.word	0x92882d57	# th.vmulhu.vv v26, v8, v16
-	lwu        	a6, 588(sp)
 	xor        	t5, t5, s10
-	and        	s2, s9, t2
-	.word	0x92ab2357	# th.vmulhu.vv v6, v10, v22
-	xor        	a4, a4, s8
-	lwu        	s5, 556(sp)
-	xor        	a4, a4, s1
-	.word	0x262e4657	# th.vand.vx v12, v2, t3
-	and        	s3, s9, t3
-	and        	s1, s9, t0
-	xor        	a4, a4, s4
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	mul        	s8, s7, s6
-	mul        	s4, s7, a7
-	mul        	s9, s2, a6
-	.word	0x92ca2357	# th.vmulhu.vv v6, v12, v20
-	xor        	t5, t5, s8
-	th.mula    	s4, s2, s6
+	.word	0x93602157	# th.vmulhu.vv v2, v22, v0
+	lwu        	a6, 588(sp)
 	xor        	t5, t5, s9
-	.word	0x2622c757	# th.vand.vx v14, v2, t0
-	xor        	t6, t6, s4
-	mul        	s8, s7, a6
-	mul        	s4, s7, s5
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	th.mula    	s8, s1, s6
-	th.mula    	s4, s3, s6
-	mul        	s6, s3, s5
-	.word	0x92e92357	# th.vmulhu.vv v6, v14, v18
-	xor        	a4, a4, s8
-	mul        	s7, s1, a7
-	xor        	t5, t5, s6
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x96882c57	# th.vmul.vv v24, v8, v16
-	mul        	s6, s3, a6
+	and        	s2, s8, t2
+	.word	0x93492657	# th.vmulhu.vv v12, v20, v18
+	xor        	a4, a4, s6
+	lwu        	s6, 556(sp)
+	xor        	a4, a4, s1
+	.word	0x266e4857	# th.vand.vx v16, v6, t3
+	and        	s3, s8, t3
+	and        	s1, s8, t0
+	xor        	a4, a4, s5
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	mul        	s8, s4, s7
+	mul        	s5, s4, a7
+	mul        	s9, s2, a6
+	.word	0x93042657	# th.vmulhu.vv v12, v16, v8
+	xor        	t5, t5, s8
+	th.mula    	s5, s2, s7
+	xor        	t5, t5, s9
+	.word	0x2662c557	# th.vand.vx v10, v6, t0
+	xor        	t6, t6, s5
+	mul        	s5, s4, a6
+	mul        	s4, s4, s6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	th.mula    	s5, s1, s7
+	th.mula    	s4, s3, s7
+	mul        	s7, s3, s6
+	.word	0x92a22657	# th.vmulhu.vv v12, v10, v4
+	xor        	a4, a4, s5
+	mul        	s5, s1, a7
 	xor        	t5, t5, s7
-	mul        	s7, s1, s5
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
-	mul        	s9, s2, s5
-	xor        	t6, t6, s6
-	lwu        	s8, 1228(sp)
-	.word	0xb7652c57	# th.vmacc.vv v24, v10, v22
-	mul        	s6, s3, a7
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97602357	# th.vmul.vv v6, v22, v0
+	mul        	s7, s3, a6
+	xor        	t5, t5, s5
+	mul        	s5, s1, s6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
+	mul        	s9, s2, s6
 	xor        	t6, t6, s7
+	lwu        	s8, 1228(sp)
+	.word	0xb72a2357	# th.vmacc.vv v6, v20, v18
+	mul        	s6, s3, a7
+	xor        	t6, t6, s5
 	and        	s5, s8, t1
-	.word	0x96ca2257	# th.vmul.vv v4, v12, v20
+	.word	0x97042d57	# th.vmul.vv v26, v16, v8
 	mul        	s7, s2, a7
 	and        	s2, s8, t2
 	xor        	a4, a4, s9
-	.word	0x27a34f57	# th.vand.vx v30, v26, t1
+	.word	0x26234757	# th.vand.vx v14, v2, t1
 	and        	s3, s8, t3
 	and        	a7, s8, t0
 	xor        	a4, a4, s6
-	.word	0x92892d57	# th.vmulhu.vv v26, v8, v18
+	.word	0x93622157	# th.vmulhu.vv v2, v22, v4
 	th.mula    	s7, s1, a6
 	xor        	a5, a5, s4
 	lwu        	s6, 528(sp)
-	.word	0x92a82357	# th.vmulhu.vv v6, v10, v16
+	.word	0x93402657	# th.vmulhu.vv v12, v20, v0
 	lwu        	s1, 592(sp)
 	lwu        	a6, 560(sp)
 	xor        	a5, a5, s7
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	lwu        	s7, 624(sp)
 	mul        	s4, s5, s6
 	mul        	s8, s5, s7
-	.word	0x96e92257	# th.vmul.vv v4, v14, v18
+	.word	0x96a22d57	# th.vmul.vv v26, v10, v4
 	th.mula    	s4, s2, s7
 	xor        	t5, t5, s8
 	mul        	s8, s5, s1
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	t6, t6, s4
 	mul        	s4, s5, a6
 	th.mula    	s8, a7, s7
-	.word	0x92cb2357	# th.vmulhu.vv v6, v12, v22
+	.word	0x93092657	# th.vmulhu.vv v12, v16, v18
 	th.mula    	s4, s3, s7
 	mul        	s5, s2, s1
 	xor        	a4, a4, s8
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	mul        	s8, s3, a6
 	xor        	t5, t5, s5
 	mul        	s7, s3, s1
-	.word	0x27834e57	# th.vand.vx v28, v24, t1
+	.word	0x26634c57	# th.vand.vx v24, v6, t1
 	xor        	t5, t5, s8
 	mul        	s5, a7, s6
 	xor        	t6, t6, s7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	lwu        	s9, 1244(sp)
 	mul        	s8, s3, s6
 	mul        	s7, s2, s6
 	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96892c57	# th.vmul.vv v24, v8, v18
+	.word	0x97622357	# th.vmul.vv v6, v22, v4
 	mul        	s3, s2, a6
 	mul        	a6, a7, a6
 	xor        	t5, t5, s5
-	.word	0x96a82257	# th.vmul.vv v4, v10, v16
+	.word	0x97402d57	# th.vmul.vv v26, v20, v0
 	and        	s5, s9, t1
 	xor        	t6, t6, a6
 	and        	s2, s9, t2
-	.word	0x92ea2357	# th.vmulhu.vv v6, v14, v20
+	.word	0x92a42657	# th.vmulhu.vv v12, v10, v8
 	xor        	a4, a4, s3
 	and        	s3, s9, t3
 	and        	a6, s9, t0
-	.word	0xb7662c57	# th.vmacc.vv v24, v12, v22
+	.word	0xb7282357	# th.vmacc.vv v6, v16, v18
 	th.mula    	s7, a7, s1
 	xor        	a4, a4, s8
 	xor        	a5, a5, s4
-	.word	0xb7472257	# th.vmacc.vv v4, v14, v20
+	.word	0xb6852d57	# th.vmacc.vv v26, v10, v8
 	lwu        	s4, 532(sp)
 	lwu        	a7, 596(sp)
 	lwu        	s6, 564(sp)
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	a5, a5, s7
 	lwu        	s7, 628(sp)
 	mul        	s1, s5, s4
-	.word	0x27a3cd57	# th.vand.vx v26, v26, t2
+	.word	0x2623c157	# th.vand.vx v2, v2, t2
 	mul        	s8, s5, a7
 	th.mula    	s1, s2, s7
 	mul        	s9, s5, s7
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t6, t6, s1
 	th.mula    	s8, a6, s7
 	mul        	s1, s5, s6
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	xor        	a4, a4, s8
 	xor        	t5, t5, s9
 	mul        	s8, s2, a7
-	.word	0x2783cc57	# th.vand.vx v24, v24, t2
+	.word	0x2663c357	# th.vand.vx v6, v6, t2
 	th.mula    	s1, s3, s7
 	mul        	s5, s3, a7
 	xor        	t5, t5, s8
-	.word	0x928a2d57	# th.vmulhu.vv v26, v8, v20
+	.word	0x93642157	# th.vmulhu.vv v2, v22, v8
 	mul        	s7, s3, s6
 	xor        	t6, t6, s5
 	lwu        	s8, 1260(sp)
-	.word	0x92a92357	# th.vmulhu.vv v6, v10, v18
+	.word	0x93422657	# th.vmulhu.vv v12, v20, v4
 	mul        	s5, s3, s4
 	xor        	t5, t5, s7
 	mul        	s3, a6, s6
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	mul        	s6, s2, s6
 	mul        	s7, s2, s4
 	mul        	s2, a6, s4
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x968a2c57	# th.vmul.vv v24, v8, v20
+	.word	0x97642357	# th.vmul.vv v6, v22, v8
 	xor        	t6, t6, s3
 	and        	s4, s8, t1
 	th.mula    	s7, a6, a7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	and        	s3, s8, t2
 	and        	a7, s8, t3
 	and        	a6, s8, t0
-	.word	0x92c82357	# th.vmulhu.vv v6, v12, v16
+	.word	0x93002657	# th.vmulhu.vv v12, v16, v0
 	xor        	a4, a4, s6
 	xor        	t5, t5, s2
 	xor        	a5, a5, s1
-	.word	0xb7672c57	# th.vmacc.vv v24, v14, v22
+	.word	0xb7252357	# th.vmacc.vv v6, v10, v18
 	lwu        	s2, 536(sp)
 	lwu        	s8, 600(sp)
 	lwu        	s6, 568(sp)
-	.word	0x96a92257	# th.vmul.vv v4, v10, v18
+	.word	0x97422d57	# th.vmul.vv v26, v20, v4
 	xor        	a4, a4, s5
 	xor        	a5, a5, s7
 	mul        	s5, s4, s2
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	lwu        	s1, 632(sp)
 	mul        	s7, s4, s8
 	th.mula    	s5, s3, s1
-	.word	0x92eb2357	# th.vmulhu.vv v6, v14, v22
+	.word	0x92a92657	# th.vmulhu.vv v12, v10, v18
 	th.mula    	s7, a6, s1
 	xor        	t6, t6, s5
 	mul        	s5, s4, s6
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	a4, a4, s7
 	mul        	s4, s4, s1
 	th.mula    	s5, a7, s1
-	.word	0x96c82257	# th.vmul.vv v4, v12, v16
+	.word	0x97002d57	# th.vmul.vv v26, v16, v0
 	mul        	s1, a7, s8
 	xor        	t5, t5, s4
 	mul        	s4, s3, s2
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	t6, t6, s1
 	lwu        	s1, 1276(sp)
 	th.mula    	s4, a6, s8
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	mul        	s9, s3, s8
 	mul        	s7, s3, s6
 	xor        	a5, a5, s5
-	.word	0x27ae4d57	# th.vand.vx v26, v26, t3
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
 	mul        	s5, a6, s6
 	mul        	s8, a7, s6
 	mul        	s6, a7, s2
-	.word	0x278e4c57	# th.vand.vx v24, v24, t3
+	.word	0x266e4357	# th.vand.vx v6, v6, t3
 	xor        	t5, t5, s9
 	and        	s3, s1, t1
 	mul        	s9, a6, s2
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
 	xor        	t6, t6, s5
 	lwu        	a6, 540(sp)
 	lwu        	a7, 572(sp)
-	.word	0x928b2d57	# th.vmulhu.vv v26, v8, v22
+	.word	0x93692157	# th.vmulhu.vv v2, v22, v18
 	xor        	a4, a4, s7
 	lwu        	s5, 604(sp)
 	xor        	t5, t5, s8
-	.word	0x92aa2357	# th.vmulhu.vv v6, v10, v20
+	.word	0x93442657	# th.vmulhu.vv v12, v20, v8
 	and        	s2, s1, t2
 	xor        	a5, a5, s4
 	mul        	s4, s3, a6
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	xor        	a4, a4, s6
 	lwu        	s6, 636(sp)
 	xor        	t5, t5, s9
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x968b2c57	# th.vmul.vv v24, v8, v22
+	.word	0x97692357	# th.vmul.vv v6, v22, v18
 	mul        	s8, s3, a7
 	th.mula    	s4, s2, s6
 	mul        	s7, s3, s5
-	.word	0x96aa2257	# th.vmul.vv v4, v10, v20
+	.word	0x97442d57	# th.vmul.vv v26, v20, v8
 	xor        	t6, t6, s4
 	and        	s4, s1, t3
 	and        	s1, s1, t0
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	th.mula    	s8, s4, s6
 	th.mula    	s7, s1, s6
 	mul        	s6, s3, s6
-	.word	0x92c92357	# th.vmulhu.vv v6, v12, v18
+	.word	0x93022657	# th.vmulhu.vv v12, v16, v4
 	xor        	a5, a5, s8
 	mul        	s3, s2, a6
 	xor        	a4, a4, s7
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	mul        	s7, s4, s5
 	th.mula    	s3, s1, s5
 	mul        	s5, s2, s5
-	.word	0x96c92257	# th.vmul.vv v4, v12, v18
+	.word	0x97022d57	# th.vmul.vv v26, v16, v4
 	mul        	s2, s2, a7
 	xor        	t6, t6, s7
 	mul        	s7, s1, a7
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	t5, t5, s6
 	mul        	s6, s4, a6
 	mul        	a7, s4, a7
-	.word	0x92e82357	# th.vmulhu.vv v6, v14, v16
+	.word	0x92a02657	# th.vmulhu.vv v12, v10, v0
 	xor        	t6, t6, s7
 	xor        	a5, a5, s3
 	xor        	a4, a4, s2
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	xor        	t5, t5, s5
 	mul        	a6, s1, a6
 	xor        	a4, a4, s6
-	.word	0x96e82257	# th.vmul.vv v4, v14, v16
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
 	xor        	t5, t5, a7
 	# sums[4] = OR of z[k] & m[k]
 	and        	t6, t6, t1
 	and        	a5, a5, t2
-	.word	0x2fa30d57	# th.vxor.vv v26, v26, v6
+	.word	0x2e260157	# th.vxor.vv v2, v2, v12
 	xor        	t5, t5, a6
 	or         	t6, t6, a5
 	and        	a4, a4, t3
-	.word	0x2f820c57	# th.vxor.vv v24, v24, v4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	or         	t6, t6, a4
 	and        	t5, t5, t0
 	or         	t6, t6, t5
-	.word	0x27a2cd57	# th.vand.vx v26, v26, t0
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
 	sd         	t6, 1472(sp)
-	.word	0x2782cc57	# th.vand.vx v24, v24, t0
-	.word	0x2bed0f57	# th.vor.vv v30, v30, v26
-	.word	0x2bcc0e57	# th.vor.vv v28, v28, v24
-	.word	0x0fe02257	# th.vredxor.vs v4, v30, v0
+	.word	0x2662c357	# th.vand.vx v6, v6, t0
+	.word	0x2ae10757	# th.vor.vv v14, v14, v2
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	.word	0x0eee2057	# th.vredxor.vs v0, v14, v28
 	# sums[8] = lane sums (high word << 32 | low word)
-	.word	0x0fc02157	# th.vredxor.vs v2, v28, v0
-	.word	0x324028d7	# th.vext.x.v a7, v4, zero
+	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
+	.word	0x320028d7	# th.vext.x.v a7, v0, zero
 	.word	0x322024d7	# th.vext.x.v s1, v2, zero
 	slli       	a7, a7, 32
 	or         	s1, s1, a7
@@ -3523,85 +3527,85 @@ gcm_ghash_c906:
 	# the group's sum, reduced, alongside the next group's byte reversal
 	# blocks[l] = reverse(block l at src) (e8)
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	.word	0x020ef407	# th.vle.v v8, (t4)
+	.word	0x020ef007	# th.vle.v v0, (t4)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
 	# the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
-	ld         	t5, 1440(sp)
-	ld         	a4, 1456(sp)
-	ld         	a7, 1488(sp)
-	ld         	s4, 1504(sp)
+	ld         	t4, 1440(sp)
+	ld         	a7, 1456(sp)
+	ld         	s2, 1488(sp)
+	ld         	s5, 1504(sp)
 	ld         	s1, 1448(sp)
-	ld         	s3, 1464(sp)
-	ld         	t6, 1480(sp)
-	ld         	a6, 1496(sp)
+	ld         	s4, 1464(sp)
+	ld         	a4, 1480(sp)
+	ld         	a5, 1496(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a7, a7, t4
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s5, s5, s2
+	ld         	t5, 1472(sp)
+	xor        	a7, a7, s1
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a4, a4, s4
+	xor        	s5, s5, a5
+	slli       	s3, a7, 32
 	xor        	a4, a4, t5
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s4, s4, a7
-	ld         	t4, 1472(sp)
-	xor        	a4, a4, s1
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	t6, t6, s3
-	xor        	s4, s4, a6
-	.word	0x329088d7	# th.vrgather.vv v17, v9, v1
-	slli       	s5, a4, 32
-	xor        	t6, t6, t4
-	slli       	s2, s4, 32
-	.word	0x32808857	# th.vrgather.vv v16, v8, v1
-	xor        	t5, t5, s5
-	slli       	a5, t6, 32
-	xor        	a7, a7, s2
-	.word	0x32a08957	# th.vrgather.vv v18, v10, v1
-	srli       	s5, a4, 32
-	srli       	s2, s4, 32
-	xor        	a4, s3, a5
-	.word	0x32b089d7	# th.vrgather.vv v19, v11, v1
+	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
+	slli       	a6, s5, 32
+	xor        	t4, t4, s3
+	slli       	t6, a4, 32
+	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
+	xor        	s2, s2, a6
+	srli       	s3, a7, 32
+	srli       	a6, s5, 32
+	.word	0x322e8557	# th.vrgather.vv v10, v2, v29
+	xor        	a7, s4, t6
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	a7, a7, t5
-	xor        	s1, s1, s5
-	xor        	s2, a6, s2
-	.word	0x32c08a57	# th.vrgather.vv v20, v12, v1
-	xor        	a7, a7, a4
-	srli       	a5, t6, 32
-	xor        	s2, s2, s1
-	.word	0x32d08ad7	# th.vrgather.vv v21, v13, v1
-	addi       	a6, sp, 1152
-	xor        	s1, s1, a7
-	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	t6, t5, 63
-	.word	0x32e08b57	# th.vrgather.vv v22, v14, v1
-	xor        	t4, t4, a5
-	slli       	a5, t5, 62
-	xor        	s1, s1, t6
-	.word	0x32f08bd7	# th.vrgather.vv v23, v15, v1
-	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
 	xor        	s2, s2, t4
-	xor        	s1, s1, a5
-	.word	0x02087827	# th.vse.v v16, (a6)
-	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
-	slli       	t6, t5, 57
-	xor        	a4, a4, s2
+	xor        	s1, s1, s3
+	.word	0x323e85d7	# th.vrgather.vv v11, v3, v29
+	xor        	a5, a5, a6
+	xor        	s2, s2, a7
+	srli       	t6, a4, 32
+	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
+	xor        	a5, a5, s1
+	xor        	s1, s1, s2
+	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	slli       	a4, t4, 63
+	.word	0x325e86d7	# th.vrgather.vv v13, v5, v29
+	addi       	a6, sp, 1152
+	xor        	t5, t5, t6
+	slli       	t6, t4, 62
+	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
+	xor        	s1, s1, a4
+	xor        	a5, a5, t5
 	xor        	s1, s1, t6
-	srli       	t6, t5, 1
-	xor        	a4, a4, t5
-	srli       	a5, t5, 2
-	xor        	a4, a4, t6
-	xor        	a4, a4, a5
-	srli       	t6, t5, 7
-	xor        	a4, a4, t6
-	slli       	t6, s1, 63
-	slli       	a5, s1, 62
-	xor        	a4, a4, t6
-	xor        	a4, a4, a5
-	slli       	t6, s1, 57
-	xor        	t5, a4, t6
-	srli       	t6, s1, 1
-	xor        	t4, t4, s1
-	srli       	a5, s1, 2
-	xor        	t4, t4, t6
-	xor        	t4, t4, a5
-	srli       	t6, s1, 7
-	xor        	t6, t4, t6
+	.word	0x327e87d7	# th.vrgather.vv v15, v7, v29
+	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
+	slli       	a4, t4, 57
+	xor        	a7, a7, a5
+	.word	0x02087427	# th.vse.v v8, (a6)
+	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
+	xor        	s1, s1, a4
+	srli       	a4, t4, 1
+	xor        	a7, a7, t4
+	srli       	t6, t4, 2
+	xor        	a7, a7, a4
+	xor        	a7, a7, t6
+	srli       	a4, t4, 7
+	xor        	a7, a7, a4
+	slli       	a4, s1, 63
+	slli       	t6, s1, 62
+	xor        	a7, a7, a4
+	xor        	a7, a7, t6
+	slli       	a4, s1, 57
+	xor        	a7, a7, a4
+	srli       	a4, s1, 1
+	xor        	t5, t5, s1
+	srli       	t6, s1, 2
+	xor        	t5, t5, a4
+	xor        	t5, t5, t6
+	srli       	a4, s1, 7
+	xor        	a4, t5, a4
 	addi       	a2, a2, 128
 	addi       	a3, a3, -8
 	addi       	t4, a3, -8
@@ -3611,88 +3615,88 @@ gcm_ghash_c906:
 	beq        	a3, zero, .Lgcm_ghash_c906_lanes_store
 .Lgcm_ghash_c906_lanes_block:
 	ld         	t4, 0(a2)
-	ld         	a4, 8(a2)
+	ld         	t5, 8(a2)
 	th.rev     	t4, t4
-	th.rev     	a4, a4
-	xor        	t6, t6, t4
-	xor        	t5, t5, a4
+	th.rev     	t5, t5
+	xor        	a4, a4, t4
+	xor        	a7, a7, t5
 	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t4, t5, t6
-	th.extu    	s2, t5, 31, 0
+	xor        	t4, a7, a4
+	th.extu    	s2, a7, 31, 0
 	lwu        	a5, 0(a1)
 	and        	s5, s2, t1
 	lwu        	s1, 8(a1)
 	lwu        	s3, 12(a1)
 	mul        	s7, s5, a5
 	and        	s6, s2, t2
-	and        	a4, s2, t3
-	lwu        	a7, 4(a1)
-	mul        	a6, s5, s1
+	and        	t5, s2, t3
+	lwu        	a6, 4(a1)
+	mul        	t6, s5, s1
 	and        	s8, s2, t0
 	mul        	s2, s5, s3
 	mul        	s4, s6, s1
 	th.mula    	s7, s6, s3
-	mul        	s9, a4, s1
-	mul        	s5, s5, a7
+	mul        	s9, t5, s1
+	mul        	s5, s5, a6
 	mul        	s10, s6, a5
-	th.mula    	a6, s8, s3
-	mul        	s6, s6, a7
+	th.mula    	t6, s8, s3
+	mul        	s6, s6, a6
 	xor        	s2, s2, s4
 	xor        	s7, s7, s9
-	mul        	s4, a4, a7
-	mul        	s9, s8, a7
-	th.mula    	s5, a4, s3
+	mul        	s4, t5, a6
+	mul        	s9, s8, a6
+	th.mula    	s5, t5, s3
 	th.mula    	s10, s8, s1
-	xor        	a6, a6, s6
-	mul        	s6, a4, a5
+	xor        	t6, t6, s6
+	mul        	s6, t5, a5
 	xor        	s2, s2, s4
 	xor        	s7, s7, s9
 	xor        	s5, s5, s10
 	mul        	s4, s8, a5
-	and        	a4, s7, t1
-	srli       	a7, t5, 32
-	and        	s7, a7, t1
-	and        	s3, a7, t2
-	and        	a5, a7, t3
-	and        	a7, a7, t0
+	and        	t5, s7, t1
+	srli       	a6, a7, 32
+	and        	s7, a6, t1
+	and        	s3, a6, t2
+	and        	a5, a6, t3
+	and        	a6, a6, t0
 	and        	s5, s5, t2
 	lwu        	s1, 16(a1)
-	xor        	a6, a6, s6
-	or         	a4, a4, s5
+	xor        	t6, t6, s6
+	or         	t5, t5, s5
 	lwu        	s10, 24(a1)
 	lwu        	s9, 28(a1)
 	mul        	s5, s7, s1
 	lwu        	s6, 20(a1)
 	mul        	s8, a5, s10
 	th.mula    	s5, s3, s9
-	and        	a6, a6, t3
+	and        	t6, t6, t3
 	xor        	s2, s2, s4
 	xor        	s5, s5, s8
-	mul        	s8, a7, s6
-	or         	a4, a4, a6
+	mul        	s8, a6, s6
+	or         	t5, t5, t6
 	mul        	s4, s7, s6
 	mul        	s11, s3, s1
 	xor        	s5, s5, s8
 	th.mula    	s4, a5, s9
-	th.mula    	s11, a7, s10
-	and        	a6, s5, t1
+	th.mula    	s11, a6, s10
+	and        	t6, s5, t1
 	and        	s2, s2, t0
 	xor        	s4, s4, s11
 	and        	s4, s4, t2
-	or         	a6, a6, s4
-	or         	a4, a4, s2
-	th.extu    	s5, t5, 31, 0
-	srli       	t5, t5, 32
-	xor        	s5, s5, t5
+	or         	t6, t6, s4
+	or         	t5, t5, s2
+	th.extu    	s5, a7, 31, 0
+	srli       	a7, a7, 32
+	xor        	s5, s5, a7
 	and        	s8, s5, t1
 	and        	s4, s5, t2
-	and        	t5, s5, t3
+	and        	a7, s5, t3
 	mul        	s0, s7, s10
 	lwu        	s2, 32(a1)
 	and        	s5, s5, t0
 	mul        	s11, s7, s9
 	mul        	s10, s3, s10
-	th.mula    	s0, a7, s9
+	th.mula    	s0, a6, s9
 	lwu        	s7, 36(a1)
 	mul        	s9, s3, s6
 	xor        	s11, s11, s10
@@ -3702,148 +3706,148 @@ gcm_ghash_c906:
 	mul        	s9, a5, s1
 	lwu        	s6, 44(a1)
 	xor        	s11, s11, s10
-	mul        	s10, a7, s1
+	mul        	s10, a6, s1
 	mul        	a5, s8, s2
 	xor        	s0, s0, s9
 	and        	s0, s0, t3
 	th.mula    	a5, s4, s6
-	mul        	a7, t5, s3
+	mul        	a6, a7, s3
 	xor        	s11, s11, s10
-	or         	a6, a6, s0
-	mul        	s9, s8, s7
+	or         	t6, t6, s0
+	mul        	s10, s8, s7
 	mul        	s1, s4, s2
-	xor        	a5, a5, a7
-	mul        	a7, s5, s7
-	th.mula    	s9, t5, s6
+	xor        	a5, a5, a6
+	mul        	a6, s5, s7
+	th.mula    	s10, a7, s6
 	th.mula    	s1, s5, s3
-	xor        	a5, a5, a7
-	and        	a7, a5, t1
+	xor        	a5, a5, a6
+	and        	a6, a5, t1
 	and        	s11, s11, t0
-	xor        	s9, s9, s1
-	or         	a6, a6, s11
+	xor        	s10, s10, s1
+	or         	t6, t6, s11
 	mul        	s1, s8, s3
 	mul        	a5, s8, s6
-	mul        	s10, s4, s3
+	mul        	s9, s4, s3
 	th.mula    	s1, s5, s6
 	mul        	s3, s4, s7
-	xor        	a5, a5, s10
-	mul        	s10, t5, s7
+	xor        	a5, a5, s9
+	mul        	s9, a7, s7
 	xor        	s1, s1, s3
-	mul        	s3, t5, s2
-	xor        	a5, a5, s10
-	mul        	s10, s5, s2
-	and        	s9, s9, t2
+	mul        	s3, a7, s2
+	xor        	a5, a5, s9
+	mul        	s9, s5, s2
+	and        	s10, s10, t2
 	xor        	s1, s1, s3
-	or         	a7, a7, s9
-	th.extu    	t5, t6, 31, 0
-	lwu        	s4, 48(a1)
-	and        	s3, t5, t1
-	and        	s8, t5, t2
-	and        	s5, t5, t3
-	lwu        	s7, 52(a1)
-	and        	s6, t5, t0
+	or         	a6, a6, s10
+	th.extu    	s2, a4, 31, 0
+	lwu        	a7, 48(a1)
+	and        	s3, s2, t1
+	and        	s7, s2, t2
+	and        	s4, s2, t3
+	lwu        	s6, 52(a1)
+	and        	s5, s2, t0
 	and        	s1, s1, t3
-	lwu        	s9, 56(a1)
-	xor        	a5, a5, s10
-	or         	a7, a7, s1
-	lwu        	s11, 60(a1)
-	mul        	t5, s3, s4
-	mul        	s10, s5, s9
+	lwu        	s8, 56(a1)
+	xor        	a5, a5, s9
+	or         	a6, a6, s1
+	lwu        	s10, 60(a1)
+	mul        	s9, s3, a7
+	mul        	s11, s4, s8
 	and        	a5, a5, t0
-	th.mula    	t5, s8, s11
-	mul        	s1, s3, s7
-	or         	a7, a7, a5
-	xor        	t5, t5, s10
-	mul        	s10, s6, s7
-	th.mula    	s1, s5, s11
+	th.mula    	s9, s7, s10
+	mul        	s1, s3, s6
+	or         	a6, a6, a5
+	xor        	s9, s9, s11
+	mul        	s11, s5, s6
+	th.mula    	s1, s4, s10
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a7, a7, a4
-	mul        	s2, s8, s4
-	xor        	t5, t5, s10
-	and        	a5, t5, t1
-	xor        	a7, a7, a6
-	th.mula    	s2, s6, s9
-	slli       	s10, a7, 32
-	xor        	t5, a4, s10
+	xor        	a6, a6, t5
+	mul        	s2, s7, a7
+	xor        	s9, s9, s11
+	and        	a5, s9, t1
+	xor        	a6, a6, t6
+	th.mula    	s2, s5, s8
+	slli       	s9, a6, 32
+	xor        	t5, t5, s9
 	xor        	s1, s1, s2
 	and        	s1, s1, t2
-	srli       	s10, a7, 32
+	srli       	s9, a6, 32
 	or         	a5, a5, s1
-	xor        	a4, a6, s10
-	srli       	s0, t6, 32
+	xor        	t6, t6, s9
+	srli       	s0, a4, 32
 	lwu        	a6, 64(a1)
 	and        	s2, s0, t1
-	mul        	a7, s3, s9
+	mul        	s11, s3, s8
 	lwu        	s1, 72(a1)
-	mul        	s10, s3, s11
-	mul        	s9, s8, s9
-	th.mula    	a7, s6, s11
+	mul        	s9, s3, s10
+	mul        	s8, s7, s8
+	th.mula    	s11, s5, s10
 	lwu        	s3, 76(a1)
-	mul        	s11, s8, s7
-	xor        	s10, s10, s9
-	mul        	s9, s5, s7
-	mul        	s8, s2, a6
-	xor        	a7, a7, s11
-	mul        	s11, s5, s4
-	and        	s5, s0, t2
-	th.mula    	s8, s5, s3
-	xor        	s10, s10, s9
-	mul        	s9, s6, s4
-	and        	s4, s0, t3
+	mul        	ra, s7, s6
+	xor        	s9, s9, s8
+	mul        	s8, s4, s6
+	mul        	s10, s2, a6
+	xor        	s11, s11, ra
+	mul        	ra, s4, a7
+	and        	s4, s0, t2
+	th.mula    	s10, s4, s3
+	xor        	s9, s9, s8
+	mul        	s8, s5, a7
+	and        	s5, s0, t3
 	lwu        	s7, 68(a1)
 	and        	s6, s0, t0
-	xor        	a7, a7, s11
-	mul        	s11, s4, s1
-	and        	a7, a7, t3
-	xor        	s10, s10, s9
+	xor        	s11, s11, ra
+	mul        	a7, s5, s1
+	and        	s11, s11, t3
+	xor        	s9, s9, s8
+	xor        	s10, s10, a7
+	mul        	a7, s6, s7
+	or         	a5, a5, s11
+	mul        	s8, s2, s7
+	mul        	s11, s4, a6
+	xor        	s10, s10, a7
+	th.mula    	s8, s5, s3
+	th.mula    	s11, s6, s1
+	and        	a7, s10, t1
+	and        	s9, s9, t0
 	xor        	s8, s8, s11
-	mul        	s11, s6, s7
-	or         	a5, a5, a7
-	mul        	s9, s2, s7
-	mul        	s0, s5, a6
-	xor        	s8, s8, s11
-	th.mula    	s9, s4, s3
-	th.mula    	s0, s6, s1
-	and        	a7, s8, t1
-	and        	s10, s10, t0
-	xor        	s9, s9, s0
-	and        	s9, s9, t2
-	or         	a7, a7, s9
-	or         	a5, a5, s10
-	th.extu    	s9, t6, 31, 0
-	srli       	t6, t6, 32
-	xor        	s9, s9, t6
+	and        	s8, s8, t2
+	or         	a7, a7, s8
+	or         	a5, a5, s9
+	th.extu    	s9, a4, 31, 0
+	srli       	a4, a4, 32
+	xor        	s9, s9, a4
 	and        	s10, s9, t1
 	and        	s8, s9, t2
-	and        	t6, s9, t3
+	and        	a4, s9, t3
 	mul        	s0, s2, s1
 	and        	s9, s9, t0
 	mul        	s11, s2, s3
-	mul        	s1, s5, s1
+	mul        	s1, s4, s1
 	th.mula    	s0, s6, s3
 	lwu        	s2, 80(a1)
-	mul        	s5, s5, s7
+	mul        	ra, s4, s7
 	xor        	s11, s11, s1
-	mul        	s1, s4, s7
+	mul        	s1, s5, s7
 	lwu        	s3, 88(a1)
-	xor        	s0, s0, s5
-	mul        	s5, s4, a6
+	xor        	s0, s0, ra
+	mul        	ra, s5, a6
 	lwu        	s4, 92(a1)
 	xor        	s11, s11, s1
 	mul        	s1, s6, a6
 	mul        	a6, s10, s2
 	lwu        	s6, 84(a1)
-	xor        	s0, s0, s5
+	xor        	s0, s0, ra
 	th.mula    	a6, s8, s4
 	and        	s0, s0, t3
-	mul        	s5, t6, s3
+	mul        	s5, a4, s3
 	xor        	s11, s11, s1
 	or         	a7, a7, s0
 	mul        	s7, s10, s6
 	mul        	s0, s8, s2
 	xor        	a6, a6, s5
 	mul        	s5, s9, s6
-	th.mula    	s7, t6, s4
+	th.mula    	s7, a4, s4
 	th.mula    	s0, s9, s3
 	xor        	a6, a6, s5
 	and        	s1, a6, t1
@@ -3856,44 +3860,44 @@ gcm_ghash_c906:
 	th.mula    	s5, s9, s4
 	mul        	s3, s8, s6
 	xor        	a6, a6, s11
-	mul        	s11, t6, s6
+	mul        	s11, a4, s6
 	xor        	s5, s5, s3
-	mul        	s3, t6, s2
+	mul        	s3, a4, s2
 	xor        	a6, a6, s11
 	mul        	s11, s9, s2
 	and        	s7, s7, t2
 	xor        	s5, s5, s3
 	or         	s1, s1, s7
-	th.extu    	t6, t4, 31, 0
+	th.extu    	a4, t4, 31, 0
 	lwu        	s2, 96(a1)
-	and        	s8, t6, t1
-	and        	s7, t6, t2
-	and        	s3, t6, t3
+	and        	s8, a4, t1
+	and        	s7, a4, t2
+	and        	s3, a4, t3
 	lwu        	s6, 100(a1)
-	and        	s4, t6, t0
+	and        	s4, a4, t0
 	and        	s5, s5, t3
 	lwu        	s10, 104(a1)
 	xor        	a6, a6, s11
 	or         	s1, s1, s5
 	lwu        	s11, 108(a1)
-	mul        	t6, s8, s2
+	mul        	a4, s8, s2
 	mul        	s0, s3, s10
 	and        	a6, a6, t0
-	th.mula    	t6, s7, s11
+	th.mula    	a4, s7, s11
 	mul        	s5, s8, s6
 	or         	s1, s1, a6
-	xor        	t6, t6, s0
+	xor        	a4, a4, s0
 	mul        	s0, s4, s6
 	th.mula    	s5, s3, s11
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	s1, s1, a5
 	mul        	s9, s7, s2
-	xor        	t6, t6, s0
-	and        	a6, t6, t1
+	xor        	a4, a4, s0
+	and        	a6, a4, t1
 	xor        	s1, s1, a7
 	th.mula    	s9, s4, s10
 	slli       	s0, s1, 32
-	xor        	t6, a5, s0
+	xor        	a4, a5, s0
 	xor        	s5, s5, s9
 	and        	s5, s5, t2
 	srli       	s0, s1, 32
@@ -4007,46 +4011,46 @@ gcm_ghash_c906:
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t4, t4, t5
 	xor        	a6, a7, s1
-	xor        	t4, t4, t6
-	xor        	a6, a6, a4
-	xor        	a4, a4, t4
+	xor        	t4, t4, a4
+	xor        	a6, a6, t6
+	xor        	t6, t6, t4
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	t4, t5, 63
-	slli       	a7, t5, 62
-	xor        	a4, a4, t4
+	slli       	s1, t5, 62
+	xor        	t6, t6, t4
 	xor        	a6, a6, a5
-	xor        	a4, a4, a7
+	xor        	t6, t6, s1
 	slli       	t4, t5, 57
-	xor        	t6, t6, a6
-	xor        	a4, a4, t4
+	xor        	a4, a4, a6
+	xor        	t6, t6, t4
 	srli       	t4, t5, 1
-	xor        	t6, t6, t5
-	srli       	a7, t5, 2
-	xor        	t6, t6, t4
-	xor        	t6, t6, a7
+	xor        	a4, a4, t5
+	srli       	s1, t5, 2
+	xor        	a4, a4, t4
+	xor        	a4, a4, s1
 	srli       	t4, t5, 7
-	xor        	t6, t6, t4
-	slli       	t4, a4, 63
-	slli       	a7, a4, 62
-	xor        	t6, t6, t4
-	xor        	t6, t6, a7
-	slli       	t4, a4, 57
-	xor        	t5, t6, t4
-	srli       	t4, a4, 1
-	xor        	a5, a5, a4
-	srli       	a7, a4, 2
+	xor        	a4, a4, t4
+	slli       	t4, t6, 63
+	slli       	s1, t6, 62
+	xor        	a4, a4, t4
+	xor        	a4, a4, s1
+	slli       	t4, t6, 57
+	xor        	a7, a4, t4
+	srli       	t4, t6, 1
+	xor        	a5, a5, t6
+	srli       	s1, t6, 2
 	xor        	a5, a5, t4
-	xor        	a5, a5, a7
-	srli       	t4, a4, 7
-	xor        	t6, a5, t4
+	xor        	a5, a5, s1
+	srli       	t4, t6, 7
+	xor        	a4, a5, t4
 	addi       	a2, a2, 16
 	addi       	a3, a3, -1
 	bne        	a3, zero, .Lgcm_ghash_c906_lanes_block
 .Lgcm_ghash_c906_lanes_store:
-	th.rev     	t6, t6
-	th.rev     	t5, t5
-	sd         	t6, 0(a0)
-	sd         	t5, 8(a0)
+	th.rev     	a4, a4
+	th.rev     	a7, a7
+	sd         	a4, 0(a0)
+	sd         	a7, 8(a0)
 	# return
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
 	.word	0x5e003057	# th.vmv.v.i v0, 0

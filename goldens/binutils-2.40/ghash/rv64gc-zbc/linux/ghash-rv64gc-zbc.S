@@ -17,6 +17,7 @@
  *   integer registers: ra t0 t1 t2 a0 a1 t3 t4
  *   callee-saved saved/restored: none
  *   most live values at once: 7 integer, 0 vector registers
+ *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -77,6 +78,7 @@ SYM_FUNC_END(ghash_rv64gc_zbc_init)
  *   integer registers: ra t0 t1 t2 a0 a1 a2 a3 a4 a5 t3 t4 t5 t6
  *   callee-saved saved/restored: none
  *   most live values at once: 14 integer, 0 vector registers
+ *   spills: none
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
