@@ -387,7 +387,8 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
         ".section" => {
             st.section = args.first().copied().unwrap_or("").to_string();
         }
-        ".globl" | ".global" => st.globals.extend(args.iter().map(|a| a.to_string())),
+        // A weak definition links like a global one here (one object, no other definition).
+        ".globl" | ".global" | ".weak" => st.globals.extend(args.iter().map(|a| a.to_string())),
         ".option" => match args.first().copied() {
             Some("norelax") => st.relax = false,
             Some("relax") => st.relax = true,
