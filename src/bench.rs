@@ -122,6 +122,7 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
                 rows.push(row(&name, n, m));
             }
         }
+        // ANCHOR: sha2-driver
         "sha256" | "sha512" => {
             // sha*_block_data_order over the size rounded up to whole blocks, from a 64-byte
             // aligned buffer (OpenSSL ABI: ctx, in, num).
@@ -135,6 +136,7 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
                 rows.push(row(&name, n, m));
             }
         }
+        // ANCHOR_END: sha2-driver
         other => return Err(format!("no benchmark driver for kernel `{other}`")),
     }
     Ok(rows)

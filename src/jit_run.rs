@@ -394,6 +394,7 @@ fn sha_pad(msg: &[u8], block: usize, lenbytes: usize) -> Vec<u8> {
     v
 }
 
+// ANCHOR: sha2-plan
 fn sha2_plan(kernel: &str, v: &str) -> Plan {
     let mut p = Plan::default();
     let wide = kernel == "sha512";
@@ -421,6 +422,7 @@ fn sha2_plan(kernel: &str, v: &str) -> Plan {
     }
     p
 }
+// ANCHOR_END: sha2-plan
 
 /// The known-answer plan of a kernel variant (OpenSSL ABI).
 pub fn plan(kernel: &str, variant: &str) -> Result<Plan, String> {

@@ -81,6 +81,7 @@ impl Alg {
         kgen_kernels::kernel(self.kernel).unwrap().variant(variant).unwrap().build(abi).unwrap_or_else(|e| panic!("{} {variant} {abi}: {e}", self.kernel))
     }
 
+    // ANCHOR: pad
     /// FIPS 180-4 5.1: msg, 0x80, zeros, the bit length big-endian (8 or 16 bytes).
     fn pad(&self, msg: &[u8]) -> Vec<u8> {
         let lenbytes = 2 * self.ws;
@@ -93,6 +94,7 @@ impl Alg {
         v.extend_from_slice(&bits.to_be_bytes()[16 - lenbytes..]);
         v
     }
+    // ANCHOR_END: pad
 
     /// RustCrypto's digest.
     fn rustcrypto(&self, msg: &[u8]) -> Vec<u8> {
@@ -205,6 +207,7 @@ impl Sim {
         start
     }
 
+    // ANCHOR: compress
     /// Calls the block function on `data` (whole blocks) at offset `off` with h = `st`;
     /// returns h afterwards and the call's outcome.
     fn compress(&mut self, st: &[u64; 8], data: &[u8], off: usize) -> ([u64; 8], kgen_sim::Outcome) {
@@ -218,6 +221,7 @@ impl Sim {
         let b = self.e.read(c, 8 * self.alg.ws);
         (self.alg.state_of(&b), o)
     }
+    // ANCHOR_END: compress
 
     /// The digest of `msg`, padded here, with the padded message at offset `off`.
     fn hash(&mut self, msg: &[u8], off: usize) -> Vec<u8> {
@@ -271,6 +275,7 @@ fn fips180_vectors() {
     }
 }
 
+// ANCHOR: every-length
 /// Every message length 0..=1100 (across every block boundary and the padding's one- or
 /// two-block split) at input offsets 0..7, random messages, against RustCrypto.
 #[test]
@@ -290,6 +295,7 @@ fn every_length_and_offset() {
         }
     }
 }
+// ANCHOR_END: every-length
 
 /// Random chaining values, block counts 0..24 and offsets 0..15 against RustCrypto's
 /// `compress256`/`compress512`, with messages of all-zero, all-one and random bytes; the
@@ -465,6 +471,7 @@ fn emitted_assembly_under_qemu() {
         let want: Vec<String> = cases.iter().map(|&(l, _, s)| tohex(&alg.rustcrypto(&common::gen_bytes(s, l)))).collect();
         for v in VARIANTS {
             for abi in ABIS {
+                // ANCHOR: qemu
                 let m = alg.module(v, abi);
                 let (q, cpu, bad) = common::emulator(&m);
                 let asm = if abi == Abi::Linux { kgen_emit::linux_s(&m, &o).unwrap() } else { kgen_emit::openssl_s(&m, &o).unwrap() };
@@ -485,6 +492,7 @@ fn emitted_assembly_under_qemu() {
                     assert!(!out.status.success(), "{name} must fault under -cpu {bad}");
                     println!("{name}: -cpu {bad} refuses it ({})", out.status);
                 }
+                // ANCHOR_END: qemu
             }
         }
     }

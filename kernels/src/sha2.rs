@@ -74,6 +74,7 @@ use kgen_macros::kasm;
 
 const ABIS: &[Abi] = &[Abi::Psabi, Abi::Linux, Abi::Go];
 
+// ANCHOR: kernel
 pub const SHA256: Kernel = Kernel {
     name: "sha256",
     summary: "SHA-256 block function: th.srriw rotations (c906), Zbb, or shifts (OpenSSL, Linux, Go)",
@@ -83,6 +84,7 @@ pub const SHA256: Kernel = Kernel {
         Variant { name: "rv64gc-zbb", target: "rv64gc-zbb", abis: ABIS, build: |v, t, abi| build(&A256, v, t, abi), vlens: &[] },
     ],
 };
+// ANCHOR_END: kernel
 
 pub const SHA512: Kernel = Kernel {
     name: "sha512",
@@ -96,6 +98,7 @@ pub const SHA512: Kernel = Kernel {
 
 // ---- entry points -------------------------------------------------------------------------
 
+// ANCHOR: entry
 /// OpenSSL's `SHA256_CTX` (include/openssl/sha.h): h[8] first.
 const SHA256_CTX: Elem = Elem::Named {
     name: "SHA256_CTX",
@@ -123,6 +126,7 @@ pub const SHA256_BLOCKS: Entry = Entry {
     ret: Ret::Void,
     summary: "SHA-256: compress num 64-byte blocks into ctx->h[0..8]",
 };
+// ANCHOR_END: entry
 /// `void sha256_blocks_V(struct sha256_block_state *state, const u8 *data, size_t nblocks)`
 /// (Linux, as lib/crypto's `sha256_blocks_generic`).
 pub const SHA256_LINUX: Entry = Entry {
@@ -440,6 +444,7 @@ fn shr(f: &mut Func, c: &Ctx, d: Reg, x: Reg, n: u32) {
     }
 }
 
+// ANCHOR: sigma
 /// d = (x >>> r0) ^ (x >>> r1) ^ last(x): Σ with three rotations, σ with a shift last.
 /// `t[1]` is used by the 32-bit shifts form only.
 fn sigma(f: &mut Func, c: &Ctx, d: Reg, x: Reg, r: [u32; 2], last: Last, t: [Reg; 2]) {
@@ -484,6 +489,7 @@ fn sigma(f: &mut Func, c: &Ctx, d: Reg, x: Reg, r: [u32; 2], last: Last, t: [Reg
         }
     }
 }
+// ANCHOR_END: sigma
 
 // ---- rounds -------------------------------------------------------------------------------
 
@@ -501,13 +507,16 @@ struct Temps {
     y: Reg,
 }
 
+// ANCHOR: roles
 /// The state registers in the roles of round `i`: (a, b, c, d, e, f, g, h). A round writes
 /// the new a into h's register and the new e into d's, so the roles move by one register
 /// per round and come back every 8.
 fn roles(st: &[Reg; 8], i: usize) -> [Reg; 8] {
     std::array::from_fn(|j| st[(j + 8 - i % 8) % 8])
 }
+// ANCHOR_END: roles
 
+// ANCHOR: round
 /// One round with W[i] in `w` and K[i] in `tm.k`.
 fn round(f: &mut Func, c: &Ctx, st: &[Reg; 8], i: usize, w: Reg, tm: &Temps) {
     let [a, b, _, d, e, fv, g, h] = roles(st, i);
@@ -537,6 +546,7 @@ fn round(f: &mut Func, c: &Ctx, st: &[Reg; 8], i: usize, w: Reg, tm: &Temps) {
         add {h}, {h}, {t2};
     );
 }
+// ANCHOR_END: round
 
 /// tm.k = K[i], from kp = &K[base].
 fn load_k(f: &mut Func, c: &Ctx, kp: Reg, i: usize, base: usize, tm: &Temps) {
@@ -571,6 +581,7 @@ fn first_rounds(f: &mut Func, c: &Ctx, st: &[Reg; 8], inp: Reg, kp: Reg, tm: &Te
     }
 }
 
+// ANCHOR: schedule
 /// Step i >= 16 of the schedule, then round i: W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] +
 /// σ1(W[i-2]). W[i-16] is in `x[(i-1) % 2]` (loaded the step before), W[i-15] is loaded
 /// into `x[i % 2]`, W[i-2] and W[i-7] come from the register window (or the ring).
@@ -598,6 +609,7 @@ fn schedule_round(f: &mut Func, c: &Ctx, st: &[Reg; 8], i: usize, kp: Reg, base:
     store(f, ws, wn, c.w_at(i));
     round(f, c, st, i, wn, tm);
 }
+// ANCHOR_END: schedule
 
 /// The message phase of the Rev8 and Bytes variants: ring[0..16] = the block's big-endian
 /// words.
@@ -659,10 +671,13 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
         (ctx, inp, n, None)
     };
     let ws = a.ws;
+    // ANCHOR: slots
     let mem = match scratch {
         Some(b) => Mem::Buf(b),
         None => Mem::Stack { w: f.slot("W", 16 * ws as u32, 8, true), p: f.slot("saved", 32, 8, false) },
     };
+    // ANCHOR_END: slots
+    // ANCHOR: choices
     let rot = if t.has(Ext::XTheadBb) {
         Rot::Thead
     } else if t.has(Ext::Zbb) {
@@ -679,6 +694,7 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
     };
     let keep = if abi == Abi::Go { 2 } else { 8 };
     let c = Ctx { a, rot, load: msg, mem, win: (0..keep).map(|j| f.xreg(&format!("w{j}"))).collect() };
+    // ANCHOR_END: choices
     let st: [Reg; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"].map(|s| f.xreg(s));
     let tm = Temps {
         t: f.xregs::<3>("t"),
@@ -728,6 +744,7 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
     store_ptr(&mut f, &c, inp, P_IN);
     load(&mut f, ws, tm.x[1], c.w_at(0));
     kasm!(f, addi {kp}, {kp}, {blk};);
+    // ANCHOR: loop
     kasm!(f, rounds:);
     for i in 16..32 {
         schedule_round(&mut f, &c, &st, i, kp, 16, &tm);
@@ -738,6 +755,7 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
         addi {kp}, {kp}, {blk};
         bne {kp}, {kend}, rounds;
     );
+    // ANCHOR_END: loop
     f.comment("ctx->h[j] += state[j] (the sums are the next block's state); kp = K");
     let cp = if spill_ctx {
         load_ptr(&mut f, &c, cp, P_CTX);
@@ -772,6 +790,7 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
     f
 }
 
+// ANCHOR: build
 /// The module of a variant.
 fn build(a: &Algo, variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
     let mut m = Module::new(a.kernel, variant, t, abi);
@@ -787,6 +806,7 @@ fn build(a: &Algo, variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildE
     m.add(blocks_fn(a, variant, t, abi, &ksym), true)?;
     Ok(m)
 }
+// ANCHOR_END: build
 
 #[cfg(test)]
 mod tests {
