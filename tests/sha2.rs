@@ -332,6 +332,40 @@ fn random_states_against_compress() {
     }
 }
 
+/// The schedule the secrets scan looks for is SHA-2's: a compression written with it
+/// (FIPS 180-4 6.2.2 / 6.4.2, K from the kernel crate) agrees with RustCrypto's.
+#[test]
+fn schedule_for_the_scan_is_right() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
+    for (alg, a) in [(S256, &k::A256), (S512, &k::A512)] {
+        let (bits, mask) = (8 * alg.ws as u32, if alg.ws == 4 { 0xffff_ffffu64 } else { u64::MAX });
+        let ror = |x: u64, n: u32| ((x >> n) | (x << (bits - n))) & mask;
+        let kb = a.k_bytes();
+        let kk: Vec<u64> = kb
+            .chunks(alg.ws)
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b[..alg.ws].copy_from_slice(c);
+                u64::from_le_bytes(b)
+            })
+            .collect();
+        let block: Vec<u8> = (0..alg.block).map(|_| rng.random()).collect();
+        let w = alg.schedule(&block);
+        let mut v = alg.iv;
+        for (i, wi) in w.iter().enumerate() {
+            let [a0, b, c, d, e, f, g, h] = v;
+            let s1 = ror(e, a.big1[0]) ^ ror(e, a.big1[1]) ^ ror(e, a.big1[2]);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = h.wrapping_add(s1).wrapping_add(ch).wrapping_add(kk[i]).wrapping_add(*wi) & mask;
+            let s0 = ror(a0, a.big0[0]) ^ ror(a0, a.big0[1]) ^ ror(a0, a.big0[2]);
+            let maj = (a0 & b) ^ (a0 & c) ^ (b & c);
+            v = [t1.wrapping_add(s0).wrapping_add(maj) & mask, a0, b, c, d.wrapping_add(t1) & mask, e, f, g];
+        }
+        let got: [u64; 8] = std::array::from_fn(|j| alg.iv[j].wrapping_add(v[j]) & mask);
+        assert_eq!(got, alg.compress_ref(alg.iv, &block), "{}", alg.kernel);
+    }
+}
+
 /// After a call no register and nothing below the stack pointer holds message bytes (as
 /// loaded or byte-swapped), a schedule word, or the working state.
 #[test]
