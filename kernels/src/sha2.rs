@@ -19,7 +19,7 @@
 //! SHA-512). Go: `len` is in bytes and rounded down to whole blocks, as `crypto/sha256`'s
 //! `block(dig, p)` does with `len(p)`; `scratch` is a caller buffer of at least 96 (SHA-256)
 //! or 160 (SHA-512) bytes, 8-byte aligned (a `[12]uint64` or `[20]uint64`): the message
-//! schedule and three saved pointers live there because Go's assembly functions are
+//! schedule and the saved pointers live there because Go's assembly functions are
 //! frameless here, and its schedule words are zeroed before the function returns.
 //!
 //! Variants:
@@ -28,7 +28,7 @@
 //!   and byte-swapped with `th.revw`/`th.rev`.
 //! - `rv64gc-zbb`: `roriw`/`rori`, and `rev8` on aligned doublewords; input that is not
 //!   8-byte aligned is read byte by byte (an out-of-line path chosen per block).
-//! - `rv64gc`: SHA-512 rotates with two shifts and an xor per term; SHA-256 builds `x:x`
+//! - `rv64gc`: SHA-512 rotates with two shifts per rotation; SHA-256 builds `x:x`
 //!   (the word in both halves of a register) once per Σ/σ, so each rotation is one `srli`.
 //!   Input is read byte by byte.
 //!
