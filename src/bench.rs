@@ -38,7 +38,7 @@ fn measured(env: &mut Env, f: impl Fn(&mut Env) -> Result<(u64, u64), CallError>
 /// linked (a kgen module's, or an assembled file's: functions are found by their entry
 /// points' names, see [`kgen_dsl::entry::Entry::find_in`]).
 pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Result<Vec<Row>, String> {
-    use kgen_kernels::{aes, chacha, ghash, poly1305};
+    use kgen_kernels::{aes, chacha, ghash, poly1305, sha2};
     let mut rows = Vec::new();
     let e = |x: CallError| x.to_string();
     let row = |what: &str, bytes: usize, (instructions, cycles): (u64, u64)| Row {
@@ -122,6 +122,24 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
                 rows.push(row(&name, n, m));
             }
         }
+        // ANCHOR: sha2-driver
+        "sha256" | "sha512" => {
+            // sha*_block_data_order over the size rounded up to whole blocks, from a 64-byte
+            // aligned buffer (OpenSSL ABI: ctx, in, num).
+            let (entry, block) = if kernel == "sha256" { (&sha2::SHA256_BLOCKS, 64) } else { (&sha2::SHA512_BLOCKS, 128) };
+            let (name, f) = env.entry(entry)?;
+            let ctx = env.buffer(&[0x6au8; 216], 0, true);
+            for &n in sizes {
+                let n = n.max(block).next_multiple_of(block);
+                if rows.iter().any(|r: &Row| r.bytes == n) {
+                    continue; // a smaller size rounded up to the same blocks
+                }
+                let inp = env.buffer(&vec![0x5a; n], 0, false);
+                let m = measured(env, |env| env.call(f, &[ctx, inp, (n / block) as u64]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                rows.push(row(&name, n, m));
+            }
+        }
+        // ANCHOR_END: sha2-driver
         other => return Err(format!("no benchmark driver for kernel `{other}`")),
     }
     Ok(rows)

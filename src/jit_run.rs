@@ -21,6 +21,8 @@
 //! - GHASH: the GCM specification's test case 2 (H = E(K, 0^128) for K = 0, C =
 //!   0388dace60b6a392f328c2b971b2fe78): X1 = C·H through `gcm_gmult` and GHASH(H, {}, C)
 //!   through `gcm_ghash` (tests/jit.rs checks both values against RustCrypto).
+//! - SHA-256, SHA-512: FIPS 180-4's "abc" (one block) and two-block examples, padded here,
+//!   from the initial hash value, with the message at an odd address.
 //!
 //! Native calls need a CPU that implements the variant's target (the c906 variants need a
 //! T-Head core; a missing extension kills the process with SIGILL); `--sim` runs any
@@ -29,7 +31,7 @@
 use kgen_dsl::entry::Entry;
 use kgen_dsl::target::Target;
 use kgen_dsl::Abi;
-use kgen_kernels::{aes, chacha, ghash, poly1305};
+use kgen_kernels::{aes, chacha, ghash, poly1305, sha2};
 use kgen_emit::jit::{self, FlatImage, Jit, PAGE};
 use kgen_sim::mem::Perm;
 use kgen_sim::Machine;
@@ -358,6 +360,70 @@ fn ghash_plan(v: &str) -> Plan {
     p
 }
 
+/// FIPS 180-4 5.3.3 and 5.3.5: the initial hash values.
+const SHA256_IV: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+const SHA512_IV: [u64; 8] = [
+    0x6a09e667f3bcc908,
+    0xbb67ae8584caa73b,
+    0x3c6ef372fe94f82b,
+    0xa54ff53a5f1d36f1,
+    0x510e527fade682d1,
+    0x9b05688c2b3e6c1f,
+    0x1f83d9abfb41bd6b,
+    0x5be0cd19137e2179,
+];
+/// FIPS 180-4's example messages and digests (NIST's "Examples with intermediate values").
+const SHA_ABC: &[u8] = b"abc";
+const SHA256_2BLOCK: &[u8] = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+const SHA512_2BLOCK: &[u8] = b"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+const SHA256_DIGESTS: [&str; 2] =
+    ["ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"];
+const SHA512_DIGESTS: [&str; 2] = [
+    "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f",
+    "8e959b75dae313da8cf4f72814fc143f8f7779c6eb9f7fa17299aeadb6889018501d289e4900f7e4331b99dec4b5433ac7d329eeb6dd26545e96e55b874be909",
+];
+
+/// FIPS 180-4 5.1 padding to whole `block`-byte blocks (length field of `lenbytes`).
+fn sha_pad(msg: &[u8], block: usize, lenbytes: usize) -> Vec<u8> {
+    let mut v = msg.to_vec();
+    v.push(0x80);
+    while v.len() % block != block - lenbytes {
+        v.push(0);
+    }
+    v.extend_from_slice(&((msg.len() as u128) * 8).to_be_bytes()[16 - lenbytes..]);
+    v
+}
+
+// ANCHOR: sha2-plan
+fn sha2_plan(kernel: &str, v: &str) -> Plan {
+    let mut p = Plan::default();
+    let wide = kernel == "sha512";
+    let (entry, block, msgs, digests) =
+        if wide { (&sha2::SHA512_BLOCKS, 128, [SHA_ABC, SHA512_2BLOCK], SHA512_DIGESTS) } else { (&sha2::SHA256_BLOCKS, 64, [SHA_ABC, SHA256_2BLOCK], SHA256_DIGESTS) };
+    for (msg, digest) in msgs.into_iter().zip(digests) {
+        let mut ctx = Vec::new();
+        for j in 0..8 {
+            if wide {
+                ctx.extend_from_slice(&SHA512_IV[j].to_le_bytes());
+            } else {
+                ctx.extend_from_slice(&SHA256_IV[j].to_le_bytes());
+            }
+        }
+        let words = ctx.len();
+        let c = p.buf("ctx", ctx, 0);
+        let padded = sha_pad(msg, block, block / 8);
+        let n = padded.len() / block;
+        let inp = p.buf("in", padded, 1);
+        p.call(entry, v, vec![Arg::Buf(c, 0), Arg::Buf(inp, 0), Arg::Int(n as u64)], None);
+        // The digest is h[] big-endian: the expected bytes are its words in host order.
+        let want = unhex(digest);
+        let host: Vec<u8> = want.chunks(words / 8).flat_map(|w| w.iter().rev().copied().collect::<Vec<_>>()).collect();
+        p.expect(format!("FIPS 180-4 {kernel} of {} bytes ({n} blocks): h[0..8]", msg.len()), c, 0, host);
+    }
+    p
+}
+// ANCHOR_END: sha2-plan
+
 /// The known-answer plan of a kernel variant (OpenSSL ABI).
 pub fn plan(kernel: &str, variant: &str) -> Result<Plan, String> {
     let p = match kernel {
@@ -365,6 +431,7 @@ pub fn plan(kernel: &str, variant: &str) -> Result<Plan, String> {
         "chacha20" => chacha_plan(variant),
         "poly1305" => poly1305_plan(variant),
         "ghash" => ghash_plan(variant),
+        "sha256" | "sha512" => sha2_plan(kernel, variant),
         _ => return Err(format!("no known-answer checks for kernel `{kernel}`")),
     };
     match p.errors.first() {

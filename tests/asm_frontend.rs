@@ -75,3 +75,20 @@ fn constant_expressions() {
     assert_eq!(eval_expr("-4*K+1", &n), Some(-19));
     assert_eq!(eval_expr("1 +", &n), None);
 }
+
+/// What compiler output needs beyond perlasm files (gcc -O3's OpenSSL SHA-2 code): a
+/// conditional branch beyond ±4 KiB (GNU as inverts it over a `jal`), a load from a
+/// symbol (`ld rd, .LC0`: `auipc` + `ld` from `%pcrel_lo`) and `lla rd, sym+off`; the
+/// same bytes as GNU as.
+#[test]
+fn compiler_forms_assemble_like_gnu_as() {
+    let far: String = (0..1100).map(|_| "  addi a0, a0, 1\n").collect();
+    let src = format!(
+        ".text\n.globl f\nf:\n  beq a1, zero, .Lfar\n  ld a5, .LC0\n  lla t0, tab+8\n  lw t1, tab-4+8\n{far}.Lfar:\n  ret\n.section .rodata\n.align 3\n.LC0:\n  .dword 42\ntab:\n  .word 1, 2, 3\n"
+    );
+    let t = target("rv64gc").unwrap();
+    let ours = assemble_file(&src, &t).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ours.object.text.len(), 4 * (1 + 1 + 2 + 2 + 2 + 1100 + 1), "the far branch became two instructions");
+    let Some(gnu) = gnu_text(&src, "rv64gc", "compiler_forms") else { return };
+    assert!(ours.object.text == gnu, ".text bytes differ from GNU as");
+}

@@ -8,7 +8,10 @@
 //!   golang.org/x/crypto's poly1305 and chacha20 (RFC 8439 vectors, every length 0..=1100
 //!   at random offsets, split updates, in place), x/crypto rejects the kernels' tags with a
 //!   bit flipped, the c906 variants die with SIGILL on `-cpu rv64`, and a package with one
-//!   instruction of the kernel changed fails its test (negative controls).
+//!   instruction of the kernel changed fails its test (negative controls);
+//! - SHA-256 and SHA-512 (every variant, with the caller's scratch buffer) agree with the
+//!   standard library's crypto/sha256 and crypto/sha512 (every length 0..=1100 at offsets
+//!   0..7) and zero the schedule in the buffer; the same negative controls.
 //!
 //! Unsupported modules give errors, not files.
 
@@ -697,4 +700,133 @@ fn ghash_go_package_matches_crypto_cipher_under_qemu() {
     let o = run_tests(&qemu, "rv64", &exe, "TestGHASH/Rv64gc$");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(!o.status.success() && out.contains("--- FAIL: TestGHASH/Rv64gc"), "`{changed}` changed must fail the test:\n{out}");
+}
+
+/// The SHA-2 Go builds' test: every message length 0..=1100 at offsets 0..7, padded here
+/// and compressed in two calls (the second with a length that is not a whole number of
+/// blocks: the kernel rounds it down), against the standard library's crypto/sha256 or
+/// crypto/sha512; the schedule words of the scratch buffer are zero afterwards.
+const SHA2_TEST_GO: &str = r#"//go:build riscv64 && !purego
+
+package PKG
+
+import (
+	"bytes"
+	ref "crypto/PKG"
+	"encoding/binary"
+	"math/rand"
+	"testing"
+)
+
+type impl struct {
+	name  string
+	block func(dig *WORD, p *byte, len uint64, scratch *uint64)
+}
+
+var impls = []impl{
+IMPLS}
+
+var iv = [8]WORD{IV}
+
+func digest(f impl, msg []byte, off int) ([]byte, bool) {
+	padded := append(append([]byte{}, msg...), 0x80)
+	for len(padded)%BLOCK != BLOCK-2*WS {
+		padded = append(padded, 0)
+	}
+	padded = append(padded, make([]byte, 2*WS-8)...)
+	padded = binary.BigEndian.AppendUint64(padded, uint64(len(msg))*8)
+	buf := make([]byte, len(padded)+BLOCK+8)
+	p := buf[off:]
+	copy(p, padded)
+	h := iv
+	var scratch [SCRATCH]uint64
+	for i := range scratch {
+		scratch[i] = 0x5a5a5a5a5a5a5a5a
+	}
+	cut := len(padded) / BLOCK / 2 * BLOCK
+	f.block(&h[0], &p[0], uint64(cut), &scratch[0])
+	f.block(&h[0], &p[cut], uint64(len(padded)-cut+BLOCK-1), &scratch[0])
+	for i := 0; i < 2*WS; i++ {
+		if scratch[i] != 0 {
+			return nil, false
+		}
+	}
+	out := make([]byte, 0, 8*WS)
+	for _, w := range h {
+		out = binary.BigEndian.APPEND(out, w)
+	}
+	return out, true
+}
+
+func TestSHA(t *testing.T) {
+	for _, f := range impls {
+		t.Run(f.name, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(5))
+			for n := 0; n <= 1100; n++ {
+				msg := make([]byte, n)
+				rng.Read(msg)
+				got, ok := digest(f, msg, n%8)
+				if !ok {
+					t.Fatalf("length %d: the scratch schedule is not zeroed", n)
+				}
+				want := ref.SUM(msg)
+				if !bytes.Equal(got, want[:]) {
+					t.Fatalf("length %d: %x, crypto/PKG %x", n, got, want)
+				}
+			}
+		})
+	}
+}
+"#;
+
+#[test]
+fn sha2_go_packages_match_the_standard_library_under_qemu() {
+    let (Some(go), Some(qemu), Some((crypto, sys))) = (oracle::go(), oracle::qemu(), common::go_x_crypto()) else { return };
+    for (kernel, ws, block, scratch, iv, mutate) in [
+        ("sha256", 4, 64, kgen_kernels::sha2::GO_SCRATCH_256, "0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19", "th.srriw"),
+        (
+            "sha512",
+            8,
+            128,
+            kgen_kernels::sha2::GO_SCRATCH_512,
+            "0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1, 0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179",
+            "th.srri",
+        ),
+    ] {
+        let outs = go_outputs(kernel);
+        let variants: Vec<&str> = outs.iter().map(|o| o.0).collect();
+        assert_eq!(variants, ["c906", "rv64gc", "rv64gc-zbb"], "{kernel}: every variant has a Go build");
+        let (mut impls, mut files, mut labels) = (String::new(), Vec::new(), Vec::new());
+        for (variant, names, fs) in &outs {
+            assert_eq!(names.len(), 1, "{kernel} {variant}: one block function");
+            let l = label(&names[0], &format!("{kernel}Block"));
+            impls.push_str(&format!("\t{{\"{l}\", {}}},\n", names[0]));
+            labels.push(l);
+            files.extend(fs.iter().cloned());
+        }
+        let (word, append, sum) = if ws == 4 { ("uint32", "AppendUint32", "Sum256") } else { ("uint64", "AppendUint64", "Sum512") };
+        let test = SHA2_TEST_GO
+            .replace("PKG", kernel)
+            .replace("IMPLS", &impls)
+            .replace("WORD", word)
+            .replace("APPEND", append)
+            .replace("SUM", sum)
+            .replace("SCRATCH", &(scratch / 8).to_string())
+            .replace("BLOCK", &block.to_string())
+            .replace("WS", &ws.to_string())
+            .replace("IV", iv);
+        let dir = go_package(kernel, &files, &test, &crypto, &sys);
+        let exe = vet_and_build(&go, &dir, kernel);
+        assert_passed(&run_tests(&qemu, "thead-c906", &exe, "TestSHA/(C906|Rv64gc)$"), &format!("{kernel} under -cpu thead-c906"), &labels[..2], "TestSHA");
+        assert_passed(&run_tests(&qemu, "rv64,zbb=true", &exe, "TestSHA/Rv64gcZbb$"), &format!("{kernel} zbb under -cpu rv64,zbb=true"), &labels[2..], "TestSHA");
+        // Negative controls: missing extensions fault.
+        assert_sigill(&run_tests(&qemu, "rv64", &exe, "TestSHA/C906$"), &format!("{kernel} c906 under -cpu rv64"));
+        assert_sigill(&run_tests(&qemu, "rv64,zbb=false", &exe, "TestSHA/Rv64gcZbb$"), &format!("{kernel} rv64gc-zbb under -cpu rv64,zbb=false"));
+        // The c906 file with one rotation amount changed (`mutate`) fails against Go's code.
+        let (bad, changed) = mutated_package(&dir, &format!("{kernel}_c906_riscv64.s"), &[mutate]);
+        let exe = vet_and_build(&go, &bad, &format!("{kernel} (mutated)"));
+        let o = run_tests(&qemu, "thead-c906", &exe, "TestSHA/C906$");
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(!o.status.success() && out.contains("--- FAIL: TestSHA/C906"), "{kernel}: `{changed}` changed must fail the test:\n{out}");
+    }
 }

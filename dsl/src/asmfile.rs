@@ -307,6 +307,9 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
             return Err(AsmError { line: 0, msg: format!("label `{}` is used but never defined", l.name.clone().unwrap_or_default()) });
         }
     }
+    // A conditional branch out of its ±4 KiB reach becomes the inverted branch over a `jal`,
+    // as GNU as relaxes it (compiler output relies on that, all the more without RVC).
+    crate::lower::relax_branches(&mut f).map_err(|e| AsmError { line: 0, msg: e.to_string() })?;
     let code = assemble(&f).map_err(|e| AsmError { line: 0, msg: e.to_string() })?;
     let mut obj = build_object(&[], std::slice::from_ref(&st.rodata));
     obj.symbols.clear();
@@ -384,7 +387,8 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
         ".section" => {
             st.section = args.first().copied().unwrap_or("").to_string();
         }
-        ".globl" | ".global" => st.globals.extend(args.iter().map(|a| a.to_string())),
+        // A weak definition links like a global one here (one object, no other definition).
+        ".globl" | ".global" | ".weak" => st.globals.extend(args.iter().map(|a| a.to_string())),
         ".option" => match args.first().copied() {
             Some("norelax") => st.relax = false,
             Some("relax") => st.relax = true,
@@ -497,6 +501,18 @@ fn reg_of(a: &str, line: usize) -> Result<Reg, AsmError> {
     parse_xreg(a).map(|n| Reg::X(n as u8)).ok_or(AsmError { line, msg: format!("`{a}` is not an integer register") })
 }
 
+/// `sym`, `sym+expr` or `sym-expr` as (symbol, addend).
+fn sym_addend(a: &str, names: &HashMap<String, i64>) -> Option<(String, i64)> {
+    let a = a.trim();
+    match a.find(['+', '-']).filter(|&k| k > 0) {
+        Some(k) => {
+            let v = eval_expr(&a[k + 1..], names)?;
+            Some((a[..k].trim().to_string(), if a.as_bytes()[k] == b'-' { -v } else { v }))
+        }
+        None => Some((a.to_string(), 0)),
+    }
+}
+
 fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), AsmError> {
     let e = |msg: String| AsmError { line, msg };
     let args = split_operands(rest);
@@ -511,7 +527,8 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
             return Ok(());
         }
         ("la" | "lla", 2) => {
-            st.f.la(r(0)?, args[1]);
+            let (sym, addend) = sym_addend(args[1], &names).ok_or_else(|| e(format!("cannot evaluate `{}`", args[1])))?;
+            st.f.la_off(r(0)?, &sym, addend);
             return Ok(());
         }
         ("mv", 2) => {
@@ -649,6 +666,18 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
     let Some(mut form) = table().lookup(mn) else {
         return Err(e(format!("unknown instruction `{mn}`")));
     };
+    // GNU's `l{b,h,w,d}[u] rd, symbol` (gcc's constant-pool loads): auipc rd,
+    // %pcrel_hi(symbol); then the load from %pcrel_lo of that auipc, off rd.
+    let row = table().row(form);
+    if n == 2 && row.class == crate::isa::Class::Load && row.ops.len() == 3 && !args[1].contains('(') {
+        let rd = r(0)?;
+        let (sym, addend) = sym_addend(args[1], &names).ok_or_else(|| e(format!("cannot evaluate `{}`", args[1])))?;
+        let anchor = st.f.label();
+        st.f.bind(anchor);
+        st.f.emit_text("auipc", &[Opnd::Reg(rd), Opnd::PcrelHi { sym, addend }]);
+        st.f.emit(form, vec![Opnd::Reg(rd), Opnd::PcrelLo { anchor }, Opnd::Reg(rd)], None);
+        return Ok(());
+    }
     // GNU's immediate aliases: `add rd, rs, imm`.
     if let Some((_, alias)) = IMM_ALIASES.iter().find(|(m, _)| *m == mn) {
         if n == 3 && parse_xreg(args[2]).is_none() {

@@ -285,7 +285,14 @@ pub fn c_header(m: &Module, o: &EmitOptions) -> Result<String, EmitError> {
     match m.abi {
         Abi::Linux => {
             s.push_str("#ifdef __KERNEL__\n#include <linux/types.h>\n#else\n#include <stddef.h>\n#include <stdint.h>\n");
-            s.push_str("typedef uint8_t u8;\ntypedef uint32_t u32;\ntypedef uint64_t u64;\n#endif\n");
+            s.push_str("typedef uint8_t u8;\ntypedef uint32_t u32;\ntypedef uint64_t u64;\n");
+            // The kernel's structures, for use outside the kernel tree.
+            for e in &elems {
+                if let Elem::Named { def, .. } = e {
+                    s.push_str(&format!("{def};\n"));
+                }
+            }
+            s.push_str("#endif\n");
         }
         _ => {
             s.push_str("#include <stddef.h>\n\n");

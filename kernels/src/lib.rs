@@ -5,6 +5,7 @@ pub mod aes;
 pub mod chacha;
 pub mod ghash;
 pub mod poly1305;
+pub mod sha2;
 
 use kgen_dsl::target::{target, Target};
 use kgen_dsl::{Abi, BuildError, Module};
@@ -51,7 +52,7 @@ impl Variant {
 
 /// Every kernel kgen knows.
 pub fn kernels() -> &'static [Kernel] {
-    &[aes::KERNEL, chacha::KERNEL, ghash::KERNEL, poly1305::KERNEL]
+    &[aes::KERNEL, chacha::KERNEL, ghash::KERNEL, poly1305::KERNEL, sha2::SHA256, sha2::SHA512]
 }
 
 /// Looks a kernel up by name.

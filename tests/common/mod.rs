@@ -139,6 +139,7 @@ fn emulator_at(m: &kgen_dsl::Module, vlen: usize) -> (Option<Tool>, String, Opti
         ("c906" | "c906-novector", _) => (oracle::qemu(), s("thead-c906"), Some(s("rv64"))),
         ("rv64gc", _) => (oracle::qemu(), s("rv64"), None),
         ("rv64gcv", _) => (oracle::qemu(), format!("rv64,v=true,vlen={vlen},zbb=true"), Some(s("rv64,zbb=true"))),
+        ("rv64gc-zbb", _) => (oracle::qemu(), s("rv64,zbb=true"), Some(s("rv64,zbb=false"))),
         ("rv64gc-zbc", _) => (oracle::qemu(), s("rv64,zbb=true,zbc=true"), Some(s("rv64,zbc=false"))),
         ("rva23", _) => (oracle::qemu(), format!("rv64,v=true,vlen={vlen},zbb=true,zvkb=true"), Some(format!("rv64,v=true,vlen={vlen},zbb=true"))),
         (t, _) => panic!("no QEMU CPU known for target {t}"),

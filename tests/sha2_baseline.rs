@@ -1,0 +1,213 @@
+//! SHA-256 and SHA-512 cost side by side with the code a C906 runs today: OpenSSL 3.5.7's C
+//! `sha256_block_data_order_c` / `sha512_block_data_order_c` (its riscv64 SHA-2 assembly
+//! needs the vector crypto extensions), compiled from OpenSSL's own sha256.c/sha512.c with
+//! the cross gcc at -O3 for rv64gc. The files are test input: they are compiled from
+//! `.toolchain/openssl-3.5.7` as they are, in a freestanding wrapper (the block function
+//! under its `_c` name, and the three helpers the rest of the file calls) with stub
+//! headers for what OpenSSL's build generates; nothing of them is copied into kgen.
+//!
+//! - On kgen's C906 model (`model_against_openssl_c`): the C code's `.s` goes through kgen's
+//!   text assembler and the same benchmark driver as the kernels (`kgen bench`); the c906
+//!   variants must take at most 0.6 of the C code's cycles per byte.
+//! - On the C906 RTL (`rtl_against_openssl_c`, ignored by default: it simulates for about a
+//!   minute): the same C object and kgen's `.S` through ../shared/c906-rtl/harness/run.sh,
+//!   one and four blocks, the same target. `cargo test --release --test sha2_baseline --
+//!   --ignored --nocapture` prints the README's figures.
+
+use kgen::oracle;
+use kgen_dsl::Abi;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// (kernel, block bytes, SHA-n of OpenSSL's names).
+const ALGS: [(&str, usize, u32); 2] = [("sha256", 64, 256), ("sha512", 128, 512)];
+
+/// What OpenSSL's build generates and the SHA-2 files include (configuration, version,
+/// `OPENSSL_cleanse`'s declaration, an empty cryptlib), for a freestanding compile.
+const STUBS: [(&str, &str); 4] = [
+    ("openssl/configuration.h", "#ifndef OPENSSL_CONFIGURATION_H\n#define OPENSSL_CONFIGURATION_H\n#define OPENSSL_CONFIGURED_API 30500\n#endif\n"),
+    ("openssl/opensslv.h", "#ifndef OPENSSL_OPENSSLV_H\n#define OPENSSL_OPENSSLV_H\n#define OPENSSL_VERSION_MAJOR 3\n#define OPENSSL_VERSION_MINOR 5\n#define OPENSSL_VERSION_PATCH 7\n#endif\n"),
+    ("openssl/crypto.h", "#ifndef OPENSSL_CRYPTO_H\n#define OPENSSL_CRYPTO_H\n#include <stddef.h>\nvoid OPENSSL_cleanse(void *p, size_t n);\n#endif\n"),
+    ("internal/cryptlib.h", "#ifndef OSSL_INTERNAL_CRYPTLIB_H\n#define OSSL_INTERNAL_CRYPTLIB_H\n#endif\n"),
+];
+
+/// The wrapper: OpenSSL's file with its block function named `..._c` (as OpenSSL's riscv64
+/// build names it), and the helpers its other functions call (weak: the SHA-256 and SHA-512
+/// objects link together).
+fn wrapper(bits: u32) -> String {
+    format!(
+        "#define sha{bits}_block_data_order sha{bits}_block_data_order_c\n#include \"crypto/sha/sha{bits}.c\"\n\
+         __attribute__((weak)) void OPENSSL_cleanse(void *p, size_t n) {{ volatile unsigned char *a = p; while (n--) *a++ = 0; }}\n\
+         __attribute__((weak)) void *memcpy(void *d, const void *s, size_t n) {{ unsigned char *a = d; const unsigned char *b = s; while (n--) *a++ = *b++; return d; }}\n\
+         __attribute__((weak)) void *memset(void *d, int c, size_t n) {{ unsigned char *a = d; while (n--) *a++ = (unsigned char)c; return d; }}\n"
+    )
+}
+
+/// The gcc flags of the baseline (besides -S or -c).
+fn cflags(bits: u32) -> Vec<String> {
+    ["-O3", "-march=rv64gc", "-mabi=lp64d", "-ffreestanding", "-fno-section-anchors"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!("-DSHA{bits}_ASM"), format!("-DINCLUDE_C_SHA{bits}")])
+        .collect()
+}
+
+fn openssl_tree() -> Option<PathBuf> {
+    let o = oracle::toolchain_dir().join("openssl-3.5.7");
+    if o.join("crypto/sha/sha256.c").exists() {
+        Some(o)
+    } else {
+        oracle::missing("OpenSSL 3.5.7 source (.toolchain/openssl-3.5.7)")
+    }
+}
+
+/// Compiles OpenSSL's SHA-`bits` C code with `mode` (`-S` or `-c`) into `dir`.
+fn compile_baseline(dir: &Path, bits: u32, mode: &str) -> Option<PathBuf> {
+    let (gcc, tree) = (oracle::gcc()?, openssl_tree()?);
+    for (name, text) in STUBS {
+        let p = dir.join("stub").join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    let src = dir.join(format!("openssl-sha{bits}.c"));
+    std::fs::write(&src, wrapper(bits)).unwrap();
+    let out = dir.join(format!("openssl-sha{bits}.{}", if mode == "-S" { "s" } else { "o" }));
+    let r = gcc
+        .command()
+        .args(cflags(bits))
+        .arg("-I")
+        .arg(dir.join("stub"))
+        .arg("-I")
+        .arg(tree.join("include"))
+        .arg("-I")
+        .arg(&tree)
+        .arg(mode)
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "compiling OpenSSL's sha{bits}.c: {}", String::from_utf8_lossy(&r.stderr));
+    Some(out)
+}
+
+fn module(kernel: &str, variant: &str) -> kgen_dsl::Module {
+    kgen_kernels::kernel(kernel).unwrap().variant(variant).unwrap().build(Abi::Psabi).unwrap()
+}
+
+/// Modeled cycles per byte at one and four blocks.
+fn model_cpb(rows: &[kgen::bench::Row]) -> (f64, f64) {
+    (rows[0].cpb(), rows[1].cpb())
+}
+
+#[test]
+fn model_against_openssl_c() {
+    let dir = oracle::scratch("sha2_baseline_model");
+    let mut table = String::from("| kernel | code | 1 block | 4 blocks | vs C (4 blocks) |\n|---|---|---:|---:|---:|\n");
+    for (kernel, block, bits) in ALGS {
+        let Some(s) = compile_baseline(&dir, bits, "-S") else { return };
+        let t = kgen_dsl::target::target("rv64gc").unwrap();
+        let asm = kgen_dsl::asmfile::assemble_file(&std::fs::read_to_string(&s).unwrap(), &t).unwrap_or_else(|e| panic!("{}: {e}", s.display()));
+        let sizes = [block, 4 * block];
+        let c = kgen::bench::bench_object(kernel, "openssl-c", &asm.object, &t, &sizes).unwrap();
+        assert_eq!(c[0].what, format!("sha{bits}_block_data_order_c"), "the driver measured OpenSSL's C function");
+        let (c1, c4) = model_cpb(&c);
+        let _ = writeln!(table, "| {kernel} | OpenSSL 3.5.7 C (gcc -O3, rv64gc) | {c1:.2} | {c4:.2} | 1 |");
+        for v in ["c906", "rv64gc", "rv64gc-zbb"] {
+            let m = module(kernel, v);
+            let rows = kgen::bench::bench_object(kernel, v, &m.object().unwrap(), &m.target, &sizes).unwrap();
+            let (k1, k4) = model_cpb(&rows);
+            let _ = writeln!(table, "| {kernel} | kgen {v} | {k1:.2} | {k4:.2} | {:.3} |", k4 / c4);
+            if v == "c906" {
+                assert!(k1 <= 0.6 * c1 && k4 <= 0.6 * c4, "{kernel} c906: {k1:.2}/{k4:.2} c/B against C {c1:.2}/{c4:.2}: above 0.6");
+            }
+        }
+    }
+    println!("C906 model, cycles per byte:\n{table}");
+}
+
+/// The RTL harness and model, if built.
+fn rtl() -> Option<PathBuf> {
+    let h = oracle::repo_root().join("../shared/c906-rtl/harness/run.sh");
+    let model = std::env::var_os("C906_RTL").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/c906rtl"));
+    if h.exists() && model.join("sim/obj_dir/Vc906").exists() {
+        Some(h)
+    } else {
+        oracle::missing("the C906 RTL model (../shared/c906-rtl: model/build.sh)")
+    }
+}
+
+/// Runs `files` with a table of one- and four-block calls of the two block functions
+/// `fns` (SHA-256's, SHA-512's); returns cycles per call for each (function, blocks).
+fn run_rtl(run: &Path, dir: &Path, fns: [&str; 2], files: &[PathBuf]) -> Vec<(String, u64, f64)> {
+    let mut bench = String::from("#include \"bench.h\"\nextern uint64_t ctx256[], ctx512[];\nextern unsigned char data[];\n");
+    let mut k = 0;
+    for (f, ctx) in fns.iter().zip(["ctx256", "ctx512"]) {
+        for n in [1, 4] {
+            let _ = writeln!(bench, "BENCH(e{k}, {f}, {ctx}, data, {n}, 0, {}, 1)", 8 / n);
+            k += 1;
+        }
+    }
+    let b = dir.join("table.c");
+    std::fs::write(&b, bench).unwrap();
+    let g = dir.join("buffers.c");
+    std::fs::write(&g, "#include <stdint.h>\n__attribute__((aligned(64))) uint64_t ctx256[16], ctx512[32];\n__attribute__((aligned(64))) unsigned char data[512];\n").unwrap();
+    let out = std::process::Command::new(run).arg(dir.join("rtl")).arg(&b).arg(&g).args(files).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success() && !text.contains("TRAP"), "run.sh: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let mut rows = Vec::new();
+    for l in text.lines() {
+        let t: Vec<&str> = l.split_whitespace().collect();
+        if t.len() >= 10 && t[0].starts_with('e') && t[0][1..].parse::<u32>().is_ok() {
+            rows.push((t[1].to_string(), u64::from_str_radix(t[4].trim_start_matches("0x"), 16).unwrap(), t[7].parse::<f64>().unwrap()));
+        }
+    }
+    assert_eq!(rows.len(), 4, "run.sh printed:\n{text}");
+    rows
+}
+
+#[test]
+#[ignore = "simulates the C906 RTL for about a minute: cargo test --release --test sha2_baseline -- --ignored --nocapture"]
+fn rtl_against_openssl_c() {
+    let Some(run) = rtl() else { return };
+    let dir = oracle::scratch("sha2_baseline_rtl");
+    let mut objs = Vec::new();
+    for (_, _, bits) in ALGS {
+        let Some(o) = compile_baseline(&dir, bits, "-c") else { return };
+        objs.push(o);
+    }
+    let cdir = dir.join("c");
+    std::fs::create_dir_all(&cdir).unwrap();
+    let c = run_rtl(&run, &cdir, ["sha256_block_data_order_c", "sha512_block_data_order_c"], &objs);
+    let o = kgen_emit::EmitOptions { command: "test".into(), compat: kgen_emit::Compat::Binutils240 };
+    let mut table = String::from("| kernel | code | 1 block | 4 blocks | vs C (4 blocks) |\n|---|---|---:|---:|---:|\n");
+    let cpb = |rows: &[(String, u64, f64)], k: usize, block: usize| (rows[2 * k].2 / block as f64, rows[2 * k + 1].2 / (4 * block) as f64);
+    for (k, (kernel, block, _)) in ALGS.into_iter().enumerate() {
+        let (c1, c4) = cpb(&c, k, block);
+        let _ = writeln!(table, "| {kernel} | OpenSSL 3.5.7 C (gcc -O3, rv64gc) | {c1:.2} | {c4:.2} | 1 |");
+    }
+    // The C906 has no Zbb: rv64gc-zbb cannot run on it.
+    for v in ["c906", "rv64gc"] {
+        let vdir = dir.join(v);
+        std::fs::create_dir_all(&vdir).unwrap();
+        let mut files = Vec::new();
+        let mut fns = Vec::new();
+        for (kernel, _, _) in ALGS {
+            let m = module(kernel, v);
+            let p = vdir.join(format!("{kernel}-{v}.S"));
+            std::fs::write(&p, kgen_emit::openssl_s(&m, &o).unwrap()).unwrap();
+            files.push(p);
+            fns.push(m.funcs[0].func.name.clone());
+        }
+        let r = run_rtl(&run, &vdir, [&fns[0], &fns[1]], &files);
+        for (k, (kernel, block, _)) in ALGS.into_iter().enumerate() {
+            let (k1, k4) = cpb(&r, k, block);
+            let (c1, c4) = cpb(&c, k, block);
+            let _ = writeln!(table, "| {kernel} | kgen {v} | {k1:.2} | {k4:.2} | {:.3} |", k4 / c4);
+            if v == "c906" {
+                assert!(k1 <= 0.6 * c1 && k4 <= 0.6 * c4, "{kernel} c906 on the RTL: {k1:.2}/{k4:.2} c/B against C {c1:.2}/{c4:.2}: above 0.6");
+            }
+        }
+    }
+    println!("C906 RTL (openc906, warm), cycles per byte:\n{table}");
+}
