@@ -129,6 +129,7 @@ pub(crate) struct RowDef {
     pub mul: Option<MulOps>,
     pub vset: Option<VType>,
     pub same_in_both_dialects: bool,
+    pub go: Option<super::go::GoAsm>,
     pub sem: Option<Sem>,
 }
 
@@ -156,8 +157,14 @@ impl RowDef {
             mul: None,
             vset: None,
             same_in_both_dialects: false,
+            go: None,
             sem: None,
         }
+    }
+    /// How Go's assembler writes the row (see [`super::go`]).
+    pub fn go(mut self, g: super::go::GoAsm) -> Self {
+        self.go = Some(g);
+        self
     }
     pub fn flow(mut self, f: Flow) -> Self {
         self.flow = f;
@@ -304,6 +311,7 @@ impl RowDef {
             vset: self.vset,
             twin: None,
             same_in_both_dialects: self.same_in_both_dialects,
+            go: self.go,
             sem,
         }
     }

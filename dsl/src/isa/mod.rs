@@ -11,6 +11,7 @@
 
 mod build;
 pub mod gen;
+pub mod go;
 pub mod hart;
 mod scalar;
 mod thead;
@@ -416,6 +417,8 @@ pub struct Row {
     pub twin: Option<Form>,
     /// Declared by the row generator: this form means the same in both vector dialects.
     pub same_in_both_dialects: bool,
+    /// How Go's assembler writes this form as exactly this one instruction, if it can.
+    pub go: Option<go::GoAsm>,
     pub sem: Sem,
 }
 
