@@ -21,67 +21,67 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	WORD	$0x02c13023	// sd a2, 32(sp)
-	WORD	$0x00e13c23	// sd a4, 24(sp)
-	// .LChaCha20_ctr32_c906_0:
-	MOV	$·kgen_chacha_c906_sigma(SB), X5	// auipc t0, %pcrel_hi(kgen_chacha_c906_sigma); addi t0, t0, %pcrel_lo
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x0002a283	// lw t0, 0(t0)
-	WORD	$0x00513823	// sd t0, 16(sp)
+	MOV	X12, 32(X2)
+	MOV	X14, 24(X2)
+L0:
+	MOV	$·kgen_chacha_c906_sigma(SB), X5
+	MOV	X5, 40(X2)
+	MOV	24(X2), X5
+	MOVW	(X5), X5
+	MOV	X5, 16(X2)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0172f463	// bgeu t0, s7, .LChaCha20_ctr32_c906_55
-	WORD	$0x7f40206f	// jal zero, .LChaCha20_ctr32_c906_4
-	// .LChaCha20_ctr32_c906_55:
-	WORD	$0x00b56bb3	// or s7, a0, a1
-	WORD	$0x003bfb93	// andi s7, s7, 3
-	WORD	$0x000b8463	// beq s7, zero, .LChaCha20_ctr32_c906_56
-	WORD	$0x7e40206f	// jal zero, .LChaCha20_ctr32_c906_4
-	// .LChaCha20_ctr32_c906_56:
+	MOV	$128, X23
+	MOV	32(X2), X5
+	BGEU	X5, X23, L55
+	JMP	L4
+L55:
+	OR	X11, X10, X23
+	AND	$3, X23
+	BEQZ	X23, L56
+	JMP	L4
+L56:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	WORD	$0x00400293	// addi t0, zero, 4
-	WORD	$0x00513423	// sd t0, 8(sp)
+	MOV	$4, X5
+	MOV	X5, 8(X2)
 	WORD	$0x0082f057	// th.vsetvli zero, t0, e32, m1, d1
-	WORD	$0x00010bb7	// lui s7, 16
+	LUI	$16, X23
 	WORD	$0x5e0bc0d7	// th.vmv.v.x v1, s7
-	WORD	$0x00001bb7	// lui s7, 1
+	LUI	$1, X23
 	WORD	$0x5e0bc157	// th.vmv.v.x v2, s7
-	WORD	$0x10000b93	// addi s7, zero, 256
+	MOV	$256, X23
 	WORD	$0x5e0bc1d7	// th.vmv.v.x v3, s7
-	WORD	$0x08000b93	// addi s7, zero, 128
+	MOV	$128, X23
 	WORD	$0x5e0bc257	// th.vmv.v.x v4, s7
 	WORD	$0x5a08a4d7	// th.vid.v v9
-	// .LChaCha20_ctr32_c906_lanes_loop:
-	WORD	$0x14000b93	// addi s7, zero, 320
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x7572e863	// bltu t0, s7, .LChaCha20_ctr32_c906_lanes_rest
-	WORD	$0x00400293	// addi t0, zero, 4
-	WORD	$0x00513423	// sd t0, 8(sp)
+lanes_loop:
+	MOV	$320, X23
+	MOV	32(X2), X5
+	BLTU	X5, X23, lanes_rest
+	MOV	$4, X5
+	MOV	X5, 8(X2)
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01813303	// ld t1, 24(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813f03	// ld t5, 8(sp)
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x01e80f3b	// addw t5, a6, t5
+	MOV	40(X2), X5
+	MOVW	(X5), X22
+	MOVW	4(X5), X21
+	MOVW	8(X5), X19
+	MOVW	12(X5), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X15
+	MOVW	16(X13), X14
+	MOVW	20(X13), X12
+	MOVW	24(X13), X29
+	MOVW	28(X13), X28
+	MOV	16(X2), X5
+	MOVW	X5, X30
+	MOV	24(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	MOV	8(X2), X30
+	MOV	16(X2), X16
+	ADDW	X30, X16, X30
 	WORD	$0x5e0b42d7	// th.vmv.v.x v5, s6
 	WORD	$0x5e0ac357	// th.vmv.v.x v6, s5
 	WORD	$0x5e09c3d7	// th.vmv.v.x v7, s3
@@ -94,484 +94,484 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x5e0645d7	// th.vmv.v.x v11, a2
 	WORD	$0x5e0ec657	// th.vmv.v.x v12, t4
 	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	WORD	$0x01013803	// ld a6, 16(sp)
+	MOV	16(X2), X16
 	WORD	$0x5e0846d7	// th.vmv.v.x v13, a6
 	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
 	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
 	WORD	$0x5e034857	// th.vmv.v.x v16, t1
 	WORD	$0x02d486d7	// th.vadd.vv v13, v13, v9
 	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	WORD	$0x00a00813	// addi a6, zero, 10
-	// .LChaCha20_ctr32_c906_dr:
+	MOV	$10, X16
+dr:
 	// four vector lanes interleaved with the scalar block
 	WORD	$0x025902d7	// th.vadd.vv v5, v5, v18
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
+	ADDW	X18, X22
 	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	XOR	X22, X30
 	WORD	$0x2ed286d7	// th.vxor.vv v13, v13, v5
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
 	WORD	$0x2ee30757	// th.vxor.vv v14, v14, v6
 	WORD	$0x2ef387d7	// th.vxor.vv v15, v15, v7
-	WORD	$0x01e7073b	// addw a4, a4, t5
+	ADDW	X30, X14
 	WORD	$0x2f040857	// th.vxor.vv v16, v16, v8
-	WORD	$0x00e94933	// xor s2, s2, a4
+	XOR	X14, X18
 	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	WORD	$0x012b0b3b	// addw s6, s6, s2
+	ADDW	X18, X22
 	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
 	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	XOR	X22, X30
 	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
 	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	WORD	$0x01e7073b	// addw a4, a4, t5
+	ADDW	X30, X14
 	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
+	XOR	X14, X18
 	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	ADDW	X9, X21
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	XOR	X21, X7
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x0076063b	// addw a2, a2, t2
+	ADDW	X7, X12
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	XOR	X12, X9
 	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	ADDW	X9, X21
 	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	XOR	X21, X7
 	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	WORD	$0x0076063b	// addw a2, a2, t2
+	ADDW	X7, X12
 	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	XOR	X12, X9
 	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x025902d7	// th.vadd.vv v5, v5, v18
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	WORD	$0x011989bb	// addw s3, s3, a7
+	ADDW	X17, X19
 	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	XOR	X19, X5
 	WORD	$0x2ed286d7	// th.vxor.vv v13, v13, v5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2ee30757	// th.vxor.vv v14, v14, v6
 	WORD	$0x2ef387d7	// th.vxor.vv v15, v15, v7
-	WORD	$0x005e8ebb	// addw t4, t4, t0
+	ADDW	X5, X29
 	WORD	$0x2f040857	// th.vxor.vv v16, v16, v8
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	XOR	X29, X17
 	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	WORD	$0x011989bb	// addw s3, s3, a7
+	ADDW	X17, X19
 	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
 	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	XOR	X19, X5
 	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
+	ADDW	X5, X29
 	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	XOR	X29, X17
 	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	ADDW	X15, X20
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
+	ADDW	X6, X28
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	XOR	X28, X15
 	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
 	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	ADDW	X15, X20
 	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
+	ADDW	X6, X28
 	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	XOR	X28, X15
 	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
 	WORD	$0x026a0357	// th.vadd.vv v6, v6, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x027a83d7	// th.vadd.vv v7, v7, v21
-	WORD	$0x009b0b3b	// addw s6, s6, s1
+	ADDW	X9, X22
 	WORD	$0x02890457	// th.vadd.vv v8, v8, v18
-	WORD	$0x01634333	// xor t1, t1, s6
+	XOR	X22, X6
 	WORD	$0x2f028857	// th.vxor.vv v16, v16, v5
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x006e8ebb	// addw t4, t4, t1
+	ADDW	X6, X29
 	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	XOR	X29, X9
 	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	WORD	$0x009b0b3b	// addw s6, s6, s1
+	ADDW	X9, X22
 	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
 	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	WORD	$0x01634333	// xor t1, t1, s6
+	XOR	X22, X6
 	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
+	ADDW	X6, X29
 	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	XOR	X29, X9
 	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	ADDW	X17, X21
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	XOR	X21, X30
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	ADDW	X30, X28
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	ADDW	X17, X21
 	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	XOR	X21, X30
 	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
 	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	ADDW	X30, X28
 	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
 	WORD	$0x026a0357	// th.vadd.vv v6, v6, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x027a83d7	// th.vadd.vv v7, v7, v21
-	WORD	$0x00f989bb	// addw s3, s3, a5
+	ADDW	X15, X19
 	WORD	$0x02890457	// th.vadd.vv v8, v8, v18
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	XOR	X19, X7
 	WORD	$0x2f028857	// th.vxor.vv v16, v16, v5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x0077073b	// addw a4, a4, t2
+	ADDW	X7, X14
 	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	XOR	X14, X15
 	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
 	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	WORD	$0x00f989bb	// addw s3, s3, a5
+	ADDW	X15, X19
 	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
 	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	XOR	X19, X7
 	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
+	ADDW	X7, X14
 	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	XOR	X14, X15
 	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x0056063b	// addw a2, a2, t0
+	ADDW	X5, X12
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x00c94933	// xor s2, s2, a2
+	XOR	X12, X18
 	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	WORD	$0x0056063b	// addw a2, a2, t0
+	ADDW	X5, X12
 	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	WORD	$0x00c94933	// xor s2, s2, a2
+	XOR	X12, X18
 	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfff80813	// addi a6, a6, -1
-	WORD	$0xc6081ee3	// bne a6, zero, .LChaCha20_ctr32_c906_dr
+	ADD	$-1, X16
+	BNEZ	X16, dr
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
+	MOV	40(X2), X16
+	MOVW	(X16), X23
+	MOVW	4(X16), X16
+	ADDW	X23, X22
 	WORD	$0x025bc2d7	// th.vadd.vx v5, v5, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
+	MOV	40(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X16, X21
 	WORD	$0x02684357	// th.vadd.vx v6, v6, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
+	MOV	40(X2), X16
+	MOVW	12(X16), X16
+	ADDW	X23, X19
 	WORD	$0x027bc3d7	// th.vadd.vx v7, v7, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
+	MOVW	(X13), X23
+	ADDW	X16, X20
 	WORD	$0x02884457	// th.vadd.vx v8, v8, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
+	MOVW	4(X13), X16
+	ADDW	X23, X18
 	WORD	$0x032bc957	// th.vadd.vx v18, v18, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
+	MOVW	8(X13), X23
+	ADDW	X16, X9
 	WORD	$0x033849d7	// th.vadd.vx v19, v19, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
+	MOVW	12(X13), X16
+	ADDW	X23, X17
 	WORD	$0x034bca57	// th.vadd.vx v20, v20, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
+	MOVW	16(X13), X23
+	ADDW	X16, X15
 	WORD	$0x03584ad7	// th.vadd.vx v21, v21, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
+	MOVW	20(X13), X16
+	ADDW	X23, X14
 	WORD	$0x02abc557	// th.vadd.vx v10, v10, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
+	MOVW	24(X13), X23
+	ADDW	X16, X12
 	WORD	$0x02b845d7	// th.vadd.vx v11, v11, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
+	MOVW	28(X13), X16
+	ADDW	X23, X29
 	WORD	$0x02cbc657	// th.vadd.vx v12, v12, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
+	MOV	16(X2), X23
+	MOVW	X23, X23
+	ADDW	X16, X28
 	WORD	$0x031848d7	// th.vadd.vx v17, v17, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
+	MOV	24(X2), X16
+	MOVW	4(X16), X16
+	ADDW	X23, X30
 	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X16, X7
 	WORD	$0x02e84757	// th.vadd.vx v14, v14, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
+	MOV	24(X2), X16
+	MOVW	12(X16), X16
+	ADDW	X23, X5
 	WORD	$0x02fbc7d7	// th.vadd.vx v15, v15, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
+	ADDW	X16, X6
 	WORD	$0x03084857	// th.vadd.vx v16, v16, a6
-	WORD	$0x00813803	// ld a6, 8(sp)
-	WORD	$0x010f0f3b	// addw t5, t5, a6
+	MOV	8(X2), X16
+	ADDW	X16, X30
 	// output: lane k's word i at 64k + 4i (strided by 64)
 	// ... interleaved with the scalar block's, bytes 256..320
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x00050c93	// addi s9, a0, 0
-	WORD	$0x1005ab83	// lw s7, 256(a1)
-	WORD	$0x04000413	// addi s0, zero, 64
+	MOV	X11, X24
+	MOV	X10, X25
+	MOVW	256(X11), X23
+	MOV	$64, X8
 	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x1045a803	// lw a6, 260(a1)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	260(X11), X16
+	ADD	$4, X24
 	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11752023	// sw s7, 256(a0)
+	XOR	X22, X23
+	ADD	$4, X24
+	MOVW	X23, 256(X10)
 	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x1085ab83	// lw s7, 264(a1)
+	ADD	$4, X24
+	MOVW	264(X11), X23
 	WORD	$0x2f728bd7	// th.vxor.vv v23, v23, v5
 	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	XOR	X21, X16
+	ADD	$4, X25
 	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x11052223	// sw a6, 260(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x10c5a803	// lw a6, 268(a1)
+	MOVW	X16, 260(X10)
+	ADD	$4, X24
+	MOVW	268(X11), X16
 	WORD	$0x2f830c57	// th.vxor.vv v24, v24, v6
 	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	XOR	X19, X23
+	ADD	$4, X25
 	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x11752423	// sw s7, 264(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	X23, 264(X10)
+	ADD	$4, X24
 	WORD	$0x2f938cd7	// th.vxor.vv v25, v25, v7
-	WORD	$0x1105ab83	// lw s7, 272(a1)
+	MOVW	272(X11), X23
 	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	XOR	X20, X16
+	ADD	$4, X25
 	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x11052623	// sw a6, 268(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	X16, 268(X10)
+	ADD	$4, X24
 	WORD	$0x2fa40d57	// th.vxor.vv v26, v26, v8
-	WORD	$0x1145a803	// lw a6, 276(a1)
+	MOVW	276(X11), X16
 	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	XOR	X18, X23
+	ADD	$4, X25
 	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x11752823	// sw s7, 272(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	X23, 272(X10)
+	ADD	$4, X24
 	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
-	WORD	$0x1185ab83	// lw s7, 280(a1)
+	MOVW	280(X11), X23
 	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00984833	// xor a6, a6, s1
+	ADD	$4, X25
+	XOR	X9, X16
 	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x11052a23	// sw a6, 276(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	MOVW	X16, 276(X10)
+	ADD	$4, X24
 	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	WORD	$0x11c5a803	// lw a6, 284(a1)
+	MOVW	284(X11), X16
 	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x011bcbb3	// xor s7, s7, a7
+	ADD	$4, X25
+	XOR	X17, X23
 	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11752c23	// sw s7, 280(a0)
+	ADD	$4, X24
+	MOVW	X23, 280(X10)
 	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
-	WORD	$0x1205ab83	// lw s7, 288(a1)
+	MOVW	288(X11), X23
 	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00f84833	// xor a6, a6, a5
+	ADD	$4, X25
+	XOR	X15, X16
 	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11052e23	// sw a6, 284(a0)
+	ADD	$4, X24
+	MOVW	X16, 284(X10)
 	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
-	WORD	$0x1245a803	// lw a6, 292(a1)
+	MOVW	292(X11), X16
 	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
+	ADD	$4, X25
+	XOR	X14, X23
 	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13752023	// sw s7, 288(a0)
+	ADD	$4, X24
+	MOVW	X23, 288(X10)
 	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
 	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x1285ab83	// lw s7, 296(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00c84833	// xor a6, a6, a2
+	MOVW	296(X11), X23
+	ADD	$4, X25
+	XOR	X12, X16
 	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13052223	// sw a6, 292(a0)
+	ADD	$4, X24
+	MOVW	X16, 292(X10)
 	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
 	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x12c5a803	// lw a6, 300(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	MOVW	300(X11), X16
+	ADD	$4, X25
 	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13752423	// sw s7, 296(a0)
+	XOR	X29, X23
+	ADD	$4, X24
+	MOVW	X23, 296(X10)
 	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
 	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x1305ab83	// lw s7, 304(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	MOVW	304(X11), X23
+	ADD	$4, X25
 	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13052623	// sw a6, 300(a0)
+	XOR	X28, X16
+	ADD	$4, X24
+	MOVW	X16, 300(X10)
 	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
 	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x1345a803	// lw a6, 308(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	MOVW	308(X11), X16
+	ADD	$4, X25
 	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	XOR	X30, X23
+	ADD	$4, X24
 	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
-	WORD	$0x13752823	// sw s7, 304(a0)
+	MOVW	X23, 304(X10)
 	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x1385ab83	// lw s7, 312(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	MOVW	312(X11), X23
+	ADD	$4, X25
 	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	XOR	X7, X16
+	ADD	$4, X24
 	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
-	WORD	$0x13052a23	// sw a6, 308(a0)
+	MOVW	X16, 308(X10)
 	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13c5a803	// lw a6, 316(a1)
+	ADD	$4, X25
+	MOVW	316(X11), X16
 	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
-	WORD	$0x005bcbb3	// xor s7, s7, t0
+	XOR	X5, X23
 	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13752c23	// sw s7, 312(a0)
+	ADD	$4, X25
+	MOVW	X23, 312(X10)
 	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
 	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13052e23	// sw a6, 316(a0)
-	WORD	$0x14050513	// addi a0, a0, 320
-	WORD	$0x14058593	// addi a1, a1, 320
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xec028293	// addi t0, t0, -320
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0052829b	// addiw t0, t0, 5
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x8adff06f	// jal zero, .LChaCha20_ctr32_c906_lanes_loop
-	// .LChaCha20_ctr32_c906_lanes_rest:
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x3772eae3	// bltu t0, s7, .LChaCha20_ctr32_c906_1
-	WORD	$0x0c000b93	// addi s7, zero, 192
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x6b72ec63	// bltu t0, s7, .LChaCha20_ctr32_c906_rows
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0062d293	// srli t0, t0, 6
-	WORD	$0x00513423	// sd t0, 8(sp)
+	XOR	X6, X16
+	ADD	$4, X25
+	MOVW	X16, 316(X10)
+	ADD	$320, X10
+	ADD	$320, X11
+	MOV	32(X2), X5
+	ADD	$-320, X5
+	MOV	X5, 32(X2)
+	MOV	16(X2), X5
+	ADDW	$5, X5
+	MOV	X5, 16(X2)
+	JMP	lanes_loop
+lanes_rest:
+	MOV	$128, X23
+	MOV	32(X2), X5
+	BLTU	X5, X23, L1
+	MOV	$192, X23
+	MOV	32(X2), X5
+	BLTU	X5, X23, rows
+	MOV	32(X2), X5
+	SRL	$6, X5
+	MOV	X5, 8(X2)
 	WORD	$0x0082f057	// th.vsetvli zero, t0, e32, m1, d1
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01813303	// ld t1, 24(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813f03	// ld t5, 8(sp)
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x01e80f3b	// addw t5, a6, t5
+	MOV	40(X2), X5
+	MOVW	(X5), X22
+	MOVW	4(X5), X21
+	MOVW	8(X5), X19
+	MOVW	12(X5), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X15
+	MOVW	16(X13), X14
+	MOVW	20(X13), X12
+	MOVW	24(X13), X29
+	MOVW	28(X13), X28
+	MOV	16(X2), X5
+	MOVW	X5, X30
+	MOV	24(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	MOV	8(X2), X30
+	MOV	16(X2), X16
+	ADDW	X30, X16, X30
 	WORD	$0x5e0b42d7	// th.vmv.v.x v5, s6
 	WORD	$0x5e0ac357	// th.vmv.v.x v6, s5
 	WORD	$0x5e09c3d7	// th.vmv.v.x v7, s3
@@ -584,411 +584,411 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x5e0645d7	// th.vmv.v.x v11, a2
 	WORD	$0x5e0ec657	// th.vmv.v.x v12, t4
 	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	WORD	$0x01013803	// ld a6, 16(sp)
+	MOV	16(X2), X16
 	WORD	$0x5e0846d7	// th.vmv.v.x v13, a6
 	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
 	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
 	WORD	$0x5e034857	// th.vmv.v.x v16, t1
 	WORD	$0x02d486d7	// th.vadd.vv v13, v13, v9
 	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	WORD	$0x00a00813	// addi a6, zero, 10
-	// .LChaCha20_ctr32_c906_dr.1:
+	MOV	$10, X16
+L11:
 	// four vector lanes interleaved with the scalar block
 	WORD	$0x025902d7	// th.vadd.vv v5, v5, v18
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
+	ADDW	X18, X22
 	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	XOR	X22, X30
 	WORD	$0x2ed286d7	// th.vxor.vv v13, v13, v5
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
 	WORD	$0x2ee30757	// th.vxor.vv v14, v14, v6
 	WORD	$0x2ef387d7	// th.vxor.vv v15, v15, v7
-	WORD	$0x01e7073b	// addw a4, a4, t5
+	ADDW	X30, X14
 	WORD	$0x2f040857	// th.vxor.vv v16, v16, v8
-	WORD	$0x00e94933	// xor s2, s2, a4
+	XOR	X14, X18
 	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	WORD	$0x012b0b3b	// addw s6, s6, s2
+	ADDW	X18, X22
 	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
 	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	XOR	X22, X30
 	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
 	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	WORD	$0x01e7073b	// addw a4, a4, t5
+	ADDW	X30, X14
 	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
+	XOR	X14, X18
 	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	ADDW	X9, X21
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	XOR	X21, X7
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x0076063b	// addw a2, a2, t2
+	ADDW	X7, X12
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	XOR	X12, X9
 	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	ADDW	X9, X21
 	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	XOR	X21, X7
 	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	WORD	$0x0076063b	// addw a2, a2, t2
+	ADDW	X7, X12
 	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	XOR	X12, X9
 	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x025902d7	// th.vadd.vv v5, v5, v18
 	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	WORD	$0x011989bb	// addw s3, s3, a7
+	ADDW	X17, X19
 	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	XOR	X19, X5
 	WORD	$0x2ed286d7	// th.vxor.vv v13, v13, v5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2ee30757	// th.vxor.vv v14, v14, v6
 	WORD	$0x2ef387d7	// th.vxor.vv v15, v15, v7
-	WORD	$0x005e8ebb	// addw t4, t4, t0
+	ADDW	X5, X29
 	WORD	$0x2f040857	// th.vxor.vv v16, v16, v8
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	XOR	X29, X17
 	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	WORD	$0x011989bb	// addw s3, s3, a7
+	ADDW	X17, X19
 	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
 	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	XOR	X19, X5
 	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
+	ADDW	X5, X29
 	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	XOR	X29, X17
 	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	ADDW	X15, X20
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
+	ADDW	X6, X28
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	XOR	X28, X15
 	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
 	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	ADDW	X15, X20
 	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
+	ADDW	X6, X28
 	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	XOR	X28, X15
 	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
 	WORD	$0x026a0357	// th.vadd.vv v6, v6, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x027a83d7	// th.vadd.vv v7, v7, v21
-	WORD	$0x009b0b3b	// addw s6, s6, s1
+	ADDW	X9, X22
 	WORD	$0x02890457	// th.vadd.vv v8, v8, v18
-	WORD	$0x01634333	// xor t1, t1, s6
+	XOR	X22, X6
 	WORD	$0x2f028857	// th.vxor.vv v16, v16, v5
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x006e8ebb	// addw t4, t4, t1
+	ADDW	X6, X29
 	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	XOR	X29, X9
 	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	WORD	$0x009b0b3b	// addw s6, s6, s1
+	ADDW	X9, X22
 	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
 	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	WORD	$0x01634333	// xor t1, t1, s6
+	XOR	X22, X6
 	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
+	ADDW	X6, X29
 	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	XOR	X29, X9
 	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	ADDW	X17, X21
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	XOR	X21, X30
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	ADDW	X30, X28
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	ADDW	X17, X21
 	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	XOR	X21, X30
 	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
 	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	ADDW	X30, X28
 	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
 	WORD	$0x026a0357	// th.vadd.vv v6, v6, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x027a83d7	// th.vadd.vv v7, v7, v21
-	WORD	$0x00f989bb	// addw s3, s3, a5
+	ADDW	X15, X19
 	WORD	$0x02890457	// th.vadd.vv v8, v8, v18
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	XOR	X19, X7
 	WORD	$0x2f028857	// th.vxor.vv v16, v16, v5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x0077073b	// addw a4, a4, t2
+	ADDW	X7, X14
 	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	XOR	X14, X15
 	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
 	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	WORD	$0x00f989bb	// addw s3, s3, a5
+	ADDW	X15, X19
 	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
 	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	XOR	X19, X7
 	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
+	ADDW	X7, X14
 	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	XOR	X14, X15
 	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x0056063b	// addw a2, a2, t0
+	ADDW	X5, X12
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x00c94933	// xor s2, s2, a2
+	XOR	X12, X18
 	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	WORD	$0x0056063b	// addw a2, a2, t0
+	ADDW	X5, X12
 	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	WORD	$0x00c94933	// xor s2, s2, a2
+	XOR	X12, X18
 	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfff80813	// addi a6, a6, -1
-	WORD	$0xc6081ee3	// bne a6, zero, .LChaCha20_ctr32_c906_dr.1
+	ADD	$-1, X16
+	BNEZ	X16, L11
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
+	MOV	40(X2), X16
+	MOVW	(X16), X23
+	MOVW	4(X16), X16
+	ADDW	X23, X22
 	WORD	$0x025bc2d7	// th.vadd.vx v5, v5, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
+	MOV	40(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X16, X21
 	WORD	$0x02684357	// th.vadd.vx v6, v6, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
+	MOV	40(X2), X16
+	MOVW	12(X16), X16
+	ADDW	X23, X19
 	WORD	$0x027bc3d7	// th.vadd.vx v7, v7, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
+	MOVW	(X13), X23
+	ADDW	X16, X20
 	WORD	$0x02884457	// th.vadd.vx v8, v8, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
+	MOVW	4(X13), X16
+	ADDW	X23, X18
 	WORD	$0x032bc957	// th.vadd.vx v18, v18, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
+	MOVW	8(X13), X23
+	ADDW	X16, X9
 	WORD	$0x033849d7	// th.vadd.vx v19, v19, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
+	MOVW	12(X13), X16
+	ADDW	X23, X17
 	WORD	$0x034bca57	// th.vadd.vx v20, v20, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
+	MOVW	16(X13), X23
+	ADDW	X16, X15
 	WORD	$0x03584ad7	// th.vadd.vx v21, v21, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
+	MOVW	20(X13), X16
+	ADDW	X23, X14
 	WORD	$0x02abc557	// th.vadd.vx v10, v10, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
+	MOVW	24(X13), X23
+	ADDW	X16, X12
 	WORD	$0x02b845d7	// th.vadd.vx v11, v11, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
+	MOVW	28(X13), X16
+	ADDW	X23, X29
 	WORD	$0x02cbc657	// th.vadd.vx v12, v12, s7
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x00068b9b	// addiw s7, a3, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
+	MOV	16(X2), X13
+	MOVW	X13, X23
+	ADDW	X16, X28
 	WORD	$0x031848d7	// th.vadd.vx v17, v17, a6
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
+	MOV	24(X2), X13
+	MOVW	4(X13), X16
+	ADDW	X23, X30
 	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010383bb	// addw t2, t2, a6
+	MOV	24(X2), X13
+	MOVW	8(X13), X23
+	ADDW	X16, X7
 	WORD	$0x02e84757	// th.vadd.vx v14, v14, a6
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017282bb	// addw t0, t0, s7
+	MOV	24(X2), X13
+	MOVW	12(X13), X16
+	ADDW	X23, X5
 	WORD	$0x02fbc7d7	// th.vadd.vx v15, v15, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
+	ADDW	X16, X6
 	WORD	$0x03084857	// th.vadd.vx v16, v16, a6
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x00df0f3b	// addw t5, t5, a3
+	MOV	8(X2), X13
+	ADDW	X13, X30
 	// output: lane k's word i at 64k + 4i (strided by 64)
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x00050c93	// addi s9, a0, 0
-	WORD	$0x04000413	// addi s0, zero, 64
+	MOV	X11, X24
+	MOV	X10, X25
+	MOV	$64, X8
 	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f728bd7	// th.vxor.vv v23, v23, v5
 	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f830c57	// th.vxor.vv v24, v24, v6
 	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f938cd7	// th.vxor.vv v25, v25, v7
 	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2fa40d57	// th.vxor.vv v26, v26, v8
 	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
 	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
 	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
 	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
 	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
 	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
 	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
 	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
 	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
 	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	ADD	$4, X24
 	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
 	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
 	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	ADD	$4, X25
 	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
 	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0066d693	// srli a3, a3, 6
-	WORD	$0x00d13423	// sd a3, 8(sp)
-	WORD	$0x00669b93	// slli s7, a3, 6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x017585b3	// add a1, a1, s7
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x417686b3	// sub a3, a3, s7
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x00db8bbb	// addw s7, s7, a3
-	WORD	$0x01713823	// sd s7, 16(sp)
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x00068463	// beq a3, zero, .LChaCha20_ctr32_c906_57
-	WORD	$0x5a80106f	// jal zero, .LChaCha20_ctr32_c906_2
-	// .LChaCha20_ctr32_c906_57:
-	WORD	$0x1210106f	// jal zero, .LChaCha20_ctr32_c906_3
-	// .LChaCha20_ctr32_c906_rows:
+	ADD	$4, X25
+	MOV	32(X2), X13
+	SRL	$6, X13
+	MOV	X13, 8(X2)
+	SLL	$6, X13, X23
+	ADD	X23, X10
+	ADD	X23, X11
+	MOV	32(X2), X13
+	SUB	X23, X13
+	MOV	X13, 32(X2)
+	MOV	8(X2), X13
+	MOV	16(X2), X23
+	ADDW	X13, X23
+	MOV	X23, 16(X2)
+	MOV	32(X2), X13
+	BEQZ	X13, L57
+	JMP	L2
+L57:
+	JMP	L3
+rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
 	WORD	$0x0290b557	// th.vadd.vi v10, v9, 1
 	WORD	$0x26a1b557	// th.vand.vi v10, v10, 3
@@ -998,3210 +998,3210 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x26c1b657	// th.vand.vi v12, v12, 3
 	WORD	$0x629038d7	// th.vmseq.vi v17, v9, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x00028c13	// addi s8, t0, 0
+	MOV	40(X2), X5
+	MOV	X5, X24
 	WORD	$0x120c6687	// th.vlw.v v13, (s8)
-	WORD	$0x00068c13	// addi s8, a3, 0
+	MOV	X13, X24
 	WORD	$0x120c6707	// th.vlw.v v14, (s8)
-	WORD	$0x01068c13	// addi s8, a3, 16
+	ADD	$16, X13, X24
 	WORD	$0x120c6787	// th.vlw.v v15, (s8)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028c13	// addi s8, t0, 0
+	MOV	24(X2), X5
+	MOV	X5, X24
 	WORD	$0x120c6807	// th.vlw.v v16, (s8)
 	WORD	$0x5e088057	// th.vmv.v.v v0, v17
-	WORD	$0x01013283	// ld t0, 16(sp)
+	MOV	16(X2), X5
 	WORD	$0x5d02c857	// th.vmerge.vxm v16, v16, t0, v0
 	WORD	$0x5e0682d7	// th.vmv.v.v v5, v13
 	WORD	$0x5e070357	// th.vmv.v.v v6, v14
 	WORD	$0x5e0783d7	// th.vmv.v.v v7, v15
 	WORD	$0x5e080457	// th.vmv.v.v v8, v16
 	// the scalar block is the second: counter ctr + 1
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00128f1b	// addiw t5, t0, 1
-	WORD	$0x01813303	// ld t1, 24(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00a00813	// addi a6, zero, 10
-	// .LChaCha20_ctr32_c906_dr.2:
+	MOV	40(X2), X5
+	MOVW	(X5), X22
+	MOVW	4(X5), X21
+	MOVW	8(X5), X19
+	MOVW	12(X5), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X15
+	MOVW	16(X13), X14
+	MOVW	20(X13), X12
+	MOVW	24(X13), X29
+	MOVW	28(X13), X28
+	MOV	16(X2), X5
+	ADDW	$1, X5, X30
+	MOV	24(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	MOV	$10, X16
+L12:
 	WORD	$0x025302d7	// th.vadd.vv v5, v5, v6
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
+	ADDW	X18, X22
 	WORD	$0x2e828457	// th.vxor.vv v8, v8, v5
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
+	ADDW	X30, X14
 	WORD	$0xa2883957	// th.vsrl.vi v18, v8, 16
-	WORD	$0x00e94933	// xor s2, s2, a4
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
+	ADDW	X18, X22
 	WORD	$0xa720a457	// th.vmadd.vv v8, v1, v18
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
 	WORD	$0x027403d7	// th.vadd.vv v7, v7, v8
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	WORD	$0x2e638357	// th.vxor.vv v6, v6, v7
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0xa26a3957	// th.vsrl.vi v18, v6, 20
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0xa7212357	// th.vmadd.vv v6, v2, v18
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	ADDW	X9, X21
 	WORD	$0x025302d7	// th.vadd.vv v5, v5, v6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
+	ADDW	X7, X12
 	WORD	$0x2e828457	// th.vxor.vv v8, v8, v5
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0xa28c3957	// th.vsrl.vi v18, v8, 24
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0xa721a457	// th.vmadd.vv v8, v3, v18
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x027403d7	// th.vadd.vv v7, v7, v8
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x2e638357	// th.vxor.vv v6, v6, v7
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0xa26cb957	// th.vsrl.vi v18, v6, 25
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	ADDW	X15, X20
 	WORD	$0xa7222357	// th.vmadd.vv v6, v4, v18
-	WORD	$0x01434333	// xor t1, t1, s4
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x326509d7	// th.vrgather.vv v19, v6, v10
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
 	WORD	$0x32758a57	// th.vrgather.vv v20, v7, v11
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x32860ad7	// th.vrgather.vv v21, v8, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
+	ADDW	X9, X22
 	WORD	$0x2f528ad7	// th.vxor.vv v21, v21, v5
-	WORD	$0x01634333	// xor t1, t1, s6
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
+	ADDW	X6, X29
 	WORD	$0xa3583957	// th.vsrl.vi v18, v21, 16
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
+	ADDW	X9, X22
 	WORD	$0xa720aad7	// th.vmadd.vv v21, v1, v18
-	WORD	$0x01634333	// xor t1, t1, s6
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0xa33a3957	// th.vsrl.vi v18, v19, 20
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0xa72129d7	// th.vmadd.vv v19, v2, v18
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	ADDW	X17, X21
 	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	ADDW	X30, X28
 	WORD	$0x2f528ad7	// th.vxor.vv v21, v21, v5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0xa35c3957	// th.vsrl.vi v18, v21, 24
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0xa721aad7	// th.vmadd.vv v21, v3, v18
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0xa33cb957	// th.vsrl.vi v18, v19, 25
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	ADDW	X18, X20
 	WORD	$0xa72229d7	// th.vmadd.vv v19, v4, v18
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x33360357	// th.vrgather.vv v6, v19, v12
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x334583d7	// th.vrgather.vv v7, v20, v11
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0x33550457	// th.vrgather.vv v8, v21, v10
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfff80813	// addi a6, a6, -1
-	WORD	$0xde0812e3	// bne a6, zero, .LChaCha20_ctr32_c906_dr.2
+	ADD	$-1, X16
+	BNEZ	X16, L12
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	WORD	$0x025682d7	// th.vadd.vv v5, v5, v13
 	WORD	$0x02670357	// th.vadd.vv v6, v6, v14
 	WORD	$0x027783d7	// th.vadd.vv v7, v7, v15
 	WORD	$0x02880457	// th.vadd.vv v8, v8, v16
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x001b8b9b	// addiw s7, s7, 1
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x0405ab83	// lw s7, 64(a1)
-	WORD	$0x0445a803	// lw a6, 68(a1)
+	MOV	40(X2), X16
+	MOVW	(X16), X23
+	MOVW	4(X16), X16
+	ADDW	X23, X22
+	MOV	40(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X16, X21
+	MOV	40(X2), X16
+	MOVW	12(X16), X16
+	ADDW	X23, X19
+	MOVW	(X13), X23
+	ADDW	X16, X20
+	MOVW	4(X13), X16
+	ADDW	X23, X18
+	MOVW	8(X13), X23
+	ADDW	X16, X9
+	MOVW	12(X13), X16
+	ADDW	X23, X17
+	MOVW	16(X13), X23
+	ADDW	X16, X15
+	MOVW	20(X13), X16
+	ADDW	X23, X14
+	MOVW	24(X13), X23
+	ADDW	X16, X12
+	MOVW	28(X13), X16
+	ADDW	X23, X29
+	MOV	16(X2), X23
+	ADDW	$1, X23
+	ADDW	X16, X28
+	MOV	24(X2), X16
+	MOVW	4(X16), X16
+	ADDW	X23, X30
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X16, X7
+	MOV	24(X2), X16
+	MOVW	12(X16), X16
+	ADDW	X23, X5
+	ADDW	X16, X6
+	MOV	X11, X24
+	MOVW	64(X11), X23
+	MOVW	68(X11), X16
 	WORD	$0x120c6907	// th.vlw.v v18, (s8)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x05752023	// sw s7, 64(a0)
-	WORD	$0x01058c13	// addi s8, a1, 16
-	WORD	$0x0485ab83	// lw s7, 72(a1)
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x05052223	// sw a6, 68(a0)
+	XOR	X22, X23
+	MOVW	X23, 64(X10)
+	ADD	$16, X11, X24
+	MOVW	72(X11), X23
+	XOR	X21, X16
+	MOVW	X16, 68(X10)
 	WORD	$0x120c6987	// th.vlw.v v19, (s8)
-	WORD	$0x04c5a803	// lw a6, 76(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x02058c13	// addi s8, a1, 32
-	WORD	$0x05752423	// sw s7, 72(a0)
-	WORD	$0x0505ab83	// lw s7, 80(a1)
-	WORD	$0x01484833	// xor a6, a6, s4
+	MOVW	76(X11), X16
+	XOR	X19, X23
+	ADD	$32, X11, X24
+	MOVW	X23, 72(X10)
+	MOVW	80(X11), X23
+	XOR	X20, X16
 	WORD	$0x120c6a07	// th.vlw.v v20, (s8)
-	WORD	$0x05052623	// sw a6, 76(a0)
-	WORD	$0x0545a803	// lw a6, 84(a1)
-	WORD	$0x03058c13	// addi s8, a1, 48
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x05752823	// sw s7, 80(a0)
+	MOVW	X16, 76(X10)
+	MOVW	84(X11), X16
+	ADD	$48, X11, X24
+	XOR	X18, X23
+	MOVW	X23, 80(X10)
 	WORD	$0x120c6a87	// th.vlw.v v21, (s8)
-	WORD	$0x0585ab83	// lw s7, 88(a1)
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x05052a23	// sw a6, 84(a0)
+	MOVW	88(X11), X23
+	XOR	X9, X16
+	MOVW	X16, 84(X10)
 	WORD	$0x2f228957	// th.vxor.vv v18, v18, v5
-	WORD	$0x05c5a803	// lw a6, 92(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x00050c93	// addi s9, a0, 0
-	WORD	$0x05752c23	// sw s7, 88(a0)
-	WORD	$0x0605ab83	// lw s7, 96(a1)
-	WORD	$0x00f84833	// xor a6, a6, a5
+	MOVW	92(X11), X16
+	XOR	X17, X23
+	MOV	X10, X25
+	MOVW	X23, 88(X10)
+	MOVW	96(X11), X23
+	XOR	X15, X16
 	WORD	$0x020ce927	// th.vsw.v v18, (s9)
-	WORD	$0x05052e23	// sw a6, 92(a0)
-	WORD	$0x0645a803	// lw a6, 100(a1)
+	MOVW	X16, 92(X10)
+	MOVW	100(X11), X16
 	WORD	$0x2f3309d7	// th.vxor.vv v19, v19, v6
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x07752023	// sw s7, 96(a0)
-	WORD	$0x01050c93	// addi s9, a0, 16
-	WORD	$0x0685ab83	// lw s7, 104(a1)
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x07052223	// sw a6, 100(a0)
+	XOR	X14, X23
+	MOVW	X23, 96(X10)
+	ADD	$16, X10, X25
+	MOVW	104(X11), X23
+	XOR	X12, X16
+	MOVW	X16, 100(X10)
 	WORD	$0x020ce9a7	// th.vsw.v v19, (s9)
-	WORD	$0x06c5a803	// lw a6, 108(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	MOVW	108(X11), X16
+	XOR	X29, X23
 	WORD	$0x2f438a57	// th.vxor.vv v20, v20, v7
-	WORD	$0x07752423	// sw s7, 104(a0)
-	WORD	$0x0705ab83	// lw s7, 112(a1)
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x02050c93	// addi s9, a0, 32
-	WORD	$0x07052623	// sw a6, 108(a0)
-	WORD	$0x0745a803	// lw a6, 116(a1)
+	MOVW	X23, 104(X10)
+	MOVW	112(X11), X23
+	XOR	X28, X16
+	ADD	$32, X10, X25
+	MOVW	X16, 108(X10)
+	MOVW	116(X11), X16
 	WORD	$0x020cea27	// th.vsw.v v20, (s9)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x07752823	// sw s7, 112(a0)
+	XOR	X30, X23
+	MOVW	X23, 112(X10)
 	WORD	$0x2f540ad7	// th.vxor.vv v21, v21, v8
-	WORD	$0x0785ab83	// lw s7, 120(a1)
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x07052a23	// sw a6, 116(a0)
-	WORD	$0x03050c93	// addi s9, a0, 48
-	WORD	$0x07c5a803	// lw a6, 124(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
+	MOVW	120(X11), X23
+	XOR	X7, X16
+	MOVW	X16, 116(X10)
+	ADD	$48, X10, X25
+	MOVW	124(X11), X16
+	XOR	X5, X23
 	WORD	$0x020ceaa7	// th.vsw.v v21, (s9)
-	WORD	$0x07752c23	// sw s7, 120(a0)
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x07052e23	// sw a6, 124(a0)
-	WORD	$0x08050513	// addi a0, a0, 128
-	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xf8028293	// addi t0, t0, -128
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0022829b	// addiw t0, t0, 2
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x0040006f	// jal zero, .LChaCha20_ctr32_c906_1
-	// .LChaCha20_ctr32_c906_1:
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_c906_58
-	WORD	$0x4640106f	// jal zero, .LChaCha20_ctr32_c906_3
-	// .LChaCha20_ctr32_c906_58:
-	// .LChaCha20_ctr32_c906_block:
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01813303	// ld t1, 24(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
+	MOVW	X23, 120(X10)
+	XOR	X6, X16
+	MOVW	X16, 124(X10)
+	ADD	$128, X10
+	ADD	$128, X11
+	MOV	32(X2), X5
+	ADD	$-128, X5
+	MOV	X5, 32(X2)
+	MOV	16(X2), X5
+	ADDW	$2, X5
+	MOV	X5, 16(X2)
+	JMP	L1
+L1:
+	MOV	32(X2), X5
+	BNEZ	X5, L58
+	JMP	L3
+L58:
+block:
+	MOV	40(X2), X5
+	MOVW	(X5), X22
+	MOVW	4(X5), X21
+	MOVW	8(X5), X19
+	MOVW	12(X5), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X15
+	MOVW	16(X13), X14
+	MOVW	20(X13), X12
+	MOVW	24(X13), X29
+	MOVW	28(X13), X28
+	MOV	16(X2), X5
+	MOVW	X5, X30
+	MOV	24(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x04000b93	// addi s7, zero, 64
-	WORD	$0x02013c03	// ld s8, 32(sp)
-	WORD	$0x0f7c6a63	// bltu s8, s7, .LChaCha20_ctr32_c906_2
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x0045a803	// lw a6, 4(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x0085ab83	// lw s7, 8(a1)
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01052223	// sw a6, 4(a0)
-	WORD	$0x00c5a803	// lw a6, 12(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752423	// sw s7, 8(a0)
-	WORD	$0x0105ab83	// lw s7, 16(a1)
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x01052623	// sw a6, 12(a0)
-	WORD	$0x0145a803	// lw a6, 20(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752823	// sw s7, 16(a0)
-	WORD	$0x0185ab83	// lw s7, 24(a1)
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x01052a23	// sw a6, 20(a0)
-	WORD	$0x01c5a803	// lw a6, 28(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752c23	// sw s7, 24(a0)
-	WORD	$0x0205ab83	// lw s7, 32(a1)
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x01052e23	// sw a6, 28(a0)
-	WORD	$0x0245a803	// lw a6, 36(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03752023	// sw s7, 32(a0)
-	WORD	$0x0285ab83	// lw s7, 40(a1)
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x03052223	// sw a6, 36(a0)
-	WORD	$0x02c5a803	// lw a6, 44(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x03752423	// sw s7, 40(a0)
-	WORD	$0x0305ab83	// lw s7, 48(a1)
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03052623	// sw a6, 44(a0)
-	WORD	$0x0345a803	// lw a6, 52(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x03752823	// sw s7, 48(a0)
-	WORD	$0x0385ab83	// lw s7, 56(a1)
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x03052a23	// sw a6, 52(a0)
-	WORD	$0x03c5a803	// lw a6, 60(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03752c23	// sw s7, 56(a0)
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x03052e23	// sw a6, 60(a0)
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_c906_59
-	WORD	$0xf25fe06f	// jal zero, .LChaCha20_ctr32_c906_block
-	// .LChaCha20_ctr32_c906_59:
-	WORD	$0x3800006f	// jal zero, .LChaCha20_ctr32_c906_3
-	// .LChaCha20_ctr32_c906_2:
+	MOV	40(X2), X16
+	MOVW	(X16), X23
+	MOVW	4(X16), X16
+	ADDW	X23, X22
+	MOV	40(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X16, X21
+	MOV	40(X2), X16
+	MOVW	12(X16), X16
+	ADDW	X23, X19
+	MOVW	(X13), X23
+	ADDW	X16, X20
+	MOVW	4(X13), X16
+	ADDW	X23, X18
+	MOVW	8(X13), X23
+	ADDW	X16, X9
+	MOVW	12(X13), X16
+	ADDW	X23, X17
+	MOVW	16(X13), X23
+	ADDW	X16, X15
+	MOVW	20(X13), X16
+	ADDW	X23, X14
+	MOVW	24(X13), X23
+	ADDW	X16, X12
+	MOVW	28(X13), X16
+	ADDW	X23, X29
+	MOV	16(X2), X23
+	MOVW	X23, X23
+	ADDW	X16, X28
+	MOV	24(X2), X16
+	MOVW	4(X16), X16
+	ADDW	X23, X30
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X16, X7
+	MOV	24(X2), X16
+	MOVW	12(X16), X16
+	ADDW	X23, X5
+	ADDW	X16, X6
+	MOV	$64, X23
+	MOV	32(X2), X24
+	BLTU	X24, X23, L2
+	MOVW	(X11), X23
+	MOVW	4(X11), X16
+	XOR	X22, X23
+	MOVW	X23, (X10)
+	MOVW	8(X11), X23
+	XOR	X21, X16
+	MOVW	X16, 4(X10)
+	MOVW	12(X11), X16
+	XOR	X19, X23
+	MOVW	X23, 8(X10)
+	MOVW	16(X11), X23
+	XOR	X20, X16
+	MOVW	X16, 12(X10)
+	MOVW	20(X11), X16
+	XOR	X18, X23
+	MOVW	X23, 16(X10)
+	MOVW	24(X11), X23
+	XOR	X9, X16
+	MOVW	X16, 20(X10)
+	MOVW	28(X11), X16
+	XOR	X17, X23
+	MOVW	X23, 24(X10)
+	MOVW	32(X11), X23
+	XOR	X15, X16
+	MOVW	X16, 28(X10)
+	MOVW	36(X11), X16
+	XOR	X14, X23
+	MOVW	X23, 32(X10)
+	MOVW	40(X11), X23
+	XOR	X12, X16
+	MOVW	X16, 36(X10)
+	MOVW	44(X11), X16
+	XOR	X29, X23
+	MOVW	X23, 40(X10)
+	MOVW	48(X11), X23
+	XOR	X28, X16
+	MOVW	X16, 44(X10)
+	MOVW	52(X11), X16
+	XOR	X30, X23
+	MOVW	X23, 48(X10)
+	MOVW	56(X11), X23
+	XOR	X7, X16
+	MOVW	X16, 52(X10)
+	MOVW	60(X11), X16
+	XOR	X5, X23
+	MOVW	X23, 56(X10)
+	XOR	X6, X16
+	MOVW	X16, 60(X10)
+	ADD	$64, X10
+	ADD	$64, X11
+	MOV	32(X2), X5
+	ADD	$-64, X5
+	MOV	X5, 32(X2)
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+	MOV	32(X2), X5
+	BEQZ	X5, L59
+	JMP	block
+L59:
+	JMP	L3
+L2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_15
-	WORD	$0x000b0813	// addi a6, s6, 0
-	WORD	$0x3300006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_15:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_17
-	WORD	$0x000a8813	// addi a6, s5, 0
-	WORD	$0x2fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_17:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_18
-	WORD	$0x00098813	// addi a6, s3, 0
-	WORD	$0x2c80006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_18:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_19
-	WORD	$0x000a0813	// addi a6, s4, 0
-	WORD	$0x2940006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_19:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_20
-	WORD	$0x00090813	// addi a6, s2, 0
-	WORD	$0x2600006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_20:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_21
-	WORD	$0x00048813	// addi a6, s1, 0
-	WORD	$0x22c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_21:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_22
-	WORD	$0x00088813	// addi a6, a7, 0
-	WORD	$0x1f80006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_22:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_23
-	WORD	$0x00078813	// addi a6, a5, 0
-	WORD	$0x1c40006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_23:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_24
-	WORD	$0x00070813	// addi a6, a4, 0
-	WORD	$0x1900006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_24:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_25
-	WORD	$0x00060813	// addi a6, a2, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_25:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013603	// ld a2, 32(sp)
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x02c13023	// sd a2, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013603	// ld a2, 32(sp)
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_c906_26
-	WORD	$0x000e8813	// addi a6, t4, 0
-	WORD	$0x1280006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_26:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e83	// ld t4, 32(sp)
-	WORD	$0xffce8e93	// addi t4, t4, -4
-	WORD	$0x03d13023	// sd t4, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e83	// ld t4, 32(sp)
-	WORD	$0x017ef663	// bgeu t4, s7, .LChaCha20_ctr32_c906_27
-	WORD	$0x000e0813	// addi a6, t3, 0
-	WORD	$0x0f40006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_27:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13023	// sd t3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_c906_28
-	WORD	$0x000f0813	// addi a6, t5, 0
-	WORD	$0x0c00006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_28:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13023	// sd t3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_c906_29
-	WORD	$0x00038813	// addi a6, t2, 0
-	WORD	$0x08c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_29:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013383	// ld t2, 32(sp)
-	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x02713023	// sd t2, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013383	// ld t2, 32(sp)
-	WORD	$0x0173f663	// bgeu t2, s7, .LChaCha20_ctr32_c906_30
-	WORD	$0x00028813	// addi a6, t0, 0
-	WORD	$0x0580006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_30:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0172f663	// bgeu t0, s7, .LChaCha20_ctr32_c906_31
-	WORD	$0x00030813	// addi a6, t1, 0
-	WORD	$0x0240006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_31:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513023	// sd t0, 32(sp)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L15
+	MOV	X22, X16
+	JMP	tail
+L15:
+	MOVW	(X11), X23
+	XOR	X22, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L17
+	MOV	X21, X16
+	JMP	tail
+L17:
+	MOVW	(X11), X23
+	XOR	X21, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L18
+	MOV	X19, X16
+	JMP	tail
+L18:
+	MOVW	(X11), X23
+	XOR	X19, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L19
+	MOV	X20, X16
+	JMP	tail
+L19:
+	MOVW	(X11), X23
+	XOR	X20, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L20
+	MOV	X18, X16
+	JMP	tail
+L20:
+	MOVW	(X11), X23
+	XOR	X18, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L21
+	MOV	X9, X16
+	JMP	tail
+L21:
+	MOVW	(X11), X23
+	XOR	X9, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L22
+	MOV	X17, X16
+	JMP	tail
+L22:
+	MOVW	(X11), X23
+	XOR	X17, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L23
+	MOV	X15, X16
+	JMP	tail
+L23:
+	MOVW	(X11), X23
+	XOR	X15, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L24
+	MOV	X14, X16
+	JMP	tail
+L24:
+	MOVW	(X11), X23
+	XOR	X14, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L25
+	MOV	X12, X16
+	JMP	tail
+L25:
+	MOVW	(X11), X23
+	XOR	X12, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X12
+	ADD	$-4, X12
+	MOV	X12, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X12
+	BGEU	X12, X23, L26
+	MOV	X29, X16
+	JMP	tail
+L26:
+	MOVW	(X11), X23
+	XOR	X29, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X29
+	ADD	$-4, X29
+	MOV	X29, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X29
+	BGEU	X29, X23, L27
+	MOV	X28, X16
+	JMP	tail
+L27:
+	MOVW	(X11), X23
+	XOR	X28, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X28
+	BGEU	X28, X23, L28
+	MOV	X30, X16
+	JMP	tail
+L28:
+	MOVW	(X11), X23
+	XOR	X30, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X28
+	BGEU	X28, X23, L29
+	MOV	X7, X16
+	JMP	tail
+L29:
+	MOVW	(X11), X23
+	XOR	X7, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X7
+	ADD	$-4, X7
+	MOV	X7, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X7
+	BGEU	X7, X23, L30
+	MOV	X5, X16
+	JMP	tail
+L30:
+	MOVW	(X11), X23
+	XOR	X5, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X5
+	BGEU	X5, X23, L31
+	MOV	X6, X16
+	JMP	tail
+L31:
+	MOVW	(X11), X23
+	XOR	X6, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 32(X2)
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_c906_tail:
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_c906_skip
-	// .LChaCha20_ctr32_c906_byte:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_c906_byte
-	// .LChaCha20_ctr32_c906_skip:
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	// .LChaCha20_ctr32_c906_3:
+tail:
+	MOV	32(X2), X5
+	BEQZ	X5, skip
+byte:
+	MOVBU	(X11), X23
+	XOR	X16, X23
+	MOVB	X23, (X10)
+	SRL	$8, X16
+	ADD	$1, X11
+	ADD	$1, X10
+	MOV	32(X2), X5
+	ADD	$-1, X5
+	MOV	X5, 32(X2)
+	BNEZ	X5, byte
+skip:
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+L3:
 	// return
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	WORD	$0x5e003057	// th.vmv.v.i v0, 0
 	WORD	$0x5e003457	// th.vmv.v.i v8, 0
 	WORD	$0x5e003857	// th.vmv.v.i v16, 0
 	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LChaCha20_ctr32_c906_4:
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_c906_60
-	WORD	$0x4640106f	// jal zero, .LChaCha20_ctr32_c906_6
-	// .LChaCha20_ctr32_c906_60:
-	// .LChaCha20_ctr32_c906_block.1:
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01813303	// ld t1, 24(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
+	MOV	X0, 16(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
+L4:
+	MOV	32(X2), X5
+	BNEZ	X5, L60
+	JMP	L6
+L60:
+L34:
+	MOV	40(X2), X5
+	MOVW	(X5), X22
+	MOVW	4(X5), X21
+	MOVW	8(X5), X19
+	MOVW	12(X5), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X15
+	MOVW	16(X13), X14
+	MOVW	20(X13), X12
+	MOVW	24(X13), X29
+	MOVW	28(X13), X28
+	MOV	16(X2), X5
+	MOVW	X5, X30
+	MOV	24(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	ADDW	X18, X22
+	XOR	X22, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	ADDW	X30, X14
+	XOR	X14, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	ADDW	X9, X21
+	XOR	X21, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	ADDW	X7, X12
+	XOR	X12, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	ADDW	X17, X19
+	XOR	X19, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	ADDW	X5, X29
+	XOR	X29, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
+	ADDW	X15, X20
+	XOR	X20, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	ADDW	X6, X28
+	XOR	X28, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	ADDW	X9, X22
+	XOR	X22, X6
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	ADDW	X6, X29
+	XOR	X29, X9
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	ADDW	X17, X21
+	XOR	X21, X30
 	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	ADDW	X30, X28
+	XOR	X28, X17
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	ADDW	X15, X19
+	XOR	X19, X7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	ADDW	X7, X14
+	XOR	X14, X15
 	WORD	$0x1597978b	// th.srriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
+	ADDW	X18, X20
+	XOR	X20, X5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	ADDW	X5, X12
+	XOR	X12, X18
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x04000b93	// addi s7, zero, 64
-	WORD	$0x02013c03	// ld s8, 32(sp)
-	WORD	$0x0f7c6a63	// bltu s8, s7, .LChaCha20_ctr32_c906_5
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x0045a803	// lw a6, 4(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x0085ab83	// lw s7, 8(a1)
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01052223	// sw a6, 4(a0)
-	WORD	$0x00c5a803	// lw a6, 12(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752423	// sw s7, 8(a0)
-	WORD	$0x0105ab83	// lw s7, 16(a1)
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x01052623	// sw a6, 12(a0)
-	WORD	$0x0145a803	// lw a6, 20(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752823	// sw s7, 16(a0)
-	WORD	$0x0185ab83	// lw s7, 24(a1)
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x01052a23	// sw a6, 20(a0)
-	WORD	$0x01c5a803	// lw a6, 28(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752c23	// sw s7, 24(a0)
-	WORD	$0x0205ab83	// lw s7, 32(a1)
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x01052e23	// sw a6, 28(a0)
-	WORD	$0x0245a803	// lw a6, 36(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03752023	// sw s7, 32(a0)
-	WORD	$0x0285ab83	// lw s7, 40(a1)
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x03052223	// sw a6, 36(a0)
-	WORD	$0x02c5a803	// lw a6, 44(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x03752423	// sw s7, 40(a0)
-	WORD	$0x0305ab83	// lw s7, 48(a1)
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03052623	// sw a6, 44(a0)
-	WORD	$0x0345a803	// lw a6, 52(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x03752823	// sw s7, 48(a0)
-	WORD	$0x0385ab83	// lw s7, 56(a1)
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x03052a23	// sw a6, 52(a0)
-	WORD	$0x03c5a803	// lw a6, 60(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03752c23	// sw s7, 56(a0)
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x03052e23	// sw a6, 60(a0)
-	WORD	$0x04050513	// addi a0, a0, 64
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_c906_61
-	WORD	$0xf25fe06f	// jal zero, .LChaCha20_ctr32_c906_block.1
-	// .LChaCha20_ctr32_c906_61:
-	WORD	$0x3800006f	// jal zero, .LChaCha20_ctr32_c906_6
-	// .LChaCha20_ctr32_c906_5:
+	MOV	40(X2), X16
+	MOVW	(X16), X23
+	MOVW	4(X16), X16
+	ADDW	X23, X22
+	MOV	40(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X16, X21
+	MOV	40(X2), X16
+	MOVW	12(X16), X16
+	ADDW	X23, X19
+	MOVW	(X13), X23
+	ADDW	X16, X20
+	MOVW	4(X13), X16
+	ADDW	X23, X18
+	MOVW	8(X13), X23
+	ADDW	X16, X9
+	MOVW	12(X13), X16
+	ADDW	X23, X17
+	MOVW	16(X13), X23
+	ADDW	X16, X15
+	MOVW	20(X13), X16
+	ADDW	X23, X14
+	MOVW	24(X13), X23
+	ADDW	X16, X12
+	MOVW	28(X13), X16
+	ADDW	X23, X29
+	MOV	16(X2), X23
+	MOVW	X23, X23
+	ADDW	X16, X28
+	MOV	24(X2), X16
+	MOVW	4(X16), X16
+	ADDW	X23, X30
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X16, X7
+	MOV	24(X2), X16
+	MOVW	12(X16), X16
+	ADDW	X23, X5
+	ADDW	X16, X6
+	MOV	$64, X23
+	MOV	32(X2), X24
+	BLTU	X24, X23, L5
+	MOVW	(X11), X23
+	MOVW	4(X11), X16
+	XOR	X22, X23
+	MOVW	X23, (X10)
+	MOVW	8(X11), X23
+	XOR	X21, X16
+	MOVW	X16, 4(X10)
+	MOVW	12(X11), X16
+	XOR	X19, X23
+	MOVW	X23, 8(X10)
+	MOVW	16(X11), X23
+	XOR	X20, X16
+	MOVW	X16, 12(X10)
+	MOVW	20(X11), X16
+	XOR	X18, X23
+	MOVW	X23, 16(X10)
+	MOVW	24(X11), X23
+	XOR	X9, X16
+	MOVW	X16, 20(X10)
+	MOVW	28(X11), X16
+	XOR	X17, X23
+	MOVW	X23, 24(X10)
+	MOVW	32(X11), X23
+	XOR	X15, X16
+	MOVW	X16, 28(X10)
+	MOVW	36(X11), X16
+	XOR	X14, X23
+	MOVW	X23, 32(X10)
+	MOVW	40(X11), X23
+	XOR	X12, X16
+	MOVW	X16, 36(X10)
+	MOVW	44(X11), X16
+	XOR	X29, X23
+	MOVW	X23, 40(X10)
+	MOVW	48(X11), X23
+	XOR	X28, X16
+	MOVW	X16, 44(X10)
+	MOVW	52(X11), X16
+	XOR	X30, X23
+	MOVW	X23, 48(X10)
+	MOVW	56(X11), X23
+	XOR	X7, X16
+	MOVW	X16, 52(X10)
+	MOVW	60(X11), X16
+	XOR	X5, X23
+	MOVW	X23, 56(X10)
+	XOR	X6, X16
+	MOVW	X16, 60(X10)
+	ADD	$64, X10
+	ADD	$64, X11
+	MOV	32(X2), X5
+	ADD	$-64, X5
+	MOV	X5, 32(X2)
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+	MOV	32(X2), X5
+	BEQZ	X5, L61
+	JMP	L34
+L61:
+	JMP	L6
+L5:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_36
-	WORD	$0x000b0813	// addi a6, s6, 0
-	WORD	$0x3300006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_36:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_38
-	WORD	$0x000a8813	// addi a6, s5, 0
-	WORD	$0x2fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_38:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_39
-	WORD	$0x00098813	// addi a6, s3, 0
-	WORD	$0x2c80006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_39:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_40
-	WORD	$0x000a0813	// addi a6, s4, 0
-	WORD	$0x2940006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_40:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_41
-	WORD	$0x00090813	// addi a6, s2, 0
-	WORD	$0x2600006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_41:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_42
-	WORD	$0x00048813	// addi a6, s1, 0
-	WORD	$0x22c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_42:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_43
-	WORD	$0x00088813	// addi a6, a7, 0
-	WORD	$0x1f80006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_43:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_44
-	WORD	$0x00078813	// addi a6, a5, 0
-	WORD	$0x1c40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_44:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_45
-	WORD	$0x00070813	// addi a6, a4, 0
-	WORD	$0x1900006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_45:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_46
-	WORD	$0x00060813	// addi a6, a2, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_46:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013603	// ld a2, 32(sp)
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x02c13023	// sd a2, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013603	// ld a2, 32(sp)
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_c906_47
-	WORD	$0x000e8813	// addi a6, t4, 0
-	WORD	$0x1280006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_47:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e83	// ld t4, 32(sp)
-	WORD	$0xffce8e93	// addi t4, t4, -4
-	WORD	$0x03d13023	// sd t4, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e83	// ld t4, 32(sp)
-	WORD	$0x017ef663	// bgeu t4, s7, .LChaCha20_ctr32_c906_48
-	WORD	$0x000e0813	// addi a6, t3, 0
-	WORD	$0x0f40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_48:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13023	// sd t3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_c906_49
-	WORD	$0x000f0813	// addi a6, t5, 0
-	WORD	$0x0c00006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_49:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13023	// sd t3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_c906_50
-	WORD	$0x00038813	// addi a6, t2, 0
-	WORD	$0x08c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_50:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013383	// ld t2, 32(sp)
-	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x02713023	// sd t2, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013383	// ld t2, 32(sp)
-	WORD	$0x0173f663	// bgeu t2, s7, .LChaCha20_ctr32_c906_51
-	WORD	$0x00028813	// addi a6, t0, 0
-	WORD	$0x0580006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_51:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0172f663	// bgeu t0, s7, .LChaCha20_ctr32_c906_52
-	WORD	$0x00030813	// addi a6, t1, 0
-	WORD	$0x0240006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_52:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513023	// sd t0, 32(sp)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L36
+	MOV	X22, X16
+	JMP	L37
+L36:
+	MOVW	(X11), X23
+	XOR	X22, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L38
+	MOV	X21, X16
+	JMP	L37
+L38:
+	MOVW	(X11), X23
+	XOR	X21, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L39
+	MOV	X19, X16
+	JMP	L37
+L39:
+	MOVW	(X11), X23
+	XOR	X19, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L40
+	MOV	X20, X16
+	JMP	L37
+L40:
+	MOVW	(X11), X23
+	XOR	X20, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L41
+	MOV	X18, X16
+	JMP	L37
+L41:
+	MOVW	(X11), X23
+	XOR	X18, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L42
+	MOV	X9, X16
+	JMP	L37
+L42:
+	MOVW	(X11), X23
+	XOR	X9, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L43
+	MOV	X17, X16
+	JMP	L37
+L43:
+	MOVW	(X11), X23
+	XOR	X17, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L44
+	MOV	X15, X16
+	JMP	L37
+L44:
+	MOVW	(X11), X23
+	XOR	X15, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L45
+	MOV	X14, X16
+	JMP	L37
+L45:
+	MOVW	(X11), X23
+	XOR	X14, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X13
+	BGEU	X13, X23, L46
+	MOV	X12, X16
+	JMP	L37
+L46:
+	MOVW	(X11), X23
+	XOR	X12, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X12
+	ADD	$-4, X12
+	MOV	X12, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X12
+	BGEU	X12, X23, L47
+	MOV	X29, X16
+	JMP	L37
+L47:
+	MOVW	(X11), X23
+	XOR	X29, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X29
+	ADD	$-4, X29
+	MOV	X29, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X29
+	BGEU	X29, X23, L48
+	MOV	X28, X16
+	JMP	L37
+L48:
+	MOVW	(X11), X23
+	XOR	X28, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X28
+	BGEU	X28, X23, L49
+	MOV	X30, X16
+	JMP	L37
+L49:
+	MOVW	(X11), X23
+	XOR	X30, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X28
+	BGEU	X28, X23, L50
+	MOV	X7, X16
+	JMP	L37
+L50:
+	MOVW	(X11), X23
+	XOR	X7, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X7
+	ADD	$-4, X7
+	MOV	X7, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X7
+	BGEU	X7, X23, L51
+	MOV	X5, X16
+	JMP	L37
+L51:
+	MOVW	(X11), X23
+	XOR	X5, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 32(X2)
+	MOV	$4, X23
+	MOV	32(X2), X5
+	BGEU	X5, X23, L52
+	MOV	X6, X16
+	JMP	L37
+L52:
+	MOVW	(X11), X23
+	XOR	X6, X23
+	MOVW	X23, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	32(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 32(X2)
 	// unreachable: len < 64 leaves at most 15 whole words
-	// .LChaCha20_ctr32_c906_tail.1:
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_c906_skip.1
-	// .LChaCha20_ctr32_c906_byte.1:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
-	WORD	$0x00158593	// addi a1, a1, 1
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_c906_byte.1
-	// .LChaCha20_ctr32_c906_skip.1:
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	// .LChaCha20_ctr32_c906_6:
+L37:
+	MOV	32(X2), X5
+	BEQZ	X5, L53
+L54:
+	MOVBU	(X11), X23
+	XOR	X16, X23
+	MOVB	X23, (X10)
+	SRL	$8, X16
+	ADD	$1, X11
+	ADD	$1, X10
+	MOV	32(X2), X5
+	ADD	$-1, X5
+	MOV	X5, 32(X2)
+	BNEZ	X5, L54
+L53:
+	MOV	16(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 16(X2)
+L6:
 	// return
-	WORD	$0x00013823	// sd zero, 16(sp)
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
+	MOV	X0, 16(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	JMP	kgen_ret
 kgen_ret:
 	RET

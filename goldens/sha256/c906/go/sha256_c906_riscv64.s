@@ -53,1264 +53,1264 @@ TEXT ·sha256BlockC906(SB), NOSPLIT, $0-32
 	MOV	len+16(FP), X12
 	MOV	scratch+24(FP), X13
 	// num = len / block
-	WORD	$0x00665613	// srli a2, a2, 6
+	SRL	$6, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
-	WORD	$0x00061463	// bne a2, zero, .Lsha256_block_c906_5
-	WORD	$0x1b80106f	// jal zero, .Lsha256_block_c906_done
-	// .Lsha256_block_c906_5:
-	WORD	$0x00661813	// slli a6, a2, 6
-	WORD	$0x00b80833	// add a6, a6, a1
-	WORD	$0x0506b423	// sd a6, 72(a3)
-	WORD	$0x00052283	// lw t0, 0(a0)
-	WORD	$0x00452303	// lw t1, 4(a0)
-	WORD	$0x00852383	// lw t2, 8(a0)
-	WORD	$0x00c52e03	// lw t3, 12(a0)
-	WORD	$0x01052e83	// lw t4, 16(a0)
-	WORD	$0x01452f03	// lw t5, 20(a0)
-	WORD	$0x01852603	// lw a2, 24(a0)
-	WORD	$0x01c52703	// lw a4, 28(a0)
-	// .Lsha256_block_c906_1:
-	MOV	$·kgen_sha256_c906_k+256(SB), X18	// auipc s2, %pcrel_hi(kgen_sha256_c906_k+256); addi s2, s2, %pcrel_lo
-	WORD	$0x0526bc23	// sd s2, 88(a3)
-	// .Lsha256_block_c906_2:
-	MOV	$·kgen_sha256_c906_k(SB), X15	// auipc a5, %pcrel_hi(kgen_sha256_c906_k); addi a5, a5, %pcrel_lo
-	// .Lsha256_block_c906_block:
+	BNEZ	X12, L5
+	JMP	done
+L5:
+	SLL	$6, X12, X16
+	ADD	X11, X16
+	MOV	X16, 72(X13)
+	MOVW	(X10), X5
+	MOVW	4(X10), X6
+	MOVW	8(X10), X7
+	MOVW	12(X10), X28
+	MOVW	16(X10), X29
+	MOVW	20(X10), X30
+	MOVW	24(X10), X12
+	MOVW	28(X10), X14
+L1:
+	MOV	$·kgen_sha256_c906_k+256(SB), X18
+	MOV	X18, 88(X13)
+L2:
+	MOV	$·kgen_sha256_c906_k(SB), X15
+block:
 	// b ^ c for round 0's Maj
-	WORD	$0x007344b3	// xor s1, t1, t2
+	XOR	X7, X6, X9
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0005a803	// lw a6, 0(a1)
-	WORD	$0x0007aa03	// lw s4, 0(a5)
+	MOVW	(X11), X16
+	MOVW	(X15), X20
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x0106a023	// sw a6, 0(a3)
+	MOVW	X16, (X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e990b	// th.srriw s2, t4, 6
 	WORD	$0x14be998b	// th.srriw s3, t4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159e998b	// th.srriw s3, t4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X20, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1422990b	// th.srriw s2, t0, 2
 	WORD	$0x14d2998b	// th.srriw s3, t0, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1562998b	// th.srriw s3, t0, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	XOR	X19, X18
+	XOR	X6, X5, X21
+	AND	X9, X21, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0045a883	// lw a7, 4(a1)
-	WORD	$0x0047aa03	// lw s4, 4(a5)
+	MOVW	4(X11), X17
+	MOVW	4(X15), X20
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x0116a223	// sw a7, 4(a3)
+	MOVW	X17, 4(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e190b	// th.srriw s2, t3, 6
 	WORD	$0x14be198b	// th.srriw s3, t3, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159e198b	// th.srriw s3, t3, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X20, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1427190b	// th.srriw s2, a4, 2
 	WORD	$0x14d7198b	// th.srriw s3, a4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1567198b	// th.srriw s3, a4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X21, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0085a803	// lw a6, 8(a1)
-	WORD	$0x0087aa03	// lw s4, 8(a5)
+	MOVW	8(X11), X16
+	MOVW	8(X15), X20
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x0106a423	// sw a6, 8(a3)
+	MOVW	X16, 8(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1463990b	// th.srriw s2, t2, 6
 	WORD	$0x14b3998b	// th.srriw s3, t2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1593998b	// th.srriw s3, t2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X20, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1426190b	// th.srriw s2, a2, 2
 	WORD	$0x14d6198b	// th.srriw s3, a2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1566198b	// th.srriw s3, a2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	XOR	X19, X18
+	XOR	X14, X12, X21
+	AND	X9, X21, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x00c5a883	// lw a7, 12(a1)
-	WORD	$0x00c7aa03	// lw s4, 12(a5)
+	MOVW	12(X11), X17
+	MOVW	12(X15), X20
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x0116a623	// sw a7, 12(a3)
+	MOVW	X17, 12(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1463190b	// th.srriw s2, t1, 6
 	WORD	$0x14b3198b	// th.srriw s3, t1, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1593198b	// th.srriw s3, t1, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X20, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142f190b	// th.srriw s2, t5, 2
 	WORD	$0x14df198b	// th.srriw s3, t5, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156f198b	// th.srriw s3, t5, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X21, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0105a803	// lw a6, 16(a1)
-	WORD	$0x0107aa03	// lw s4, 16(a5)
+	MOVW	16(X11), X16
+	MOVW	16(X15), X20
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x0106a823	// sw a6, 16(a3)
+	MOVW	X16, 16(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1462990b	// th.srriw s2, t0, 6
 	WORD	$0x14b2998b	// th.srriw s3, t0, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1592998b	// th.srriw s3, t0, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X20, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e990b	// th.srriw s2, t4, 2
 	WORD	$0x14de998b	// th.srriw s3, t4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156e998b	// th.srriw s3, t4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	XOR	X19, X18
+	XOR	X30, X29, X21
+	AND	X9, X21, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0145a883	// lw a7, 20(a1)
-	WORD	$0x0147aa03	// lw s4, 20(a5)
+	MOVW	20(X11), X17
+	MOVW	20(X15), X20
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x0116aa23	// sw a7, 20(a3)
+	MOVW	X17, 20(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1467190b	// th.srriw s2, a4, 6
 	WORD	$0x14b7198b	// th.srriw s3, a4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1597198b	// th.srriw s3, a4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X20, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e190b	// th.srriw s2, t3, 2
 	WORD	$0x14de198b	// th.srriw s3, t3, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156e198b	// th.srriw s3, t3, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X21, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0185a803	// lw a6, 24(a1)
-	WORD	$0x0187aa03	// lw s4, 24(a5)
+	MOVW	24(X11), X16
+	MOVW	24(X15), X20
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x0106ac23	// sw a6, 24(a3)
+	MOVW	X16, 24(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1466190b	// th.srriw s2, a2, 6
 	WORD	$0x14b6198b	// th.srriw s3, a2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1596198b	// th.srriw s3, a2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X20, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1423990b	// th.srriw s2, t2, 2
 	WORD	$0x14d3998b	// th.srriw s3, t2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1563998b	// th.srriw s3, t2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	XOR	X19, X18
+	XOR	X28, X7, X21
+	AND	X9, X21, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x01c5a883	// lw a7, 28(a1)
-	WORD	$0x01c7aa03	// lw s4, 28(a5)
+	MOVW	28(X11), X17
+	MOVW	28(X15), X20
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x0116ae23	// sw a7, 28(a3)
+	MOVW	X17, 28(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146f190b	// th.srriw s2, t5, 6
 	WORD	$0x14bf198b	// th.srriw s3, t5, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159f198b	// th.srriw s3, t5, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X20, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1423190b	// th.srriw s2, t1, 2
 	WORD	$0x14d3198b	// th.srriw s3, t1, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1563198b	// th.srriw s3, t1, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X21, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0205a803	// lw a6, 32(a1)
-	WORD	$0x0207aa03	// lw s4, 32(a5)
+	MOVW	32(X11), X16
+	MOVW	32(X15), X20
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x0306a023	// sw a6, 32(a3)
+	MOVW	X16, 32(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e990b	// th.srriw s2, t4, 6
 	WORD	$0x14be998b	// th.srriw s3, t4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159e998b	// th.srriw s3, t4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X20, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1422990b	// th.srriw s2, t0, 2
 	WORD	$0x14d2998b	// th.srriw s3, t0, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1562998b	// th.srriw s3, t0, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	XOR	X19, X18
+	XOR	X6, X5, X21
+	AND	X9, X21, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0245a883	// lw a7, 36(a1)
-	WORD	$0x0247aa03	// lw s4, 36(a5)
+	MOVW	36(X11), X17
+	MOVW	36(X15), X20
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x0316a223	// sw a7, 36(a3)
+	MOVW	X17, 36(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e190b	// th.srriw s2, t3, 6
 	WORD	$0x14be198b	// th.srriw s3, t3, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159e198b	// th.srriw s3, t3, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X20, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1427190b	// th.srriw s2, a4, 2
 	WORD	$0x14d7198b	// th.srriw s3, a4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1567198b	// th.srriw s3, a4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X21, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0285a803	// lw a6, 40(a1)
-	WORD	$0x0287aa03	// lw s4, 40(a5)
+	MOVW	40(X11), X16
+	MOVW	40(X15), X20
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x0306a423	// sw a6, 40(a3)
+	MOVW	X16, 40(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1463990b	// th.srriw s2, t2, 6
 	WORD	$0x14b3998b	// th.srriw s3, t2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1593998b	// th.srriw s3, t2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X20, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1426190b	// th.srriw s2, a2, 2
 	WORD	$0x14d6198b	// th.srriw s3, a2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1566198b	// th.srriw s3, a2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	XOR	X19, X18
+	XOR	X14, X12, X21
+	AND	X9, X21, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x02c5a883	// lw a7, 44(a1)
-	WORD	$0x02c7aa03	// lw s4, 44(a5)
+	MOVW	44(X11), X17
+	MOVW	44(X15), X20
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x0316a623	// sw a7, 44(a3)
+	MOVW	X17, 44(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1463190b	// th.srriw s2, t1, 6
 	WORD	$0x14b3198b	// th.srriw s3, t1, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1593198b	// th.srriw s3, t1, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X20, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142f190b	// th.srriw s2, t5, 2
 	WORD	$0x14df198b	// th.srriw s3, t5, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156f198b	// th.srriw s3, t5, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X21, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0305a803	// lw a6, 48(a1)
-	WORD	$0x0307aa03	// lw s4, 48(a5)
+	MOVW	48(X11), X16
+	MOVW	48(X15), X20
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x0306a823	// sw a6, 48(a3)
+	MOVW	X16, 48(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1462990b	// th.srriw s2, t0, 6
 	WORD	$0x14b2998b	// th.srriw s3, t0, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1592998b	// th.srriw s3, t0, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X20, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e990b	// th.srriw s2, t4, 2
 	WORD	$0x14de998b	// th.srriw s3, t4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156e998b	// th.srriw s3, t4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	XOR	X19, X18
+	XOR	X30, X29, X21
+	AND	X9, X21, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0345a883	// lw a7, 52(a1)
-	WORD	$0x0347aa03	// lw s4, 52(a5)
+	MOVW	52(X11), X17
+	MOVW	52(X15), X20
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x0316aa23	// sw a7, 52(a3)
+	MOVW	X17, 52(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1467190b	// th.srriw s2, a4, 6
 	WORD	$0x14b7198b	// th.srriw s3, a4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1597198b	// th.srriw s3, a4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X20, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e190b	// th.srriw s2, t3, 2
 	WORD	$0x14de198b	// th.srriw s3, t3, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156e198b	// th.srriw s3, t3, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X21, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x0385a803	// lw a6, 56(a1)
-	WORD	$0x0387aa03	// lw s4, 56(a5)
+	MOVW	56(X11), X16
+	MOVW	56(X15), X20
 	WORD	$0x9008180b	// th.revw a6, a6
-	WORD	$0x0306ac23	// sw a6, 56(a3)
+	MOVW	X16, 56(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1466190b	// th.srriw s2, a2, 6
 	WORD	$0x14b6198b	// th.srriw s3, a2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1596198b	// th.srriw s3, a2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X20, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1423990b	// th.srriw s2, t2, 2
 	WORD	$0x14d3998b	// th.srriw s3, t2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1563998b	// th.srriw s3, t2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	XOR	X19, X18
+	XOR	X28, X7, X21
+	AND	X9, X21, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	WORD	$0x03c5a883	// lw a7, 60(a1)
-	WORD	$0x03c7aa03	// lw s4, 60(a5)
+	MOVW	60(X11), X17
+	MOVW	60(X15), X20
 	WORD	$0x9008988b	// th.revw a7, a7
-	WORD	$0x0316ae23	// sw a7, 60(a3)
+	MOVW	X17, 60(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146f190b	// th.srriw s2, t5, 6
 	WORD	$0x14bf198b	// th.srriw s3, t5, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159f198b	// th.srriw s3, t5, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X20, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1423190b	// th.srriw s2, t1, 2
 	WORD	$0x14d3198b	// th.srriw s3, t1, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1563198b	// th.srriw s3, t1, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X21, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x04b6b823	// sd a1, 80(a3)
-	WORD	$0x0006a583	// lw a1, 0(a3)
-	WORD	$0x04078793	// addi a5, a5, 64
-	// .Lsha256_block_c906_rounds:
+	ADD	$64, X11
+	MOV	X11, 80(X13)
+	MOVW	(X13), X11
+	ADD	$64, X15
+rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0046ab03	// lw s6, 4(a3)
-	WORD	$0x0246ab83	// lw s7, 36(a3)
-	WORD	$0x0007aa03	// lw s4, 0(a5)
+	MOVW	4(X13), X22
+	MOVW	36(X13), X23
+	MOVW	(X15), X20
 	WORD	$0x1518190b	// th.srriw s2, a6, 17
 	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x147b190b	// th.srriw s2, s6, 7
 	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106a023	// sw a6, 0(a3)
+	XOR	X19, X18
+	SRLW	$3, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOVW	X16, (X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e990b	// th.srriw s2, t4, 6
 	WORD	$0x14be998b	// th.srriw s3, t4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159e998b	// th.srriw s3, t4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X20, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1422990b	// th.srriw s2, t0, 2
 	WORD	$0x14d2998b	// th.srriw s3, t0, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1562998b	// th.srriw s3, t0, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	XOR	X19, X18
+	XOR	X6, X5, X21
+	AND	X9, X21, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0086a583	// lw a1, 8(a3)
-	WORD	$0x0286ab83	// lw s7, 40(a3)
-	WORD	$0x0047aa03	// lw s4, 4(a5)
+	MOVW	8(X13), X11
+	MOVW	40(X13), X23
+	MOVW	4(X15), X20
 	WORD	$0x1518990b	// th.srriw s2, a7, 17
 	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x1475990b	// th.srriw s2, a1, 7
 	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116a223	// sw a7, 4(a3)
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOVW	X17, 4(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e190b	// th.srriw s2, t3, 6
 	WORD	$0x14be198b	// th.srriw s3, t3, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159e198b	// th.srriw s3, t3, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X20, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1427190b	// th.srriw s2, a4, 2
 	WORD	$0x14d7198b	// th.srriw s3, a4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1567198b	// th.srriw s3, a4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X21, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x00c6ab03	// lw s6, 12(a3)
-	WORD	$0x02c6ab83	// lw s7, 44(a3)
-	WORD	$0x0087aa03	// lw s4, 8(a5)
+	MOVW	12(X13), X22
+	MOVW	44(X13), X23
+	MOVW	8(X15), X20
 	WORD	$0x1518190b	// th.srriw s2, a6, 17
 	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x147b190b	// th.srriw s2, s6, 7
 	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106a423	// sw a6, 8(a3)
+	XOR	X19, X18
+	SRLW	$3, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOVW	X16, 8(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1463990b	// th.srriw s2, t2, 6
 	WORD	$0x14b3998b	// th.srriw s3, t2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1593998b	// th.srriw s3, t2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X20, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1426190b	// th.srriw s2, a2, 2
 	WORD	$0x14d6198b	// th.srriw s3, a2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1566198b	// th.srriw s3, a2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	XOR	X19, X18
+	XOR	X14, X12, X21
+	AND	X9, X21, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0106a583	// lw a1, 16(a3)
-	WORD	$0x0306ab83	// lw s7, 48(a3)
-	WORD	$0x00c7aa03	// lw s4, 12(a5)
+	MOVW	16(X13), X11
+	MOVW	48(X13), X23
+	MOVW	12(X15), X20
 	WORD	$0x1518990b	// th.srriw s2, a7, 17
 	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x1475990b	// th.srriw s2, a1, 7
 	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116a623	// sw a7, 12(a3)
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOVW	X17, 12(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1463190b	// th.srriw s2, t1, 6
 	WORD	$0x14b3198b	// th.srriw s3, t1, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1593198b	// th.srriw s3, t1, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X20, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142f190b	// th.srriw s2, t5, 2
 	WORD	$0x14df198b	// th.srriw s3, t5, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156f198b	// th.srriw s3, t5, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X21, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0146ab03	// lw s6, 20(a3)
-	WORD	$0x0346ab83	// lw s7, 52(a3)
-	WORD	$0x0107aa03	// lw s4, 16(a5)
+	MOVW	20(X13), X22
+	MOVW	52(X13), X23
+	MOVW	16(X15), X20
 	WORD	$0x1518190b	// th.srriw s2, a6, 17
 	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x147b190b	// th.srriw s2, s6, 7
 	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106a823	// sw a6, 16(a3)
+	XOR	X19, X18
+	SRLW	$3, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOVW	X16, 16(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1462990b	// th.srriw s2, t0, 6
 	WORD	$0x14b2998b	// th.srriw s3, t0, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1592998b	// th.srriw s3, t0, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X20, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e990b	// th.srriw s2, t4, 2
 	WORD	$0x14de998b	// th.srriw s3, t4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156e998b	// th.srriw s3, t4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	XOR	X19, X18
+	XOR	X30, X29, X21
+	AND	X9, X21, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0186a583	// lw a1, 24(a3)
-	WORD	$0x0386ab83	// lw s7, 56(a3)
-	WORD	$0x0147aa03	// lw s4, 20(a5)
+	MOVW	24(X13), X11
+	MOVW	56(X13), X23
+	MOVW	20(X15), X20
 	WORD	$0x1518990b	// th.srriw s2, a7, 17
 	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x1475990b	// th.srriw s2, a1, 7
 	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116aa23	// sw a7, 20(a3)
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOVW	X17, 20(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1467190b	// th.srriw s2, a4, 6
 	WORD	$0x14b7198b	// th.srriw s3, a4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1597198b	// th.srriw s3, a4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X20, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e190b	// th.srriw s2, t3, 2
 	WORD	$0x14de198b	// th.srriw s3, t3, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156e198b	// th.srriw s3, t3, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X21, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01c6ab03	// lw s6, 28(a3)
-	WORD	$0x03c6ab83	// lw s7, 60(a3)
-	WORD	$0x0187aa03	// lw s4, 24(a5)
+	MOVW	28(X13), X22
+	MOVW	60(X13), X23
+	MOVW	24(X15), X20
 	WORD	$0x1518190b	// th.srriw s2, a6, 17
 	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x147b190b	// th.srriw s2, s6, 7
 	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106ac23	// sw a6, 24(a3)
+	XOR	X19, X18
+	SRLW	$3, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOVW	X16, 24(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1466190b	// th.srriw s2, a2, 6
 	WORD	$0x14b6198b	// th.srriw s3, a2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1596198b	// th.srriw s3, a2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X20, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1423990b	// th.srriw s2, t2, 2
 	WORD	$0x14d3998b	// th.srriw s3, t2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1563998b	// th.srriw s3, t2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	XOR	X19, X18
+	XOR	X28, X7, X21
+	AND	X9, X21, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0206a583	// lw a1, 32(a3)
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x01c7aa03	// lw s4, 28(a5)
+	MOVW	32(X13), X11
+	MOVW	(X13), X23
+	MOVW	28(X15), X20
 	WORD	$0x1518990b	// th.srriw s2, a7, 17
 	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x1475990b	// th.srriw s2, a1, 7
 	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116ae23	// sw a7, 28(a3)
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOVW	X17, 28(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146f190b	// th.srriw s2, t5, 6
 	WORD	$0x14bf198b	// th.srriw s3, t5, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159f198b	// th.srriw s3, t5, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X20, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1423190b	// th.srriw s2, t1, 2
 	WORD	$0x14d3198b	// th.srriw s3, t1, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1563198b	// th.srriw s3, t1, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X21, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0246ab03	// lw s6, 36(a3)
-	WORD	$0x0046ab83	// lw s7, 4(a3)
-	WORD	$0x0207aa03	// lw s4, 32(a5)
+	MOVW	36(X13), X22
+	MOVW	4(X13), X23
+	MOVW	32(X15), X20
 	WORD	$0x1518190b	// th.srriw s2, a6, 17
 	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x147b190b	// th.srriw s2, s6, 7
 	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306a023	// sw a6, 32(a3)
+	XOR	X19, X18
+	SRLW	$3, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOVW	X16, 32(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e990b	// th.srriw s2, t4, 6
 	WORD	$0x14be998b	// th.srriw s3, t4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159e998b	// th.srriw s3, t4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X20, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1422990b	// th.srriw s2, t0, 2
 	WORD	$0x14d2998b	// th.srriw s3, t0, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1562998b	// th.srriw s3, t0, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	XOR	X19, X18
+	XOR	X6, X5, X21
+	AND	X9, X21, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0286a583	// lw a1, 40(a3)
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x0247aa03	// lw s4, 36(a5)
+	MOVW	40(X13), X11
+	MOVW	8(X13), X23
+	MOVW	36(X15), X20
 	WORD	$0x1518990b	// th.srriw s2, a7, 17
 	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x1475990b	// th.srriw s2, a1, 7
 	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316a223	// sw a7, 36(a3)
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOVW	X17, 36(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146e190b	// th.srriw s2, t3, 6
 	WORD	$0x14be198b	// th.srriw s3, t3, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159e198b	// th.srriw s3, t3, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X20, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1427190b	// th.srriw s2, a4, 2
 	WORD	$0x14d7198b	// th.srriw s3, a4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1567198b	// th.srriw s3, a4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X21, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02c6ab03	// lw s6, 44(a3)
-	WORD	$0x00c6ab83	// lw s7, 12(a3)
-	WORD	$0x0287aa03	// lw s4, 40(a5)
+	MOVW	44(X13), X22
+	MOVW	12(X13), X23
+	MOVW	40(X15), X20
 	WORD	$0x1518190b	// th.srriw s2, a6, 17
 	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x147b190b	// th.srriw s2, s6, 7
 	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306a423	// sw a6, 40(a3)
+	XOR	X19, X18
+	SRLW	$3, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOVW	X16, 40(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1463990b	// th.srriw s2, t2, 6
 	WORD	$0x14b3998b	// th.srriw s3, t2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1593998b	// th.srriw s3, t2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X20, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1426190b	// th.srriw s2, a2, 2
 	WORD	$0x14d6198b	// th.srriw s3, a2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1566198b	// th.srriw s3, a2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	XOR	X19, X18
+	XOR	X14, X12, X21
+	AND	X9, X21, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0306a583	// lw a1, 48(a3)
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x02c7aa03	// lw s4, 44(a5)
+	MOVW	48(X13), X11
+	MOVW	16(X13), X23
+	MOVW	44(X15), X20
 	WORD	$0x1518990b	// th.srriw s2, a7, 17
 	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x1475990b	// th.srriw s2, a1, 7
 	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316a623	// sw a7, 44(a3)
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOVW	X17, 44(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1463190b	// th.srriw s2, t1, 6
 	WORD	$0x14b3198b	// th.srriw s3, t1, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1593198b	// th.srriw s3, t1, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X20, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142f190b	// th.srriw s2, t5, 2
 	WORD	$0x14df198b	// th.srriw s3, t5, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156f198b	// th.srriw s3, t5, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X21, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0346ab03	// lw s6, 52(a3)
-	WORD	$0x0146ab83	// lw s7, 20(a3)
-	WORD	$0x0307aa03	// lw s4, 48(a5)
+	MOVW	52(X13), X22
+	MOVW	20(X13), X23
+	MOVW	48(X15), X20
 	WORD	$0x1518190b	// th.srriw s2, a6, 17
 	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x147b190b	// th.srriw s2, s6, 7
 	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306a823	// sw a6, 48(a3)
+	XOR	X19, X18
+	SRLW	$3, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOVW	X16, 48(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1462990b	// th.srriw s2, t0, 6
 	WORD	$0x14b2998b	// th.srriw s3, t0, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1592998b	// th.srriw s3, t0, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X20, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e990b	// th.srriw s2, t4, 2
 	WORD	$0x14de998b	// th.srriw s3, t4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156e998b	// th.srriw s3, t4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	XOR	X19, X18
+	XOR	X30, X29, X21
+	AND	X9, X21, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0386a583	// lw a1, 56(a3)
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0347aa03	// lw s4, 52(a5)
+	MOVW	56(X13), X11
+	MOVW	24(X13), X23
+	MOVW	52(X15), X20
 	WORD	$0x1518990b	// th.srriw s2, a7, 17
 	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x1475990b	// th.srriw s2, a1, 7
 	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316aa23	// sw a7, 52(a3)
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOVW	X17, 52(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1467190b	// th.srriw s2, a4, 6
 	WORD	$0x14b7198b	// th.srriw s3, a4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1597198b	// th.srriw s3, a4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X20, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x142e190b	// th.srriw s2, t3, 2
 	WORD	$0x14de198b	// th.srriw s3, t3, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x156e198b	// th.srriw s3, t3, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X21, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03c6ab03	// lw s6, 60(a3)
-	WORD	$0x01c6ab83	// lw s7, 28(a3)
-	WORD	$0x0387aa03	// lw s4, 56(a5)
+	MOVW	60(X13), X22
+	MOVW	28(X13), X23
+	MOVW	56(X15), X20
 	WORD	$0x1518190b	// th.srriw s2, a6, 17
 	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x147b190b	// th.srriw s2, s6, 7
 	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306ac23	// sw a6, 56(a3)
+	XOR	X19, X18
+	SRLW	$3, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOVW	X16, 56(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x1466190b	// th.srriw s2, a2, 6
 	WORD	$0x14b6198b	// th.srriw s3, a2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1596198b	// th.srriw s3, a2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X20, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1423990b	// th.srriw s2, t2, 2
 	WORD	$0x14d3998b	// th.srriw s3, t2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1563998b	// th.srriw s3, t2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	XOR	X19, X18
+	XOR	X28, X7, X21
+	AND	X9, X21, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0006a583	// lw a1, 0(a3)
-	WORD	$0x0206ab83	// lw s7, 32(a3)
-	WORD	$0x03c7aa03	// lw s4, 60(a5)
+	MOVW	(X13), X11
+	MOVW	32(X13), X23
+	MOVW	60(X15), X20
 	WORD	$0x1518990b	// th.srriw s2, a7, 17
 	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x1475990b	// th.srriw s2, a1, 7
 	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316ae23	// sw a7, 60(a3)
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOVW	X17, 60(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x146f190b	// th.srriw s2, t5, 6
 	WORD	$0x14bf198b	// th.srriw s3, t5, 11
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x159f198b	// th.srriw s3, t5, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X20, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x1423190b	// th.srriw s2, t1, 2
 	WORD	$0x14d3198b	// th.srriw s3, t1, 13
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x1563198b	// th.srriw s3, t1, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X21, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	WORD	$0x0586b903	// ld s2, 88(a3)
-	WORD	$0x04078793	// addi a5, a5, 64
-	WORD	$0xdf279c63	// bne a5, s2, .Lsha256_block_c906_rounds
+	MOV	88(X13), X18
+	ADD	$64, X15
+	BNE	X15, X18, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	WORD	$0x00052583	// lw a1, 0(a0)
-	WORD	$0x00452803	// lw a6, 4(a0)
-	WORD	$0x00852883	// lw a7, 8(a0)
-	WORD	$0x00c52483	// lw s1, 12(a0)
-	WORD	$0x01052903	// lw s2, 16(a0)
-	WORD	$0x01452983	// lw s3, 20(a0)
-	WORD	$0x01852a03	// lw s4, 24(a0)
-	WORD	$0x01c52a83	// lw s5, 28(a0)
-	WORD	$0x00b282b3	// add t0, t0, a1
-	WORD	$0x00552023	// sw t0, 0(a0)
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00652223	// sw t1, 4(a0)
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x00752423	// sw t2, 8(a0)
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c52623	// sw t3, 12(a0)
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x01d52823	// sw t4, 16(a0)
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e52a23	// sw t5, 20(a0)
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x00c52c23	// sw a2, 24(a0)
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x00e52e23	// sw a4, 28(a0)
-	WORD	$0x0506b583	// ld a1, 80(a3)
-	WORD	$0x0486b803	// ld a6, 72(a3)
-	WORD	$0xf0078793	// addi a5, a5, -256
-	WORD	$0x01058463	// beq a1, a6, .Lsha256_block_c906_6
-	WORD	$0xeb1fe06f	// jal zero, .Lsha256_block_c906_block
-	// .Lsha256_block_c906_6:
+	MOVW	(X10), X11
+	MOVW	4(X10), X16
+	MOVW	8(X10), X17
+	MOVW	12(X10), X9
+	MOVW	16(X10), X18
+	MOVW	20(X10), X19
+	MOVW	24(X10), X20
+	MOVW	28(X10), X21
+	ADD	X11, X5
+	MOVW	X5, (X10)
+	ADD	X16, X6
+	MOVW	X6, 4(X10)
+	ADD	X17, X7
+	MOVW	X7, 8(X10)
+	ADD	X9, X28
+	MOVW	X28, 12(X10)
+	ADD	X18, X29
+	MOVW	X29, 16(X10)
+	ADD	X19, X30
+	MOVW	X30, 20(X10)
+	ADD	X20, X12
+	MOVW	X12, 24(X10)
+	ADD	X21, X14
+	MOVW	X14, 28(X10)
+	MOV	80(X13), X11
+	MOV	72(X13), X16
+	ADD	$-256, X15
+	BEQ	X11, X16, L6
+	JMP	block
+L6:
 	// scratch[0..16 words] = 0 (the schedule)
-	WORD	$0x0006b023	// sd zero, 0(a3)
-	WORD	$0x0006b423	// sd zero, 8(a3)
-	WORD	$0x0006b823	// sd zero, 16(a3)
-	WORD	$0x0006bc23	// sd zero, 24(a3)
-	WORD	$0x0206b023	// sd zero, 32(a3)
-	WORD	$0x0206b423	// sd zero, 40(a3)
-	WORD	$0x0206b823	// sd zero, 48(a3)
-	WORD	$0x0206bc23	// sd zero, 56(a3)
-	// .Lsha256_block_c906_done:
+	MOV	X0, (X13)
+	MOV	X0, 8(X13)
+	MOV	X0, 16(X13)
+	MOV	X0, 24(X13)
+	MOV	X0, 32(X13)
+	MOV	X0, 40(X13)
+	MOV	X0, 48(X13)
+	MOV	X0, 56(X13)
+done:
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X14
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET

@@ -53,1682 +53,1682 @@ TEXT ·sha256BlockRv64gc(SB), NOSPLIT, $0-32
 	MOV	len+16(FP), X12
 	MOV	scratch+24(FP), X13
 	// num = len / block
-	WORD	$0x00665613	// srli a2, a2, 6
+	SRL	$6, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
-	WORD	$0x00061463	// bne a2, zero, .Lsha256_block_rv64gc_5
-	WORD	$0x0790106f	// jal zero, .Lsha256_block_rv64gc_done
-	// .Lsha256_block_rv64gc_5:
-	WORD	$0x00661813	// slli a6, a2, 6
-	WORD	$0x00b80833	// add a6, a6, a1
-	WORD	$0x0506b423	// sd a6, 72(a3)
-	WORD	$0x00052283	// lw t0, 0(a0)
-	WORD	$0x00452303	// lw t1, 4(a0)
-	WORD	$0x00852383	// lw t2, 8(a0)
-	WORD	$0x00c52e03	// lw t3, 12(a0)
-	WORD	$0x01052e83	// lw t4, 16(a0)
-	WORD	$0x01452f03	// lw t5, 20(a0)
-	WORD	$0x01852603	// lw a2, 24(a0)
-	WORD	$0x01c52703	// lw a4, 28(a0)
-	// .Lsha256_block_rv64gc_1:
-	MOV	$·kgen_sha256_rv64gc_k+256(SB), X18	// auipc s2, %pcrel_hi(kgen_sha256_rv64gc_k+256); addi s2, s2, %pcrel_lo
-	WORD	$0x0526bc23	// sd s2, 88(a3)
-	// .Lsha256_block_rv64gc_2:
-	MOV	$·kgen_sha256_rv64gc_k(SB), X15	// auipc a5, %pcrel_hi(kgen_sha256_rv64gc_k); addi a5, a5, %pcrel_lo
-	// .Lsha256_block_rv64gc_block:
+	BNEZ	X12, L5
+	JMP	done
+L5:
+	SLL	$6, X12, X16
+	ADD	X11, X16
+	MOV	X16, 72(X13)
+	MOVW	(X10), X5
+	MOVW	4(X10), X6
+	MOVW	8(X10), X7
+	MOVW	12(X10), X28
+	MOVW	16(X10), X29
+	MOVW	20(X10), X30
+	MOVW	24(X10), X12
+	MOVW	28(X10), X14
+L1:
+	MOV	$·kgen_sha256_rv64gc_k+256(SB), X18
+	MOV	X18, 88(X13)
+L2:
+	MOV	$·kgen_sha256_rv64gc_k(SB), X15
+block:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	WORD	$0x0005c803	// lbu a6, 0(a1)
-	WORD	$0x0015c883	// lbu a7, 1(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0025c883	// lbu a7, 2(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0035c883	// lbu a7, 3(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a023	// sw a6, 0(a3)
-	WORD	$0x0045c803	// lbu a6, 4(a1)
-	WORD	$0x0055c883	// lbu a7, 5(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0065c883	// lbu a7, 6(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0075c883	// lbu a7, 7(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a223	// sw a6, 4(a3)
-	WORD	$0x0085c803	// lbu a6, 8(a1)
-	WORD	$0x0095c883	// lbu a7, 9(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00a5c883	// lbu a7, 10(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00b5c883	// lbu a7, 11(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a423	// sw a6, 8(a3)
-	WORD	$0x00c5c803	// lbu a6, 12(a1)
-	WORD	$0x00d5c883	// lbu a7, 13(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00e5c883	// lbu a7, 14(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00f5c883	// lbu a7, 15(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a623	// sw a6, 12(a3)
-	WORD	$0x0105c803	// lbu a6, 16(a1)
-	WORD	$0x0115c883	// lbu a7, 17(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0125c883	// lbu a7, 18(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0135c883	// lbu a7, 19(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a823	// sw a6, 16(a3)
-	WORD	$0x0145c803	// lbu a6, 20(a1)
-	WORD	$0x0155c883	// lbu a7, 21(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0165c883	// lbu a7, 22(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0175c883	// lbu a7, 23(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106aa23	// sw a6, 20(a3)
-	WORD	$0x0185c803	// lbu a6, 24(a1)
-	WORD	$0x0195c883	// lbu a7, 25(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01a5c883	// lbu a7, 26(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01b5c883	// lbu a7, 27(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106ac23	// sw a6, 24(a3)
-	WORD	$0x01c5c803	// lbu a6, 28(a1)
-	WORD	$0x01d5c883	// lbu a7, 29(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01e5c883	// lbu a7, 30(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01f5c883	// lbu a7, 31(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106ae23	// sw a6, 28(a3)
-	WORD	$0x0205c803	// lbu a6, 32(a1)
-	WORD	$0x0215c883	// lbu a7, 33(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0225c883	// lbu a7, 34(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0235c883	// lbu a7, 35(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a023	// sw a6, 32(a3)
-	WORD	$0x0245c803	// lbu a6, 36(a1)
-	WORD	$0x0255c883	// lbu a7, 37(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0265c883	// lbu a7, 38(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0275c883	// lbu a7, 39(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a223	// sw a6, 36(a3)
-	WORD	$0x0285c803	// lbu a6, 40(a1)
-	WORD	$0x0295c883	// lbu a7, 41(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02a5c883	// lbu a7, 42(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02b5c883	// lbu a7, 43(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a423	// sw a6, 40(a3)
-	WORD	$0x02c5c803	// lbu a6, 44(a1)
-	WORD	$0x02d5c883	// lbu a7, 45(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02e5c883	// lbu a7, 46(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02f5c883	// lbu a7, 47(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a623	// sw a6, 44(a3)
-	WORD	$0x0305c803	// lbu a6, 48(a1)
-	WORD	$0x0315c883	// lbu a7, 49(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0325c883	// lbu a7, 50(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0335c883	// lbu a7, 51(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a823	// sw a6, 48(a3)
-	WORD	$0x0345c803	// lbu a6, 52(a1)
-	WORD	$0x0355c883	// lbu a7, 53(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0365c883	// lbu a7, 54(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0375c883	// lbu a7, 55(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306aa23	// sw a6, 52(a3)
-	WORD	$0x0385c803	// lbu a6, 56(a1)
-	WORD	$0x0395c883	// lbu a7, 57(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03a5c883	// lbu a7, 58(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03b5c883	// lbu a7, 59(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306ac23	// sw a6, 56(a3)
-	WORD	$0x03c5c803	// lbu a6, 60(a1)
-	WORD	$0x03d5c883	// lbu a7, 61(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03e5c883	// lbu a7, 62(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03f5c883	// lbu a7, 63(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306ae23	// sw a6, 60(a3)
+	MOVBU	(X11), X16
+	MOVBU	1(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	2(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	3(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, (X13)
+	MOVBU	4(X11), X16
+	MOVBU	5(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	6(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	7(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 4(X13)
+	MOVBU	8(X11), X16
+	MOVBU	9(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	10(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	11(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 8(X13)
+	MOVBU	12(X11), X16
+	MOVBU	13(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	14(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	15(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 12(X13)
+	MOVBU	16(X11), X16
+	MOVBU	17(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	18(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	19(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 16(X13)
+	MOVBU	20(X11), X16
+	MOVBU	21(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	22(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	23(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 20(X13)
+	MOVBU	24(X11), X16
+	MOVBU	25(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	26(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	27(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 24(X13)
+	MOVBU	28(X11), X16
+	MOVBU	29(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	30(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	31(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 28(X13)
+	MOVBU	32(X11), X16
+	MOVBU	33(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	34(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	35(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 32(X13)
+	MOVBU	36(X11), X16
+	MOVBU	37(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	38(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	39(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 36(X13)
+	MOVBU	40(X11), X16
+	MOVBU	41(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	42(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	43(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 40(X13)
+	MOVBU	44(X11), X16
+	MOVBU	45(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	46(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	47(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 44(X13)
+	MOVBU	48(X11), X16
+	MOVBU	49(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	50(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	51(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 48(X13)
+	MOVBU	52(X11), X16
+	MOVBU	53(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	54(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	55(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 52(X13)
+	MOVBU	56(X11), X16
+	MOVBU	57(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	58(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	59(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 56(X13)
+	MOVBU	60(X11), X16
+	MOVBU	61(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	62(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	63(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVW	X16, 60(X13)
 	// b ^ c for round 0's Maj
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0006a803	// lw a6, 0(a3)
-	WORD	$0x0007aa83	// lw s5, 0(a5)
+	XOR	X7, X6, X9
+	MOVW	(X13), X16
+	MOVW	(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	SLL	$32, X29, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X21, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cb33	// xor s6, t0, t1
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0046a883	// lw a7, 4(a3)
-	WORD	$0x0047aa83	// lw s5, 4(a5)
+	SLL	$32, X5, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X6, X5, X22
+	AND	X9, X22, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
+	MOVW	4(X13), X17
+	MOVW	4(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01560633	// add a2, a2, s5
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	SLL	$32, X28, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X21, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0086a803	// lw a6, 8(a3)
-	WORD	$0x0087aa83	// lw s5, 8(a5)
+	SLL	$32, X14, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X22, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
+	MOVW	8(X13), X16
+	MOVW	8(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x015f0f33	// add t5, t5, s5
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	SLL	$32, X7, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X21, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64b33	// xor s6, a2, a4
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x00c6a883	// lw a7, 12(a3)
-	WORD	$0x00c7aa83	// lw s5, 12(a5)
+	SLL	$32, X12, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X14, X12, X22
+	AND	X9, X22, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
+	MOVW	12(X13), X17
+	MOVW	12(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x015e8eb3	// add t4, t4, s5
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	SLL	$32, X6, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X21, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0107aa83	// lw s5, 16(a5)
+	SLL	$32, X30, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X22, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
+	MOVW	16(X13), X16
+	MOVW	16(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x015e0e33	// add t3, t3, s5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	SLL	$32, X5, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X21, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecb33	// xor s6, t4, t5
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0147aa83	// lw s5, 20(a5)
+	SLL	$32, X29, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X30, X29, X22
+	AND	X9, X22, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
+	MOVW	20(X13), X17
+	MOVW	20(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x015383b3	// add t2, t2, s5
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	SLL	$32, X14, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X21, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0186a803	// lw a6, 24(a3)
-	WORD	$0x0187aa83	// lw s5, 24(a5)
+	SLL	$32, X28, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X22, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
+	MOVW	24(X13), X16
+	MOVW	24(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01530333	// add t1, t1, s5
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	SLL	$32, X12, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X21, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cb33	// xor s6, t2, t3
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x01c6a883	// lw a7, 28(a3)
-	WORD	$0x01c7aa83	// lw s5, 28(a5)
+	SLL	$32, X7, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X28, X7, X22
+	AND	X9, X22, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
+	MOVW	28(X13), X17
+	MOVW	28(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x015282b3	// add t0, t0, s5
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	SLL	$32, X30, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X21, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x0206a803	// lw a6, 32(a3)
-	WORD	$0x0207aa83	// lw s5, 32(a5)
+	SLL	$32, X6, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X22, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
+	MOVW	32(X13), X16
+	MOVW	32(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	SLL	$32, X29, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X21, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cb33	// xor s6, t0, t1
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0246a883	// lw a7, 36(a3)
-	WORD	$0x0247aa83	// lw s5, 36(a5)
+	SLL	$32, X5, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X6, X5, X22
+	AND	X9, X22, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
+	MOVW	36(X13), X17
+	MOVW	36(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01560633	// add a2, a2, s5
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	SLL	$32, X28, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X21, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0286a803	// lw a6, 40(a3)
-	WORD	$0x0287aa83	// lw s5, 40(a5)
+	SLL	$32, X14, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X22, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
+	MOVW	40(X13), X16
+	MOVW	40(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x015f0f33	// add t5, t5, s5
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	SLL	$32, X7, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X21, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64b33	// xor s6, a2, a4
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x02c6a883	// lw a7, 44(a3)
-	WORD	$0x02c7aa83	// lw s5, 44(a5)
+	SLL	$32, X12, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X14, X12, X22
+	AND	X9, X22, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
+	MOVW	44(X13), X17
+	MOVW	44(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x015e8eb3	// add t4, t4, s5
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	SLL	$32, X6, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X21, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0306a803	// lw a6, 48(a3)
-	WORD	$0x0307aa83	// lw s5, 48(a5)
+	SLL	$32, X30, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X22, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
+	MOVW	48(X13), X16
+	MOVW	48(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x015e0e33	// add t3, t3, s5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	SLL	$32, X5, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X21, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecb33	// xor s6, t4, t5
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0346a883	// lw a7, 52(a3)
-	WORD	$0x0347aa83	// lw s5, 52(a5)
+	SLL	$32, X29, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X30, X29, X22
+	AND	X9, X22, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
+	MOVW	52(X13), X17
+	MOVW	52(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x015383b3	// add t2, t2, s5
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	SLL	$32, X14, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X21, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0386a803	// lw a6, 56(a3)
-	WORD	$0x0387aa83	// lw s5, 56(a5)
+	SLL	$32, X28, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X22, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
+	MOVW	56(X13), X16
+	MOVW	56(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01530333	// add t1, t1, s5
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	SLL	$32, X12, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X21, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cb33	// xor s6, t2, t3
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x03c6a883	// lw a7, 60(a3)
-	WORD	$0x03c7aa83	// lw s5, 60(a5)
+	SLL	$32, X7, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X28, X7, X22
+	AND	X9, X22, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
+	MOVW	60(X13), X17
+	MOVW	60(X15), X21
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x015282b3	// add t0, t0, s5
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	SLL	$32, X30, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X21, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	SLL	$32, X6, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X22, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
-	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x04b6b823	// sd a1, 80(a3)
-	WORD	$0x0006a583	// lw a1, 0(a3)
-	WORD	$0x04078793	// addi a5, a5, 64
-	// .Lsha256_block_rv64gc_rounds:
+	ADD	$64, X11
+	MOV	X11, 80(X13)
+	MOVW	(X13), X11
+	ADD	$64, X15
+rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0046ab83	// lw s7, 4(a3)
-	WORD	$0x0246ac03	// lw s8, 36(a3)
-	WORD	$0x0007aa83	// lw s5, 0(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0106a023	// sw a6, 0(a3)
+	MOVW	4(X13), X23
+	MOVW	36(X13), X24
+	MOVW	(X15), X21
+	SLL	$32, X16, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
+	SLL	$32, X23, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X23, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X24, X16
+	MOVW	X16, (X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	SLL	$32, X29, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X21, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cb33	// xor s6, t0, t1
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	SLL	$32, X5, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X6, X5, X22
+	AND	X9, X22, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0086a583	// lw a1, 8(a3)
-	WORD	$0x0286ac03	// lw s8, 40(a3)
-	WORD	$0x0047aa83	// lw s5, 4(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0116a223	// sw a7, 4(a3)
+	MOVW	8(X13), X11
+	MOVW	40(X13), X24
+	MOVW	4(X15), X21
+	SLL	$32, X17, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X23, X17
+	SLL	$32, X11, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X24, X17
+	MOVW	X17, 4(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01560633	// add a2, a2, s5
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	SLL	$32, X28, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X21, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	SLL	$32, X14, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X22, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x00c6ab83	// lw s7, 12(a3)
-	WORD	$0x02c6ac03	// lw s8, 44(a3)
-	WORD	$0x0087aa83	// lw s5, 8(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0106a423	// sw a6, 8(a3)
+	MOVW	12(X13), X23
+	MOVW	44(X13), X24
+	MOVW	8(X15), X21
+	SLL	$32, X16, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
+	SLL	$32, X23, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X23, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X24, X16
+	MOVW	X16, 8(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x015f0f33	// add t5, t5, s5
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	SLL	$32, X7, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X21, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64b33	// xor s6, a2, a4
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	SLL	$32, X12, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X14, X12, X22
+	AND	X9, X22, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0106a583	// lw a1, 16(a3)
-	WORD	$0x0306ac03	// lw s8, 48(a3)
-	WORD	$0x00c7aa83	// lw s5, 12(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0116a623	// sw a7, 12(a3)
+	MOVW	16(X13), X11
+	MOVW	48(X13), X24
+	MOVW	12(X15), X21
+	SLL	$32, X17, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X23, X17
+	SLL	$32, X11, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X24, X17
+	MOVW	X17, 12(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x015e8eb3	// add t4, t4, s5
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	SLL	$32, X6, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X21, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	SLL	$32, X30, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X22, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0146ab83	// lw s7, 20(a3)
-	WORD	$0x0346ac03	// lw s8, 52(a3)
-	WORD	$0x0107aa83	// lw s5, 16(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0106a823	// sw a6, 16(a3)
+	MOVW	20(X13), X23
+	MOVW	52(X13), X24
+	MOVW	16(X15), X21
+	SLL	$32, X16, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
+	SLL	$32, X23, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X23, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X24, X16
+	MOVW	X16, 16(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x015e0e33	// add t3, t3, s5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	SLL	$32, X5, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X21, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecb33	// xor s6, t4, t5
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	SLL	$32, X29, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X30, X29, X22
+	AND	X9, X22, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0186a583	// lw a1, 24(a3)
-	WORD	$0x0386ac03	// lw s8, 56(a3)
-	WORD	$0x0147aa83	// lw s5, 20(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0116aa23	// sw a7, 20(a3)
+	MOVW	24(X13), X11
+	MOVW	56(X13), X24
+	MOVW	20(X15), X21
+	SLL	$32, X17, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X23, X17
+	SLL	$32, X11, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X24, X17
+	MOVW	X17, 20(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x015383b3	// add t2, t2, s5
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	SLL	$32, X14, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X21, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	SLL	$32, X28, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X22, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01c6ab83	// lw s7, 28(a3)
-	WORD	$0x03c6ac03	// lw s8, 60(a3)
-	WORD	$0x0187aa83	// lw s5, 24(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0106ac23	// sw a6, 24(a3)
+	MOVW	28(X13), X23
+	MOVW	60(X13), X24
+	MOVW	24(X15), X21
+	SLL	$32, X16, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
+	SLL	$32, X23, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X23, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X24, X16
+	MOVW	X16, 24(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01530333	// add t1, t1, s5
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	SLL	$32, X12, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X21, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cb33	// xor s6, t2, t3
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	SLL	$32, X7, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X28, X7, X22
+	AND	X9, X22, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0206a583	// lw a1, 32(a3)
-	WORD	$0x0006ac03	// lw s8, 0(a3)
-	WORD	$0x01c7aa83	// lw s5, 28(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0116ae23	// sw a7, 28(a3)
+	MOVW	32(X13), X11
+	MOVW	(X13), X24
+	MOVW	28(X15), X21
+	SLL	$32, X17, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X23, X17
+	SLL	$32, X11, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X24, X17
+	MOVW	X17, 28(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x015282b3	// add t0, t0, s5
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	SLL	$32, X30, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X21, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	SLL	$32, X6, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X22, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0246ab83	// lw s7, 36(a3)
-	WORD	$0x0046ac03	// lw s8, 4(a3)
-	WORD	$0x0207aa83	// lw s5, 32(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0306a023	// sw a6, 32(a3)
+	MOVW	36(X13), X23
+	MOVW	4(X13), X24
+	MOVW	32(X15), X21
+	SLL	$32, X16, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
+	SLL	$32, X23, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X23, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X24, X16
+	MOVW	X16, 32(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	SLL	$32, X29, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X21, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cb33	// xor s6, t0, t1
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	SLL	$32, X5, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X6, X5, X22
+	AND	X9, X22, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0286a583	// lw a1, 40(a3)
-	WORD	$0x0086ac03	// lw s8, 8(a3)
-	WORD	$0x0247aa83	// lw s5, 36(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0316a223	// sw a7, 36(a3)
+	MOVW	40(X13), X11
+	MOVW	8(X13), X24
+	MOVW	36(X15), X21
+	SLL	$32, X17, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X23, X17
+	SLL	$32, X11, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X24, X17
+	MOVW	X17, 36(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01560633	// add a2, a2, s5
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	SLL	$32, X28, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X21, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	SLL	$32, X14, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X22, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02c6ab83	// lw s7, 44(a3)
-	WORD	$0x00c6ac03	// lw s8, 12(a3)
-	WORD	$0x0287aa83	// lw s5, 40(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0306a423	// sw a6, 40(a3)
+	MOVW	44(X13), X23
+	MOVW	12(X13), X24
+	MOVW	40(X15), X21
+	SLL	$32, X16, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
+	SLL	$32, X23, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X23, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X24, X16
+	MOVW	X16, 40(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x015f0f33	// add t5, t5, s5
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	SLL	$32, X7, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X21, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64b33	// xor s6, a2, a4
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	SLL	$32, X12, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X14, X12, X22
+	AND	X9, X22, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0306a583	// lw a1, 48(a3)
-	WORD	$0x0106ac03	// lw s8, 16(a3)
-	WORD	$0x02c7aa83	// lw s5, 44(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0316a623	// sw a7, 44(a3)
+	MOVW	48(X13), X11
+	MOVW	16(X13), X24
+	MOVW	44(X15), X21
+	SLL	$32, X17, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X23, X17
+	SLL	$32, X11, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X24, X17
+	MOVW	X17, 44(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x015e8eb3	// add t4, t4, s5
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	SLL	$32, X6, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X21, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	SLL	$32, X30, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X22, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0346ab83	// lw s7, 52(a3)
-	WORD	$0x0146ac03	// lw s8, 20(a3)
-	WORD	$0x0307aa83	// lw s5, 48(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0306a823	// sw a6, 48(a3)
+	MOVW	52(X13), X23
+	MOVW	20(X13), X24
+	MOVW	48(X15), X21
+	SLL	$32, X16, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
+	SLL	$32, X23, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X23, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X24, X16
+	MOVW	X16, 48(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x015e0e33	// add t3, t3, s5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	SLL	$32, X5, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X21, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecb33	// xor s6, t4, t5
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	SLL	$32, X29, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X30, X29, X22
+	AND	X9, X22, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0386a583	// lw a1, 56(a3)
-	WORD	$0x0186ac03	// lw s8, 24(a3)
-	WORD	$0x0347aa83	// lw s5, 52(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0316aa23	// sw a7, 52(a3)
+	MOVW	56(X13), X11
+	MOVW	24(X13), X24
+	MOVW	52(X15), X21
+	SLL	$32, X17, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X23, X17
+	SLL	$32, X11, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X24, X17
+	MOVW	X17, 52(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x015383b3	// add t2, t2, s5
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	SLL	$32, X14, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X21, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	SLL	$32, X28, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X22, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03c6ab83	// lw s7, 60(a3)
-	WORD	$0x01c6ac03	// lw s8, 28(a3)
-	WORD	$0x0387aa83	// lw s5, 56(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0306ac23	// sw a6, 56(a3)
+	MOVW	60(X13), X23
+	MOVW	28(X13), X24
+	MOVW	56(X15), X21
+	SLL	$32, X16, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
+	SLL	$32, X23, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X23, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X24, X16
+	MOVW	X16, 56(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01530333	// add t1, t1, s5
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	SLL	$32, X12, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X21, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cb33	// xor s6, t2, t3
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	SLL	$32, X7, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X28, X7, X22
+	AND	X9, X22, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0006a583	// lw a1, 0(a3)
-	WORD	$0x0206ac03	// lw s8, 32(a3)
-	WORD	$0x03c7aa83	// lw s5, 60(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0316ae23	// sw a7, 60(a3)
+	MOVW	(X13), X11
+	MOVW	32(X13), X24
+	MOVW	60(X15), X21
+	SLL	$32, X17, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$17, X20, X18
+	SRL	$19, X20, X19
+	XOR	X19, X18
+	SRLW	$10, X17, X19
+	XOR	X19, X18
+	ADD	X18, X23, X17
+	SLL	$32, X11, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$7, X20, X18
+	SRL	$18, X20, X19
+	XOR	X19, X18
+	SRLW	$3, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X24, X17
+	MOVW	X17, 60(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x015282b3	// add t0, t0, s5
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	SLL	$32, X30, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$6, X20, X18
+	SRL	$11, X20, X19
+	XOR	X19, X18
+	SRL	$25, X20, X19
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X21, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	SLL	$32, X6, X20
+	SRL	$32, X20, X19
+	OR	X19, X20
+	SRL	$2, X20, X18
+	SRL	$13, X20, X19
+	XOR	X19, X18
+	SRL	$22, X20, X19
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X22, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	WORD	$0x0586b903	// ld s2, 88(a3)
-	WORD	$0x04078793	// addi a5, a5, 64
-	WORD	$0xaf279c63	// bne a5, s2, .Lsha256_block_rv64gc_rounds
+	MOV	88(X13), X18
+	ADD	$64, X15
+	BNE	X15, X18, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	WORD	$0x00052583	// lw a1, 0(a0)
-	WORD	$0x00452803	// lw a6, 4(a0)
-	WORD	$0x00852883	// lw a7, 8(a0)
-	WORD	$0x00c52483	// lw s1, 12(a0)
-	WORD	$0x01052903	// lw s2, 16(a0)
-	WORD	$0x01452983	// lw s3, 20(a0)
-	WORD	$0x01852a03	// lw s4, 24(a0)
-	WORD	$0x01c52a83	// lw s5, 28(a0)
-	WORD	$0x00b282b3	// add t0, t0, a1
-	WORD	$0x00552023	// sw t0, 0(a0)
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00652223	// sw t1, 4(a0)
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x00752423	// sw t2, 8(a0)
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c52623	// sw t3, 12(a0)
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x01d52823	// sw t4, 16(a0)
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e52a23	// sw t5, 20(a0)
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x00c52c23	// sw a2, 24(a0)
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x00e52e23	// sw a4, 28(a0)
-	WORD	$0x0506b583	// ld a1, 80(a3)
-	WORD	$0x0486b803	// ld a6, 72(a3)
-	WORD	$0xf0078793	// addi a5, a5, -256
-	WORD	$0x01058463	// beq a1, a6, .Lsha256_block_rv64gc_6
-	WORD	$0xff0fe06f	// jal zero, .Lsha256_block_rv64gc_block
-	// .Lsha256_block_rv64gc_6:
+	MOVW	(X10), X11
+	MOVW	4(X10), X16
+	MOVW	8(X10), X17
+	MOVW	12(X10), X9
+	MOVW	16(X10), X18
+	MOVW	20(X10), X19
+	MOVW	24(X10), X20
+	MOVW	28(X10), X21
+	ADD	X11, X5
+	MOVW	X5, (X10)
+	ADD	X16, X6
+	MOVW	X6, 4(X10)
+	ADD	X17, X7
+	MOVW	X7, 8(X10)
+	ADD	X9, X28
+	MOVW	X28, 12(X10)
+	ADD	X18, X29
+	MOVW	X29, 16(X10)
+	ADD	X19, X30
+	MOVW	X30, 20(X10)
+	ADD	X20, X12
+	MOVW	X12, 24(X10)
+	ADD	X21, X14
+	MOVW	X14, 28(X10)
+	MOV	80(X13), X11
+	MOV	72(X13), X16
+	ADD	$-256, X15
+	BEQ	X11, X16, L6
+	JMP	block
+L6:
 	// scratch[0..16 words] = 0 (the schedule)
-	WORD	$0x0006b023	// sd zero, 0(a3)
-	WORD	$0x0006b423	// sd zero, 8(a3)
-	WORD	$0x0006b823	// sd zero, 16(a3)
-	WORD	$0x0006bc23	// sd zero, 24(a3)
-	WORD	$0x0206b023	// sd zero, 32(a3)
-	WORD	$0x0206b423	// sd zero, 40(a3)
-	WORD	$0x0206b823	// sd zero, 48(a3)
-	WORD	$0x0206bc23	// sd zero, 56(a3)
-	// .Lsha256_block_rv64gc_done:
+	MOV	X0, (X13)
+	MOV	X0, 8(X13)
+	MOV	X0, 16(X13)
+	MOV	X0, 24(X13)
+	MOV	X0, 32(X13)
+	MOV	X0, 40(X13)
+	MOV	X0, 48(X13)
+	MOV	X0, 56(X13)
+done:
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X14
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET

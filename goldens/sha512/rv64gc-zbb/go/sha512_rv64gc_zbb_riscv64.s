@@ -101,1649 +101,1649 @@ TEXT ·sha512BlockRv64gcZbb(SB), NOSPLIT, $0-32
 	MOV	len+16(FP), X12
 	MOV	scratch+24(FP), X13
 	// num = len / block
-	WORD	$0x00765613	// srli a2, a2, 7
+	SRL	$7, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
-	WORD	$0x00061463	// bne a2, zero, .Lsha512_block_rv64gc_zbb_7
-	WORD	$0x2240106f	// jal zero, .Lsha512_block_rv64gc_zbb_done
-	// .Lsha512_block_rv64gc_zbb_7:
-	WORD	$0x00761813	// slli a6, a2, 7
-	WORD	$0x00b80833	// add a6, a6, a1
-	WORD	$0x0906b423	// sd a6, 136(a3)
-	WORD	$0x00053283	// ld t0, 0(a0)
-	WORD	$0x00853303	// ld t1, 8(a0)
-	WORD	$0x01053383	// ld t2, 16(a0)
-	WORD	$0x01853e03	// ld t3, 24(a0)
-	WORD	$0x02053e83	// ld t4, 32(a0)
-	WORD	$0x02853f03	// ld t5, 40(a0)
-	WORD	$0x03053603	// ld a2, 48(a0)
-	WORD	$0x03853703	// ld a4, 56(a0)
-	// .Lsha512_block_rv64gc_zbb_1:
-	MOV	$·kgen_sha512_rv64gc_zbb_k+640(SB), X18	// auipc s2, %pcrel_hi(kgen_sha512_rv64gc_zbb_k+640); addi s2, s2, %pcrel_lo
-	WORD	$0x0926bc23	// sd s2, 152(a3)
-	// .Lsha512_block_rv64gc_zbb_2:
-	MOV	$·kgen_sha512_rv64gc_zbb_k(SB), X15	// auipc a5, %pcrel_hi(kgen_sha512_rv64gc_zbb_k); addi a5, a5, %pcrel_lo
-	// .Lsha512_block_rv64gc_zbb_block:
-	WORD	$0x0075f813	// andi a6, a1, 7
-	WORD	$0x00080463	// beq a6, zero, .Lsha512_block_rv64gc_zbb_8
-	WORD	$0x21c0106f	// jal zero, .Lsha512_block_rv64gc_zbb_unaligned
-	// .Lsha512_block_rv64gc_zbb_8:
+	BNEZ	X12, L7
+	JMP	done
+L7:
+	SLL	$7, X12, X16
+	ADD	X11, X16
+	MOV	X16, 136(X13)
+	MOV	(X10), X5
+	MOV	8(X10), X6
+	MOV	16(X10), X7
+	MOV	24(X10), X28
+	MOV	32(X10), X29
+	MOV	40(X10), X30
+	MOV	48(X10), X12
+	MOV	56(X10), X14
+L1:
+	MOV	$·kgen_sha512_rv64gc_zbb_k+640(SB), X18
+	MOV	X18, 152(X13)
+L2:
+	MOV	$·kgen_sha512_rv64gc_zbb_k(SB), X15
+block:
+	AND	$7, X11, X16
+	BEQZ	X16, L8
+	JMP	unaligned
+L8:
 	// ring[2j], ring[2j+1] (SHA-256) or ring[j] (SHA-512) = rev8(doubleword j)
-	WORD	$0x0005b803	// ld a6, 0(a1)
-	WORD	$0x0085b883	// ld a7, 8(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0106b023	// sd a6, 0(a3)
-	WORD	$0x0116b423	// sd a7, 8(a3)
-	WORD	$0x0105b803	// ld a6, 16(a1)
-	WORD	$0x0185b883	// ld a7, 24(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0106b823	// sd a6, 16(a3)
-	WORD	$0x0116bc23	// sd a7, 24(a3)
-	WORD	$0x0205b803	// ld a6, 32(a1)
-	WORD	$0x0285b883	// ld a7, 40(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0306b023	// sd a6, 32(a3)
-	WORD	$0x0316b423	// sd a7, 40(a3)
-	WORD	$0x0305b803	// ld a6, 48(a1)
-	WORD	$0x0385b883	// ld a7, 56(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0306b823	// sd a6, 48(a3)
-	WORD	$0x0316bc23	// sd a7, 56(a3)
-	WORD	$0x0405b803	// ld a6, 64(a1)
-	WORD	$0x0485b883	// ld a7, 72(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0506b023	// sd a6, 64(a3)
-	WORD	$0x0516b423	// sd a7, 72(a3)
-	WORD	$0x0505b803	// ld a6, 80(a1)
-	WORD	$0x0585b883	// ld a7, 88(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0506b823	// sd a6, 80(a3)
-	WORD	$0x0516bc23	// sd a7, 88(a3)
-	WORD	$0x0605b803	// ld a6, 96(a1)
-	WORD	$0x0685b883	// ld a7, 104(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0706b023	// sd a6, 96(a3)
-	WORD	$0x0716b423	// sd a7, 104(a3)
-	WORD	$0x0705b803	// ld a6, 112(a1)
-	WORD	$0x0785b883	// ld a7, 120(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0706b823	// sd a6, 112(a3)
-	WORD	$0x0716bc23	// sd a7, 120(a3)
-	// .Lsha512_block_rv64gc_zbb_loaded:
+	MOV	(X11), X16
+	MOV	8(X11), X17
+	REV8	X16, X16
+	REV8	X17, X17
+	MOV	X16, (X13)
+	MOV	X17, 8(X13)
+	MOV	16(X11), X16
+	MOV	24(X11), X17
+	REV8	X16, X16
+	REV8	X17, X17
+	MOV	X16, 16(X13)
+	MOV	X17, 24(X13)
+	MOV	32(X11), X16
+	MOV	40(X11), X17
+	REV8	X16, X16
+	REV8	X17, X17
+	MOV	X16, 32(X13)
+	MOV	X17, 40(X13)
+	MOV	48(X11), X16
+	MOV	56(X11), X17
+	REV8	X16, X16
+	REV8	X17, X17
+	MOV	X16, 48(X13)
+	MOV	X17, 56(X13)
+	MOV	64(X11), X16
+	MOV	72(X11), X17
+	REV8	X16, X16
+	REV8	X17, X17
+	MOV	X16, 64(X13)
+	MOV	X17, 72(X13)
+	MOV	80(X11), X16
+	MOV	88(X11), X17
+	REV8	X16, X16
+	REV8	X17, X17
+	MOV	X16, 80(X13)
+	MOV	X17, 88(X13)
+	MOV	96(X11), X16
+	MOV	104(X11), X17
+	REV8	X16, X16
+	REV8	X17, X17
+	MOV	X16, 96(X13)
+	MOV	X17, 104(X13)
+	MOV	112(X11), X16
+	MOV	120(X11), X17
+	REV8	X16, X16
+	REV8	X17, X17
+	MOV	X16, 112(X13)
+	MOV	X17, 120(X13)
+loaded:
 	// b ^ c for round 0's Maj
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0006b803	// ld a6, 0(a3)
-	WORD	$0x0007ba03	// ld s4, 0(a5)
+	XOR	X7, X6, X9
+	MOV	(X13), X16
+	MOV	(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60eed913	// rori s2, t4, 14
 	WORD	$0x612ed993	// rori s3, t4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629ed993	// rori s3, t4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X20, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c2d913	// rori s2, t0, 28
 	WORD	$0x6222d993	// rori s3, t0, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6272d993	// rori s3, t0, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0086b883	// ld a7, 8(a3)
-	WORD	$0x0087ba03	// ld s4, 8(a5)
+	XOR	X19, X18
+	XOR	X6, X5, X21
+	AND	X9, X21, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
+	MOV	8(X13), X17
+	MOV	8(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ee5913	// rori s2, t3, 14
 	WORD	$0x612e5993	// rori s3, t3, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629e5993	// rori s3, t3, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X20, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c75913	// rori s2, a4, 28
 	WORD	$0x62275993	// rori s3, a4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62775993	// rori s3, a4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0106b803	// ld a6, 16(a3)
-	WORD	$0x0107ba03	// ld s4, 16(a5)
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X21, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
+	MOV	16(X13), X16
+	MOV	16(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e3d913	// rori s2, t2, 14
 	WORD	$0x6123d993	// rori s3, t2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6293d993	// rori s3, t2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X20, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c65913	// rori s2, a2, 28
 	WORD	$0x62265993	// rori s3, a2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62765993	// rori s3, a2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x0186b883	// ld a7, 24(a3)
-	WORD	$0x0187ba03	// ld s4, 24(a5)
+	XOR	X19, X18
+	XOR	X14, X12, X21
+	AND	X9, X21, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
+	MOV	24(X13), X17
+	MOV	24(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e35913	// rori s2, t1, 14
 	WORD	$0x61235993	// rori s3, t1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62935993	// rori s3, t1, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X20, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cf5913	// rori s2, t5, 28
 	WORD	$0x622f5993	// rori s3, t5, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627f5993	// rori s3, t5, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0206b803	// ld a6, 32(a3)
-	WORD	$0x0207ba03	// ld s4, 32(a5)
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X21, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
+	MOV	32(X13), X16
+	MOV	32(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e2d913	// rori s2, t0, 14
 	WORD	$0x6122d993	// rori s3, t0, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6292d993	// rori s3, t0, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X20, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ced913	// rori s2, t4, 28
 	WORD	$0x622ed993	// rori s3, t4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627ed993	// rori s3, t4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0286b883	// ld a7, 40(a3)
-	WORD	$0x0287ba03	// ld s4, 40(a5)
+	XOR	X19, X18
+	XOR	X30, X29, X21
+	AND	X9, X21, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
+	MOV	40(X13), X17
+	MOV	40(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e75913	// rori s2, a4, 14
 	WORD	$0x61275993	// rori s3, a4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62975993	// rori s3, a4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X20, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ce5913	// rori s2, t3, 28
 	WORD	$0x622e5993	// rori s3, t3, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627e5993	// rori s3, t3, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0306b803	// ld a6, 48(a3)
-	WORD	$0x0307ba03	// ld s4, 48(a5)
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X21, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
+	MOV	48(X13), X16
+	MOV	48(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e65913	// rori s2, a2, 14
 	WORD	$0x61265993	// rori s3, a2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62965993	// rori s3, a2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X20, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c3d913	// rori s2, t2, 28
 	WORD	$0x6223d993	// rori s3, t2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6273d993	// rori s3, t2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x0386b883	// ld a7, 56(a3)
-	WORD	$0x0387ba03	// ld s4, 56(a5)
+	XOR	X19, X18
+	XOR	X28, X7, X21
+	AND	X9, X21, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
+	MOV	56(X13), X17
+	MOV	56(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ef5913	// rori s2, t5, 14
 	WORD	$0x612f5993	// rori s3, t5, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629f5993	// rori s3, t5, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X20, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c35913	// rori s2, t1, 28
 	WORD	$0x62235993	// rori s3, t1, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62735993	// rori s3, t1, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x0406b803	// ld a6, 64(a3)
-	WORD	$0x0407ba03	// ld s4, 64(a5)
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X21, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
+	MOV	64(X13), X16
+	MOV	64(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60eed913	// rori s2, t4, 14
 	WORD	$0x612ed993	// rori s3, t4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629ed993	// rori s3, t4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X20, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c2d913	// rori s2, t0, 28
 	WORD	$0x6222d993	// rori s3, t0, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6272d993	// rori s3, t0, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0486b883	// ld a7, 72(a3)
-	WORD	$0x0487ba03	// ld s4, 72(a5)
+	XOR	X19, X18
+	XOR	X6, X5, X21
+	AND	X9, X21, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
+	MOV	72(X13), X17
+	MOV	72(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ee5913	// rori s2, t3, 14
 	WORD	$0x612e5993	// rori s3, t3, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629e5993	// rori s3, t3, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X20, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c75913	// rori s2, a4, 28
 	WORD	$0x62275993	// rori s3, a4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62775993	// rori s3, a4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0506b803	// ld a6, 80(a3)
-	WORD	$0x0507ba03	// ld s4, 80(a5)
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X21, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
+	MOV	80(X13), X16
+	MOV	80(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e3d913	// rori s2, t2, 14
 	WORD	$0x6123d993	// rori s3, t2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6293d993	// rori s3, t2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X20, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c65913	// rori s2, a2, 28
 	WORD	$0x62265993	// rori s3, a2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62765993	// rori s3, a2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x0586b883	// ld a7, 88(a3)
-	WORD	$0x0587ba03	// ld s4, 88(a5)
+	XOR	X19, X18
+	XOR	X14, X12, X21
+	AND	X9, X21, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
+	MOV	88(X13), X17
+	MOV	88(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e35913	// rori s2, t1, 14
 	WORD	$0x61235993	// rori s3, t1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62935993	// rori s3, t1, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X20, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cf5913	// rori s2, t5, 28
 	WORD	$0x622f5993	// rori s3, t5, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627f5993	// rori s3, t5, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0606b803	// ld a6, 96(a3)
-	WORD	$0x0607ba03	// ld s4, 96(a5)
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X21, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
+	MOV	96(X13), X16
+	MOV	96(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e2d913	// rori s2, t0, 14
 	WORD	$0x6122d993	// rori s3, t0, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6292d993	// rori s3, t0, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X20, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ced913	// rori s2, t4, 28
 	WORD	$0x622ed993	// rori s3, t4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627ed993	// rori s3, t4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0686b883	// ld a7, 104(a3)
-	WORD	$0x0687ba03	// ld s4, 104(a5)
+	XOR	X19, X18
+	XOR	X30, X29, X21
+	AND	X9, X21, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
+	MOV	104(X13), X17
+	MOV	104(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e75913	// rori s2, a4, 14
 	WORD	$0x61275993	// rori s3, a4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62975993	// rori s3, a4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X20, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ce5913	// rori s2, t3, 28
 	WORD	$0x622e5993	// rori s3, t3, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627e5993	// rori s3, t3, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0706b803	// ld a6, 112(a3)
-	WORD	$0x0707ba03	// ld s4, 112(a5)
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X21, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
+	MOV	112(X13), X16
+	MOV	112(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e65913	// rori s2, a2, 14
 	WORD	$0x61265993	// rori s3, a2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62965993	// rori s3, a2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X20, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c3d913	// rori s2, t2, 28
 	WORD	$0x6223d993	// rori s3, t2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6273d993	// rori s3, t2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x0786b883	// ld a7, 120(a3)
-	WORD	$0x0787ba03	// ld s4, 120(a5)
+	XOR	X19, X18
+	XOR	X28, X7, X21
+	AND	X9, X21, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
+	MOV	120(X13), X17
+	MOV	120(X15), X20
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ef5913	// rori s2, t5, 14
 	WORD	$0x612f5993	// rori s3, t5, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629f5993	// rori s3, t5, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X20, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c35913	// rori s2, t1, 28
 	WORD	$0x62235993	// rori s3, t1, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62735993	// rori s3, t1, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X21, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
-	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0x08b6b823	// sd a1, 144(a3)
-	WORD	$0x0006b583	// ld a1, 0(a3)
-	WORD	$0x08078793	// addi a5, a5, 128
-	// .Lsha512_block_rv64gc_zbb_rounds:
+	ADD	$128, X11
+	MOV	X11, 144(X13)
+	MOV	(X13), X11
+	ADD	$128, X15
+rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0086bb03	// ld s6, 8(a3)
-	WORD	$0x0486bb83	// ld s7, 72(a3)
-	WORD	$0x0007ba03	// ld s4, 0(a5)
+	MOV	8(X13), X22
+	MOV	72(X13), X23
+	MOV	(X15), X20
 	WORD	$0x61385913	// rori s2, a6, 19
 	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRL	$6, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x601b5913	// rori s2, s6, 1
 	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106b023	// sd a6, 0(a3)
+	XOR	X19, X18
+	SRL	$7, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOV	X16, (X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60eed913	// rori s2, t4, 14
 	WORD	$0x612ed993	// rori s3, t4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629ed993	// rori s3, t4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X20, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c2d913	// rori s2, t0, 28
 	WORD	$0x6222d993	// rori s3, t0, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6272d993	// rori s3, t0, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	XOR	X19, X18
+	XOR	X6, X5, X21
+	AND	X9, X21, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0106b583	// ld a1, 16(a3)
-	WORD	$0x0506bb83	// ld s7, 80(a3)
-	WORD	$0x0087ba03	// ld s4, 8(a5)
+	MOV	16(X13), X11
+	MOV	80(X13), X23
+	MOV	8(X15), X20
 	WORD	$0x6138d913	// rori s2, a7, 19
 	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRL	$6, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x6015d913	// rori s2, a1, 1
 	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116b423	// sd a7, 8(a3)
+	XOR	X19, X18
+	SRL	$7, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOV	X17, 8(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ee5913	// rori s2, t3, 14
 	WORD	$0x612e5993	// rori s3, t3, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629e5993	// rori s3, t3, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X20, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c75913	// rori s2, a4, 28
 	WORD	$0x62275993	// rori s3, a4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62775993	// rori s3, a4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X21, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0186bb03	// ld s6, 24(a3)
-	WORD	$0x0586bb83	// ld s7, 88(a3)
-	WORD	$0x0107ba03	// ld s4, 16(a5)
+	MOV	24(X13), X22
+	MOV	88(X13), X23
+	MOV	16(X15), X20
 	WORD	$0x61385913	// rori s2, a6, 19
 	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRL	$6, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x601b5913	// rori s2, s6, 1
 	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106b823	// sd a6, 16(a3)
+	XOR	X19, X18
+	SRL	$7, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOV	X16, 16(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e3d913	// rori s2, t2, 14
 	WORD	$0x6123d993	// rori s3, t2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6293d993	// rori s3, t2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X20, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c65913	// rori s2, a2, 28
 	WORD	$0x62265993	// rori s3, a2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62765993	// rori s3, a2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	XOR	X19, X18
+	XOR	X14, X12, X21
+	AND	X9, X21, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0206b583	// ld a1, 32(a3)
-	WORD	$0x0606bb83	// ld s7, 96(a3)
-	WORD	$0x0187ba03	// ld s4, 24(a5)
+	MOV	32(X13), X11
+	MOV	96(X13), X23
+	MOV	24(X15), X20
 	WORD	$0x6138d913	// rori s2, a7, 19
 	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRL	$6, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x6015d913	// rori s2, a1, 1
 	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116bc23	// sd a7, 24(a3)
+	XOR	X19, X18
+	SRL	$7, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOV	X17, 24(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e35913	// rori s2, t1, 14
 	WORD	$0x61235993	// rori s3, t1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62935993	// rori s3, t1, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X20, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cf5913	// rori s2, t5, 28
 	WORD	$0x622f5993	// rori s3, t5, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627f5993	// rori s3, t5, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X21, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0286bb03	// ld s6, 40(a3)
-	WORD	$0x0686bb83	// ld s7, 104(a3)
-	WORD	$0x0207ba03	// ld s4, 32(a5)
+	MOV	40(X13), X22
+	MOV	104(X13), X23
+	MOV	32(X15), X20
 	WORD	$0x61385913	// rori s2, a6, 19
 	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRL	$6, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x601b5913	// rori s2, s6, 1
 	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306b023	// sd a6, 32(a3)
+	XOR	X19, X18
+	SRL	$7, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOV	X16, 32(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e2d913	// rori s2, t0, 14
 	WORD	$0x6122d993	// rori s3, t0, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6292d993	// rori s3, t0, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X20, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ced913	// rori s2, t4, 28
 	WORD	$0x622ed993	// rori s3, t4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627ed993	// rori s3, t4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	XOR	X19, X18
+	XOR	X30, X29, X21
+	AND	X9, X21, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0306b583	// ld a1, 48(a3)
-	WORD	$0x0706bb83	// ld s7, 112(a3)
-	WORD	$0x0287ba03	// ld s4, 40(a5)
+	MOV	48(X13), X11
+	MOV	112(X13), X23
+	MOV	40(X15), X20
 	WORD	$0x6138d913	// rori s2, a7, 19
 	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRL	$6, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x6015d913	// rori s2, a1, 1
 	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316b423	// sd a7, 40(a3)
+	XOR	X19, X18
+	SRL	$7, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOV	X17, 40(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e75913	// rori s2, a4, 14
 	WORD	$0x61275993	// rori s3, a4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62975993	// rori s3, a4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X20, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ce5913	// rori s2, t3, 28
 	WORD	$0x622e5993	// rori s3, t3, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627e5993	// rori s3, t3, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X21, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0386bb03	// ld s6, 56(a3)
-	WORD	$0x0786bb83	// ld s7, 120(a3)
-	WORD	$0x0307ba03	// ld s4, 48(a5)
+	MOV	56(X13), X22
+	MOV	120(X13), X23
+	MOV	48(X15), X20
 	WORD	$0x61385913	// rori s2, a6, 19
 	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRL	$6, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x601b5913	// rori s2, s6, 1
 	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306b823	// sd a6, 48(a3)
+	XOR	X19, X18
+	SRL	$7, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOV	X16, 48(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e65913	// rori s2, a2, 14
 	WORD	$0x61265993	// rori s3, a2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62965993	// rori s3, a2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X20, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c3d913	// rori s2, t2, 28
 	WORD	$0x6223d993	// rori s3, t2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6273d993	// rori s3, t2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	XOR	X19, X18
+	XOR	X28, X7, X21
+	AND	X9, X21, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0406b583	// ld a1, 64(a3)
-	WORD	$0x0006bb83	// ld s7, 0(a3)
-	WORD	$0x0387ba03	// ld s4, 56(a5)
+	MOV	64(X13), X11
+	MOV	(X13), X23
+	MOV	56(X15), X20
 	WORD	$0x6138d913	// rori s2, a7, 19
 	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRL	$6, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x6015d913	// rori s2, a1, 1
 	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316bc23	// sd a7, 56(a3)
+	XOR	X19, X18
+	SRL	$7, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOV	X17, 56(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ef5913	// rori s2, t5, 14
 	WORD	$0x612f5993	// rori s3, t5, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629f5993	// rori s3, t5, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X20, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c35913	// rori s2, t1, 28
 	WORD	$0x62235993	// rori s3, t1, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62735993	// rori s3, t1, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X21, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0486bb03	// ld s6, 72(a3)
-	WORD	$0x0086bb83	// ld s7, 8(a3)
-	WORD	$0x0407ba03	// ld s4, 64(a5)
+	MOV	72(X13), X22
+	MOV	8(X13), X23
+	MOV	64(X15), X20
 	WORD	$0x61385913	// rori s2, a6, 19
 	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRL	$6, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x601b5913	// rori s2, s6, 1
 	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0506b023	// sd a6, 64(a3)
+	XOR	X19, X18
+	SRL	$7, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOV	X16, 64(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60eed913	// rori s2, t4, 14
 	WORD	$0x612ed993	// rori s3, t4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629ed993	// rori s3, t4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	XOR	X19, X18
+	ADD	X16, X14
+	XOR	X12, X30, X19
+	AND	X29, X19
+	XOR	X12, X19
+	ADD	X20, X14
+	ADD	X18, X14
+	ADD	X19, X14
+	ADD	X14, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c2d913	// rori s2, t0, 28
 	WORD	$0x6222d993	// rori s3, t0, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6272d993	// rori s3, t0, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	XOR	X19, X18
+	XOR	X6, X5, X21
+	AND	X9, X21, X19
+	XOR	X6, X19
+	ADD	X18, X14
+	ADD	X19, X14
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0506b583	// ld a1, 80(a3)
-	WORD	$0x0106bb83	// ld s7, 16(a3)
-	WORD	$0x0487ba03	// ld s4, 72(a5)
+	MOV	80(X13), X11
+	MOV	16(X13), X23
+	MOV	72(X15), X20
 	WORD	$0x6138d913	// rori s2, a7, 19
 	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRL	$6, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x6015d913	// rori s2, a1, 1
 	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0516b423	// sd a7, 72(a3)
+	XOR	X19, X18
+	SRL	$7, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOV	X17, 72(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ee5913	// rori s2, t3, 14
 	WORD	$0x612e5993	// rori s3, t3, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629e5993	// rori s3, t3, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
+	XOR	X19, X18
+	ADD	X17, X12
+	XOR	X30, X29, X19
+	AND	X28, X19
+	XOR	X30, X19
+	ADD	X20, X12
+	ADD	X18, X12
+	ADD	X19, X12
+	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c75913	// rori s2, a4, 28
 	WORD	$0x62275993	// rori s3, a4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62775993	// rori s3, a4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	XOR	X19, X18
+	XOR	X5, X14, X9
+	AND	X21, X9, X19
+	XOR	X5, X19
+	ADD	X18, X12
+	ADD	X19, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0586bb03	// ld s6, 88(a3)
-	WORD	$0x0186bb83	// ld s7, 24(a3)
-	WORD	$0x0507ba03	// ld s4, 80(a5)
+	MOV	88(X13), X22
+	MOV	24(X13), X23
+	MOV	80(X15), X20
 	WORD	$0x61385913	// rori s2, a6, 19
 	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRL	$6, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x601b5913	// rori s2, s6, 1
 	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0506b823	// sd a6, 80(a3)
+	XOR	X19, X18
+	SRL	$7, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOV	X16, 80(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e3d913	// rori s2, t2, 14
 	WORD	$0x6123d993	// rori s3, t2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6293d993	// rori s3, t2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
+	XOR	X19, X18
+	ADD	X16, X30
+	XOR	X29, X28, X19
+	AND	X7, X19
+	XOR	X29, X19
+	ADD	X20, X30
+	ADD	X18, X30
+	ADD	X19, X30
+	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c65913	// rori s2, a2, 28
 	WORD	$0x62265993	// rori s3, a2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62765993	// rori s3, a2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	XOR	X19, X18
+	XOR	X14, X12, X21
+	AND	X9, X21, X19
+	XOR	X14, X19
+	ADD	X18, X30
+	ADD	X19, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0606b583	// ld a1, 96(a3)
-	WORD	$0x0206bb83	// ld s7, 32(a3)
-	WORD	$0x0587ba03	// ld s4, 88(a5)
+	MOV	96(X13), X11
+	MOV	32(X13), X23
+	MOV	88(X15), X20
 	WORD	$0x6138d913	// rori s2, a7, 19
 	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRL	$6, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x6015d913	// rori s2, a1, 1
 	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0516bc23	// sd a7, 88(a3)
+	XOR	X19, X18
+	SRL	$7, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOV	X17, 88(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e35913	// rori s2, t1, 14
 	WORD	$0x61235993	// rori s3, t1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62935993	// rori s3, t1, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
+	XOR	X19, X18
+	ADD	X17, X29
+	XOR	X28, X7, X19
+	AND	X6, X19
+	XOR	X28, X19
+	ADD	X20, X29
+	ADD	X18, X29
+	ADD	X19, X29
+	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61cf5913	// rori s2, t5, 28
 	WORD	$0x622f5993	// rori s3, t5, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627f5993	// rori s3, t5, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	XOR	X19, X18
+	XOR	X12, X30, X9
+	AND	X21, X9, X19
+	XOR	X12, X19
+	ADD	X18, X29
+	ADD	X19, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0686bb03	// ld s6, 104(a3)
-	WORD	$0x0286bb83	// ld s7, 40(a3)
-	WORD	$0x0607ba03	// ld s4, 96(a5)
+	MOV	104(X13), X22
+	MOV	40(X13), X23
+	MOV	96(X15), X20
 	WORD	$0x61385913	// rori s2, a6, 19
 	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRL	$6, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x601b5913	// rori s2, s6, 1
 	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0706b023	// sd a6, 96(a3)
+	XOR	X19, X18
+	SRL	$7, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOV	X16, 96(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e2d913	// rori s2, t0, 14
 	WORD	$0x6122d993	// rori s3, t0, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6292d993	// rori s3, t0, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	XOR	X19, X18
+	ADD	X16, X28
+	XOR	X7, X6, X19
+	AND	X5, X19
+	XOR	X7, X19
+	ADD	X20, X28
+	ADD	X18, X28
+	ADD	X19, X28
+	ADD	X28, X14
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ced913	// rori s2, t4, 28
 	WORD	$0x622ed993	// rori s3, t4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627ed993	// rori s3, t4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	XOR	X19, X18
+	XOR	X30, X29, X21
+	AND	X9, X21, X19
+	XOR	X30, X19
+	ADD	X18, X28
+	ADD	X19, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0706b583	// ld a1, 112(a3)
-	WORD	$0x0306bb83	// ld s7, 48(a3)
-	WORD	$0x0687ba03	// ld s4, 104(a5)
+	MOV	112(X13), X11
+	MOV	48(X13), X23
+	MOV	104(X15), X20
 	WORD	$0x6138d913	// rori s2, a7, 19
 	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRL	$6, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x6015d913	// rori s2, a1, 1
 	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0716b423	// sd a7, 104(a3)
+	XOR	X19, X18
+	SRL	$7, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOV	X17, 104(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e75913	// rori s2, a4, 14
 	WORD	$0x61275993	// rori s3, a4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62975993	// rori s3, a4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
+	XOR	X19, X18
+	ADD	X17, X7
+	XOR	X6, X5, X19
+	AND	X14, X19
+	XOR	X6, X19
+	ADD	X20, X7
+	ADD	X18, X7
+	ADD	X19, X7
+	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61ce5913	// rori s2, t3, 28
 	WORD	$0x622e5993	// rori s3, t3, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x627e5993	// rori s3, t3, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	XOR	X19, X18
+	XOR	X29, X28, X9
+	AND	X21, X9, X19
+	XOR	X29, X19
+	ADD	X18, X7
+	ADD	X19, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0786bb03	// ld s6, 120(a3)
-	WORD	$0x0386bb83	// ld s7, 56(a3)
-	WORD	$0x0707ba03	// ld s4, 112(a5)
+	MOV	120(X13), X22
+	MOV	56(X13), X23
+	MOV	112(X15), X20
 	WORD	$0x61385913	// rori s2, a6, 19
 	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
+	XOR	X19, X18
+	SRL	$6, X16, X19
+	XOR	X19, X18
+	ADD	X18, X11, X16
 	WORD	$0x601b5913	// rori s2, s6, 1
 	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0706b823	// sd a6, 112(a3)
+	XOR	X19, X18
+	SRL	$7, X22, X19
+	XOR	X19, X18
+	ADD	X18, X16
+	ADD	X23, X16
+	MOV	X16, 112(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60e65913	// rori s2, a2, 14
 	WORD	$0x61265993	// rori s3, a2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62965993	// rori s3, a2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
+	XOR	X19, X18
+	ADD	X16, X6
+	XOR	X5, X14, X19
+	AND	X12, X19
+	XOR	X5, X19
+	ADD	X20, X6
+	ADD	X18, X6
+	ADD	X19, X6
+	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c3d913	// rori s2, t2, 28
 	WORD	$0x6223d993	// rori s3, t2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x6273d993	// rori s3, t2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	XOR	X19, X18
+	XOR	X28, X7, X21
+	AND	X9, X21, X19
+	XOR	X28, X19
+	ADD	X18, X6
+	ADD	X19, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0006b583	// ld a1, 0(a3)
-	WORD	$0x0406bb83	// ld s7, 64(a3)
-	WORD	$0x0787ba03	// ld s4, 120(a5)
+	MOV	(X13), X11
+	MOV	64(X13), X23
+	MOV	120(X15), X20
 	WORD	$0x6138d913	// rori s2, a7, 19
 	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
+	XOR	X19, X18
+	SRL	$6, X17, X19
+	XOR	X19, X18
+	ADD	X18, X22, X17
 	WORD	$0x6015d913	// rori s2, a1, 1
 	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0716bc23	// sd a7, 120(a3)
+	XOR	X19, X18
+	SRL	$7, X11, X19
+	XOR	X19, X18
+	ADD	X18, X17
+	ADD	X23, X17
+	MOV	X17, 120(X13)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
 	WORD	$0x60ef5913	// rori s2, t5, 14
 	WORD	$0x612f5993	// rori s3, t5, 18
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x629f5993	// rori s3, t5, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
+	XOR	X19, X18
+	ADD	X17, X5
+	XOR	X14, X12, X19
+	AND	X30, X19
+	XOR	X14, X19
+	ADD	X20, X5
+	ADD	X18, X5
+	ADD	X19, X5
+	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
 	WORD	$0x61c35913	// rori s2, t1, 28
 	WORD	$0x62235993	// rori s3, t1, 34
-	WORD	$0x01394933	// xor s2, s2, s3
+	XOR	X19, X18
 	WORD	$0x62735993	// rori s3, t1, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	XOR	X19, X18
+	XOR	X7, X6, X9
+	AND	X21, X9, X19
+	XOR	X7, X19
+	ADD	X18, X5
+	ADD	X19, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	WORD	$0x0986b903	// ld s2, 152(a3)
-	WORD	$0x08078793	// addi a5, a5, 128
-	WORD	$0xdf279c63	// bne a5, s2, .Lsha512_block_rv64gc_zbb_rounds
+	MOV	152(X13), X18
+	ADD	$128, X15
+	BNE	X15, X18, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	WORD	$0x00053583	// ld a1, 0(a0)
-	WORD	$0x00853803	// ld a6, 8(a0)
-	WORD	$0x01053883	// ld a7, 16(a0)
-	WORD	$0x01853483	// ld s1, 24(a0)
-	WORD	$0x02053903	// ld s2, 32(a0)
-	WORD	$0x02853983	// ld s3, 40(a0)
-	WORD	$0x03053a03	// ld s4, 48(a0)
-	WORD	$0x03853a83	// ld s5, 56(a0)
-	WORD	$0x00b282b3	// add t0, t0, a1
-	WORD	$0x00553023	// sd t0, 0(a0)
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00653423	// sd t1, 8(a0)
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x00753823	// sd t2, 16(a0)
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c53c23	// sd t3, 24(a0)
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x03d53023	// sd t4, 32(a0)
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x03e53423	// sd t5, 40(a0)
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x02c53823	// sd a2, 48(a0)
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x02e53c23	// sd a4, 56(a0)
-	WORD	$0x0906b583	// ld a1, 144(a3)
-	WORD	$0x0886b803	// ld a6, 136(a3)
-	WORD	$0xd8078793	// addi a5, a5, -640
-	WORD	$0x01058463	// beq a1, a6, .Lsha512_block_rv64gc_zbb_9
-	WORD	$0xe65fe06f	// jal zero, .Lsha512_block_rv64gc_zbb_block
-	// .Lsha512_block_rv64gc_zbb_9:
+	MOV	(X10), X11
+	MOV	8(X10), X16
+	MOV	16(X10), X17
+	MOV	24(X10), X9
+	MOV	32(X10), X18
+	MOV	40(X10), X19
+	MOV	48(X10), X20
+	MOV	56(X10), X21
+	ADD	X11, X5
+	MOV	X5, (X10)
+	ADD	X16, X6
+	MOV	X6, 8(X10)
+	ADD	X17, X7
+	MOV	X7, 16(X10)
+	ADD	X9, X28
+	MOV	X28, 24(X10)
+	ADD	X18, X29
+	MOV	X29, 32(X10)
+	ADD	X19, X30
+	MOV	X30, 40(X10)
+	ADD	X20, X12
+	MOV	X12, 48(X10)
+	ADD	X21, X14
+	MOV	X14, 56(X10)
+	MOV	144(X13), X11
+	MOV	136(X13), X16
+	ADD	$-640, X15
+	BEQ	X11, X16, L9
+	JMP	block
+L9:
 	// scratch[0..16 words] = 0 (the schedule)
-	WORD	$0x0006b023	// sd zero, 0(a3)
-	WORD	$0x0006b423	// sd zero, 8(a3)
-	WORD	$0x0006b823	// sd zero, 16(a3)
-	WORD	$0x0006bc23	// sd zero, 24(a3)
-	WORD	$0x0206b023	// sd zero, 32(a3)
-	WORD	$0x0206b423	// sd zero, 40(a3)
-	WORD	$0x0206b823	// sd zero, 48(a3)
-	WORD	$0x0206bc23	// sd zero, 56(a3)
-	WORD	$0x0406b023	// sd zero, 64(a3)
-	WORD	$0x0406b423	// sd zero, 72(a3)
-	WORD	$0x0406b823	// sd zero, 80(a3)
-	WORD	$0x0406bc23	// sd zero, 88(a3)
-	WORD	$0x0606b023	// sd zero, 96(a3)
-	WORD	$0x0606b423	// sd zero, 104(a3)
-	WORD	$0x0606b823	// sd zero, 112(a3)
-	WORD	$0x0606bc23	// sd zero, 120(a3)
-	// .Lsha512_block_rv64gc_zbb_done:
+	MOV	X0, (X13)
+	MOV	X0, 8(X13)
+	MOV	X0, 16(X13)
+	MOV	X0, 24(X13)
+	MOV	X0, 32(X13)
+	MOV	X0, 40(X13)
+	MOV	X0, 48(X13)
+	MOV	X0, 56(X13)
+	MOV	X0, 64(X13)
+	MOV	X0, 72(X13)
+	MOV	X0, 80(X13)
+	MOV	X0, 88(X13)
+	MOV	X0, 96(X13)
+	MOV	X0, 104(X13)
+	MOV	X0, 112(X13)
+	MOV	X0, 120(X13)
+done:
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
-	// .Lsha512_block_rv64gc_zbb_unaligned:
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X14
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	RET
+unaligned:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	WORD	$0x0005c803	// lbu a6, 0(a1)
-	WORD	$0x0015c883	// lbu a7, 1(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0025c883	// lbu a7, 2(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0035c883	// lbu a7, 3(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0045c883	// lbu a7, 4(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0055c883	// lbu a7, 5(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0065c883	// lbu a7, 6(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0075c883	// lbu a7, 7(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106b023	// sd a6, 0(a3)
-	WORD	$0x0085c803	// lbu a6, 8(a1)
-	WORD	$0x0095c883	// lbu a7, 9(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00a5c883	// lbu a7, 10(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00b5c883	// lbu a7, 11(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00c5c883	// lbu a7, 12(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00d5c883	// lbu a7, 13(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00e5c883	// lbu a7, 14(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00f5c883	// lbu a7, 15(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106b423	// sd a6, 8(a3)
-	WORD	$0x0105c803	// lbu a6, 16(a1)
-	WORD	$0x0115c883	// lbu a7, 17(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0125c883	// lbu a7, 18(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0135c883	// lbu a7, 19(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0145c883	// lbu a7, 20(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0155c883	// lbu a7, 21(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0165c883	// lbu a7, 22(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0175c883	// lbu a7, 23(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106b823	// sd a6, 16(a3)
-	WORD	$0x0185c803	// lbu a6, 24(a1)
-	WORD	$0x0195c883	// lbu a7, 25(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01a5c883	// lbu a7, 26(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01b5c883	// lbu a7, 27(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01c5c883	// lbu a7, 28(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01d5c883	// lbu a7, 29(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01e5c883	// lbu a7, 30(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01f5c883	// lbu a7, 31(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106bc23	// sd a6, 24(a3)
-	WORD	$0x0205c803	// lbu a6, 32(a1)
-	WORD	$0x0215c883	// lbu a7, 33(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0225c883	// lbu a7, 34(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0235c883	// lbu a7, 35(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0245c883	// lbu a7, 36(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0255c883	// lbu a7, 37(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0265c883	// lbu a7, 38(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0275c883	// lbu a7, 39(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306b023	// sd a6, 32(a3)
-	WORD	$0x0285c803	// lbu a6, 40(a1)
-	WORD	$0x0295c883	// lbu a7, 41(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02a5c883	// lbu a7, 42(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02b5c883	// lbu a7, 43(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02c5c883	// lbu a7, 44(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02d5c883	// lbu a7, 45(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02e5c883	// lbu a7, 46(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02f5c883	// lbu a7, 47(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306b423	// sd a6, 40(a3)
-	WORD	$0x0305c803	// lbu a6, 48(a1)
-	WORD	$0x0315c883	// lbu a7, 49(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0325c883	// lbu a7, 50(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0335c883	// lbu a7, 51(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0345c883	// lbu a7, 52(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0355c883	// lbu a7, 53(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0365c883	// lbu a7, 54(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0375c883	// lbu a7, 55(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306b823	// sd a6, 48(a3)
-	WORD	$0x0385c803	// lbu a6, 56(a1)
-	WORD	$0x0395c883	// lbu a7, 57(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03a5c883	// lbu a7, 58(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03b5c883	// lbu a7, 59(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03c5c883	// lbu a7, 60(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03d5c883	// lbu a7, 61(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03e5c883	// lbu a7, 62(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03f5c883	// lbu a7, 63(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306bc23	// sd a6, 56(a3)
-	WORD	$0x0405c803	// lbu a6, 64(a1)
-	WORD	$0x0415c883	// lbu a7, 65(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0425c883	// lbu a7, 66(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0435c883	// lbu a7, 67(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0445c883	// lbu a7, 68(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0455c883	// lbu a7, 69(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0465c883	// lbu a7, 70(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0475c883	// lbu a7, 71(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0506b023	// sd a6, 64(a3)
-	WORD	$0x0485c803	// lbu a6, 72(a1)
-	WORD	$0x0495c883	// lbu a7, 73(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04a5c883	// lbu a7, 74(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04b5c883	// lbu a7, 75(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04c5c883	// lbu a7, 76(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04d5c883	// lbu a7, 77(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04e5c883	// lbu a7, 78(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04f5c883	// lbu a7, 79(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0506b423	// sd a6, 72(a3)
-	WORD	$0x0505c803	// lbu a6, 80(a1)
-	WORD	$0x0515c883	// lbu a7, 81(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0525c883	// lbu a7, 82(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0535c883	// lbu a7, 83(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0545c883	// lbu a7, 84(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0555c883	// lbu a7, 85(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0565c883	// lbu a7, 86(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0575c883	// lbu a7, 87(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0506b823	// sd a6, 80(a3)
-	WORD	$0x0585c803	// lbu a6, 88(a1)
-	WORD	$0x0595c883	// lbu a7, 89(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05a5c883	// lbu a7, 90(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05b5c883	// lbu a7, 91(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05c5c883	// lbu a7, 92(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05d5c883	// lbu a7, 93(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05e5c883	// lbu a7, 94(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05f5c883	// lbu a7, 95(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0506bc23	// sd a6, 88(a3)
-	WORD	$0x0605c803	// lbu a6, 96(a1)
-	WORD	$0x0615c883	// lbu a7, 97(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0625c883	// lbu a7, 98(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0635c883	// lbu a7, 99(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0645c883	// lbu a7, 100(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0655c883	// lbu a7, 101(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0665c883	// lbu a7, 102(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0675c883	// lbu a7, 103(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0706b023	// sd a6, 96(a3)
-	WORD	$0x0685c803	// lbu a6, 104(a1)
-	WORD	$0x0695c883	// lbu a7, 105(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06a5c883	// lbu a7, 106(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06b5c883	// lbu a7, 107(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06c5c883	// lbu a7, 108(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06d5c883	// lbu a7, 109(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06e5c883	// lbu a7, 110(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06f5c883	// lbu a7, 111(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0706b423	// sd a6, 104(a3)
-	WORD	$0x0705c803	// lbu a6, 112(a1)
-	WORD	$0x0715c883	// lbu a7, 113(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0725c883	// lbu a7, 114(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0735c883	// lbu a7, 115(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0745c883	// lbu a7, 116(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0755c883	// lbu a7, 117(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0765c883	// lbu a7, 118(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0775c883	// lbu a7, 119(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0706b823	// sd a6, 112(a3)
-	WORD	$0x0785c803	// lbu a6, 120(a1)
-	WORD	$0x0795c883	// lbu a7, 121(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07a5c883	// lbu a7, 122(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07b5c883	// lbu a7, 123(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07c5c883	// lbu a7, 124(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07d5c883	// lbu a7, 125(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07e5c883	// lbu a7, 126(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07f5c883	// lbu a7, 127(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0706bc23	// sd a6, 120(a3)
-	WORD	$0x8e9fe06f	// jal zero, .Lsha512_block_rv64gc_zbb_loaded
+	MOVBU	(X11), X16
+	MOVBU	1(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	2(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	3(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	4(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	5(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	6(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	7(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, (X13)
+	MOVBU	8(X11), X16
+	MOVBU	9(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	10(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	11(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	12(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	13(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	14(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	15(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 8(X13)
+	MOVBU	16(X11), X16
+	MOVBU	17(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	18(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	19(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	20(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	21(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	22(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	23(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 16(X13)
+	MOVBU	24(X11), X16
+	MOVBU	25(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	26(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	27(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	28(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	29(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	30(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	31(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 24(X13)
+	MOVBU	32(X11), X16
+	MOVBU	33(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	34(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	35(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	36(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	37(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	38(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	39(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 32(X13)
+	MOVBU	40(X11), X16
+	MOVBU	41(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	42(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	43(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	44(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	45(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	46(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	47(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 40(X13)
+	MOVBU	48(X11), X16
+	MOVBU	49(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	50(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	51(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	52(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	53(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	54(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	55(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 48(X13)
+	MOVBU	56(X11), X16
+	MOVBU	57(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	58(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	59(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	60(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	61(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	62(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	63(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 56(X13)
+	MOVBU	64(X11), X16
+	MOVBU	65(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	66(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	67(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	68(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	69(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	70(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	71(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 64(X13)
+	MOVBU	72(X11), X16
+	MOVBU	73(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	74(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	75(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	76(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	77(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	78(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	79(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 72(X13)
+	MOVBU	80(X11), X16
+	MOVBU	81(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	82(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	83(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	84(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	85(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	86(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	87(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 80(X13)
+	MOVBU	88(X11), X16
+	MOVBU	89(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	90(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	91(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	92(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	93(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	94(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	95(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 88(X13)
+	MOVBU	96(X11), X16
+	MOVBU	97(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	98(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	99(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	100(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	101(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	102(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	103(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 96(X13)
+	MOVBU	104(X11), X16
+	MOVBU	105(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	106(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	107(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	108(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	109(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	110(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	111(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 104(X13)
+	MOVBU	112(X11), X16
+	MOVBU	113(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	114(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	115(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	116(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	117(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	118(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	119(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 112(X13)
+	MOVBU	120(X11), X16
+	MOVBU	121(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	122(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	123(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	124(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	125(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	126(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOVBU	127(X11), X17
+	SLL	$8, X16
+	OR	X17, X16
+	MOV	X16, 120(X13)
+	JMP	loaded
