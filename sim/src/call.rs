@@ -8,6 +8,7 @@ use crate::machine::{Fault, Machine};
 use crate::mem::Perm;
 use kgen_dsl::object::{link, Object};
 use kgen_dsl::target::Target;
+use kgen_dsl::Abi;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 use std::fmt;
@@ -49,18 +50,21 @@ pub struct Outcome {
     pub muls: u64,
 }
 
+/// The registers a call under `abi` must leave unchanged.
+fn preserved_by(abi: Abi) -> Vec<u8> {
+    abi.callee_saved().iter().chain(abi.reserved()).copied().collect()
+}
+
 /// A machine with a loaded object, a stack and a buffer allocator.
 pub struct Env {
     pub m: Machine,
     pub symbols: HashMap<String, u64>,
     next_buf: u64,
     rng: rand_chacha::ChaCha8Rng,
-    /// Registers reserved by the ABI under test that must come back unchanged, besides
-    /// the callee-saved ones (gp, tp; Go adds its own).
+    /// Registers that must come back unchanged: the ABI's callee-saved and reserved ones
+    /// (the psABI's unless [`Env::for_abi`] says otherwise).
     pub preserved: Vec<u8>,
 }
-
-const CALLEE_SAVED: [u8; 12] = [8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
 
 impl Env {
     /// Links `obj` at a fixed address and maps stack and sentinel.
@@ -70,7 +74,16 @@ impl Env {
         m.load(&img);
         m.mem.map("stack", STACK_TOP - STACK_SIZE as u64, STACK_SIZE, Perm::RW);
         m.mem.map("return-sentinel", RETURN_SENTINEL, 4096, Perm::RX);
-        Ok(Env { m, symbols: img.symbols, next_buf: HEAP_BASE, rng: rand_chacha::ChaCha8Rng::seed_from_u64(1), preserved: vec![3, 4] })
+        Ok(Env { m, symbols: img.symbols, next_buf: HEAP_BASE, rng: rand_chacha::ChaCha8Rng::seed_from_u64(1), preserved: preserved_by(Abi::Psabi) })
+    }
+
+    /// Checks calls against `abi`'s rules: under Go's ABI0 no register is callee-saved and
+    /// gp, tp, X26, X27 and X31 must be untouched. (A Go function's frame, `TEXT $N`, is at
+    /// 8(sp).. of the caller's sp here: Go's assembler, which would allocate it, is not
+    /// involved.)
+    pub fn for_abi(mut self, abi: Abi) -> Env {
+        self.preserved = preserved_by(abi);
+        self
     }
 
     /// Turns the C906 cost model on.
@@ -152,7 +165,7 @@ impl Env {
         if h.x[2] != sp {
             return Err(CallError::Abi(format!("sp is {:#x} after return, was {sp:#x}", h.x[2])));
         }
-        for r in CALLEE_SAVED.iter().chain(&self.preserved) {
+        for r in &self.preserved {
             let r = *r as usize;
             if h.x[r] != seeds[r] {
                 return Err(CallError::Abi(format!("{} was not preserved", kgen_dsl::text::XNAMES[r])));
