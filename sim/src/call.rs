@@ -64,6 +64,9 @@ pub struct Env {
     /// Registers that must come back unchanged: the ABI's callee-saved and reserved ones
     /// (the psABI's unless [`Env::for_abi`] says otherwise).
     pub preserved: Vec<u8>,
+    /// Go's ABI0: the word at 0(sp) holds the return address, as Go's frame prologue leaves
+    /// it (a function that writes ra reloads it from there).
+    go_frame: bool,
 }
 
 impl Env {
@@ -74,15 +77,16 @@ impl Env {
         m.load(&img);
         m.mem.map("stack", STACK_TOP - STACK_SIZE as u64, STACK_SIZE, Perm::RW);
         m.mem.map("return-sentinel", RETURN_SENTINEL, 4096, Perm::RX);
-        Ok(Env { m, symbols: img.symbols, next_buf: HEAP_BASE, rng: rand_chacha::ChaCha8Rng::seed_from_u64(1), preserved: preserved_by(Abi::Psabi) })
+        Ok(Env { m, symbols: img.symbols, next_buf: HEAP_BASE, rng: rand_chacha::ChaCha8Rng::seed_from_u64(1), preserved: preserved_by(Abi::Psabi), go_frame: false })
     }
 
     /// Checks calls against `abi`'s rules: under Go's ABI0 no register is callee-saved and
     /// gp, tp, X26, X27 and X31 must be untouched. (A Go function's frame, `TEXT $N`, is at
-    /// 8(sp).. of the caller's sp here: Go's assembler, which would allocate it, is not
-    /// involved.)
+    /// 8(sp).. of the caller's sp here, with the return address at 0(sp) as Go's prologue
+    /// leaves it: Go's assembler, which would allocate the frame, is not involved.)
     pub fn for_abi(mut self, abi: Abi) -> Env {
         self.preserved = preserved_by(abi);
+        self.go_frame = abi == Abi::Go;
         self
     }
 
@@ -152,6 +156,9 @@ impl Env {
         let sp = STACK_TOP - 16 * 64;
         h.x[2] = sp;
         h.x[1] = RETURN_SENTINEL;
+        if self.go_frame {
+            self.m.mem.write_bytes(sp, &RETURN_SENTINEL.to_le_bytes());
+        }
         h.pc = entry;
         h.vtype = 1 << 63;
         h.vl = 0;
