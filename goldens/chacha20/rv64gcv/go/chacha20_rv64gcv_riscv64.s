@@ -15,2716 +15,2637 @@ GLOBL ·kgen_chacha_rv64gcv_sigma(SB), RODATA|NOPTR, $16
 
 // void ChaCha20_ctr32_rv64gcv(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 // func chaCha20Ctr32Rv64gcv(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
-TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $40-40
+TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $24-40
 	MOV	out+0(FP), X10
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	MOV	X12, 40(X2)
-	MOV	X14, 16(X2)
+	MOV	X14, 8(X2)
 L0:
 	MOV	$·kgen_chacha_rv64gcv_sigma(SB), X5
-	MOV	X5, 32(X2)
-	MOV	16(X2), X5
-	MOVW	(X5), X5
 	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	MOVW	(X5), X5
+	MOV	X5, 16(X2)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
-	MOV	$128, X23
-	MOV	40(X2), X5
-	BGEU	X5, X23, L73
+	MOV	$128, X24
+	BGEU	X12, X24, L73
 	JMP	L4
 L73:
-	OR	X11, X10, X23
-	AND	$3, X23
-	BEQZ	X23, L74
+	OR	X11, X10, X24
+	AND	$3, X24
+	BEQZ	X24, L74
 	JMP	L4
 L74:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	MOV	$4, X5
-	MOV	X5, 8(X2)
-	WORD	$0x0d02f057	// vsetvli zero, t0, e32, m1, ta, ma
-	LUI	$16, X23
-	WORD	$0x5e0bc0d7	// vmv.v.x v1, s7
-	LUI	$1, X23
-	WORD	$0x5e0bc157	// vmv.v.x v2, s7
-	MOV	$256, X23
-	WORD	$0x5e0bc1d7	// vmv.v.x v3, s7
-	MOV	$128, X23
-	WORD	$0x5e0bc257	// vmv.v.x v4, s7
-	WORD	$0x5208a4d7	// vid.v v9
+	MOV	$4, X23
+	WORD	$0x0d0bf057	// vsetvli zero, s7, e32, m1, ta, ma
+	LUI	$16, X24
+	WORD	$0x5e0c42d7	// vmv.v.x v5, s8
+	LUI	$1, X24
+	WORD	$0x5e0c4357	// vmv.v.x v6, s8
+	MOV	$256, X24
+	WORD	$0x5e0c43d7	// vmv.v.x v7, s8
+	MOV	$128, X24
+	WORD	$0x5e0c4457	// vmv.v.x v8, s8
+	WORD	$0x5208a8d7	// vid.v v17
 lanes_loop:
-	MOV	$320, X23
-	MOV	40(X2), X5
-	BLTU	X5, X23, lanes_rest
-	MOV	$4, X5
-	MOV	X5, 8(X2)
+	MOV	$320, X24
+	BLTU	X12, X24, lanes_rest
+	MOV	$4, X23
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	MOVW	X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	MOV	8(X2), X30
-	MOV	24(X2), X16
-	ADDW	X30, X16, X30
-	WORD	$0x5e0b42d7	// vmv.v.x v5, s6
-	WORD	$0x5e0ac357	// vmv.v.x v6, s5
-	WORD	$0x5e09c3d7	// vmv.v.x v7, s3
-	WORD	$0x5e0a4457	// vmv.v.x v8, s4
-	WORD	$0x5e094957	// vmv.v.x v18, s2
-	WORD	$0x5e04c9d7	// vmv.v.x v19, s1
-	WORD	$0x5e08ca57	// vmv.v.x v20, a7
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X21
+	MOVW	4(X21), X19
+	MOVW	8(X21), X20
+	MOVW	12(X21), X22
+	MOV	16(X2), X21
+	ADDW	X23, X21
+	WORD	$0x5e02c0d7	// vmv.v.x v1, t0
+	WORD	$0x5e034157	// vmv.v.x v2, t1
+	WORD	$0x5e03c1d7	// vmv.v.x v3, t2
+	WORD	$0x5e0e4257	// vmv.v.x v4, t3
+	WORD	$0x5e0ec957	// vmv.v.x v18, t4
+	WORD	$0x5e0f49d7	// vmv.v.x v19, t5
+	WORD	$0x5e074a57	// vmv.v.x v20, a4
 	WORD	$0x5e07cad7	// vmv.v.x v21, a5
-	WORD	$0x5e074557	// vmv.v.x v10, a4
-	WORD	$0x5e0645d7	// vmv.v.x v11, a2
-	WORD	$0x5e0ec657	// vmv.v.x v12, t4
-	WORD	$0x5e0e48d7	// vmv.v.x v17, t3
-	MOV	24(X2), X16
-	WORD	$0x5e0846d7	// vmv.v.x v13, a6
-	WORD	$0x5e03c757	// vmv.v.x v14, t2
-	WORD	$0x5e02c7d7	// vmv.v.x v15, t0
-	WORD	$0x5e034857	// vmv.v.x v16, t1
-	WORD	$0x02d486d7	// vadd.vv v13, v13, v9
-	WORD	$0x5e068b57	// vmv.v.v v22, v13
-	MOV	$10, X16
+	WORD	$0x5e0844d7	// vmv.v.x v9, a6
+	WORD	$0x5e08c557	// vmv.v.x v10, a7
+	WORD	$0x5e04c5d7	// vmv.v.x v11, s1
+	WORD	$0x5e094857	// vmv.v.x v16, s2
+	MOV	16(X2), X24
+	WORD	$0x5e0c4657	// vmv.v.x v12, s8
+	WORD	$0x5e09c6d7	// vmv.v.x v13, s3
+	WORD	$0x5e0a4757	// vmv.v.x v14, s4
+	WORD	$0x5e0b47d7	// vmv.v.x v15, s6
+	WORD	$0x02c88657	// vadd.vv v12, v12, v17
+	WORD	$0x5e060b57	// vmv.v.v v22, v12
+	MOV	$10, X24
 dr:
 	// four vector lanes interleaved with the scalar block
-	WORD	$0x025902d7	// vadd.vv v5, v5, v18
-	WORD	$0x02698357	// vadd.vv v6, v6, v19
+	WORD	$0x021900d7	// vadd.vv v1, v1, v18
+	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// vadd.vv v7, v7, v20
-	ADDW	X18, X22
-	WORD	$0x028a8457	// vadd.vv v8, v8, v21
-	XOR	X22, X30
-	WORD	$0x2ed286d7	// vxor.vv v13, v13, v5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	ADDW	X30, X14
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	XOR	X14, X18
-	WORD	$0xa2d83bd7	// vsrl.vi v23, v13, 16
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0xa2e83c57	// vsrl.vi v24, v14, 16
-	ADDW	X18, X22
-	WORD	$0xa2f83cd7	// vsrl.vi v25, v15, 16
-	WORD	$0xa3083d57	// vsrl.vi v26, v16, 16
-	XOR	X22, X30
-	WORD	$0xa770a6d7	// vmadd.vv v13, v1, v23
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0xa780a757	// vmadd.vv v14, v1, v24
-	ADDW	X30, X14
-	WORD	$0xa790a7d7	// vmadd.vv v15, v1, v25
-	XOR	X14, X18
-	WORD	$0xa7a0a857	// vmadd.vv v16, v1, v26
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
+	ADDW	X29, X5
+	WORD	$0x024a8257	// vadd.vv v4, v4, v21
+	XOR	X5, X21
+	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
+	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
+	ADDW	X21, X16
+	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
+	XOR	X16, X29
+	WORD	$0xa2c83bd7	// vsrl.vi v23, v12, 16
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
+	ADDW	X29, X5
+	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
+	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
+	XOR	X5, X21
+	WORD	$0xa772a657	// vmadd.vv v12, v5, v23
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0xa782a6d7	// vmadd.vv v13, v5, v24
+	ADDW	X21, X16
+	WORD	$0xa792a757	// vmadd.vv v14, v5, v25
+	XOR	X16, X29
+	WORD	$0xa7a2a7d7	// vmadd.vv v15, v5, v26
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// vadd.vv v12, v12, v15
-	ADDW	X9, X21
-	WORD	$0x031808d7	// vadd.vv v17, v17, v16
-	XOR	X21, X7
-	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// vxor.vv v20, v20, v12
-	ADDW	X7, X12
-	WORD	$0x2f588ad7	// vxor.vv v21, v21, v17
-	XOR	X12, X9
+	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
+	ADDW	X30, X6
+	WORD	$0x03078857	// vadd.vv v16, v16, v15
+	XOR	X6, X19
+	WORD	$0x2f248957	// vxor.vv v18, v18, v9
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
+	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
+	ADDW	X19, X17
+	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
+	XOR	X17, X30
 	WORD	$0xa32a3bd7	// vsrl.vi v23, v18, 20
-	WORD	$0x6144d49b	// roriw s1, s1, 20
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0xa33a3c57	// vsrl.vi v24, v19, 20
-	ADDW	X9, X21
+	ADDW	X30, X6
 	WORD	$0xa34a3cd7	// vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// vsrl.vi v26, v21, 20
-	XOR	X21, X7
-	WORD	$0xa7712957	// vmadd.vv v18, v2, v23
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0xa78129d7	// vmadd.vv v19, v2, v24
-	ADDW	X7, X12
-	WORD	$0xa7912a57	// vmadd.vv v20, v2, v25
-	XOR	X12, X9
-	WORD	$0xa7a12ad7	// vmadd.vv v21, v2, v26
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x025902d7	// vadd.vv v5, v5, v18
-	WORD	$0x02698357	// vadd.vv v6, v6, v19
+	XOR	X6, X19
+	WORD	$0xa7732957	// vmadd.vv v18, v6, v23
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0xa78329d7	// vmadd.vv v19, v6, v24
+	ADDW	X19, X17
+	WORD	$0xa7932a57	// vmadd.vv v20, v6, v25
+	XOR	X17, X30
+	WORD	$0xa7a32ad7	// vmadd.vv v21, v6, v26
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	WORD	$0x021900d7	// vadd.vv v1, v1, v18
+	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// vadd.vv v7, v7, v20
-	ADDW	X17, X19
-	WORD	$0x028a8457	// vadd.vv v8, v8, v21
-	XOR	X19, X5
-	WORD	$0x2ed286d7	// vxor.vv v13, v13, v5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	ADDW	X5, X29
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	XOR	X29, X17
-	WORD	$0xa2dc3bd7	// vsrl.vi v23, v13, 24
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0xa2ec3c57	// vsrl.vi v24, v14, 24
-	ADDW	X17, X19
-	WORD	$0xa2fc3cd7	// vsrl.vi v25, v15, 24
-	WORD	$0xa30c3d57	// vsrl.vi v26, v16, 24
-	XOR	X19, X5
-	WORD	$0xa771a6d7	// vmadd.vv v13, v3, v23
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0xa781a757	// vmadd.vv v14, v3, v24
-	ADDW	X5, X29
-	WORD	$0xa791a7d7	// vmadd.vv v15, v3, v25
-	XOR	X29, X17
-	WORD	$0xa7a1a857	// vmadd.vv v16, v3, v26
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
+	ADDW	X14, X7
+	WORD	$0x024a8257	// vadd.vv v4, v4, v21
+	XOR	X7, X20
+	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
+	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
+	ADDW	X20, X9
+	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
+	XOR	X9, X14
+	WORD	$0xa2cc3bd7	// vsrl.vi v23, v12, 24
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
+	ADDW	X14, X7
+	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
+	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
+	XOR	X7, X20
+	WORD	$0xa773a657	// vmadd.vv v12, v7, v23
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0xa783a6d7	// vmadd.vv v13, v7, v24
+	ADDW	X20, X9
+	WORD	$0xa793a757	// vmadd.vv v14, v7, v25
+	XOR	X9, X14
+	WORD	$0xa7a3a7d7	// vmadd.vv v15, v7, v26
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// vadd.vv v12, v12, v15
-	ADDW	X15, X20
-	WORD	$0x031808d7	// vadd.vv v17, v17, v16
-	XOR	X20, X6
-	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// vxor.vv v20, v20, v12
-	ADDW	X6, X28
-	WORD	$0x2f588ad7	// vxor.vv v21, v21, v17
-	XOR	X28, X15
+	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
+	ADDW	X15, X28
+	WORD	$0x03078857	// vadd.vv v16, v16, v15
+	XOR	X28, X22
+	WORD	$0x2f248957	// vxor.vv v18, v18, v9
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
+	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
+	ADDW	X22, X18
+	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
+	XOR	X18, X15
 	WORD	$0xa32cbbd7	// vsrl.vi v23, v18, 25
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0xa33cbc57	// vsrl.vi v24, v19, 25
-	ADDW	X15, X20
+	ADDW	X15, X28
 	WORD	$0xa34cbcd7	// vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// vsrl.vi v26, v21, 25
-	XOR	X20, X6
-	WORD	$0xa7722957	// vmadd.vv v18, v4, v23
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0xa78229d7	// vmadd.vv v19, v4, v24
-	ADDW	X6, X28
-	WORD	$0xa7922a57	// vmadd.vv v20, v4, v25
-	XOR	X28, X15
-	WORD	$0xa7a22ad7	// vmadd.vv v21, v4, v26
+	XOR	X28, X22
+	WORD	$0xa7742957	// vmadd.vv v18, v8, v23
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0xa78429d7	// vmadd.vv v19, v8, v24
+	ADDW	X22, X18
+	WORD	$0xa7942a57	// vmadd.vv v20, v8, v25
+	XOR	X18, X15
+	WORD	$0xa7a42ad7	// vmadd.vv v21, v8, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// vadd.vv v6, v6, v20
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// vadd.vv v7, v7, v21
-	ADDW	X9, X22
-	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	XOR	X22, X6
-	WORD	$0x2f028857	// vxor.vv v16, v16, v5
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2ed306d7	// vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	ADDW	X6, X29
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	XOR	X29, X9
-	WORD	$0xa3083bd7	// vsrl.vi v23, v16, 16
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
-	ADDW	X9, X22
-	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
-	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
-	XOR	X22, X6
-	WORD	$0xa770a857	// vmadd.vv v16, v1, v23
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0xa780a6d7	// vmadd.vv v13, v1, v24
-	ADDW	X6, X29
-	WORD	$0xa790a757	// vmadd.vv v14, v1, v25
-	XOR	X29, X9
-	WORD	$0xa7a0a7d7	// vmadd.vv v15, v1, v26
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x02c80657	// vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	ADDW	X17, X21
+	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
+	ADDW	X30, X5
+	WORD	$0x02490257	// vadd.vv v4, v4, v18
+	XOR	X5, X22
+	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
+	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
+	ADDW	X22, X9
+	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
+	XOR	X9, X30
+	WORD	$0xa2f83bd7	// vsrl.vi v23, v15, 16
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0xa2c83c57	// vsrl.vi v24, v12, 16
+	ADDW	X30, X5
+	WORD	$0xa2d83cd7	// vsrl.vi v25, v13, 16
+	WORD	$0xa2e83d57	// vsrl.vi v26, v14, 16
+	XOR	X5, X22
+	WORD	$0xa772a7d7	// vmadd.vv v15, v5, v23
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0xa782a657	// vmadd.vv v12, v5, v24
+	ADDW	X22, X9
+	WORD	$0xa792a6d7	// vmadd.vv v13, v5, v25
+	XOR	X9, X30
+	WORD	$0xa7a2a757	// vmadd.vv v14, v5, v26
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
-	XOR	X21, X30
-	WORD	$0x2f3609d7	// vxor.vv v19, v19, v12
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2f488a57	// vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// vxor.vv v21, v21, v10
-	ADDW	X30, X28
-	WORD	$0x2f258957	// vxor.vv v18, v18, v11
-	XOR	X28, X17
+	WORD	$0x03060857	// vadd.vv v16, v16, v12
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x029684d7	// vadd.vv v9, v9, v13
+	ADDW	X14, X6
+	WORD	$0x02a70557	// vadd.vv v10, v10, v14
+	XOR	X6, X21
+	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
+	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
+	ADDW	X21, X18
+	WORD	$0x2f250957	// vxor.vv v18, v18, v10
+	XOR	X18, X14
 	WORD	$0xa33a3bd7	// vsrl.vi v23, v19, 20
-	WORD	$0x6148d89b	// roriw a7, a7, 20
+	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0xa34a3c57	// vsrl.vi v24, v20, 20
-	ADDW	X17, X21
+	ADDW	X14, X6
 	WORD	$0xa35a3cd7	// vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// vsrl.vi v26, v18, 20
-	XOR	X21, X30
-	WORD	$0xa77129d7	// vmadd.vv v19, v2, v23
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0xa7812a57	// vmadd.vv v20, v2, v24
-	ADDW	X30, X28
-	WORD	$0xa7912ad7	// vmadd.vv v21, v2, v25
-	XOR	X28, X17
-	WORD	$0xa7a12957	// vmadd.vv v18, v2, v26
-	WORD	$0x6198d89b	// roriw a7, a7, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// vadd.vv v6, v6, v20
+	XOR	X6, X21
+	WORD	$0xa77329d7	// vmadd.vv v19, v6, v23
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0xa7832a57	// vmadd.vv v20, v6, v24
+	ADDW	X21, X18
+	WORD	$0xa7932ad7	// vmadd.vv v21, v6, v25
+	XOR	X18, X14
+	WORD	$0xa7a32957	// vmadd.vv v18, v6, v26
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// vadd.vv v7, v7, v21
-	ADDW	X15, X19
-	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	XOR	X19, X7
-	WORD	$0x2f028857	// vxor.vv v16, v16, v5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2ed306d7	// vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	ADDW	X7, X14
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	XOR	X14, X15
-	WORD	$0xa30c3bd7	// vsrl.vi v23, v16, 24
+	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
+	ADDW	X15, X7
+	WORD	$0x02490257	// vadd.vv v4, v4, v18
+	XOR	X7, X19
+	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
+	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
+	ADDW	X19, X16
+	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
+	XOR	X16, X15
+	WORD	$0xa2fc3bd7	// vsrl.vi v23, v15, 24
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
-	ADDW	X15, X19
-	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
-	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
-	XOR	X19, X7
-	WORD	$0xa771a857	// vmadd.vv v16, v3, v23
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0xa781a6d7	// vmadd.vv v13, v3, v24
-	ADDW	X7, X14
-	WORD	$0xa791a757	// vmadd.vv v14, v3, v25
-	XOR	X14, X15
-	WORD	$0xa7a1a7d7	// vmadd.vv v15, v3, v26
+	WORD	$0xa2cc3c57	// vsrl.vi v24, v12, 24
+	ADDW	X15, X7
+	WORD	$0xa2dc3cd7	// vsrl.vi v25, v13, 24
+	WORD	$0xa2ec3d57	// vsrl.vi v26, v14, 24
+	XOR	X7, X19
+	WORD	$0xa773a7d7	// vmadd.vv v15, v7, v23
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0xa783a657	// vmadd.vv v12, v7, v24
+	ADDW	X19, X16
+	WORD	$0xa793a6d7	// vmadd.vv v13, v7, v25
+	XOR	X16, X15
+	WORD	$0xa7a3a757	// vmadd.vv v14, v7, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x02c80657	// vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	ADDW	X18, X20
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
-	XOR	X20, X5
-	WORD	$0x2f3609d7	// vxor.vv v19, v19, v12
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2f488a57	// vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// vxor.vv v21, v21, v10
-	ADDW	X5, X12
-	WORD	$0x2f258957	// vxor.vv v18, v18, v11
-	XOR	X12, X18
+	WORD	$0x03060857	// vadd.vv v16, v16, v12
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x029684d7	// vadd.vv v9, v9, v13
+	ADDW	X29, X28
+	WORD	$0x02a70557	// vadd.vv v10, v10, v14
+	XOR	X28, X20
+	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
+	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
+	ADDW	X20, X17
+	WORD	$0x2f250957	// vxor.vv v18, v18, v10
+	XOR	X17, X29
 	WORD	$0xa33cbbd7	// vsrl.vi v23, v19, 25
-	WORD	$0x6149591b	// roriw s2, s2, 20
+	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0xa34cbc57	// vsrl.vi v24, v20, 25
-	ADDW	X18, X20
+	ADDW	X29, X28
 	WORD	$0xa35cbcd7	// vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// vsrl.vi v26, v18, 25
-	XOR	X20, X5
-	WORD	$0xa77229d7	// vmadd.vv v19, v4, v23
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0xa7822a57	// vmadd.vv v20, v4, v24
-	ADDW	X5, X12
-	WORD	$0xa7922ad7	// vmadd.vv v21, v4, v25
-	XOR	X12, X18
-	WORD	$0xa7a22957	// vmadd.vv v18, v4, v26
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	ADD	$-1, X16
-	BNEZ	X16, dr
+	XOR	X28, X20
+	WORD	$0xa77429d7	// vmadd.vv v19, v8, v23
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0xa7842a57	// vmadd.vv v20, v8, v24
+	ADDW	X20, X17
+	WORD	$0xa7942ad7	// vmadd.vv v21, v8, v25
+	XOR	X17, X29
+	WORD	$0xa7a42957	// vmadd.vv v18, v8, v26
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	ADD	$-1, X24
+	BNEZ	X24, dr
 	// feed-forward: the scalar block and the lanes add the same state words
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
-	MOV	32(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X21
-	WORD	$0x02684357	// vadd.vx v6, v6, a6
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
-	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
-	MOVW	(X13), X23
-	ADDW	X16, X20
-	WORD	$0x02884457	// vadd.vx v8, v8, a6
-	MOVW	4(X13), X16
-	ADDW	X23, X18
-	WORD	$0x032bc957	// vadd.vx v18, v18, s7
-	MOVW	8(X13), X23
-	ADDW	X16, X9
-	WORD	$0x033849d7	// vadd.vx v19, v19, a6
-	MOVW	12(X13), X16
-	ADDW	X23, X17
-	WORD	$0x034bca57	// vadd.vx v20, v20, s7
-	MOVW	16(X13), X23
-	ADDW	X16, X15
-	WORD	$0x03584ad7	// vadd.vx v21, v21, a6
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	WORD	$0x02abc557	// vadd.vx v10, v10, s7
-	MOVW	24(X13), X23
-	ADDW	X16, X12
-	WORD	$0x02b845d7	// vadd.vx v11, v11, a6
-	MOVW	28(X13), X16
-	ADDW	X23, X29
-	WORD	$0x02cbc657	// vadd.vx v12, v12, s7
-	MOV	24(X2), X23
-	MOVW	X23, X23
-	ADDW	X16, X28
-	WORD	$0x031848d7	// vadd.vx v17, v17, a6
-	MOV	16(X2), X16
-	MOVW	4(X16), X16
-	ADDW	X23, X30
-	WORD	$0x02db06d7	// vadd.vv v13, v13, v22
-	MOV	16(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X7
-	WORD	$0x02e84757	// vadd.vx v14, v14, a6
-	MOV	16(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X5
-	WORD	$0x02fbc7d7	// vadd.vx v15, v15, s7
-	ADDW	X16, X6
-	WORD	$0x03084857	// vadd.vx v16, v16, a6
-	MOV	8(X2), X16
-	ADDW	X16, X30
+	MOV	24(X2), X25
+	MOVW	(X25), X24
+	MOVW	4(X25), X25
+	ADDW	X24, X5
+	WORD	$0x021c40d7	// vadd.vx v1, v1, s8
+	MOV	24(X2), X24
+	MOVW	8(X24), X24
+	ADDW	X25, X6
+	WORD	$0x022cc157	// vadd.vx v2, v2, s9
+	MOV	24(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X24, X7
+	WORD	$0x023c41d7	// vadd.vx v3, v3, s8
+	MOVW	(X13), X24
+	ADDW	X25, X28
+	WORD	$0x024cc257	// vadd.vx v4, v4, s9
+	MOVW	4(X13), X25
+	ADDW	X24, X29
+	WORD	$0x032c4957	// vadd.vx v18, v18, s8
+	MOVW	8(X13), X24
+	ADDW	X25, X30
+	WORD	$0x033cc9d7	// vadd.vx v19, v19, s9
+	MOVW	12(X13), X25
+	ADDW	X24, X14
+	WORD	$0x034c4a57	// vadd.vx v20, v20, s8
+	MOVW	16(X13), X24
+	ADDW	X25, X15
+	WORD	$0x035ccad7	// vadd.vx v21, v21, s9
+	MOVW	20(X13), X25
+	ADDW	X24, X16
+	WORD	$0x029c44d7	// vadd.vx v9, v9, s8
+	MOVW	24(X13), X24
+	ADDW	X25, X17
+	WORD	$0x02acc557	// vadd.vx v10, v10, s9
+	MOVW	28(X13), X25
+	ADDW	X24, X9
+	WORD	$0x02bc45d7	// vadd.vx v11, v11, s8
+	MOV	16(X2), X24
+	MOVW	X24, X24
+	ADDW	X25, X18
+	WORD	$0x030cc857	// vadd.vx v16, v16, s9
+	MOV	8(X2), X25
+	MOVW	4(X25), X25
+	ADDW	X24, X21
+	WORD	$0x02cb0657	// vadd.vv v12, v12, v22
+	MOV	8(X2), X24
+	MOVW	8(X24), X24
+	ADDW	X25, X19
+	WORD	$0x02dcc6d7	// vadd.vx v13, v13, s9
+	MOV	8(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X24, X20
+	WORD	$0x02ec4757	// vadd.vx v14, v14, s8
+	ADDW	X25, X22
+	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
+	ADDW	X23, X21
 	// output: lane k's word i at 64k + 4i (strided by 64)
 	// ... interleaved with the scalar block's, bytes 256..320
-	MOV	X11, X24
-	MOV	X10, X25
-	MOVW	256(X11), X23
-	MOV	$64, X8
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	MOVW	260(X11), X16
-	ADD	$4, X24
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	XOR	X22, X23
-	ADD	$4, X24
-	MOVW	X23, 256(X10)
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	ADD	$4, X24
-	MOVW	264(X11), X23
-	WORD	$0x2f728bd7	// vxor.vv v23, v23, v5
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	XOR	X21, X16
-	ADD	$4, X25
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	MOVW	X16, 260(X10)
-	ADD	$4, X24
-	MOVW	268(X11), X16
-	WORD	$0x2f830c57	// vxor.vv v24, v24, v6
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	XOR	X19, X23
-	ADD	$4, X25
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	MOVW	X23, 264(X10)
-	ADD	$4, X24
-	WORD	$0x2f938cd7	// vxor.vv v25, v25, v7
-	MOVW	272(X11), X23
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	XOR	X20, X16
-	ADD	$4, X25
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	MOVW	X16, 268(X10)
-	ADD	$4, X24
-	WORD	$0x2fa40d57	// vxor.vv v26, v26, v8
-	MOVW	276(X11), X16
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	XOR	X18, X23
-	ADD	$4, X25
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	MOVW	X23, 272(X10)
-	ADD	$4, X24
+	MOV	X11, X23
+	MOV	X10, X8
+	MOVW	256(X11), X24
+	MOV	$64, X1
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	MOVW	260(X11), X25
+	ADD	$4, X23
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	XOR	X5, X24
+	ADD	$4, X23
+	MOVW	X24, 256(X10)
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	ADD	$4, X23
+	MOVW	264(X11), X24
+	WORD	$0x2f708bd7	// vxor.vv v23, v23, v1
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	XOR	X6, X25
+	ADD	$4, X8
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	MOVW	X25, 260(X10)
+	ADD	$4, X23
+	MOVW	268(X11), X25
+	WORD	$0x2f810c57	// vxor.vv v24, v24, v2
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	XOR	X7, X24
+	ADD	$4, X8
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	MOVW	X24, 264(X10)
+	ADD	$4, X23
+	WORD	$0x2f918cd7	// vxor.vv v25, v25, v3
+	MOVW	272(X11), X24
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	XOR	X28, X25
+	ADD	$4, X8
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	MOVW	X25, 268(X10)
+	ADD	$4, X23
+	WORD	$0x2fa20d57	// vxor.vv v26, v26, v4
+	MOVW	276(X11), X25
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	XOR	X29, X24
+	ADD	$4, X8
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	MOVW	X24, 272(X10)
+	ADD	$4, X23
 	WORD	$0x2f790bd7	// vxor.vv v23, v23, v18
-	MOVW	280(X11), X23
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	ADD	$4, X25
-	XOR	X9, X16
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	MOVW	X16, 276(X10)
-	ADD	$4, X24
+	MOVW	280(X11), X24
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	ADD	$4, X8
+	XOR	X30, X25
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	MOVW	X25, 276(X10)
+	ADD	$4, X23
 	WORD	$0x2f898c57	// vxor.vv v24, v24, v19
-	MOVW	284(X11), X16
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	ADD	$4, X25
-	XOR	X17, X23
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	ADD	$4, X24
-	MOVW	X23, 280(X10)
+	MOVW	284(X11), X25
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	ADD	$4, X8
+	XOR	X14, X24
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	ADD	$4, X23
+	MOVW	X24, 280(X10)
 	WORD	$0x2f9a0cd7	// vxor.vv v25, v25, v20
-	MOVW	288(X11), X23
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	ADD	$4, X25
-	XOR	X15, X16
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	ADD	$4, X24
-	MOVW	X16, 284(X10)
+	MOVW	288(X11), X24
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	ADD	$4, X8
+	XOR	X15, X25
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	ADD	$4, X23
+	MOVW	X25, 284(X10)
 	WORD	$0x2faa8d57	// vxor.vv v26, v26, v21
-	MOVW	292(X11), X16
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	ADD	$4, X25
-	XOR	X14, X23
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	ADD	$4, X24
-	MOVW	X23, 288(X10)
-	WORD	$0x2f750bd7	// vxor.vv v23, v23, v10
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	MOVW	296(X11), X23
-	ADD	$4, X25
-	XOR	X12, X16
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	ADD	$4, X24
-	MOVW	X16, 292(X10)
-	WORD	$0x2f858c57	// vxor.vv v24, v24, v11
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	MOVW	300(X11), X16
-	ADD	$4, X25
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	XOR	X29, X23
-	ADD	$4, X24
-	MOVW	X23, 296(X10)
-	WORD	$0x2f960cd7	// vxor.vv v25, v25, v12
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	MOVW	304(X11), X23
-	ADD	$4, X25
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	XOR	X28, X16
-	ADD	$4, X24
-	MOVW	X16, 300(X10)
-	WORD	$0x2fa88d57	// vxor.vv v26, v26, v17
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	MOVW	308(X11), X16
-	ADD	$4, X25
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	XOR	X30, X23
-	ADD	$4, X24
-	WORD	$0x2f768bd7	// vxor.vv v23, v23, v13
-	MOVW	X23, 304(X10)
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	MOVW	312(X11), X23
-	ADD	$4, X25
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	XOR	X7, X16
-	ADD	$4, X24
-	WORD	$0x2f870c57	// vxor.vv v24, v24, v14
-	MOVW	X16, 308(X10)
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	ADD	$4, X25
-	MOVW	316(X11), X16
-	WORD	$0x2f978cd7	// vxor.vv v25, v25, v15
-	XOR	X5, X23
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	ADD	$4, X25
-	MOVW	X23, 312(X10)
+	MOVW	292(X11), X25
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	ADD	$4, X8
+	XOR	X16, X24
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	ADD	$4, X23
+	MOVW	X24, 288(X10)
+	WORD	$0x2f748bd7	// vxor.vv v23, v23, v9
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	MOVW	296(X11), X24
+	ADD	$4, X8
+	XOR	X17, X25
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	ADD	$4, X23
+	MOVW	X25, 292(X10)
+	WORD	$0x2f850c57	// vxor.vv v24, v24, v10
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	MOVW	300(X11), X25
+	ADD	$4, X8
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	XOR	X9, X24
+	ADD	$4, X23
+	MOVW	X24, 296(X10)
+	WORD	$0x2f958cd7	// vxor.vv v25, v25, v11
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	MOVW	304(X11), X24
+	ADD	$4, X8
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	XOR	X18, X25
+	ADD	$4, X23
+	MOVW	X25, 300(X10)
 	WORD	$0x2fa80d57	// vxor.vv v26, v26, v16
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	XOR	X6, X16
-	ADD	$4, X25
-	MOVW	X16, 316(X10)
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	MOVW	308(X11), X25
+	ADD	$4, X8
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	XOR	X21, X24
+	ADD	$4, X23
+	WORD	$0x2f760bd7	// vxor.vv v23, v23, v12
+	MOVW	X24, 304(X10)
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	MOVW	312(X11), X24
+	ADD	$4, X8
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	XOR	X19, X25
+	ADD	$4, X23
+	WORD	$0x2f868c57	// vxor.vv v24, v24, v13
+	MOVW	X25, 308(X10)
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	ADD	$4, X8
+	MOVW	316(X11), X25
+	WORD	$0x2f970cd7	// vxor.vv v25, v25, v14
+	XOR	X20, X24
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	ADD	$4, X8
+	MOVW	X24, 312(X10)
+	WORD	$0x2fa78d57	// vxor.vv v26, v26, v15
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	XOR	X22, X25
+	ADD	$4, X8
+	MOVW	X25, 316(X10)
 	ADD	$320, X10
 	ADD	$320, X11
-	MOV	40(X2), X5
-	ADD	$-320, X5
-	MOV	X5, 40(X2)
-	MOV	24(X2), X5
+	ADD	$-320, X12
+	MOV	16(X2), X5
 	ADDW	$5, X5
-	MOV	X5, 24(X2)
+	MOV	X5, 16(X2)
 	JMP	lanes_loop
 lanes_rest:
-	MOV	$128, X23
-	MOV	40(X2), X5
-	BLTU	X5, X23, L1
-	MOV	$192, X23
-	MOV	40(X2), X5
-	BLTU	X5, X23, rows
-	MOV	40(X2), X5
-	SRL	$6, X5
-	MOV	X5, 8(X2)
-	WORD	$0x0d02f057	// vsetvli zero, t0, e32, m1, ta, ma
+	MOV	$128, X24
+	BLTU	X12, X24, L1
+	MOV	$192, X24
+	BLTU	X12, X24, rows
+	SRL	$6, X12, X23
+	WORD	$0x0d0bf057	// vsetvli zero, s7, e32, m1, ta, ma
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	MOVW	X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	MOV	8(X2), X30
-	MOV	24(X2), X16
-	ADDW	X30, X16, X30
-	WORD	$0x5e0b42d7	// vmv.v.x v5, s6
-	WORD	$0x5e0ac357	// vmv.v.x v6, s5
-	WORD	$0x5e09c3d7	// vmv.v.x v7, s3
-	WORD	$0x5e0a4457	// vmv.v.x v8, s4
-	WORD	$0x5e094957	// vmv.v.x v18, s2
-	WORD	$0x5e04c9d7	// vmv.v.x v19, s1
-	WORD	$0x5e08ca57	// vmv.v.x v20, a7
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X21
+	MOVW	4(X21), X19
+	MOVW	8(X21), X20
+	MOVW	12(X21), X22
+	MOV	16(X2), X21
+	ADDW	X23, X21
+	WORD	$0x5e02c0d7	// vmv.v.x v1, t0
+	WORD	$0x5e034157	// vmv.v.x v2, t1
+	WORD	$0x5e03c1d7	// vmv.v.x v3, t2
+	WORD	$0x5e0e4257	// vmv.v.x v4, t3
+	WORD	$0x5e0ec957	// vmv.v.x v18, t4
+	WORD	$0x5e0f49d7	// vmv.v.x v19, t5
+	WORD	$0x5e074a57	// vmv.v.x v20, a4
 	WORD	$0x5e07cad7	// vmv.v.x v21, a5
-	WORD	$0x5e074557	// vmv.v.x v10, a4
-	WORD	$0x5e0645d7	// vmv.v.x v11, a2
-	WORD	$0x5e0ec657	// vmv.v.x v12, t4
-	WORD	$0x5e0e48d7	// vmv.v.x v17, t3
-	MOV	24(X2), X16
-	WORD	$0x5e0846d7	// vmv.v.x v13, a6
-	WORD	$0x5e03c757	// vmv.v.x v14, t2
-	WORD	$0x5e02c7d7	// vmv.v.x v15, t0
-	WORD	$0x5e034857	// vmv.v.x v16, t1
-	WORD	$0x02d486d7	// vadd.vv v13, v13, v9
-	WORD	$0x5e068b57	// vmv.v.v v22, v13
-	MOV	$10, X16
+	WORD	$0x5e0844d7	// vmv.v.x v9, a6
+	WORD	$0x5e08c557	// vmv.v.x v10, a7
+	WORD	$0x5e04c5d7	// vmv.v.x v11, s1
+	WORD	$0x5e094857	// vmv.v.x v16, s2
+	MOV	16(X2), X24
+	WORD	$0x5e0c4657	// vmv.v.x v12, s8
+	WORD	$0x5e09c6d7	// vmv.v.x v13, s3
+	WORD	$0x5e0a4757	// vmv.v.x v14, s4
+	WORD	$0x5e0b47d7	// vmv.v.x v15, s6
+	WORD	$0x02c88657	// vadd.vv v12, v12, v17
+	WORD	$0x5e060b57	// vmv.v.v v22, v12
+	MOV	$10, X24
 L11:
 	// four vector lanes interleaved with the scalar block
-	WORD	$0x025902d7	// vadd.vv v5, v5, v18
-	WORD	$0x02698357	// vadd.vv v6, v6, v19
+	WORD	$0x021900d7	// vadd.vv v1, v1, v18
+	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// vadd.vv v7, v7, v20
-	ADDW	X18, X22
-	WORD	$0x028a8457	// vadd.vv v8, v8, v21
-	XOR	X22, X30
-	WORD	$0x2ed286d7	// vxor.vv v13, v13, v5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	ADDW	X30, X14
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	XOR	X14, X18
-	WORD	$0xa2d83bd7	// vsrl.vi v23, v13, 16
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0xa2e83c57	// vsrl.vi v24, v14, 16
-	ADDW	X18, X22
-	WORD	$0xa2f83cd7	// vsrl.vi v25, v15, 16
-	WORD	$0xa3083d57	// vsrl.vi v26, v16, 16
-	XOR	X22, X30
-	WORD	$0xa770a6d7	// vmadd.vv v13, v1, v23
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0xa780a757	// vmadd.vv v14, v1, v24
-	ADDW	X30, X14
-	WORD	$0xa790a7d7	// vmadd.vv v15, v1, v25
-	XOR	X14, X18
-	WORD	$0xa7a0a857	// vmadd.vv v16, v1, v26
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
+	ADDW	X29, X5
+	WORD	$0x024a8257	// vadd.vv v4, v4, v21
+	XOR	X5, X21
+	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
+	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
+	ADDW	X21, X16
+	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
+	XOR	X16, X29
+	WORD	$0xa2c83bd7	// vsrl.vi v23, v12, 16
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
+	ADDW	X29, X5
+	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
+	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
+	XOR	X5, X21
+	WORD	$0xa772a657	// vmadd.vv v12, v5, v23
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0xa782a6d7	// vmadd.vv v13, v5, v24
+	ADDW	X21, X16
+	WORD	$0xa792a757	// vmadd.vv v14, v5, v25
+	XOR	X16, X29
+	WORD	$0xa7a2a7d7	// vmadd.vv v15, v5, v26
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// vadd.vv v12, v12, v15
-	ADDW	X9, X21
-	WORD	$0x031808d7	// vadd.vv v17, v17, v16
-	XOR	X21, X7
-	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// vxor.vv v20, v20, v12
-	ADDW	X7, X12
-	WORD	$0x2f588ad7	// vxor.vv v21, v21, v17
-	XOR	X12, X9
+	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
+	ADDW	X30, X6
+	WORD	$0x03078857	// vadd.vv v16, v16, v15
+	XOR	X6, X19
+	WORD	$0x2f248957	// vxor.vv v18, v18, v9
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
+	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
+	ADDW	X19, X17
+	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
+	XOR	X17, X30
 	WORD	$0xa32a3bd7	// vsrl.vi v23, v18, 20
-	WORD	$0x6144d49b	// roriw s1, s1, 20
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0xa33a3c57	// vsrl.vi v24, v19, 20
-	ADDW	X9, X21
+	ADDW	X30, X6
 	WORD	$0xa34a3cd7	// vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// vsrl.vi v26, v21, 20
-	XOR	X21, X7
-	WORD	$0xa7712957	// vmadd.vv v18, v2, v23
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0xa78129d7	// vmadd.vv v19, v2, v24
-	ADDW	X7, X12
-	WORD	$0xa7912a57	// vmadd.vv v20, v2, v25
-	XOR	X12, X9
-	WORD	$0xa7a12ad7	// vmadd.vv v21, v2, v26
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x025902d7	// vadd.vv v5, v5, v18
-	WORD	$0x02698357	// vadd.vv v6, v6, v19
+	XOR	X6, X19
+	WORD	$0xa7732957	// vmadd.vv v18, v6, v23
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0xa78329d7	// vmadd.vv v19, v6, v24
+	ADDW	X19, X17
+	WORD	$0xa7932a57	// vmadd.vv v20, v6, v25
+	XOR	X17, X30
+	WORD	$0xa7a32ad7	// vmadd.vv v21, v6, v26
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	WORD	$0x021900d7	// vadd.vv v1, v1, v18
+	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// vadd.vv v7, v7, v20
-	ADDW	X17, X19
-	WORD	$0x028a8457	// vadd.vv v8, v8, v21
-	XOR	X19, X5
-	WORD	$0x2ed286d7	// vxor.vv v13, v13, v5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	ADDW	X5, X29
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	XOR	X29, X17
-	WORD	$0xa2dc3bd7	// vsrl.vi v23, v13, 24
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0xa2ec3c57	// vsrl.vi v24, v14, 24
-	ADDW	X17, X19
-	WORD	$0xa2fc3cd7	// vsrl.vi v25, v15, 24
-	WORD	$0xa30c3d57	// vsrl.vi v26, v16, 24
-	XOR	X19, X5
-	WORD	$0xa771a6d7	// vmadd.vv v13, v3, v23
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0xa781a757	// vmadd.vv v14, v3, v24
-	ADDW	X5, X29
-	WORD	$0xa791a7d7	// vmadd.vv v15, v3, v25
-	XOR	X29, X17
-	WORD	$0xa7a1a857	// vmadd.vv v16, v3, v26
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
+	ADDW	X14, X7
+	WORD	$0x024a8257	// vadd.vv v4, v4, v21
+	XOR	X7, X20
+	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
+	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
+	ADDW	X20, X9
+	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
+	XOR	X9, X14
+	WORD	$0xa2cc3bd7	// vsrl.vi v23, v12, 24
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
+	ADDW	X14, X7
+	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
+	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
+	XOR	X7, X20
+	WORD	$0xa773a657	// vmadd.vv v12, v7, v23
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0xa783a6d7	// vmadd.vv v13, v7, v24
+	ADDW	X20, X9
+	WORD	$0xa793a757	// vmadd.vv v14, v7, v25
+	XOR	X9, X14
+	WORD	$0xa7a3a7d7	// vmadd.vv v15, v7, v26
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// vadd.vv v12, v12, v15
-	ADDW	X15, X20
-	WORD	$0x031808d7	// vadd.vv v17, v17, v16
-	XOR	X20, X6
-	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// vxor.vv v20, v20, v12
-	ADDW	X6, X28
-	WORD	$0x2f588ad7	// vxor.vv v21, v21, v17
-	XOR	X28, X15
+	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
+	ADDW	X15, X28
+	WORD	$0x03078857	// vadd.vv v16, v16, v15
+	XOR	X28, X22
+	WORD	$0x2f248957	// vxor.vv v18, v18, v9
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
+	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
+	ADDW	X22, X18
+	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
+	XOR	X18, X15
 	WORD	$0xa32cbbd7	// vsrl.vi v23, v18, 25
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0xa33cbc57	// vsrl.vi v24, v19, 25
-	ADDW	X15, X20
+	ADDW	X15, X28
 	WORD	$0xa34cbcd7	// vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// vsrl.vi v26, v21, 25
-	XOR	X20, X6
-	WORD	$0xa7722957	// vmadd.vv v18, v4, v23
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0xa78229d7	// vmadd.vv v19, v4, v24
-	ADDW	X6, X28
-	WORD	$0xa7922a57	// vmadd.vv v20, v4, v25
-	XOR	X28, X15
-	WORD	$0xa7a22ad7	// vmadd.vv v21, v4, v26
+	XOR	X28, X22
+	WORD	$0xa7742957	// vmadd.vv v18, v8, v23
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0xa78429d7	// vmadd.vv v19, v8, v24
+	ADDW	X22, X18
+	WORD	$0xa7942a57	// vmadd.vv v20, v8, v25
+	XOR	X18, X15
+	WORD	$0xa7a42ad7	// vmadd.vv v21, v8, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// vadd.vv v6, v6, v20
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// vadd.vv v7, v7, v21
-	ADDW	X9, X22
-	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	XOR	X22, X6
-	WORD	$0x2f028857	// vxor.vv v16, v16, v5
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2ed306d7	// vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	ADDW	X6, X29
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	XOR	X29, X9
-	WORD	$0xa3083bd7	// vsrl.vi v23, v16, 16
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
-	ADDW	X9, X22
-	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
-	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
-	XOR	X22, X6
-	WORD	$0xa770a857	// vmadd.vv v16, v1, v23
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0xa780a6d7	// vmadd.vv v13, v1, v24
-	ADDW	X6, X29
-	WORD	$0xa790a757	// vmadd.vv v14, v1, v25
-	XOR	X29, X9
-	WORD	$0xa7a0a7d7	// vmadd.vv v15, v1, v26
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x02c80657	// vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	ADDW	X17, X21
+	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
+	ADDW	X30, X5
+	WORD	$0x02490257	// vadd.vv v4, v4, v18
+	XOR	X5, X22
+	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
+	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
+	ADDW	X22, X9
+	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
+	XOR	X9, X30
+	WORD	$0xa2f83bd7	// vsrl.vi v23, v15, 16
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0xa2c83c57	// vsrl.vi v24, v12, 16
+	ADDW	X30, X5
+	WORD	$0xa2d83cd7	// vsrl.vi v25, v13, 16
+	WORD	$0xa2e83d57	// vsrl.vi v26, v14, 16
+	XOR	X5, X22
+	WORD	$0xa772a7d7	// vmadd.vv v15, v5, v23
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0xa782a657	// vmadd.vv v12, v5, v24
+	ADDW	X22, X9
+	WORD	$0xa792a6d7	// vmadd.vv v13, v5, v25
+	XOR	X9, X30
+	WORD	$0xa7a2a757	// vmadd.vv v14, v5, v26
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
-	XOR	X21, X30
-	WORD	$0x2f3609d7	// vxor.vv v19, v19, v12
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2f488a57	// vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// vxor.vv v21, v21, v10
-	ADDW	X30, X28
-	WORD	$0x2f258957	// vxor.vv v18, v18, v11
-	XOR	X28, X17
+	WORD	$0x03060857	// vadd.vv v16, v16, v12
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x029684d7	// vadd.vv v9, v9, v13
+	ADDW	X14, X6
+	WORD	$0x02a70557	// vadd.vv v10, v10, v14
+	XOR	X6, X21
+	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
+	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
+	ADDW	X21, X18
+	WORD	$0x2f250957	// vxor.vv v18, v18, v10
+	XOR	X18, X14
 	WORD	$0xa33a3bd7	// vsrl.vi v23, v19, 20
-	WORD	$0x6148d89b	// roriw a7, a7, 20
+	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0xa34a3c57	// vsrl.vi v24, v20, 20
-	ADDW	X17, X21
+	ADDW	X14, X6
 	WORD	$0xa35a3cd7	// vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// vsrl.vi v26, v18, 20
-	XOR	X21, X30
-	WORD	$0xa77129d7	// vmadd.vv v19, v2, v23
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0xa7812a57	// vmadd.vv v20, v2, v24
-	ADDW	X30, X28
-	WORD	$0xa7912ad7	// vmadd.vv v21, v2, v25
-	XOR	X28, X17
-	WORD	$0xa7a12957	// vmadd.vv v18, v2, v26
-	WORD	$0x6198d89b	// roriw a7, a7, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// vadd.vv v6, v6, v20
+	XOR	X6, X21
+	WORD	$0xa77329d7	// vmadd.vv v19, v6, v23
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0xa7832a57	// vmadd.vv v20, v6, v24
+	ADDW	X21, X18
+	WORD	$0xa7932ad7	// vmadd.vv v21, v6, v25
+	XOR	X18, X14
+	WORD	$0xa7a32957	// vmadd.vv v18, v6, v26
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// vadd.vv v7, v7, v21
-	ADDW	X15, X19
-	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	XOR	X19, X7
-	WORD	$0x2f028857	// vxor.vv v16, v16, v5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2ed306d7	// vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	ADDW	X7, X14
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	XOR	X14, X15
-	WORD	$0xa30c3bd7	// vsrl.vi v23, v16, 24
+	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
+	ADDW	X15, X7
+	WORD	$0x02490257	// vadd.vv v4, v4, v18
+	XOR	X7, X19
+	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
+	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
+	ADDW	X19, X16
+	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
+	XOR	X16, X15
+	WORD	$0xa2fc3bd7	// vsrl.vi v23, v15, 24
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
-	ADDW	X15, X19
-	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
-	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
-	XOR	X19, X7
-	WORD	$0xa771a857	// vmadd.vv v16, v3, v23
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0xa781a6d7	// vmadd.vv v13, v3, v24
-	ADDW	X7, X14
-	WORD	$0xa791a757	// vmadd.vv v14, v3, v25
-	XOR	X14, X15
-	WORD	$0xa7a1a7d7	// vmadd.vv v15, v3, v26
+	WORD	$0xa2cc3c57	// vsrl.vi v24, v12, 24
+	ADDW	X15, X7
+	WORD	$0xa2dc3cd7	// vsrl.vi v25, v13, 24
+	WORD	$0xa2ec3d57	// vsrl.vi v26, v14, 24
+	XOR	X7, X19
+	WORD	$0xa773a7d7	// vmadd.vv v15, v7, v23
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0xa783a657	// vmadd.vv v12, v7, v24
+	ADDW	X19, X16
+	WORD	$0xa793a6d7	// vmadd.vv v13, v7, v25
+	XOR	X16, X15
+	WORD	$0xa7a3a757	// vmadd.vv v14, v7, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x02c80657	// vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	ADDW	X18, X20
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
-	XOR	X20, X5
-	WORD	$0x2f3609d7	// vxor.vv v19, v19, v12
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2f488a57	// vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// vxor.vv v21, v21, v10
-	ADDW	X5, X12
-	WORD	$0x2f258957	// vxor.vv v18, v18, v11
-	XOR	X12, X18
+	WORD	$0x03060857	// vadd.vv v16, v16, v12
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x029684d7	// vadd.vv v9, v9, v13
+	ADDW	X29, X28
+	WORD	$0x02a70557	// vadd.vv v10, v10, v14
+	XOR	X28, X20
+	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
+	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
+	ADDW	X20, X17
+	WORD	$0x2f250957	// vxor.vv v18, v18, v10
+	XOR	X17, X29
 	WORD	$0xa33cbbd7	// vsrl.vi v23, v19, 25
-	WORD	$0x6149591b	// roriw s2, s2, 20
+	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0xa34cbc57	// vsrl.vi v24, v20, 25
-	ADDW	X18, X20
+	ADDW	X29, X28
 	WORD	$0xa35cbcd7	// vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// vsrl.vi v26, v18, 25
-	XOR	X20, X5
-	WORD	$0xa77229d7	// vmadd.vv v19, v4, v23
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0xa7822a57	// vmadd.vv v20, v4, v24
-	ADDW	X5, X12
-	WORD	$0xa7922ad7	// vmadd.vv v21, v4, v25
-	XOR	X12, X18
-	WORD	$0xa7a22957	// vmadd.vv v18, v4, v26
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	ADD	$-1, X16
-	BNEZ	X16, L11
+	XOR	X28, X20
+	WORD	$0xa77429d7	// vmadd.vv v19, v8, v23
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0xa7842a57	// vmadd.vv v20, v8, v24
+	ADDW	X20, X17
+	WORD	$0xa7942ad7	// vmadd.vv v21, v8, v25
+	XOR	X17, X29
+	WORD	$0xa7a42957	// vmadd.vv v18, v8, v26
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	ADD	$-1, X24
+	BNEZ	X24, L11
 	// feed-forward: the scalar block and the lanes add the same state words
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
-	MOV	32(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X21
-	WORD	$0x02684357	// vadd.vx v6, v6, a6
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
-	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
-	MOVW	(X13), X23
-	ADDW	X16, X20
-	WORD	$0x02884457	// vadd.vx v8, v8, a6
-	MOVW	4(X13), X16
-	ADDW	X23, X18
-	WORD	$0x032bc957	// vadd.vx v18, v18, s7
-	MOVW	8(X13), X23
-	ADDW	X16, X9
-	WORD	$0x033849d7	// vadd.vx v19, v19, a6
-	MOVW	12(X13), X16
-	ADDW	X23, X17
-	WORD	$0x034bca57	// vadd.vx v20, v20, s7
-	MOVW	16(X13), X23
-	ADDW	X16, X15
-	WORD	$0x03584ad7	// vadd.vx v21, v21, a6
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	WORD	$0x02abc557	// vadd.vx v10, v10, s7
-	MOVW	24(X13), X23
-	ADDW	X16, X12
-	WORD	$0x02b845d7	// vadd.vx v11, v11, a6
-	MOVW	28(X13), X16
-	ADDW	X23, X29
-	WORD	$0x02cbc657	// vadd.vx v12, v12, s7
-	MOV	24(X2), X13
-	MOVW	X13, X23
-	ADDW	X16, X28
-	WORD	$0x031848d7	// vadd.vx v17, v17, a6
+	MOV	24(X2), X25
+	MOVW	(X25), X24
+	MOVW	4(X25), X25
+	ADDW	X24, X5
+	WORD	$0x021c40d7	// vadd.vx v1, v1, s8
+	MOV	24(X2), X24
+	MOVW	8(X24), X24
+	ADDW	X25, X6
+	WORD	$0x022cc157	// vadd.vx v2, v2, s9
+	MOV	24(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X24, X7
+	WORD	$0x023c41d7	// vadd.vx v3, v3, s8
+	MOVW	(X13), X24
+	ADDW	X25, X28
+	WORD	$0x024cc257	// vadd.vx v4, v4, s9
+	MOVW	4(X13), X25
+	ADDW	X24, X29
+	WORD	$0x032c4957	// vadd.vx v18, v18, s8
+	MOVW	8(X13), X24
+	ADDW	X25, X30
+	WORD	$0x033cc9d7	// vadd.vx v19, v19, s9
+	MOVW	12(X13), X25
+	ADDW	X24, X14
+	WORD	$0x034c4a57	// vadd.vx v20, v20, s8
+	MOVW	16(X13), X24
+	ADDW	X25, X15
+	WORD	$0x035ccad7	// vadd.vx v21, v21, s9
+	MOVW	20(X13), X25
+	ADDW	X24, X16
+	WORD	$0x029c44d7	// vadd.vx v9, v9, s8
+	MOVW	24(X13), X24
+	ADDW	X25, X17
+	WORD	$0x02acc557	// vadd.vx v10, v10, s9
+	MOVW	28(X13), X25
+	ADDW	X24, X9
+	WORD	$0x02bc45d7	// vadd.vx v11, v11, s8
 	MOV	16(X2), X13
-	MOVW	4(X13), X16
-	ADDW	X23, X30
-	WORD	$0x02db06d7	// vadd.vv v13, v13, v22
-	MOV	16(X2), X13
-	MOVW	8(X13), X23
-	ADDW	X16, X7
-	WORD	$0x02e84757	// vadd.vx v14, v14, a6
-	MOV	16(X2), X13
-	MOVW	12(X13), X16
-	ADDW	X23, X5
-	WORD	$0x02fbc7d7	// vadd.vx v15, v15, s7
-	ADDW	X16, X6
-	WORD	$0x03084857	// vadd.vx v16, v16, a6
+	MOVW	X13, X24
+	ADDW	X25, X18
+	WORD	$0x030cc857	// vadd.vx v16, v16, s9
 	MOV	8(X2), X13
-	ADDW	X13, X30
+	MOVW	4(X13), X25
+	ADDW	X24, X21
+	WORD	$0x02cb0657	// vadd.vv v12, v12, v22
+	MOV	8(X2), X13
+	MOVW	8(X13), X24
+	ADDW	X25, X19
+	WORD	$0x02dcc6d7	// vadd.vx v13, v13, s9
+	MOV	8(X2), X13
+	MOVW	12(X13), X25
+	ADDW	X24, X20
+	WORD	$0x02ec4757	// vadd.vx v14, v14, s8
+	ADDW	X25, X22
+	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
+	ADDW	X23, X21
 	// output: lane k's word i at 64k + 4i (strided by 64)
-	MOV	X11, X24
-	MOV	X10, X25
-	MOV	$64, X8
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	ADD	$4, X24
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	ADD	$4, X24
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2f728bd7	// vxor.vv v23, v23, v5
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2f830c57	// vxor.vv v24, v24, v6
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2f938cd7	// vxor.vv v25, v25, v7
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2fa40d57	// vxor.vv v26, v26, v8
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	ADD	$4, X24
+	MOV	X11, X23
+	MOV	X10, X8
+	MOV	$64, X1
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	ADD	$4, X23
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	ADD	$4, X23
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	ADD	$4, X23
+	WORD	$0x2f708bd7	// vxor.vv v23, v23, v1
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	ADD	$4, X23
+	WORD	$0x2f810c57	// vxor.vv v24, v24, v2
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	ADD	$4, X23
+	WORD	$0x2f918cd7	// vxor.vv v25, v25, v3
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	ADD	$4, X23
+	WORD	$0x2fa20d57	// vxor.vv v26, v26, v4
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	ADD	$4, X23
 	WORD	$0x2f790bd7	// vxor.vv v23, v23, v18
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	ADD	$4, X24
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	ADD	$4, X23
 	WORD	$0x2f898c57	// vxor.vv v24, v24, v19
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	ADD	$4, X24
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	ADD	$4, X23
 	WORD	$0x2f9a0cd7	// vxor.vv v25, v25, v20
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	ADD	$4, X24
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	ADD	$4, X23
 	WORD	$0x2faa8d57	// vxor.vv v26, v26, v21
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2f750bd7	// vxor.vv v23, v23, v10
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2f858c57	// vxor.vv v24, v24, v11
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2f960cd7	// vxor.vv v25, v25, v12
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2fa88d57	// vxor.vv v26, v26, v17
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2f768bd7	// vxor.vv v23, v23, v13
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	ADD	$4, X24
-	WORD	$0x2f870c57	// vxor.vv v24, v24, v14
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	ADD	$4, X25
-	WORD	$0x2f978cd7	// vxor.vv v25, v25, v15
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	ADD	$4, X25
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	ADD	$4, X23
+	WORD	$0x2f748bd7	// vxor.vv v23, v23, v9
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	ADD	$4, X23
+	WORD	$0x2f850c57	// vxor.vv v24, v24, v10
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	ADD	$4, X23
+	WORD	$0x2f958cd7	// vxor.vv v25, v25, v11
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	ADD	$4, X23
 	WORD	$0x2fa80d57	// vxor.vv v26, v26, v16
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	ADD	$4, X25
-	MOV	40(X2), X13
-	SRL	$6, X13
-	MOV	X13, 8(X2)
-	SLL	$6, X13, X23
-	ADD	X23, X10
-	ADD	X23, X11
-	MOV	40(X2), X13
-	SUB	X23, X13
-	MOV	X13, 40(X2)
-	MOV	8(X2), X13
-	MOV	24(X2), X23
-	ADDW	X13, X23
-	MOV	X23, 24(X2)
-	MOV	40(X2), X13
-	BEQZ	X13, L75
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	ADD	$4, X23
+	WORD	$0x2f760bd7	// vxor.vv v23, v23, v12
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	ADD	$4, X23
+	WORD	$0x2f868c57	// vxor.vv v24, v24, v13
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	ADD	$4, X8
+	WORD	$0x2f970cd7	// vxor.vv v25, v25, v14
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	ADD	$4, X8
+	WORD	$0x2fa78d57	// vxor.vv v26, v26, v15
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	ADD	$4, X8
+	SRL	$6, X12, X23
+	SLL	$6, X23, X24
+	ADD	X24, X10
+	ADD	X24, X11
+	SUB	X24, X12
+	MOV	16(X2), X13
+	ADDW	X23, X13
+	MOV	X13, 16(X2)
+	BEQZ	X12, L75
 	JMP	L2
 L75:
 	JMP	L3
 rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	WORD	$0x0290b557	// vadd.vi v10, v9, 1
+	WORD	$0x0310b4d7	// vadd.vi v9, v17, 1
+	WORD	$0x2691b4d7	// vand.vi v9, v9, 3
+	WORD	$0x03113557	// vadd.vi v10, v17, 2
 	WORD	$0x26a1b557	// vand.vi v10, v10, 3
-	WORD	$0x029135d7	// vadd.vi v11, v9, 2
+	WORD	$0x0311b5d7	// vadd.vi v11, v17, 3
 	WORD	$0x26b1b5d7	// vand.vi v11, v11, 3
-	WORD	$0x0291b657	// vadd.vi v12, v9, 3
-	WORD	$0x26c1b657	// vand.vi v12, v12, 3
-	WORD	$0x629038d7	// vmseq.vi v17, v9, 0
+	WORD	$0x63103857	// vmseq.vi v16, v17, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	MOV	32(X2), X5
-	MOV	X5, X24
-	WORD	$0x020c6687	// vle32.v v13, (s8)
-	MOV	X13, X24
-	WORD	$0x020c6707	// vle32.v v14, (s8)
-	ADD	$16, X13, X24
-	WORD	$0x020c6787	// vle32.v v15, (s8)
+	MOV	24(X2), X5
+	MOV	X5, X23
+	WORD	$0x020be607	// vle32.v v12, (s7)
+	MOV	X13, X23
+	WORD	$0x020be687	// vle32.v v13, (s7)
+	ADD	$16, X13, X23
+	WORD	$0x020be707	// vle32.v v14, (s7)
+	MOV	8(X2), X5
+	MOV	X5, X23
+	WORD	$0x020be787	// vle32.v v15, (s7)
+	WORD	$0x5e080057	// vmv.v.v v0, v16
 	MOV	16(X2), X5
-	MOV	X5, X24
-	WORD	$0x020c6807	// vle32.v v16, (s8)
-	WORD	$0x5e088057	// vmv.v.v v0, v17
-	MOV	24(X2), X5
-	WORD	$0x5d02c857	// vmerge.vxm v16, v16, t0, v0
-	WORD	$0x5e0682d7	// vmv.v.v v5, v13
-	WORD	$0x5e070357	// vmv.v.v v6, v14
-	WORD	$0x5e0783d7	// vmv.v.v v7, v15
-	WORD	$0x5e080457	// vmv.v.v v8, v16
+	WORD	$0x5cf2c7d7	// vmerge.vxm v15, v15, t0, v0
+	WORD	$0x5e0600d7	// vmv.v.v v1, v12
+	WORD	$0x5e068157	// vmv.v.v v2, v13
+	WORD	$0x5e0701d7	// vmv.v.v v3, v14
+	WORD	$0x5e078257	// vmv.v.v v4, v15
 	// the scalar block is the second: counter ctr + 1
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	ADDW	$1, X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	MOV	$10, X16
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	ADDW	$1, X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
+	MOV	$10, X24
 L12:
-	WORD	$0x025302d7	// vadd.vv v5, v5, v6
+	WORD	$0x021100d7	// vadd.vv v1, v1, v2
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	WORD	$0x2e828457	// vxor.vv v8, v8, v5
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	WORD	$0xa2883957	// vsrl.vi v18, v8, 16
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	WORD	$0xa720a457	// vmadd.vv v8, v1, v18
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x027403d7	// vadd.vv v7, v7, v8
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	WORD	$0x2e638357	// vxor.vv v6, v6, v7
+	ADDW	X29, X5
+	WORD	$0x2e408257	// vxor.vv v4, v4, v1
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	WORD	$0xa2483957	// vsrl.vi v18, v4, 16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	WORD	$0xa722a257	// vmadd.vv v4, v5, v18
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x023201d7	// vadd.vv v3, v3, v4
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0x2e218157	// vxor.vv v2, v2, v3
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0xa26a3957	// vsrl.vi v18, v6, 20
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0xa7212357	// vmadd.vv v6, v2, v18
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	WORD	$0x025302d7	// vadd.vv v5, v5, v6
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	WORD	$0x2e828457	// vxor.vv v8, v8, v5
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0xa22a3957	// vsrl.vi v18, v2, 20
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0xa7232157	// vmadd.vv v2, v6, v18
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	WORD	$0x021100d7	// vadd.vv v1, v1, v2
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	WORD	$0x2e408257	// vxor.vv v4, v4, v1
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0xa28c3957	// vsrl.vi v18, v8, 24
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0xa721a457	// vmadd.vv v8, v3, v18
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x027403d7	// vadd.vv v7, v7, v8
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x2e638357	// vxor.vv v6, v6, v7
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0xa26cb957	// vsrl.vi v18, v6, 25
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0xa24c3957	// vsrl.vi v18, v4, 24
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0xa723a257	// vmadd.vv v4, v7, v18
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x023201d7	// vadd.vv v3, v3, v4
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x2e218157	// vxor.vv v2, v2, v3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0xa22cb957	// vsrl.vi v18, v2, 25
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	WORD	$0xa7222357	// vmadd.vv v6, v4, v18
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x326509d7	// vrgather.vv v19, v6, v10
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	WORD	$0xa7242157	// vmadd.vv v2, v8, v18
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x322489d7	// vrgather.vv v19, v2, v9
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x32758a57	// vrgather.vv v20, v7, v11
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x32860ad7	// vrgather.vv v21, v8, v12
-	ADDW	X6, X28
-	XOR	X28, X15
+	WORD	$0x32350a57	// vrgather.vv v20, v3, v10
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x32458ad7	// vrgather.vv v21, v4, v11
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	WORD	$0x2f528ad7	// vxor.vv v21, v21, v5
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
+	ADDW	X30, X5
+	WORD	$0x2f508ad7	// vxor.vv v21, v21, v1
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
 	WORD	$0xa3583957	// vsrl.vi v18, v21, 16
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	WORD	$0xa720aad7	// vmadd.vv v21, v1, v18
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	WORD	$0xa722aad7	// vmadd.vv v21, v5, v18
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x034a8a57	// vadd.vv v20, v20, v21
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x2f3a09d7	// vxor.vv v19, v19, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
+	ADDW	X14, X6
+	XOR	X6, X21
 	WORD	$0xa33a3957	// vsrl.vi v18, v19, 20
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0xa72129d7	// vmadd.vv v19, v2, v18
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	WORD	$0x2f528ad7	// vxor.vv v21, v21, v5
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0xa72329d7	// vmadd.vv v19, v6, v18
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	WORD	$0x2f508ad7	// vxor.vv v21, v21, v1
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0xa35c3957	// vsrl.vi v18, v21, 24
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0xa721aad7	// vmadd.vv v21, v3, v18
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0xa723aad7	// vmadd.vv v21, v7, v18
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x034a8a57	// vadd.vv v20, v20, v21
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
+	ADDW	X15, X7
+	XOR	X7, X19
 	WORD	$0x2f3a09d7	// vxor.vv v19, v19, v20
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0xa33cb957	// vsrl.vi v18, v19, 25
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	WORD	$0xa72229d7	// vmadd.vv v19, v4, v18
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x33360357	// vrgather.vv v6, v19, v12
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x334583d7	// vrgather.vv v7, v20, v11
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x33550457	// vrgather.vv v8, v21, v10
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	ADD	$-1, X16
-	BNEZ	X16, L12
+	ADDW	X29, X28
+	WORD	$0xa72429d7	// vmadd.vv v19, v8, v18
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x33358157	// vrgather.vv v2, v19, v11
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x334501d7	// vrgather.vv v3, v20, v10
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x33548257	// vrgather.vv v4, v21, v9
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	ADD	$-1, X24
+	BNEZ	X24, L12
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	WORD	$0x025682d7	// vadd.vv v5, v5, v13
-	WORD	$0x02670357	// vadd.vv v6, v6, v14
-	WORD	$0x027783d7	// vadd.vv v7, v7, v15
-	WORD	$0x02880457	// vadd.vv v8, v8, v16
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	MOV	32(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X21
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
-	MOVW	(X13), X23
-	ADDW	X16, X20
-	MOVW	4(X13), X16
-	ADDW	X23, X18
-	MOVW	8(X13), X23
-	ADDW	X16, X9
-	MOVW	12(X13), X16
-	ADDW	X23, X17
-	MOVW	16(X13), X23
-	ADDW	X16, X15
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	MOVW	24(X13), X23
-	ADDW	X16, X12
-	MOVW	28(X13), X16
-	ADDW	X23, X29
+	WORD	$0x021600d7	// vadd.vv v1, v1, v12
+	WORD	$0x02268157	// vadd.vv v2, v2, v13
+	WORD	$0x023701d7	// vadd.vv v3, v3, v14
+	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	MOV	24(X2), X23
-	ADDW	$1, X23
-	ADDW	X16, X28
-	MOV	16(X2), X16
-	MOVW	4(X16), X16
-	ADDW	X23, X30
+	MOVW	(X23), X24
+	MOVW	4(X23), X25
+	ADDW	X24, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X6
+	MOV	24(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X7
+	MOVW	(X13), X24
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X24, X29
+	MOVW	8(X13), X24
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X24, X14
+	MOVW	16(X13), X24
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X24, X16
+	MOVW	24(X13), X24
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X24, X9
 	MOV	16(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X7
-	MOV	16(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X5
-	ADDW	X16, X6
-	MOV	X11, X24
-	MOVW	64(X11), X23
-	MOVW	68(X11), X16
-	WORD	$0x020c6907	// vle32.v v18, (s8)
-	XOR	X22, X23
-	MOVW	X23, 64(X10)
-	ADD	$16, X11, X24
-	MOVW	72(X11), X23
-	XOR	X21, X16
-	MOVW	X16, 68(X10)
-	WORD	$0x020c6987	// vle32.v v19, (s8)
-	MOVW	76(X11), X16
-	XOR	X19, X23
-	ADD	$32, X11, X24
-	MOVW	X23, 72(X10)
-	MOVW	80(X11), X23
-	XOR	X20, X16
-	WORD	$0x020c6a07	// vle32.v v20, (s8)
-	MOVW	X16, 76(X10)
-	MOVW	84(X11), X16
-	ADD	$48, X11, X24
-	XOR	X18, X23
-	MOVW	X23, 80(X10)
-	WORD	$0x020c6a87	// vle32.v v21, (s8)
-	MOVW	88(X11), X23
-	XOR	X9, X16
-	MOVW	X16, 84(X10)
-	WORD	$0x2f228957	// vxor.vv v18, v18, v5
-	MOVW	92(X11), X16
-	XOR	X17, X23
-	MOV	X10, X25
-	MOVW	X23, 88(X10)
-	MOVW	96(X11), X23
-	XOR	X15, X16
-	WORD	$0x020ce927	// vse32.v v18, (s9)
-	MOVW	X16, 92(X10)
-	MOVW	100(X11), X16
-	WORD	$0x2f3309d7	// vxor.vv v19, v19, v6
-	XOR	X14, X23
-	MOVW	X23, 96(X10)
-	ADD	$16, X10, X25
-	MOVW	104(X11), X23
-	XOR	X12, X16
-	MOVW	X16, 100(X10)
-	WORD	$0x020ce9a7	// vse32.v v19, (s9)
-	MOVW	108(X11), X16
-	XOR	X29, X23
-	WORD	$0x2f438a57	// vxor.vv v20, v20, v7
-	MOVW	X23, 104(X10)
-	MOVW	112(X11), X23
-	XOR	X28, X16
-	ADD	$32, X10, X25
-	MOVW	X16, 108(X10)
-	MOVW	116(X11), X16
-	WORD	$0x020cea27	// vse32.v v20, (s9)
-	XOR	X30, X23
-	MOVW	X23, 112(X10)
-	WORD	$0x2f540ad7	// vxor.vv v21, v21, v8
-	MOVW	120(X11), X23
-	XOR	X7, X16
-	MOVW	X16, 116(X10)
-	ADD	$48, X10, X25
-	MOVW	124(X11), X16
-	XOR	X5, X23
-	WORD	$0x020ceaa7	// vse32.v v21, (s9)
-	MOVW	X23, 120(X10)
-	XOR	X6, X16
-	MOVW	X16, 124(X10)
+	ADDW	$1, X23, X24
+	ADDW	X25, X18
+	MOV	8(X2), X23
+	MOVW	4(X23), X25
+	ADDW	X24, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X19
+	MOV	8(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X20
+	ADDW	X25, X22
+	MOV	X11, X23
+	MOVW	64(X11), X24
+	MOVW	68(X11), X25
+	WORD	$0x020be907	// vle32.v v18, (s7)
+	XOR	X5, X24
+	MOVW	X24, 64(X10)
+	ADD	$16, X11, X23
+	MOVW	72(X11), X24
+	XOR	X6, X25
+	MOVW	X25, 68(X10)
+	WORD	$0x020be987	// vle32.v v19, (s7)
+	MOVW	76(X11), X25
+	XOR	X7, X24
+	ADD	$32, X11, X23
+	MOVW	X24, 72(X10)
+	MOVW	80(X11), X24
+	XOR	X28, X25
+	WORD	$0x020bea07	// vle32.v v20, (s7)
+	MOVW	X25, 76(X10)
+	MOVW	84(X11), X25
+	ADD	$48, X11, X23
+	XOR	X29, X24
+	MOVW	X24, 80(X10)
+	WORD	$0x020bea87	// vle32.v v21, (s7)
+	MOVW	88(X11), X24
+	XOR	X30, X25
+	MOVW	X25, 84(X10)
+	WORD	$0x2f208957	// vxor.vv v18, v18, v1
+	MOVW	92(X11), X25
+	XOR	X14, X24
+	MOV	X10, X8
+	MOVW	X24, 88(X10)
+	MOVW	96(X11), X24
+	XOR	X15, X25
+	WORD	$0x02046927	// vse32.v v18, (s0)
+	MOVW	X25, 92(X10)
+	MOVW	100(X11), X25
+	WORD	$0x2f3109d7	// vxor.vv v19, v19, v2
+	XOR	X16, X24
+	MOVW	X24, 96(X10)
+	ADD	$16, X10, X8
+	MOVW	104(X11), X24
+	XOR	X17, X25
+	MOVW	X25, 100(X10)
+	WORD	$0x020469a7	// vse32.v v19, (s0)
+	MOVW	108(X11), X25
+	XOR	X9, X24
+	WORD	$0x2f418a57	// vxor.vv v20, v20, v3
+	MOVW	X24, 104(X10)
+	MOVW	112(X11), X24
+	XOR	X18, X25
+	ADD	$32, X10, X8
+	MOVW	X25, 108(X10)
+	MOVW	116(X11), X25
+	WORD	$0x02046a27	// vse32.v v20, (s0)
+	XOR	X21, X24
+	MOVW	X24, 112(X10)
+	WORD	$0x2f520ad7	// vxor.vv v21, v21, v4
+	MOVW	120(X11), X24
+	XOR	X19, X25
+	MOVW	X25, 116(X10)
+	ADD	$48, X10, X8
+	MOVW	124(X11), X25
+	XOR	X20, X24
+	WORD	$0x02046aa7	// vse32.v v21, (s0)
+	MOVW	X24, 120(X10)
+	XOR	X22, X25
+	MOVW	X25, 124(X10)
 	ADD	$128, X10
 	ADD	$128, X11
-	MOV	40(X2), X5
-	ADD	$-128, X5
-	MOV	X5, 40(X2)
-	MOV	24(X2), X5
+	ADD	$-128, X12
+	MOV	16(X2), X5
 	ADDW	$2, X5
-	MOV	X5, 24(X2)
+	MOV	X5, 16(X2)
 	JMP	L1
 L1:
-	MOV	40(X2), X5
-	BNEZ	X5, L76
+	BNEZ	X12, L76
 	JMP	L3
 L76:
 block:
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	MOVW	X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	MOV	32(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X21
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
-	MOVW	(X13), X23
-	ADDW	X16, X20
-	MOVW	4(X13), X16
-	ADDW	X23, X18
-	MOVW	8(X13), X23
-	ADDW	X16, X9
-	MOVW	12(X13), X16
-	ADDW	X23, X17
-	MOVW	16(X13), X23
-	ADDW	X16, X15
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	MOVW	24(X13), X23
-	ADDW	X16, X12
-	MOVW	28(X13), X16
-	ADDW	X23, X29
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	MOV	24(X2), X23
-	MOVW	X23, X23
-	ADDW	X16, X28
-	MOV	16(X2), X16
-	MOVW	4(X16), X16
-	ADDW	X23, X30
+	MOVW	(X23), X24
+	MOVW	4(X23), X25
+	ADDW	X24, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X6
+	MOV	24(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X7
+	MOVW	(X13), X24
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X24, X29
+	MOVW	8(X13), X24
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X24, X14
+	MOVW	16(X13), X24
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X24, X16
+	MOVW	24(X13), X24
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X24, X9
 	MOV	16(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X7
-	MOV	16(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X5
-	ADDW	X16, X6
-	MOV	$64, X23
-	MOV	40(X2), X24
-	BLTU	X24, X23, L2
-	MOVW	(X11), X23
-	MOVW	4(X11), X16
-	XOR	X22, X23
-	MOVW	X23, (X10)
-	MOVW	8(X11), X23
-	XOR	X21, X16
-	MOVW	X16, 4(X10)
-	MOVW	12(X11), X16
-	XOR	X19, X23
-	MOVW	X23, 8(X10)
-	MOVW	16(X11), X23
-	XOR	X20, X16
-	MOVW	X16, 12(X10)
-	MOVW	20(X11), X16
-	XOR	X18, X23
-	MOVW	X23, 16(X10)
-	MOVW	24(X11), X23
-	XOR	X9, X16
-	MOVW	X16, 20(X10)
-	MOVW	28(X11), X16
-	XOR	X17, X23
-	MOVW	X23, 24(X10)
-	MOVW	32(X11), X23
-	XOR	X15, X16
-	MOVW	X16, 28(X10)
-	MOVW	36(X11), X16
-	XOR	X14, X23
-	MOVW	X23, 32(X10)
-	MOVW	40(X11), X23
-	XOR	X12, X16
-	MOVW	X16, 36(X10)
-	MOVW	44(X11), X16
-	XOR	X29, X23
-	MOVW	X23, 40(X10)
-	MOVW	48(X11), X23
-	XOR	X28, X16
-	MOVW	X16, 44(X10)
-	MOVW	52(X11), X16
-	XOR	X30, X23
-	MOVW	X23, 48(X10)
-	MOVW	56(X11), X23
-	XOR	X7, X16
-	MOVW	X16, 52(X10)
-	MOVW	60(X11), X16
-	XOR	X5, X23
-	MOVW	X23, 56(X10)
-	XOR	X6, X16
-	MOVW	X16, 60(X10)
+	MOVW	X23, X24
+	ADDW	X25, X18
+	MOV	8(X2), X23
+	MOVW	4(X23), X25
+	ADDW	X24, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X19
+	MOV	8(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X20
+	ADDW	X25, X22
+	MOV	$64, X24
+	BLTU	X12, X24, L2
+	MOVW	(X11), X24
+	MOVW	4(X11), X25
+	XOR	X5, X24
+	MOVW	X24, (X10)
+	MOVW	8(X11), X24
+	XOR	X6, X25
+	MOVW	X25, 4(X10)
+	MOVW	12(X11), X25
+	XOR	X7, X24
+	MOVW	X24, 8(X10)
+	MOVW	16(X11), X24
+	XOR	X28, X25
+	MOVW	X25, 12(X10)
+	MOVW	20(X11), X25
+	XOR	X29, X24
+	MOVW	X24, 16(X10)
+	MOVW	24(X11), X24
+	XOR	X30, X25
+	MOVW	X25, 20(X10)
+	MOVW	28(X11), X25
+	XOR	X14, X24
+	MOVW	X24, 24(X10)
+	MOVW	32(X11), X24
+	XOR	X15, X25
+	MOVW	X25, 28(X10)
+	MOVW	36(X11), X25
+	XOR	X16, X24
+	MOVW	X24, 32(X10)
+	MOVW	40(X11), X24
+	XOR	X17, X25
+	MOVW	X25, 36(X10)
+	MOVW	44(X11), X25
+	XOR	X9, X24
+	MOVW	X24, 40(X10)
+	MOVW	48(X11), X24
+	XOR	X18, X25
+	MOVW	X25, 44(X10)
+	MOVW	52(X11), X25
+	XOR	X21, X24
+	MOVW	X24, 48(X10)
+	MOVW	56(X11), X24
+	XOR	X19, X25
+	MOVW	X25, 52(X10)
+	MOVW	60(X11), X25
+	XOR	X20, X24
+	MOVW	X24, 56(X10)
+	XOR	X22, X25
+	MOVW	X25, 60(X10)
 	ADD	$64, X10
 	ADD	$64, X11
-	MOV	40(X2), X5
-	ADD	$-64, X5
-	MOV	X5, 40(X2)
-	MOV	24(X2), X5
+	ADD	$-64, X12
+	MOV	16(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 24(X2)
-	MOV	40(X2), X5
-	BEQZ	X5, L77
+	MOV	X5, 16(X2)
+	BEQZ	X12, L77
 	JMP	block
 L77:
 	JMP	L3
 L2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L15
-	MOV	X22, X16
+	MOV	$4, X24
+	BGEU	X12, X24, L15
+	MOV	X5, X25
 	JMP	tail
 L15:
-	MOVW	(X11), X23
-	XOR	X22, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X5, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L17
-	MOV	X21, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L17
+	MOV	X6, X25
 	JMP	tail
 L17:
-	MOVW	(X11), X23
-	XOR	X21, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X6, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L18
-	MOV	X19, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L18
+	MOV	X7, X25
 	JMP	tail
 L18:
-	MOVW	(X11), X23
-	XOR	X19, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X7, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L19
-	MOV	X20, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L19
+	MOV	X28, X25
 	JMP	tail
 L19:
-	MOVW	(X11), X23
-	XOR	X20, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X28, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L20
-	MOV	X18, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L20
+	MOV	X29, X25
 	JMP	tail
 L20:
-	MOVW	(X11), X23
-	XOR	X18, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X29, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L21
-	MOV	X9, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L21
+	MOV	X30, X25
 	JMP	tail
 L21:
-	MOVW	(X11), X23
-	XOR	X9, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X30, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L22
-	MOV	X17, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L22
+	MOV	X14, X25
 	JMP	tail
 L22:
-	MOVW	(X11), X23
-	XOR	X17, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X14, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L23
-	MOV	X15, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L23
+	MOV	X15, X25
 	JMP	tail
 L23:
-	MOVW	(X11), X23
-	XOR	X15, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X15, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L24
-	MOV	X14, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L24
+	MOV	X16, X25
 	JMP	tail
 L24:
-	MOVW	(X11), X23
-	XOR	X14, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X16, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L25
-	MOV	X12, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L25
+	MOV	X17, X25
 	JMP	tail
 L25:
-	MOVW	(X11), X23
-	XOR	X12, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X17, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X12
 	ADD	$-4, X12
-	MOV	X12, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X12
-	BGEU	X12, X23, L26
-	MOV	X29, X16
+	MOV	$4, X24
+	BGEU	X12, X24, L26
+	MOV	X9, X25
 	JMP	tail
 L26:
-	MOVW	(X11), X23
-	XOR	X29, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X9, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X29
-	ADD	$-4, X29
-	MOV	X29, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X29
-	BGEU	X29, X23, L27
-	MOV	X28, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L27
+	MOV	X18, X25
 	JMP	tail
 L27:
-	MOVW	(X11), X23
-	XOR	X28, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X18, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X28
-	BGEU	X28, X23, L28
-	MOV	X30, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L28
+	MOV	X21, X25
 	JMP	tail
 L28:
-	MOVW	(X11), X23
-	XOR	X30, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X21, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X28
-	BGEU	X28, X23, L29
-	MOV	X7, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L29
+	MOV	X19, X25
 	JMP	tail
 L29:
-	MOVW	(X11), X23
-	XOR	X7, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X19, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X7
-	ADD	$-4, X7
-	MOV	X7, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X7
-	BGEU	X7, X23, L30
-	MOV	X5, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L30
+	MOV	X20, X25
 	JMP	tail
 L30:
-	MOVW	(X11), X23
-	XOR	X5, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X20, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X5
-	BGEU	X5, X23, L31
-	MOV	X6, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L31
+	MOV	X22, X25
 	JMP	tail
 L31:
-	MOVW	(X11), X23
-	XOR	X6, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X22, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 40(X2)
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
 tail:
-	MOV	40(X2), X5
-	BEQZ	X5, skip
+	BEQZ	X12, skip
 byte:
-	MOVBU	(X11), X23
-	XOR	X16, X23
-	MOVB	X23, (X10)
-	SRL	$8, X16
+	MOVBU	(X11), X24
+	XOR	X25, X24
+	MOVB	X24, (X10)
+	SRL	$8, X25
 	ADD	$1, X11
 	ADD	$1, X10
-	MOV	40(X2), X5
-	ADD	$-1, X5
-	MOV	X5, 40(X2)
-	BNEZ	X5, byte
+	ADD	$-1, X12
+	BNEZ	X12, byte
 skip:
-	MOV	24(X2), X5
+	MOV	16(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 24(X2)
+	MOV	X5, 16(X2)
 L3:
 	// return
 	WORD	$0x0c3072d7	// vsetvli t0, zero, e8, m8, ta, ma
@@ -2732,13 +2653,13 @@ L3:
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
 	WORD	$0x5e003c57	// vmv.v.i v24, 0
-	MOV	X0, 24(X2)
+	MOV	X0, 16(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
 	MOV	$0, X9
-	MOV	$0, X12
+	MOV	$0, X13
 	MOV	$0, X14
 	MOV	$0, X15
 	MOV	$0, X16
@@ -2754,2107 +2675,2004 @@ L3:
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	MOV	(X2), X1
 	JMP	kgen_ret
 L4:
-	MOV	40(X2), X5
-	BNEZ	X5, L78
+	BNEZ	X12, L78
 	JMP	L6
 L78:
 L34:
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	MOVW	X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	MOV	32(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X21
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
-	MOVW	(X13), X23
-	ADDW	X16, X20
-	MOVW	4(X13), X16
-	ADDW	X23, X18
-	MOVW	8(X13), X23
-	ADDW	X16, X9
-	MOVW	12(X13), X16
-	ADDW	X23, X17
-	MOVW	16(X13), X23
-	ADDW	X16, X15
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	MOVW	24(X13), X23
-	ADDW	X16, X12
-	MOVW	28(X13), X16
-	ADDW	X23, X29
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	MOV	24(X2), X23
-	MOVW	X23, X23
-	ADDW	X16, X28
-	MOV	16(X2), X16
-	MOVW	4(X16), X16
-	ADDW	X23, X30
+	MOVW	(X23), X24
+	MOVW	4(X23), X25
+	ADDW	X24, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X6
+	MOV	24(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X7
+	MOVW	(X13), X24
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X24, X29
+	MOVW	8(X13), X24
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X24, X14
+	MOVW	16(X13), X24
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X24, X16
+	MOVW	24(X13), X24
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X24, X9
 	MOV	16(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X7
-	MOV	16(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X5
-	ADDW	X16, X6
-	MOV	$64, X23
-	MOV	40(X2), X24
-	BLTU	X24, X23, L5
+	MOVW	X23, X24
+	ADDW	X25, X18
+	MOV	8(X2), X23
+	MOVW	4(X23), X25
+	ADDW	X24, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X19
+	MOV	8(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X20
+	ADDW	X25, X22
+	MOV	$64, X24
+	BLTU	X12, X24, L5
 	// misaligned buffers: byte by byte
-	OR	X11, X10, X23
-	AND	$3, X23
-	BNEZ	X23, block_bytes
-	MOVW	(X11), X23
-	MOVW	4(X11), X16
-	XOR	X22, X23
-	MOVW	X23, (X10)
-	MOVW	8(X11), X23
-	XOR	X21, X16
-	MOVW	X16, 4(X10)
-	MOVW	12(X11), X16
-	XOR	X19, X23
-	MOVW	X23, 8(X10)
-	MOVW	16(X11), X23
-	XOR	X20, X16
-	MOVW	X16, 12(X10)
-	MOVW	20(X11), X16
-	XOR	X18, X23
-	MOVW	X23, 16(X10)
-	MOVW	24(X11), X23
-	XOR	X9, X16
-	MOVW	X16, 20(X10)
-	MOVW	28(X11), X16
-	XOR	X17, X23
-	MOVW	X23, 24(X10)
-	MOVW	32(X11), X23
-	XOR	X15, X16
-	MOVW	X16, 28(X10)
-	MOVW	36(X11), X16
-	XOR	X14, X23
-	MOVW	X23, 32(X10)
-	MOVW	40(X11), X23
-	XOR	X12, X16
-	MOVW	X16, 36(X10)
-	MOVW	44(X11), X16
-	XOR	X29, X23
-	MOVW	X23, 40(X10)
-	MOVW	48(X11), X23
-	XOR	X28, X16
-	MOVW	X16, 44(X10)
-	MOVW	52(X11), X16
-	XOR	X30, X23
-	MOVW	X23, 48(X10)
-	MOVW	56(X11), X23
-	XOR	X7, X16
-	MOVW	X16, 52(X10)
-	MOVW	60(X11), X16
-	XOR	X5, X23
-	MOVW	X23, 56(X10)
-	XOR	X6, X16
-	MOVW	X16, 60(X10)
+	OR	X11, X10, X24
+	AND	$3, X24
+	BNEZ	X24, block_bytes
+	MOVW	(X11), X24
+	MOVW	4(X11), X25
+	XOR	X5, X24
+	MOVW	X24, (X10)
+	MOVW	8(X11), X24
+	XOR	X6, X25
+	MOVW	X25, 4(X10)
+	MOVW	12(X11), X25
+	XOR	X7, X24
+	MOVW	X24, 8(X10)
+	MOVW	16(X11), X24
+	XOR	X28, X25
+	MOVW	X25, 12(X10)
+	MOVW	20(X11), X25
+	XOR	X29, X24
+	MOVW	X24, 16(X10)
+	MOVW	24(X11), X24
+	XOR	X30, X25
+	MOVW	X25, 20(X10)
+	MOVW	28(X11), X25
+	XOR	X14, X24
+	MOVW	X24, 24(X10)
+	MOVW	32(X11), X24
+	XOR	X15, X25
+	MOVW	X25, 28(X10)
+	MOVW	36(X11), X25
+	XOR	X16, X24
+	MOVW	X24, 32(X10)
+	MOVW	40(X11), X24
+	XOR	X17, X25
+	MOVW	X25, 36(X10)
+	MOVW	44(X11), X25
+	XOR	X9, X24
+	MOVW	X24, 40(X10)
+	MOVW	48(X11), X24
+	XOR	X18, X25
+	MOVW	X25, 44(X10)
+	MOVW	52(X11), X25
+	XOR	X21, X24
+	MOVW	X24, 48(X10)
+	MOVW	56(X11), X24
+	XOR	X19, X25
+	MOVW	X25, 52(X10)
+	MOVW	60(X11), X25
+	XOR	X20, X24
+	MOVW	X24, 56(X10)
+	XOR	X22, X25
+	MOVW	X25, 60(X10)
 L36:
 	ADD	$64, X10
 	ADD	$64, X11
-	MOV	40(X2), X5
-	ADD	$-64, X5
-	MOV	X5, 40(X2)
-	MOV	24(X2), X5
+	ADD	$-64, X12
+	MOV	16(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 24(X2)
-	MOV	40(X2), X5
-	BEQZ	X5, L79
+	MOV	X5, 16(X2)
+	BEQZ	X12, L79
 	JMP	L34
 L79:
 	JMP	L6
 block_bytes:
-	MOVBU	(X11), X23
-	XOR	X22, X23
-	MOVB	X23, (X10)
-	SRL	$8, X22
-	MOVBU	1(X11), X23
-	XOR	X22, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X22
-	MOVBU	2(X11), X23
-	XOR	X22, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X22
-	MOVBU	3(X11), X23
-	XOR	X22, X23
-	MOVB	X23, 3(X10)
-	MOVBU	4(X11), X23
-	XOR	X21, X23
-	MOVB	X23, 4(X10)
-	SRL	$8, X21
-	MOVBU	5(X11), X23
-	XOR	X21, X23
-	MOVB	X23, 5(X10)
-	SRL	$8, X21
-	MOVBU	6(X11), X23
-	XOR	X21, X23
-	MOVB	X23, 6(X10)
-	SRL	$8, X21
-	MOVBU	7(X11), X23
-	XOR	X21, X23
-	MOVB	X23, 7(X10)
-	MOVBU	8(X11), X23
-	XOR	X19, X23
-	MOVB	X23, 8(X10)
-	SRL	$8, X19
-	MOVBU	9(X11), X23
-	XOR	X19, X23
-	MOVB	X23, 9(X10)
-	SRL	$8, X19
-	MOVBU	10(X11), X23
-	XOR	X19, X23
-	MOVB	X23, 10(X10)
-	SRL	$8, X19
-	MOVBU	11(X11), X23
-	XOR	X19, X23
-	MOVB	X23, 11(X10)
-	MOVBU	12(X11), X23
-	XOR	X20, X23
-	MOVB	X23, 12(X10)
-	SRL	$8, X20
-	MOVBU	13(X11), X23
-	XOR	X20, X23
-	MOVB	X23, 13(X10)
-	SRL	$8, X20
-	MOVBU	14(X11), X23
-	XOR	X20, X23
-	MOVB	X23, 14(X10)
-	SRL	$8, X20
-	MOVBU	15(X11), X23
-	XOR	X20, X23
-	MOVB	X23, 15(X10)
-	MOVBU	16(X11), X23
-	XOR	X18, X23
-	MOVB	X23, 16(X10)
-	SRL	$8, X18
-	MOVBU	17(X11), X23
-	XOR	X18, X23
-	MOVB	X23, 17(X10)
-	SRL	$8, X18
-	MOVBU	18(X11), X23
-	XOR	X18, X23
-	MOVB	X23, 18(X10)
-	SRL	$8, X18
-	MOVBU	19(X11), X23
-	XOR	X18, X23
-	MOVB	X23, 19(X10)
-	MOVBU	20(X11), X23
-	XOR	X9, X23
-	MOVB	X23, 20(X10)
-	SRL	$8, X9
-	MOVBU	21(X11), X23
-	XOR	X9, X23
-	MOVB	X23, 21(X10)
-	SRL	$8, X9
-	MOVBU	22(X11), X23
-	XOR	X9, X23
-	MOVB	X23, 22(X10)
-	SRL	$8, X9
-	MOVBU	23(X11), X23
-	XOR	X9, X23
-	MOVB	X23, 23(X10)
-	MOVBU	24(X11), X23
-	XOR	X17, X23
-	MOVB	X23, 24(X10)
-	SRL	$8, X17
-	MOVBU	25(X11), X23
-	XOR	X17, X23
-	MOVB	X23, 25(X10)
-	SRL	$8, X17
-	MOVBU	26(X11), X23
-	XOR	X17, X23
-	MOVB	X23, 26(X10)
-	SRL	$8, X17
-	MOVBU	27(X11), X23
-	XOR	X17, X23
-	MOVB	X23, 27(X10)
-	MOVBU	28(X11), X23
-	XOR	X15, X23
-	MOVB	X23, 28(X10)
-	SRL	$8, X15
-	MOVBU	29(X11), X23
-	XOR	X15, X23
-	MOVB	X23, 29(X10)
-	SRL	$8, X15
-	MOVBU	30(X11), X23
-	XOR	X15, X23
-	MOVB	X23, 30(X10)
-	SRL	$8, X15
-	MOVBU	31(X11), X23
-	XOR	X15, X23
-	MOVB	X23, 31(X10)
-	MOVBU	32(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 32(X10)
-	SRL	$8, X14
-	MOVBU	33(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 33(X10)
-	SRL	$8, X14
-	MOVBU	34(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 34(X10)
-	SRL	$8, X14
-	MOVBU	35(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 35(X10)
-	MOVBU	36(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 36(X10)
-	SRL	$8, X12
-	MOVBU	37(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 37(X10)
-	SRL	$8, X12
-	MOVBU	38(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 38(X10)
-	SRL	$8, X12
-	MOVBU	39(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 39(X10)
-	MOVBU	40(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 40(X10)
-	SRL	$8, X29
-	MOVBU	41(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 41(X10)
-	SRL	$8, X29
-	MOVBU	42(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 42(X10)
-	SRL	$8, X29
-	MOVBU	43(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 43(X10)
-	MOVBU	44(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 44(X10)
-	SRL	$8, X28
-	MOVBU	45(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 45(X10)
-	SRL	$8, X28
-	MOVBU	46(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 46(X10)
-	SRL	$8, X28
-	MOVBU	47(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 47(X10)
-	MOVBU	48(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 48(X10)
-	SRL	$8, X30
-	MOVBU	49(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 49(X10)
-	SRL	$8, X30
-	MOVBU	50(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 50(X10)
-	SRL	$8, X30
-	MOVBU	51(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 51(X10)
-	MOVBU	52(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 52(X10)
-	SRL	$8, X7
-	MOVBU	53(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 53(X10)
-	SRL	$8, X7
-	MOVBU	54(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 54(X10)
-	SRL	$8, X7
-	MOVBU	55(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 55(X10)
-	MOVBU	56(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 56(X10)
+	MOVBU	(X11), X24
+	XOR	X5, X24
+	MOVB	X24, (X10)
 	SRL	$8, X5
-	MOVBU	57(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 57(X10)
+	MOVBU	1(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 1(X10)
 	SRL	$8, X5
-	MOVBU	58(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 58(X10)
+	MOVBU	2(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 2(X10)
 	SRL	$8, X5
-	MOVBU	59(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 59(X10)
-	MOVBU	60(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 60(X10)
+	MOVBU	3(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 3(X10)
+	MOVBU	4(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 4(X10)
 	SRL	$8, X6
-	MOVBU	61(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 61(X10)
+	MOVBU	5(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 5(X10)
 	SRL	$8, X6
-	MOVBU	62(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 62(X10)
+	MOVBU	6(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 6(X10)
 	SRL	$8, X6
-	MOVBU	63(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 63(X10)
+	MOVBU	7(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 7(X10)
+	MOVBU	8(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 8(X10)
+	SRL	$8, X7
+	MOVBU	9(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 9(X10)
+	SRL	$8, X7
+	MOVBU	10(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 10(X10)
+	SRL	$8, X7
+	MOVBU	11(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 11(X10)
+	MOVBU	12(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 12(X10)
+	SRL	$8, X28
+	MOVBU	13(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 13(X10)
+	SRL	$8, X28
+	MOVBU	14(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 14(X10)
+	SRL	$8, X28
+	MOVBU	15(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 15(X10)
+	MOVBU	16(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 16(X10)
+	SRL	$8, X29
+	MOVBU	17(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 17(X10)
+	SRL	$8, X29
+	MOVBU	18(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 18(X10)
+	SRL	$8, X29
+	MOVBU	19(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 19(X10)
+	MOVBU	20(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 20(X10)
+	SRL	$8, X30
+	MOVBU	21(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 21(X10)
+	SRL	$8, X30
+	MOVBU	22(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 22(X10)
+	SRL	$8, X30
+	MOVBU	23(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 23(X10)
+	MOVBU	24(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 24(X10)
+	SRL	$8, X14
+	MOVBU	25(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 25(X10)
+	SRL	$8, X14
+	MOVBU	26(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 26(X10)
+	SRL	$8, X14
+	MOVBU	27(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 27(X10)
+	MOVBU	28(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 28(X10)
+	SRL	$8, X15
+	MOVBU	29(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 29(X10)
+	SRL	$8, X15
+	MOVBU	30(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 30(X10)
+	SRL	$8, X15
+	MOVBU	31(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 31(X10)
+	MOVBU	32(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 32(X10)
+	SRL	$8, X16
+	MOVBU	33(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 33(X10)
+	SRL	$8, X16
+	MOVBU	34(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 34(X10)
+	SRL	$8, X16
+	MOVBU	35(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 35(X10)
+	MOVBU	36(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 36(X10)
+	SRL	$8, X17
+	MOVBU	37(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 37(X10)
+	SRL	$8, X17
+	MOVBU	38(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 38(X10)
+	SRL	$8, X17
+	MOVBU	39(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 39(X10)
+	MOVBU	40(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 40(X10)
+	SRL	$8, X9
+	MOVBU	41(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 41(X10)
+	SRL	$8, X9
+	MOVBU	42(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 42(X10)
+	SRL	$8, X9
+	MOVBU	43(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 43(X10)
+	MOVBU	44(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 44(X10)
+	SRL	$8, X18
+	MOVBU	45(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 45(X10)
+	SRL	$8, X18
+	MOVBU	46(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 46(X10)
+	SRL	$8, X18
+	MOVBU	47(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 47(X10)
+	MOVBU	48(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 48(X10)
+	SRL	$8, X21
+	MOVBU	49(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 49(X10)
+	SRL	$8, X21
+	MOVBU	50(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 50(X10)
+	SRL	$8, X21
+	MOVBU	51(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 51(X10)
+	MOVBU	52(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 52(X10)
+	SRL	$8, X19
+	MOVBU	53(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 53(X10)
+	SRL	$8, X19
+	MOVBU	54(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 54(X10)
+	SRL	$8, X19
+	MOVBU	55(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 55(X10)
+	MOVBU	56(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 56(X10)
+	SRL	$8, X20
+	MOVBU	57(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 57(X10)
+	SRL	$8, X20
+	MOVBU	58(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 58(X10)
+	SRL	$8, X20
+	MOVBU	59(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 59(X10)
+	MOVBU	60(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 60(X10)
+	SRL	$8, X22
+	MOVBU	61(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 61(X10)
+	SRL	$8, X22
+	MOVBU	62(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 62(X10)
+	SRL	$8, X22
+	MOVBU	63(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 63(X10)
 	JMP	L36
 L5:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	OR	X11, X10, X23
-	AND	$3, X23
-	BNEZ	X23, partial_bytes
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L38
-	MOV	X22, X16
+	OR	X11, X10, X24
+	AND	$3, X24
+	BNEZ	X24, partial_bytes
+	MOV	$4, X24
+	BGEU	X12, X24, L38
+	MOV	X5, X25
 	JMP	L39
 L38:
-	MOVW	(X11), X23
-	XOR	X22, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X5, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L40
-	MOV	X21, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L40
+	MOV	X6, X25
 	JMP	L39
 L40:
-	MOVW	(X11), X23
-	XOR	X21, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X6, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L41
-	MOV	X19, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L41
+	MOV	X7, X25
 	JMP	L39
 L41:
-	MOVW	(X11), X23
-	XOR	X19, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X7, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L42
-	MOV	X20, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L42
+	MOV	X28, X25
 	JMP	L39
 L42:
-	MOVW	(X11), X23
-	XOR	X20, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X28, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L43
-	MOV	X18, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L43
+	MOV	X29, X25
 	JMP	L39
 L43:
-	MOVW	(X11), X23
-	XOR	X18, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X29, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L44
-	MOV	X9, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L44
+	MOV	X30, X25
 	JMP	L39
 L44:
-	MOVW	(X11), X23
-	XOR	X9, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X30, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L45
-	MOV	X17, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L45
+	MOV	X14, X25
 	JMP	L39
 L45:
-	MOVW	(X11), X23
-	XOR	X17, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X14, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L46
-	MOV	X15, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L46
+	MOV	X15, X25
 	JMP	L39
 L46:
-	MOVW	(X11), X23
-	XOR	X15, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X15, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L47
-	MOV	X14, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L47
+	MOV	X16, X25
 	JMP	L39
 L47:
-	MOVW	(X11), X23
-	XOR	X14, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X16, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L48
-	MOV	X12, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L48
+	MOV	X17, X25
 	JMP	L39
 L48:
-	MOVW	(X11), X23
-	XOR	X12, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X17, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L49
-	MOV	X29, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L49
+	MOV	X9, X25
 	JMP	L39
 L49:
-	MOVW	(X11), X23
-	XOR	X29, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X9, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L50
-	MOV	X28, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L50
+	MOV	X18, X25
 	JMP	L39
 L50:
-	MOVW	(X11), X23
-	XOR	X28, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X18, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L51
-	MOV	X30, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L51
+	MOV	X21, X25
 	JMP	L39
 L51:
-	MOVW	(X11), X23
-	XOR	X30, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X21, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L52
-	MOV	X7, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L52
+	MOV	X19, X25
 	JMP	L39
 L52:
-	MOVW	(X11), X23
-	XOR	X7, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X19, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L53
-	MOV	X5, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L53
+	MOV	X20, X25
 	JMP	L39
 L53:
-	MOVW	(X11), X23
-	XOR	X5, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X20, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L54
-	MOV	X6, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L54
+	MOV	X22, X25
 	JMP	L39
 L54:
-	MOVW	(X11), X23
-	XOR	X6, X23
-	MOVW	X23, (X10)
+	MOVW	(X11), X24
+	XOR	X22, X24
+	MOVW	X24, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
 partial_bytes:
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L55
-	MOV	X22, X16
+	MOV	$4, X24
+	BGEU	X12, X24, L55
+	MOV	X5, X25
 	JMP	L39
 L55:
-	MOVBU	(X11), X23
-	XOR	X22, X23
-	MOVB	X23, (X10)
-	SRL	$8, X22
-	MOVBU	1(X11), X23
-	XOR	X22, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X22
-	MOVBU	2(X11), X23
-	XOR	X22, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X22
-	MOVBU	3(X11), X23
-	XOR	X22, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X5, X24
+	MOVB	X24, (X10)
+	SRL	$8, X5
+	MOVBU	1(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X5
+	MOVBU	2(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X5
+	MOVBU	3(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L56
-	MOV	X21, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L56
+	MOV	X6, X25
 	JMP	L39
 L56:
-	MOVBU	(X11), X23
-	XOR	X21, X23
-	MOVB	X23, (X10)
-	SRL	$8, X21
-	MOVBU	1(X11), X23
-	XOR	X21, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X21
-	MOVBU	2(X11), X23
-	XOR	X21, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X21
-	MOVBU	3(X11), X23
-	XOR	X21, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X6, X24
+	MOVB	X24, (X10)
+	SRL	$8, X6
+	MOVBU	1(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X6
+	MOVBU	2(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X6
+	MOVBU	3(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L57
-	MOV	X19, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L57
+	MOV	X7, X25
 	JMP	L39
 L57:
-	MOVBU	(X11), X23
-	XOR	X19, X23
-	MOVB	X23, (X10)
-	SRL	$8, X19
-	MOVBU	1(X11), X23
-	XOR	X19, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X19
-	MOVBU	2(X11), X23
-	XOR	X19, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X19
-	MOVBU	3(X11), X23
-	XOR	X19, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X7, X24
+	MOVB	X24, (X10)
+	SRL	$8, X7
+	MOVBU	1(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X7
+	MOVBU	2(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X7
+	MOVBU	3(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L58
-	MOV	X20, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L58
+	MOV	X28, X25
 	JMP	L39
 L58:
-	MOVBU	(X11), X23
-	XOR	X20, X23
-	MOVB	X23, (X10)
-	SRL	$8, X20
-	MOVBU	1(X11), X23
-	XOR	X20, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X20
-	MOVBU	2(X11), X23
-	XOR	X20, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X20
-	MOVBU	3(X11), X23
-	XOR	X20, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X28, X24
+	MOVB	X24, (X10)
+	SRL	$8, X28
+	MOVBU	1(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X28
+	MOVBU	2(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X28
+	MOVBU	3(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L59
-	MOV	X18, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L59
+	MOV	X29, X25
 	JMP	L39
 L59:
-	MOVBU	(X11), X23
-	XOR	X18, X23
-	MOVB	X23, (X10)
-	SRL	$8, X18
-	MOVBU	1(X11), X23
-	XOR	X18, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X18
-	MOVBU	2(X11), X23
-	XOR	X18, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X18
-	MOVBU	3(X11), X23
-	XOR	X18, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X29, X24
+	MOVB	X24, (X10)
+	SRL	$8, X29
+	MOVBU	1(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X29
+	MOVBU	2(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X29
+	MOVBU	3(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L60
-	MOV	X9, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L60
+	MOV	X30, X25
 	JMP	L39
 L60:
-	MOVBU	(X11), X23
-	XOR	X9, X23
-	MOVB	X23, (X10)
-	SRL	$8, X9
-	MOVBU	1(X11), X23
-	XOR	X9, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X9
-	MOVBU	2(X11), X23
-	XOR	X9, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X9
-	MOVBU	3(X11), X23
-	XOR	X9, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X30, X24
+	MOVB	X24, (X10)
+	SRL	$8, X30
+	MOVBU	1(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X30
+	MOVBU	2(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X30
+	MOVBU	3(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L61
-	MOV	X17, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L61
+	MOV	X14, X25
 	JMP	L39
 L61:
-	MOVBU	(X11), X23
-	XOR	X17, X23
-	MOVB	X23, (X10)
-	SRL	$8, X17
-	MOVBU	1(X11), X23
-	XOR	X17, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X17
-	MOVBU	2(X11), X23
-	XOR	X17, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X17
-	MOVBU	3(X11), X23
-	XOR	X17, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X14, X24
+	MOVB	X24, (X10)
+	SRL	$8, X14
+	MOVBU	1(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X14
+	MOVBU	2(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X14
+	MOVBU	3(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L62
-	MOV	X15, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L62
+	MOV	X15, X25
 	JMP	L39
 L62:
-	MOVBU	(X11), X23
-	XOR	X15, X23
-	MOVB	X23, (X10)
+	MOVBU	(X11), X24
+	XOR	X15, X24
+	MOVB	X24, (X10)
 	SRL	$8, X15
-	MOVBU	1(X11), X23
-	XOR	X15, X23
-	MOVB	X23, 1(X10)
+	MOVBU	1(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 1(X10)
 	SRL	$8, X15
-	MOVBU	2(X11), X23
-	XOR	X15, X23
-	MOVB	X23, 2(X10)
+	MOVBU	2(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 2(X10)
 	SRL	$8, X15
-	MOVBU	3(X11), X23
-	XOR	X15, X23
-	MOVB	X23, 3(X10)
+	MOVBU	3(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L63
-	MOV	X14, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L63
+	MOV	X16, X25
 	JMP	L39
 L63:
-	MOVBU	(X11), X23
-	XOR	X14, X23
-	MOVB	X23, (X10)
-	SRL	$8, X14
-	MOVBU	1(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X14
-	MOVBU	2(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X14
-	MOVBU	3(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X16, X24
+	MOVB	X24, (X10)
+	SRL	$8, X16
+	MOVBU	1(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X16
+	MOVBU	2(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X16
+	MOVBU	3(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L64
-	MOV	X12, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L64
+	MOV	X17, X25
 	JMP	L39
 L64:
-	MOVBU	(X11), X23
-	XOR	X12, X23
-	MOVB	X23, (X10)
-	SRL	$8, X12
-	MOVBU	1(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X12
-	MOVBU	2(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X12
-	MOVBU	3(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X17, X24
+	MOVB	X24, (X10)
+	SRL	$8, X17
+	MOVBU	1(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X17
+	MOVBU	2(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X17
+	MOVBU	3(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X12
 	ADD	$-4, X12
-	MOV	X12, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X12
-	BGEU	X12, X23, L65
-	MOV	X29, X16
+	MOV	$4, X24
+	BGEU	X12, X24, L65
+	MOV	X9, X25
 	JMP	L39
 L65:
-	MOVBU	(X11), X23
-	XOR	X29, X23
-	MOVB	X23, (X10)
-	SRL	$8, X29
-	MOVBU	1(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X29
-	MOVBU	2(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X29
-	MOVBU	3(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X9, X24
+	MOVB	X24, (X10)
+	SRL	$8, X9
+	MOVBU	1(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X9
+	MOVBU	2(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X9
+	MOVBU	3(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X29
-	ADD	$-4, X29
-	MOV	X29, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X29
-	BGEU	X29, X23, L66
-	MOV	X28, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L66
+	MOV	X18, X25
 	JMP	L39
 L66:
-	MOVBU	(X11), X23
-	XOR	X28, X23
-	MOVB	X23, (X10)
-	SRL	$8, X28
-	MOVBU	1(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X28
-	MOVBU	2(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X28
-	MOVBU	3(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X18, X24
+	MOVB	X24, (X10)
+	SRL	$8, X18
+	MOVBU	1(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X18
+	MOVBU	2(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X18
+	MOVBU	3(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X28
-	BGEU	X28, X23, L67
-	MOV	X30, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L67
+	MOV	X21, X25
 	JMP	L39
 L67:
-	MOVBU	(X11), X23
-	XOR	X30, X23
-	MOVB	X23, (X10)
-	SRL	$8, X30
-	MOVBU	1(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X30
-	MOVBU	2(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X30
-	MOVBU	3(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X21, X24
+	MOVB	X24, (X10)
+	SRL	$8, X21
+	MOVBU	1(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X21
+	MOVBU	2(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X21
+	MOVBU	3(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X28
-	BGEU	X28, X23, L68
-	MOV	X7, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L68
+	MOV	X19, X25
 	JMP	L39
 L68:
-	MOVBU	(X11), X23
-	XOR	X7, X23
-	MOVB	X23, (X10)
-	SRL	$8, X7
-	MOVBU	1(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X7
-	MOVBU	2(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X7
-	MOVBU	3(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X19, X24
+	MOVB	X24, (X10)
+	SRL	$8, X19
+	MOVBU	1(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X19
+	MOVBU	2(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X19
+	MOVBU	3(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X7
-	ADD	$-4, X7
-	MOV	X7, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X7
-	BGEU	X7, X23, L69
-	MOV	X5, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L69
+	MOV	X20, X25
 	JMP	L39
 L69:
-	MOVBU	(X11), X23
-	XOR	X5, X23
-	MOVB	X23, (X10)
-	SRL	$8, X5
-	MOVBU	1(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X5
-	MOVBU	2(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X5
-	MOVBU	3(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X20, X24
+	MOVB	X24, (X10)
+	SRL	$8, X20
+	MOVBU	1(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X20
+	MOVBU	2(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X20
+	MOVBU	3(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X5
-	BGEU	X5, X23, L70
-	MOV	X6, X16
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L70
+	MOV	X22, X25
 	JMP	L39
 L70:
-	MOVBU	(X11), X23
-	XOR	X6, X23
-	MOVB	X23, (X10)
-	SRL	$8, X6
-	MOVBU	1(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X6
-	MOVBU	2(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X6
-	MOVBU	3(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 3(X10)
+	MOVBU	(X11), X24
+	XOR	X22, X24
+	MOVB	X24, (X10)
+	SRL	$8, X22
+	MOVBU	1(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X22
+	MOVBU	2(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X22
+	MOVBU	3(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 40(X2)
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
 L39:
-	MOV	40(X2), X5
-	BEQZ	X5, L71
+	BEQZ	X12, L71
 L72:
-	MOVBU	(X11), X23
-	XOR	X16, X23
-	MOVB	X23, (X10)
-	SRL	$8, X16
+	MOVBU	(X11), X24
+	XOR	X25, X24
+	MOVB	X24, (X10)
+	SRL	$8, X25
 	ADD	$1, X11
 	ADD	$1, X10
-	MOV	40(X2), X5
-	ADD	$-1, X5
-	MOV	X5, 40(X2)
-	BNEZ	X5, L72
+	ADD	$-1, X12
+	BNEZ	X12, L72
 L71:
-	MOV	24(X2), X5
+	MOV	16(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 24(X2)
+	MOV	X5, 16(X2)
 L6:
 	// return
-	MOV	X0, 24(X2)
+	MOV	X0, 16(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
 	MOV	$0, X9
-	MOV	$0, X12
+	MOV	$0, X13
 	MOV	$0, X14
 	MOV	$0, X15
 	MOV	$0, X16
@@ -4870,6 +4688,7 @@ L6:
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	MOV	(X2), X1
 	JMP	kgen_ret
 kgen_ret:
 	RET

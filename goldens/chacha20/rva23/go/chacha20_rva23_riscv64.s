@@ -15,24 +15,22 @@ GLOBL ·kgen_chacha_rva23_sigma(SB), RODATA|NOPTR, $16
 
 // void ChaCha20_ctr32_rva23(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 // func chaCha20Ctr32Rva23(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
-TEXT ·chaCha20Ctr32Rva23(SB), NOSPLIT, $40-40
+TEXT ·chaCha20Ctr32Rva23(SB), NOSPLIT, $24-40
 	MOV	out+0(FP), X10
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	MOV	X12, 40(X2)
-	MOV	X14, 16(X2)
+	MOV	X14, 8(X2)
 L0:
 	MOV	$·kgen_chacha_rva23_sigma(SB), X5
-	MOV	X5, 32(X2)
-	MOV	16(X2), X5
-	MOVW	(X5), X5
 	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	MOVW	(X5), X5
+	MOV	X5, 16(X2)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	MOV	$128, X23
-	MOV	40(X2), X5
-	BGEU	X5, X23, L73
+	BGEU	X12, X23, L73
 	JMP	L4
 L73:
 	OR	X11, X10, X23
@@ -41,2469 +39,2421 @@ L73:
 	JMP	L4
 L74:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	MOV	$4, X5
-	MOV	X5, 8(X2)
-	WORD	$0x0d02f057	// vsetvli zero, t0, e32, m1, ta, ma
-	WORD	$0x5208a257	// vid.v v4
+	MOV	$4, X24
+	WORD	$0x0d0c7057	// vsetvli zero, s8, e32, m1, ta, ma
+	WORD	$0x5208a6d7	// vid.v v13
 lanes_loop:
 	MOV	$320, X23
-	MOV	40(X2), X5
-	BLTU	X5, X23, lanes_rest
-	MOV	$4, X5
-	MOV	X5, 8(X2)
+	BLTU	X12, X23, lanes_rest
+	MOV	$4, X24
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	MOVW	X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	MOV	8(X2), X30
-	MOV	24(X2), X16
-	ADDW	X30, X16, X30
-	WORD	$0x5e0b42d7	// vmv.v.x v5, s6
-	WORD	$0x5e0ac0d7	// vmv.v.x v1, s5
-	WORD	$0x5e09c157	// vmv.v.x v2, s3
-	WORD	$0x5e0a41d7	// vmv.v.x v3, s4
-	WORD	$0x5e094757	// vmv.v.x v14, s2
-	WORD	$0x5e04c7d7	// vmv.v.x v15, s1
-	WORD	$0x5e08c857	// vmv.v.x v16, a7
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X21
+	MOVW	4(X21), X19
+	MOVW	8(X21), X20
+	MOVW	12(X21), X22
+	MOV	16(X2), X21
+	ADDW	X24, X21
+	WORD	$0x5e02c257	// vmv.v.x v4, t0
+	WORD	$0x5e0340d7	// vmv.v.x v1, t1
+	WORD	$0x5e03c157	// vmv.v.x v2, t2
+	WORD	$0x5e0e41d7	// vmv.v.x v3, t3
+	WORD	$0x5e0ec757	// vmv.v.x v14, t4
+	WORD	$0x5e0f47d7	// vmv.v.x v15, t5
+	WORD	$0x5e074857	// vmv.v.x v16, a4
 	WORD	$0x5e07c8d7	// vmv.v.x v17, a5
-	WORD	$0x5e074357	// vmv.v.x v6, a4
-	WORD	$0x5e0643d7	// vmv.v.x v7, a2
-	WORD	$0x5e0ec457	// vmv.v.x v8, t4
-	WORD	$0x5e0e46d7	// vmv.v.x v13, t3
-	MOV	24(X2), X16
-	WORD	$0x5e0844d7	// vmv.v.x v9, a6
-	WORD	$0x5e03c557	// vmv.v.x v10, t2
-	WORD	$0x5e02c5d7	// vmv.v.x v11, t0
-	WORD	$0x5e034657	// vmv.v.x v12, t1
-	WORD	$0x029204d7	// vadd.vv v9, v9, v4
-	WORD	$0x5e048957	// vmv.v.v v18, v9
-	MOV	$10, X16
+	WORD	$0x5e0842d7	// vmv.v.x v5, a6
+	WORD	$0x5e08c357	// vmv.v.x v6, a7
+	WORD	$0x5e04c3d7	// vmv.v.x v7, s1
+	WORD	$0x5e094657	// vmv.v.x v12, s2
+	MOV	16(X2), X23
+	WORD	$0x5e0bc457	// vmv.v.x v8, s7
+	WORD	$0x5e09c4d7	// vmv.v.x v9, s3
+	WORD	$0x5e0a4557	// vmv.v.x v10, s4
+	WORD	$0x5e0b45d7	// vmv.v.x v11, s6
+	WORD	$0x02868457	// vadd.vv v8, v8, v13
+	WORD	$0x5e040957	// vmv.v.v v18, v8
+	MOV	$10, X23
 dr:
 	// four vector lanes interleaved with the scalar block
-	WORD	$0x025702d7	// vadd.vv v5, v5, v14
+	WORD	$0x02470257	// vadd.vv v4, v4, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021780d7	// vadd.vv v1, v1, v15
-	ADDW	X18, X22
+	ADDW	X29, X5
 	WORD	$0x02280157	// vadd.vv v2, v2, v16
-	XOR	X22, X30
+	XOR	X5, X21
 	WORD	$0x023881d7	// vadd.vv v3, v3, v17
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2e9284d7	// vxor.vv v9, v9, v5
-	ADDW	X30, X14
-	WORD	$0x2ea08557	// vxor.vv v10, v10, v1
-	XOR	X14, X18
-	WORD	$0x2eb105d7	// vxor.vv v11, v11, v2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x2ec18657	// vxor.vv v12, v12, v3
-	ADDW	X18, X22
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2e820457	// vxor.vv v8, v8, v4
+	ADDW	X21, X16
+	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
+	XOR	X16, X29
+	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
+	ADDW	X29, X5
+	WORD	$0x52883457	// vror.vi v8, v8, 16
+	XOR	X5, X21
 	WORD	$0x529834d7	// vror.vi v9, v9, 16
-	XOR	X22, X30
+	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x52a83557	// vror.vi v10, v10, 16
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
+	ADDW	X21, X16
 	WORD	$0x52b835d7	// vror.vi v11, v11, 16
-	ADDW	X30, X14
-	WORD	$0x52c83657	// vror.vi v12, v12, 16
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	WORD	$0x02648357	// vadd.vv v6, v6, v9
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0x025402d7	// vadd.vv v5, v5, v8
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02648357	// vadd.vv v6, v6, v9
+	ADDW	X30, X6
 	WORD	$0x027503d7	// vadd.vv v7, v7, v10
-	ADDW	X9, X21
-	WORD	$0x02858457	// vadd.vv v8, v8, v11
-	XOR	X21, X7
-	WORD	$0x02d606d7	// vadd.vv v13, v13, v12
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	ADDW	X7, X12
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	XOR	X12, X9
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x2f1688d7	// vxor.vv v17, v17, v13
-	ADDW	X9, X21
+	XOR	X6, X19
+	WORD	$0x02c58657	// vadd.vv v12, v12, v11
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2ee28757	// vxor.vv v14, v14, v5
+	ADDW	X19, X17
+	WORD	$0x2ef307d7	// vxor.vv v15, v15, v6
+	XOR	X17, X30
+	WORD	$0x2f038857	// vxor.vv v16, v16, v7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x2f1608d7	// vxor.vv v17, v17, v12
+	ADDW	X30, X6
 	WORD	$0x52ea3757	// vror.vi v14, v14, 20
-	XOR	X21, X7
+	XOR	X6, X19
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
-	WORD	$0x6183d39b	// roriw t2, t2, 24
+	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0x530a3857	// vror.vi v16, v16, 20
-	ADDW	X7, X12
+	ADDW	X19, X17
 	WORD	$0x531a38d7	// vror.vi v17, v17, 20
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x025702d7	// vadd.vv v5, v5, v14
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	WORD	$0x02470257	// vadd.vv v4, v4, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021780d7	// vadd.vv v1, v1, v15
-	ADDW	X17, X19
+	ADDW	X14, X7
 	WORD	$0x02280157	// vadd.vv v2, v2, v16
-	XOR	X19, X5
+	XOR	X7, X20
 	WORD	$0x023881d7	// vadd.vv v3, v3, v17
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2e9284d7	// vxor.vv v9, v9, v5
-	ADDW	X5, X29
-	WORD	$0x2ea08557	// vxor.vv v10, v10, v1
-	XOR	X29, X17
-	WORD	$0x2eb105d7	// vxor.vv v11, v11, v2
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x2ec18657	// vxor.vv v12, v12, v3
-	ADDW	X17, X19
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2e820457	// vxor.vv v8, v8, v4
+	ADDW	X20, X9
+	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
+	XOR	X9, X14
+	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
+	ADDW	X14, X7
+	WORD	$0x528c3457	// vror.vi v8, v8, 24
+	XOR	X7, X20
 	WORD	$0x529c34d7	// vror.vi v9, v9, 24
-	XOR	X19, X5
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0x52ac3557	// vror.vi v10, v10, 24
-	WORD	$0x6182d29b	// roriw t0, t0, 24
+	ADDW	X20, X9
 	WORD	$0x52bc35d7	// vror.vi v11, v11, 24
-	ADDW	X5, X29
-	WORD	$0x52cc3657	// vror.vi v12, v12, 24
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x025402d7	// vadd.vv v5, v5, v8
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02648357	// vadd.vv v6, v6, v9
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
 	WORD	$0x027503d7	// vadd.vv v7, v7, v10
-	ADDW	X15, X20
-	WORD	$0x02858457	// vadd.vv v8, v8, v11
-	XOR	X20, X6
-	WORD	$0x02d606d7	// vadd.vv v13, v13, v12
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	ADDW	X6, X28
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	XOR	X28, X15
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
+	XOR	X28, X22
+	WORD	$0x02c58657	// vadd.vv v12, v12, v11
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2ee28757	// vxor.vv v14, v14, v5
+	ADDW	X22, X18
+	WORD	$0x2ef307d7	// vxor.vv v15, v15, v6
+	XOR	X18, X15
+	WORD	$0x2f038857	// vxor.vv v16, v16, v7
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x2f1688d7	// vxor.vv v17, v17, v13
-	ADDW	X15, X20
+	WORD	$0x2f1608d7	// vxor.vv v17, v17, v12
+	ADDW	X15, X28
 	WORD	$0x52ecb757	// vror.vi v14, v14, 25
-	XOR	X20, X6
+	XOR	X28, X22
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
-	WORD	$0x6183531b	// roriw t1, t1, 24
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x530cb857	// vror.vi v16, v16, 25
-	ADDW	X6, X28
+	ADDW	X22, X18
 	WORD	$0x531cb8d7	// vror.vi v17, v17, 25
-	XOR	X28, X15
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x025782d7	// vadd.vv v5, v5, v15
+	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021800d7	// vadd.vv v1, v1, v16
-	ADDW	X9, X22
+	ADDW	X30, X5
 	WORD	$0x02288157	// vadd.vv v2, v2, v17
-	XOR	X22, X6
+	XOR	X5, X22
 	WORD	$0x023701d7	// vadd.vv v3, v3, v14
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2ec28657	// vxor.vv v12, v12, v5
-	ADDW	X6, X29
-	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
-	XOR	X29, X9
-	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
-	ADDW	X9, X22
-	WORD	$0x52c83657	// vror.vi v12, v12, 16
-	XOR	X22, X6
-	WORD	$0x529834d7	// vror.vi v9, v9, 16
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x52a83557	// vror.vi v10, v10, 16
-	ADDW	X6, X29
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2eb205d7	// vxor.vv v11, v11, v4
+	ADDW	X22, X9
+	WORD	$0x2e808457	// vxor.vv v8, v8, v1
+	XOR	X9, X30
+	WORD	$0x2e9104d7	// vxor.vv v9, v9, v2
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x2ea18557	// vxor.vv v10, v10, v3
+	ADDW	X30, X5
 	WORD	$0x52b835d7	// vror.vi v11, v11, 16
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x02860457	// vadd.vv v8, v8, v12
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02d486d7	// vadd.vv v13, v13, v9
-	ADDW	X17, X21
-	WORD	$0x02650357	// vadd.vv v6, v6, v10
-	XOR	X21, X30
+	XOR	X5, X22
+	WORD	$0x52883457	// vror.vi v8, v8, 16
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x529834d7	// vror.vi v9, v9, 16
+	ADDW	X22, X9
+	WORD	$0x52a83557	// vror.vi v10, v10, 16
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x027583d7	// vadd.vv v7, v7, v11
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	ADDW	X30, X28
-	WORD	$0x2f068857	// vxor.vv v16, v16, v13
-	XOR	X28, X17
-	WORD	$0x2f1308d7	// vxor.vv v17, v17, v6
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	ADDW	X17, X21
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c40657	// vadd.vv v12, v12, v8
+	ADDW	X14, X6
+	WORD	$0x025482d7	// vadd.vv v5, v5, v9
+	XOR	X6, X21
+	WORD	$0x02650357	// vadd.vv v6, v6, v10
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
+	ADDW	X21, X18
+	WORD	$0x2f060857	// vxor.vv v16, v16, v12
+	XOR	X18, X14
+	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
+	ADDW	X14, X6
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
-	XOR	X21, X30
+	XOR	X6, X21
 	WORD	$0x530a3857	// vror.vi v16, v16, 20
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
+	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x531a38d7	// vror.vi v17, v17, 20
-	ADDW	X30, X28
+	ADDW	X21, X18
 	WORD	$0x52ea3757	// vror.vi v14, v14, 20
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
-	WORD	$0x025782d7	// vadd.vv v5, v5, v15
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021800d7	// vadd.vv v1, v1, v16
-	ADDW	X15, X19
+	ADDW	X15, X7
 	WORD	$0x02288157	// vadd.vv v2, v2, v17
-	XOR	X19, X7
+	XOR	X7, X19
 	WORD	$0x023701d7	// vadd.vv v3, v3, v14
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2ec28657	// vxor.vv v12, v12, v5
-	ADDW	X7, X14
-	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
-	XOR	X14, X15
-	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2eb205d7	// vxor.vv v11, v11, v4
+	ADDW	X19, X16
+	WORD	$0x2e808457	// vxor.vv v8, v8, v1
+	XOR	X16, X15
+	WORD	$0x2e9104d7	// vxor.vv v9, v9, v2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
-	ADDW	X15, X19
-	WORD	$0x52cc3657	// vror.vi v12, v12, 24
-	XOR	X19, X7
-	WORD	$0x529c34d7	// vror.vi v9, v9, 24
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x52ac3557	// vror.vi v10, v10, 24
-	ADDW	X7, X14
+	WORD	$0x2ea18557	// vxor.vv v10, v10, v3
+	ADDW	X15, X7
 	WORD	$0x52bc35d7	// vror.vi v11, v11, 24
-	XOR	X14, X15
+	XOR	X7, X19
+	WORD	$0x528c3457	// vror.vi v8, v8, 24
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x529c34d7	// vror.vi v9, v9, 24
+	ADDW	X19, X16
+	WORD	$0x52ac3557	// vror.vi v10, v10, 24
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x02860457	// vadd.vv v8, v8, v12
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02d486d7	// vadd.vv v13, v13, v9
-	ADDW	X18, X20
-	WORD	$0x02650357	// vadd.vv v6, v6, v10
-	XOR	X20, X5
 	WORD	$0x027583d7	// vadd.vv v7, v7, v11
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	ADDW	X5, X12
-	WORD	$0x2f068857	// vxor.vv v16, v16, v13
-	XOR	X12, X18
-	WORD	$0x2f1308d7	// vxor.vv v17, v17, v6
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	ADDW	X18, X20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c40657	// vadd.vv v12, v12, v8
+	ADDW	X29, X28
+	WORD	$0x025482d7	// vadd.vv v5, v5, v9
+	XOR	X28, X20
+	WORD	$0x02650357	// vadd.vv v6, v6, v10
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
+	ADDW	X20, X17
+	WORD	$0x2f060857	// vxor.vv v16, v16, v12
+	XOR	X17, X29
+	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
+	ADDW	X29, X28
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
-	XOR	X20, X5
+	XOR	X28, X20
 	WORD	$0x530cb857	// vror.vi v16, v16, 25
-	WORD	$0x6182d29b	// roriw t0, t0, 24
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0x531cb8d7	// vror.vi v17, v17, 25
-	ADDW	X5, X12
+	ADDW	X20, X17
 	WORD	$0x52ecb757	// vror.vi v14, v14, 25
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	ADD	$-1, X16
-	BNEZ	X16, dr
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	ADD	$-1, X23
+	BNEZ	X23, dr
 	// feed-forward: the scalar block and the lanes add the same state words
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
-	MOV	32(X2), X23
+	MOV	24(X2), X25
+	MOVW	(X25), X23
+	MOVW	4(X25), X25
+	ADDW	X23, X5
+	WORD	$0x024bc257	// vadd.vx v4, v4, s7
+	MOV	24(X2), X23
 	MOVW	8(X23), X23
-	ADDW	X16, X21
-	WORD	$0x021840d7	// vadd.vx v1, v1, a6
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
+	ADDW	X25, X6
+	WORD	$0x021cc0d7	// vadd.vx v1, v1, s9
+	MOV	24(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X23, X7
 	WORD	$0x022bc157	// vadd.vx v2, v2, s7
 	MOVW	(X13), X23
-	ADDW	X16, X20
-	WORD	$0x023841d7	// vadd.vx v3, v3, a6
-	MOVW	4(X13), X16
-	ADDW	X23, X18
+	ADDW	X25, X28
+	WORD	$0x023cc1d7	// vadd.vx v3, v3, s9
+	MOVW	4(X13), X25
+	ADDW	X23, X29
 	WORD	$0x02ebc757	// vadd.vx v14, v14, s7
 	MOVW	8(X13), X23
-	ADDW	X16, X9
-	WORD	$0x02f847d7	// vadd.vx v15, v15, a6
-	MOVW	12(X13), X16
-	ADDW	X23, X17
+	ADDW	X25, X30
+	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
+	MOVW	12(X13), X25
+	ADDW	X23, X14
 	WORD	$0x030bc857	// vadd.vx v16, v16, s7
 	MOVW	16(X13), X23
-	ADDW	X16, X15
-	WORD	$0x031848d7	// vadd.vx v17, v17, a6
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	WORD	$0x026bc357	// vadd.vx v6, v6, s7
+	ADDW	X25, X15
+	WORD	$0x031cc8d7	// vadd.vx v17, v17, s9
+	MOVW	20(X13), X25
+	ADDW	X23, X16
+	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
 	MOVW	24(X13), X23
-	ADDW	X16, X12
-	WORD	$0x027843d7	// vadd.vx v7, v7, a6
-	MOVW	28(X13), X16
-	ADDW	X23, X29
-	WORD	$0x028bc457	// vadd.vx v8, v8, s7
-	MOV	24(X2), X23
-	MOVW	X23, X23
-	ADDW	X16, X28
-	WORD	$0x02d846d7	// vadd.vx v13, v13, a6
-	MOV	16(X2), X16
-	MOVW	4(X16), X16
-	ADDW	X23, X30
-	WORD	$0x029904d7	// vadd.vv v9, v9, v18
+	ADDW	X25, X17
+	WORD	$0x026cc357	// vadd.vx v6, v6, s9
+	MOVW	28(X13), X25
+	ADDW	X23, X9
+	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
 	MOV	16(X2), X23
+	MOVW	X23, X23
+	ADDW	X25, X18
+	WORD	$0x02ccc657	// vadd.vx v12, v12, s9
+	MOV	8(X2), X25
+	MOVW	4(X25), X25
+	ADDW	X23, X21
+	WORD	$0x02890457	// vadd.vv v8, v8, v18
+	MOV	8(X2), X23
 	MOVW	8(X23), X23
-	ADDW	X16, X7
-	WORD	$0x02a84557	// vadd.vx v10, v10, a6
-	MOV	16(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X5
-	WORD	$0x02bbc5d7	// vadd.vx v11, v11, s7
-	ADDW	X16, X6
-	WORD	$0x02c84657	// vadd.vx v12, v12, a6
-	MOV	8(X2), X16
-	ADDW	X16, X30
+	ADDW	X25, X19
+	WORD	$0x029cc4d7	// vadd.vx v9, v9, s9
+	MOV	8(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X23, X20
+	WORD	$0x02abc557	// vadd.vx v10, v10, s7
+	ADDW	X25, X22
+	WORD	$0x02bcc5d7	// vadd.vx v11, v11, s9
+	ADDW	X24, X21
 	// output: lane k's word i at 64k + 4i (strided by 64)
 	// ... interleaved with the scalar block's, bytes 256..320
 	MOV	X11, X24
-	MOV	X10, X25
+	MOV	X10, X8
 	MOVW	256(X11), X23
-	MOV	$64, X8
-	WORD	$0x0a8c6907	// vlse32.v v18, (s8), s0
-	MOVW	260(X11), X16
+	MOV	$64, X1
+	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
+	MOVW	260(X11), X25
 	ADD	$4, X24
-	WORD	$0x0a8c6987	// vlse32.v v19, (s8), s0
-	XOR	X22, X23
+	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
+	XOR	X5, X23
 	ADD	$4, X24
 	MOVW	X23, 256(X10)
-	WORD	$0x0a8c6a07	// vlse32.v v20, (s8), s0
+	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
 	ADD	$4, X24
 	MOVW	264(X11), X23
-	WORD	$0x2f228957	// vxor.vv v18, v18, v5
-	WORD	$0x0a8ce927	// vsse32.v v18, (s9), s0
-	XOR	X21, X16
-	ADD	$4, X25
-	WORD	$0x0a8c6287	// vlse32.v v5, (s8), s0
-	MOVW	X16, 260(X10)
+	WORD	$0x2f220957	// vxor.vv v18, v18, v4
+	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
+	XOR	X6, X25
+	ADD	$4, X8
+	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
+	MOVW	X25, 260(X10)
 	ADD	$4, X24
-	MOVW	268(X11), X16
+	MOVW	268(X11), X25
 	WORD	$0x2f3089d7	// vxor.vv v19, v19, v1
-	WORD	$0x0a8ce9a7	// vsse32.v v19, (s9), s0
-	XOR	X19, X23
-	ADD	$4, X25
-	WORD	$0x0a8c6907	// vlse32.v v18, (s8), s0
+	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
+	XOR	X7, X23
+	ADD	$4, X8
+	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
 	MOVW	X23, 264(X10)
 	ADD	$4, X24
 	WORD	$0x2f410a57	// vxor.vv v20, v20, v2
 	MOVW	272(X11), X23
-	WORD	$0x0a8cea27	// vsse32.v v20, (s9), s0
-	XOR	X20, X16
-	ADD	$4, X25
-	WORD	$0x0a8c6987	// vlse32.v v19, (s8), s0
-	MOVW	X16, 268(X10)
+	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
+	XOR	X28, X25
+	ADD	$4, X8
+	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
+	MOVW	X25, 268(X10)
 	ADD	$4, X24
-	WORD	$0x2e5182d7	// vxor.vv v5, v5, v3
-	MOVW	276(X11), X16
-	WORD	$0x0a8ce2a7	// vsse32.v v5, (s9), s0
-	XOR	X18, X23
-	ADD	$4, X25
-	WORD	$0x0a8c6a07	// vlse32.v v20, (s8), s0
+	WORD	$0x2e418257	// vxor.vv v4, v4, v3
+	MOVW	276(X11), X25
+	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
+	XOR	X29, X23
+	ADD	$4, X8
+	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
 	MOVW	X23, 272(X10)
 	ADD	$4, X24
 	WORD	$0x2f270957	// vxor.vv v18, v18, v14
 	MOVW	280(X11), X23
-	WORD	$0x0a8ce927	// vsse32.v v18, (s9), s0
-	ADD	$4, X25
-	XOR	X9, X16
-	WORD	$0x0a8c6287	// vlse32.v v5, (s8), s0
-	MOVW	X16, 276(X10)
+	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
+	ADD	$4, X8
+	XOR	X30, X25
+	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
+	MOVW	X25, 276(X10)
 	ADD	$4, X24
 	WORD	$0x2f3789d7	// vxor.vv v19, v19, v15
-	MOVW	284(X11), X16
-	WORD	$0x0a8ce9a7	// vsse32.v v19, (s9), s0
-	ADD	$4, X25
-	XOR	X17, X23
-	WORD	$0x0a8c6907	// vlse32.v v18, (s8), s0
+	MOVW	284(X11), X25
+	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
+	ADD	$4, X8
+	XOR	X14, X23
+	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
 	ADD	$4, X24
 	MOVW	X23, 280(X10)
 	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
 	MOVW	288(X11), X23
-	WORD	$0x0a8cea27	// vsse32.v v20, (s9), s0
-	ADD	$4, X25
-	XOR	X15, X16
-	WORD	$0x0a8c6987	// vlse32.v v19, (s8), s0
+	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
+	ADD	$4, X8
+	XOR	X15, X25
+	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
 	ADD	$4, X24
-	MOVW	X16, 284(X10)
-	WORD	$0x2e5882d7	// vxor.vv v5, v5, v17
-	MOVW	292(X11), X16
-	WORD	$0x0a8ce2a7	// vsse32.v v5, (s9), s0
-	ADD	$4, X25
-	XOR	X14, X23
-	WORD	$0x0a8c6a07	// vlse32.v v20, (s8), s0
+	MOVW	X25, 284(X10)
+	WORD	$0x2e488257	// vxor.vv v4, v4, v17
+	MOVW	292(X11), X25
+	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
+	ADD	$4, X8
+	XOR	X16, X23
+	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
 	ADD	$4, X24
 	MOVW	X23, 288(X10)
-	WORD	$0x2f230957	// vxor.vv v18, v18, v6
-	WORD	$0x0a8ce927	// vsse32.v v18, (s9), s0
+	WORD	$0x2f228957	// vxor.vv v18, v18, v5
+	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
 	MOVW	296(X11), X23
-	ADD	$4, X25
-	XOR	X12, X16
-	WORD	$0x0a8c6287	// vlse32.v v5, (s8), s0
+	ADD	$4, X8
+	XOR	X17, X25
+	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
 	ADD	$4, X24
-	MOVW	X16, 292(X10)
-	WORD	$0x2f3389d7	// vxor.vv v19, v19, v7
-	WORD	$0x0a8ce9a7	// vsse32.v v19, (s9), s0
-	MOVW	300(X11), X16
-	ADD	$4, X25
-	WORD	$0x0a8c6907	// vlse32.v v18, (s8), s0
-	XOR	X29, X23
+	MOVW	X25, 292(X10)
+	WORD	$0x2f3309d7	// vxor.vv v19, v19, v6
+	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
+	MOVW	300(X11), X25
+	ADD	$4, X8
+	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
+	XOR	X9, X23
 	ADD	$4, X24
 	MOVW	X23, 296(X10)
-	WORD	$0x2f440a57	// vxor.vv v20, v20, v8
-	WORD	$0x0a8cea27	// vsse32.v v20, (s9), s0
+	WORD	$0x2f438a57	// vxor.vv v20, v20, v7
+	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
 	MOVW	304(X11), X23
-	ADD	$4, X25
-	WORD	$0x0a8c6987	// vlse32.v v19, (s8), s0
-	XOR	X28, X16
+	ADD	$4, X8
+	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
+	XOR	X18, X25
 	ADD	$4, X24
-	MOVW	X16, 300(X10)
-	WORD	$0x2e5682d7	// vxor.vv v5, v5, v13
-	WORD	$0x0a8ce2a7	// vsse32.v v5, (s9), s0
-	MOVW	308(X11), X16
-	ADD	$4, X25
-	WORD	$0x0a8c6a07	// vlse32.v v20, (s8), s0
-	XOR	X30, X23
+	MOVW	X25, 300(X10)
+	WORD	$0x2e460257	// vxor.vv v4, v4, v12
+	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
+	MOVW	308(X11), X25
+	ADD	$4, X8
+	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
+	XOR	X21, X23
 	ADD	$4, X24
-	WORD	$0x2f248957	// vxor.vv v18, v18, v9
+	WORD	$0x2f240957	// vxor.vv v18, v18, v8
 	MOVW	X23, 304(X10)
-	WORD	$0x0a8ce927	// vsse32.v v18, (s9), s0
+	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
 	MOVW	312(X11), X23
-	ADD	$4, X25
-	WORD	$0x0a8c6287	// vlse32.v v5, (s8), s0
-	XOR	X7, X16
+	ADD	$4, X8
+	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
+	XOR	X19, X25
 	ADD	$4, X24
-	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
-	MOVW	X16, 308(X10)
-	WORD	$0x0a8ce9a7	// vsse32.v v19, (s9), s0
-	ADD	$4, X25
-	MOVW	316(X11), X16
-	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
-	XOR	X5, X23
-	WORD	$0x0a8cea27	// vsse32.v v20, (s9), s0
-	ADD	$4, X25
+	WORD	$0x2f3489d7	// vxor.vv v19, v19, v9
+	MOVW	X25, 308(X10)
+	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
+	ADD	$4, X8
+	MOVW	316(X11), X25
+	WORD	$0x2f450a57	// vxor.vv v20, v20, v10
+	XOR	X20, X23
+	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
+	ADD	$4, X8
 	MOVW	X23, 312(X10)
-	WORD	$0x2e5602d7	// vxor.vv v5, v5, v12
-	WORD	$0x0a8ce2a7	// vsse32.v v5, (s9), s0
-	XOR	X6, X16
-	ADD	$4, X25
-	MOVW	X16, 316(X10)
+	WORD	$0x2e458257	// vxor.vv v4, v4, v11
+	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
+	XOR	X22, X25
+	ADD	$4, X8
+	MOVW	X25, 316(X10)
 	ADD	$320, X10
 	ADD	$320, X11
-	MOV	40(X2), X5
-	ADD	$-320, X5
-	MOV	X5, 40(X2)
-	MOV	24(X2), X5
+	ADD	$-320, X12
+	MOV	16(X2), X5
 	ADDW	$5, X5
-	MOV	X5, 24(X2)
+	MOV	X5, 16(X2)
 	JMP	lanes_loop
 lanes_rest:
 	MOV	$128, X23
-	MOV	40(X2), X5
-	BLTU	X5, X23, L1
+	BLTU	X12, X23, L1
 	MOV	$192, X23
-	MOV	40(X2), X5
-	BLTU	X5, X23, rows
-	MOV	40(X2), X5
-	SRL	$6, X5
-	MOV	X5, 8(X2)
-	WORD	$0x0d02f057	// vsetvli zero, t0, e32, m1, ta, ma
+	BLTU	X12, X23, rows
+	SRL	$6, X12, X24
+	WORD	$0x0d0c7057	// vsetvli zero, s8, e32, m1, ta, ma
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	MOVW	X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	MOV	8(X2), X30
-	MOV	24(X2), X16
-	ADDW	X30, X16, X30
-	WORD	$0x5e0b42d7	// vmv.v.x v5, s6
-	WORD	$0x5e0ac0d7	// vmv.v.x v1, s5
-	WORD	$0x5e09c157	// vmv.v.x v2, s3
-	WORD	$0x5e0a41d7	// vmv.v.x v3, s4
-	WORD	$0x5e094757	// vmv.v.x v14, s2
-	WORD	$0x5e04c7d7	// vmv.v.x v15, s1
-	WORD	$0x5e08c857	// vmv.v.x v16, a7
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X21
+	MOVW	4(X21), X19
+	MOVW	8(X21), X20
+	MOVW	12(X21), X22
+	MOV	16(X2), X21
+	ADDW	X24, X21
+	WORD	$0x5e02c257	// vmv.v.x v4, t0
+	WORD	$0x5e0340d7	// vmv.v.x v1, t1
+	WORD	$0x5e03c157	// vmv.v.x v2, t2
+	WORD	$0x5e0e41d7	// vmv.v.x v3, t3
+	WORD	$0x5e0ec757	// vmv.v.x v14, t4
+	WORD	$0x5e0f47d7	// vmv.v.x v15, t5
+	WORD	$0x5e074857	// vmv.v.x v16, a4
 	WORD	$0x5e07c8d7	// vmv.v.x v17, a5
-	WORD	$0x5e074357	// vmv.v.x v6, a4
-	WORD	$0x5e0643d7	// vmv.v.x v7, a2
-	WORD	$0x5e0ec457	// vmv.v.x v8, t4
-	WORD	$0x5e0e46d7	// vmv.v.x v13, t3
-	MOV	24(X2), X16
-	WORD	$0x5e0844d7	// vmv.v.x v9, a6
-	WORD	$0x5e03c557	// vmv.v.x v10, t2
-	WORD	$0x5e02c5d7	// vmv.v.x v11, t0
-	WORD	$0x5e034657	// vmv.v.x v12, t1
-	WORD	$0x029204d7	// vadd.vv v9, v9, v4
-	WORD	$0x5e048957	// vmv.v.v v18, v9
-	MOV	$10, X16
+	WORD	$0x5e0842d7	// vmv.v.x v5, a6
+	WORD	$0x5e08c357	// vmv.v.x v6, a7
+	WORD	$0x5e04c3d7	// vmv.v.x v7, s1
+	WORD	$0x5e094657	// vmv.v.x v12, s2
+	MOV	16(X2), X23
+	WORD	$0x5e0bc457	// vmv.v.x v8, s7
+	WORD	$0x5e09c4d7	// vmv.v.x v9, s3
+	WORD	$0x5e0a4557	// vmv.v.x v10, s4
+	WORD	$0x5e0b45d7	// vmv.v.x v11, s6
+	WORD	$0x02868457	// vadd.vv v8, v8, v13
+	WORD	$0x5e040957	// vmv.v.v v18, v8
+	MOV	$10, X23
 L11:
 	// four vector lanes interleaved with the scalar block
-	WORD	$0x025702d7	// vadd.vv v5, v5, v14
+	WORD	$0x02470257	// vadd.vv v4, v4, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021780d7	// vadd.vv v1, v1, v15
-	ADDW	X18, X22
+	ADDW	X29, X5
 	WORD	$0x02280157	// vadd.vv v2, v2, v16
-	XOR	X22, X30
+	XOR	X5, X21
 	WORD	$0x023881d7	// vadd.vv v3, v3, v17
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2e9284d7	// vxor.vv v9, v9, v5
-	ADDW	X30, X14
-	WORD	$0x2ea08557	// vxor.vv v10, v10, v1
-	XOR	X14, X18
-	WORD	$0x2eb105d7	// vxor.vv v11, v11, v2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x2ec18657	// vxor.vv v12, v12, v3
-	ADDW	X18, X22
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2e820457	// vxor.vv v8, v8, v4
+	ADDW	X21, X16
+	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
+	XOR	X16, X29
+	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
+	ADDW	X29, X5
+	WORD	$0x52883457	// vror.vi v8, v8, 16
+	XOR	X5, X21
 	WORD	$0x529834d7	// vror.vi v9, v9, 16
-	XOR	X22, X30
+	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x52a83557	// vror.vi v10, v10, 16
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
+	ADDW	X21, X16
 	WORD	$0x52b835d7	// vror.vi v11, v11, 16
-	ADDW	X30, X14
-	WORD	$0x52c83657	// vror.vi v12, v12, 16
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	WORD	$0x02648357	// vadd.vv v6, v6, v9
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0x025402d7	// vadd.vv v5, v5, v8
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02648357	// vadd.vv v6, v6, v9
+	ADDW	X30, X6
 	WORD	$0x027503d7	// vadd.vv v7, v7, v10
-	ADDW	X9, X21
-	WORD	$0x02858457	// vadd.vv v8, v8, v11
-	XOR	X21, X7
-	WORD	$0x02d606d7	// vadd.vv v13, v13, v12
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	ADDW	X7, X12
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	XOR	X12, X9
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x2f1688d7	// vxor.vv v17, v17, v13
-	ADDW	X9, X21
+	XOR	X6, X19
+	WORD	$0x02c58657	// vadd.vv v12, v12, v11
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2ee28757	// vxor.vv v14, v14, v5
+	ADDW	X19, X17
+	WORD	$0x2ef307d7	// vxor.vv v15, v15, v6
+	XOR	X17, X30
+	WORD	$0x2f038857	// vxor.vv v16, v16, v7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x2f1608d7	// vxor.vv v17, v17, v12
+	ADDW	X30, X6
 	WORD	$0x52ea3757	// vror.vi v14, v14, 20
-	XOR	X21, X7
+	XOR	X6, X19
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
-	WORD	$0x6183d39b	// roriw t2, t2, 24
+	WORD	$0x6189d99b	// roriw s3, s3, 24
 	WORD	$0x530a3857	// vror.vi v16, v16, 20
-	ADDW	X7, X12
+	ADDW	X19, X17
 	WORD	$0x531a38d7	// vror.vi v17, v17, 20
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x025702d7	// vadd.vv v5, v5, v14
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	WORD	$0x02470257	// vadd.vv v4, v4, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021780d7	// vadd.vv v1, v1, v15
-	ADDW	X17, X19
+	ADDW	X14, X7
 	WORD	$0x02280157	// vadd.vv v2, v2, v16
-	XOR	X19, X5
+	XOR	X7, X20
 	WORD	$0x023881d7	// vadd.vv v3, v3, v17
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2e9284d7	// vxor.vv v9, v9, v5
-	ADDW	X5, X29
-	WORD	$0x2ea08557	// vxor.vv v10, v10, v1
-	XOR	X29, X17
-	WORD	$0x2eb105d7	// vxor.vv v11, v11, v2
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x2ec18657	// vxor.vv v12, v12, v3
-	ADDW	X17, X19
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2e820457	// vxor.vv v8, v8, v4
+	ADDW	X20, X9
+	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
+	XOR	X9, X14
+	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
+	ADDW	X14, X7
+	WORD	$0x528c3457	// vror.vi v8, v8, 24
+	XOR	X7, X20
 	WORD	$0x529c34d7	// vror.vi v9, v9, 24
-	XOR	X19, X5
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0x52ac3557	// vror.vi v10, v10, 24
-	WORD	$0x6182d29b	// roriw t0, t0, 24
+	ADDW	X20, X9
 	WORD	$0x52bc35d7	// vror.vi v11, v11, 24
-	ADDW	X5, X29
-	WORD	$0x52cc3657	// vror.vi v12, v12, 24
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x025402d7	// vadd.vv v5, v5, v8
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02648357	// vadd.vv v6, v6, v9
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
 	WORD	$0x027503d7	// vadd.vv v7, v7, v10
-	ADDW	X15, X20
-	WORD	$0x02858457	// vadd.vv v8, v8, v11
-	XOR	X20, X6
-	WORD	$0x02d606d7	// vadd.vv v13, v13, v12
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	ADDW	X6, X28
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	XOR	X28, X15
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
+	XOR	X28, X22
+	WORD	$0x02c58657	// vadd.vv v12, v12, v11
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2ee28757	// vxor.vv v14, v14, v5
+	ADDW	X22, X18
+	WORD	$0x2ef307d7	// vxor.vv v15, v15, v6
+	XOR	X18, X15
+	WORD	$0x2f038857	// vxor.vv v16, v16, v7
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x2f1688d7	// vxor.vv v17, v17, v13
-	ADDW	X15, X20
+	WORD	$0x2f1608d7	// vxor.vv v17, v17, v12
+	ADDW	X15, X28
 	WORD	$0x52ecb757	// vror.vi v14, v14, 25
-	XOR	X20, X6
+	XOR	X28, X22
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
-	WORD	$0x6183531b	// roriw t1, t1, 24
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x530cb857	// vror.vi v16, v16, 25
-	ADDW	X6, X28
+	ADDW	X22, X18
 	WORD	$0x531cb8d7	// vror.vi v17, v17, 25
-	XOR	X28, X15
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x025782d7	// vadd.vv v5, v5, v15
+	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021800d7	// vadd.vv v1, v1, v16
-	ADDW	X9, X22
+	ADDW	X30, X5
 	WORD	$0x02288157	// vadd.vv v2, v2, v17
-	XOR	X22, X6
+	XOR	X5, X22
 	WORD	$0x023701d7	// vadd.vv v3, v3, v14
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2ec28657	// vxor.vv v12, v12, v5
-	ADDW	X6, X29
-	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
-	XOR	X29, X9
-	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
-	ADDW	X9, X22
-	WORD	$0x52c83657	// vror.vi v12, v12, 16
-	XOR	X22, X6
-	WORD	$0x529834d7	// vror.vi v9, v9, 16
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x52a83557	// vror.vi v10, v10, 16
-	ADDW	X6, X29
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2eb205d7	// vxor.vv v11, v11, v4
+	ADDW	X22, X9
+	WORD	$0x2e808457	// vxor.vv v8, v8, v1
+	XOR	X9, X30
+	WORD	$0x2e9104d7	// vxor.vv v9, v9, v2
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x2ea18557	// vxor.vv v10, v10, v3
+	ADDW	X30, X5
 	WORD	$0x52b835d7	// vror.vi v11, v11, 16
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x02860457	// vadd.vv v8, v8, v12
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02d486d7	// vadd.vv v13, v13, v9
-	ADDW	X17, X21
-	WORD	$0x02650357	// vadd.vv v6, v6, v10
-	XOR	X21, X30
+	XOR	X5, X22
+	WORD	$0x52883457	// vror.vi v8, v8, 16
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x529834d7	// vror.vi v9, v9, 16
+	ADDW	X22, X9
+	WORD	$0x52a83557	// vror.vi v10, v10, 16
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x027583d7	// vadd.vv v7, v7, v11
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	ADDW	X30, X28
-	WORD	$0x2f068857	// vxor.vv v16, v16, v13
-	XOR	X28, X17
-	WORD	$0x2f1308d7	// vxor.vv v17, v17, v6
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	ADDW	X17, X21
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c40657	// vadd.vv v12, v12, v8
+	ADDW	X14, X6
+	WORD	$0x025482d7	// vadd.vv v5, v5, v9
+	XOR	X6, X21
+	WORD	$0x02650357	// vadd.vv v6, v6, v10
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
+	ADDW	X21, X18
+	WORD	$0x2f060857	// vxor.vv v16, v16, v12
+	XOR	X18, X14
+	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
+	ADDW	X14, X6
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
-	XOR	X21, X30
+	XOR	X6, X21
 	WORD	$0x530a3857	// vror.vi v16, v16, 20
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
+	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x531a38d7	// vror.vi v17, v17, 20
-	ADDW	X30, X28
+	ADDW	X21, X18
 	WORD	$0x52ea3757	// vror.vi v14, v14, 20
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
-	WORD	$0x025782d7	// vadd.vv v5, v5, v15
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x021800d7	// vadd.vv v1, v1, v16
-	ADDW	X15, X19
+	ADDW	X15, X7
 	WORD	$0x02288157	// vadd.vv v2, v2, v17
-	XOR	X19, X7
+	XOR	X7, X19
 	WORD	$0x023701d7	// vadd.vv v3, v3, v14
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2ec28657	// vxor.vv v12, v12, v5
-	ADDW	X7, X14
-	WORD	$0x2e9084d7	// vxor.vv v9, v9, v1
-	XOR	X14, X15
-	WORD	$0x2ea10557	// vxor.vv v10, v10, v2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2eb205d7	// vxor.vv v11, v11, v4
+	ADDW	X19, X16
+	WORD	$0x2e808457	// vxor.vv v8, v8, v1
+	XOR	X16, X15
+	WORD	$0x2e9104d7	// vxor.vv v9, v9, v2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x2eb185d7	// vxor.vv v11, v11, v3
-	ADDW	X15, X19
-	WORD	$0x52cc3657	// vror.vi v12, v12, 24
-	XOR	X19, X7
-	WORD	$0x529c34d7	// vror.vi v9, v9, 24
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x52ac3557	// vror.vi v10, v10, 24
-	ADDW	X7, X14
+	WORD	$0x2ea18557	// vxor.vv v10, v10, v3
+	ADDW	X15, X7
 	WORD	$0x52bc35d7	// vror.vi v11, v11, 24
-	XOR	X14, X15
+	XOR	X7, X19
+	WORD	$0x528c3457	// vror.vi v8, v8, 24
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x529c34d7	// vror.vi v9, v9, 24
+	ADDW	X19, X16
+	WORD	$0x52ac3557	// vror.vi v10, v10, 24
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x02860457	// vadd.vv v8, v8, v12
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02d486d7	// vadd.vv v13, v13, v9
-	ADDW	X18, X20
-	WORD	$0x02650357	// vadd.vv v6, v6, v10
-	XOR	X20, X5
 	WORD	$0x027583d7	// vadd.vv v7, v7, v11
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	ADDW	X5, X12
-	WORD	$0x2f068857	// vxor.vv v16, v16, v13
-	XOR	X12, X18
-	WORD	$0x2f1308d7	// vxor.vv v17, v17, v6
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	ADDW	X18, X20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c40657	// vadd.vv v12, v12, v8
+	ADDW	X29, X28
+	WORD	$0x025482d7	// vadd.vv v5, v5, v9
+	XOR	X28, X20
+	WORD	$0x02650357	// vadd.vv v6, v6, v10
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
+	ADDW	X20, X17
+	WORD	$0x2f060857	// vxor.vv v16, v16, v12
+	XOR	X17, X29
+	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
+	ADDW	X29, X28
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
-	XOR	X20, X5
+	XOR	X28, X20
 	WORD	$0x530cb857	// vror.vi v16, v16, 25
-	WORD	$0x6182d29b	// roriw t0, t0, 24
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
 	WORD	$0x531cb8d7	// vror.vi v17, v17, 25
-	ADDW	X5, X12
+	ADDW	X20, X17
 	WORD	$0x52ecb757	// vror.vi v14, v14, 25
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	ADD	$-1, X16
-	BNEZ	X16, L11
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	ADD	$-1, X23
+	BNEZ	X23, L11
 	// feed-forward: the scalar block and the lanes add the same state words
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
-	MOV	32(X2), X23
+	MOV	24(X2), X25
+	MOVW	(X25), X23
+	MOVW	4(X25), X25
+	ADDW	X23, X5
+	WORD	$0x024bc257	// vadd.vx v4, v4, s7
+	MOV	24(X2), X23
 	MOVW	8(X23), X23
-	ADDW	X16, X21
-	WORD	$0x021840d7	// vadd.vx v1, v1, a6
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
+	ADDW	X25, X6
+	WORD	$0x021cc0d7	// vadd.vx v1, v1, s9
+	MOV	24(X2), X25
+	MOVW	12(X25), X25
+	ADDW	X23, X7
 	WORD	$0x022bc157	// vadd.vx v2, v2, s7
 	MOVW	(X13), X23
-	ADDW	X16, X20
-	WORD	$0x023841d7	// vadd.vx v3, v3, a6
-	MOVW	4(X13), X16
-	ADDW	X23, X18
+	ADDW	X25, X28
+	WORD	$0x023cc1d7	// vadd.vx v3, v3, s9
+	MOVW	4(X13), X25
+	ADDW	X23, X29
 	WORD	$0x02ebc757	// vadd.vx v14, v14, s7
 	MOVW	8(X13), X23
-	ADDW	X16, X9
-	WORD	$0x02f847d7	// vadd.vx v15, v15, a6
-	MOVW	12(X13), X16
-	ADDW	X23, X17
+	ADDW	X25, X30
+	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
+	MOVW	12(X13), X25
+	ADDW	X23, X14
 	WORD	$0x030bc857	// vadd.vx v16, v16, s7
 	MOVW	16(X13), X23
-	ADDW	X16, X15
-	WORD	$0x031848d7	// vadd.vx v17, v17, a6
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	WORD	$0x026bc357	// vadd.vx v6, v6, s7
+	ADDW	X25, X15
+	WORD	$0x031cc8d7	// vadd.vx v17, v17, s9
+	MOVW	20(X13), X25
+	ADDW	X23, X16
+	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
 	MOVW	24(X13), X23
-	ADDW	X16, X12
-	WORD	$0x027843d7	// vadd.vx v7, v7, a6
-	MOVW	28(X13), X16
-	ADDW	X23, X29
-	WORD	$0x028bc457	// vadd.vx v8, v8, s7
-	MOV	24(X2), X13
+	ADDW	X25, X17
+	WORD	$0x026cc357	// vadd.vx v6, v6, s9
+	MOVW	28(X13), X25
+	ADDW	X23, X9
+	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
+	MOV	16(X2), X13
 	MOVW	X13, X23
-	ADDW	X16, X28
-	WORD	$0x02d846d7	// vadd.vx v13, v13, a6
-	MOV	16(X2), X13
-	MOVW	4(X13), X16
-	ADDW	X23, X30
-	WORD	$0x029904d7	// vadd.vv v9, v9, v18
-	MOV	16(X2), X13
-	MOVW	8(X13), X23
-	ADDW	X16, X7
-	WORD	$0x02a84557	// vadd.vx v10, v10, a6
-	MOV	16(X2), X13
-	MOVW	12(X13), X16
-	ADDW	X23, X5
-	WORD	$0x02bbc5d7	// vadd.vx v11, v11, s7
-	ADDW	X16, X6
-	WORD	$0x02c84657	// vadd.vx v12, v12, a6
+	ADDW	X25, X18
+	WORD	$0x02ccc657	// vadd.vx v12, v12, s9
 	MOV	8(X2), X13
-	ADDW	X13, X30
+	MOVW	4(X13), X25
+	ADDW	X23, X21
+	WORD	$0x02890457	// vadd.vv v8, v8, v18
+	MOV	8(X2), X13
+	MOVW	8(X13), X23
+	ADDW	X25, X19
+	WORD	$0x029cc4d7	// vadd.vx v9, v9, s9
+	MOV	8(X2), X13
+	MOVW	12(X13), X25
+	ADDW	X23, X20
+	WORD	$0x02abc557	// vadd.vx v10, v10, s7
+	ADDW	X25, X22
+	WORD	$0x02bcc5d7	// vadd.vx v11, v11, s9
+	ADDW	X24, X21
 	// output: lane k's word i at 64k + 4i (strided by 64)
 	MOV	X11, X24
-	MOV	X10, X25
-	MOV	$64, X8
-	WORD	$0x0a8c6907	// vlse32.v v18, (s8), s0
+	MOV	X10, X8
+	MOV	$64, X1
+	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
 	ADD	$4, X24
-	WORD	$0x0a8c6987	// vlse32.v v19, (s8), s0
+	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
 	ADD	$4, X24
-	WORD	$0x0a8c6a07	// vlse32.v v20, (s8), s0
+	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
 	ADD	$4, X24
-	WORD	$0x2f228957	// vxor.vv v18, v18, v5
-	WORD	$0x0a8ce927	// vsse32.v v18, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6287	// vlse32.v v5, (s8), s0
+	WORD	$0x2f220957	// vxor.vv v18, v18, v4
+	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
 	ADD	$4, X24
 	WORD	$0x2f3089d7	// vxor.vv v19, v19, v1
-	WORD	$0x0a8ce9a7	// vsse32.v v19, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6907	// vlse32.v v18, (s8), s0
+	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
 	ADD	$4, X24
 	WORD	$0x2f410a57	// vxor.vv v20, v20, v2
-	WORD	$0x0a8cea27	// vsse32.v v20, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6987	// vlse32.v v19, (s8), s0
+	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
 	ADD	$4, X24
-	WORD	$0x2e5182d7	// vxor.vv v5, v5, v3
-	WORD	$0x0a8ce2a7	// vsse32.v v5, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6a07	// vlse32.v v20, (s8), s0
+	WORD	$0x2e418257	// vxor.vv v4, v4, v3
+	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
 	ADD	$4, X24
 	WORD	$0x2f270957	// vxor.vv v18, v18, v14
-	WORD	$0x0a8ce927	// vsse32.v v18, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6287	// vlse32.v v5, (s8), s0
+	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
 	ADD	$4, X24
 	WORD	$0x2f3789d7	// vxor.vv v19, v19, v15
-	WORD	$0x0a8ce9a7	// vsse32.v v19, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6907	// vlse32.v v18, (s8), s0
+	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
 	ADD	$4, X24
 	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
-	WORD	$0x0a8cea27	// vsse32.v v20, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6987	// vlse32.v v19, (s8), s0
+	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
 	ADD	$4, X24
-	WORD	$0x2e5882d7	// vxor.vv v5, v5, v17
-	WORD	$0x0a8ce2a7	// vsse32.v v5, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6a07	// vlse32.v v20, (s8), s0
+	WORD	$0x2e488257	// vxor.vv v4, v4, v17
+	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
 	ADD	$4, X24
-	WORD	$0x2f230957	// vxor.vv v18, v18, v6
-	WORD	$0x0a8ce927	// vsse32.v v18, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6287	// vlse32.v v5, (s8), s0
+	WORD	$0x2f228957	// vxor.vv v18, v18, v5
+	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
 	ADD	$4, X24
-	WORD	$0x2f3389d7	// vxor.vv v19, v19, v7
-	WORD	$0x0a8ce9a7	// vsse32.v v19, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6907	// vlse32.v v18, (s8), s0
+	WORD	$0x2f3309d7	// vxor.vv v19, v19, v6
+	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6907	// vlse32.v v18, (s8), ra
 	ADD	$4, X24
-	WORD	$0x2f440a57	// vxor.vv v20, v20, v8
-	WORD	$0x0a8cea27	// vsse32.v v20, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6987	// vlse32.v v19, (s8), s0
+	WORD	$0x2f438a57	// vxor.vv v20, v20, v7
+	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6987	// vlse32.v v19, (s8), ra
 	ADD	$4, X24
-	WORD	$0x2e5682d7	// vxor.vv v5, v5, v13
-	WORD	$0x0a8ce2a7	// vsse32.v v5, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6a07	// vlse32.v v20, (s8), s0
+	WORD	$0x2e460257	// vxor.vv v4, v4, v12
+	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6a07	// vlse32.v v20, (s8), ra
 	ADD	$4, X24
-	WORD	$0x2f248957	// vxor.vv v18, v18, v9
-	WORD	$0x0a8ce927	// vsse32.v v18, (s9), s0
-	ADD	$4, X25
-	WORD	$0x0a8c6287	// vlse32.v v5, (s8), s0
+	WORD	$0x2f240957	// vxor.vv v18, v18, v8
+	WORD	$0x0a146927	// vsse32.v v18, (s0), ra
+	ADD	$4, X8
+	WORD	$0x0a1c6207	// vlse32.v v4, (s8), ra
 	ADD	$4, X24
-	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
-	WORD	$0x0a8ce9a7	// vsse32.v v19, (s9), s0
-	ADD	$4, X25
-	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
-	WORD	$0x0a8cea27	// vsse32.v v20, (s9), s0
-	ADD	$4, X25
-	WORD	$0x2e5602d7	// vxor.vv v5, v5, v12
-	WORD	$0x0a8ce2a7	// vsse32.v v5, (s9), s0
-	ADD	$4, X25
-	MOV	40(X2), X13
-	SRL	$6, X13
-	MOV	X13, 8(X2)
-	SLL	$6, X13, X23
+	WORD	$0x2f3489d7	// vxor.vv v19, v19, v9
+	WORD	$0x0a1469a7	// vsse32.v v19, (s0), ra
+	ADD	$4, X8
+	WORD	$0x2f450a57	// vxor.vv v20, v20, v10
+	WORD	$0x0a146a27	// vsse32.v v20, (s0), ra
+	ADD	$4, X8
+	WORD	$0x2e458257	// vxor.vv v4, v4, v11
+	WORD	$0x0a146227	// vsse32.v v4, (s0), ra
+	ADD	$4, X8
+	SRL	$6, X12, X24
+	SLL	$6, X24, X23
 	ADD	X23, X10
 	ADD	X23, X11
-	MOV	40(X2), X13
-	SUB	X23, X13
-	MOV	X13, 40(X2)
-	MOV	8(X2), X13
-	MOV	24(X2), X23
-	ADDW	X13, X23
-	MOV	X23, 24(X2)
-	MOV	40(X2), X13
-	BEQZ	X13, L75
+	SUB	X23, X12
+	MOV	16(X2), X13
+	ADDW	X24, X13
+	MOV	X13, 16(X2)
+	BEQZ	X12, L75
 	JMP	L2
 L75:
 	JMP	L3
 rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	WORD	$0x0240b357	// vadd.vi v6, v4, 1
+	WORD	$0x02d0b2d7	// vadd.vi v5, v13, 1
+	WORD	$0x2651b2d7	// vand.vi v5, v5, 3
+	WORD	$0x02d13357	// vadd.vi v6, v13, 2
 	WORD	$0x2661b357	// vand.vi v6, v6, 3
-	WORD	$0x024133d7	// vadd.vi v7, v4, 2
+	WORD	$0x02d1b3d7	// vadd.vi v7, v13, 3
 	WORD	$0x2671b3d7	// vand.vi v7, v7, 3
-	WORD	$0x0241b457	// vadd.vi v8, v4, 3
-	WORD	$0x2681b457	// vand.vi v8, v8, 3
-	WORD	$0x624036d7	// vmseq.vi v13, v4, 0
+	WORD	$0x62d03657	// vmseq.vi v12, v13, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	MOV	32(X2), X5
+	MOV	24(X2), X5
 	MOV	X5, X24
-	WORD	$0x020c6487	// vle32.v v9, (s8)
+	WORD	$0x020c6407	// vle32.v v8, (s8)
 	MOV	X13, X24
-	WORD	$0x020c6507	// vle32.v v10, (s8)
+	WORD	$0x020c6487	// vle32.v v9, (s8)
 	ADD	$16, X13, X24
-	WORD	$0x020c6587	// vle32.v v11, (s8)
-	MOV	16(X2), X5
+	WORD	$0x020c6507	// vle32.v v10, (s8)
+	MOV	8(X2), X5
 	MOV	X5, X24
-	WORD	$0x020c6607	// vle32.v v12, (s8)
-	WORD	$0x5e068057	// vmv.v.v v0, v13
-	MOV	24(X2), X5
-	WORD	$0x5cc2c657	// vmerge.vxm v12, v12, t0, v0
-	WORD	$0x5e0482d7	// vmv.v.v v5, v9
-	WORD	$0x5e0500d7	// vmv.v.v v1, v10
-	WORD	$0x5e058157	// vmv.v.v v2, v11
-	WORD	$0x5e0601d7	// vmv.v.v v3, v12
+	WORD	$0x020c6587	// vle32.v v11, (s8)
+	WORD	$0x5e060057	// vmv.v.v v0, v12
+	MOV	16(X2), X5
+	WORD	$0x5cb2c5d7	// vmerge.vxm v11, v11, t0, v0
+	WORD	$0x5e040257	// vmv.v.v v4, v8
+	WORD	$0x5e0480d7	// vmv.v.v v1, v9
+	WORD	$0x5e050157	// vmv.v.v v2, v10
+	WORD	$0x5e0581d7	// vmv.v.v v3, v11
 	// the scalar block is the second: counter ctr + 1
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	ADDW	$1, X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	MOV	$10, X16
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	ADDW	$1, X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
+	MOV	$10, X23
 L12:
-	WORD	$0x025082d7	// vadd.vv v5, v5, v1
+	WORD	$0x02408257	// vadd.vv v4, v4, v1
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x2e3281d7	// vxor.vv v3, v3, v5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x2e3201d7	// vxor.vv v3, v3, v4
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
 	WORD	$0x523831d7	// vror.vi v3, v3, 16
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
 	WORD	$0x02218157	// vadd.vv v2, v2, v3
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	WORD	$0x2e1100d7	// vxor.vv v1, v1, v2
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
 	WORD	$0x521a30d7	// vror.vi v1, v1, 20
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x025082d7	// vadd.vv v5, v5, v1
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	WORD	$0x2e3281d7	// vxor.vv v3, v3, v5
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x02408257	// vadd.vv v4, v4, v1
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	WORD	$0x2e3201d7	// vxor.vv v3, v3, v4
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x523c31d7	// vror.vi v3, v3, 24
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
 	WORD	$0x02218157	// vadd.vv v2, v2, v3
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
 	WORD	$0x2e1100d7	// vxor.vv v1, v1, v2
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
 	WORD	$0x521cb0d7	// vror.vi v1, v1, 25
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	WORD	$0x321307d7	// vrgather.vv v15, v1, v6
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
-	WORD	$0x32238857	// vrgather.vv v16, v2, v7
+	ADDW	X15, X28
+	WORD	$0x321287d7	// vrgather.vv v15, v1, v5
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x32230857	// vrgather.vv v16, v2, v6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x323408d7	// vrgather.vv v17, v3, v8
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x323388d7	// vrgather.vv v17, v3, v7
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x025782d7	// vadd.vv v5, v5, v15
+	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x2f1208d7	// vxor.vv v17, v17, v4
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
 	WORD	$0x531838d7	// vror.vi v17, v17, 16
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x03088857	// vadd.vv v16, v16, v17
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x2ef807d7	// vxor.vv v15, v15, v16
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
 	WORD	$0x52fa37d7	// vror.vi v15, v15, 20
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x025782d7	// vadd.vv v5, v5, v15
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	WORD	$0x2f1288d7	// vxor.vv v17, v17, v5
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x02478257	// vadd.vv v4, v4, v15
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	WORD	$0x2f1208d7	// vxor.vv v17, v17, v4
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x531c38d7	// vror.vi v17, v17, 24
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
 	WORD	$0x03088857	// vadd.vv v16, v16, v17
-	XOR	X14, X15
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
+	ADDW	X15, X7
 	WORD	$0x2ef807d7	// vxor.vv v15, v15, v16
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x52fcb7d7	// vror.vi v15, v15, 25
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	WORD	$0x32f400d7	// vrgather.vv v1, v15, v8
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x33038157	// vrgather.vv v2, v16, v7
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x331301d7	// vrgather.vv v3, v17, v6
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	ADD	$-1, X16
-	BNEZ	X16, L12
+	ADDW	X29, X28
+	WORD	$0x32f380d7	// vrgather.vv v1, v15, v7
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x33030157	// vrgather.vv v2, v16, v6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x331281d7	// vrgather.vv v3, v17, v5
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	ADD	$-1, X23
+	BNEZ	X23, L12
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	WORD	$0x025482d7	// vadd.vv v5, v5, v9
-	WORD	$0x021500d7	// vadd.vv v1, v1, v10
-	WORD	$0x02258157	// vadd.vv v2, v2, v11
-	WORD	$0x023601d7	// vadd.vv v3, v3, v12
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	MOV	32(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X21
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
-	MOVW	(X13), X23
-	ADDW	X16, X20
-	MOVW	4(X13), X16
-	ADDW	X23, X18
-	MOVW	8(X13), X23
-	ADDW	X16, X9
-	MOVW	12(X13), X16
-	ADDW	X23, X17
-	MOVW	16(X13), X23
-	ADDW	X16, X15
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	MOVW	24(X13), X23
-	ADDW	X16, X12
-	MOVW	28(X13), X16
-	ADDW	X23, X29
-	MOV	24(X2), X23
-	ADDW	$1, X23
-	ADDW	X16, X28
-	MOV	16(X2), X16
-	MOVW	4(X16), X16
-	ADDW	X23, X30
-	MOV	16(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X7
-	MOV	16(X2), X16
-	MOVW	12(X16), X16
+	WORD	$0x02440257	// vadd.vv v4, v4, v8
+	WORD	$0x021480d7	// vadd.vv v1, v1, v9
+	WORD	$0x02250157	// vadd.vv v2, v2, v10
+	WORD	$0x023581d7	// vadd.vv v3, v3, v11
+	MOV	24(X2), X24
+	MOVW	(X24), X23
+	MOVW	4(X24), X25
 	ADDW	X23, X5
-	ADDW	X16, X6
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X6
+	MOV	24(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X7
+	MOVW	(X13), X23
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X23, X29
+	MOVW	8(X13), X23
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X23, X14
+	MOVW	16(X13), X23
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X23, X16
+	MOVW	24(X13), X23
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X23, X9
+	MOV	16(X2), X23
+	ADDW	$1, X23
+	ADDW	X25, X18
+	MOV	8(X2), X24
+	MOVW	4(X24), X25
+	ADDW	X23, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X19
+	MOV	8(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X20
+	ADDW	X25, X22
 	MOV	X11, X24
 	MOVW	64(X11), X23
-	MOVW	68(X11), X16
+	MOVW	68(X11), X25
 	WORD	$0x020c6707	// vle32.v v14, (s8)
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVW	X23, 64(X10)
 	ADD	$16, X11, X24
 	MOVW	72(X11), X23
-	XOR	X21, X16
-	MOVW	X16, 68(X10)
+	XOR	X6, X25
+	MOVW	X25, 68(X10)
 	WORD	$0x020c6787	// vle32.v v15, (s8)
-	MOVW	76(X11), X16
-	XOR	X19, X23
+	MOVW	76(X11), X25
+	XOR	X7, X23
 	ADD	$32, X11, X24
 	MOVW	X23, 72(X10)
 	MOVW	80(X11), X23
-	XOR	X20, X16
+	XOR	X28, X25
 	WORD	$0x020c6807	// vle32.v v16, (s8)
-	MOVW	X16, 76(X10)
-	MOVW	84(X11), X16
+	MOVW	X25, 76(X10)
+	MOVW	84(X11), X25
 	ADD	$48, X11, X24
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVW	X23, 80(X10)
 	WORD	$0x020c6887	// vle32.v v17, (s8)
 	MOVW	88(X11), X23
-	XOR	X9, X16
-	MOVW	X16, 84(X10)
-	WORD	$0x2ee28757	// vxor.vv v14, v14, v5
-	MOVW	92(X11), X16
-	XOR	X17, X23
-	MOV	X10, X25
+	XOR	X30, X25
+	MOVW	X25, 84(X10)
+	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
+	MOVW	92(X11), X25
+	XOR	X14, X23
+	MOV	X10, X8
 	MOVW	X23, 88(X10)
 	MOVW	96(X11), X23
-	XOR	X15, X16
-	WORD	$0x020ce727	// vse32.v v14, (s9)
-	MOVW	X16, 92(X10)
-	MOVW	100(X11), X16
+	XOR	X15, X25
+	WORD	$0x02046727	// vse32.v v14, (s0)
+	MOVW	X25, 92(X10)
+	MOVW	100(X11), X25
 	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
-	XOR	X14, X23
+	XOR	X16, X23
 	MOVW	X23, 96(X10)
-	ADD	$16, X10, X25
+	ADD	$16, X10, X8
 	MOVW	104(X11), X23
-	XOR	X12, X16
-	MOVW	X16, 100(X10)
-	WORD	$0x020ce7a7	// vse32.v v15, (s9)
-	MOVW	108(X11), X16
-	XOR	X29, X23
+	XOR	X17, X25
+	MOVW	X25, 100(X10)
+	WORD	$0x020467a7	// vse32.v v15, (s0)
+	MOVW	108(X11), X25
+	XOR	X9, X23
 	WORD	$0x2f010857	// vxor.vv v16, v16, v2
 	MOVW	X23, 104(X10)
 	MOVW	112(X11), X23
-	XOR	X28, X16
-	ADD	$32, X10, X25
-	MOVW	X16, 108(X10)
-	MOVW	116(X11), X16
-	WORD	$0x020ce827	// vse32.v v16, (s9)
-	XOR	X30, X23
+	XOR	X18, X25
+	ADD	$32, X10, X8
+	MOVW	X25, 108(X10)
+	MOVW	116(X11), X25
+	WORD	$0x02046827	// vse32.v v16, (s0)
+	XOR	X21, X23
 	MOVW	X23, 112(X10)
 	WORD	$0x2f1188d7	// vxor.vv v17, v17, v3
 	MOVW	120(X11), X23
-	XOR	X7, X16
-	MOVW	X16, 116(X10)
-	ADD	$48, X10, X25
-	MOVW	124(X11), X16
-	XOR	X5, X23
-	WORD	$0x020ce8a7	// vse32.v v17, (s9)
+	XOR	X19, X25
+	MOVW	X25, 116(X10)
+	ADD	$48, X10, X8
+	MOVW	124(X11), X25
+	XOR	X20, X23
+	WORD	$0x020468a7	// vse32.v v17, (s0)
 	MOVW	X23, 120(X10)
-	XOR	X6, X16
-	MOVW	X16, 124(X10)
+	XOR	X22, X25
+	MOVW	X25, 124(X10)
 	ADD	$128, X10
 	ADD	$128, X11
-	MOV	40(X2), X5
-	ADD	$-128, X5
-	MOV	X5, 40(X2)
-	MOV	24(X2), X5
+	ADD	$-128, X12
+	MOV	16(X2), X5
 	ADDW	$2, X5
-	MOV	X5, 24(X2)
+	MOV	X5, 16(X2)
 	JMP	L1
 L1:
-	MOV	40(X2), X5
-	BNEZ	X5, L76
+	BNEZ	X12, L76
 	JMP	L3
 L76:
 block:
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	MOVW	X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	MOV	32(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X21
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
-	MOVW	(X13), X23
-	ADDW	X16, X20
-	MOVW	4(X13), X16
-	ADDW	X23, X18
-	MOVW	8(X13), X23
-	ADDW	X16, X9
-	MOVW	12(X13), X16
-	ADDW	X23, X17
-	MOVW	16(X13), X23
-	ADDW	X16, X15
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	MOVW	24(X13), X23
-	ADDW	X16, X12
-	MOVW	28(X13), X16
-	ADDW	X23, X29
-	MOV	24(X2), X23
-	MOVW	X23, X23
-	ADDW	X16, X28
-	MOV	16(X2), X16
-	MOVW	4(X16), X16
-	ADDW	X23, X30
-	MOV	16(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X7
-	MOV	16(X2), X16
-	MOVW	12(X16), X16
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	MOV	24(X2), X24
+	MOVW	(X24), X23
+	MOVW	4(X24), X25
 	ADDW	X23, X5
-	ADDW	X16, X6
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X6
+	MOV	24(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X7
+	MOVW	(X13), X23
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X23, X29
+	MOVW	8(X13), X23
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X23, X14
+	MOVW	16(X13), X23
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X23, X16
+	MOVW	24(X13), X23
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X23, X9
+	MOV	16(X2), X23
+	MOVW	X23, X23
+	ADDW	X25, X18
+	MOV	8(X2), X24
+	MOVW	4(X24), X25
+	ADDW	X23, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X19
+	MOV	8(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X20
+	ADDW	X25, X22
 	MOV	$64, X23
-	MOV	40(X2), X24
-	BLTU	X24, X23, L2
+	BLTU	X12, X23, L2
 	MOVW	(X11), X23
-	MOVW	4(X11), X16
-	XOR	X22, X23
+	MOVW	4(X11), X25
+	XOR	X5, X23
 	MOVW	X23, (X10)
 	MOVW	8(X11), X23
-	XOR	X21, X16
-	MOVW	X16, 4(X10)
-	MOVW	12(X11), X16
-	XOR	X19, X23
+	XOR	X6, X25
+	MOVW	X25, 4(X10)
+	MOVW	12(X11), X25
+	XOR	X7, X23
 	MOVW	X23, 8(X10)
 	MOVW	16(X11), X23
-	XOR	X20, X16
-	MOVW	X16, 12(X10)
-	MOVW	20(X11), X16
-	XOR	X18, X23
+	XOR	X28, X25
+	MOVW	X25, 12(X10)
+	MOVW	20(X11), X25
+	XOR	X29, X23
 	MOVW	X23, 16(X10)
 	MOVW	24(X11), X23
-	XOR	X9, X16
-	MOVW	X16, 20(X10)
-	MOVW	28(X11), X16
-	XOR	X17, X23
+	XOR	X30, X25
+	MOVW	X25, 20(X10)
+	MOVW	28(X11), X25
+	XOR	X14, X23
 	MOVW	X23, 24(X10)
 	MOVW	32(X11), X23
-	XOR	X15, X16
-	MOVW	X16, 28(X10)
-	MOVW	36(X11), X16
-	XOR	X14, X23
+	XOR	X15, X25
+	MOVW	X25, 28(X10)
+	MOVW	36(X11), X25
+	XOR	X16, X23
 	MOVW	X23, 32(X10)
 	MOVW	40(X11), X23
-	XOR	X12, X16
-	MOVW	X16, 36(X10)
-	MOVW	44(X11), X16
-	XOR	X29, X23
+	XOR	X17, X25
+	MOVW	X25, 36(X10)
+	MOVW	44(X11), X25
+	XOR	X9, X23
 	MOVW	X23, 40(X10)
 	MOVW	48(X11), X23
-	XOR	X28, X16
-	MOVW	X16, 44(X10)
-	MOVW	52(X11), X16
-	XOR	X30, X23
+	XOR	X18, X25
+	MOVW	X25, 44(X10)
+	MOVW	52(X11), X25
+	XOR	X21, X23
 	MOVW	X23, 48(X10)
 	MOVW	56(X11), X23
-	XOR	X7, X16
-	MOVW	X16, 52(X10)
-	MOVW	60(X11), X16
-	XOR	X5, X23
+	XOR	X19, X25
+	MOVW	X25, 52(X10)
+	MOVW	60(X11), X25
+	XOR	X20, X23
 	MOVW	X23, 56(X10)
-	XOR	X6, X16
-	MOVW	X16, 60(X10)
+	XOR	X22, X25
+	MOVW	X25, 60(X10)
 	ADD	$64, X10
 	ADD	$64, X11
-	MOV	40(X2), X5
-	ADD	$-64, X5
-	MOV	X5, 40(X2)
-	MOV	24(X2), X5
+	ADD	$-64, X12
+	MOV	16(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 24(X2)
-	MOV	40(X2), X5
-	BEQZ	X5, L77
+	MOV	X5, 16(X2)
+	BEQZ	X12, L77
 	JMP	block
 L77:
 	JMP	L3
 L2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L15
-	MOV	X22, X16
+	BGEU	X12, X23, L15
+	MOV	X5, X25
 	JMP	tail
 L15:
 	MOVW	(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L17
-	MOV	X21, X16
+	BGEU	X12, X23, L17
+	MOV	X6, X25
 	JMP	tail
 L17:
 	MOVW	(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L18
-	MOV	X19, X16
+	BGEU	X12, X23, L18
+	MOV	X7, X25
 	JMP	tail
 L18:
 	MOVW	(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L19
-	MOV	X20, X16
+	BGEU	X12, X23, L19
+	MOV	X28, X25
 	JMP	tail
 L19:
 	MOVW	(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L20
-	MOV	X18, X16
+	BGEU	X12, X23, L20
+	MOV	X29, X25
 	JMP	tail
 L20:
 	MOVW	(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L21
-	MOV	X9, X16
+	BGEU	X12, X23, L21
+	MOV	X30, X25
 	JMP	tail
 L21:
 	MOVW	(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L22
-	MOV	X17, X16
+	BGEU	X12, X23, L22
+	MOV	X14, X25
 	JMP	tail
 L22:
 	MOVW	(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L23
-	MOV	X15, X16
+	BGEU	X12, X23, L23
+	MOV	X15, X25
 	JMP	tail
 L23:
 	MOVW	(X11), X23
@@ -2511,140 +2461,111 @@ L23:
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L24
-	MOV	X14, X16
+	BGEU	X12, X23, L24
+	MOV	X16, X25
 	JMP	tail
 L24:
 	MOVW	(X11), X23
-	XOR	X14, X23
+	XOR	X16, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L25
-	MOV	X12, X16
+	BGEU	X12, X23, L25
+	MOV	X17, X25
 	JMP	tail
 L25:
 	MOVW	(X11), X23
-	XOR	X12, X23
+	XOR	X17, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X12
 	ADD	$-4, X12
-	MOV	X12, 40(X2)
 	MOV	$4, X23
-	MOV	40(X2), X12
 	BGEU	X12, X23, L26
-	MOV	X29, X16
+	MOV	X9, X25
 	JMP	tail
 L26:
 	MOVW	(X11), X23
-	XOR	X29, X23
+	XOR	X9, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X29
-	ADD	$-4, X29
-	MOV	X29, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X29
-	BGEU	X29, X23, L27
-	MOV	X28, X16
+	BGEU	X12, X23, L27
+	MOV	X18, X25
 	JMP	tail
 L27:
 	MOVW	(X11), X23
-	XOR	X28, X23
+	XOR	X18, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X28
-	BGEU	X28, X23, L28
-	MOV	X30, X16
+	BGEU	X12, X23, L28
+	MOV	X21, X25
 	JMP	tail
 L28:
 	MOVW	(X11), X23
-	XOR	X30, X23
+	XOR	X21, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X28
-	BGEU	X28, X23, L29
-	MOV	X7, X16
+	BGEU	X12, X23, L29
+	MOV	X19, X25
 	JMP	tail
 L29:
 	MOVW	(X11), X23
-	XOR	X7, X23
+	XOR	X19, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X7
-	ADD	$-4, X7
-	MOV	X7, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X7
-	BGEU	X7, X23, L30
-	MOV	X5, X16
+	BGEU	X12, X23, L30
+	MOV	X20, X25
 	JMP	tail
 L30:
 	MOVW	(X11), X23
-	XOR	X5, X23
+	XOR	X20, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X5
-	BGEU	X5, X23, L31
-	MOV	X6, X16
+	BGEU	X12, X23, L31
+	MOV	X22, X25
 	JMP	tail
 L31:
 	MOVW	(X11), X23
-	XOR	X6, X23
+	XOR	X22, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 40(X2)
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
 tail:
-	MOV	40(X2), X5
-	BEQZ	X5, skip
+	BEQZ	X12, skip
 byte:
 	MOVBU	(X11), X23
-	XOR	X16, X23
+	XOR	X25, X23
 	MOVB	X23, (X10)
-	SRL	$8, X16
+	SRL	$8, X25
 	ADD	$1, X11
 	ADD	$1, X10
-	MOV	40(X2), X5
-	ADD	$-1, X5
-	MOV	X5, 40(X2)
-	BNEZ	X5, byte
+	ADD	$-1, X12
+	BNEZ	X12, byte
 skip:
-	MOV	24(X2), X5
+	MOV	16(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 24(X2)
+	MOV	X5, 16(X2)
 L3:
 	// return
 	WORD	$0x0c3072d7	// vsetvli t0, zero, e8, m8, ta, ma
@@ -2652,13 +2573,13 @@ L3:
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
 	WORD	$0x5e003c57	// vmv.v.i v24, 0
-	MOV	X0, 24(X2)
+	MOV	X0, 16(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
 	MOV	$0, X9
-	MOV	$0, X12
+	MOV	$0, X13
 	MOV	$0, X14
 	MOV	$0, X15
 	MOV	$0, X16
@@ -2674,1295 +2595,1291 @@ L3:
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	MOV	(X2), X1
 	JMP	kgen_ret
 L4:
-	MOV	40(X2), X5
-	BNEZ	X5, L78
+	BNEZ	X12, L78
 	JMP	L6
 L78:
 L34:
-	MOV	32(X2), X5
-	MOVW	(X5), X22
-	MOVW	4(X5), X21
-	MOVW	8(X5), X19
-	MOVW	12(X5), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
 	MOVW	12(X13), X15
-	MOVW	16(X13), X14
-	MOVW	20(X13), X12
-	MOVW	24(X13), X29
-	MOVW	28(X13), X28
-	MOV	24(X2), X5
-	MOVW	X5, X30
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	16(X2), X19
+	MOVW	X19, X21
+	MOV	8(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X22
-	XOR	X22, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X14
-	XOR	X14, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X21
-	XOR	X21, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X12
-	XOR	X12, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X19
-	XOR	X19, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X29
-	XOR	X29, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X20
-	XOR	X20, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X15
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	ADDW	X9, X22
-	XOR	X22, X6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	ADDW	X6, X29
-	XOR	X29, X9
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X30
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	ADDW	X30, X28
-	XOR	X28, X17
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X19
-	XOR	X19, X7
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X15
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	ADDW	X5, X12
-	XOR	X12, X18
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	MOV	32(X2), X16
-	MOVW	(X16), X23
-	MOVW	4(X16), X16
-	ADDW	X23, X22
-	MOV	32(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X21
-	MOV	32(X2), X16
-	MOVW	12(X16), X16
-	ADDW	X23, X19
-	MOVW	(X13), X23
-	ADDW	X16, X20
-	MOVW	4(X13), X16
-	ADDW	X23, X18
-	MOVW	8(X13), X23
-	ADDW	X16, X9
-	MOVW	12(X13), X16
-	ADDW	X23, X17
-	MOVW	16(X13), X23
-	ADDW	X16, X15
-	MOVW	20(X13), X16
-	ADDW	X23, X14
-	MOVW	24(X13), X23
-	ADDW	X16, X12
-	MOVW	28(X13), X16
-	ADDW	X23, X29
-	MOV	24(X2), X23
-	MOVW	X23, X23
-	ADDW	X16, X28
-	MOV	16(X2), X16
-	MOVW	4(X16), X16
-	ADDW	X23, X30
-	MOV	16(X2), X23
-	MOVW	8(X23), X23
-	ADDW	X16, X7
-	MOV	16(X2), X16
-	MOVW	12(X16), X16
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	MOV	24(X2), X24
+	MOVW	(X24), X23
+	MOVW	4(X24), X25
 	ADDW	X23, X5
-	ADDW	X16, X6
+	MOV	24(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X6
+	MOV	24(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X7
+	MOVW	(X13), X23
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X23, X29
+	MOVW	8(X13), X23
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X23, X14
+	MOVW	16(X13), X23
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X23, X16
+	MOVW	24(X13), X23
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X23, X9
+	MOV	16(X2), X23
+	MOVW	X23, X23
+	ADDW	X25, X18
+	MOV	8(X2), X24
+	MOVW	4(X24), X25
+	ADDW	X23, X21
+	MOV	8(X2), X23
+	MOVW	8(X23), X23
+	ADDW	X25, X19
+	MOV	8(X2), X24
+	MOVW	12(X24), X25
+	ADDW	X23, X20
+	ADDW	X25, X22
 	MOV	$64, X23
-	MOV	40(X2), X24
-	BLTU	X24, X23, L5
+	BLTU	X12, X23, L5
 	// misaligned buffers: byte by byte
 	OR	X11, X10, X23
 	AND	$3, X23
 	BNEZ	X23, block_bytes
 	MOVW	(X11), X23
-	MOVW	4(X11), X16
-	XOR	X22, X23
+	MOVW	4(X11), X25
+	XOR	X5, X23
 	MOVW	X23, (X10)
 	MOVW	8(X11), X23
-	XOR	X21, X16
-	MOVW	X16, 4(X10)
-	MOVW	12(X11), X16
-	XOR	X19, X23
+	XOR	X6, X25
+	MOVW	X25, 4(X10)
+	MOVW	12(X11), X25
+	XOR	X7, X23
 	MOVW	X23, 8(X10)
 	MOVW	16(X11), X23
-	XOR	X20, X16
-	MOVW	X16, 12(X10)
-	MOVW	20(X11), X16
-	XOR	X18, X23
+	XOR	X28, X25
+	MOVW	X25, 12(X10)
+	MOVW	20(X11), X25
+	XOR	X29, X23
 	MOVW	X23, 16(X10)
 	MOVW	24(X11), X23
-	XOR	X9, X16
-	MOVW	X16, 20(X10)
-	MOVW	28(X11), X16
-	XOR	X17, X23
+	XOR	X30, X25
+	MOVW	X25, 20(X10)
+	MOVW	28(X11), X25
+	XOR	X14, X23
 	MOVW	X23, 24(X10)
 	MOVW	32(X11), X23
-	XOR	X15, X16
-	MOVW	X16, 28(X10)
-	MOVW	36(X11), X16
-	XOR	X14, X23
+	XOR	X15, X25
+	MOVW	X25, 28(X10)
+	MOVW	36(X11), X25
+	XOR	X16, X23
 	MOVW	X23, 32(X10)
 	MOVW	40(X11), X23
-	XOR	X12, X16
-	MOVW	X16, 36(X10)
-	MOVW	44(X11), X16
-	XOR	X29, X23
+	XOR	X17, X25
+	MOVW	X25, 36(X10)
+	MOVW	44(X11), X25
+	XOR	X9, X23
 	MOVW	X23, 40(X10)
 	MOVW	48(X11), X23
-	XOR	X28, X16
-	MOVW	X16, 44(X10)
-	MOVW	52(X11), X16
-	XOR	X30, X23
+	XOR	X18, X25
+	MOVW	X25, 44(X10)
+	MOVW	52(X11), X25
+	XOR	X21, X23
 	MOVW	X23, 48(X10)
 	MOVW	56(X11), X23
-	XOR	X7, X16
-	MOVW	X16, 52(X10)
-	MOVW	60(X11), X16
-	XOR	X5, X23
+	XOR	X19, X25
+	MOVW	X25, 52(X10)
+	MOVW	60(X11), X25
+	XOR	X20, X23
 	MOVW	X23, 56(X10)
-	XOR	X6, X16
-	MOVW	X16, 60(X10)
+	XOR	X22, X25
+	MOVW	X25, 60(X10)
 L36:
 	ADD	$64, X10
 	ADD	$64, X11
-	MOV	40(X2), X5
-	ADD	$-64, X5
-	MOV	X5, 40(X2)
-	MOV	24(X2), X5
+	ADD	$-64, X12
+	MOV	16(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 24(X2)
-	MOV	40(X2), X5
-	BEQZ	X5, L79
+	MOV	X5, 16(X2)
+	BEQZ	X12, L79
 	JMP	L34
 L79:
 	JMP	L6
 block_bytes:
 	MOVBU	(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVB	X23, (X10)
-	SRL	$8, X22
+	SRL	$8, X5
 	MOVBU	1(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVB	X23, 1(X10)
-	SRL	$8, X22
+	SRL	$8, X5
 	MOVBU	2(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVB	X23, 2(X10)
-	SRL	$8, X22
+	SRL	$8, X5
 	MOVBU	3(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVB	X23, 3(X10)
 	MOVBU	4(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVB	X23, 4(X10)
-	SRL	$8, X21
+	SRL	$8, X6
 	MOVBU	5(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVB	X23, 5(X10)
-	SRL	$8, X21
+	SRL	$8, X6
 	MOVBU	6(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVB	X23, 6(X10)
-	SRL	$8, X21
+	SRL	$8, X6
 	MOVBU	7(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVB	X23, 7(X10)
 	MOVBU	8(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVB	X23, 8(X10)
-	SRL	$8, X19
+	SRL	$8, X7
 	MOVBU	9(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVB	X23, 9(X10)
-	SRL	$8, X19
+	SRL	$8, X7
 	MOVBU	10(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVB	X23, 10(X10)
-	SRL	$8, X19
+	SRL	$8, X7
 	MOVBU	11(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVB	X23, 11(X10)
 	MOVBU	12(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVB	X23, 12(X10)
-	SRL	$8, X20
+	SRL	$8, X28
 	MOVBU	13(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVB	X23, 13(X10)
-	SRL	$8, X20
+	SRL	$8, X28
 	MOVBU	14(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVB	X23, 14(X10)
-	SRL	$8, X20
+	SRL	$8, X28
 	MOVBU	15(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVB	X23, 15(X10)
 	MOVBU	16(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVB	X23, 16(X10)
-	SRL	$8, X18
+	SRL	$8, X29
 	MOVBU	17(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVB	X23, 17(X10)
-	SRL	$8, X18
+	SRL	$8, X29
 	MOVBU	18(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVB	X23, 18(X10)
-	SRL	$8, X18
+	SRL	$8, X29
 	MOVBU	19(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVB	X23, 19(X10)
 	MOVBU	20(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVB	X23, 20(X10)
-	SRL	$8, X9
+	SRL	$8, X30
 	MOVBU	21(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVB	X23, 21(X10)
-	SRL	$8, X9
+	SRL	$8, X30
 	MOVBU	22(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVB	X23, 22(X10)
-	SRL	$8, X9
+	SRL	$8, X30
 	MOVBU	23(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVB	X23, 23(X10)
 	MOVBU	24(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVB	X23, 24(X10)
-	SRL	$8, X17
+	SRL	$8, X14
 	MOVBU	25(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVB	X23, 25(X10)
-	SRL	$8, X17
+	SRL	$8, X14
 	MOVBU	26(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVB	X23, 26(X10)
-	SRL	$8, X17
+	SRL	$8, X14
 	MOVBU	27(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVB	X23, 27(X10)
 	MOVBU	28(X11), X23
 	XOR	X15, X23
@@ -3980,124 +3897,124 @@ block_bytes:
 	XOR	X15, X23
 	MOVB	X23, 31(X10)
 	MOVBU	32(X11), X23
-	XOR	X14, X23
+	XOR	X16, X23
 	MOVB	X23, 32(X10)
-	SRL	$8, X14
+	SRL	$8, X16
 	MOVBU	33(X11), X23
-	XOR	X14, X23
+	XOR	X16, X23
 	MOVB	X23, 33(X10)
-	SRL	$8, X14
+	SRL	$8, X16
 	MOVBU	34(X11), X23
-	XOR	X14, X23
+	XOR	X16, X23
 	MOVB	X23, 34(X10)
-	SRL	$8, X14
+	SRL	$8, X16
 	MOVBU	35(X11), X23
-	XOR	X14, X23
+	XOR	X16, X23
 	MOVB	X23, 35(X10)
 	MOVBU	36(X11), X23
-	XOR	X12, X23
+	XOR	X17, X23
 	MOVB	X23, 36(X10)
-	SRL	$8, X12
+	SRL	$8, X17
 	MOVBU	37(X11), X23
-	XOR	X12, X23
+	XOR	X17, X23
 	MOVB	X23, 37(X10)
-	SRL	$8, X12
+	SRL	$8, X17
 	MOVBU	38(X11), X23
-	XOR	X12, X23
+	XOR	X17, X23
 	MOVB	X23, 38(X10)
-	SRL	$8, X12
+	SRL	$8, X17
 	MOVBU	39(X11), X23
-	XOR	X12, X23
+	XOR	X17, X23
 	MOVB	X23, 39(X10)
 	MOVBU	40(X11), X23
-	XOR	X29, X23
+	XOR	X9, X23
 	MOVB	X23, 40(X10)
-	SRL	$8, X29
+	SRL	$8, X9
 	MOVBU	41(X11), X23
-	XOR	X29, X23
+	XOR	X9, X23
 	MOVB	X23, 41(X10)
-	SRL	$8, X29
+	SRL	$8, X9
 	MOVBU	42(X11), X23
-	XOR	X29, X23
+	XOR	X9, X23
 	MOVB	X23, 42(X10)
-	SRL	$8, X29
+	SRL	$8, X9
 	MOVBU	43(X11), X23
-	XOR	X29, X23
+	XOR	X9, X23
 	MOVB	X23, 43(X10)
 	MOVBU	44(X11), X23
-	XOR	X28, X23
+	XOR	X18, X23
 	MOVB	X23, 44(X10)
-	SRL	$8, X28
+	SRL	$8, X18
 	MOVBU	45(X11), X23
-	XOR	X28, X23
+	XOR	X18, X23
 	MOVB	X23, 45(X10)
-	SRL	$8, X28
+	SRL	$8, X18
 	MOVBU	46(X11), X23
-	XOR	X28, X23
+	XOR	X18, X23
 	MOVB	X23, 46(X10)
-	SRL	$8, X28
+	SRL	$8, X18
 	MOVBU	47(X11), X23
-	XOR	X28, X23
+	XOR	X18, X23
 	MOVB	X23, 47(X10)
 	MOVBU	48(X11), X23
-	XOR	X30, X23
+	XOR	X21, X23
 	MOVB	X23, 48(X10)
-	SRL	$8, X30
+	SRL	$8, X21
 	MOVBU	49(X11), X23
-	XOR	X30, X23
+	XOR	X21, X23
 	MOVB	X23, 49(X10)
-	SRL	$8, X30
+	SRL	$8, X21
 	MOVBU	50(X11), X23
-	XOR	X30, X23
+	XOR	X21, X23
 	MOVB	X23, 50(X10)
-	SRL	$8, X30
+	SRL	$8, X21
 	MOVBU	51(X11), X23
-	XOR	X30, X23
+	XOR	X21, X23
 	MOVB	X23, 51(X10)
 	MOVBU	52(X11), X23
-	XOR	X7, X23
+	XOR	X19, X23
 	MOVB	X23, 52(X10)
-	SRL	$8, X7
+	SRL	$8, X19
 	MOVBU	53(X11), X23
-	XOR	X7, X23
+	XOR	X19, X23
 	MOVB	X23, 53(X10)
-	SRL	$8, X7
+	SRL	$8, X19
 	MOVBU	54(X11), X23
-	XOR	X7, X23
+	XOR	X19, X23
 	MOVB	X23, 54(X10)
-	SRL	$8, X7
+	SRL	$8, X19
 	MOVBU	55(X11), X23
-	XOR	X7, X23
+	XOR	X19, X23
 	MOVB	X23, 55(X10)
 	MOVBU	56(X11), X23
-	XOR	X5, X23
+	XOR	X20, X23
 	MOVB	X23, 56(X10)
-	SRL	$8, X5
+	SRL	$8, X20
 	MOVBU	57(X11), X23
-	XOR	X5, X23
+	XOR	X20, X23
 	MOVB	X23, 57(X10)
-	SRL	$8, X5
+	SRL	$8, X20
 	MOVBU	58(X11), X23
-	XOR	X5, X23
+	XOR	X20, X23
 	MOVB	X23, 58(X10)
-	SRL	$8, X5
+	SRL	$8, X20
 	MOVBU	59(X11), X23
-	XOR	X5, X23
+	XOR	X20, X23
 	MOVB	X23, 59(X10)
 	MOVBU	60(X11), X23
-	XOR	X6, X23
+	XOR	X22, X23
 	MOVB	X23, 60(X10)
-	SRL	$8, X6
+	SRL	$8, X22
 	MOVBU	61(X11), X23
-	XOR	X6, X23
+	XOR	X22, X23
 	MOVB	X23, 61(X10)
-	SRL	$8, X6
+	SRL	$8, X22
 	MOVBU	62(X11), X23
-	XOR	X6, X23
+	XOR	X22, X23
 	MOVB	X23, 62(X10)
-	SRL	$8, X6
+	SRL	$8, X22
 	MOVBU	63(X11), X23
-	XOR	X6, X23
+	XOR	X22, X23
 	MOVB	X23, 63(X10)
 	JMP	L36
 L5:
@@ -4106,107 +4023,85 @@ L5:
 	AND	$3, X23
 	BNEZ	X23, partial_bytes
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L38
-	MOV	X22, X16
+	BGEU	X12, X23, L38
+	MOV	X5, X25
 	JMP	L39
 L38:
 	MOVW	(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L40
-	MOV	X21, X16
+	BGEU	X12, X23, L40
+	MOV	X6, X25
 	JMP	L39
 L40:
 	MOVW	(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L41
-	MOV	X19, X16
+	BGEU	X12, X23, L41
+	MOV	X7, X25
 	JMP	L39
 L41:
 	MOVW	(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L42
-	MOV	X20, X16
+	BGEU	X12, X23, L42
+	MOV	X28, X25
 	JMP	L39
 L42:
 	MOVW	(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L43
-	MOV	X18, X16
+	BGEU	X12, X23, L43
+	MOV	X29, X25
 	JMP	L39
 L43:
 	MOVW	(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L44
-	MOV	X9, X16
+	BGEU	X12, X23, L44
+	MOV	X30, X25
 	JMP	L39
 L44:
 	MOVW	(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L45
-	MOV	X17, X16
+	BGEU	X12, X23, L45
+	MOV	X14, X25
 	JMP	L39
 L45:
 	MOVW	(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L46
-	MOV	X15, X16
+	BGEU	X12, X23, L46
+	MOV	X15, X25
 	JMP	L39
 L46:
 	MOVW	(X11), X23
@@ -4214,309 +4109,261 @@ L46:
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L47
-	MOV	X14, X16
+	BGEU	X12, X23, L47
+	MOV	X16, X25
 	JMP	L39
 L47:
 	MOVW	(X11), X23
-	XOR	X14, X23
+	XOR	X16, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L48
-	MOV	X12, X16
+	BGEU	X12, X23, L48
+	MOV	X17, X25
 	JMP	L39
 L48:
 	MOVW	(X11), X23
-	XOR	X12, X23
+	XOR	X17, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L49
-	MOV	X29, X16
+	BGEU	X12, X23, L49
+	MOV	X9, X25
 	JMP	L39
 L49:
 	MOVW	(X11), X23
-	XOR	X29, X23
+	XOR	X9, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L50
-	MOV	X28, X16
+	BGEU	X12, X23, L50
+	MOV	X18, X25
 	JMP	L39
 L50:
 	MOVW	(X11), X23
-	XOR	X28, X23
+	XOR	X18, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L51
-	MOV	X30, X16
+	BGEU	X12, X23, L51
+	MOV	X21, X25
 	JMP	L39
 L51:
 	MOVW	(X11), X23
-	XOR	X30, X23
+	XOR	X21, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L52
-	MOV	X7, X16
+	BGEU	X12, X23, L52
+	MOV	X19, X25
 	JMP	L39
 L52:
 	MOVW	(X11), X23
-	XOR	X7, X23
+	XOR	X19, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L53
-	MOV	X5, X16
+	BGEU	X12, X23, L53
+	MOV	X20, X25
 	JMP	L39
 L53:
 	MOVW	(X11), X23
-	XOR	X5, X23
+	XOR	X20, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L54
-	MOV	X6, X16
+	BGEU	X12, X23, L54
+	MOV	X22, X25
 	JMP	L39
 L54:
 	MOVW	(X11), X23
-	XOR	X6, X23
+	XOR	X22, X23
 	MOVW	X23, (X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
 partial_bytes:
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L55
-	MOV	X22, X16
+	BGEU	X12, X23, L55
+	MOV	X5, X25
 	JMP	L39
 L55:
 	MOVBU	(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVB	X23, (X10)
-	SRL	$8, X22
+	SRL	$8, X5
 	MOVBU	1(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVB	X23, 1(X10)
-	SRL	$8, X22
+	SRL	$8, X5
 	MOVBU	2(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVB	X23, 2(X10)
-	SRL	$8, X22
+	SRL	$8, X5
 	MOVBU	3(X11), X23
-	XOR	X22, X23
+	XOR	X5, X23
 	MOVB	X23, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L56
-	MOV	X21, X16
+	BGEU	X12, X23, L56
+	MOV	X6, X25
 	JMP	L39
 L56:
 	MOVBU	(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVB	X23, (X10)
-	SRL	$8, X21
+	SRL	$8, X6
 	MOVBU	1(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVB	X23, 1(X10)
-	SRL	$8, X21
+	SRL	$8, X6
 	MOVBU	2(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVB	X23, 2(X10)
-	SRL	$8, X21
+	SRL	$8, X6
 	MOVBU	3(X11), X23
-	XOR	X21, X23
+	XOR	X6, X23
 	MOVB	X23, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L57
-	MOV	X19, X16
+	BGEU	X12, X23, L57
+	MOV	X7, X25
 	JMP	L39
 L57:
 	MOVBU	(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVB	X23, (X10)
-	SRL	$8, X19
+	SRL	$8, X7
 	MOVBU	1(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVB	X23, 1(X10)
-	SRL	$8, X19
+	SRL	$8, X7
 	MOVBU	2(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVB	X23, 2(X10)
-	SRL	$8, X19
+	SRL	$8, X7
 	MOVBU	3(X11), X23
-	XOR	X19, X23
+	XOR	X7, X23
 	MOVB	X23, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L58
-	MOV	X20, X16
+	BGEU	X12, X23, L58
+	MOV	X28, X25
 	JMP	L39
 L58:
 	MOVBU	(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVB	X23, (X10)
-	SRL	$8, X20
+	SRL	$8, X28
 	MOVBU	1(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVB	X23, 1(X10)
-	SRL	$8, X20
+	SRL	$8, X28
 	MOVBU	2(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVB	X23, 2(X10)
-	SRL	$8, X20
+	SRL	$8, X28
 	MOVBU	3(X11), X23
-	XOR	X20, X23
+	XOR	X28, X23
 	MOVB	X23, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L59
-	MOV	X18, X16
+	BGEU	X12, X23, L59
+	MOV	X29, X25
 	JMP	L39
 L59:
 	MOVBU	(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVB	X23, (X10)
-	SRL	$8, X18
+	SRL	$8, X29
 	MOVBU	1(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVB	X23, 1(X10)
-	SRL	$8, X18
+	SRL	$8, X29
 	MOVBU	2(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVB	X23, 2(X10)
-	SRL	$8, X18
+	SRL	$8, X29
 	MOVBU	3(X11), X23
-	XOR	X18, X23
+	XOR	X29, X23
 	MOVB	X23, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L60
-	MOV	X9, X16
+	BGEU	X12, X23, L60
+	MOV	X30, X25
 	JMP	L39
 L60:
 	MOVBU	(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVB	X23, (X10)
-	SRL	$8, X9
+	SRL	$8, X30
 	MOVBU	1(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVB	X23, 1(X10)
-	SRL	$8, X9
+	SRL	$8, X30
 	MOVBU	2(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVB	X23, 2(X10)
-	SRL	$8, X9
+	SRL	$8, X30
 	MOVBU	3(X11), X23
-	XOR	X9, X23
+	XOR	X30, X23
 	MOVB	X23, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L61
-	MOV	X17, X16
+	BGEU	X12, X23, L61
+	MOV	X14, X25
 	JMP	L39
 L61:
 	MOVBU	(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVB	X23, (X10)
-	SRL	$8, X17
+	SRL	$8, X14
 	MOVBU	1(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVB	X23, 1(X10)
-	SRL	$8, X17
+	SRL	$8, X14
 	MOVBU	2(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVB	X23, 2(X10)
-	SRL	$8, X17
+	SRL	$8, X14
 	MOVBU	3(X11), X23
-	XOR	X17, X23
+	XOR	X14, X23
 	MOVB	X23, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L62
-	MOV	X15, X16
+	BGEU	X12, X23, L62
+	MOV	X15, X25
 	JMP	L39
 L62:
 	MOVBU	(X11), X23
@@ -4536,245 +4383,216 @@ L62:
 	MOVB	X23, 3(X10)
 	ADD	$4, X11
 	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
+	ADD	$-4, X12
 	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L63
-	MOV	X14, X16
+	BGEU	X12, X23, L63
+	MOV	X16, X25
 	JMP	L39
 L63:
-	MOVBU	(X11), X23
-	XOR	X14, X23
-	MOVB	X23, (X10)
-	SRL	$8, X14
-	MOVBU	1(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X14
-	MOVBU	2(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X14
-	MOVBU	3(X11), X23
-	XOR	X14, X23
-	MOVB	X23, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	40(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X13
-	BGEU	X13, X23, L64
-	MOV	X12, X16
-	JMP	L39
-L64:
-	MOVBU	(X11), X23
-	XOR	X12, X23
-	MOVB	X23, (X10)
-	SRL	$8, X12
-	MOVBU	1(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X12
-	MOVBU	2(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X12
-	MOVBU	3(X11), X23
-	XOR	X12, X23
-	MOVB	X23, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	40(X2), X12
-	ADD	$-4, X12
-	MOV	X12, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X12
-	BGEU	X12, X23, L65
-	MOV	X29, X16
-	JMP	L39
-L65:
-	MOVBU	(X11), X23
-	XOR	X29, X23
-	MOVB	X23, (X10)
-	SRL	$8, X29
-	MOVBU	1(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X29
-	MOVBU	2(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X29
-	MOVBU	3(X11), X23
-	XOR	X29, X23
-	MOVB	X23, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	40(X2), X29
-	ADD	$-4, X29
-	MOV	X29, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X29
-	BGEU	X29, X23, L66
-	MOV	X28, X16
-	JMP	L39
-L66:
-	MOVBU	(X11), X23
-	XOR	X28, X23
-	MOVB	X23, (X10)
-	SRL	$8, X28
-	MOVBU	1(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X28
-	MOVBU	2(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X28
-	MOVBU	3(X11), X23
-	XOR	X28, X23
-	MOVB	X23, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	40(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X28
-	BGEU	X28, X23, L67
-	MOV	X30, X16
-	JMP	L39
-L67:
-	MOVBU	(X11), X23
-	XOR	X30, X23
-	MOVB	X23, (X10)
-	SRL	$8, X30
-	MOVBU	1(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X30
-	MOVBU	2(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X30
-	MOVBU	3(X11), X23
-	XOR	X30, X23
-	MOVB	X23, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	40(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X28
-	BGEU	X28, X23, L68
-	MOV	X7, X16
-	JMP	L39
-L68:
-	MOVBU	(X11), X23
-	XOR	X7, X23
-	MOVB	X23, (X10)
-	SRL	$8, X7
-	MOVBU	1(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X7
-	MOVBU	2(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X7
-	MOVBU	3(X11), X23
-	XOR	X7, X23
-	MOVB	X23, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	40(X2), X7
-	ADD	$-4, X7
-	MOV	X7, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X7
-	BGEU	X7, X23, L69
-	MOV	X5, X16
-	JMP	L39
-L69:
-	MOVBU	(X11), X23
-	XOR	X5, X23
-	MOVB	X23, (X10)
-	SRL	$8, X5
-	MOVBU	1(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X5
-	MOVBU	2(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X5
-	MOVBU	3(X11), X23
-	XOR	X5, X23
-	MOVB	X23, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	40(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 40(X2)
-	MOV	$4, X23
-	MOV	40(X2), X5
-	BGEU	X5, X23, L70
-	MOV	X6, X16
-	JMP	L39
-L70:
-	MOVBU	(X11), X23
-	XOR	X6, X23
-	MOVB	X23, (X10)
-	SRL	$8, X6
-	MOVBU	1(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 1(X10)
-	SRL	$8, X6
-	MOVBU	2(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 2(X10)
-	SRL	$8, X6
-	MOVBU	3(X11), X23
-	XOR	X6, X23
-	MOVB	X23, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	40(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 40(X2)
-	// unreachable: len < 64 leaves at most 15 whole words
-L39:
-	MOV	40(X2), X5
-	BEQZ	X5, L71
-L72:
 	MOVBU	(X11), X23
 	XOR	X16, X23
 	MOVB	X23, (X10)
 	SRL	$8, X16
+	MOVBU	1(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X16
+	MOVBU	2(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X16
+	MOVBU	3(X11), X23
+	XOR	X16, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L64
+	MOV	X17, X25
+	JMP	L39
+L64:
+	MOVBU	(X11), X23
+	XOR	X17, X23
+	MOVB	X23, (X10)
+	SRL	$8, X17
+	MOVBU	1(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X17
+	MOVBU	2(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X17
+	MOVBU	3(X11), X23
+	XOR	X17, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L65
+	MOV	X9, X25
+	JMP	L39
+L65:
+	MOVBU	(X11), X23
+	XOR	X9, X23
+	MOVB	X23, (X10)
+	SRL	$8, X9
+	MOVBU	1(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X9
+	MOVBU	2(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X9
+	MOVBU	3(X11), X23
+	XOR	X9, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L66
+	MOV	X18, X25
+	JMP	L39
+L66:
+	MOVBU	(X11), X23
+	XOR	X18, X23
+	MOVB	X23, (X10)
+	SRL	$8, X18
+	MOVBU	1(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X18
+	MOVBU	2(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X18
+	MOVBU	3(X11), X23
+	XOR	X18, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L67
+	MOV	X21, X25
+	JMP	L39
+L67:
+	MOVBU	(X11), X23
+	XOR	X21, X23
+	MOVB	X23, (X10)
+	SRL	$8, X21
+	MOVBU	1(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X21
+	MOVBU	2(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X21
+	MOVBU	3(X11), X23
+	XOR	X21, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L68
+	MOV	X19, X25
+	JMP	L39
+L68:
+	MOVBU	(X11), X23
+	XOR	X19, X23
+	MOVB	X23, (X10)
+	SRL	$8, X19
+	MOVBU	1(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X19
+	MOVBU	2(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X19
+	MOVBU	3(X11), X23
+	XOR	X19, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L69
+	MOV	X20, X25
+	JMP	L39
+L69:
+	MOVBU	(X11), X23
+	XOR	X20, X23
+	MOVB	X23, (X10)
+	SRL	$8, X20
+	MOVBU	1(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X20
+	MOVBU	2(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X20
+	MOVBU	3(X11), X23
+	XOR	X20, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X23
+	BGEU	X12, X23, L70
+	MOV	X22, X25
+	JMP	L39
+L70:
+	MOVBU	(X11), X23
+	XOR	X22, X23
+	MOVB	X23, (X10)
+	SRL	$8, X22
+	MOVBU	1(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 1(X10)
+	SRL	$8, X22
+	MOVBU	2(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 2(X10)
+	SRL	$8, X22
+	MOVBU	3(X11), X23
+	XOR	X22, X23
+	MOVB	X23, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	// unreachable: len < 64 leaves at most 15 whole words
+L39:
+	BEQZ	X12, L71
+L72:
+	MOVBU	(X11), X23
+	XOR	X25, X23
+	MOVB	X23, (X10)
+	SRL	$8, X25
 	ADD	$1, X11
 	ADD	$1, X10
-	MOV	40(X2), X5
-	ADD	$-1, X5
-	MOV	X5, 40(X2)
-	BNEZ	X5, L72
+	ADD	$-1, X12
+	BNEZ	X12, L72
 L71:
-	MOV	24(X2), X5
+	MOV	16(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 24(X2)
+	MOV	X5, 16(X2)
 L6:
 	// return
-	MOV	X0, 24(X2)
+	MOV	X0, 16(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
 	MOV	$0, X9
-	MOV	$0, X12
+	MOV	$0, X13
 	MOV	$0, X14
 	MOV	$0, X15
 	MOV	$0, X16
@@ -4790,6 +4608,7 @@ L6:
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	MOV	(X2), X1
 	JMP	kgen_ret
 kgen_ret:
 	RET

@@ -5,8 +5,8 @@
 //   kgen emit sha256 --variant c906 --abi go --format s
 // Kernel sha256, variant c906, target c906 (-march=rv64imafdc_zicsr_zifencei_xtheadba_xtheadbb_xtheadbs_xtheadcondmov_xtheadmac_xtheadmemidx_xtheadmempair_xtheadsync_xtheadvector), Go (ABI0) ABI.
 // SHA-256 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 #include "textflag.h"
 
@@ -45,22 +45,22 @@ DATA ·kgen_sha256_c906_k+240(SB)/8, $0xa4506ceb90befffa
 DATA ·kgen_sha256_c906_k+248(SB)/8, $0xc67178f2bef9a3f7
 GLOBL ·kgen_sha256_c906_k(SB), RODATA|NOPTR, $256
 
-// void sha256_block_c906(unsigned int *dig, const unsigned char *p, size_t len, u64 *scratch)
-// func sha256BlockC906(dig *uint32, p *byte, len uint64, scratch *uint64)
-TEXT ·sha256BlockC906(SB), NOSPLIT, $0-32
+// void sha256_block_c906(unsigned int *dig, const unsigned char *p, size_t len)
+// func sha256BlockC906(dig *uint32, p *byte, len uint64)
+TEXT ·sha256BlockC906(SB), NOSPLIT, $96-24
 	MOV	dig+0(FP), X10
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
-	MOV	scratch+24(FP), X13
 	// num = len / block
 	SRL	$6, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
 	BNEZ	X12, L5
 	JMP	done
 L5:
-	SLL	$6, X12, X16
-	ADD	X11, X16
-	MOV	X16, 72(X13)
+	SLL	$6, X12, X14
+	ADD	X11, X14
+	MOV	X14, 80(X2)
+	MOV	X10, 72(X2)
 	MOVW	(X10), X5
 	MOVW	4(X10), X6
 	MOVW	8(X10), X7
@@ -68,1249 +68,1239 @@ L5:
 	MOVW	16(X10), X29
 	MOVW	20(X10), X30
 	MOVW	24(X10), X12
-	MOVW	28(X10), X14
+	MOVW	28(X10), X10
 L1:
-	MOV	$·kgen_sha256_c906_k+256(SB), X18
-	MOV	X18, 88(X13)
+	MOV	$·kgen_sha256_c906_k+256(SB), X21
+	MOV	X21, 96(X2)
 L2:
-	MOV	$·kgen_sha256_c906_k(SB), X15
+	MOV	$·kgen_sha256_c906_k(SB), X13
 block:
 	// b ^ c for round 0's Maj
-	XOR	X7, X6, X9
+	XOR	X7, X6, X20
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	(X11), X16
-	MOVW	(X15), X20
-	WORD	$0x9008180b	// th.revw a6, a6
-	MOVW	X16, (X13)
+	MOVW	(X11), X21
+	MOVW	(X13), X24
+	WORD	$0x900a9a8b	// th.revw s5, s5
+	MOVW	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146e990b	// th.srriw s2, t4, 6
-	WORD	$0x14be998b	// th.srriw s3, t4, 11
-	XOR	X19, X18
-	WORD	$0x159e998b	// th.srriw s3, t4, 25
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x146e9b0b	// th.srriw s6, t4, 6
+	WORD	$0x14be9b8b	// th.srriw s7, t4, 11
+	XOR	X23, X22
+	WORD	$0x159e9b8b	// th.srriw s7, t4, 25
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1422990b	// th.srriw s2, t0, 2
-	WORD	$0x14d2998b	// th.srriw s3, t0, 13
-	XOR	X19, X18
-	WORD	$0x1562998b	// th.srriw s3, t0, 22
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x14229b0b	// th.srriw s6, t0, 2
+	WORD	$0x14d29b8b	// th.srriw s7, t0, 13
+	XOR	X23, X22
+	WORD	$0x15629b8b	// th.srriw s7, t0, 22
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	4(X11), X17
-	MOVW	4(X15), X20
-	WORD	$0x9008988b	// th.revw a7, a7
-	MOVW	X17, 4(X13)
+	MOVW	4(X11), X14
+	MOVW	4(X13), X24
+	WORD	$0x9007170b	// th.revw a4, a4
+	MOVW	X14, 12(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146e190b	// th.srriw s2, t3, 6
-	WORD	$0x14be198b	// th.srriw s3, t3, 11
-	XOR	X19, X18
-	WORD	$0x159e198b	// th.srriw s3, t3, 25
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x146e1b0b	// th.srriw s6, t3, 6
+	WORD	$0x14be1b8b	// th.srriw s7, t3, 11
+	XOR	X23, X22
+	WORD	$0x159e1b8b	// th.srriw s7, t3, 25
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1427190b	// th.srriw s2, a4, 2
-	WORD	$0x14d7198b	// th.srriw s3, a4, 13
-	XOR	X19, X18
-	WORD	$0x1567198b	// th.srriw s3, a4, 22
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x14251b0b	// th.srriw s6, a0, 2
+	WORD	$0x14d51b8b	// th.srriw s7, a0, 13
+	XOR	X23, X22
+	WORD	$0x15651b8b	// th.srriw s7, a0, 22
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	8(X11), X16
-	MOVW	8(X15), X20
-	WORD	$0x9008180b	// th.revw a6, a6
-	MOVW	X16, 8(X13)
+	MOVW	8(X11), X15
+	MOVW	8(X13), X24
+	WORD	$0x9007978b	// th.revw a5, a5
+	MOVW	X15, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1463990b	// th.srriw s2, t2, 6
-	WORD	$0x14b3998b	// th.srriw s3, t2, 11
-	XOR	X19, X18
-	WORD	$0x1593998b	// th.srriw s3, t2, 25
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x14639b0b	// th.srriw s6, t2, 6
+	WORD	$0x14b39b8b	// th.srriw s7, t2, 11
+	XOR	X23, X22
+	WORD	$0x15939b8b	// th.srriw s7, t2, 25
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1426190b	// th.srriw s2, a2, 2
-	WORD	$0x14d6198b	// th.srriw s3, a2, 13
-	XOR	X19, X18
-	WORD	$0x1566198b	// th.srriw s3, a2, 22
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x14261b0b	// th.srriw s6, a2, 2
+	WORD	$0x14d61b8b	// th.srriw s7, a2, 13
+	XOR	X23, X22
+	WORD	$0x15661b8b	// th.srriw s7, a2, 22
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	12(X11), X17
-	MOVW	12(X15), X20
-	WORD	$0x9008988b	// th.revw a7, a7
-	MOVW	X17, 12(X13)
+	MOVW	12(X11), X16
+	MOVW	12(X13), X24
+	WORD	$0x9008180b	// th.revw a6, a6
+	MOVW	X16, 20(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1463190b	// th.srriw s2, t1, 6
-	WORD	$0x14b3198b	// th.srriw s3, t1, 11
-	XOR	X19, X18
-	WORD	$0x1593198b	// th.srriw s3, t1, 25
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x14631b0b	// th.srriw s6, t1, 6
+	WORD	$0x14b31b8b	// th.srriw s7, t1, 11
+	XOR	X23, X22
+	WORD	$0x15931b8b	// th.srriw s7, t1, 25
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142f190b	// th.srriw s2, t5, 2
-	WORD	$0x14df198b	// th.srriw s3, t5, 13
-	XOR	X19, X18
-	WORD	$0x156f198b	// th.srriw s3, t5, 22
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x142f1b0b	// th.srriw s6, t5, 2
+	WORD	$0x14df1b8b	// th.srriw s7, t5, 13
+	XOR	X23, X22
+	WORD	$0x156f1b8b	// th.srriw s7, t5, 22
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	16(X11), X16
-	MOVW	16(X15), X20
-	WORD	$0x9008180b	// th.revw a6, a6
-	MOVW	X16, 16(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1462990b	// th.srriw s2, t0, 6
-	WORD	$0x14b2998b	// th.srriw s3, t0, 11
-	XOR	X19, X18
-	WORD	$0x1592998b	// th.srriw s3, t0, 25
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142e990b	// th.srriw s2, t4, 2
-	WORD	$0x14de998b	// th.srriw s3, t4, 13
-	XOR	X19, X18
-	WORD	$0x156e998b	// th.srriw s3, t4, 22
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	20(X11), X17
-	MOVW	20(X15), X20
+	MOVW	16(X11), X17
+	MOVW	16(X13), X24
 	WORD	$0x9008988b	// th.revw a7, a7
-	MOVW	X17, 20(X13)
+	MOVW	X17, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1467190b	// th.srriw s2, a4, 6
-	WORD	$0x14b7198b	// th.srriw s3, a4, 11
-	XOR	X19, X18
-	WORD	$0x1597198b	// th.srriw s3, a4, 25
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x14629b0b	// th.srriw s6, t0, 6
+	WORD	$0x14b29b8b	// th.srriw s7, t0, 11
+	XOR	X23, X22
+	WORD	$0x15929b8b	// th.srriw s7, t0, 25
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x142e9b0b	// th.srriw s6, t4, 2
+	WORD	$0x14de9b8b	// th.srriw s7, t4, 13
+	XOR	X23, X22
+	WORD	$0x156e9b8b	// th.srriw s7, t4, 22
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	// W[i] = big-endian word i of the block; ring[i] = W[i]
+	MOVW	20(X11), X9
+	MOVW	20(X13), X24
+	WORD	$0x9004948b	// th.revw s1, s1
+	MOVW	X9, 28(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x14651b0b	// th.srriw s6, a0, 6
+	WORD	$0x14b51b8b	// th.srriw s7, a0, 11
+	XOR	X23, X22
+	WORD	$0x15951b8b	// th.srriw s7, a0, 25
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142e190b	// th.srriw s2, t3, 2
-	WORD	$0x14de198b	// th.srriw s3, t3, 13
-	XOR	X19, X18
-	WORD	$0x156e198b	// th.srriw s3, t3, 22
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x142e1b0b	// th.srriw s6, t3, 2
+	WORD	$0x14de1b8b	// th.srriw s7, t3, 13
+	XOR	X23, X22
+	WORD	$0x156e1b8b	// th.srriw s7, t3, 22
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	24(X11), X16
-	MOVW	24(X15), X20
-	WORD	$0x9008180b	// th.revw a6, a6
-	MOVW	X16, 24(X13)
+	MOVW	24(X11), X18
+	MOVW	24(X13), X24
+	WORD	$0x9009190b	// th.revw s2, s2
+	MOVW	X18, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1466190b	// th.srriw s2, a2, 6
-	WORD	$0x14b6198b	// th.srriw s3, a2, 11
-	XOR	X19, X18
-	WORD	$0x1596198b	// th.srriw s3, a2, 25
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x14661b0b	// th.srriw s6, a2, 6
+	WORD	$0x14b61b8b	// th.srriw s7, a2, 11
+	XOR	X23, X22
+	WORD	$0x15961b8b	// th.srriw s7, a2, 25
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1423990b	// th.srriw s2, t2, 2
-	WORD	$0x14d3998b	// th.srriw s3, t2, 13
-	XOR	X19, X18
-	WORD	$0x1563998b	// th.srriw s3, t2, 22
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x14239b0b	// th.srriw s6, t2, 2
+	WORD	$0x14d39b8b	// th.srriw s7, t2, 13
+	XOR	X23, X22
+	WORD	$0x15639b8b	// th.srriw s7, t2, 22
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	28(X11), X17
-	MOVW	28(X15), X20
-	WORD	$0x9008988b	// th.revw a7, a7
-	MOVW	X17, 28(X13)
+	MOVW	28(X11), X19
+	MOVW	28(X13), X24
+	WORD	$0x9009998b	// th.revw s3, s3
+	MOVW	X19, 36(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146f190b	// th.srriw s2, t5, 6
-	WORD	$0x14bf198b	// th.srriw s3, t5, 11
-	XOR	X19, X18
-	WORD	$0x159f198b	// th.srriw s3, t5, 25
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x146f1b0b	// th.srriw s6, t5, 6
+	WORD	$0x14bf1b8b	// th.srriw s7, t5, 11
+	XOR	X23, X22
+	WORD	$0x159f1b8b	// th.srriw s7, t5, 25
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1423190b	// th.srriw s2, t1, 2
-	WORD	$0x14d3198b	// th.srriw s3, t1, 13
-	XOR	X19, X18
-	WORD	$0x1563198b	// th.srriw s3, t1, 22
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x14231b0b	// th.srriw s6, t1, 2
+	WORD	$0x14d31b8b	// th.srriw s7, t1, 13
+	XOR	X23, X22
+	WORD	$0x15631b8b	// th.srriw s7, t1, 22
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	32(X11), X16
-	MOVW	32(X15), X20
-	WORD	$0x9008180b	// th.revw a6, a6
-	MOVW	X16, 32(X13)
+	MOVW	32(X11), X21
+	MOVW	32(X13), X24
+	WORD	$0x900a9a8b	// th.revw s5, s5
+	MOVW	X21, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146e990b	// th.srriw s2, t4, 6
-	WORD	$0x14be998b	// th.srriw s3, t4, 11
-	XOR	X19, X18
-	WORD	$0x159e998b	// th.srriw s3, t4, 25
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x146e9b0b	// th.srriw s6, t4, 6
+	WORD	$0x14be9b8b	// th.srriw s7, t4, 11
+	XOR	X23, X22
+	WORD	$0x159e9b8b	// th.srriw s7, t4, 25
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1422990b	// th.srriw s2, t0, 2
-	WORD	$0x14d2998b	// th.srriw s3, t0, 13
-	XOR	X19, X18
-	WORD	$0x1562998b	// th.srriw s3, t0, 22
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x14229b0b	// th.srriw s6, t0, 2
+	WORD	$0x14d29b8b	// th.srriw s7, t0, 13
+	XOR	X23, X22
+	WORD	$0x15629b8b	// th.srriw s7, t0, 22
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	36(X11), X17
-	MOVW	36(X15), X20
-	WORD	$0x9008988b	// th.revw a7, a7
-	MOVW	X17, 36(X13)
+	MOVW	36(X11), X14
+	MOVW	36(X13), X24
+	WORD	$0x9007170b	// th.revw a4, a4
+	MOVW	X14, 44(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146e190b	// th.srriw s2, t3, 6
-	WORD	$0x14be198b	// th.srriw s3, t3, 11
-	XOR	X19, X18
-	WORD	$0x159e198b	// th.srriw s3, t3, 25
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x146e1b0b	// th.srriw s6, t3, 6
+	WORD	$0x14be1b8b	// th.srriw s7, t3, 11
+	XOR	X23, X22
+	WORD	$0x159e1b8b	// th.srriw s7, t3, 25
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1427190b	// th.srriw s2, a4, 2
-	WORD	$0x14d7198b	// th.srriw s3, a4, 13
-	XOR	X19, X18
-	WORD	$0x1567198b	// th.srriw s3, a4, 22
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x14251b0b	// th.srriw s6, a0, 2
+	WORD	$0x14d51b8b	// th.srriw s7, a0, 13
+	XOR	X23, X22
+	WORD	$0x15651b8b	// th.srriw s7, a0, 22
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	40(X11), X16
-	MOVW	40(X15), X20
-	WORD	$0x9008180b	// th.revw a6, a6
-	MOVW	X16, 40(X13)
+	MOVW	40(X11), X15
+	MOVW	40(X13), X24
+	WORD	$0x9007978b	// th.revw a5, a5
+	MOVW	X15, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1463990b	// th.srriw s2, t2, 6
-	WORD	$0x14b3998b	// th.srriw s3, t2, 11
-	XOR	X19, X18
-	WORD	$0x1593998b	// th.srriw s3, t2, 25
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x14639b0b	// th.srriw s6, t2, 6
+	WORD	$0x14b39b8b	// th.srriw s7, t2, 11
+	XOR	X23, X22
+	WORD	$0x15939b8b	// th.srriw s7, t2, 25
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1426190b	// th.srriw s2, a2, 2
-	WORD	$0x14d6198b	// th.srriw s3, a2, 13
-	XOR	X19, X18
-	WORD	$0x1566198b	// th.srriw s3, a2, 22
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x14261b0b	// th.srriw s6, a2, 2
+	WORD	$0x14d61b8b	// th.srriw s7, a2, 13
+	XOR	X23, X22
+	WORD	$0x15661b8b	// th.srriw s7, a2, 22
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	44(X11), X17
-	MOVW	44(X15), X20
-	WORD	$0x9008988b	// th.revw a7, a7
-	MOVW	X17, 44(X13)
+	MOVW	44(X11), X16
+	MOVW	44(X13), X24
+	WORD	$0x9008180b	// th.revw a6, a6
+	MOVW	X16, 52(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1463190b	// th.srriw s2, t1, 6
-	WORD	$0x14b3198b	// th.srriw s3, t1, 11
-	XOR	X19, X18
-	WORD	$0x1593198b	// th.srriw s3, t1, 25
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x14631b0b	// th.srriw s6, t1, 6
+	WORD	$0x14b31b8b	// th.srriw s7, t1, 11
+	XOR	X23, X22
+	WORD	$0x15931b8b	// th.srriw s7, t1, 25
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142f190b	// th.srriw s2, t5, 2
-	WORD	$0x14df198b	// th.srriw s3, t5, 13
-	XOR	X19, X18
-	WORD	$0x156f198b	// th.srriw s3, t5, 22
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x142f1b0b	// th.srriw s6, t5, 2
+	WORD	$0x14df1b8b	// th.srriw s7, t5, 13
+	XOR	X23, X22
+	WORD	$0x156f1b8b	// th.srriw s7, t5, 22
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	48(X11), X16
-	MOVW	48(X15), X20
-	WORD	$0x9008180b	// th.revw a6, a6
-	MOVW	X16, 48(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1462990b	// th.srriw s2, t0, 6
-	WORD	$0x14b2998b	// th.srriw s3, t0, 11
-	XOR	X19, X18
-	WORD	$0x1592998b	// th.srriw s3, t0, 25
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142e990b	// th.srriw s2, t4, 2
-	WORD	$0x14de998b	// th.srriw s3, t4, 13
-	XOR	X19, X18
-	WORD	$0x156e998b	// th.srriw s3, t4, 22
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	52(X11), X17
-	MOVW	52(X15), X20
+	MOVW	48(X11), X17
+	MOVW	48(X13), X24
 	WORD	$0x9008988b	// th.revw a7, a7
-	MOVW	X17, 52(X13)
+	MOVW	X17, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1467190b	// th.srriw s2, a4, 6
-	WORD	$0x14b7198b	// th.srriw s3, a4, 11
-	XOR	X19, X18
-	WORD	$0x1597198b	// th.srriw s3, a4, 25
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x14629b0b	// th.srriw s6, t0, 6
+	WORD	$0x14b29b8b	// th.srriw s7, t0, 11
+	XOR	X23, X22
+	WORD	$0x15929b8b	// th.srriw s7, t0, 25
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x142e9b0b	// th.srriw s6, t4, 2
+	WORD	$0x14de9b8b	// th.srriw s7, t4, 13
+	XOR	X23, X22
+	WORD	$0x156e9b8b	// th.srriw s7, t4, 22
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	// W[i] = big-endian word i of the block; ring[i] = W[i]
+	MOVW	52(X11), X9
+	MOVW	52(X13), X24
+	WORD	$0x9004948b	// th.revw s1, s1
+	MOVW	X9, 60(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x14651b0b	// th.srriw s6, a0, 6
+	WORD	$0x14b51b8b	// th.srriw s7, a0, 11
+	XOR	X23, X22
+	WORD	$0x15951b8b	// th.srriw s7, a0, 25
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142e190b	// th.srriw s2, t3, 2
-	WORD	$0x14de198b	// th.srriw s3, t3, 13
-	XOR	X19, X18
-	WORD	$0x156e198b	// th.srriw s3, t3, 22
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x142e1b0b	// th.srriw s6, t3, 2
+	WORD	$0x14de1b8b	// th.srriw s7, t3, 13
+	XOR	X23, X22
+	WORD	$0x156e1b8b	// th.srriw s7, t3, 22
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	56(X11), X16
-	MOVW	56(X15), X20
-	WORD	$0x9008180b	// th.revw a6, a6
-	MOVW	X16, 56(X13)
+	MOVW	56(X11), X18
+	MOVW	56(X13), X24
+	WORD	$0x9009190b	// th.revw s2, s2
+	MOVW	X18, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1466190b	// th.srriw s2, a2, 6
-	WORD	$0x14b6198b	// th.srriw s3, a2, 11
-	XOR	X19, X18
-	WORD	$0x1596198b	// th.srriw s3, a2, 25
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x14661b0b	// th.srriw s6, a2, 6
+	WORD	$0x14b61b8b	// th.srriw s7, a2, 11
+	XOR	X23, X22
+	WORD	$0x15961b8b	// th.srriw s7, a2, 25
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1423990b	// th.srriw s2, t2, 2
-	WORD	$0x14d3998b	// th.srriw s3, t2, 13
-	XOR	X19, X18
-	WORD	$0x1563998b	// th.srriw s3, t2, 22
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x14239b0b	// th.srriw s6, t2, 2
+	WORD	$0x14d39b8b	// th.srriw s7, t2, 13
+	XOR	X23, X22
+	WORD	$0x15639b8b	// th.srriw s7, t2, 22
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOVW	60(X11), X17
-	MOVW	60(X15), X20
-	WORD	$0x9008988b	// th.revw a7, a7
-	MOVW	X17, 60(X13)
+	MOVW	60(X11), X19
+	MOVW	60(X13), X24
+	WORD	$0x9009998b	// th.revw s3, s3
+	MOVW	X19, 68(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146f190b	// th.srriw s2, t5, 6
-	WORD	$0x14bf198b	// th.srriw s3, t5, 11
-	XOR	X19, X18
-	WORD	$0x159f198b	// th.srriw s3, t5, 25
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x146f1b0b	// th.srriw s6, t5, 6
+	WORD	$0x14bf1b8b	// th.srriw s7, t5, 11
+	XOR	X23, X22
+	WORD	$0x159f1b8b	// th.srriw s7, t5, 25
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1423190b	// th.srriw s2, t1, 2
-	WORD	$0x14d3198b	// th.srriw s3, t1, 13
-	XOR	X19, X18
-	WORD	$0x1563198b	// th.srriw s3, t1, 22
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x14231b0b	// th.srriw s6, t1, 2
+	WORD	$0x14d31b8b	// th.srriw s7, t1, 13
+	XOR	X23, X22
+	WORD	$0x15631b8b	// th.srriw s7, t1, 22
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
 	ADD	$64, X11
-	MOV	X11, 80(X13)
-	MOVW	(X13), X11
-	ADD	$64, X15
+	MOV	X11, 88(X2)
+	MOVW	8(X2), X11
+	ADD	$64, X13
 rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	4(X13), X22
-	MOVW	36(X13), X23
-	MOVW	(X15), X20
-	WORD	$0x1518190b	// th.srriw s2, a6, 17
-	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x147b190b	// th.srriw s2, s6, 7
-	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, (X13)
+	MOVW	12(X2), X8
+	MOVW	(X13), X24
+	WORD	$0x15191b0b	// th.srriw s6, s2, 17
+	WORD	$0x15391b8b	// th.srriw s7, s2, 19
+	XOR	X23, X22
+	SRLW	$10, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	WORD	$0x14741b0b	// th.srriw s6, s0, 7
+	WORD	$0x15241b8b	// th.srriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOVW	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146e990b	// th.srriw s2, t4, 6
-	WORD	$0x14be998b	// th.srriw s3, t4, 11
-	XOR	X19, X18
-	WORD	$0x159e998b	// th.srriw s3, t4, 25
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x146e9b0b	// th.srriw s6, t4, 6
+	WORD	$0x14be9b8b	// th.srriw s7, t4, 11
+	XOR	X23, X22
+	WORD	$0x159e9b8b	// th.srriw s7, t4, 25
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1422990b	// th.srriw s2, t0, 2
-	WORD	$0x14d2998b	// th.srriw s3, t0, 13
-	XOR	X19, X18
-	WORD	$0x1562998b	// th.srriw s3, t0, 22
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x14229b0b	// th.srriw s6, t0, 2
+	WORD	$0x14d29b8b	// th.srriw s7, t0, 13
+	XOR	X23, X22
+	WORD	$0x15629b8b	// th.srriw s7, t0, 22
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	8(X13), X11
-	MOVW	40(X13), X23
-	MOVW	4(X15), X20
-	WORD	$0x1518990b	// th.srriw s2, a7, 17
-	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1475990b	// th.srriw s2, a1, 7
-	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 4(X13)
+	MOVW	16(X2), X11
+	MOVW	4(X13), X24
+	WORD	$0x15199b0b	// th.srriw s6, s3, 17
+	WORD	$0x15399b8b	// th.srriw s7, s3, 19
+	XOR	X23, X22
+	SRLW	$10, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
+	WORD	$0x14759b0b	// th.srriw s6, a1, 7
+	WORD	$0x15259b8b	// th.srriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOVW	X14, 12(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146e190b	// th.srriw s2, t3, 6
-	WORD	$0x14be198b	// th.srriw s3, t3, 11
-	XOR	X19, X18
-	WORD	$0x159e198b	// th.srriw s3, t3, 25
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x146e1b0b	// th.srriw s6, t3, 6
+	WORD	$0x14be1b8b	// th.srriw s7, t3, 11
+	XOR	X23, X22
+	WORD	$0x159e1b8b	// th.srriw s7, t3, 25
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1427190b	// th.srriw s2, a4, 2
-	WORD	$0x14d7198b	// th.srriw s3, a4, 13
-	XOR	X19, X18
-	WORD	$0x1567198b	// th.srriw s3, a4, 22
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x14251b0b	// th.srriw s6, a0, 2
+	WORD	$0x14d51b8b	// th.srriw s7, a0, 13
+	XOR	X23, X22
+	WORD	$0x15651b8b	// th.srriw s7, a0, 22
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	12(X13), X22
-	MOVW	44(X13), X23
-	MOVW	8(X15), X20
-	WORD	$0x1518190b	// th.srriw s2, a6, 17
-	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x147b190b	// th.srriw s2, s6, 7
-	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 8(X13)
+	MOVW	20(X2), X8
+	MOVW	8(X13), X24
+	WORD	$0x151a9b0b	// th.srriw s6, s5, 17
+	WORD	$0x153a9b8b	// th.srriw s7, s5, 19
+	XOR	X23, X22
+	SRLW	$10, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	WORD	$0x14741b0b	// th.srriw s6, s0, 7
+	WORD	$0x15241b8b	// th.srriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOVW	X15, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1463990b	// th.srriw s2, t2, 6
-	WORD	$0x14b3998b	// th.srriw s3, t2, 11
-	XOR	X19, X18
-	WORD	$0x1593998b	// th.srriw s3, t2, 25
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x14639b0b	// th.srriw s6, t2, 6
+	WORD	$0x14b39b8b	// th.srriw s7, t2, 11
+	XOR	X23, X22
+	WORD	$0x15939b8b	// th.srriw s7, t2, 25
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1426190b	// th.srriw s2, a2, 2
-	WORD	$0x14d6198b	// th.srriw s3, a2, 13
-	XOR	X19, X18
-	WORD	$0x1566198b	// th.srriw s3, a2, 22
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x14261b0b	// th.srriw s6, a2, 2
+	WORD	$0x14d61b8b	// th.srriw s7, a2, 13
+	XOR	X23, X22
+	WORD	$0x15661b8b	// th.srriw s7, a2, 22
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	16(X13), X11
-	MOVW	48(X13), X23
-	MOVW	12(X15), X20
-	WORD	$0x1518990b	// th.srriw s2, a7, 17
-	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1475990b	// th.srriw s2, a1, 7
-	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 12(X13)
+	MOVW	24(X2), X11
+	MOVW	12(X13), X24
+	WORD	$0x15171b0b	// th.srriw s6, a4, 17
+	WORD	$0x15371b8b	// th.srriw s7, a4, 19
+	XOR	X23, X22
+	SRLW	$10, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
+	WORD	$0x14759b0b	// th.srriw s6, a1, 7
+	WORD	$0x15259b8b	// th.srriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOVW	X16, 20(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1463190b	// th.srriw s2, t1, 6
-	WORD	$0x14b3198b	// th.srriw s3, t1, 11
-	XOR	X19, X18
-	WORD	$0x1593198b	// th.srriw s3, t1, 25
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x14631b0b	// th.srriw s6, t1, 6
+	WORD	$0x14b31b8b	// th.srriw s7, t1, 11
+	XOR	X23, X22
+	WORD	$0x15931b8b	// th.srriw s7, t1, 25
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142f190b	// th.srriw s2, t5, 2
-	WORD	$0x14df198b	// th.srriw s3, t5, 13
-	XOR	X19, X18
-	WORD	$0x156f198b	// th.srriw s3, t5, 22
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x142f1b0b	// th.srriw s6, t5, 2
+	WORD	$0x14df1b8b	// th.srriw s7, t5, 13
+	XOR	X23, X22
+	WORD	$0x156f1b8b	// th.srriw s7, t5, 22
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	20(X13), X22
-	MOVW	52(X13), X23
-	MOVW	16(X15), X20
-	WORD	$0x1518190b	// th.srriw s2, a6, 17
-	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x147b190b	// th.srriw s2, s6, 7
-	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 16(X13)
+	MOVW	28(X2), X8
+	MOVW	16(X13), X24
+	WORD	$0x15179b0b	// th.srriw s6, a5, 17
+	WORD	$0x15379b8b	// th.srriw s7, a5, 19
+	XOR	X23, X22
+	SRLW	$10, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	WORD	$0x14741b0b	// th.srriw s6, s0, 7
+	WORD	$0x15241b8b	// th.srriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOVW	X17, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1462990b	// th.srriw s2, t0, 6
-	WORD	$0x14b2998b	// th.srriw s3, t0, 11
-	XOR	X19, X18
-	WORD	$0x1592998b	// th.srriw s3, t0, 25
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x14629b0b	// th.srriw s6, t0, 6
+	WORD	$0x14b29b8b	// th.srriw s7, t0, 11
+	XOR	X23, X22
+	WORD	$0x15929b8b	// th.srriw s7, t0, 25
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142e990b	// th.srriw s2, t4, 2
-	WORD	$0x14de998b	// th.srriw s3, t4, 13
-	XOR	X19, X18
-	WORD	$0x156e998b	// th.srriw s3, t4, 22
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
+	WORD	$0x142e9b0b	// th.srriw s6, t4, 2
+	WORD	$0x14de9b8b	// th.srriw s7, t4, 13
+	XOR	X23, X22
+	WORD	$0x156e9b8b	// th.srriw s7, t4, 22
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	24(X13), X11
-	MOVW	56(X13), X23
-	MOVW	20(X15), X20
-	WORD	$0x1518990b	// th.srriw s2, a7, 17
-	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1475990b	// th.srriw s2, a1, 7
-	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 20(X13)
+	MOVW	32(X2), X11
+	MOVW	20(X13), X24
+	WORD	$0x15181b0b	// th.srriw s6, a6, 17
+	WORD	$0x15381b8b	// th.srriw s7, a6, 19
+	XOR	X23, X22
+	SRLW	$10, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
+	WORD	$0x14759b0b	// th.srriw s6, a1, 7
+	WORD	$0x15259b8b	// th.srriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOVW	X9, 28(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1467190b	// th.srriw s2, a4, 6
-	WORD	$0x14b7198b	// th.srriw s3, a4, 11
-	XOR	X19, X18
-	WORD	$0x1597198b	// th.srriw s3, a4, 25
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x14651b0b	// th.srriw s6, a0, 6
+	WORD	$0x14b51b8b	// th.srriw s7, a0, 11
+	XOR	X23, X22
+	WORD	$0x15951b8b	// th.srriw s7, a0, 25
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142e190b	// th.srriw s2, t3, 2
-	WORD	$0x14de198b	// th.srriw s3, t3, 13
-	XOR	X19, X18
-	WORD	$0x156e198b	// th.srriw s3, t3, 22
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x142e1b0b	// th.srriw s6, t3, 2
+	WORD	$0x14de1b8b	// th.srriw s7, t3, 13
+	XOR	X23, X22
+	WORD	$0x156e1b8b	// th.srriw s7, t3, 22
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	28(X13), X22
-	MOVW	60(X13), X23
-	MOVW	24(X15), X20
-	WORD	$0x1518190b	// th.srriw s2, a6, 17
-	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x147b190b	// th.srriw s2, s6, 7
-	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 24(X13)
+	MOVW	36(X2), X8
+	MOVW	24(X13), X24
+	WORD	$0x15189b0b	// th.srriw s6, a7, 17
+	WORD	$0x15389b8b	// th.srriw s7, a7, 19
+	XOR	X23, X22
+	SRLW	$10, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	WORD	$0x14741b0b	// th.srriw s6, s0, 7
+	WORD	$0x15241b8b	// th.srriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOVW	X18, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1466190b	// th.srriw s2, a2, 6
-	WORD	$0x14b6198b	// th.srriw s3, a2, 11
-	XOR	X19, X18
-	WORD	$0x1596198b	// th.srriw s3, a2, 25
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x14661b0b	// th.srriw s6, a2, 6
+	WORD	$0x14b61b8b	// th.srriw s7, a2, 11
+	XOR	X23, X22
+	WORD	$0x15961b8b	// th.srriw s7, a2, 25
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1423990b	// th.srriw s2, t2, 2
-	WORD	$0x14d3998b	// th.srriw s3, t2, 13
-	XOR	X19, X18
-	WORD	$0x1563998b	// th.srriw s3, t2, 22
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x14239b0b	// th.srriw s6, t2, 2
+	WORD	$0x14d39b8b	// th.srriw s7, t2, 13
+	XOR	X23, X22
+	WORD	$0x15639b8b	// th.srriw s7, t2, 22
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	32(X13), X11
-	MOVW	(X13), X23
-	MOVW	28(X15), X20
-	WORD	$0x1518990b	// th.srriw s2, a7, 17
-	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1475990b	// th.srriw s2, a1, 7
-	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 28(X13)
+	MOVW	40(X2), X11
+	MOVW	28(X13), X24
+	WORD	$0x15149b0b	// th.srriw s6, s1, 17
+	WORD	$0x15349b8b	// th.srriw s7, s1, 19
+	XOR	X23, X22
+	SRLW	$10, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
+	WORD	$0x14759b0b	// th.srriw s6, a1, 7
+	WORD	$0x15259b8b	// th.srriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOVW	X19, 36(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146f190b	// th.srriw s2, t5, 6
-	WORD	$0x14bf198b	// th.srriw s3, t5, 11
-	XOR	X19, X18
-	WORD	$0x159f198b	// th.srriw s3, t5, 25
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x146f1b0b	// th.srriw s6, t5, 6
+	WORD	$0x14bf1b8b	// th.srriw s7, t5, 11
+	XOR	X23, X22
+	WORD	$0x159f1b8b	// th.srriw s7, t5, 25
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1423190b	// th.srriw s2, t1, 2
-	WORD	$0x14d3198b	// th.srriw s3, t1, 13
-	XOR	X19, X18
-	WORD	$0x1563198b	// th.srriw s3, t1, 22
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x14231b0b	// th.srriw s6, t1, 2
+	WORD	$0x14d31b8b	// th.srriw s7, t1, 13
+	XOR	X23, X22
+	WORD	$0x15631b8b	// th.srriw s7, t1, 22
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	36(X13), X22
-	MOVW	4(X13), X23
-	MOVW	32(X15), X20
-	WORD	$0x1518190b	// th.srriw s2, a6, 17
-	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x147b190b	// th.srriw s2, s6, 7
-	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 32(X13)
+	MOVW	44(X2), X8
+	MOVW	32(X13), X24
+	WORD	$0x15191b0b	// th.srriw s6, s2, 17
+	WORD	$0x15391b8b	// th.srriw s7, s2, 19
+	XOR	X23, X22
+	SRLW	$10, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	WORD	$0x14741b0b	// th.srriw s6, s0, 7
+	WORD	$0x15241b8b	// th.srriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOVW	X21, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146e990b	// th.srriw s2, t4, 6
-	WORD	$0x14be998b	// th.srriw s3, t4, 11
-	XOR	X19, X18
-	WORD	$0x159e998b	// th.srriw s3, t4, 25
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x146e9b0b	// th.srriw s6, t4, 6
+	WORD	$0x14be9b8b	// th.srriw s7, t4, 11
+	XOR	X23, X22
+	WORD	$0x159e9b8b	// th.srriw s7, t4, 25
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1422990b	// th.srriw s2, t0, 2
-	WORD	$0x14d2998b	// th.srriw s3, t0, 13
-	XOR	X19, X18
-	WORD	$0x1562998b	// th.srriw s3, t0, 22
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x14229b0b	// th.srriw s6, t0, 2
+	WORD	$0x14d29b8b	// th.srriw s7, t0, 13
+	XOR	X23, X22
+	WORD	$0x15629b8b	// th.srriw s7, t0, 22
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	40(X13), X11
-	MOVW	8(X13), X23
-	MOVW	36(X15), X20
-	WORD	$0x1518990b	// th.srriw s2, a7, 17
-	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1475990b	// th.srriw s2, a1, 7
-	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 36(X13)
+	MOVW	48(X2), X11
+	MOVW	36(X13), X24
+	WORD	$0x15199b0b	// th.srriw s6, s3, 17
+	WORD	$0x15399b8b	// th.srriw s7, s3, 19
+	XOR	X23, X22
+	SRLW	$10, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
+	WORD	$0x14759b0b	// th.srriw s6, a1, 7
+	WORD	$0x15259b8b	// th.srriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOVW	X14, 44(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146e190b	// th.srriw s2, t3, 6
-	WORD	$0x14be198b	// th.srriw s3, t3, 11
-	XOR	X19, X18
-	WORD	$0x159e198b	// th.srriw s3, t3, 25
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x146e1b0b	// th.srriw s6, t3, 6
+	WORD	$0x14be1b8b	// th.srriw s7, t3, 11
+	XOR	X23, X22
+	WORD	$0x159e1b8b	// th.srriw s7, t3, 25
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1427190b	// th.srriw s2, a4, 2
-	WORD	$0x14d7198b	// th.srriw s3, a4, 13
-	XOR	X19, X18
-	WORD	$0x1567198b	// th.srriw s3, a4, 22
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x14251b0b	// th.srriw s6, a0, 2
+	WORD	$0x14d51b8b	// th.srriw s7, a0, 13
+	XOR	X23, X22
+	WORD	$0x15651b8b	// th.srriw s7, a0, 22
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	44(X13), X22
-	MOVW	12(X13), X23
-	MOVW	40(X15), X20
-	WORD	$0x1518190b	// th.srriw s2, a6, 17
-	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x147b190b	// th.srriw s2, s6, 7
-	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 40(X13)
+	MOVW	52(X2), X8
+	MOVW	40(X13), X24
+	WORD	$0x151a9b0b	// th.srriw s6, s5, 17
+	WORD	$0x153a9b8b	// th.srriw s7, s5, 19
+	XOR	X23, X22
+	SRLW	$10, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	WORD	$0x14741b0b	// th.srriw s6, s0, 7
+	WORD	$0x15241b8b	// th.srriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOVW	X15, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1463990b	// th.srriw s2, t2, 6
-	WORD	$0x14b3998b	// th.srriw s3, t2, 11
-	XOR	X19, X18
-	WORD	$0x1593998b	// th.srriw s3, t2, 25
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x14639b0b	// th.srriw s6, t2, 6
+	WORD	$0x14b39b8b	// th.srriw s7, t2, 11
+	XOR	X23, X22
+	WORD	$0x15939b8b	// th.srriw s7, t2, 25
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1426190b	// th.srriw s2, a2, 2
-	WORD	$0x14d6198b	// th.srriw s3, a2, 13
-	XOR	X19, X18
-	WORD	$0x1566198b	// th.srriw s3, a2, 22
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x14261b0b	// th.srriw s6, a2, 2
+	WORD	$0x14d61b8b	// th.srriw s7, a2, 13
+	XOR	X23, X22
+	WORD	$0x15661b8b	// th.srriw s7, a2, 22
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	48(X13), X11
-	MOVW	16(X13), X23
-	MOVW	44(X15), X20
-	WORD	$0x1518990b	// th.srriw s2, a7, 17
-	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1475990b	// th.srriw s2, a1, 7
-	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 44(X13)
+	MOVW	56(X2), X11
+	MOVW	44(X13), X24
+	WORD	$0x15171b0b	// th.srriw s6, a4, 17
+	WORD	$0x15371b8b	// th.srriw s7, a4, 19
+	XOR	X23, X22
+	SRLW	$10, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
+	WORD	$0x14759b0b	// th.srriw s6, a1, 7
+	WORD	$0x15259b8b	// th.srriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOVW	X16, 52(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1463190b	// th.srriw s2, t1, 6
-	WORD	$0x14b3198b	// th.srriw s3, t1, 11
-	XOR	X19, X18
-	WORD	$0x1593198b	// th.srriw s3, t1, 25
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x14631b0b	// th.srriw s6, t1, 6
+	WORD	$0x14b31b8b	// th.srriw s7, t1, 11
+	XOR	X23, X22
+	WORD	$0x15931b8b	// th.srriw s7, t1, 25
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142f190b	// th.srriw s2, t5, 2
-	WORD	$0x14df198b	// th.srriw s3, t5, 13
-	XOR	X19, X18
-	WORD	$0x156f198b	// th.srriw s3, t5, 22
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x142f1b0b	// th.srriw s6, t5, 2
+	WORD	$0x14df1b8b	// th.srriw s7, t5, 13
+	XOR	X23, X22
+	WORD	$0x156f1b8b	// th.srriw s7, t5, 22
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	52(X13), X22
-	MOVW	20(X13), X23
-	MOVW	48(X15), X20
-	WORD	$0x1518190b	// th.srriw s2, a6, 17
-	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x147b190b	// th.srriw s2, s6, 7
-	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 48(X13)
+	MOVW	60(X2), X8
+	MOVW	48(X13), X24
+	WORD	$0x15179b0b	// th.srriw s6, a5, 17
+	WORD	$0x15379b8b	// th.srriw s7, a5, 19
+	XOR	X23, X22
+	SRLW	$10, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	WORD	$0x14741b0b	// th.srriw s6, s0, 7
+	WORD	$0x15241b8b	// th.srriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOVW	X17, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1462990b	// th.srriw s2, t0, 6
-	WORD	$0x14b2998b	// th.srriw s3, t0, 11
-	XOR	X19, X18
-	WORD	$0x1592998b	// th.srriw s3, t0, 25
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x14629b0b	// th.srriw s6, t0, 6
+	WORD	$0x14b29b8b	// th.srriw s7, t0, 11
+	XOR	X23, X22
+	WORD	$0x15929b8b	// th.srriw s7, t0, 25
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142e990b	// th.srriw s2, t4, 2
-	WORD	$0x14de998b	// th.srriw s3, t4, 13
-	XOR	X19, X18
-	WORD	$0x156e998b	// th.srriw s3, t4, 22
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
+	WORD	$0x142e9b0b	// th.srriw s6, t4, 2
+	WORD	$0x14de9b8b	// th.srriw s7, t4, 13
+	XOR	X23, X22
+	WORD	$0x156e9b8b	// th.srriw s7, t4, 22
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	56(X13), X11
-	MOVW	24(X13), X23
-	MOVW	52(X15), X20
-	WORD	$0x1518990b	// th.srriw s2, a7, 17
-	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1475990b	// th.srriw s2, a1, 7
-	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 52(X13)
+	MOVW	64(X2), X11
+	MOVW	52(X13), X24
+	WORD	$0x15181b0b	// th.srriw s6, a6, 17
+	WORD	$0x15381b8b	// th.srriw s7, a6, 19
+	XOR	X23, X22
+	SRLW	$10, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
+	WORD	$0x14759b0b	// th.srriw s6, a1, 7
+	WORD	$0x15259b8b	// th.srriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOVW	X9, 60(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1467190b	// th.srriw s2, a4, 6
-	WORD	$0x14b7198b	// th.srriw s3, a4, 11
-	XOR	X19, X18
-	WORD	$0x1597198b	// th.srriw s3, a4, 25
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x14651b0b	// th.srriw s6, a0, 6
+	WORD	$0x14b51b8b	// th.srriw s7, a0, 11
+	XOR	X23, X22
+	WORD	$0x15951b8b	// th.srriw s7, a0, 25
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x142e190b	// th.srriw s2, t3, 2
-	WORD	$0x14de198b	// th.srriw s3, t3, 13
-	XOR	X19, X18
-	WORD	$0x156e198b	// th.srriw s3, t3, 22
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x142e1b0b	// th.srriw s6, t3, 2
+	WORD	$0x14de1b8b	// th.srriw s7, t3, 13
+	XOR	X23, X22
+	WORD	$0x156e1b8b	// th.srriw s7, t3, 22
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	60(X13), X22
-	MOVW	28(X13), X23
-	MOVW	56(X15), X20
-	WORD	$0x1518190b	// th.srriw s2, a6, 17
-	WORD	$0x1538198b	// th.srriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x147b190b	// th.srriw s2, s6, 7
-	WORD	$0x152b198b	// th.srriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 56(X13)
+	MOVW	68(X2), X8
+	MOVW	56(X13), X24
+	WORD	$0x15189b0b	// th.srriw s6, a7, 17
+	WORD	$0x15389b8b	// th.srriw s7, a7, 19
+	XOR	X23, X22
+	SRLW	$10, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	WORD	$0x14741b0b	// th.srriw s6, s0, 7
+	WORD	$0x15241b8b	// th.srriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOVW	X18, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x1466190b	// th.srriw s2, a2, 6
-	WORD	$0x14b6198b	// th.srriw s3, a2, 11
-	XOR	X19, X18
-	WORD	$0x1596198b	// th.srriw s3, a2, 25
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x14661b0b	// th.srriw s6, a2, 6
+	WORD	$0x14b61b8b	// th.srriw s7, a2, 11
+	XOR	X23, X22
+	WORD	$0x15961b8b	// th.srriw s7, a2, 25
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1423990b	// th.srriw s2, t2, 2
-	WORD	$0x14d3998b	// th.srriw s3, t2, 13
-	XOR	X19, X18
-	WORD	$0x1563998b	// th.srriw s3, t2, 22
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x14239b0b	// th.srriw s6, t2, 2
+	WORD	$0x14d39b8b	// th.srriw s7, t2, 13
+	XOR	X23, X22
+	WORD	$0x15639b8b	// th.srriw s7, t2, 22
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	(X13), X11
-	MOVW	32(X13), X23
-	MOVW	60(X15), X20
-	WORD	$0x1518990b	// th.srriw s2, a7, 17
-	WORD	$0x1538998b	// th.srriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1475990b	// th.srriw s2, a1, 7
-	WORD	$0x1525998b	// th.srriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 60(X13)
+	MOVW	8(X2), X11
+	MOVW	60(X13), X24
+	WORD	$0x15149b0b	// th.srriw s6, s1, 17
+	WORD	$0x15349b8b	// th.srriw s7, s1, 19
+	XOR	X23, X22
+	SRLW	$10, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
+	WORD	$0x14759b0b	// th.srriw s6, a1, 7
+	WORD	$0x15259b8b	// th.srriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOVW	X19, 68(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x146f190b	// th.srriw s2, t5, 6
-	WORD	$0x14bf198b	// th.srriw s3, t5, 11
-	XOR	X19, X18
-	WORD	$0x159f198b	// th.srriw s3, t5, 25
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x146f1b0b	// th.srriw s6, t5, 6
+	WORD	$0x14bf1b8b	// th.srriw s7, t5, 11
+	XOR	X23, X22
+	WORD	$0x159f1b8b	// th.srriw s7, t5, 25
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x1423190b	// th.srriw s2, t1, 2
-	WORD	$0x14d3198b	// th.srriw s3, t1, 13
-	XOR	X19, X18
-	WORD	$0x1563198b	// th.srriw s3, t1, 22
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x14231b0b	// th.srriw s6, t1, 2
+	WORD	$0x14d31b8b	// th.srriw s7, t1, 13
+	XOR	X23, X22
+	WORD	$0x15631b8b	// th.srriw s7, t1, 22
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	MOV	88(X13), X18
-	ADD	$64, X15
-	BNE	X15, X18, rounds
+	MOV	96(X2), X21
+	ADD	$64, X13
+	BNE	X13, X21, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	MOVW	(X10), X11
-	MOVW	4(X10), X16
-	MOVW	8(X10), X17
-	MOVW	12(X10), X9
-	MOVW	16(X10), X18
-	MOVW	20(X10), X19
-	MOVW	24(X10), X20
-	MOVW	28(X10), X21
-	ADD	X11, X5
-	MOVW	X5, (X10)
-	ADD	X16, X6
-	MOVW	X6, 4(X10)
-	ADD	X17, X7
-	MOVW	X7, 8(X10)
-	ADD	X9, X28
-	MOVW	X28, 12(X10)
-	ADD	X18, X29
-	MOVW	X29, 16(X10)
-	ADD	X19, X30
-	MOVW	X30, 20(X10)
-	ADD	X20, X12
-	MOVW	X12, 24(X10)
-	ADD	X21, X14
-	MOVW	X14, 28(X10)
-	MOV	80(X13), X11
-	MOV	72(X13), X16
-	ADD	$-256, X15
-	BEQ	X11, X16, L6
+	MOV	72(X2), X11
+	MOVW	(X11), X14
+	MOVW	4(X11), X15
+	MOVW	8(X11), X16
+	MOVW	12(X11), X17
+	MOVW	16(X11), X9
+	MOVW	20(X11), X18
+	MOVW	24(X11), X19
+	MOVW	28(X11), X20
+	ADD	X14, X5
+	MOVW	X5, (X11)
+	ADD	X15, X6
+	MOVW	X6, 4(X11)
+	ADD	X16, X7
+	MOVW	X7, 8(X11)
+	ADD	X17, X28
+	MOVW	X28, 12(X11)
+	ADD	X9, X29
+	MOVW	X29, 16(X11)
+	ADD	X18, X30
+	MOVW	X30, 20(X11)
+	ADD	X19, X12
+	MOVW	X12, 24(X11)
+	ADD	X20, X10
+	MOVW	X10, 28(X11)
+	MOV	88(X2), X11
+	MOV	80(X2), X14
+	ADD	$-256, X13
+	BEQ	X11, X14, L6
 	JMP	block
 L6:
-	// scratch[0..16 words] = 0 (the schedule)
-	MOV	X0, (X13)
-	MOV	X0, 8(X13)
-	MOV	X0, 16(X13)
-	MOV	X0, 24(X13)
-	MOV	X0, 32(X13)
-	MOV	X0, 40(X13)
-	MOV	X0, 48(X13)
-	MOV	X0, 56(X13)
 done:
 	// return
+	MOV	X0, 8(X2)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	X0, 64(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
+	MOV	$0, X8
 	MOV	$0, X9
+	MOV	$0, X10
 	MOV	$0, X12
-	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
 	MOV	$0, X17
 	MOV	$0, X18
 	MOV	$0, X19
 	MOV	$0, X20
-	MOV	$0, X21
 	MOV	$0, X22
 	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	JMP	kgen_ret
+kgen_ret:
 	RET

@@ -5,8 +5,8 @@
 //   kgen emit sha256 --variant rv64gc-zbb --abi go --format s
 // Kernel sha256, variant rv64gc-zbb, target rv64gc-zbb (-march=rv64imafdc_zicsr_zifencei_zbb), Go (ABI0) ABI.
 // SHA-256 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 #include "textflag.h"
 
@@ -45,22 +45,22 @@ DATA ·kgen_sha256_rv64gc_zbb_k+240(SB)/8, $0xa4506ceb90befffa
 DATA ·kgen_sha256_rv64gc_zbb_k+248(SB)/8, $0xc67178f2bef9a3f7
 GLOBL ·kgen_sha256_rv64gc_zbb_k(SB), RODATA|NOPTR, $256
 
-// void sha256_block_rv64gc_zbb(unsigned int *dig, const unsigned char *p, size_t len, u64 *scratch)
-// func sha256BlockRv64gcZbb(dig *uint32, p *byte, len uint64, scratch *uint64)
-TEXT ·sha256BlockRv64gcZbb(SB), NOSPLIT, $0-32
+// void sha256_block_rv64gc_zbb(unsigned int *dig, const unsigned char *p, size_t len)
+// func sha256BlockRv64gcZbb(dig *uint32, p *byte, len uint64)
+TEXT ·sha256BlockRv64gcZbb(SB), NOSPLIT, $96-24
 	MOV	dig+0(FP), X10
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
-	MOV	scratch+24(FP), X13
 	// num = len / block
 	SRL	$6, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
 	BNEZ	X12, L7
 	JMP	done
 L7:
-	SLL	$6, X12, X16
-	ADD	X11, X16
-	MOV	X16, 72(X13)
+	SLL	$6, X12, X14
+	ADD	X11, X14
+	MOV	X14, 80(X2)
+	MOV	X10, 72(X2)
 	MOVW	(X10), X5
 	MOVW	4(X10), X6
 	MOVW	8(X10), X7
@@ -68,1418 +68,1408 @@ L7:
 	MOVW	16(X10), X29
 	MOVW	20(X10), X30
 	MOVW	24(X10), X12
-	MOVW	28(X10), X14
+	MOVW	28(X10), X10
 L1:
-	MOV	$·kgen_sha256_rv64gc_zbb_k+256(SB), X18
-	MOV	X18, 88(X13)
+	MOV	$·kgen_sha256_rv64gc_zbb_k+256(SB), X21
+	MOV	X21, 96(X2)
 L2:
-	MOV	$·kgen_sha256_rv64gc_zbb_k(SB), X15
+	MOV	$·kgen_sha256_rv64gc_zbb_k(SB), X13
 block:
-	AND	$7, X11, X16
-	BEQZ	X16, L8
+	AND	$7, X11, X14
+	BEQZ	X14, L8
 	JMP	unaligned
 L8:
 	// ring[2j], ring[2j+1] (SHA-256) or ring[j] (SHA-512) = rev8(doubleword j)
-	MOV	(X11), X16
-	MOV	8(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	WORD	$0x62085813	// rori a6, a6, 32
-	WORD	$0x6208d893	// rori a7, a7, 32
-	MOV	X16, (X13)
-	MOV	X17, 8(X13)
-	MOV	16(X11), X16
-	MOV	24(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	WORD	$0x62085813	// rori a6, a6, 32
-	WORD	$0x6208d893	// rori a7, a7, 32
-	MOV	X16, 16(X13)
-	MOV	X17, 24(X13)
-	MOV	32(X11), X16
-	MOV	40(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	WORD	$0x62085813	// rori a6, a6, 32
-	WORD	$0x6208d893	// rori a7, a7, 32
-	MOV	X16, 32(X13)
-	MOV	X17, 40(X13)
-	MOV	48(X11), X16
-	MOV	56(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	WORD	$0x62085813	// rori a6, a6, 32
-	WORD	$0x6208d893	// rori a7, a7, 32
-	MOV	X16, 48(X13)
-	MOV	X17, 56(X13)
+	MOV	(X11), X14
+	MOV	8(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	WORD	$0x62075713	// rori a4, a4, 32
+	WORD	$0x6207d793	// rori a5, a5, 32
+	MOV	X14, 8(X2)
+	MOV	X15, 16(X2)
+	MOV	16(X11), X14
+	MOV	24(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	WORD	$0x62075713	// rori a4, a4, 32
+	WORD	$0x6207d793	// rori a5, a5, 32
+	MOV	X14, 24(X2)
+	MOV	X15, 32(X2)
+	MOV	32(X11), X14
+	MOV	40(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	WORD	$0x62075713	// rori a4, a4, 32
+	WORD	$0x6207d793	// rori a5, a5, 32
+	MOV	X14, 40(X2)
+	MOV	X15, 48(X2)
+	MOV	48(X11), X14
+	MOV	56(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	WORD	$0x62075713	// rori a4, a4, 32
+	WORD	$0x6207d793	// rori a5, a5, 32
+	MOV	X14, 56(X2)
+	MOV	X15, 64(X2)
 loaded:
 	// b ^ c for round 0's Maj
-	XOR	X7, X6, X9
-	MOVW	(X13), X16
-	MOVW	(X15), X20
+	XOR	X7, X6, X20
+	MOVW	8(X2), X21
+	MOVW	(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606ed91b	// roriw s2, t4, 6
-	WORD	$0x60bed99b	// roriw s3, t4, 11
-	XOR	X19, X18
-	WORD	$0x619ed99b	// roriw s3, t4, 25
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x606edb1b	// roriw s6, t4, 6
+	WORD	$0x60bedb9b	// roriw s7, t4, 11
+	XOR	X23, X22
+	WORD	$0x619edb9b	// roriw s7, t4, 25
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6022d91b	// roriw s2, t0, 2
-	WORD	$0x60d2d99b	// roriw s3, t0, 13
-	XOR	X19, X18
-	WORD	$0x6162d99b	// roriw s3, t0, 22
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
-	MOVW	4(X13), X17
-	MOVW	4(X15), X20
+	WORD	$0x6022db1b	// roriw s6, t0, 2
+	WORD	$0x60d2db9b	// roriw s7, t0, 13
+	XOR	X23, X22
+	WORD	$0x6162db9b	// roriw s7, t0, 22
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
+	MOVW	12(X2), X14
+	MOVW	4(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606e591b	// roriw s2, t3, 6
-	WORD	$0x60be599b	// roriw s3, t3, 11
-	XOR	X19, X18
-	WORD	$0x619e599b	// roriw s3, t3, 25
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x606e5b1b	// roriw s6, t3, 6
+	WORD	$0x60be5b9b	// roriw s7, t3, 11
+	XOR	X23, X22
+	WORD	$0x619e5b9b	// roriw s7, t3, 25
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6027591b	// roriw s2, a4, 2
-	WORD	$0x60d7599b	// roriw s3, a4, 13
-	XOR	X19, X18
-	WORD	$0x6167599b	// roriw s3, a4, 22
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
-	MOVW	8(X13), X16
-	MOVW	8(X15), X20
+	WORD	$0x60255b1b	// roriw s6, a0, 2
+	WORD	$0x60d55b9b	// roriw s7, a0, 13
+	XOR	X23, X22
+	WORD	$0x61655b9b	// roriw s7, a0, 22
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
+	MOVW	16(X2), X15
+	MOVW	8(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063d91b	// roriw s2, t2, 6
-	WORD	$0x60b3d99b	// roriw s3, t2, 11
-	XOR	X19, X18
-	WORD	$0x6193d99b	// roriw s3, t2, 25
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x6063db1b	// roriw s6, t2, 6
+	WORD	$0x60b3db9b	// roriw s7, t2, 11
+	XOR	X23, X22
+	WORD	$0x6193db9b	// roriw s7, t2, 25
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6026591b	// roriw s2, a2, 2
-	WORD	$0x60d6599b	// roriw s3, a2, 13
-	XOR	X19, X18
-	WORD	$0x6166599b	// roriw s3, a2, 22
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
-	MOVW	12(X13), X17
-	MOVW	12(X15), X20
+	WORD	$0x60265b1b	// roriw s6, a2, 2
+	WORD	$0x60d65b9b	// roriw s7, a2, 13
+	XOR	X23, X22
+	WORD	$0x61665b9b	// roriw s7, a2, 22
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
+	MOVW	20(X2), X16
+	MOVW	12(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063591b	// roriw s2, t1, 6
-	WORD	$0x60b3599b	// roriw s3, t1, 11
-	XOR	X19, X18
-	WORD	$0x6193599b	// roriw s3, t1, 25
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x60635b1b	// roriw s6, t1, 6
+	WORD	$0x60b35b9b	// roriw s7, t1, 11
+	XOR	X23, X22
+	WORD	$0x61935b9b	// roriw s7, t1, 25
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602f591b	// roriw s2, t5, 2
-	WORD	$0x60df599b	// roriw s3, t5, 13
-	XOR	X19, X18
-	WORD	$0x616f599b	// roriw s3, t5, 22
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
-	MOVW	16(X13), X16
-	MOVW	16(X15), X20
+	WORD	$0x602f5b1b	// roriw s6, t5, 2
+	WORD	$0x60df5b9b	// roriw s7, t5, 13
+	XOR	X23, X22
+	WORD	$0x616f5b9b	// roriw s7, t5, 22
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
+	MOVW	24(X2), X17
+	MOVW	16(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6062d91b	// roriw s2, t0, 6
-	WORD	$0x60b2d99b	// roriw s3, t0, 11
-	XOR	X19, X18
-	WORD	$0x6192d99b	// roriw s3, t0, 25
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x6062db1b	// roriw s6, t0, 6
+	WORD	$0x60b2db9b	// roriw s7, t0, 11
+	XOR	X23, X22
+	WORD	$0x6192db9b	// roriw s7, t0, 25
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602ed91b	// roriw s2, t4, 2
-	WORD	$0x60ded99b	// roriw s3, t4, 13
-	XOR	X19, X18
-	WORD	$0x616ed99b	// roriw s3, t4, 22
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	MOVW	20(X13), X17
-	MOVW	20(X15), X20
+	WORD	$0x602edb1b	// roriw s6, t4, 2
+	WORD	$0x60dedb9b	// roriw s7, t4, 13
+	XOR	X23, X22
+	WORD	$0x616edb9b	// roriw s7, t4, 22
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	MOVW	28(X2), X9
+	MOVW	20(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6067591b	// roriw s2, a4, 6
-	WORD	$0x60b7599b	// roriw s3, a4, 11
-	XOR	X19, X18
-	WORD	$0x6197599b	// roriw s3, a4, 25
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x60655b1b	// roriw s6, a0, 6
+	WORD	$0x60b55b9b	// roriw s7, a0, 11
+	XOR	X23, X22
+	WORD	$0x61955b9b	// roriw s7, a0, 25
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602e591b	// roriw s2, t3, 2
-	WORD	$0x60de599b	// roriw s3, t3, 13
-	XOR	X19, X18
-	WORD	$0x616e599b	// roriw s3, t3, 22
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
-	MOVW	24(X13), X16
-	MOVW	24(X15), X20
+	WORD	$0x602e5b1b	// roriw s6, t3, 2
+	WORD	$0x60de5b9b	// roriw s7, t3, 13
+	XOR	X23, X22
+	WORD	$0x616e5b9b	// roriw s7, t3, 22
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
+	MOVW	32(X2), X18
+	MOVW	24(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6066591b	// roriw s2, a2, 6
-	WORD	$0x60b6599b	// roriw s3, a2, 11
-	XOR	X19, X18
-	WORD	$0x6196599b	// roriw s3, a2, 25
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x60665b1b	// roriw s6, a2, 6
+	WORD	$0x60b65b9b	// roriw s7, a2, 11
+	XOR	X23, X22
+	WORD	$0x61965b9b	// roriw s7, a2, 25
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023d91b	// roriw s2, t2, 2
-	WORD	$0x60d3d99b	// roriw s3, t2, 13
-	XOR	X19, X18
-	WORD	$0x6163d99b	// roriw s3, t2, 22
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
-	MOVW	28(X13), X17
-	MOVW	28(X15), X20
+	WORD	$0x6023db1b	// roriw s6, t2, 2
+	WORD	$0x60d3db9b	// roriw s7, t2, 13
+	XOR	X23, X22
+	WORD	$0x6163db9b	// roriw s7, t2, 22
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
+	MOVW	36(X2), X19
+	MOVW	28(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606f591b	// roriw s2, t5, 6
-	WORD	$0x60bf599b	// roriw s3, t5, 11
-	XOR	X19, X18
-	WORD	$0x619f599b	// roriw s3, t5, 25
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x606f5b1b	// roriw s6, t5, 6
+	WORD	$0x60bf5b9b	// roriw s7, t5, 11
+	XOR	X23, X22
+	WORD	$0x619f5b9b	// roriw s7, t5, 25
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023591b	// roriw s2, t1, 2
-	WORD	$0x60d3599b	// roriw s3, t1, 13
-	XOR	X19, X18
-	WORD	$0x6163599b	// roriw s3, t1, 22
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
-	MOVW	32(X13), X16
-	MOVW	32(X15), X20
+	WORD	$0x60235b1b	// roriw s6, t1, 2
+	WORD	$0x60d35b9b	// roriw s7, t1, 13
+	XOR	X23, X22
+	WORD	$0x61635b9b	// roriw s7, t1, 22
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
+	MOVW	40(X2), X21
+	MOVW	32(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606ed91b	// roriw s2, t4, 6
-	WORD	$0x60bed99b	// roriw s3, t4, 11
-	XOR	X19, X18
-	WORD	$0x619ed99b	// roriw s3, t4, 25
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x606edb1b	// roriw s6, t4, 6
+	WORD	$0x60bedb9b	// roriw s7, t4, 11
+	XOR	X23, X22
+	WORD	$0x619edb9b	// roriw s7, t4, 25
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6022d91b	// roriw s2, t0, 2
-	WORD	$0x60d2d99b	// roriw s3, t0, 13
-	XOR	X19, X18
-	WORD	$0x6162d99b	// roriw s3, t0, 22
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
-	MOVW	36(X13), X17
-	MOVW	36(X15), X20
+	WORD	$0x6022db1b	// roriw s6, t0, 2
+	WORD	$0x60d2db9b	// roriw s7, t0, 13
+	XOR	X23, X22
+	WORD	$0x6162db9b	// roriw s7, t0, 22
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
+	MOVW	44(X2), X14
+	MOVW	36(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606e591b	// roriw s2, t3, 6
-	WORD	$0x60be599b	// roriw s3, t3, 11
-	XOR	X19, X18
-	WORD	$0x619e599b	// roriw s3, t3, 25
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x606e5b1b	// roriw s6, t3, 6
+	WORD	$0x60be5b9b	// roriw s7, t3, 11
+	XOR	X23, X22
+	WORD	$0x619e5b9b	// roriw s7, t3, 25
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6027591b	// roriw s2, a4, 2
-	WORD	$0x60d7599b	// roriw s3, a4, 13
-	XOR	X19, X18
-	WORD	$0x6167599b	// roriw s3, a4, 22
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
-	MOVW	40(X13), X16
-	MOVW	40(X15), X20
+	WORD	$0x60255b1b	// roriw s6, a0, 2
+	WORD	$0x60d55b9b	// roriw s7, a0, 13
+	XOR	X23, X22
+	WORD	$0x61655b9b	// roriw s7, a0, 22
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
+	MOVW	48(X2), X15
+	MOVW	40(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063d91b	// roriw s2, t2, 6
-	WORD	$0x60b3d99b	// roriw s3, t2, 11
-	XOR	X19, X18
-	WORD	$0x6193d99b	// roriw s3, t2, 25
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x6063db1b	// roriw s6, t2, 6
+	WORD	$0x60b3db9b	// roriw s7, t2, 11
+	XOR	X23, X22
+	WORD	$0x6193db9b	// roriw s7, t2, 25
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6026591b	// roriw s2, a2, 2
-	WORD	$0x60d6599b	// roriw s3, a2, 13
-	XOR	X19, X18
-	WORD	$0x6166599b	// roriw s3, a2, 22
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
-	MOVW	44(X13), X17
-	MOVW	44(X15), X20
+	WORD	$0x60265b1b	// roriw s6, a2, 2
+	WORD	$0x60d65b9b	// roriw s7, a2, 13
+	XOR	X23, X22
+	WORD	$0x61665b9b	// roriw s7, a2, 22
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
+	MOVW	52(X2), X16
+	MOVW	44(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063591b	// roriw s2, t1, 6
-	WORD	$0x60b3599b	// roriw s3, t1, 11
-	XOR	X19, X18
-	WORD	$0x6193599b	// roriw s3, t1, 25
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x60635b1b	// roriw s6, t1, 6
+	WORD	$0x60b35b9b	// roriw s7, t1, 11
+	XOR	X23, X22
+	WORD	$0x61935b9b	// roriw s7, t1, 25
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602f591b	// roriw s2, t5, 2
-	WORD	$0x60df599b	// roriw s3, t5, 13
-	XOR	X19, X18
-	WORD	$0x616f599b	// roriw s3, t5, 22
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
-	MOVW	48(X13), X16
-	MOVW	48(X15), X20
+	WORD	$0x602f5b1b	// roriw s6, t5, 2
+	WORD	$0x60df5b9b	// roriw s7, t5, 13
+	XOR	X23, X22
+	WORD	$0x616f5b9b	// roriw s7, t5, 22
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
+	MOVW	56(X2), X17
+	MOVW	48(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6062d91b	// roriw s2, t0, 6
-	WORD	$0x60b2d99b	// roriw s3, t0, 11
-	XOR	X19, X18
-	WORD	$0x6192d99b	// roriw s3, t0, 25
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x6062db1b	// roriw s6, t0, 6
+	WORD	$0x60b2db9b	// roriw s7, t0, 11
+	XOR	X23, X22
+	WORD	$0x6192db9b	// roriw s7, t0, 25
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602ed91b	// roriw s2, t4, 2
-	WORD	$0x60ded99b	// roriw s3, t4, 13
-	XOR	X19, X18
-	WORD	$0x616ed99b	// roriw s3, t4, 22
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	MOVW	52(X13), X17
-	MOVW	52(X15), X20
+	WORD	$0x602edb1b	// roriw s6, t4, 2
+	WORD	$0x60dedb9b	// roriw s7, t4, 13
+	XOR	X23, X22
+	WORD	$0x616edb9b	// roriw s7, t4, 22
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	MOVW	60(X2), X9
+	MOVW	52(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6067591b	// roriw s2, a4, 6
-	WORD	$0x60b7599b	// roriw s3, a4, 11
-	XOR	X19, X18
-	WORD	$0x6197599b	// roriw s3, a4, 25
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x60655b1b	// roriw s6, a0, 6
+	WORD	$0x60b55b9b	// roriw s7, a0, 11
+	XOR	X23, X22
+	WORD	$0x61955b9b	// roriw s7, a0, 25
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602e591b	// roriw s2, t3, 2
-	WORD	$0x60de599b	// roriw s3, t3, 13
-	XOR	X19, X18
-	WORD	$0x616e599b	// roriw s3, t3, 22
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
-	MOVW	56(X13), X16
-	MOVW	56(X15), X20
+	WORD	$0x602e5b1b	// roriw s6, t3, 2
+	WORD	$0x60de5b9b	// roriw s7, t3, 13
+	XOR	X23, X22
+	WORD	$0x616e5b9b	// roriw s7, t3, 22
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
+	MOVW	64(X2), X18
+	MOVW	56(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6066591b	// roriw s2, a2, 6
-	WORD	$0x60b6599b	// roriw s3, a2, 11
-	XOR	X19, X18
-	WORD	$0x6196599b	// roriw s3, a2, 25
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x60665b1b	// roriw s6, a2, 6
+	WORD	$0x60b65b9b	// roriw s7, a2, 11
+	XOR	X23, X22
+	WORD	$0x61965b9b	// roriw s7, a2, 25
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023d91b	// roriw s2, t2, 2
-	WORD	$0x60d3d99b	// roriw s3, t2, 13
-	XOR	X19, X18
-	WORD	$0x6163d99b	// roriw s3, t2, 22
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
-	MOVW	60(X13), X17
-	MOVW	60(X15), X20
+	WORD	$0x6023db1b	// roriw s6, t2, 2
+	WORD	$0x60d3db9b	// roriw s7, t2, 13
+	XOR	X23, X22
+	WORD	$0x6163db9b	// roriw s7, t2, 22
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
+	MOVW	68(X2), X19
+	MOVW	60(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606f591b	// roriw s2, t5, 6
-	WORD	$0x60bf599b	// roriw s3, t5, 11
-	XOR	X19, X18
-	WORD	$0x619f599b	// roriw s3, t5, 25
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x606f5b1b	// roriw s6, t5, 6
+	WORD	$0x60bf5b9b	// roriw s7, t5, 11
+	XOR	X23, X22
+	WORD	$0x619f5b9b	// roriw s7, t5, 25
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023591b	// roriw s2, t1, 2
-	WORD	$0x60d3599b	// roriw s3, t1, 13
-	XOR	X19, X18
-	WORD	$0x6163599b	// roriw s3, t1, 22
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x60235b1b	// roriw s6, t1, 2
+	WORD	$0x60d35b9b	// roriw s7, t1, 13
+	XOR	X23, X22
+	WORD	$0x61635b9b	// roriw s7, t1, 22
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
 	ADD	$64, X11
-	MOV	X11, 80(X13)
-	MOVW	(X13), X11
-	ADD	$64, X15
+	MOV	X11, 88(X2)
+	MOVW	8(X2), X11
+	ADD	$64, X13
 rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	4(X13), X22
-	MOVW	36(X13), X23
-	MOVW	(X15), X20
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, (X13)
+	MOVW	12(X2), X8
+	MOVW	(X13), X24
+	WORD	$0x61195b1b	// roriw s6, s2, 17
+	WORD	$0x61395b9b	// roriw s7, s2, 19
+	XOR	X23, X22
+	SRLW	$10, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOVW	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606ed91b	// roriw s2, t4, 6
-	WORD	$0x60bed99b	// roriw s3, t4, 11
-	XOR	X19, X18
-	WORD	$0x619ed99b	// roriw s3, t4, 25
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x606edb1b	// roriw s6, t4, 6
+	WORD	$0x60bedb9b	// roriw s7, t4, 11
+	XOR	X23, X22
+	WORD	$0x619edb9b	// roriw s7, t4, 25
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6022d91b	// roriw s2, t0, 2
-	WORD	$0x60d2d99b	// roriw s3, t0, 13
-	XOR	X19, X18
-	WORD	$0x6162d99b	// roriw s3, t0, 22
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x6022db1b	// roriw s6, t0, 2
+	WORD	$0x60d2db9b	// roriw s7, t0, 13
+	XOR	X23, X22
+	WORD	$0x6162db9b	// roriw s7, t0, 22
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	8(X13), X11
-	MOVW	40(X13), X23
-	MOVW	4(X15), X20
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 4(X13)
+	MOVW	16(X2), X11
+	MOVW	4(X13), X24
+	WORD	$0x6119db1b	// roriw s6, s3, 17
+	WORD	$0x6139db9b	// roriw s7, s3, 19
+	XOR	X23, X22
+	SRLW	$10, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOVW	X14, 12(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606e591b	// roriw s2, t3, 6
-	WORD	$0x60be599b	// roriw s3, t3, 11
-	XOR	X19, X18
-	WORD	$0x619e599b	// roriw s3, t3, 25
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x606e5b1b	// roriw s6, t3, 6
+	WORD	$0x60be5b9b	// roriw s7, t3, 11
+	XOR	X23, X22
+	WORD	$0x619e5b9b	// roriw s7, t3, 25
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6027591b	// roriw s2, a4, 2
-	WORD	$0x60d7599b	// roriw s3, a4, 13
-	XOR	X19, X18
-	WORD	$0x6167599b	// roriw s3, a4, 22
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x60255b1b	// roriw s6, a0, 2
+	WORD	$0x60d55b9b	// roriw s7, a0, 13
+	XOR	X23, X22
+	WORD	$0x61655b9b	// roriw s7, a0, 22
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	12(X13), X22
-	MOVW	44(X13), X23
-	MOVW	8(X15), X20
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 8(X13)
+	MOVW	20(X2), X8
+	MOVW	8(X13), X24
+	WORD	$0x611adb1b	// roriw s6, s5, 17
+	WORD	$0x613adb9b	// roriw s7, s5, 19
+	XOR	X23, X22
+	SRLW	$10, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOVW	X15, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063d91b	// roriw s2, t2, 6
-	WORD	$0x60b3d99b	// roriw s3, t2, 11
-	XOR	X19, X18
-	WORD	$0x6193d99b	// roriw s3, t2, 25
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x6063db1b	// roriw s6, t2, 6
+	WORD	$0x60b3db9b	// roriw s7, t2, 11
+	XOR	X23, X22
+	WORD	$0x6193db9b	// roriw s7, t2, 25
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6026591b	// roriw s2, a2, 2
-	WORD	$0x60d6599b	// roriw s3, a2, 13
-	XOR	X19, X18
-	WORD	$0x6166599b	// roriw s3, a2, 22
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x60265b1b	// roriw s6, a2, 2
+	WORD	$0x60d65b9b	// roriw s7, a2, 13
+	XOR	X23, X22
+	WORD	$0x61665b9b	// roriw s7, a2, 22
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	16(X13), X11
-	MOVW	48(X13), X23
-	MOVW	12(X15), X20
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 12(X13)
+	MOVW	24(X2), X11
+	MOVW	12(X13), X24
+	WORD	$0x61175b1b	// roriw s6, a4, 17
+	WORD	$0x61375b9b	// roriw s7, a4, 19
+	XOR	X23, X22
+	SRLW	$10, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOVW	X16, 20(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063591b	// roriw s2, t1, 6
-	WORD	$0x60b3599b	// roriw s3, t1, 11
-	XOR	X19, X18
-	WORD	$0x6193599b	// roriw s3, t1, 25
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x60635b1b	// roriw s6, t1, 6
+	WORD	$0x60b35b9b	// roriw s7, t1, 11
+	XOR	X23, X22
+	WORD	$0x61935b9b	// roriw s7, t1, 25
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602f591b	// roriw s2, t5, 2
-	WORD	$0x60df599b	// roriw s3, t5, 13
-	XOR	X19, X18
-	WORD	$0x616f599b	// roriw s3, t5, 22
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x602f5b1b	// roriw s6, t5, 2
+	WORD	$0x60df5b9b	// roriw s7, t5, 13
+	XOR	X23, X22
+	WORD	$0x616f5b9b	// roriw s7, t5, 22
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	20(X13), X22
-	MOVW	52(X13), X23
-	MOVW	16(X15), X20
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 16(X13)
+	MOVW	28(X2), X8
+	MOVW	16(X13), X24
+	WORD	$0x6117db1b	// roriw s6, a5, 17
+	WORD	$0x6137db9b	// roriw s7, a5, 19
+	XOR	X23, X22
+	SRLW	$10, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOVW	X17, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6062d91b	// roriw s2, t0, 6
-	WORD	$0x60b2d99b	// roriw s3, t0, 11
-	XOR	X19, X18
-	WORD	$0x6192d99b	// roriw s3, t0, 25
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x6062db1b	// roriw s6, t0, 6
+	WORD	$0x60b2db9b	// roriw s7, t0, 11
+	XOR	X23, X22
+	WORD	$0x6192db9b	// roriw s7, t0, 25
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602ed91b	// roriw s2, t4, 2
-	WORD	$0x60ded99b	// roriw s3, t4, 13
-	XOR	X19, X18
-	WORD	$0x616ed99b	// roriw s3, t4, 22
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
+	WORD	$0x602edb1b	// roriw s6, t4, 2
+	WORD	$0x60dedb9b	// roriw s7, t4, 13
+	XOR	X23, X22
+	WORD	$0x616edb9b	// roriw s7, t4, 22
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	24(X13), X11
-	MOVW	56(X13), X23
-	MOVW	20(X15), X20
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 20(X13)
+	MOVW	32(X2), X11
+	MOVW	20(X13), X24
+	WORD	$0x61185b1b	// roriw s6, a6, 17
+	WORD	$0x61385b9b	// roriw s7, a6, 19
+	XOR	X23, X22
+	SRLW	$10, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOVW	X9, 28(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6067591b	// roriw s2, a4, 6
-	WORD	$0x60b7599b	// roriw s3, a4, 11
-	XOR	X19, X18
-	WORD	$0x6197599b	// roriw s3, a4, 25
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x60655b1b	// roriw s6, a0, 6
+	WORD	$0x60b55b9b	// roriw s7, a0, 11
+	XOR	X23, X22
+	WORD	$0x61955b9b	// roriw s7, a0, 25
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602e591b	// roriw s2, t3, 2
-	WORD	$0x60de599b	// roriw s3, t3, 13
-	XOR	X19, X18
-	WORD	$0x616e599b	// roriw s3, t3, 22
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x602e5b1b	// roriw s6, t3, 2
+	WORD	$0x60de5b9b	// roriw s7, t3, 13
+	XOR	X23, X22
+	WORD	$0x616e5b9b	// roriw s7, t3, 22
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	28(X13), X22
-	MOVW	60(X13), X23
-	MOVW	24(X15), X20
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 24(X13)
+	MOVW	36(X2), X8
+	MOVW	24(X13), X24
+	WORD	$0x6118db1b	// roriw s6, a7, 17
+	WORD	$0x6138db9b	// roriw s7, a7, 19
+	XOR	X23, X22
+	SRLW	$10, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOVW	X18, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6066591b	// roriw s2, a2, 6
-	WORD	$0x60b6599b	// roriw s3, a2, 11
-	XOR	X19, X18
-	WORD	$0x6196599b	// roriw s3, a2, 25
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x60665b1b	// roriw s6, a2, 6
+	WORD	$0x60b65b9b	// roriw s7, a2, 11
+	XOR	X23, X22
+	WORD	$0x61965b9b	// roriw s7, a2, 25
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023d91b	// roriw s2, t2, 2
-	WORD	$0x60d3d99b	// roriw s3, t2, 13
-	XOR	X19, X18
-	WORD	$0x6163d99b	// roriw s3, t2, 22
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x6023db1b	// roriw s6, t2, 2
+	WORD	$0x60d3db9b	// roriw s7, t2, 13
+	XOR	X23, X22
+	WORD	$0x6163db9b	// roriw s7, t2, 22
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	32(X13), X11
-	MOVW	(X13), X23
-	MOVW	28(X15), X20
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 28(X13)
+	MOVW	40(X2), X11
+	MOVW	28(X13), X24
+	WORD	$0x6114db1b	// roriw s6, s1, 17
+	WORD	$0x6134db9b	// roriw s7, s1, 19
+	XOR	X23, X22
+	SRLW	$10, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOVW	X19, 36(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606f591b	// roriw s2, t5, 6
-	WORD	$0x60bf599b	// roriw s3, t5, 11
-	XOR	X19, X18
-	WORD	$0x619f599b	// roriw s3, t5, 25
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x606f5b1b	// roriw s6, t5, 6
+	WORD	$0x60bf5b9b	// roriw s7, t5, 11
+	XOR	X23, X22
+	WORD	$0x619f5b9b	// roriw s7, t5, 25
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023591b	// roriw s2, t1, 2
-	WORD	$0x60d3599b	// roriw s3, t1, 13
-	XOR	X19, X18
-	WORD	$0x6163599b	// roriw s3, t1, 22
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x60235b1b	// roriw s6, t1, 2
+	WORD	$0x60d35b9b	// roriw s7, t1, 13
+	XOR	X23, X22
+	WORD	$0x61635b9b	// roriw s7, t1, 22
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	36(X13), X22
-	MOVW	4(X13), X23
-	MOVW	32(X15), X20
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 32(X13)
+	MOVW	44(X2), X8
+	MOVW	32(X13), X24
+	WORD	$0x61195b1b	// roriw s6, s2, 17
+	WORD	$0x61395b9b	// roriw s7, s2, 19
+	XOR	X23, X22
+	SRLW	$10, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOVW	X21, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606ed91b	// roriw s2, t4, 6
-	WORD	$0x60bed99b	// roriw s3, t4, 11
-	XOR	X19, X18
-	WORD	$0x619ed99b	// roriw s3, t4, 25
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x606edb1b	// roriw s6, t4, 6
+	WORD	$0x60bedb9b	// roriw s7, t4, 11
+	XOR	X23, X22
+	WORD	$0x619edb9b	// roriw s7, t4, 25
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6022d91b	// roriw s2, t0, 2
-	WORD	$0x60d2d99b	// roriw s3, t0, 13
-	XOR	X19, X18
-	WORD	$0x6162d99b	// roriw s3, t0, 22
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x6022db1b	// roriw s6, t0, 2
+	WORD	$0x60d2db9b	// roriw s7, t0, 13
+	XOR	X23, X22
+	WORD	$0x6162db9b	// roriw s7, t0, 22
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	40(X13), X11
-	MOVW	8(X13), X23
-	MOVW	36(X15), X20
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 36(X13)
+	MOVW	48(X2), X11
+	MOVW	36(X13), X24
+	WORD	$0x6119db1b	// roriw s6, s3, 17
+	WORD	$0x6139db9b	// roriw s7, s3, 19
+	XOR	X23, X22
+	SRLW	$10, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOVW	X14, 44(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606e591b	// roriw s2, t3, 6
-	WORD	$0x60be599b	// roriw s3, t3, 11
-	XOR	X19, X18
-	WORD	$0x619e599b	// roriw s3, t3, 25
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x606e5b1b	// roriw s6, t3, 6
+	WORD	$0x60be5b9b	// roriw s7, t3, 11
+	XOR	X23, X22
+	WORD	$0x619e5b9b	// roriw s7, t3, 25
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6027591b	// roriw s2, a4, 2
-	WORD	$0x60d7599b	// roriw s3, a4, 13
-	XOR	X19, X18
-	WORD	$0x6167599b	// roriw s3, a4, 22
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x60255b1b	// roriw s6, a0, 2
+	WORD	$0x60d55b9b	// roriw s7, a0, 13
+	XOR	X23, X22
+	WORD	$0x61655b9b	// roriw s7, a0, 22
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	44(X13), X22
-	MOVW	12(X13), X23
-	MOVW	40(X15), X20
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 40(X13)
+	MOVW	52(X2), X8
+	MOVW	40(X13), X24
+	WORD	$0x611adb1b	// roriw s6, s5, 17
+	WORD	$0x613adb9b	// roriw s7, s5, 19
+	XOR	X23, X22
+	SRLW	$10, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOVW	X15, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063d91b	// roriw s2, t2, 6
-	WORD	$0x60b3d99b	// roriw s3, t2, 11
-	XOR	X19, X18
-	WORD	$0x6193d99b	// roriw s3, t2, 25
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x6063db1b	// roriw s6, t2, 6
+	WORD	$0x60b3db9b	// roriw s7, t2, 11
+	XOR	X23, X22
+	WORD	$0x6193db9b	// roriw s7, t2, 25
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6026591b	// roriw s2, a2, 2
-	WORD	$0x60d6599b	// roriw s3, a2, 13
-	XOR	X19, X18
-	WORD	$0x6166599b	// roriw s3, a2, 22
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x60265b1b	// roriw s6, a2, 2
+	WORD	$0x60d65b9b	// roriw s7, a2, 13
+	XOR	X23, X22
+	WORD	$0x61665b9b	// roriw s7, a2, 22
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	48(X13), X11
-	MOVW	16(X13), X23
-	MOVW	44(X15), X20
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 44(X13)
+	MOVW	56(X2), X11
+	MOVW	44(X13), X24
+	WORD	$0x61175b1b	// roriw s6, a4, 17
+	WORD	$0x61375b9b	// roriw s7, a4, 19
+	XOR	X23, X22
+	SRLW	$10, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOVW	X16, 52(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063591b	// roriw s2, t1, 6
-	WORD	$0x60b3599b	// roriw s3, t1, 11
-	XOR	X19, X18
-	WORD	$0x6193599b	// roriw s3, t1, 25
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x60635b1b	// roriw s6, t1, 6
+	WORD	$0x60b35b9b	// roriw s7, t1, 11
+	XOR	X23, X22
+	WORD	$0x61935b9b	// roriw s7, t1, 25
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602f591b	// roriw s2, t5, 2
-	WORD	$0x60df599b	// roriw s3, t5, 13
-	XOR	X19, X18
-	WORD	$0x616f599b	// roriw s3, t5, 22
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x602f5b1b	// roriw s6, t5, 2
+	WORD	$0x60df5b9b	// roriw s7, t5, 13
+	XOR	X23, X22
+	WORD	$0x616f5b9b	// roriw s7, t5, 22
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	52(X13), X22
-	MOVW	20(X13), X23
-	MOVW	48(X15), X20
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 48(X13)
+	MOVW	60(X2), X8
+	MOVW	48(X13), X24
+	WORD	$0x6117db1b	// roriw s6, a5, 17
+	WORD	$0x6137db9b	// roriw s7, a5, 19
+	XOR	X23, X22
+	SRLW	$10, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOVW	X17, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6062d91b	// roriw s2, t0, 6
-	WORD	$0x60b2d99b	// roriw s3, t0, 11
-	XOR	X19, X18
-	WORD	$0x6192d99b	// roriw s3, t0, 25
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x6062db1b	// roriw s6, t0, 6
+	WORD	$0x60b2db9b	// roriw s7, t0, 11
+	XOR	X23, X22
+	WORD	$0x6192db9b	// roriw s7, t0, 25
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602ed91b	// roriw s2, t4, 2
-	WORD	$0x60ded99b	// roriw s3, t4, 13
-	XOR	X19, X18
-	WORD	$0x616ed99b	// roriw s3, t4, 22
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
+	WORD	$0x602edb1b	// roriw s6, t4, 2
+	WORD	$0x60dedb9b	// roriw s7, t4, 13
+	XOR	X23, X22
+	WORD	$0x616edb9b	// roriw s7, t4, 22
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	56(X13), X11
-	MOVW	24(X13), X23
-	MOVW	52(X15), X20
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 52(X13)
+	MOVW	64(X2), X11
+	MOVW	52(X13), X24
+	WORD	$0x61185b1b	// roriw s6, a6, 17
+	WORD	$0x61385b9b	// roriw s7, a6, 19
+	XOR	X23, X22
+	SRLW	$10, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOVW	X9, 60(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6067591b	// roriw s2, a4, 6
-	WORD	$0x60b7599b	// roriw s3, a4, 11
-	XOR	X19, X18
-	WORD	$0x6197599b	// roriw s3, a4, 25
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x60655b1b	// roriw s6, a0, 6
+	WORD	$0x60b55b9b	// roriw s7, a0, 11
+	XOR	X23, X22
+	WORD	$0x61955b9b	// roriw s7, a0, 25
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602e591b	// roriw s2, t3, 2
-	WORD	$0x60de599b	// roriw s3, t3, 13
-	XOR	X19, X18
-	WORD	$0x616e599b	// roriw s3, t3, 22
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x602e5b1b	// roriw s6, t3, 2
+	WORD	$0x60de5b9b	// roriw s7, t3, 13
+	XOR	X23, X22
+	WORD	$0x616e5b9b	// roriw s7, t3, 22
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	60(X13), X22
-	MOVW	28(X13), X23
-	MOVW	56(X15), X20
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	XOR	X19, X18
-	SRLW	$3, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOVW	X16, 56(X13)
+	MOVW	68(X2), X8
+	MOVW	56(X13), X24
+	WORD	$0x6118db1b	// roriw s6, a7, 17
+	WORD	$0x6138db9b	// roriw s7, a7, 19
+	XOR	X23, X22
+	SRLW	$10, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	XOR	X23, X22
+	SRLW	$3, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOVW	X18, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6066591b	// roriw s2, a2, 6
-	WORD	$0x60b6599b	// roriw s3, a2, 11
-	XOR	X19, X18
-	WORD	$0x6196599b	// roriw s3, a2, 25
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x60665b1b	// roriw s6, a2, 6
+	WORD	$0x60b65b9b	// roriw s7, a2, 11
+	XOR	X23, X22
+	WORD	$0x61965b9b	// roriw s7, a2, 25
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023d91b	// roriw s2, t2, 2
-	WORD	$0x60d3d99b	// roriw s3, t2, 13
-	XOR	X19, X18
-	WORD	$0x6163d99b	// roriw s3, t2, 22
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x6023db1b	// roriw s6, t2, 2
+	WORD	$0x60d3db9b	// roriw s7, t2, 13
+	XOR	X23, X22
+	WORD	$0x6163db9b	// roriw s7, t2, 22
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	(X13), X11
-	MOVW	32(X13), X23
-	MOVW	60(X15), X20
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOVW	X17, 60(X13)
+	MOVW	8(X2), X11
+	MOVW	60(X13), X24
+	WORD	$0x6114db1b	// roriw s6, s1, 17
+	WORD	$0x6134db9b	// roriw s7, s1, 19
+	XOR	X23, X22
+	SRLW	$10, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	XOR	X23, X22
+	SRLW	$3, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOVW	X19, 68(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606f591b	// roriw s2, t5, 6
-	WORD	$0x60bf599b	// roriw s3, t5, 11
-	XOR	X19, X18
-	WORD	$0x619f599b	// roriw s3, t5, 25
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x606f5b1b	// roriw s6, t5, 6
+	WORD	$0x60bf5b9b	// roriw s7, t5, 11
+	XOR	X23, X22
+	WORD	$0x619f5b9b	// roriw s7, t5, 25
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023591b	// roriw s2, t1, 2
-	WORD	$0x60d3599b	// roriw s3, t1, 13
-	XOR	X19, X18
-	WORD	$0x6163599b	// roriw s3, t1, 22
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x60235b1b	// roriw s6, t1, 2
+	WORD	$0x60d35b9b	// roriw s7, t1, 13
+	XOR	X23, X22
+	WORD	$0x61635b9b	// roriw s7, t1, 22
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	MOV	88(X13), X18
-	ADD	$64, X15
-	BNE	X15, X18, rounds
+	MOV	96(X2), X21
+	ADD	$64, X13
+	BNE	X13, X21, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	MOVW	(X10), X11
-	MOVW	4(X10), X16
-	MOVW	8(X10), X17
-	MOVW	12(X10), X9
-	MOVW	16(X10), X18
-	MOVW	20(X10), X19
-	MOVW	24(X10), X20
-	MOVW	28(X10), X21
-	ADD	X11, X5
-	MOVW	X5, (X10)
-	ADD	X16, X6
-	MOVW	X6, 4(X10)
-	ADD	X17, X7
-	MOVW	X7, 8(X10)
-	ADD	X9, X28
-	MOVW	X28, 12(X10)
-	ADD	X18, X29
-	MOVW	X29, 16(X10)
-	ADD	X19, X30
-	MOVW	X30, 20(X10)
-	ADD	X20, X12
-	MOVW	X12, 24(X10)
-	ADD	X21, X14
-	MOVW	X14, 28(X10)
-	MOV	80(X13), X11
-	MOV	72(X13), X16
-	ADD	$-256, X15
-	BEQ	X11, X16, L9
+	MOV	72(X2), X11
+	MOVW	(X11), X14
+	MOVW	4(X11), X15
+	MOVW	8(X11), X16
+	MOVW	12(X11), X17
+	MOVW	16(X11), X9
+	MOVW	20(X11), X18
+	MOVW	24(X11), X19
+	MOVW	28(X11), X20
+	ADD	X14, X5
+	MOVW	X5, (X11)
+	ADD	X15, X6
+	MOVW	X6, 4(X11)
+	ADD	X16, X7
+	MOVW	X7, 8(X11)
+	ADD	X17, X28
+	MOVW	X28, 12(X11)
+	ADD	X9, X29
+	MOVW	X29, 16(X11)
+	ADD	X18, X30
+	MOVW	X30, 20(X11)
+	ADD	X19, X12
+	MOVW	X12, 24(X11)
+	ADD	X20, X10
+	MOVW	X10, 28(X11)
+	MOV	88(X2), X11
+	MOV	80(X2), X14
+	ADD	$-256, X13
+	BEQ	X11, X14, L9
 	JMP	block
 L9:
-	// scratch[0..16 words] = 0 (the schedule)
-	MOV	X0, (X13)
-	MOV	X0, 8(X13)
-	MOV	X0, 16(X13)
-	MOV	X0, 24(X13)
-	MOV	X0, 32(X13)
-	MOV	X0, 40(X13)
-	MOV	X0, 48(X13)
-	MOV	X0, 56(X13)
 done:
 	// return
+	MOV	X0, 8(X2)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	X0, 64(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
+	MOV	$0, X8
 	MOV	$0, X9
+	MOV	$0, X10
 	MOV	$0, X12
-	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
 	MOV	$0, X17
 	MOV	$0, X18
 	MOV	$0, X19
 	MOV	$0, X20
-	MOV	$0, X21
 	MOV	$0, X22
 	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
-	RET
+	JMP	kgen_ret
 unaligned:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	MOVBU	(X11), X16
-	MOVBU	1(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	2(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	3(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, (X13)
-	MOVBU	4(X11), X16
-	MOVBU	5(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	6(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	7(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 4(X13)
-	MOVBU	8(X11), X16
-	MOVBU	9(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	10(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	11(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 8(X13)
-	MOVBU	12(X11), X16
-	MOVBU	13(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	14(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	15(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 12(X13)
-	MOVBU	16(X11), X16
-	MOVBU	17(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	18(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	19(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 16(X13)
-	MOVBU	20(X11), X16
-	MOVBU	21(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	22(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	23(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 20(X13)
-	MOVBU	24(X11), X16
-	MOVBU	25(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	26(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	27(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 24(X13)
-	MOVBU	28(X11), X16
-	MOVBU	29(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	30(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	31(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 28(X13)
-	MOVBU	32(X11), X16
-	MOVBU	33(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	34(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	35(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 32(X13)
-	MOVBU	36(X11), X16
-	MOVBU	37(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	38(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	39(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 36(X13)
-	MOVBU	40(X11), X16
-	MOVBU	41(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	42(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	43(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 40(X13)
-	MOVBU	44(X11), X16
-	MOVBU	45(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	46(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	47(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 44(X13)
-	MOVBU	48(X11), X16
-	MOVBU	49(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	50(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	51(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 48(X13)
-	MOVBU	52(X11), X16
-	MOVBU	53(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	54(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	55(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 52(X13)
-	MOVBU	56(X11), X16
-	MOVBU	57(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	58(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	59(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 56(X13)
-	MOVBU	60(X11), X16
-	MOVBU	61(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	62(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	63(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 60(X13)
+	MOVBU	(X11), X14
+	MOVBU	1(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	2(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	3(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 8(X2)
+	MOVBU	4(X11), X14
+	MOVBU	5(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	6(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	7(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 12(X2)
+	MOVBU	8(X11), X14
+	MOVBU	9(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	10(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	11(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 16(X2)
+	MOVBU	12(X11), X14
+	MOVBU	13(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	14(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	15(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 20(X2)
+	MOVBU	16(X11), X14
+	MOVBU	17(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	18(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	19(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 24(X2)
+	MOVBU	20(X11), X14
+	MOVBU	21(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	22(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	23(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 28(X2)
+	MOVBU	24(X11), X14
+	MOVBU	25(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	26(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	27(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 32(X2)
+	MOVBU	28(X11), X14
+	MOVBU	29(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	30(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	31(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 36(X2)
+	MOVBU	32(X11), X14
+	MOVBU	33(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	34(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	35(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 40(X2)
+	MOVBU	36(X11), X14
+	MOVBU	37(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	38(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	39(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 44(X2)
+	MOVBU	40(X11), X14
+	MOVBU	41(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	42(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	43(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 48(X2)
+	MOVBU	44(X11), X14
+	MOVBU	45(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	46(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	47(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 52(X2)
+	MOVBU	48(X11), X14
+	MOVBU	49(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	50(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	51(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 56(X2)
+	MOVBU	52(X11), X14
+	MOVBU	53(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	54(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	55(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 60(X2)
+	MOVBU	56(X11), X14
+	MOVBU	57(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	58(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	59(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 64(X2)
+	MOVBU	60(X11), X14
+	MOVBU	61(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	62(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	63(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 68(X2)
 	JMP	loaded
+kgen_ret:
+	RET

@@ -5,8 +5,8 @@
 //   kgen emit sha256 --variant rv64gc --abi go --format s
 // Kernel sha256, variant rv64gc, target rv64gc (-march=rv64imafdc_zicsr_zifencei), Go (ABI0) ABI.
 // SHA-256 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 #include "textflag.h"
 
@@ -45,22 +45,22 @@ DATA ·kgen_sha256_rv64gc_k+240(SB)/8, $0xa4506ceb90befffa
 DATA ·kgen_sha256_rv64gc_k+248(SB)/8, $0xc67178f2bef9a3f7
 GLOBL ·kgen_sha256_rv64gc_k(SB), RODATA|NOPTR, $256
 
-// void sha256_block_rv64gc(unsigned int *dig, const unsigned char *p, size_t len, u64 *scratch)
-// func sha256BlockRv64gc(dig *uint32, p *byte, len uint64, scratch *uint64)
-TEXT ·sha256BlockRv64gc(SB), NOSPLIT, $0-32
+// void sha256_block_rv64gc(unsigned int *dig, const unsigned char *p, size_t len)
+// func sha256BlockRv64gc(dig *uint32, p *byte, len uint64)
+TEXT ·sha256BlockRv64gc(SB), NOSPLIT, $96-24
 	MOV	dig+0(FP), X10
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
-	MOV	scratch+24(FP), X13
 	// num = len / block
 	SRL	$6, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
 	BNEZ	X12, L5
 	JMP	done
 L5:
-	SLL	$6, X12, X16
-	ADD	X11, X16
-	MOV	X16, 72(X13)
+	SLL	$6, X12, X14
+	ADD	X11, X14
+	MOV	X14, 80(X2)
+	MOV	X10, 72(X2)
 	MOVW	(X10), X5
 	MOVW	4(X10), X6
 	MOVW	8(X10), X7
@@ -68,1667 +68,1669 @@ L5:
 	MOVW	16(X10), X29
 	MOVW	20(X10), X30
 	MOVW	24(X10), X12
-	MOVW	28(X10), X14
+	MOVW	28(X10), X10
 L1:
-	MOV	$·kgen_sha256_rv64gc_k+256(SB), X18
-	MOV	X18, 88(X13)
+	MOV	$·kgen_sha256_rv64gc_k+256(SB), X17
+	MOV	X17, 96(X2)
 L2:
-	MOV	$·kgen_sha256_rv64gc_k(SB), X15
+	MOV	$·kgen_sha256_rv64gc_k(SB), X13
 block:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	MOVBU	(X11), X16
-	MOVBU	1(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	2(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	3(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, (X13)
-	MOVBU	4(X11), X16
-	MOVBU	5(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	6(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	7(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 4(X13)
-	MOVBU	8(X11), X16
-	MOVBU	9(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	10(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	11(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 8(X13)
-	MOVBU	12(X11), X16
-	MOVBU	13(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	14(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	15(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 12(X13)
-	MOVBU	16(X11), X16
-	MOVBU	17(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	18(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	19(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 16(X13)
-	MOVBU	20(X11), X16
-	MOVBU	21(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	22(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	23(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 20(X13)
-	MOVBU	24(X11), X16
-	MOVBU	25(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	26(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	27(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 24(X13)
-	MOVBU	28(X11), X16
-	MOVBU	29(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	30(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	31(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 28(X13)
-	MOVBU	32(X11), X16
-	MOVBU	33(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	34(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	35(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 32(X13)
-	MOVBU	36(X11), X16
-	MOVBU	37(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	38(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	39(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 36(X13)
-	MOVBU	40(X11), X16
-	MOVBU	41(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	42(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	43(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 40(X13)
-	MOVBU	44(X11), X16
-	MOVBU	45(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	46(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	47(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 44(X13)
-	MOVBU	48(X11), X16
-	MOVBU	49(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	50(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	51(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 48(X13)
-	MOVBU	52(X11), X16
-	MOVBU	53(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	54(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	55(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 52(X13)
-	MOVBU	56(X11), X16
-	MOVBU	57(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	58(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	59(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 56(X13)
-	MOVBU	60(X11), X16
-	MOVBU	61(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	62(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	63(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVW	X16, 60(X13)
+	MOVBU	(X11), X14
+	MOVBU	1(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	2(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	3(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 8(X2)
+	MOVBU	4(X11), X14
+	MOVBU	5(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	6(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	7(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 12(X2)
+	MOVBU	8(X11), X14
+	MOVBU	9(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	10(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	11(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 16(X2)
+	MOVBU	12(X11), X14
+	MOVBU	13(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	14(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	15(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 20(X2)
+	MOVBU	16(X11), X14
+	MOVBU	17(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	18(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	19(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 24(X2)
+	MOVBU	20(X11), X14
+	MOVBU	21(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	22(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	23(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 28(X2)
+	MOVBU	24(X11), X14
+	MOVBU	25(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	26(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	27(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 32(X2)
+	MOVBU	28(X11), X14
+	MOVBU	29(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	30(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	31(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 36(X2)
+	MOVBU	32(X11), X14
+	MOVBU	33(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	34(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	35(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 40(X2)
+	MOVBU	36(X11), X14
+	MOVBU	37(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	38(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	39(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 44(X2)
+	MOVBU	40(X11), X14
+	MOVBU	41(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	42(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	43(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 48(X2)
+	MOVBU	44(X11), X14
+	MOVBU	45(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	46(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	47(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 52(X2)
+	MOVBU	48(X11), X14
+	MOVBU	49(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	50(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	51(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 56(X2)
+	MOVBU	52(X11), X14
+	MOVBU	53(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	54(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	55(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 60(X2)
+	MOVBU	56(X11), X14
+	MOVBU	57(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	58(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	59(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 64(X2)
+	MOVBU	60(X11), X14
+	MOVBU	61(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	62(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	63(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVW	X14, 68(X2)
 	// b ^ c for round 0's Maj
-	XOR	X7, X6, X9
-	MOVW	(X13), X16
-	MOVW	(X15), X21
+	XOR	X7, X6, X16
+	MOVW	8(X2), X14
+	MOVW	(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X29, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X21, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X10
+	XOR	X12, X30, X9
+	AND	X29, X9
+	XOR	X12, X9
+	ADD	X19, X10
+	ADD	X17, X10
+	ADD	X9, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X5, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X6, X5, X22
-	AND	X9, X22, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
-	MOVW	4(X13), X17
-	MOVW	4(X15), X21
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X6, X5, X20
+	AND	X16, X20, X9
+	XOR	X6, X9
+	ADD	X17, X10
+	ADD	X9, X10
+	MOVW	12(X2), X15
+	MOVW	4(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X28, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X21, X12
-	ADD	X18, X12
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X12
+	XOR	X30, X29, X9
+	AND	X28, X9
+	XOR	X30, X9
 	ADD	X19, X12
+	ADD	X17, X12
+	ADD	X9, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X14, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X22, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
-	MOVW	8(X13), X16
-	MOVW	8(X15), X21
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X5, X10, X16
+	AND	X20, X16, X9
+	XOR	X5, X9
+	ADD	X17, X12
+	ADD	X9, X12
+	MOVW	16(X2), X14
+	MOVW	8(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X7, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X21, X30
-	ADD	X18, X30
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X30
+	XOR	X29, X28, X9
+	AND	X7, X9
+	XOR	X29, X9
 	ADD	X19, X30
+	ADD	X17, X30
+	ADD	X9, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X12, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X14, X12, X22
-	AND	X9, X22, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
-	MOVW	12(X13), X17
-	MOVW	12(X15), X21
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X10, X12, X20
+	AND	X16, X20, X9
+	XOR	X10, X9
+	ADD	X17, X30
+	ADD	X9, X30
+	MOVW	20(X2), X15
+	MOVW	12(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X6, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X21, X29
-	ADD	X18, X29
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X29
+	XOR	X28, X7, X9
+	AND	X6, X9
+	XOR	X28, X9
 	ADD	X19, X29
+	ADD	X17, X29
+	ADD	X9, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X30, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X22, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
-	MOVW	16(X13), X16
-	MOVW	16(X15), X21
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X12, X30, X16
+	AND	X20, X16, X9
+	XOR	X12, X9
+	ADD	X17, X29
+	ADD	X9, X29
+	MOVW	24(X2), X14
+	MOVW	16(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X5, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X21, X28
-	ADD	X18, X28
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X28
+	XOR	X7, X6, X9
+	AND	X5, X9
+	XOR	X7, X9
 	ADD	X19, X28
-	ADD	X28, X14
+	ADD	X17, X28
+	ADD	X9, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X29, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X30, X29, X22
-	AND	X9, X22, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	MOVW	20(X13), X17
-	MOVW	20(X15), X21
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X30, X29, X20
+	AND	X16, X20, X9
+	XOR	X30, X9
+	ADD	X17, X28
+	ADD	X9, X28
+	MOVW	28(X2), X15
+	MOVW	20(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X14, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X21, X7
-	ADD	X18, X7
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X7
+	XOR	X6, X5, X9
+	AND	X10, X9
+	XOR	X6, X9
 	ADD	X19, X7
+	ADD	X17, X7
+	ADD	X9, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X28, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X22, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
-	MOVW	24(X13), X16
-	MOVW	24(X15), X21
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X29, X28, X16
+	AND	X20, X16, X9
+	XOR	X29, X9
+	ADD	X17, X7
+	ADD	X9, X7
+	MOVW	32(X2), X14
+	MOVW	24(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X12, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X21, X6
-	ADD	X18, X6
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X6
+	XOR	X5, X10, X9
+	AND	X12, X9
+	XOR	X5, X9
 	ADD	X19, X6
+	ADD	X17, X6
+	ADD	X9, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X7, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X28, X7, X22
-	AND	X9, X22, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
-	MOVW	28(X13), X17
-	MOVW	28(X15), X21
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X28, X7, X20
+	AND	X16, X20, X9
+	XOR	X28, X9
+	ADD	X17, X6
+	ADD	X9, X6
+	MOVW	36(X2), X15
+	MOVW	28(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X30, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X21, X5
-	ADD	X18, X5
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X5
+	XOR	X10, X12, X9
+	AND	X30, X9
+	XOR	X10, X9
 	ADD	X19, X5
+	ADD	X17, X5
+	ADD	X9, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X6, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X22, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
-	MOVW	32(X13), X16
-	MOVW	32(X15), X21
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X7, X6, X16
+	AND	X20, X16, X9
+	XOR	X7, X9
+	ADD	X17, X5
+	ADD	X9, X5
+	MOVW	40(X2), X14
+	MOVW	32(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X29, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X21, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X10
+	XOR	X12, X30, X9
+	AND	X29, X9
+	XOR	X12, X9
+	ADD	X19, X10
+	ADD	X17, X10
+	ADD	X9, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X5, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X6, X5, X22
-	AND	X9, X22, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
-	MOVW	36(X13), X17
-	MOVW	36(X15), X21
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X6, X5, X20
+	AND	X16, X20, X9
+	XOR	X6, X9
+	ADD	X17, X10
+	ADD	X9, X10
+	MOVW	44(X2), X15
+	MOVW	36(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X28, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X21, X12
-	ADD	X18, X12
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X12
+	XOR	X30, X29, X9
+	AND	X28, X9
+	XOR	X30, X9
 	ADD	X19, X12
+	ADD	X17, X12
+	ADD	X9, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X14, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X22, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
-	MOVW	40(X13), X16
-	MOVW	40(X15), X21
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X5, X10, X16
+	AND	X20, X16, X9
+	XOR	X5, X9
+	ADD	X17, X12
+	ADD	X9, X12
+	MOVW	48(X2), X14
+	MOVW	40(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X7, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X21, X30
-	ADD	X18, X30
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X30
+	XOR	X29, X28, X9
+	AND	X7, X9
+	XOR	X29, X9
 	ADD	X19, X30
+	ADD	X17, X30
+	ADD	X9, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X12, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X14, X12, X22
-	AND	X9, X22, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
-	MOVW	44(X13), X17
-	MOVW	44(X15), X21
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X10, X12, X20
+	AND	X16, X20, X9
+	XOR	X10, X9
+	ADD	X17, X30
+	ADD	X9, X30
+	MOVW	52(X2), X15
+	MOVW	44(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X6, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X21, X29
-	ADD	X18, X29
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X29
+	XOR	X28, X7, X9
+	AND	X6, X9
+	XOR	X28, X9
 	ADD	X19, X29
+	ADD	X17, X29
+	ADD	X9, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X30, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X22, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
-	MOVW	48(X13), X16
-	MOVW	48(X15), X21
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X12, X30, X16
+	AND	X20, X16, X9
+	XOR	X12, X9
+	ADD	X17, X29
+	ADD	X9, X29
+	MOVW	56(X2), X14
+	MOVW	48(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X5, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X21, X28
-	ADD	X18, X28
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X28
+	XOR	X7, X6, X9
+	AND	X5, X9
+	XOR	X7, X9
 	ADD	X19, X28
-	ADD	X28, X14
+	ADD	X17, X28
+	ADD	X9, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X29, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X30, X29, X22
-	AND	X9, X22, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	MOVW	52(X13), X17
-	MOVW	52(X15), X21
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X30, X29, X20
+	AND	X16, X20, X9
+	XOR	X30, X9
+	ADD	X17, X28
+	ADD	X9, X28
+	MOVW	60(X2), X15
+	MOVW	52(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X14, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X21, X7
-	ADD	X18, X7
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X7
+	XOR	X6, X5, X9
+	AND	X10, X9
+	XOR	X6, X9
 	ADD	X19, X7
+	ADD	X17, X7
+	ADD	X9, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X28, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X22, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
-	MOVW	56(X13), X16
-	MOVW	56(X15), X21
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X29, X28, X16
+	AND	X20, X16, X9
+	XOR	X29, X9
+	ADD	X17, X7
+	ADD	X9, X7
+	MOVW	64(X2), X14
+	MOVW	56(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X12, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X21, X6
-	ADD	X18, X6
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X6
+	XOR	X5, X10, X9
+	AND	X12, X9
+	XOR	X5, X9
 	ADD	X19, X6
+	ADD	X17, X6
+	ADD	X9, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X7, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X28, X7, X22
-	AND	X9, X22, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
-	MOVW	60(X13), X17
-	MOVW	60(X15), X21
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X28, X7, X20
+	AND	X16, X20, X9
+	XOR	X28, X9
+	ADD	X17, X6
+	ADD	X9, X6
+	MOVW	68(X2), X15
+	MOVW	60(X13), X19
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X30, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X21, X5
-	ADD	X18, X5
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X5
+	XOR	X10, X12, X9
+	AND	X30, X9
+	XOR	X10, X9
 	ADD	X19, X5
+	ADD	X17, X5
+	ADD	X9, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X6, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X22, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X7, X6, X16
+	AND	X20, X16, X9
+	XOR	X7, X9
+	ADD	X17, X5
+	ADD	X9, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
 	ADD	$64, X11
-	MOV	X11, 80(X13)
-	MOVW	(X13), X11
-	ADD	$64, X15
+	MOV	X11, 88(X2)
+	MOVW	8(X2), X11
+	ADD	$64, X13
 rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	4(X13), X23
-	MOVW	36(X13), X24
-	MOVW	(X15), X21
-	SLL	$32, X16, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	SLL	$32, X23, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X23, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X24, X16
-	MOVW	X16, (X13)
+	MOVW	12(X2), X21
+	MOVW	44(X2), X22
+	MOVW	(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X29, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X21, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X10
+	XOR	X12, X30, X9
+	AND	X29, X9
+	XOR	X12, X9
+	ADD	X19, X10
+	ADD	X17, X10
+	ADD	X9, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X5, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X6, X5, X22
-	AND	X9, X22, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X6, X5, X20
+	AND	X16, X20, X9
+	XOR	X6, X9
+	ADD	X17, X10
+	ADD	X9, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	8(X13), X11
-	MOVW	40(X13), X24
-	MOVW	4(X15), X21
-	SLL	$32, X17, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X23, X17
-	SLL	$32, X11, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X24, X17
-	MOVW	X17, 4(X13)
+	MOVW	16(X2), X11
+	MOVW	48(X2), X22
+	MOVW	4(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 12(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X28, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X21, X12
-	ADD	X18, X12
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X12
+	XOR	X30, X29, X9
+	AND	X28, X9
+	XOR	X30, X9
 	ADD	X19, X12
+	ADD	X17, X12
+	ADD	X9, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X14, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X22, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	12(X13), X23
-	MOVW	44(X13), X24
-	MOVW	8(X15), X21
-	SLL	$32, X16, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	SLL	$32, X23, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X23, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X24, X16
-	MOVW	X16, 8(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X7, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X21, X30
-	ADD	X18, X30
-	ADD	X19, X30
-	ADD	X30, X6
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X12, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X14, X12, X22
-	AND	X9, X22, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	16(X13), X11
-	MOVW	48(X13), X24
-	MOVW	12(X15), X21
-	SLL	$32, X17, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X23, X17
-	SLL	$32, X11, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X24, X17
-	MOVW	X17, 12(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X6, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X21, X29
-	ADD	X18, X29
-	ADD	X19, X29
-	ADD	X29, X5
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X30, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X22, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	20(X13), X23
-	MOVW	52(X13), X24
-	MOVW	16(X15), X21
-	SLL	$32, X16, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	SLL	$32, X23, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X23, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X24, X16
-	MOVW	X16, 16(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X5, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X21, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X29, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X30, X29, X22
-	AND	X9, X22, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	24(X13), X11
-	MOVW	56(X13), X24
-	MOVW	20(X15), X21
-	SLL	$32, X17, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X23, X17
-	SLL	$32, X11, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X24, X17
-	MOVW	X17, 20(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X14, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X21, X7
-	ADD	X18, X7
-	ADD	X19, X7
-	ADD	X7, X12
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X28, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X22, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	28(X13), X23
-	MOVW	60(X13), X24
-	MOVW	24(X15), X21
-	SLL	$32, X16, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	SLL	$32, X23, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X23, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X24, X16
-	MOVW	X16, 24(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X12, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X21, X6
-	ADD	X18, X6
-	ADD	X19, X6
-	ADD	X6, X30
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X7, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X28, X7, X22
-	AND	X9, X22, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	32(X13), X11
-	MOVW	(X13), X24
-	MOVW	28(X15), X21
-	SLL	$32, X17, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X23, X17
-	SLL	$32, X11, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X24, X17
-	MOVW	X17, 28(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X30, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X21, X5
-	ADD	X18, X5
-	ADD	X19, X5
-	ADD	X5, X29
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X6, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X22, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	36(X13), X23
-	MOVW	4(X13), X24
-	MOVW	32(X15), X21
-	SLL	$32, X16, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	SLL	$32, X23, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X23, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X24, X16
-	MOVW	X16, 32(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X29, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X21, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X5, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X6, X5, X22
-	AND	X9, X22, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	40(X13), X11
-	MOVW	8(X13), X24
-	MOVW	36(X15), X21
-	SLL	$32, X17, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X23, X17
-	SLL	$32, X11, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X24, X17
-	MOVW	X17, 36(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X28, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X5, X10, X16
+	AND	X20, X16, X9
+	XOR	X5, X9
 	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X21, X12
-	ADD	X18, X12
-	ADD	X19, X12
-	ADD	X12, X7
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X14, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X22, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	ADD	X9, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	44(X13), X23
-	MOVW	12(X13), X24
-	MOVW	40(X15), X21
-	SLL	$32, X16, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	SLL	$32, X23, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X23, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X24, X16
-	MOVW	X16, 40(X13)
+	MOVW	20(X2), X21
+	MOVW	52(X2), X22
+	MOVW	8(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X7, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X21, X30
-	ADD	X18, X30
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X30
+	XOR	X29, X28, X9
+	AND	X7, X9
+	XOR	X29, X9
 	ADD	X19, X30
+	ADD	X17, X30
+	ADD	X9, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X12, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X14, X12, X22
-	AND	X9, X22, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X10, X12, X20
+	AND	X16, X20, X9
+	XOR	X10, X9
+	ADD	X17, X30
+	ADD	X9, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	48(X13), X11
-	MOVW	16(X13), X24
-	MOVW	44(X15), X21
-	SLL	$32, X17, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X23, X17
-	SLL	$32, X11, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X24, X17
-	MOVW	X17, 44(X13)
+	MOVW	24(X2), X11
+	MOVW	56(X2), X22
+	MOVW	12(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 20(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X6, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X21, X29
-	ADD	X18, X29
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X29
+	XOR	X28, X7, X9
+	AND	X6, X9
+	XOR	X28, X9
 	ADD	X19, X29
+	ADD	X17, X29
+	ADD	X9, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X30, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X22, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X12, X30, X16
+	AND	X20, X16, X9
+	XOR	X12, X9
+	ADD	X17, X29
+	ADD	X9, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	52(X13), X23
-	MOVW	20(X13), X24
-	MOVW	48(X15), X21
-	SLL	$32, X16, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	SLL	$32, X23, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X23, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X24, X16
-	MOVW	X16, 48(X13)
+	MOVW	28(X2), X21
+	MOVW	60(X2), X22
+	MOVW	16(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X5, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X21, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X29, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X30, X29, X22
-	AND	X9, X22, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	56(X13), X11
-	MOVW	24(X13), X24
-	MOVW	52(X15), X21
-	SLL	$32, X17, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X23, X17
-	SLL	$32, X11, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X24, X17
-	MOVW	X17, 52(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X14, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X21, X7
-	ADD	X18, X7
-	ADD	X19, X7
-	ADD	X7, X12
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X28, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X22, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	60(X13), X23
-	MOVW	28(X13), X24
-	MOVW	56(X15), X21
-	SLL	$32, X16, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	SLL	$32, X23, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X23, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X24, X16
-	MOVW	X16, 56(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X12, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X21, X6
-	ADD	X18, X6
-	ADD	X19, X6
-	ADD	X6, X30
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X7, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
-	XOR	X28, X7, X22
-	AND	X9, X22, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOVW	(X13), X11
-	MOVW	32(X13), X24
-	MOVW	60(X15), X21
-	SLL	$32, X17, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$17, X20, X18
-	SRL	$19, X20, X19
-	XOR	X19, X18
-	SRLW	$10, X17, X19
-	XOR	X19, X18
-	ADD	X18, X23, X17
-	SLL	$32, X11, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$7, X20, X18
-	SRL	$18, X20, X19
-	XOR	X19, X18
-	SRLW	$3, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X24, X17
-	MOVW	X17, 60(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	SLL	$32, X30, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$6, X20, X18
-	SRL	$11, X20, X19
-	XOR	X19, X18
-	SRL	$25, X20, X19
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X21, X5
-	ADD	X18, X5
-	ADD	X19, X5
-	ADD	X5, X29
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	SLL	$32, X6, X20
-	SRL	$32, X20, X19
-	OR	X19, X20
-	SRL	$2, X20, X18
-	SRL	$13, X20, X19
-	XOR	X19, X18
-	SRL	$22, X20, X19
-	XOR	X19, X18
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X28
 	XOR	X7, X6, X9
-	AND	X22, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
-	// kp += 16 words; loop until kp = &K[rounds]
-	MOV	88(X13), X18
-	ADD	$64, X15
-	BNE	X15, X18, rounds
-	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	MOVW	(X10), X11
-	MOVW	4(X10), X16
-	MOVW	8(X10), X17
-	MOVW	12(X10), X9
-	MOVW	16(X10), X18
-	MOVW	20(X10), X19
-	MOVW	24(X10), X20
-	MOVW	28(X10), X21
-	ADD	X11, X5
-	MOVW	X5, (X10)
-	ADD	X16, X6
-	MOVW	X6, 4(X10)
-	ADD	X17, X7
-	MOVW	X7, 8(X10)
+	AND	X5, X9
+	XOR	X7, X9
+	ADD	X19, X28
+	ADD	X17, X28
 	ADD	X9, X28
-	MOVW	X28, 12(X10)
-	ADD	X18, X29
-	MOVW	X29, 16(X10)
+	ADD	X28, X10
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X30, X29, X20
+	AND	X16, X20, X9
+	XOR	X30, X9
+	ADD	X17, X28
+	ADD	X9, X28
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	32(X2), X11
+	MOVW	64(X2), X22
+	MOVW	20(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 28(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X7
+	XOR	X6, X5, X9
+	AND	X10, X9
+	XOR	X6, X9
+	ADD	X19, X7
+	ADD	X17, X7
+	ADD	X9, X7
+	ADD	X7, X12
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X29, X28, X16
+	AND	X20, X16, X9
+	XOR	X29, X9
+	ADD	X17, X7
+	ADD	X9, X7
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	36(X2), X21
+	MOVW	68(X2), X22
+	MOVW	24(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 32(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X6
+	XOR	X5, X10, X9
+	AND	X12, X9
+	XOR	X5, X9
+	ADD	X19, X6
+	ADD	X17, X6
+	ADD	X9, X6
+	ADD	X6, X30
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X28, X7, X20
+	AND	X16, X20, X9
+	XOR	X28, X9
+	ADD	X17, X6
+	ADD	X9, X6
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	40(X2), X11
+	MOVW	8(X2), X22
+	MOVW	28(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 36(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X5
+	XOR	X10, X12, X9
+	AND	X30, X9
+	XOR	X10, X9
+	ADD	X19, X5
+	ADD	X17, X5
+	ADD	X9, X5
+	ADD	X5, X29
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X7, X6, X16
+	AND	X20, X16, X9
+	XOR	X7, X9
+	ADD	X17, X5
+	ADD	X9, X5
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	44(X2), X21
+	MOVW	12(X2), X22
+	MOVW	32(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 40(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X10
+	XOR	X12, X30, X9
+	AND	X29, X9
+	XOR	X12, X9
+	ADD	X19, X10
+	ADD	X17, X10
+	ADD	X9, X10
+	ADD	X10, X28
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X6, X5, X20
+	AND	X16, X20, X9
+	XOR	X6, X9
+	ADD	X17, X10
+	ADD	X9, X10
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	48(X2), X11
+	MOVW	16(X2), X22
+	MOVW	36(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 44(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X12
+	XOR	X30, X29, X9
+	AND	X28, X9
+	XOR	X30, X9
+	ADD	X19, X12
+	ADD	X17, X12
+	ADD	X9, X12
+	ADD	X12, X7
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X5, X10, X16
+	AND	X20, X16, X9
+	XOR	X5, X9
+	ADD	X17, X12
+	ADD	X9, X12
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	52(X2), X21
+	MOVW	20(X2), X22
+	MOVW	40(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 48(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X30
+	XOR	X29, X28, X9
+	AND	X7, X9
+	XOR	X29, X9
 	ADD	X19, X30
-	MOVW	X30, 20(X10)
-	ADD	X20, X12
-	MOVW	X12, 24(X10)
-	ADD	X21, X14
-	MOVW	X14, 28(X10)
-	MOV	80(X13), X11
-	MOV	72(X13), X16
-	ADD	$-256, X15
-	BEQ	X11, X16, L6
+	ADD	X17, X30
+	ADD	X9, X30
+	ADD	X30, X6
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X10, X12, X20
+	AND	X16, X20, X9
+	XOR	X10, X9
+	ADD	X17, X30
+	ADD	X9, X30
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	56(X2), X11
+	MOVW	24(X2), X22
+	MOVW	44(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 52(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X29
+	XOR	X28, X7, X9
+	AND	X6, X9
+	XOR	X28, X9
+	ADD	X19, X29
+	ADD	X17, X29
+	ADD	X9, X29
+	ADD	X29, X5
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X12, X30, X16
+	AND	X20, X16, X9
+	XOR	X12, X9
+	ADD	X17, X29
+	ADD	X9, X29
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	60(X2), X21
+	MOVW	28(X2), X22
+	MOVW	48(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 56(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X5, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X28
+	XOR	X7, X6, X9
+	AND	X5, X9
+	XOR	X7, X9
+	ADD	X19, X28
+	ADD	X17, X28
+	ADD	X9, X28
+	ADD	X28, X10
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X29, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X30, X29, X20
+	AND	X16, X20, X9
+	XOR	X30, X9
+	ADD	X17, X28
+	ADD	X9, X28
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	64(X2), X11
+	MOVW	32(X2), X22
+	MOVW	52(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 60(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X10, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X7
+	XOR	X6, X5, X9
+	AND	X10, X9
+	XOR	X6, X9
+	ADD	X19, X7
+	ADD	X17, X7
+	ADD	X9, X7
+	ADD	X7, X12
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X28, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X29, X28, X16
+	AND	X20, X16, X9
+	XOR	X29, X9
+	ADD	X17, X7
+	ADD	X9, X7
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	68(X2), X21
+	MOVW	36(X2), X22
+	MOVW	56(X13), X19
+	SLL	$32, X14, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X14, X9
+	XOR	X9, X17
+	ADD	X17, X11, X14
+	SLL	$32, X21, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X21, X9
+	XOR	X9, X17
+	ADD	X17, X14
+	ADD	X22, X14
+	MOVW	X14, 64(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X12, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X14, X6
+	XOR	X5, X10, X9
+	AND	X12, X9
+	XOR	X5, X9
+	ADD	X19, X6
+	ADD	X17, X6
+	ADD	X9, X6
+	ADD	X6, X30
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X7, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X28, X7, X20
+	AND	X16, X20, X9
+	XOR	X28, X9
+	ADD	X17, X6
+	ADD	X9, X6
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	MOVW	8(X2), X11
+	MOVW	40(X2), X22
+	MOVW	60(X13), X19
+	SLL	$32, X15, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$17, X18, X17
+	SRL	$19, X18, X9
+	XOR	X9, X17
+	SRLW	$10, X15, X9
+	XOR	X9, X17
+	ADD	X17, X21, X15
+	SLL	$32, X11, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$7, X18, X17
+	SRL	$18, X18, X9
+	XOR	X9, X17
+	SRLW	$3, X11, X9
+	XOR	X9, X17
+	ADD	X17, X15
+	ADD	X22, X15
+	MOVW	X15, 68(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	SLL	$32, X30, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$6, X18, X17
+	SRL	$11, X18, X9
+	XOR	X9, X17
+	SRL	$25, X18, X9
+	XOR	X9, X17
+	ADD	X15, X5
+	XOR	X10, X12, X9
+	AND	X30, X9
+	XOR	X10, X9
+	ADD	X19, X5
+	ADD	X17, X5
+	ADD	X9, X5
+	ADD	X5, X29
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	SLL	$32, X6, X18
+	SRL	$32, X18, X9
+	OR	X9, X18
+	SRL	$2, X18, X17
+	SRL	$13, X18, X9
+	XOR	X9, X17
+	SRL	$22, X18, X9
+	XOR	X9, X17
+	XOR	X7, X6, X16
+	AND	X20, X16, X9
+	XOR	X7, X9
+	ADD	X17, X5
+	ADD	X9, X5
+	// kp += 16 words; loop until kp = &K[rounds]
+	MOV	96(X2), X17
+	ADD	$64, X13
+	BNE	X13, X17, rounds
+	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
+	MOV	72(X2), X11
+	MOVW	(X11), X14
+	MOVW	4(X11), X15
+	MOVW	8(X11), X16
+	MOVW	12(X11), X17
+	MOVW	16(X11), X9
+	MOVW	20(X11), X18
+	MOVW	24(X11), X19
+	MOVW	28(X11), X20
+	ADD	X14, X5
+	MOVW	X5, (X11)
+	ADD	X15, X6
+	MOVW	X6, 4(X11)
+	ADD	X16, X7
+	MOVW	X7, 8(X11)
+	ADD	X17, X28
+	MOVW	X28, 12(X11)
+	ADD	X9, X29
+	MOVW	X29, 16(X11)
+	ADD	X18, X30
+	MOVW	X30, 20(X11)
+	ADD	X19, X12
+	MOVW	X12, 24(X11)
+	ADD	X20, X10
+	MOVW	X10, 28(X11)
+	MOV	88(X2), X11
+	MOV	80(X2), X14
+	ADD	$-256, X13
+	BEQ	X11, X14, L6
 	JMP	block
 L6:
-	// scratch[0..16 words] = 0 (the schedule)
-	MOV	X0, (X13)
-	MOV	X0, 8(X13)
-	MOV	X0, 16(X13)
-	MOV	X0, 24(X13)
-	MOV	X0, 32(X13)
-	MOV	X0, 40(X13)
-	MOV	X0, 48(X13)
-	MOV	X0, 56(X13)
 done:
 	// return
+	MOV	X0, 8(X2)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	X0, 64(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X9
+	MOV	$0, X10
 	MOV	$0, X12
-	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
 	MOV	$0, X17
 	MOV	$0, X18
 	MOV	$0, X19
 	MOV	$0, X20
 	MOV	$0, X21
 	MOV	$0, X22
-	MOV	$0, X23
-	MOV	$0, X24
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	JMP	kgen_ret
+kgen_ret:
 	RET

@@ -5,8 +5,8 @@
 //   kgen emit sha512 --variant c906 --abi go --format s
 // Kernel sha512, variant c906, target c906 (-march=rv64imafdc_zicsr_zifencei_xtheadba_xtheadbb_xtheadbs_xtheadcondmov_xtheadmac_xtheadmemidx_xtheadmempair_xtheadsync_xtheadvector), Go (ABI0) ABI.
 // SHA-512 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 #include "textflag.h"
 
@@ -93,22 +93,22 @@ DATA ·kgen_sha512_c906_k+624(SB)/8, $0x5fcb6fab3ad6faec
 DATA ·kgen_sha512_c906_k+632(SB)/8, $0x6c44198c4a475817
 GLOBL ·kgen_sha512_c906_k(SB), RODATA|NOPTR, $640
 
-// void sha512_block_c906(u64 *dig, const unsigned char *p, size_t len, u64 *scratch)
-// func sha512BlockC906(dig *uint64, p *byte, len uint64, scratch *uint64)
-TEXT ·sha512BlockC906(SB), NOSPLIT, $0-32
+// void sha512_block_c906(u64 *dig, const unsigned char *p, size_t len)
+// func sha512BlockC906(dig *uint64, p *byte, len uint64)
+TEXT ·sha512BlockC906(SB), NOSPLIT, $160-24
 	MOV	dig+0(FP), X10
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
-	MOV	scratch+24(FP), X13
 	// num = len / block
 	SRL	$7, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
 	BNEZ	X12, L5
 	JMP	done
 L5:
-	SLL	$7, X12, X16
-	ADD	X11, X16
-	MOV	X16, 136(X13)
+	SLL	$7, X12, X14
+	ADD	X11, X14
+	MOV	X14, 144(X2)
+	MOV	X10, 136(X2)
 	MOV	(X10), X5
 	MOV	8(X10), X6
 	MOV	16(X10), X7
@@ -116,1257 +116,1247 @@ L5:
 	MOV	32(X10), X29
 	MOV	40(X10), X30
 	MOV	48(X10), X12
-	MOV	56(X10), X14
+	MOV	56(X10), X10
 L1:
-	MOV	$·kgen_sha512_c906_k+640(SB), X18
-	MOV	X18, 152(X13)
+	MOV	$·kgen_sha512_c906_k+640(SB), X21
+	MOV	X21, 160(X2)
 L2:
-	MOV	$·kgen_sha512_c906_k(SB), X15
+	MOV	$·kgen_sha512_c906_k(SB), X13
 block:
 	// b ^ c for round 0's Maj
-	XOR	X7, X6, X9
+	XOR	X7, X6, X20
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	(X11), X16
-	MOV	(X15), X20
-	WORD	$0x8208180b	// th.rev a6, a6
-	MOV	X16, (X13)
+	MOV	(X11), X21
+	MOV	(X13), X24
+	WORD	$0x820a9a8b	// th.rev s5, s5
+	MOV	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ee990b	// th.srri s2, t4, 14
-	WORD	$0x112e998b	// th.srri s3, t4, 18
-	XOR	X19, X18
-	WORD	$0x129e998b	// th.srri s3, t4, 41
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x10ee9b0b	// th.srri s6, t4, 14
+	WORD	$0x112e9b8b	// th.srri s7, t4, 18
+	XOR	X23, X22
+	WORD	$0x129e9b8b	// th.srri s7, t4, 41
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c2990b	// th.srri s2, t0, 28
-	WORD	$0x1222998b	// th.srri s3, t0, 34
-	XOR	X19, X18
-	WORD	$0x1272998b	// th.srri s3, t0, 39
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x11c29b0b	// th.srri s6, t0, 28
+	WORD	$0x12229b8b	// th.srri s7, t0, 34
+	XOR	X23, X22
+	WORD	$0x12729b8b	// th.srri s7, t0, 39
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	8(X11), X17
-	MOV	8(X15), X20
-	WORD	$0x8208988b	// th.rev a7, a7
-	MOV	X17, 8(X13)
+	MOV	8(X11), X14
+	MOV	8(X13), X24
+	WORD	$0x8207170b	// th.rev a4, a4
+	MOV	X14, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ee190b	// th.srri s2, t3, 14
-	WORD	$0x112e198b	// th.srri s3, t3, 18
-	XOR	X19, X18
-	WORD	$0x129e198b	// th.srri s3, t3, 41
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x10ee1b0b	// th.srri s6, t3, 14
+	WORD	$0x112e1b8b	// th.srri s7, t3, 18
+	XOR	X23, X22
+	WORD	$0x129e1b8b	// th.srri s7, t3, 41
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c7190b	// th.srri s2, a4, 28
-	WORD	$0x1227198b	// th.srri s3, a4, 34
-	XOR	X19, X18
-	WORD	$0x1277198b	// th.srri s3, a4, 39
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x11c51b0b	// th.srri s6, a0, 28
+	WORD	$0x12251b8b	// th.srri s7, a0, 34
+	XOR	X23, X22
+	WORD	$0x12751b8b	// th.srri s7, a0, 39
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	16(X11), X16
-	MOV	16(X15), X20
-	WORD	$0x8208180b	// th.rev a6, a6
-	MOV	X16, 16(X13)
+	MOV	16(X11), X15
+	MOV	16(X13), X24
+	WORD	$0x8207978b	// th.rev a5, a5
+	MOV	X15, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e3990b	// th.srri s2, t2, 14
-	WORD	$0x1123998b	// th.srri s3, t2, 18
-	XOR	X19, X18
-	WORD	$0x1293998b	// th.srri s3, t2, 41
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x10e39b0b	// th.srri s6, t2, 14
+	WORD	$0x11239b8b	// th.srri s7, t2, 18
+	XOR	X23, X22
+	WORD	$0x12939b8b	// th.srri s7, t2, 41
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c6190b	// th.srri s2, a2, 28
-	WORD	$0x1226198b	// th.srri s3, a2, 34
-	XOR	X19, X18
-	WORD	$0x1276198b	// th.srri s3, a2, 39
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x11c61b0b	// th.srri s6, a2, 28
+	WORD	$0x12261b8b	// th.srri s7, a2, 34
+	XOR	X23, X22
+	WORD	$0x12761b8b	// th.srri s7, a2, 39
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	24(X11), X17
-	MOV	24(X15), X20
-	WORD	$0x8208988b	// th.rev a7, a7
-	MOV	X17, 24(X13)
+	MOV	24(X11), X16
+	MOV	24(X13), X24
+	WORD	$0x8208180b	// th.rev a6, a6
+	MOV	X16, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e3190b	// th.srri s2, t1, 14
-	WORD	$0x1123198b	// th.srri s3, t1, 18
-	XOR	X19, X18
-	WORD	$0x1293198b	// th.srri s3, t1, 41
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x10e31b0b	// th.srri s6, t1, 14
+	WORD	$0x11231b8b	// th.srri s7, t1, 18
+	XOR	X23, X22
+	WORD	$0x12931b8b	// th.srri s7, t1, 41
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11cf190b	// th.srri s2, t5, 28
-	WORD	$0x122f198b	// th.srri s3, t5, 34
-	XOR	X19, X18
-	WORD	$0x127f198b	// th.srri s3, t5, 39
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x11cf1b0b	// th.srri s6, t5, 28
+	WORD	$0x122f1b8b	// th.srri s7, t5, 34
+	XOR	X23, X22
+	WORD	$0x127f1b8b	// th.srri s7, t5, 39
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	32(X11), X16
-	MOV	32(X15), X20
-	WORD	$0x8208180b	// th.rev a6, a6
-	MOV	X16, 32(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e2990b	// th.srri s2, t0, 14
-	WORD	$0x1122998b	// th.srri s3, t0, 18
-	XOR	X19, X18
-	WORD	$0x1292998b	// th.srri s3, t0, 41
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11ce990b	// th.srri s2, t4, 28
-	WORD	$0x122e998b	// th.srri s3, t4, 34
-	XOR	X19, X18
-	WORD	$0x127e998b	// th.srri s3, t4, 39
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	40(X11), X17
-	MOV	40(X15), X20
+	MOV	32(X11), X17
+	MOV	32(X13), X24
 	WORD	$0x8208988b	// th.rev a7, a7
-	MOV	X17, 40(X13)
+	MOV	X17, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e7190b	// th.srri s2, a4, 14
-	WORD	$0x1127198b	// th.srri s3, a4, 18
-	XOR	X19, X18
-	WORD	$0x1297198b	// th.srri s3, a4, 41
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x10e29b0b	// th.srri s6, t0, 14
+	WORD	$0x11229b8b	// th.srri s7, t0, 18
+	XOR	X23, X22
+	WORD	$0x12929b8b	// th.srri s7, t0, 41
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x11ce9b0b	// th.srri s6, t4, 28
+	WORD	$0x122e9b8b	// th.srri s7, t4, 34
+	XOR	X23, X22
+	WORD	$0x127e9b8b	// th.srri s7, t4, 39
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	// W[i] = big-endian word i of the block; ring[i] = W[i]
+	MOV	40(X11), X9
+	MOV	40(X13), X24
+	WORD	$0x8204948b	// th.rev s1, s1
+	MOV	X9, 48(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x10e51b0b	// th.srri s6, a0, 14
+	WORD	$0x11251b8b	// th.srri s7, a0, 18
+	XOR	X23, X22
+	WORD	$0x12951b8b	// th.srri s7, a0, 41
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11ce190b	// th.srri s2, t3, 28
-	WORD	$0x122e198b	// th.srri s3, t3, 34
-	XOR	X19, X18
-	WORD	$0x127e198b	// th.srri s3, t3, 39
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x11ce1b0b	// th.srri s6, t3, 28
+	WORD	$0x122e1b8b	// th.srri s7, t3, 34
+	XOR	X23, X22
+	WORD	$0x127e1b8b	// th.srri s7, t3, 39
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	48(X11), X16
-	MOV	48(X15), X20
-	WORD	$0x8208180b	// th.rev a6, a6
-	MOV	X16, 48(X13)
+	MOV	48(X11), X18
+	MOV	48(X13), X24
+	WORD	$0x8209190b	// th.rev s2, s2
+	MOV	X18, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e6190b	// th.srri s2, a2, 14
-	WORD	$0x1126198b	// th.srri s3, a2, 18
-	XOR	X19, X18
-	WORD	$0x1296198b	// th.srri s3, a2, 41
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x10e61b0b	// th.srri s6, a2, 14
+	WORD	$0x11261b8b	// th.srri s7, a2, 18
+	XOR	X23, X22
+	WORD	$0x12961b8b	// th.srri s7, a2, 41
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c3990b	// th.srri s2, t2, 28
-	WORD	$0x1223998b	// th.srri s3, t2, 34
-	XOR	X19, X18
-	WORD	$0x1273998b	// th.srri s3, t2, 39
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x11c39b0b	// th.srri s6, t2, 28
+	WORD	$0x12239b8b	// th.srri s7, t2, 34
+	XOR	X23, X22
+	WORD	$0x12739b8b	// th.srri s7, t2, 39
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	56(X11), X17
-	MOV	56(X15), X20
-	WORD	$0x8208988b	// th.rev a7, a7
-	MOV	X17, 56(X13)
+	MOV	56(X11), X19
+	MOV	56(X13), X24
+	WORD	$0x8209998b	// th.rev s3, s3
+	MOV	X19, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ef190b	// th.srri s2, t5, 14
-	WORD	$0x112f198b	// th.srri s3, t5, 18
-	XOR	X19, X18
-	WORD	$0x129f198b	// th.srri s3, t5, 41
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x10ef1b0b	// th.srri s6, t5, 14
+	WORD	$0x112f1b8b	// th.srri s7, t5, 18
+	XOR	X23, X22
+	WORD	$0x129f1b8b	// th.srri s7, t5, 41
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c3190b	// th.srri s2, t1, 28
-	WORD	$0x1223198b	// th.srri s3, t1, 34
-	XOR	X19, X18
-	WORD	$0x1273198b	// th.srri s3, t1, 39
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x11c31b0b	// th.srri s6, t1, 28
+	WORD	$0x12231b8b	// th.srri s7, t1, 34
+	XOR	X23, X22
+	WORD	$0x12731b8b	// th.srri s7, t1, 39
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	64(X11), X16
-	MOV	64(X15), X20
-	WORD	$0x8208180b	// th.rev a6, a6
-	MOV	X16, 64(X13)
+	MOV	64(X11), X21
+	MOV	64(X13), X24
+	WORD	$0x820a9a8b	// th.rev s5, s5
+	MOV	X21, 72(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ee990b	// th.srri s2, t4, 14
-	WORD	$0x112e998b	// th.srri s3, t4, 18
-	XOR	X19, X18
-	WORD	$0x129e998b	// th.srri s3, t4, 41
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x10ee9b0b	// th.srri s6, t4, 14
+	WORD	$0x112e9b8b	// th.srri s7, t4, 18
+	XOR	X23, X22
+	WORD	$0x129e9b8b	// th.srri s7, t4, 41
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c2990b	// th.srri s2, t0, 28
-	WORD	$0x1222998b	// th.srri s3, t0, 34
-	XOR	X19, X18
-	WORD	$0x1272998b	// th.srri s3, t0, 39
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x11c29b0b	// th.srri s6, t0, 28
+	WORD	$0x12229b8b	// th.srri s7, t0, 34
+	XOR	X23, X22
+	WORD	$0x12729b8b	// th.srri s7, t0, 39
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	72(X11), X17
-	MOV	72(X15), X20
-	WORD	$0x8208988b	// th.rev a7, a7
-	MOV	X17, 72(X13)
+	MOV	72(X11), X14
+	MOV	72(X13), X24
+	WORD	$0x8207170b	// th.rev a4, a4
+	MOV	X14, 80(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ee190b	// th.srri s2, t3, 14
-	WORD	$0x112e198b	// th.srri s3, t3, 18
-	XOR	X19, X18
-	WORD	$0x129e198b	// th.srri s3, t3, 41
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x10ee1b0b	// th.srri s6, t3, 14
+	WORD	$0x112e1b8b	// th.srri s7, t3, 18
+	XOR	X23, X22
+	WORD	$0x129e1b8b	// th.srri s7, t3, 41
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c7190b	// th.srri s2, a4, 28
-	WORD	$0x1227198b	// th.srri s3, a4, 34
-	XOR	X19, X18
-	WORD	$0x1277198b	// th.srri s3, a4, 39
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x11c51b0b	// th.srri s6, a0, 28
+	WORD	$0x12251b8b	// th.srri s7, a0, 34
+	XOR	X23, X22
+	WORD	$0x12751b8b	// th.srri s7, a0, 39
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	80(X11), X16
-	MOV	80(X15), X20
-	WORD	$0x8208180b	// th.rev a6, a6
-	MOV	X16, 80(X13)
+	MOV	80(X11), X15
+	MOV	80(X13), X24
+	WORD	$0x8207978b	// th.rev a5, a5
+	MOV	X15, 88(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e3990b	// th.srri s2, t2, 14
-	WORD	$0x1123998b	// th.srri s3, t2, 18
-	XOR	X19, X18
-	WORD	$0x1293998b	// th.srri s3, t2, 41
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x10e39b0b	// th.srri s6, t2, 14
+	WORD	$0x11239b8b	// th.srri s7, t2, 18
+	XOR	X23, X22
+	WORD	$0x12939b8b	// th.srri s7, t2, 41
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c6190b	// th.srri s2, a2, 28
-	WORD	$0x1226198b	// th.srri s3, a2, 34
-	XOR	X19, X18
-	WORD	$0x1276198b	// th.srri s3, a2, 39
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x11c61b0b	// th.srri s6, a2, 28
+	WORD	$0x12261b8b	// th.srri s7, a2, 34
+	XOR	X23, X22
+	WORD	$0x12761b8b	// th.srri s7, a2, 39
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	88(X11), X17
-	MOV	88(X15), X20
-	WORD	$0x8208988b	// th.rev a7, a7
-	MOV	X17, 88(X13)
+	MOV	88(X11), X16
+	MOV	88(X13), X24
+	WORD	$0x8208180b	// th.rev a6, a6
+	MOV	X16, 96(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e3190b	// th.srri s2, t1, 14
-	WORD	$0x1123198b	// th.srri s3, t1, 18
-	XOR	X19, X18
-	WORD	$0x1293198b	// th.srri s3, t1, 41
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x10e31b0b	// th.srri s6, t1, 14
+	WORD	$0x11231b8b	// th.srri s7, t1, 18
+	XOR	X23, X22
+	WORD	$0x12931b8b	// th.srri s7, t1, 41
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11cf190b	// th.srri s2, t5, 28
-	WORD	$0x122f198b	// th.srri s3, t5, 34
-	XOR	X19, X18
-	WORD	$0x127f198b	// th.srri s3, t5, 39
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x11cf1b0b	// th.srri s6, t5, 28
+	WORD	$0x122f1b8b	// th.srri s7, t5, 34
+	XOR	X23, X22
+	WORD	$0x127f1b8b	// th.srri s7, t5, 39
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	96(X11), X16
-	MOV	96(X15), X20
-	WORD	$0x8208180b	// th.rev a6, a6
-	MOV	X16, 96(X13)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e2990b	// th.srri s2, t0, 14
-	WORD	$0x1122998b	// th.srri s3, t0, 18
-	XOR	X19, X18
-	WORD	$0x1292998b	// th.srri s3, t0, 41
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11ce990b	// th.srri s2, t4, 28
-	WORD	$0x122e998b	// th.srri s3, t4, 34
-	XOR	X19, X18
-	WORD	$0x127e998b	// th.srri s3, t4, 39
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	104(X11), X17
-	MOV	104(X15), X20
+	MOV	96(X11), X17
+	MOV	96(X13), X24
 	WORD	$0x8208988b	// th.rev a7, a7
-	MOV	X17, 104(X13)
+	MOV	X17, 104(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e7190b	// th.srri s2, a4, 14
-	WORD	$0x1127198b	// th.srri s3, a4, 18
-	XOR	X19, X18
-	WORD	$0x1297198b	// th.srri s3, a4, 41
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x10e29b0b	// th.srri s6, t0, 14
+	WORD	$0x11229b8b	// th.srri s7, t0, 18
+	XOR	X23, X22
+	WORD	$0x12929b8b	// th.srri s7, t0, 41
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x11ce9b0b	// th.srri s6, t4, 28
+	WORD	$0x122e9b8b	// th.srri s7, t4, 34
+	XOR	X23, X22
+	WORD	$0x127e9b8b	// th.srri s7, t4, 39
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	// W[i] = big-endian word i of the block; ring[i] = W[i]
+	MOV	104(X11), X9
+	MOV	104(X13), X24
+	WORD	$0x8204948b	// th.rev s1, s1
+	MOV	X9, 112(X2)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x10e51b0b	// th.srri s6, a0, 14
+	WORD	$0x11251b8b	// th.srri s7, a0, 18
+	XOR	X23, X22
+	WORD	$0x12951b8b	// th.srri s7, a0, 41
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11ce190b	// th.srri s2, t3, 28
-	WORD	$0x122e198b	// th.srri s3, t3, 34
-	XOR	X19, X18
-	WORD	$0x127e198b	// th.srri s3, t3, 39
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x11ce1b0b	// th.srri s6, t3, 28
+	WORD	$0x122e1b8b	// th.srri s7, t3, 34
+	XOR	X23, X22
+	WORD	$0x127e1b8b	// th.srri s7, t3, 39
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	112(X11), X16
-	MOV	112(X15), X20
-	WORD	$0x8208180b	// th.rev a6, a6
-	MOV	X16, 112(X13)
+	MOV	112(X11), X18
+	MOV	112(X13), X24
+	WORD	$0x8209190b	// th.rev s2, s2
+	MOV	X18, 120(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e6190b	// th.srri s2, a2, 14
-	WORD	$0x1126198b	// th.srri s3, a2, 18
-	XOR	X19, X18
-	WORD	$0x1296198b	// th.srri s3, a2, 41
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x10e61b0b	// th.srri s6, a2, 14
+	WORD	$0x11261b8b	// th.srri s7, a2, 18
+	XOR	X23, X22
+	WORD	$0x12961b8b	// th.srri s7, a2, 41
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c3990b	// th.srri s2, t2, 28
-	WORD	$0x1223998b	// th.srri s3, t2, 34
-	XOR	X19, X18
-	WORD	$0x1273998b	// th.srri s3, t2, 39
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x11c39b0b	// th.srri s6, t2, 28
+	WORD	$0x12239b8b	// th.srri s7, t2, 34
+	XOR	X23, X22
+	WORD	$0x12739b8b	// th.srri s7, t2, 39
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = big-endian word i of the block; ring[i] = W[i]
-	MOV	120(X11), X17
-	MOV	120(X15), X20
-	WORD	$0x8208988b	// th.rev a7, a7
-	MOV	X17, 120(X13)
+	MOV	120(X11), X19
+	MOV	120(X13), X24
+	WORD	$0x8209998b	// th.rev s3, s3
+	MOV	X19, 128(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ef190b	// th.srri s2, t5, 14
-	WORD	$0x112f198b	// th.srri s3, t5, 18
-	XOR	X19, X18
-	WORD	$0x129f198b	// th.srri s3, t5, 41
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x10ef1b0b	// th.srri s6, t5, 14
+	WORD	$0x112f1b8b	// th.srri s7, t5, 18
+	XOR	X23, X22
+	WORD	$0x129f1b8b	// th.srri s7, t5, 41
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c3190b	// th.srri s2, t1, 28
-	WORD	$0x1223198b	// th.srri s3, t1, 34
-	XOR	X19, X18
-	WORD	$0x1273198b	// th.srri s3, t1, 39
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x11c31b0b	// th.srri s6, t1, 28
+	WORD	$0x12231b8b	// th.srri s7, t1, 34
+	XOR	X23, X22
+	WORD	$0x12731b8b	// th.srri s7, t1, 39
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
 	ADD	$128, X11
-	MOV	X11, 144(X13)
-	MOV	(X13), X11
-	ADD	$128, X15
+	MOV	X11, 152(X2)
+	MOV	8(X2), X11
+	ADD	$128, X13
 rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	8(X13), X22
-	MOV	72(X13), X23
-	MOV	(X15), X20
-	WORD	$0x1138190b	// th.srri s2, a6, 19
-	WORD	$0x13d8198b	// th.srri s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x101b190b	// th.srri s2, s6, 1
-	WORD	$0x108b198b	// th.srri s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, (X13)
+	MOV	16(X2), X8
+	MOV	(X13), X24
+	WORD	$0x11391b0b	// th.srri s6, s2, 19
+	WORD	$0x13d91b8b	// th.srri s7, s2, 61
+	XOR	X23, X22
+	SRL	$6, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	WORD	$0x10141b0b	// th.srri s6, s0, 1
+	WORD	$0x10841b8b	// th.srri s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOV	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ee990b	// th.srri s2, t4, 14
-	WORD	$0x112e998b	// th.srri s3, t4, 18
-	XOR	X19, X18
-	WORD	$0x129e998b	// th.srri s3, t4, 41
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x10ee9b0b	// th.srri s6, t4, 14
+	WORD	$0x112e9b8b	// th.srri s7, t4, 18
+	XOR	X23, X22
+	WORD	$0x129e9b8b	// th.srri s7, t4, 41
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c2990b	// th.srri s2, t0, 28
-	WORD	$0x1222998b	// th.srri s3, t0, 34
-	XOR	X19, X18
-	WORD	$0x1272998b	// th.srri s3, t0, 39
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x11c29b0b	// th.srri s6, t0, 28
+	WORD	$0x12229b8b	// th.srri s7, t0, 34
+	XOR	X23, X22
+	WORD	$0x12729b8b	// th.srri s7, t0, 39
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	16(X13), X11
-	MOV	80(X13), X23
-	MOV	8(X15), X20
-	WORD	$0x1138990b	// th.srri s2, a7, 19
-	WORD	$0x13d8998b	// th.srri s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1015990b	// th.srri s2, a1, 1
-	WORD	$0x1085998b	// th.srri s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 8(X13)
+	MOV	24(X2), X11
+	MOV	8(X13), X24
+	WORD	$0x11399b0b	// th.srri s6, s3, 19
+	WORD	$0x13d99b8b	// th.srri s7, s3, 61
+	XOR	X23, X22
+	SRL	$6, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
+	WORD	$0x10159b0b	// th.srri s6, a1, 1
+	WORD	$0x10859b8b	// th.srri s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOV	X14, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ee190b	// th.srri s2, t3, 14
-	WORD	$0x112e198b	// th.srri s3, t3, 18
-	XOR	X19, X18
-	WORD	$0x129e198b	// th.srri s3, t3, 41
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x10ee1b0b	// th.srri s6, t3, 14
+	WORD	$0x112e1b8b	// th.srri s7, t3, 18
+	XOR	X23, X22
+	WORD	$0x129e1b8b	// th.srri s7, t3, 41
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c7190b	// th.srri s2, a4, 28
-	WORD	$0x1227198b	// th.srri s3, a4, 34
-	XOR	X19, X18
-	WORD	$0x1277198b	// th.srri s3, a4, 39
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x11c51b0b	// th.srri s6, a0, 28
+	WORD	$0x12251b8b	// th.srri s7, a0, 34
+	XOR	X23, X22
+	WORD	$0x12751b8b	// th.srri s7, a0, 39
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	24(X13), X22
-	MOV	88(X13), X23
-	MOV	16(X15), X20
-	WORD	$0x1138190b	// th.srri s2, a6, 19
-	WORD	$0x13d8198b	// th.srri s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x101b190b	// th.srri s2, s6, 1
-	WORD	$0x108b198b	// th.srri s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 16(X13)
+	MOV	32(X2), X8
+	MOV	16(X13), X24
+	WORD	$0x113a9b0b	// th.srri s6, s5, 19
+	WORD	$0x13da9b8b	// th.srri s7, s5, 61
+	XOR	X23, X22
+	SRL	$6, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	WORD	$0x10141b0b	// th.srri s6, s0, 1
+	WORD	$0x10841b8b	// th.srri s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOV	X15, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e3990b	// th.srri s2, t2, 14
-	WORD	$0x1123998b	// th.srri s3, t2, 18
-	XOR	X19, X18
-	WORD	$0x1293998b	// th.srri s3, t2, 41
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x10e39b0b	// th.srri s6, t2, 14
+	WORD	$0x11239b8b	// th.srri s7, t2, 18
+	XOR	X23, X22
+	WORD	$0x12939b8b	// th.srri s7, t2, 41
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c6190b	// th.srri s2, a2, 28
-	WORD	$0x1226198b	// th.srri s3, a2, 34
-	XOR	X19, X18
-	WORD	$0x1276198b	// th.srri s3, a2, 39
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x11c61b0b	// th.srri s6, a2, 28
+	WORD	$0x12261b8b	// th.srri s7, a2, 34
+	XOR	X23, X22
+	WORD	$0x12761b8b	// th.srri s7, a2, 39
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	32(X13), X11
-	MOV	96(X13), X23
-	MOV	24(X15), X20
-	WORD	$0x1138990b	// th.srri s2, a7, 19
-	WORD	$0x13d8998b	// th.srri s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1015990b	// th.srri s2, a1, 1
-	WORD	$0x1085998b	// th.srri s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 24(X13)
+	MOV	40(X2), X11
+	MOV	24(X13), X24
+	WORD	$0x11371b0b	// th.srri s6, a4, 19
+	WORD	$0x13d71b8b	// th.srri s7, a4, 61
+	XOR	X23, X22
+	SRL	$6, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
+	WORD	$0x10159b0b	// th.srri s6, a1, 1
+	WORD	$0x10859b8b	// th.srri s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOV	X16, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e3190b	// th.srri s2, t1, 14
-	WORD	$0x1123198b	// th.srri s3, t1, 18
-	XOR	X19, X18
-	WORD	$0x1293198b	// th.srri s3, t1, 41
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x10e31b0b	// th.srri s6, t1, 14
+	WORD	$0x11231b8b	// th.srri s7, t1, 18
+	XOR	X23, X22
+	WORD	$0x12931b8b	// th.srri s7, t1, 41
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11cf190b	// th.srri s2, t5, 28
-	WORD	$0x122f198b	// th.srri s3, t5, 34
-	XOR	X19, X18
-	WORD	$0x127f198b	// th.srri s3, t5, 39
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x11cf1b0b	// th.srri s6, t5, 28
+	WORD	$0x122f1b8b	// th.srri s7, t5, 34
+	XOR	X23, X22
+	WORD	$0x127f1b8b	// th.srri s7, t5, 39
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	40(X13), X22
-	MOV	104(X13), X23
-	MOV	32(X15), X20
-	WORD	$0x1138190b	// th.srri s2, a6, 19
-	WORD	$0x13d8198b	// th.srri s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x101b190b	// th.srri s2, s6, 1
-	WORD	$0x108b198b	// th.srri s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 32(X13)
+	MOV	48(X2), X8
+	MOV	32(X13), X24
+	WORD	$0x11379b0b	// th.srri s6, a5, 19
+	WORD	$0x13d79b8b	// th.srri s7, a5, 61
+	XOR	X23, X22
+	SRL	$6, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	WORD	$0x10141b0b	// th.srri s6, s0, 1
+	WORD	$0x10841b8b	// th.srri s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOV	X17, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e2990b	// th.srri s2, t0, 14
-	WORD	$0x1122998b	// th.srri s3, t0, 18
-	XOR	X19, X18
-	WORD	$0x1292998b	// th.srri s3, t0, 41
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x10e29b0b	// th.srri s6, t0, 14
+	WORD	$0x11229b8b	// th.srri s7, t0, 18
+	XOR	X23, X22
+	WORD	$0x12929b8b	// th.srri s7, t0, 41
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11ce990b	// th.srri s2, t4, 28
-	WORD	$0x122e998b	// th.srri s3, t4, 34
-	XOR	X19, X18
-	WORD	$0x127e998b	// th.srri s3, t4, 39
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
+	WORD	$0x11ce9b0b	// th.srri s6, t4, 28
+	WORD	$0x122e9b8b	// th.srri s7, t4, 34
+	XOR	X23, X22
+	WORD	$0x127e9b8b	// th.srri s7, t4, 39
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	48(X13), X11
-	MOV	112(X13), X23
-	MOV	40(X15), X20
-	WORD	$0x1138990b	// th.srri s2, a7, 19
-	WORD	$0x13d8998b	// th.srri s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1015990b	// th.srri s2, a1, 1
-	WORD	$0x1085998b	// th.srri s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 40(X13)
+	MOV	56(X2), X11
+	MOV	40(X13), X24
+	WORD	$0x11381b0b	// th.srri s6, a6, 19
+	WORD	$0x13d81b8b	// th.srri s7, a6, 61
+	XOR	X23, X22
+	SRL	$6, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
+	WORD	$0x10159b0b	// th.srri s6, a1, 1
+	WORD	$0x10859b8b	// th.srri s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOV	X9, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e7190b	// th.srri s2, a4, 14
-	WORD	$0x1127198b	// th.srri s3, a4, 18
-	XOR	X19, X18
-	WORD	$0x1297198b	// th.srri s3, a4, 41
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x10e51b0b	// th.srri s6, a0, 14
+	WORD	$0x11251b8b	// th.srri s7, a0, 18
+	XOR	X23, X22
+	WORD	$0x12951b8b	// th.srri s7, a0, 41
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11ce190b	// th.srri s2, t3, 28
-	WORD	$0x122e198b	// th.srri s3, t3, 34
-	XOR	X19, X18
-	WORD	$0x127e198b	// th.srri s3, t3, 39
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x11ce1b0b	// th.srri s6, t3, 28
+	WORD	$0x122e1b8b	// th.srri s7, t3, 34
+	XOR	X23, X22
+	WORD	$0x127e1b8b	// th.srri s7, t3, 39
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	56(X13), X22
-	MOV	120(X13), X23
-	MOV	48(X15), X20
-	WORD	$0x1138190b	// th.srri s2, a6, 19
-	WORD	$0x13d8198b	// th.srri s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x101b190b	// th.srri s2, s6, 1
-	WORD	$0x108b198b	// th.srri s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 48(X13)
+	MOV	64(X2), X8
+	MOV	48(X13), X24
+	WORD	$0x11389b0b	// th.srri s6, a7, 19
+	WORD	$0x13d89b8b	// th.srri s7, a7, 61
+	XOR	X23, X22
+	SRL	$6, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	WORD	$0x10141b0b	// th.srri s6, s0, 1
+	WORD	$0x10841b8b	// th.srri s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOV	X18, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e6190b	// th.srri s2, a2, 14
-	WORD	$0x1126198b	// th.srri s3, a2, 18
-	XOR	X19, X18
-	WORD	$0x1296198b	// th.srri s3, a2, 41
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x10e61b0b	// th.srri s6, a2, 14
+	WORD	$0x11261b8b	// th.srri s7, a2, 18
+	XOR	X23, X22
+	WORD	$0x12961b8b	// th.srri s7, a2, 41
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c3990b	// th.srri s2, t2, 28
-	WORD	$0x1223998b	// th.srri s3, t2, 34
-	XOR	X19, X18
-	WORD	$0x1273998b	// th.srri s3, t2, 39
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x11c39b0b	// th.srri s6, t2, 28
+	WORD	$0x12239b8b	// th.srri s7, t2, 34
+	XOR	X23, X22
+	WORD	$0x12739b8b	// th.srri s7, t2, 39
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	64(X13), X11
-	MOV	(X13), X23
-	MOV	56(X15), X20
-	WORD	$0x1138990b	// th.srri s2, a7, 19
-	WORD	$0x13d8998b	// th.srri s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1015990b	// th.srri s2, a1, 1
-	WORD	$0x1085998b	// th.srri s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 56(X13)
+	MOV	72(X2), X11
+	MOV	56(X13), X24
+	WORD	$0x11349b0b	// th.srri s6, s1, 19
+	WORD	$0x13d49b8b	// th.srri s7, s1, 61
+	XOR	X23, X22
+	SRL	$6, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
+	WORD	$0x10159b0b	// th.srri s6, a1, 1
+	WORD	$0x10859b8b	// th.srri s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOV	X19, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ef190b	// th.srri s2, t5, 14
-	WORD	$0x112f198b	// th.srri s3, t5, 18
-	XOR	X19, X18
-	WORD	$0x129f198b	// th.srri s3, t5, 41
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x10ef1b0b	// th.srri s6, t5, 14
+	WORD	$0x112f1b8b	// th.srri s7, t5, 18
+	XOR	X23, X22
+	WORD	$0x129f1b8b	// th.srri s7, t5, 41
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c3190b	// th.srri s2, t1, 28
-	WORD	$0x1223198b	// th.srri s3, t1, 34
-	XOR	X19, X18
-	WORD	$0x1273198b	// th.srri s3, t1, 39
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x11c31b0b	// th.srri s6, t1, 28
+	WORD	$0x12231b8b	// th.srri s7, t1, 34
+	XOR	X23, X22
+	WORD	$0x12731b8b	// th.srri s7, t1, 39
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	72(X13), X22
-	MOV	8(X13), X23
-	MOV	64(X15), X20
-	WORD	$0x1138190b	// th.srri s2, a6, 19
-	WORD	$0x13d8198b	// th.srri s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x101b190b	// th.srri s2, s6, 1
-	WORD	$0x108b198b	// th.srri s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 64(X13)
+	MOV	80(X2), X8
+	MOV	64(X13), X24
+	WORD	$0x11391b0b	// th.srri s6, s2, 19
+	WORD	$0x13d91b8b	// th.srri s7, s2, 61
+	XOR	X23, X22
+	SRL	$6, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	WORD	$0x10141b0b	// th.srri s6, s0, 1
+	WORD	$0x10841b8b	// th.srri s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOV	X21, 72(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ee990b	// th.srri s2, t4, 14
-	WORD	$0x112e998b	// th.srri s3, t4, 18
-	XOR	X19, X18
-	WORD	$0x129e998b	// th.srri s3, t4, 41
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x10ee9b0b	// th.srri s6, t4, 14
+	WORD	$0x112e9b8b	// th.srri s7, t4, 18
+	XOR	X23, X22
+	WORD	$0x129e9b8b	// th.srri s7, t4, 41
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c2990b	// th.srri s2, t0, 28
-	WORD	$0x1222998b	// th.srri s3, t0, 34
-	XOR	X19, X18
-	WORD	$0x1272998b	// th.srri s3, t0, 39
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x11c29b0b	// th.srri s6, t0, 28
+	WORD	$0x12229b8b	// th.srri s7, t0, 34
+	XOR	X23, X22
+	WORD	$0x12729b8b	// th.srri s7, t0, 39
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	80(X13), X11
-	MOV	16(X13), X23
-	MOV	72(X15), X20
-	WORD	$0x1138990b	// th.srri s2, a7, 19
-	WORD	$0x13d8998b	// th.srri s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1015990b	// th.srri s2, a1, 1
-	WORD	$0x1085998b	// th.srri s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 72(X13)
+	MOV	88(X2), X11
+	MOV	72(X13), X24
+	WORD	$0x11399b0b	// th.srri s6, s3, 19
+	WORD	$0x13d99b8b	// th.srri s7, s3, 61
+	XOR	X23, X22
+	SRL	$6, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
+	WORD	$0x10159b0b	// th.srri s6, a1, 1
+	WORD	$0x10859b8b	// th.srri s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOV	X14, 80(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ee190b	// th.srri s2, t3, 14
-	WORD	$0x112e198b	// th.srri s3, t3, 18
-	XOR	X19, X18
-	WORD	$0x129e198b	// th.srri s3, t3, 41
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x10ee1b0b	// th.srri s6, t3, 14
+	WORD	$0x112e1b8b	// th.srri s7, t3, 18
+	XOR	X23, X22
+	WORD	$0x129e1b8b	// th.srri s7, t3, 41
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c7190b	// th.srri s2, a4, 28
-	WORD	$0x1227198b	// th.srri s3, a4, 34
-	XOR	X19, X18
-	WORD	$0x1277198b	// th.srri s3, a4, 39
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x11c51b0b	// th.srri s6, a0, 28
+	WORD	$0x12251b8b	// th.srri s7, a0, 34
+	XOR	X23, X22
+	WORD	$0x12751b8b	// th.srri s7, a0, 39
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	88(X13), X22
-	MOV	24(X13), X23
-	MOV	80(X15), X20
-	WORD	$0x1138190b	// th.srri s2, a6, 19
-	WORD	$0x13d8198b	// th.srri s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x101b190b	// th.srri s2, s6, 1
-	WORD	$0x108b198b	// th.srri s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 80(X13)
+	MOV	96(X2), X8
+	MOV	80(X13), X24
+	WORD	$0x113a9b0b	// th.srri s6, s5, 19
+	WORD	$0x13da9b8b	// th.srri s7, s5, 61
+	XOR	X23, X22
+	SRL	$6, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	WORD	$0x10141b0b	// th.srri s6, s0, 1
+	WORD	$0x10841b8b	// th.srri s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOV	X15, 88(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e3990b	// th.srri s2, t2, 14
-	WORD	$0x1123998b	// th.srri s3, t2, 18
-	XOR	X19, X18
-	WORD	$0x1293998b	// th.srri s3, t2, 41
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x10e39b0b	// th.srri s6, t2, 14
+	WORD	$0x11239b8b	// th.srri s7, t2, 18
+	XOR	X23, X22
+	WORD	$0x12939b8b	// th.srri s7, t2, 41
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c6190b	// th.srri s2, a2, 28
-	WORD	$0x1226198b	// th.srri s3, a2, 34
-	XOR	X19, X18
-	WORD	$0x1276198b	// th.srri s3, a2, 39
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x11c61b0b	// th.srri s6, a2, 28
+	WORD	$0x12261b8b	// th.srri s7, a2, 34
+	XOR	X23, X22
+	WORD	$0x12761b8b	// th.srri s7, a2, 39
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	96(X13), X11
-	MOV	32(X13), X23
-	MOV	88(X15), X20
-	WORD	$0x1138990b	// th.srri s2, a7, 19
-	WORD	$0x13d8998b	// th.srri s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1015990b	// th.srri s2, a1, 1
-	WORD	$0x1085998b	// th.srri s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 88(X13)
+	MOV	104(X2), X11
+	MOV	88(X13), X24
+	WORD	$0x11371b0b	// th.srri s6, a4, 19
+	WORD	$0x13d71b8b	// th.srri s7, a4, 61
+	XOR	X23, X22
+	SRL	$6, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
+	WORD	$0x10159b0b	// th.srri s6, a1, 1
+	WORD	$0x10859b8b	// th.srri s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOV	X16, 96(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e3190b	// th.srri s2, t1, 14
-	WORD	$0x1123198b	// th.srri s3, t1, 18
-	XOR	X19, X18
-	WORD	$0x1293198b	// th.srri s3, t1, 41
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x10e31b0b	// th.srri s6, t1, 14
+	WORD	$0x11231b8b	// th.srri s7, t1, 18
+	XOR	X23, X22
+	WORD	$0x12931b8b	// th.srri s7, t1, 41
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11cf190b	// th.srri s2, t5, 28
-	WORD	$0x122f198b	// th.srri s3, t5, 34
-	XOR	X19, X18
-	WORD	$0x127f198b	// th.srri s3, t5, 39
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x11cf1b0b	// th.srri s6, t5, 28
+	WORD	$0x122f1b8b	// th.srri s7, t5, 34
+	XOR	X23, X22
+	WORD	$0x127f1b8b	// th.srri s7, t5, 39
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	104(X13), X22
-	MOV	40(X13), X23
-	MOV	96(X15), X20
-	WORD	$0x1138190b	// th.srri s2, a6, 19
-	WORD	$0x13d8198b	// th.srri s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x101b190b	// th.srri s2, s6, 1
-	WORD	$0x108b198b	// th.srri s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 96(X13)
+	MOV	112(X2), X8
+	MOV	96(X13), X24
+	WORD	$0x11379b0b	// th.srri s6, a5, 19
+	WORD	$0x13d79b8b	// th.srri s7, a5, 61
+	XOR	X23, X22
+	SRL	$6, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	WORD	$0x10141b0b	// th.srri s6, s0, 1
+	WORD	$0x10841b8b	// th.srri s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOV	X17, 104(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e2990b	// th.srri s2, t0, 14
-	WORD	$0x1122998b	// th.srri s3, t0, 18
-	XOR	X19, X18
-	WORD	$0x1292998b	// th.srri s3, t0, 41
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x10e29b0b	// th.srri s6, t0, 14
+	WORD	$0x11229b8b	// th.srri s7, t0, 18
+	XOR	X23, X22
+	WORD	$0x12929b8b	// th.srri s7, t0, 41
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11ce990b	// th.srri s2, t4, 28
-	WORD	$0x122e998b	// th.srri s3, t4, 34
-	XOR	X19, X18
-	WORD	$0x127e998b	// th.srri s3, t4, 39
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
+	WORD	$0x11ce9b0b	// th.srri s6, t4, 28
+	WORD	$0x122e9b8b	// th.srri s7, t4, 34
+	XOR	X23, X22
+	WORD	$0x127e9b8b	// th.srri s7, t4, 39
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	112(X13), X11
-	MOV	48(X13), X23
-	MOV	104(X15), X20
-	WORD	$0x1138990b	// th.srri s2, a7, 19
-	WORD	$0x13d8998b	// th.srri s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1015990b	// th.srri s2, a1, 1
-	WORD	$0x1085998b	// th.srri s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 104(X13)
+	MOV	120(X2), X11
+	MOV	104(X13), X24
+	WORD	$0x11381b0b	// th.srri s6, a6, 19
+	WORD	$0x13d81b8b	// th.srri s7, a6, 61
+	XOR	X23, X22
+	SRL	$6, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
+	WORD	$0x10159b0b	// th.srri s6, a1, 1
+	WORD	$0x10859b8b	// th.srri s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOV	X9, 112(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e7190b	// th.srri s2, a4, 14
-	WORD	$0x1127198b	// th.srri s3, a4, 18
-	XOR	X19, X18
-	WORD	$0x1297198b	// th.srri s3, a4, 41
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x10e51b0b	// th.srri s6, a0, 14
+	WORD	$0x11251b8b	// th.srri s7, a0, 18
+	XOR	X23, X22
+	WORD	$0x12951b8b	// th.srri s7, a0, 41
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11ce190b	// th.srri s2, t3, 28
-	WORD	$0x122e198b	// th.srri s3, t3, 34
-	XOR	X19, X18
-	WORD	$0x127e198b	// th.srri s3, t3, 39
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x11ce1b0b	// th.srri s6, t3, 28
+	WORD	$0x122e1b8b	// th.srri s7, t3, 34
+	XOR	X23, X22
+	WORD	$0x127e1b8b	// th.srri s7, t3, 39
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	120(X13), X22
-	MOV	56(X13), X23
-	MOV	112(X15), X20
-	WORD	$0x1138190b	// th.srri s2, a6, 19
-	WORD	$0x13d8198b	// th.srri s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x101b190b	// th.srri s2, s6, 1
-	WORD	$0x108b198b	// th.srri s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 112(X13)
+	MOV	128(X2), X8
+	MOV	112(X13), X24
+	WORD	$0x11389b0b	// th.srri s6, a7, 19
+	WORD	$0x13d89b8b	// th.srri s7, a7, 61
+	XOR	X23, X22
+	SRL	$6, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	WORD	$0x10141b0b	// th.srri s6, s0, 1
+	WORD	$0x10841b8b	// th.srri s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOV	X18, 120(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10e6190b	// th.srri s2, a2, 14
-	WORD	$0x1126198b	// th.srri s3, a2, 18
-	XOR	X19, X18
-	WORD	$0x1296198b	// th.srri s3, a2, 41
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x10e61b0b	// th.srri s6, a2, 14
+	WORD	$0x11261b8b	// th.srri s7, a2, 18
+	XOR	X23, X22
+	WORD	$0x12961b8b	// th.srri s7, a2, 41
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c3990b	// th.srri s2, t2, 28
-	WORD	$0x1223998b	// th.srri s3, t2, 34
-	XOR	X19, X18
-	WORD	$0x1273998b	// th.srri s3, t2, 39
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x11c39b0b	// th.srri s6, t2, 28
+	WORD	$0x12239b8b	// th.srri s7, t2, 34
+	XOR	X23, X22
+	WORD	$0x12739b8b	// th.srri s7, t2, 39
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	(X13), X11
-	MOV	64(X13), X23
-	MOV	120(X15), X20
-	WORD	$0x1138990b	// th.srri s2, a7, 19
-	WORD	$0x13d8998b	// th.srri s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x1015990b	// th.srri s2, a1, 1
-	WORD	$0x1085998b	// th.srri s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 120(X13)
+	MOV	8(X2), X11
+	MOV	120(X13), X24
+	WORD	$0x11349b0b	// th.srri s6, s1, 19
+	WORD	$0x13d49b8b	// th.srri s7, s1, 61
+	XOR	X23, X22
+	SRL	$6, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
+	WORD	$0x10159b0b	// th.srri s6, a1, 1
+	WORD	$0x10859b8b	// th.srri s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOV	X19, 128(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x10ef190b	// th.srri s2, t5, 14
-	WORD	$0x112f198b	// th.srri s3, t5, 18
-	XOR	X19, X18
-	WORD	$0x129f198b	// th.srri s3, t5, 41
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x10ef1b0b	// th.srri s6, t5, 14
+	WORD	$0x112f1b8b	// th.srri s7, t5, 18
+	XOR	X23, X22
+	WORD	$0x129f1b8b	// th.srri s7, t5, 41
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x11c3190b	// th.srri s2, t1, 28
-	WORD	$0x1223198b	// th.srri s3, t1, 34
-	XOR	X19, X18
-	WORD	$0x1273198b	// th.srri s3, t1, 39
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x11c31b0b	// th.srri s6, t1, 28
+	WORD	$0x12231b8b	// th.srri s7, t1, 34
+	XOR	X23, X22
+	WORD	$0x12731b8b	// th.srri s7, t1, 39
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	MOV	152(X13), X18
-	ADD	$128, X15
-	BNE	X15, X18, rounds
+	MOV	160(X2), X21
+	ADD	$128, X13
+	BNE	X13, X21, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	MOV	(X10), X11
-	MOV	8(X10), X16
-	MOV	16(X10), X17
-	MOV	24(X10), X9
-	MOV	32(X10), X18
-	MOV	40(X10), X19
-	MOV	48(X10), X20
-	MOV	56(X10), X21
-	ADD	X11, X5
-	MOV	X5, (X10)
-	ADD	X16, X6
-	MOV	X6, 8(X10)
-	ADD	X17, X7
-	MOV	X7, 16(X10)
-	ADD	X9, X28
-	MOV	X28, 24(X10)
-	ADD	X18, X29
-	MOV	X29, 32(X10)
-	ADD	X19, X30
-	MOV	X30, 40(X10)
-	ADD	X20, X12
-	MOV	X12, 48(X10)
-	ADD	X21, X14
-	MOV	X14, 56(X10)
-	MOV	144(X13), X11
-	MOV	136(X13), X16
-	ADD	$-640, X15
-	BEQ	X11, X16, L6
+	MOV	136(X2), X11
+	MOV	(X11), X14
+	MOV	8(X11), X15
+	MOV	16(X11), X16
+	MOV	24(X11), X17
+	MOV	32(X11), X9
+	MOV	40(X11), X18
+	MOV	48(X11), X19
+	MOV	56(X11), X20
+	ADD	X14, X5
+	MOV	X5, (X11)
+	ADD	X15, X6
+	MOV	X6, 8(X11)
+	ADD	X16, X7
+	MOV	X7, 16(X11)
+	ADD	X17, X28
+	MOV	X28, 24(X11)
+	ADD	X9, X29
+	MOV	X29, 32(X11)
+	ADD	X18, X30
+	MOV	X30, 40(X11)
+	ADD	X19, X12
+	MOV	X12, 48(X11)
+	ADD	X20, X10
+	MOV	X10, 56(X11)
+	MOV	152(X2), X11
+	MOV	144(X2), X14
+	ADD	$-640, X13
+	BEQ	X11, X14, L6
 	JMP	block
 L6:
-	// scratch[0..16 words] = 0 (the schedule)
-	MOV	X0, (X13)
-	MOV	X0, 8(X13)
-	MOV	X0, 16(X13)
-	MOV	X0, 24(X13)
-	MOV	X0, 32(X13)
-	MOV	X0, 40(X13)
-	MOV	X0, 48(X13)
-	MOV	X0, 56(X13)
-	MOV	X0, 64(X13)
-	MOV	X0, 72(X13)
-	MOV	X0, 80(X13)
-	MOV	X0, 88(X13)
-	MOV	X0, 96(X13)
-	MOV	X0, 104(X13)
-	MOV	X0, 112(X13)
-	MOV	X0, 120(X13)
 done:
 	// return
+	MOV	X0, 8(X2)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	X0, 64(X2)
+	MOV	X0, 72(X2)
+	MOV	X0, 80(X2)
+	MOV	X0, 88(X2)
+	MOV	X0, 96(X2)
+	MOV	X0, 104(X2)
+	MOV	X0, 112(X2)
+	MOV	X0, 120(X2)
+	MOV	X0, 128(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
+	MOV	$0, X8
 	MOV	$0, X9
+	MOV	$0, X10
 	MOV	$0, X12
-	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
 	MOV	$0, X17
 	MOV	$0, X18
 	MOV	$0, X19
 	MOV	$0, X20
-	MOV	$0, X21
 	MOV	$0, X22
 	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	JMP	kgen_ret
+kgen_ret:
 	RET

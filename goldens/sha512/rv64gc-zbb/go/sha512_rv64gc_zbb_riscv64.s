@@ -5,8 +5,8 @@
 //   kgen emit sha512 --variant rv64gc-zbb --abi go --format s
 // Kernel sha512, variant rv64gc-zbb, target rv64gc-zbb (-march=rv64imafdc_zicsr_zifencei_zbb), Go (ABI0) ABI.
 // SHA-512 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 #include "textflag.h"
 
@@ -93,22 +93,22 @@ DATA ·kgen_sha512_rv64gc_zbb_k+624(SB)/8, $0x5fcb6fab3ad6faec
 DATA ·kgen_sha512_rv64gc_zbb_k+632(SB)/8, $0x6c44198c4a475817
 GLOBL ·kgen_sha512_rv64gc_zbb_k(SB), RODATA|NOPTR, $640
 
-// void sha512_block_rv64gc_zbb(u64 *dig, const unsigned char *p, size_t len, u64 *scratch)
-// func sha512BlockRv64gcZbb(dig *uint64, p *byte, len uint64, scratch *uint64)
-TEXT ·sha512BlockRv64gcZbb(SB), NOSPLIT, $0-32
+// void sha512_block_rv64gc_zbb(u64 *dig, const unsigned char *p, size_t len)
+// func sha512BlockRv64gcZbb(dig *uint64, p *byte, len uint64)
+TEXT ·sha512BlockRv64gcZbb(SB), NOSPLIT, $160-24
 	MOV	dig+0(FP), X10
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
-	MOV	scratch+24(FP), X13
 	// num = len / block
 	SRL	$7, X12
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
 	BNEZ	X12, L7
 	JMP	done
 L7:
-	SLL	$7, X12, X16
-	ADD	X11, X16
-	MOV	X16, 136(X13)
+	SLL	$7, X12, X14
+	ADD	X11, X14
+	MOV	X14, 144(X2)
+	MOV	X10, 136(X2)
 	MOV	(X10), X5
 	MOV	8(X10), X6
 	MOV	16(X10), X7
@@ -116,1634 +116,1624 @@ L7:
 	MOV	32(X10), X29
 	MOV	40(X10), X30
 	MOV	48(X10), X12
-	MOV	56(X10), X14
+	MOV	56(X10), X10
 L1:
-	MOV	$·kgen_sha512_rv64gc_zbb_k+640(SB), X18
-	MOV	X18, 152(X13)
+	MOV	$·kgen_sha512_rv64gc_zbb_k+640(SB), X21
+	MOV	X21, 160(X2)
 L2:
-	MOV	$·kgen_sha512_rv64gc_zbb_k(SB), X15
+	MOV	$·kgen_sha512_rv64gc_zbb_k(SB), X13
 block:
-	AND	$7, X11, X16
-	BEQZ	X16, L8
+	AND	$7, X11, X14
+	BEQZ	X14, L8
 	JMP	unaligned
 L8:
 	// ring[2j], ring[2j+1] (SHA-256) or ring[j] (SHA-512) = rev8(doubleword j)
-	MOV	(X11), X16
-	MOV	8(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	MOV	X16, (X13)
-	MOV	X17, 8(X13)
-	MOV	16(X11), X16
-	MOV	24(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	MOV	X16, 16(X13)
-	MOV	X17, 24(X13)
-	MOV	32(X11), X16
-	MOV	40(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	MOV	X16, 32(X13)
-	MOV	X17, 40(X13)
-	MOV	48(X11), X16
-	MOV	56(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	MOV	X16, 48(X13)
-	MOV	X17, 56(X13)
-	MOV	64(X11), X16
-	MOV	72(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	MOV	X16, 64(X13)
-	MOV	X17, 72(X13)
-	MOV	80(X11), X16
-	MOV	88(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	MOV	X16, 80(X13)
-	MOV	X17, 88(X13)
-	MOV	96(X11), X16
-	MOV	104(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	MOV	X16, 96(X13)
-	MOV	X17, 104(X13)
-	MOV	112(X11), X16
-	MOV	120(X11), X17
-	REV8	X16, X16
-	REV8	X17, X17
-	MOV	X16, 112(X13)
-	MOV	X17, 120(X13)
+	MOV	(X11), X14
+	MOV	8(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 8(X2)
+	MOV	X15, 16(X2)
+	MOV	16(X11), X14
+	MOV	24(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 24(X2)
+	MOV	X15, 32(X2)
+	MOV	32(X11), X14
+	MOV	40(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 40(X2)
+	MOV	X15, 48(X2)
+	MOV	48(X11), X14
+	MOV	56(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 56(X2)
+	MOV	X15, 64(X2)
+	MOV	64(X11), X14
+	MOV	72(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 72(X2)
+	MOV	X15, 80(X2)
+	MOV	80(X11), X14
+	MOV	88(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 88(X2)
+	MOV	X15, 96(X2)
+	MOV	96(X11), X14
+	MOV	104(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 104(X2)
+	MOV	X15, 112(X2)
+	MOV	112(X11), X14
+	MOV	120(X11), X15
+	REV8	X14, X14
+	REV8	X15, X15
+	MOV	X14, 120(X2)
+	MOV	X15, 128(X2)
 loaded:
 	// b ^ c for round 0's Maj
-	XOR	X7, X6, X9
-	MOV	(X13), X16
-	MOV	(X15), X20
+	XOR	X7, X6, X20
+	MOV	8(X2), X21
+	MOV	(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60eed913	// rori s2, t4, 14
-	WORD	$0x612ed993	// rori s3, t4, 18
-	XOR	X19, X18
-	WORD	$0x629ed993	// rori s3, t4, 41
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x60eedb13	// rori s6, t4, 14
+	WORD	$0x612edb93	// rori s7, t4, 18
+	XOR	X23, X22
+	WORD	$0x629edb93	// rori s7, t4, 41
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c2d913	// rori s2, t0, 28
-	WORD	$0x6222d993	// rori s3, t0, 34
-	XOR	X19, X18
-	WORD	$0x6272d993	// rori s3, t0, 39
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
-	MOV	8(X13), X17
-	MOV	8(X15), X20
+	WORD	$0x61c2db13	// rori s6, t0, 28
+	WORD	$0x6222db93	// rori s7, t0, 34
+	XOR	X23, X22
+	WORD	$0x6272db93	// rori s7, t0, 39
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
+	MOV	16(X2), X14
+	MOV	8(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ee5913	// rori s2, t3, 14
-	WORD	$0x612e5993	// rori s3, t3, 18
-	XOR	X19, X18
-	WORD	$0x629e5993	// rori s3, t3, 41
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x60ee5b13	// rori s6, t3, 14
+	WORD	$0x612e5b93	// rori s7, t3, 18
+	XOR	X23, X22
+	WORD	$0x629e5b93	// rori s7, t3, 41
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c75913	// rori s2, a4, 28
-	WORD	$0x62275993	// rori s3, a4, 34
-	XOR	X19, X18
-	WORD	$0x62775993	// rori s3, a4, 39
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
-	MOV	16(X13), X16
-	MOV	16(X15), X20
+	WORD	$0x61c55b13	// rori s6, a0, 28
+	WORD	$0x62255b93	// rori s7, a0, 34
+	XOR	X23, X22
+	WORD	$0x62755b93	// rori s7, a0, 39
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
+	MOV	24(X2), X15
+	MOV	16(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e3d913	// rori s2, t2, 14
-	WORD	$0x6123d993	// rori s3, t2, 18
-	XOR	X19, X18
-	WORD	$0x6293d993	// rori s3, t2, 41
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x60e3db13	// rori s6, t2, 14
+	WORD	$0x6123db93	// rori s7, t2, 18
+	XOR	X23, X22
+	WORD	$0x6293db93	// rori s7, t2, 41
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c65913	// rori s2, a2, 28
-	WORD	$0x62265993	// rori s3, a2, 34
-	XOR	X19, X18
-	WORD	$0x62765993	// rori s3, a2, 39
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
-	MOV	24(X13), X17
-	MOV	24(X15), X20
+	WORD	$0x61c65b13	// rori s6, a2, 28
+	WORD	$0x62265b93	// rori s7, a2, 34
+	XOR	X23, X22
+	WORD	$0x62765b93	// rori s7, a2, 39
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
+	MOV	32(X2), X16
+	MOV	24(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e35913	// rori s2, t1, 14
-	WORD	$0x61235993	// rori s3, t1, 18
-	XOR	X19, X18
-	WORD	$0x62935993	// rori s3, t1, 41
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x60e35b13	// rori s6, t1, 14
+	WORD	$0x61235b93	// rori s7, t1, 18
+	XOR	X23, X22
+	WORD	$0x62935b93	// rori s7, t1, 41
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61cf5913	// rori s2, t5, 28
-	WORD	$0x622f5993	// rori s3, t5, 34
-	XOR	X19, X18
-	WORD	$0x627f5993	// rori s3, t5, 39
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
-	MOV	32(X13), X16
-	MOV	32(X15), X20
+	WORD	$0x61cf5b13	// rori s6, t5, 28
+	WORD	$0x622f5b93	// rori s7, t5, 34
+	XOR	X23, X22
+	WORD	$0x627f5b93	// rori s7, t5, 39
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
+	MOV	40(X2), X17
+	MOV	32(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e2d913	// rori s2, t0, 14
-	WORD	$0x6122d993	// rori s3, t0, 18
-	XOR	X19, X18
-	WORD	$0x6292d993	// rori s3, t0, 41
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x60e2db13	// rori s6, t0, 14
+	WORD	$0x6122db93	// rori s7, t0, 18
+	XOR	X23, X22
+	WORD	$0x6292db93	// rori s7, t0, 41
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ced913	// rori s2, t4, 28
-	WORD	$0x622ed993	// rori s3, t4, 34
-	XOR	X19, X18
-	WORD	$0x627ed993	// rori s3, t4, 39
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	MOV	40(X13), X17
-	MOV	40(X15), X20
+	WORD	$0x61cedb13	// rori s6, t4, 28
+	WORD	$0x622edb93	// rori s7, t4, 34
+	XOR	X23, X22
+	WORD	$0x627edb93	// rori s7, t4, 39
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	MOV	48(X2), X9
+	MOV	40(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e75913	// rori s2, a4, 14
-	WORD	$0x61275993	// rori s3, a4, 18
-	XOR	X19, X18
-	WORD	$0x62975993	// rori s3, a4, 41
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x60e55b13	// rori s6, a0, 14
+	WORD	$0x61255b93	// rori s7, a0, 18
+	XOR	X23, X22
+	WORD	$0x62955b93	// rori s7, a0, 41
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ce5913	// rori s2, t3, 28
-	WORD	$0x622e5993	// rori s3, t3, 34
-	XOR	X19, X18
-	WORD	$0x627e5993	// rori s3, t3, 39
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
-	MOV	48(X13), X16
-	MOV	48(X15), X20
+	WORD	$0x61ce5b13	// rori s6, t3, 28
+	WORD	$0x622e5b93	// rori s7, t3, 34
+	XOR	X23, X22
+	WORD	$0x627e5b93	// rori s7, t3, 39
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
+	MOV	56(X2), X18
+	MOV	48(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e65913	// rori s2, a2, 14
-	WORD	$0x61265993	// rori s3, a2, 18
-	XOR	X19, X18
-	WORD	$0x62965993	// rori s3, a2, 41
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x60e65b13	// rori s6, a2, 14
+	WORD	$0x61265b93	// rori s7, a2, 18
+	XOR	X23, X22
+	WORD	$0x62965b93	// rori s7, a2, 41
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c3d913	// rori s2, t2, 28
-	WORD	$0x6223d993	// rori s3, t2, 34
-	XOR	X19, X18
-	WORD	$0x6273d993	// rori s3, t2, 39
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
-	MOV	56(X13), X17
-	MOV	56(X15), X20
+	WORD	$0x61c3db13	// rori s6, t2, 28
+	WORD	$0x6223db93	// rori s7, t2, 34
+	XOR	X23, X22
+	WORD	$0x6273db93	// rori s7, t2, 39
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
+	MOV	64(X2), X19
+	MOV	56(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ef5913	// rori s2, t5, 14
-	WORD	$0x612f5993	// rori s3, t5, 18
-	XOR	X19, X18
-	WORD	$0x629f5993	// rori s3, t5, 41
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x60ef5b13	// rori s6, t5, 14
+	WORD	$0x612f5b93	// rori s7, t5, 18
+	XOR	X23, X22
+	WORD	$0x629f5b93	// rori s7, t5, 41
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c35913	// rori s2, t1, 28
-	WORD	$0x62235993	// rori s3, t1, 34
-	XOR	X19, X18
-	WORD	$0x62735993	// rori s3, t1, 39
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
-	MOV	64(X13), X16
-	MOV	64(X15), X20
+	WORD	$0x61c35b13	// rori s6, t1, 28
+	WORD	$0x62235b93	// rori s7, t1, 34
+	XOR	X23, X22
+	WORD	$0x62735b93	// rori s7, t1, 39
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
+	MOV	72(X2), X21
+	MOV	64(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60eed913	// rori s2, t4, 14
-	WORD	$0x612ed993	// rori s3, t4, 18
-	XOR	X19, X18
-	WORD	$0x629ed993	// rori s3, t4, 41
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x60eedb13	// rori s6, t4, 14
+	WORD	$0x612edb93	// rori s7, t4, 18
+	XOR	X23, X22
+	WORD	$0x629edb93	// rori s7, t4, 41
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c2d913	// rori s2, t0, 28
-	WORD	$0x6222d993	// rori s3, t0, 34
-	XOR	X19, X18
-	WORD	$0x6272d993	// rori s3, t0, 39
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
-	MOV	72(X13), X17
-	MOV	72(X15), X20
+	WORD	$0x61c2db13	// rori s6, t0, 28
+	WORD	$0x6222db93	// rori s7, t0, 34
+	XOR	X23, X22
+	WORD	$0x6272db93	// rori s7, t0, 39
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
+	MOV	80(X2), X14
+	MOV	72(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ee5913	// rori s2, t3, 14
-	WORD	$0x612e5993	// rori s3, t3, 18
-	XOR	X19, X18
-	WORD	$0x629e5993	// rori s3, t3, 41
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x60ee5b13	// rori s6, t3, 14
+	WORD	$0x612e5b93	// rori s7, t3, 18
+	XOR	X23, X22
+	WORD	$0x629e5b93	// rori s7, t3, 41
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c75913	// rori s2, a4, 28
-	WORD	$0x62275993	// rori s3, a4, 34
-	XOR	X19, X18
-	WORD	$0x62775993	// rori s3, a4, 39
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
-	MOV	80(X13), X16
-	MOV	80(X15), X20
+	WORD	$0x61c55b13	// rori s6, a0, 28
+	WORD	$0x62255b93	// rori s7, a0, 34
+	XOR	X23, X22
+	WORD	$0x62755b93	// rori s7, a0, 39
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
+	MOV	88(X2), X15
+	MOV	80(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e3d913	// rori s2, t2, 14
-	WORD	$0x6123d993	// rori s3, t2, 18
-	XOR	X19, X18
-	WORD	$0x6293d993	// rori s3, t2, 41
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x60e3db13	// rori s6, t2, 14
+	WORD	$0x6123db93	// rori s7, t2, 18
+	XOR	X23, X22
+	WORD	$0x6293db93	// rori s7, t2, 41
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c65913	// rori s2, a2, 28
-	WORD	$0x62265993	// rori s3, a2, 34
-	XOR	X19, X18
-	WORD	$0x62765993	// rori s3, a2, 39
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
-	MOV	88(X13), X17
-	MOV	88(X15), X20
+	WORD	$0x61c65b13	// rori s6, a2, 28
+	WORD	$0x62265b93	// rori s7, a2, 34
+	XOR	X23, X22
+	WORD	$0x62765b93	// rori s7, a2, 39
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
+	MOV	96(X2), X16
+	MOV	88(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e35913	// rori s2, t1, 14
-	WORD	$0x61235993	// rori s3, t1, 18
-	XOR	X19, X18
-	WORD	$0x62935993	// rori s3, t1, 41
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x60e35b13	// rori s6, t1, 14
+	WORD	$0x61235b93	// rori s7, t1, 18
+	XOR	X23, X22
+	WORD	$0x62935b93	// rori s7, t1, 41
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61cf5913	// rori s2, t5, 28
-	WORD	$0x622f5993	// rori s3, t5, 34
-	XOR	X19, X18
-	WORD	$0x627f5993	// rori s3, t5, 39
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
-	MOV	96(X13), X16
-	MOV	96(X15), X20
+	WORD	$0x61cf5b13	// rori s6, t5, 28
+	WORD	$0x622f5b93	// rori s7, t5, 34
+	XOR	X23, X22
+	WORD	$0x627f5b93	// rori s7, t5, 39
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
+	MOV	104(X2), X17
+	MOV	96(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e2d913	// rori s2, t0, 14
-	WORD	$0x6122d993	// rori s3, t0, 18
-	XOR	X19, X18
-	WORD	$0x6292d993	// rori s3, t0, 41
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x60e2db13	// rori s6, t0, 14
+	WORD	$0x6122db93	// rori s7, t0, 18
+	XOR	X23, X22
+	WORD	$0x6292db93	// rori s7, t0, 41
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ced913	// rori s2, t4, 28
-	WORD	$0x622ed993	// rori s3, t4, 34
-	XOR	X19, X18
-	WORD	$0x627ed993	// rori s3, t4, 39
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
-	MOV	104(X13), X17
-	MOV	104(X15), X20
+	WORD	$0x61cedb13	// rori s6, t4, 28
+	WORD	$0x622edb93	// rori s7, t4, 34
+	XOR	X23, X22
+	WORD	$0x627edb93	// rori s7, t4, 39
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
+	MOV	112(X2), X9
+	MOV	104(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e75913	// rori s2, a4, 14
-	WORD	$0x61275993	// rori s3, a4, 18
-	XOR	X19, X18
-	WORD	$0x62975993	// rori s3, a4, 41
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x60e55b13	// rori s6, a0, 14
+	WORD	$0x61255b93	// rori s7, a0, 18
+	XOR	X23, X22
+	WORD	$0x62955b93	// rori s7, a0, 41
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ce5913	// rori s2, t3, 28
-	WORD	$0x622e5993	// rori s3, t3, 34
-	XOR	X19, X18
-	WORD	$0x627e5993	// rori s3, t3, 39
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
-	MOV	112(X13), X16
-	MOV	112(X15), X20
+	WORD	$0x61ce5b13	// rori s6, t3, 28
+	WORD	$0x622e5b93	// rori s7, t3, 34
+	XOR	X23, X22
+	WORD	$0x627e5b93	// rori s7, t3, 39
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
+	MOV	120(X2), X18
+	MOV	112(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e65913	// rori s2, a2, 14
-	WORD	$0x61265993	// rori s3, a2, 18
-	XOR	X19, X18
-	WORD	$0x62965993	// rori s3, a2, 41
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x60e65b13	// rori s6, a2, 14
+	WORD	$0x61265b93	// rori s7, a2, 18
+	XOR	X23, X22
+	WORD	$0x62965b93	// rori s7, a2, 41
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c3d913	// rori s2, t2, 28
-	WORD	$0x6223d993	// rori s3, t2, 34
-	XOR	X19, X18
-	WORD	$0x6273d993	// rori s3, t2, 39
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
-	MOV	120(X13), X17
-	MOV	120(X15), X20
+	WORD	$0x61c3db13	// rori s6, t2, 28
+	WORD	$0x6223db93	// rori s7, t2, 34
+	XOR	X23, X22
+	WORD	$0x6273db93	// rori s7, t2, 39
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
+	MOV	128(X2), X19
+	MOV	120(X13), X24
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ef5913	// rori s2, t5, 14
-	WORD	$0x612f5993	// rori s3, t5, 18
-	XOR	X19, X18
-	WORD	$0x629f5993	// rori s3, t5, 41
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x60ef5b13	// rori s6, t5, 14
+	WORD	$0x612f5b93	// rori s7, t5, 18
+	XOR	X23, X22
+	WORD	$0x629f5b93	// rori s7, t5, 41
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c35913	// rori s2, t1, 28
-	WORD	$0x62235993	// rori s3, t1, 34
-	XOR	X19, X18
-	WORD	$0x62735993	// rori s3, t1, 39
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x61c35b13	// rori s6, t1, 28
+	WORD	$0x62235b93	// rori s7, t1, 34
+	XOR	X23, X22
+	WORD	$0x62735b93	// rori s7, t1, 39
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
 	ADD	$128, X11
-	MOV	X11, 144(X13)
-	MOV	(X13), X11
-	ADD	$128, X15
+	MOV	X11, 152(X2)
+	MOV	8(X2), X11
+	ADD	$128, X13
 rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	8(X13), X22
-	MOV	72(X13), X23
-	MOV	(X15), X20
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, (X13)
+	MOV	16(X2), X8
+	MOV	(X13), X24
+	WORD	$0x61395b13	// rori s6, s2, 19
+	WORD	$0x63d95b93	// rori s7, s2, 61
+	XOR	X23, X22
+	SRL	$6, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOV	X21, 8(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60eed913	// rori s2, t4, 14
-	WORD	$0x612ed993	// rori s3, t4, 18
-	XOR	X19, X18
-	WORD	$0x629ed993	// rori s3, t4, 41
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x60eedb13	// rori s6, t4, 14
+	WORD	$0x612edb93	// rori s7, t4, 18
+	XOR	X23, X22
+	WORD	$0x629edb93	// rori s7, t4, 41
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c2d913	// rori s2, t0, 28
-	WORD	$0x6222d993	// rori s3, t0, 34
-	XOR	X19, X18
-	WORD	$0x6272d993	// rori s3, t0, 39
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x61c2db13	// rori s6, t0, 28
+	WORD	$0x6222db93	// rori s7, t0, 34
+	XOR	X23, X22
+	WORD	$0x6272db93	// rori s7, t0, 39
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	16(X13), X11
-	MOV	80(X13), X23
-	MOV	8(X15), X20
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 8(X13)
+	MOV	24(X2), X11
+	MOV	8(X13), X24
+	WORD	$0x6139db13	// rori s6, s3, 19
+	WORD	$0x63d9db93	// rori s7, s3, 61
+	XOR	X23, X22
+	SRL	$6, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOV	X14, 16(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ee5913	// rori s2, t3, 14
-	WORD	$0x612e5993	// rori s3, t3, 18
-	XOR	X19, X18
-	WORD	$0x629e5993	// rori s3, t3, 41
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x60ee5b13	// rori s6, t3, 14
+	WORD	$0x612e5b93	// rori s7, t3, 18
+	XOR	X23, X22
+	WORD	$0x629e5b93	// rori s7, t3, 41
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c75913	// rori s2, a4, 28
-	WORD	$0x62275993	// rori s3, a4, 34
-	XOR	X19, X18
-	WORD	$0x62775993	// rori s3, a4, 39
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x61c55b13	// rori s6, a0, 28
+	WORD	$0x62255b93	// rori s7, a0, 34
+	XOR	X23, X22
+	WORD	$0x62755b93	// rori s7, a0, 39
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	24(X13), X22
-	MOV	88(X13), X23
-	MOV	16(X15), X20
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 16(X13)
+	MOV	32(X2), X8
+	MOV	16(X13), X24
+	WORD	$0x613adb13	// rori s6, s5, 19
+	WORD	$0x63dadb93	// rori s7, s5, 61
+	XOR	X23, X22
+	SRL	$6, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOV	X15, 24(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e3d913	// rori s2, t2, 14
-	WORD	$0x6123d993	// rori s3, t2, 18
-	XOR	X19, X18
-	WORD	$0x6293d993	// rori s3, t2, 41
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x60e3db13	// rori s6, t2, 14
+	WORD	$0x6123db93	// rori s7, t2, 18
+	XOR	X23, X22
+	WORD	$0x6293db93	// rori s7, t2, 41
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c65913	// rori s2, a2, 28
-	WORD	$0x62265993	// rori s3, a2, 34
-	XOR	X19, X18
-	WORD	$0x62765993	// rori s3, a2, 39
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x61c65b13	// rori s6, a2, 28
+	WORD	$0x62265b93	// rori s7, a2, 34
+	XOR	X23, X22
+	WORD	$0x62765b93	// rori s7, a2, 39
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	32(X13), X11
-	MOV	96(X13), X23
-	MOV	24(X15), X20
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 24(X13)
+	MOV	40(X2), X11
+	MOV	24(X13), X24
+	WORD	$0x61375b13	// rori s6, a4, 19
+	WORD	$0x63d75b93	// rori s7, a4, 61
+	XOR	X23, X22
+	SRL	$6, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOV	X16, 32(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e35913	// rori s2, t1, 14
-	WORD	$0x61235993	// rori s3, t1, 18
-	XOR	X19, X18
-	WORD	$0x62935993	// rori s3, t1, 41
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x60e35b13	// rori s6, t1, 14
+	WORD	$0x61235b93	// rori s7, t1, 18
+	XOR	X23, X22
+	WORD	$0x62935b93	// rori s7, t1, 41
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61cf5913	// rori s2, t5, 28
-	WORD	$0x622f5993	// rori s3, t5, 34
-	XOR	X19, X18
-	WORD	$0x627f5993	// rori s3, t5, 39
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x61cf5b13	// rori s6, t5, 28
+	WORD	$0x622f5b93	// rori s7, t5, 34
+	XOR	X23, X22
+	WORD	$0x627f5b93	// rori s7, t5, 39
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	40(X13), X22
-	MOV	104(X13), X23
-	MOV	32(X15), X20
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 32(X13)
+	MOV	48(X2), X8
+	MOV	32(X13), X24
+	WORD	$0x6137db13	// rori s6, a5, 19
+	WORD	$0x63d7db93	// rori s7, a5, 61
+	XOR	X23, X22
+	SRL	$6, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOV	X17, 40(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e2d913	// rori s2, t0, 14
-	WORD	$0x6122d993	// rori s3, t0, 18
-	XOR	X19, X18
-	WORD	$0x6292d993	// rori s3, t0, 41
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x60e2db13	// rori s6, t0, 14
+	WORD	$0x6122db93	// rori s7, t0, 18
+	XOR	X23, X22
+	WORD	$0x6292db93	// rori s7, t0, 41
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ced913	// rori s2, t4, 28
-	WORD	$0x622ed993	// rori s3, t4, 34
-	XOR	X19, X18
-	WORD	$0x627ed993	// rori s3, t4, 39
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
+	WORD	$0x61cedb13	// rori s6, t4, 28
+	WORD	$0x622edb93	// rori s7, t4, 34
+	XOR	X23, X22
+	WORD	$0x627edb93	// rori s7, t4, 39
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	48(X13), X11
-	MOV	112(X13), X23
-	MOV	40(X15), X20
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 40(X13)
+	MOV	56(X2), X11
+	MOV	40(X13), X24
+	WORD	$0x61385b13	// rori s6, a6, 19
+	WORD	$0x63d85b93	// rori s7, a6, 61
+	XOR	X23, X22
+	SRL	$6, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOV	X9, 48(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e75913	// rori s2, a4, 14
-	WORD	$0x61275993	// rori s3, a4, 18
-	XOR	X19, X18
-	WORD	$0x62975993	// rori s3, a4, 41
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x60e55b13	// rori s6, a0, 14
+	WORD	$0x61255b93	// rori s7, a0, 18
+	XOR	X23, X22
+	WORD	$0x62955b93	// rori s7, a0, 41
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ce5913	// rori s2, t3, 28
-	WORD	$0x622e5993	// rori s3, t3, 34
-	XOR	X19, X18
-	WORD	$0x627e5993	// rori s3, t3, 39
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x61ce5b13	// rori s6, t3, 28
+	WORD	$0x622e5b93	// rori s7, t3, 34
+	XOR	X23, X22
+	WORD	$0x627e5b93	// rori s7, t3, 39
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	56(X13), X22
-	MOV	120(X13), X23
-	MOV	48(X15), X20
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 48(X13)
+	MOV	64(X2), X8
+	MOV	48(X13), X24
+	WORD	$0x6138db13	// rori s6, a7, 19
+	WORD	$0x63d8db93	// rori s7, a7, 61
+	XOR	X23, X22
+	SRL	$6, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOV	X18, 56(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e65913	// rori s2, a2, 14
-	WORD	$0x61265993	// rori s3, a2, 18
-	XOR	X19, X18
-	WORD	$0x62965993	// rori s3, a2, 41
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x60e65b13	// rori s6, a2, 14
+	WORD	$0x61265b93	// rori s7, a2, 18
+	XOR	X23, X22
+	WORD	$0x62965b93	// rori s7, a2, 41
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c3d913	// rori s2, t2, 28
-	WORD	$0x6223d993	// rori s3, t2, 34
-	XOR	X19, X18
-	WORD	$0x6273d993	// rori s3, t2, 39
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x61c3db13	// rori s6, t2, 28
+	WORD	$0x6223db93	// rori s7, t2, 34
+	XOR	X23, X22
+	WORD	$0x6273db93	// rori s7, t2, 39
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	64(X13), X11
-	MOV	(X13), X23
-	MOV	56(X15), X20
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 56(X13)
+	MOV	72(X2), X11
+	MOV	56(X13), X24
+	WORD	$0x6134db13	// rori s6, s1, 19
+	WORD	$0x63d4db93	// rori s7, s1, 61
+	XOR	X23, X22
+	SRL	$6, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOV	X19, 64(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ef5913	// rori s2, t5, 14
-	WORD	$0x612f5993	// rori s3, t5, 18
-	XOR	X19, X18
-	WORD	$0x629f5993	// rori s3, t5, 41
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x60ef5b13	// rori s6, t5, 14
+	WORD	$0x612f5b93	// rori s7, t5, 18
+	XOR	X23, X22
+	WORD	$0x629f5b93	// rori s7, t5, 41
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c35913	// rori s2, t1, 28
-	WORD	$0x62235993	// rori s3, t1, 34
-	XOR	X19, X18
-	WORD	$0x62735993	// rori s3, t1, 39
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x61c35b13	// rori s6, t1, 28
+	WORD	$0x62235b93	// rori s7, t1, 34
+	XOR	X23, X22
+	WORD	$0x62735b93	// rori s7, t1, 39
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	72(X13), X22
-	MOV	8(X13), X23
-	MOV	64(X15), X20
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 64(X13)
+	MOV	80(X2), X8
+	MOV	64(X13), X24
+	WORD	$0x61395b13	// rori s6, s2, 19
+	WORD	$0x63d95b93	// rori s7, s2, 61
+	XOR	X23, X22
+	SRL	$6, X18, X23
+	XOR	X23, X22
+	ADD	X22, X11, X21
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X21
+	ADD	X14, X21
+	MOV	X21, 72(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60eed913	// rori s2, t4, 14
-	WORD	$0x612ed993	// rori s3, t4, 18
-	XOR	X19, X18
-	WORD	$0x629ed993	// rori s3, t4, 41
-	XOR	X19, X18
-	ADD	X16, X14
-	XOR	X12, X30, X19
-	AND	X29, X19
-	XOR	X12, X19
-	ADD	X20, X14
-	ADD	X18, X14
-	ADD	X19, X14
-	ADD	X14, X28
+	WORD	$0x60eedb13	// rori s6, t4, 14
+	WORD	$0x612edb93	// rori s7, t4, 18
+	XOR	X23, X22
+	WORD	$0x629edb93	// rori s7, t4, 41
+	XOR	X23, X22
+	ADD	X21, X10
+	XOR	X12, X30, X23
+	AND	X29, X23
+	XOR	X12, X23
+	ADD	X24, X10
+	ADD	X22, X10
+	ADD	X23, X10
+	ADD	X10, X28
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c2d913	// rori s2, t0, 28
-	WORD	$0x6222d993	// rori s3, t0, 34
-	XOR	X19, X18
-	WORD	$0x6272d993	// rori s3, t0, 39
-	XOR	X19, X18
-	XOR	X6, X5, X21
-	AND	X9, X21, X19
-	XOR	X6, X19
-	ADD	X18, X14
-	ADD	X19, X14
+	WORD	$0x61c2db13	// rori s6, t0, 28
+	WORD	$0x6222db93	// rori s7, t0, 34
+	XOR	X23, X22
+	WORD	$0x6272db93	// rori s7, t0, 39
+	XOR	X23, X22
+	XOR	X6, X5, X25
+	AND	X20, X25, X23
+	XOR	X6, X23
+	ADD	X22, X10
+	ADD	X23, X10
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	80(X13), X11
-	MOV	16(X13), X23
-	MOV	72(X15), X20
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 72(X13)
+	MOV	88(X2), X11
+	MOV	72(X13), X24
+	WORD	$0x6139db13	// rori s6, s3, 19
+	WORD	$0x63d9db93	// rori s7, s3, 61
+	XOR	X23, X22
+	SRL	$6, X19, X23
+	XOR	X23, X22
+	ADD	X22, X8, X14
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X14
+	ADD	X15, X14
+	MOV	X14, 80(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ee5913	// rori s2, t3, 14
-	WORD	$0x612e5993	// rori s3, t3, 18
-	XOR	X19, X18
-	WORD	$0x629e5993	// rori s3, t3, 41
-	XOR	X19, X18
-	ADD	X17, X12
-	XOR	X30, X29, X19
-	AND	X28, X19
-	XOR	X30, X19
-	ADD	X20, X12
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x60ee5b13	// rori s6, t3, 14
+	WORD	$0x612e5b93	// rori s7, t3, 18
+	XOR	X23, X22
+	WORD	$0x629e5b93	// rori s7, t3, 41
+	XOR	X23, X22
+	ADD	X14, X12
+	XOR	X30, X29, X23
+	AND	X28, X23
+	XOR	X30, X23
+	ADD	X24, X12
+	ADD	X22, X12
+	ADD	X23, X12
 	ADD	X12, X7
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c75913	// rori s2, a4, 28
-	WORD	$0x62275993	// rori s3, a4, 34
-	XOR	X19, X18
-	WORD	$0x62775993	// rori s3, a4, 39
-	XOR	X19, X18
-	XOR	X5, X14, X9
-	AND	X21, X9, X19
-	XOR	X5, X19
-	ADD	X18, X12
-	ADD	X19, X12
+	WORD	$0x61c55b13	// rori s6, a0, 28
+	WORD	$0x62255b93	// rori s7, a0, 34
+	XOR	X23, X22
+	WORD	$0x62755b93	// rori s7, a0, 39
+	XOR	X23, X22
+	XOR	X5, X10, X20
+	AND	X25, X20, X23
+	XOR	X5, X23
+	ADD	X22, X12
+	ADD	X23, X12
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	88(X13), X22
-	MOV	24(X13), X23
-	MOV	80(X15), X20
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 80(X13)
+	MOV	96(X2), X8
+	MOV	80(X13), X24
+	WORD	$0x613adb13	// rori s6, s5, 19
+	WORD	$0x63dadb93	// rori s7, s5, 61
+	XOR	X23, X22
+	SRL	$6, X21, X23
+	XOR	X23, X22
+	ADD	X22, X11, X15
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X15
+	ADD	X16, X15
+	MOV	X15, 88(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e3d913	// rori s2, t2, 14
-	WORD	$0x6123d993	// rori s3, t2, 18
-	XOR	X19, X18
-	WORD	$0x6293d993	// rori s3, t2, 41
-	XOR	X19, X18
-	ADD	X16, X30
-	XOR	X29, X28, X19
-	AND	X7, X19
-	XOR	X29, X19
-	ADD	X20, X30
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x60e3db13	// rori s6, t2, 14
+	WORD	$0x6123db93	// rori s7, t2, 18
+	XOR	X23, X22
+	WORD	$0x6293db93	// rori s7, t2, 41
+	XOR	X23, X22
+	ADD	X15, X30
+	XOR	X29, X28, X23
+	AND	X7, X23
+	XOR	X29, X23
+	ADD	X24, X30
+	ADD	X22, X30
+	ADD	X23, X30
 	ADD	X30, X6
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c65913	// rori s2, a2, 28
-	WORD	$0x62265993	// rori s3, a2, 34
-	XOR	X19, X18
-	WORD	$0x62765993	// rori s3, a2, 39
-	XOR	X19, X18
-	XOR	X14, X12, X21
-	AND	X9, X21, X19
-	XOR	X14, X19
-	ADD	X18, X30
-	ADD	X19, X30
+	WORD	$0x61c65b13	// rori s6, a2, 28
+	WORD	$0x62265b93	// rori s7, a2, 34
+	XOR	X23, X22
+	WORD	$0x62765b93	// rori s7, a2, 39
+	XOR	X23, X22
+	XOR	X10, X12, X25
+	AND	X20, X25, X23
+	XOR	X10, X23
+	ADD	X22, X30
+	ADD	X23, X30
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	96(X13), X11
-	MOV	32(X13), X23
-	MOV	88(X15), X20
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 88(X13)
+	MOV	104(X2), X11
+	MOV	88(X13), X24
+	WORD	$0x61375b13	// rori s6, a4, 19
+	WORD	$0x63d75b93	// rori s7, a4, 61
+	XOR	X23, X22
+	SRL	$6, X14, X23
+	XOR	X23, X22
+	ADD	X22, X8, X16
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X16
+	ADD	X17, X16
+	MOV	X16, 96(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e35913	// rori s2, t1, 14
-	WORD	$0x61235993	// rori s3, t1, 18
-	XOR	X19, X18
-	WORD	$0x62935993	// rori s3, t1, 41
-	XOR	X19, X18
-	ADD	X17, X29
-	XOR	X28, X7, X19
-	AND	X6, X19
-	XOR	X28, X19
-	ADD	X20, X29
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x60e35b13	// rori s6, t1, 14
+	WORD	$0x61235b93	// rori s7, t1, 18
+	XOR	X23, X22
+	WORD	$0x62935b93	// rori s7, t1, 41
+	XOR	X23, X22
+	ADD	X16, X29
+	XOR	X28, X7, X23
+	AND	X6, X23
+	XOR	X28, X23
+	ADD	X24, X29
+	ADD	X22, X29
+	ADD	X23, X29
 	ADD	X29, X5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61cf5913	// rori s2, t5, 28
-	WORD	$0x622f5993	// rori s3, t5, 34
-	XOR	X19, X18
-	WORD	$0x627f5993	// rori s3, t5, 39
-	XOR	X19, X18
-	XOR	X12, X30, X9
-	AND	X21, X9, X19
-	XOR	X12, X19
-	ADD	X18, X29
-	ADD	X19, X29
+	WORD	$0x61cf5b13	// rori s6, t5, 28
+	WORD	$0x622f5b93	// rori s7, t5, 34
+	XOR	X23, X22
+	WORD	$0x627f5b93	// rori s7, t5, 39
+	XOR	X23, X22
+	XOR	X12, X30, X20
+	AND	X25, X20, X23
+	XOR	X12, X23
+	ADD	X22, X29
+	ADD	X23, X29
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	104(X13), X22
-	MOV	40(X13), X23
-	MOV	96(X15), X20
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 96(X13)
+	MOV	112(X2), X8
+	MOV	96(X13), X24
+	WORD	$0x6137db13	// rori s6, a5, 19
+	WORD	$0x63d7db93	// rori s7, a5, 61
+	XOR	X23, X22
+	SRL	$6, X15, X23
+	XOR	X23, X22
+	ADD	X22, X11, X17
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X17
+	ADD	X9, X17
+	MOV	X17, 104(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e2d913	// rori s2, t0, 14
-	WORD	$0x6122d993	// rori s3, t0, 18
-	XOR	X19, X18
-	WORD	$0x6292d993	// rori s3, t0, 41
-	XOR	X19, X18
-	ADD	X16, X28
-	XOR	X7, X6, X19
-	AND	X5, X19
-	XOR	X7, X19
-	ADD	X20, X28
-	ADD	X18, X28
-	ADD	X19, X28
-	ADD	X28, X14
+	WORD	$0x60e2db13	// rori s6, t0, 14
+	WORD	$0x6122db93	// rori s7, t0, 18
+	XOR	X23, X22
+	WORD	$0x6292db93	// rori s7, t0, 41
+	XOR	X23, X22
+	ADD	X17, X28
+	XOR	X7, X6, X23
+	AND	X5, X23
+	XOR	X7, X23
+	ADD	X24, X28
+	ADD	X22, X28
+	ADD	X23, X28
+	ADD	X28, X10
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ced913	// rori s2, t4, 28
-	WORD	$0x622ed993	// rori s3, t4, 34
-	XOR	X19, X18
-	WORD	$0x627ed993	// rori s3, t4, 39
-	XOR	X19, X18
-	XOR	X30, X29, X21
-	AND	X9, X21, X19
-	XOR	X30, X19
-	ADD	X18, X28
-	ADD	X19, X28
+	WORD	$0x61cedb13	// rori s6, t4, 28
+	WORD	$0x622edb93	// rori s7, t4, 34
+	XOR	X23, X22
+	WORD	$0x627edb93	// rori s7, t4, 39
+	XOR	X23, X22
+	XOR	X30, X29, X25
+	AND	X20, X25, X23
+	XOR	X30, X23
+	ADD	X22, X28
+	ADD	X23, X28
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	112(X13), X11
-	MOV	48(X13), X23
-	MOV	104(X15), X20
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 104(X13)
+	MOV	120(X2), X11
+	MOV	104(X13), X24
+	WORD	$0x61385b13	// rori s6, a6, 19
+	WORD	$0x63d85b93	// rori s7, a6, 61
+	XOR	X23, X22
+	SRL	$6, X16, X23
+	XOR	X23, X22
+	ADD	X22, X8, X9
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X9
+	ADD	X18, X9
+	MOV	X9, 112(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e75913	// rori s2, a4, 14
-	WORD	$0x61275993	// rori s3, a4, 18
-	XOR	X19, X18
-	WORD	$0x62975993	// rori s3, a4, 41
-	XOR	X19, X18
-	ADD	X17, X7
-	XOR	X6, X5, X19
-	AND	X14, X19
-	XOR	X6, X19
-	ADD	X20, X7
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x60e55b13	// rori s6, a0, 14
+	WORD	$0x61255b93	// rori s7, a0, 18
+	XOR	X23, X22
+	WORD	$0x62955b93	// rori s7, a0, 41
+	XOR	X23, X22
+	ADD	X9, X7
+	XOR	X6, X5, X23
+	AND	X10, X23
+	XOR	X6, X23
+	ADD	X24, X7
+	ADD	X22, X7
+	ADD	X23, X7
 	ADD	X7, X12
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ce5913	// rori s2, t3, 28
-	WORD	$0x622e5993	// rori s3, t3, 34
-	XOR	X19, X18
-	WORD	$0x627e5993	// rori s3, t3, 39
-	XOR	X19, X18
-	XOR	X29, X28, X9
-	AND	X21, X9, X19
-	XOR	X29, X19
-	ADD	X18, X7
-	ADD	X19, X7
+	WORD	$0x61ce5b13	// rori s6, t3, 28
+	WORD	$0x622e5b93	// rori s7, t3, 34
+	XOR	X23, X22
+	WORD	$0x627e5b93	// rori s7, t3, 39
+	XOR	X23, X22
+	XOR	X29, X28, X20
+	AND	X25, X20, X23
+	XOR	X29, X23
+	ADD	X22, X7
+	ADD	X23, X7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	120(X13), X22
-	MOV	56(X13), X23
-	MOV	112(X15), X20
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	XOR	X19, X18
-	SRL	$6, X16, X19
-	XOR	X19, X18
-	ADD	X18, X11, X16
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	XOR	X19, X18
-	SRL	$7, X22, X19
-	XOR	X19, X18
-	ADD	X18, X16
-	ADD	X23, X16
-	MOV	X16, 112(X13)
+	MOV	128(X2), X8
+	MOV	112(X13), X24
+	WORD	$0x6138db13	// rori s6, a7, 19
+	WORD	$0x63d8db93	// rori s7, a7, 61
+	XOR	X23, X22
+	SRL	$6, X17, X23
+	XOR	X23, X22
+	ADD	X22, X11, X18
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	XOR	X23, X22
+	SRL	$7, X8, X23
+	XOR	X23, X22
+	ADD	X22, X18
+	ADD	X19, X18
+	MOV	X18, 120(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e65913	// rori s2, a2, 14
-	WORD	$0x61265993	// rori s3, a2, 18
-	XOR	X19, X18
-	WORD	$0x62965993	// rori s3, a2, 41
-	XOR	X19, X18
-	ADD	X16, X6
-	XOR	X5, X14, X19
-	AND	X12, X19
-	XOR	X5, X19
-	ADD	X20, X6
+	WORD	$0x60e65b13	// rori s6, a2, 14
+	WORD	$0x61265b93	// rori s7, a2, 18
+	XOR	X23, X22
+	WORD	$0x62965b93	// rori s7, a2, 41
+	XOR	X23, X22
 	ADD	X18, X6
-	ADD	X19, X6
+	XOR	X5, X10, X23
+	AND	X12, X23
+	XOR	X5, X23
+	ADD	X24, X6
+	ADD	X22, X6
+	ADD	X23, X6
 	ADD	X6, X30
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c3d913	// rori s2, t2, 28
-	WORD	$0x6223d993	// rori s3, t2, 34
-	XOR	X19, X18
-	WORD	$0x6273d993	// rori s3, t2, 39
-	XOR	X19, X18
-	XOR	X28, X7, X21
-	AND	X9, X21, X19
-	XOR	X28, X19
-	ADD	X18, X6
-	ADD	X19, X6
+	WORD	$0x61c3db13	// rori s6, t2, 28
+	WORD	$0x6223db93	// rori s7, t2, 34
+	XOR	X23, X22
+	WORD	$0x6273db93	// rori s7, t2, 39
+	XOR	X23, X22
+	XOR	X28, X7, X25
+	AND	X20, X25, X23
+	XOR	X28, X23
+	ADD	X22, X6
+	ADD	X23, X6
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	MOV	(X13), X11
-	MOV	64(X13), X23
-	MOV	120(X15), X20
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	XOR	X19, X18
-	SRL	$6, X17, X19
-	XOR	X19, X18
-	ADD	X18, X22, X17
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	XOR	X19, X18
-	SRL	$7, X11, X19
-	XOR	X19, X18
-	ADD	X18, X17
-	ADD	X23, X17
-	MOV	X17, 120(X13)
+	MOV	8(X2), X11
+	MOV	120(X13), X24
+	WORD	$0x6134db13	// rori s6, s1, 19
+	WORD	$0x63d4db93	// rori s7, s1, 61
+	XOR	X23, X22
+	SRL	$6, X9, X23
+	XOR	X23, X22
+	ADD	X22, X8, X19
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	XOR	X23, X22
+	SRL	$7, X11, X23
+	XOR	X23, X22
+	ADD	X22, X19
+	ADD	X21, X19
+	MOV	X19, 128(X2)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ef5913	// rori s2, t5, 14
-	WORD	$0x612f5993	// rori s3, t5, 18
-	XOR	X19, X18
-	WORD	$0x629f5993	// rori s3, t5, 41
-	XOR	X19, X18
-	ADD	X17, X5
-	XOR	X14, X12, X19
-	AND	X30, X19
-	XOR	X14, X19
-	ADD	X20, X5
-	ADD	X18, X5
+	WORD	$0x60ef5b13	// rori s6, t5, 14
+	WORD	$0x612f5b93	// rori s7, t5, 18
+	XOR	X23, X22
+	WORD	$0x629f5b93	// rori s7, t5, 41
+	XOR	X23, X22
 	ADD	X19, X5
+	XOR	X10, X12, X23
+	AND	X30, X23
+	XOR	X10, X23
+	ADD	X24, X5
+	ADD	X22, X5
+	ADD	X23, X5
 	ADD	X5, X29
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c35913	// rori s2, t1, 28
-	WORD	$0x62235993	// rori s3, t1, 34
-	XOR	X19, X18
-	WORD	$0x62735993	// rori s3, t1, 39
-	XOR	X19, X18
-	XOR	X7, X6, X9
-	AND	X21, X9, X19
-	XOR	X7, X19
-	ADD	X18, X5
-	ADD	X19, X5
+	WORD	$0x61c35b13	// rori s6, t1, 28
+	WORD	$0x62235b93	// rori s7, t1, 34
+	XOR	X23, X22
+	WORD	$0x62735b93	// rori s7, t1, 39
+	XOR	X23, X22
+	XOR	X7, X6, X20
+	AND	X25, X20, X23
+	XOR	X7, X23
+	ADD	X22, X5
+	ADD	X23, X5
 	// kp += 16 words; loop until kp = &K[rounds]
-	MOV	152(X13), X18
-	ADD	$128, X15
-	BNE	X15, X18, rounds
+	MOV	160(X2), X21
+	ADD	$128, X13
+	BNE	X13, X21, rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	MOV	(X10), X11
-	MOV	8(X10), X16
-	MOV	16(X10), X17
-	MOV	24(X10), X9
-	MOV	32(X10), X18
-	MOV	40(X10), X19
-	MOV	48(X10), X20
-	MOV	56(X10), X21
-	ADD	X11, X5
-	MOV	X5, (X10)
-	ADD	X16, X6
-	MOV	X6, 8(X10)
-	ADD	X17, X7
-	MOV	X7, 16(X10)
-	ADD	X9, X28
-	MOV	X28, 24(X10)
-	ADD	X18, X29
-	MOV	X29, 32(X10)
-	ADD	X19, X30
-	MOV	X30, 40(X10)
-	ADD	X20, X12
-	MOV	X12, 48(X10)
-	ADD	X21, X14
-	MOV	X14, 56(X10)
-	MOV	144(X13), X11
-	MOV	136(X13), X16
-	ADD	$-640, X15
-	BEQ	X11, X16, L9
+	MOV	136(X2), X11
+	MOV	(X11), X14
+	MOV	8(X11), X15
+	MOV	16(X11), X16
+	MOV	24(X11), X17
+	MOV	32(X11), X9
+	MOV	40(X11), X18
+	MOV	48(X11), X19
+	MOV	56(X11), X20
+	ADD	X14, X5
+	MOV	X5, (X11)
+	ADD	X15, X6
+	MOV	X6, 8(X11)
+	ADD	X16, X7
+	MOV	X7, 16(X11)
+	ADD	X17, X28
+	MOV	X28, 24(X11)
+	ADD	X9, X29
+	MOV	X29, 32(X11)
+	ADD	X18, X30
+	MOV	X30, 40(X11)
+	ADD	X19, X12
+	MOV	X12, 48(X11)
+	ADD	X20, X10
+	MOV	X10, 56(X11)
+	MOV	152(X2), X11
+	MOV	144(X2), X14
+	ADD	$-640, X13
+	BEQ	X11, X14, L9
 	JMP	block
 L9:
-	// scratch[0..16 words] = 0 (the schedule)
-	MOV	X0, (X13)
-	MOV	X0, 8(X13)
-	MOV	X0, 16(X13)
-	MOV	X0, 24(X13)
-	MOV	X0, 32(X13)
-	MOV	X0, 40(X13)
-	MOV	X0, 48(X13)
-	MOV	X0, 56(X13)
-	MOV	X0, 64(X13)
-	MOV	X0, 72(X13)
-	MOV	X0, 80(X13)
-	MOV	X0, 88(X13)
-	MOV	X0, 96(X13)
-	MOV	X0, 104(X13)
-	MOV	X0, 112(X13)
-	MOV	X0, 120(X13)
 done:
 	// return
+	MOV	X0, 8(X2)
+	MOV	X0, 16(X2)
+	MOV	X0, 24(X2)
+	MOV	X0, 32(X2)
+	MOV	X0, 40(X2)
+	MOV	X0, 48(X2)
+	MOV	X0, 56(X2)
+	MOV	X0, 64(X2)
+	MOV	X0, 72(X2)
+	MOV	X0, 80(X2)
+	MOV	X0, 88(X2)
+	MOV	X0, 96(X2)
+	MOV	X0, 104(X2)
+	MOV	X0, 112(X2)
+	MOV	X0, 120(X2)
+	MOV	X0, 128(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
+	MOV	$0, X8
 	MOV	$0, X9
+	MOV	$0, X10
 	MOV	$0, X12
-	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
 	MOV	$0, X17
 	MOV	$0, X18
 	MOV	$0, X19
 	MOV	$0, X20
-	MOV	$0, X21
 	MOV	$0, X22
 	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
-	RET
+	JMP	kgen_ret
 unaligned:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	MOVBU	(X11), X16
-	MOVBU	1(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	2(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	3(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	4(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	5(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	6(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	7(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, (X13)
-	MOVBU	8(X11), X16
-	MOVBU	9(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	10(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	11(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	12(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	13(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	14(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	15(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 8(X13)
-	MOVBU	16(X11), X16
-	MOVBU	17(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	18(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	19(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	20(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	21(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	22(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	23(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 16(X13)
-	MOVBU	24(X11), X16
-	MOVBU	25(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	26(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	27(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	28(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	29(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	30(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	31(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 24(X13)
-	MOVBU	32(X11), X16
-	MOVBU	33(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	34(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	35(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	36(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	37(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	38(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	39(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 32(X13)
-	MOVBU	40(X11), X16
-	MOVBU	41(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	42(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	43(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	44(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	45(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	46(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	47(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 40(X13)
-	MOVBU	48(X11), X16
-	MOVBU	49(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	50(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	51(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	52(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	53(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	54(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	55(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 48(X13)
-	MOVBU	56(X11), X16
-	MOVBU	57(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	58(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	59(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	60(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	61(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	62(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	63(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 56(X13)
-	MOVBU	64(X11), X16
-	MOVBU	65(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	66(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	67(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	68(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	69(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	70(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	71(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 64(X13)
-	MOVBU	72(X11), X16
-	MOVBU	73(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	74(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	75(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	76(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	77(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	78(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	79(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 72(X13)
-	MOVBU	80(X11), X16
-	MOVBU	81(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	82(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	83(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	84(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	85(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	86(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	87(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 80(X13)
-	MOVBU	88(X11), X16
-	MOVBU	89(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	90(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	91(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	92(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	93(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	94(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	95(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 88(X13)
-	MOVBU	96(X11), X16
-	MOVBU	97(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	98(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	99(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	100(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	101(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	102(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	103(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 96(X13)
-	MOVBU	104(X11), X16
-	MOVBU	105(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	106(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	107(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	108(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	109(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	110(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	111(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 104(X13)
-	MOVBU	112(X11), X16
-	MOVBU	113(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	114(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	115(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	116(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	117(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	118(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	119(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 112(X13)
-	MOVBU	120(X11), X16
-	MOVBU	121(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	122(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	123(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	124(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	125(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	126(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOVBU	127(X11), X17
-	SLL	$8, X16
-	OR	X17, X16
-	MOV	X16, 120(X13)
+	MOVBU	(X11), X14
+	MOVBU	1(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	2(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	3(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	4(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	5(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	6(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	7(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 8(X2)
+	MOVBU	8(X11), X14
+	MOVBU	9(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	10(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	11(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	12(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	13(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	14(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	15(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 16(X2)
+	MOVBU	16(X11), X14
+	MOVBU	17(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	18(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	19(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	20(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	21(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	22(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	23(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 24(X2)
+	MOVBU	24(X11), X14
+	MOVBU	25(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	26(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	27(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	28(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	29(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	30(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	31(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 32(X2)
+	MOVBU	32(X11), X14
+	MOVBU	33(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	34(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	35(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	36(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	37(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	38(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	39(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 40(X2)
+	MOVBU	40(X11), X14
+	MOVBU	41(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	42(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	43(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	44(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	45(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	46(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	47(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 48(X2)
+	MOVBU	48(X11), X14
+	MOVBU	49(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	50(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	51(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	52(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	53(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	54(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	55(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 56(X2)
+	MOVBU	56(X11), X14
+	MOVBU	57(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	58(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	59(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	60(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	61(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	62(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	63(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 64(X2)
+	MOVBU	64(X11), X14
+	MOVBU	65(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	66(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	67(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	68(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	69(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	70(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	71(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 72(X2)
+	MOVBU	72(X11), X14
+	MOVBU	73(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	74(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	75(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	76(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	77(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	78(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	79(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 80(X2)
+	MOVBU	80(X11), X14
+	MOVBU	81(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	82(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	83(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	84(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	85(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	86(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	87(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 88(X2)
+	MOVBU	88(X11), X14
+	MOVBU	89(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	90(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	91(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	92(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	93(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	94(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	95(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 96(X2)
+	MOVBU	96(X11), X14
+	MOVBU	97(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	98(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	99(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	100(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	101(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	102(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	103(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 104(X2)
+	MOVBU	104(X11), X14
+	MOVBU	105(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	106(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	107(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	108(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	109(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	110(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	111(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 112(X2)
+	MOVBU	112(X11), X14
+	MOVBU	113(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	114(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	115(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	116(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	117(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	118(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	119(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 120(X2)
+	MOVBU	120(X11), X14
+	MOVBU	121(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	122(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	123(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	124(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	125(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	126(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOVBU	127(X11), X15
+	SLL	$8, X14
+	OR	X15, X14
+	MOV	X14, 128(X2)
 	JMP	loaded
+kgen_ret:
+	RET
