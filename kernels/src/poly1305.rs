@@ -179,8 +179,41 @@ pub const LINUX_EMIT: Entry = Entry {
     ret: Ret::Void,
     summary: "Poly1305 final reduction mod 2^130 - 5, plus nonce mod 2^128, 16-byte tag",
 };
+/// The blocks function on golang.org/x/crypto's `macState` (internal/poly1305, v0.25.0:
+/// `h [3]uint64; r [2]uint64; s [2]uint64`), Go only, base 2^32 variants only:
+/// `func poly1305BlocksMacstate<V>(state *macState, inp *byte, len uint64, padbit uint32)`.
+/// h and r are the context's bytes already (h0..h3 u32 = h[0], h[1]; h4 = h[2]; r0..r3 =
+/// r[0], r[1]); x/crypto keeps the key's s at 40..56 where the context has s1..s3, so this
+/// form computes s_i = r_i + (r_i >> 2) from r instead of loading them and never touches
+/// bytes 40..56. x/crypto's h may come in with h[2] up to 7 (its partially reduced h <
+/// 2·(2^130 - 5)); the bounds of [`blocks32`] hold for that as well (h4 only enters as
+/// the small multiplier q), and the h it stores has h[2] <= 4.
+pub const MACSTATE_BLOCKS: Entry = Entry {
+    kernel: "poly1305",
+    prefix: "poly1305_blocks_macstate_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Go],
+    params: &[
+        Param::ptr("state", Elem::Go { name: "macState", align: 8 }, InOut, true).aligned(8),
+        Param::ptr("inp", Elem::U8, In, true),
+        Param::val("len", Ty::Size, false),
+        Param::val("padbit", Ty::U32, false),
+    ],
+    ret: Ret::Void,
+    summary: "Poly1305 blocks on x/crypto's macState: h = (h + m + padbit·2^128)·r for each 16-byte block",
+};
 /// Every entry point of the kernel.
-pub const ENTRIES: &[&Entry] = &[&INIT, &GO_INIT, &BLOCKS, &EMIT, &LINUX_INIT, &LINUX_BLOCKS, &LINUX_EMIT];
+pub const ENTRIES: &[&Entry] = &[&INIT, &GO_INIT, &BLOCKS, &EMIT, &LINUX_INIT, &LINUX_BLOCKS, &LINUX_EMIT, &MACSTATE_BLOCKS];
+
+/// Where the blocks function finds s1..s3.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// The context's s1..s3 (at [`CTX_S1`], [`CTX_S23`]).
+    Context,
+    /// x/crypto's macState: computed from r.
+    MacState,
+}
 
 /// Bytes of the context (OpenSSL's `double opaque[24]`).
 pub const CTX_BYTES: usize = 192;
@@ -631,8 +664,9 @@ fn loop32(f: &mut Func, p: &P32, a: &Args, top: Label, unaligned: Option<(Reg, R
 /// - Carry: t_i = d_i + m_i + carry < 5.4·2^60 < 2^63, carries < 5.4·2^28; t3 < 4.625·2^60
 ///   + 2^32 + 2^31 + 2^34, so h4 = t3 >> 32 < 4.63·2^28 < 2^31, as assumed.
 /// - On entry h comes from the context (h0..h3 < 2^32, h4 <= 4): inside these bounds.
-fn blocks32(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
-    let mut f = Func::entry(blocks_entry_point(abi), variant, t, abi);
+fn blocks32(isa: Isa, variant: &str, t: &Target, abi: Abi, layout: Layout) -> Func {
+    let entry = if layout == Layout::MacState { &MACSTATE_BLOCKS } else { blocks_entry_point(abi) };
+    let mut f = Func::entry(entry, variant, t, abi);
     let a = blocks_entry(&mut f, abi);
     let ctx = a.ctx;
     let p = P32 {
@@ -653,11 +687,22 @@ fn blocks32(isa: Isa, variant: &str, t: &Target, abi: Abi) -> Func {
         kasm!(f, lwu {r}, {off}({ctx}););
     }
     let [s1, s2, s3] = p.s;
-    kasm!(f,
-        lwu {s1}, {CTX_S1}({ctx});
-        lwu {s2}, {CTX_S23}({ctx});
-        lwu {s3}, {CTX_S23 + 4}({ctx});
-    );
+    match layout {
+        Layout::Context => kasm!(f,
+            lwu {s1}, {CTX_S1}({ctx});
+            lwu {s2}, {CTX_S23}({ctx});
+            lwu {s3}, {CTX_S23 + 4}({ctx});
+        ),
+        Layout::MacState => {
+            f.comment("s_i = r_i + (r_i >> 2) mod 2^32 (macState has the key's s where the context has these)");
+            for (k, &si) in p.s.iter().enumerate() {
+                let ri = p.r[k + 1];
+                kasm!(f, srli {si}, {ri}, 2; add {si}, {si}, {ri};);
+                // s_i < 1.25·2^28; said with a zero-extension the constant-time lint sees.
+                zext32(&mut f, isa, si, si);
+            }
+        }
+    }
     for (i, &d) in p.d.iter().enumerate() {
         let off = CTX_H + 4 * i as i64;
         kasm!(f, lwu {d}, {off}({ctx}););
@@ -852,12 +897,34 @@ fn build(radix: Radix, variant: &str, t: &Target, abi: Abi) -> Result<Module, Bu
     m.notes = notes;
     let blocks = match radix {
         Radix::R64 => blocks64(isa, variant, t, abi),
-        Radix::R32 => blocks32(isa, variant, t, abi),
+        Radix::R32 => blocks32(isa, variant, t, abi, Layout::Context),
     };
     let table = (BLOCKS.symbol(variant), EMIT.symbol(variant));
     m.add(init_fn(variant, t, abi, (&table.0, &table.1)), true)?;
     m.add(blocks, true)?;
     m.add(emit_fn(isa, variant, t, abi), true)?;
+    Ok(m)
+}
+
+/// The Go module for golang.org/x/crypto's internal/poly1305 of a base-2^32 variant
+/// (`32-c906`, `32-rv64gc`): [`MACSTATE_BLOCKS`] alone (`kgen go-patches` writes it into
+/// x/crypto's `sum_riscv64.s`).
+pub fn macstate_module(variant: &str) -> Result<Module, BuildError> {
+    let v = KERNEL.variants.iter().find(|v| v.name == variant && v.name.starts_with("32-")).ok_or_else(|| BuildError {
+        func: MACSTATE_BLOCKS.prefix.to_string(),
+        inst: String::new(),
+        index: None,
+        loc: None,
+        reason: format!("poly1305 has no base-2^32 variant `{variant}` (32-c906, 32-rv64gc)"),
+    })?;
+    let t = v.target();
+    let mut m = Module::new("poly1305", variant, &t, Abi::Go);
+    m.notes = vec![
+        "Poly1305 (RFC 8439), base 2^32, on golang.org/x/crypto's macState (h [3]uint64, r [2]uint64,".into(),
+        "s [2]uint64): every multiply has both operands below 2^32. Constant time: no secret-dependent".into(),
+        "branches or addresses. Bytes 40..56 (x/crypto's s) are not touched.".into(),
+    ];
+    m.add(blocks32(Isa::of(&t), variant, &t, Abi::Go, Layout::MacState), true)?;
     Ok(m)
 }
 
