@@ -4,6 +4,7 @@
 use kgen_dsl::object::Object;
 use kgen_dsl::target::Target;
 use kgen_sim::{CallError, Env};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// Message sizes of the tables (bytes).
@@ -150,6 +151,37 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
                 rows.push(row(&name, n, m));
             }
         }
+        "poly1305-macstate" => {
+            // x/crypto's macState (h = 0, r clamped from a 0x3c key, s), then the blocks
+            // function over the size rounded up to whole blocks with padbit 1.
+            let r = 0x3c3c_3c3c_3c3c_3c3cu64;
+            let mut state = [0u8; 56];
+            state[24..32].copy_from_slice(&(r & 0x0fff_fffc_0fff_ffff).to_le_bytes());
+            state[32..40].copy_from_slice(&(r & 0x0fff_fffc_0fff_fffc).to_le_bytes());
+            let st = env.buffer(&state, 0, true);
+            let (name, blocks) = env.entry(&poly1305::MACSTATE_BLOCKS)?;
+            for &n in sizes {
+                let n = n.max(16).next_multiple_of(16);
+                let inp = env.buffer(&vec![0x5a; n], 0, false);
+                let m = measured(env, |env| env.call(blocks, &[st, inp, n as u64, 1]))?;
+                rows.push(row(&name, n, m));
+            }
+        }
+        "sha256-go" | "sha512-go" => {
+            // The Go form: the length in bytes (whole blocks of it are compressed).
+            let (entry, block) = if kernel == "sha256-go" { (&sha2::SHA256_GO, 64) } else { (&sha2::SHA512_GO, 128) };
+            let (name, f) = env.entry(entry)?;
+            let dig = env.buffer(&[0x6au8; 64], 0, true);
+            for &n in sizes {
+                let n = n.max(block).next_multiple_of(block);
+                if rows.iter().any(|r: &Row| r.bytes == n) {
+                    continue;
+                }
+                let inp = env.buffer(&vec![0x5a; n], 0, false);
+                let m = measured(env, |env| env.call(f, &[dig, inp, n as u64]))?;
+                rows.push(row(&name, n, m));
+            }
+        }
         // ANCHOR: sha2-driver
         "sha256" | "sha512" => {
             // sha*_block_data_order over the size rounded up to whole blocks, from a 64-byte
@@ -180,14 +212,72 @@ pub fn bench_object(kernel: &str, variant: &str, obj: &Object, target: &Target, 
     drive(kernel, variant, &mut env, sizes)
 }
 
+/// Go's ABI0 on kgen-sim: the functions as Go's assembler builds them from kgen's Go output
+/// ([`kgen_emit::go::abi0_object`]: prologue, argument loads from the caller's frame, body,
+/// epilogue), called with their arguments written where ABI0 puts them.
+struct Abi0 {
+    env: Env,
+    frames: HashMap<u64, kgen_emit::go::ArgFrame>,
+}
+
+impl Harness for Abi0 {
+    fn buffer(&mut self, data: &[u8], offset: usize, writable: bool) -> u64 {
+        self.env.buffer(data, offset, writable)
+    }
+    fn entry(&self, e: &kgen_dsl::entry::Entry) -> Result<(String, u64), String> {
+        self.env.entry(e)
+    }
+    fn lookup(&self, name: &str) -> Result<u64, String> {
+        self.env.lookup(name)
+    }
+    fn call(&mut self, f: u64, args: &[u64]) -> Result<(u64, u64), String> {
+        let fr = self.frames.get(&f).ok_or_else(|| format!("no Go function at {f:#x}"))?;
+        for ((name, t, off), v) in fr.args.iter().zip(args) {
+            let b = v.to_le_bytes();
+            let n = t.size as usize;
+            if n < 8 && v >> (8 * n) != 0 && (*v as i64) >> (8 * n - 1) != -1 {
+                return Err(format!("argument `{name}` = {v:#x} does not fit {}", t.name));
+            }
+            self.env.m.mem.write_bytes(kgen_sim::call::CALL_SP + kgen_emit::go::FIXED_FRAME as u64 + *off as u64, &b[..n]);
+        }
+        Env::call(&mut self.env, f, &[]).map(|o| (o.instructions, o.cycles)).map_err(|e: CallError| e.to_string())
+    }
+}
+
+/// Benchmarks a module built for the Go ABI as Go runs it (see [`Abi0`]) with the driver
+/// of `driver`. Returns the rows and the functions left out (Go's stack-check prologue is
+/// not modeled).
+pub fn bench_go_module(driver: &str, variant: &str, m: &kgen_dsl::Module, sizes: &[usize]) -> Result<(Vec<Row>, Vec<String>), String> {
+    let (obj, skipped) = kgen_emit::go::abi0_object(m).map_err(|e| format!("{} {variant}: {e}", m.kernel))?;
+    if !skipped.is_empty() {
+        return Ok((Vec::new(), skipped));
+    }
+    let mut env = Env::new(&obj, &m.target)?.for_abi(kgen_dsl::Abi::Go).with_cost_model();
+    env.m.max_steps = 1 << 34;
+    let mut frames = HashMap::new();
+    for l in m.funcs.iter().filter(|l| l.global) {
+        let a = env.lookup(&l.func.name)?;
+        frames.insert(a, kgen_emit::go::arg_frame(l).map_err(|e| e.to_string())?);
+    }
+    let mut h = Abi0 { env, frames };
+    let mut rows = drive(driver, variant, &mut h, sizes)?;
+    for r in &mut rows {
+        r.kernel = m.kernel.clone();
+        // The Go name of the function (`ChaCha20_ctr32_c906` → `chaCha20Ctr32C906`).
+        let (sym, rest) = r.what.split_at(r.what.find('(').unwrap_or(r.what.len()));
+        r.what = format!("{}{rest}", kgen_emit::go::go_name(sym).map_err(|e| e.to_string())?);
+    }
+    Ok((rows, Vec::new()))
+}
+
 /// The table as text.
 pub fn table(rows: &[Row]) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{:<10} {:<14} {:<26} {:>7} {:>12} {:>12} {:>9}", "kernel", "variant", "measured", "bytes", "instructions", "cycles", "cyc/byte");
+    let _ = writeln!(s, "{:<10} {:<16} {:<34} {:>7} {:>12} {:>12} {:>9}", "kernel", "variant", "measured", "bytes", "instructions", "cycles", "cyc/byte");
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<10} {:<14} {:<26} {:>7} {:>12} {:>12} {:>9.2}",
+            "{:<10} {:<16} {:<34} {:>7} {:>12} {:>12} {:>9.2}",
             r.kernel, r.variant, r.what, r.bytes, r.instructions, r.cycles, r.cpb()
         );
     }

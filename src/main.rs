@@ -81,6 +81,11 @@ enum Cmd {
         /// Print a Markdown summary (cycles per byte by size) instead of the full table.
         #[arg(long)]
         markdown: bool,
+        /// `go`: the Go (ABI0) builds instead, as Go's assembler makes them (prologue,
+        /// argument loads from the caller's frame, epilogue), with x/crypto's poly1305
+        /// macState function (`kgen go-patches`).
+        #[arg(long, default_value = "openssl")]
+        abi: String,
     },
     /// Load a kernel (OpenSSL ABI) into a JIT buffer and run its known-answer checks:
     /// natively on a riscv64 host (whose CPU must implement the variant's target), else in
@@ -114,6 +119,17 @@ enum Cmd {
         /// Timed calls per figure (the median is printed).
         #[arg(long, default_value_t = kgen::jit_bench::RUNS)]
         runs: usize,
+    },
+    /// Write a `git format-patch` series against golang.org/x/crypto (Debian's
+    /// golang-golang-x-crypto-dev sources) adding the riscv64 port: chacha20,
+    /// internal/poly1305, chacha20poly1305 on kgen's kernels, with run-time detection.
+    GoPatches {
+        /// The base the series applies to: x-crypto-0.25.0.
+        #[arg(long)]
+        base: String,
+        /// Directory for the `*.patch` files.
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Compare (or with --bless rewrite) the golden files under goldens/.
     Goldens {
@@ -327,7 +343,15 @@ fn run(cmd: Cmd) -> Result<(), String> {
             }
             Ok(())
         }
-        Cmd::Bench { kernel, asm, target: tgt, csv, json, sizes, markdown } => {
+        Cmd::Bench { kernel, asm, target: tgt, csv, json, sizes, markdown, abi } => {
+            let go = match abi.as_str() {
+                "openssl" | "psabi" => false,
+                "go" => true,
+                other => return Err(format!("bench --abi: unknown ABI `{other}` (openssl or go)")),
+            };
+            if go && asm.is_some() {
+                return Err("bench: --asm measures an OpenSSL-ABI file; it does not combine with --abi go".into());
+            }
             if let Some(k) = &kernel {
                 kgen_kernels::kernel(k).ok_or_else(|| format!("unknown kernel `{k}` (see `kgen list`)"))?;
             }
@@ -346,6 +370,28 @@ fn run(cmd: Cmd) -> Result<(), String> {
                         continue;
                     }
                     for v in k.variants {
+                        if go {
+                            if !v.abis.contains(&Abi::Go) {
+                                continue;
+                            }
+                            let driver = match k.name {
+                                "sha256" => "sha256-go",
+                                "sha512" => "sha512-go",
+                                n => n,
+                            };
+                            let mut builds = vec![(driver, v.build(Abi::Go).map_err(|e| e.to_string())?)];
+                            if k.name == "poly1305" && v.name.starts_with("32-") {
+                                builds.push(("poly1305-macstate", kgen_kernels::poly1305::macstate_module(v.name).map_err(|e| e.to_string())?));
+                            }
+                            for (driver, m) in builds {
+                                let (r, skipped) = bench::bench_go_module(driver, &format!("{}/go", v.name), &m, &sizes)?;
+                                if !skipped.is_empty() {
+                                    eprintln!("kgen bench: {} {} (go): not modeled: {} (Go's stack-check prologue)", k.name, v.name, skipped.join(", "));
+                                }
+                                rows.extend(r);
+                            }
+                            continue;
+                        }
                         let m = v.build(Abi::Psabi).map_err(|e| e.to_string())?;
                         let obj = m.object().map_err(|e| e.to_string())?;
                         rows.extend(bench::bench_object(k.name, v.name, &obj, &m.target, &sizes)?);
@@ -400,6 +446,12 @@ fn run(cmd: Cmd) -> Result<(), String> {
             Ok(())
         }
         Cmd::Goldens { bless, dir } => kgen::goldens::run(&dir, bless),
+        Cmd::GoPatches { base, out } => {
+            for p in kgen::gopatches::run(&base, &out)? {
+                println!("{}", p.display());
+            }
+            Ok(())
+        }
     }
 }
 

@@ -17,6 +17,9 @@ pub const TEXT_BASE: u64 = 0x1_0000;
 pub const RETURN_SENTINEL: u64 = 0x7ff0_0000;
 pub const STACK_TOP: u64 = 0x7fe0_0000;
 pub const STACK_SIZE: usize = 64 * 1024;
+/// sp at the entry of every [`Env::call`]. Go's ABI0 arguments are at `CALL_SP + 8 + off`
+/// (above the return-address word), where a caller writes them before the call.
+pub const CALL_SP: u64 = STACK_TOP - 16 * 64;
 const HEAP_BASE: u64 = 0x1000_0000;
 const GUARD: u64 = 0x1000;
 
@@ -153,7 +156,7 @@ impl Env {
         for (i, a) in args.iter().enumerate() {
             h.x[10 + i] = *a;
         }
-        let sp = STACK_TOP - 16 * 64;
+        let sp = CALL_SP;
         h.x[2] = sp;
         h.x[1] = RETURN_SENTINEL;
         if self.go_frame {
@@ -202,7 +205,7 @@ impl Env {
                 found.push(format!("register v{v}"));
             }
         }
-        let sp = STACK_TOP - 16 * 64;
+        let sp = CALL_SP;
         let below = self.read(sp - 4096, 4096);
         if hit(&below) {
             found.push("stack below sp".into());
