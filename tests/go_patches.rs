@@ -120,7 +120,7 @@ fn x_crypto_tests_pass_on_the_patched_tree_on_the_expected_paths() {
         ("c906fdv", &tqemu, "chacha20.c906", "poly1305.32-c906", "thead-scalar=true xtheadvector=true"),
         ("rv64", &qemu, "chacha20.generic", "poly1305.32-rv64gc", "thead-scalar=false xtheadvector=false"),
     ];
-    println!("{:<18} {:<12} {}", "package", "-cpu", "kgen-trace");
+    println!("{:<18} {:<12} kgen-trace", "package", "-cpu");
     for pkg in ["chacha20", "internal/poly1305", "chacha20poly1305"] {
         let exe = test_binary(&go, &driver, pkg);
         for (cpu, q, chacha, poly, features) in cpus {
