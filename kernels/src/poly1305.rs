@@ -11,7 +11,10 @@
 //! Go:      func poly1305Init<V>(ctx *byte, key *byte)
 //!          func poly1305Blocks<V>(ctx *byte, inp *byte, len uint64, padbit uint32)
 //!          func poly1305Emit<V>(ctx *byte, mac *byte, nonce *uint32)
+//! x/crypto: func poly1305BlocksMacstate<V>(state *macState, inp *byte, len uint64, padbit uint32)
 //! ```
+//! The last (base-2^32 variants, Go only, [`macstate_module`]) is blocks on
+//! golang.org/x/crypto's `macState` for `kgen go-patches` (see [`MACSTATE_BLOCKS`]).
 //! `<v>` is the variant with `-` turned into `_` (`32_c906`), `<V>` its Go spelling
 //! (`32C906`). The OpenSSL functions are named `poly1305_init_<v>`, `poly1305_blocks_<v>`,
 //! `poly1305_emit_<v>` and also exported under the plain names above. `poly1305_init`
@@ -69,7 +72,7 @@
 //! constant-time lint as a leak); use the 32-bit variants on the C906. Caller-saved
 //! registers that held secrets are wiped on return; nothing is spilled.
 //!
-//! Performance (C906 cost model, `kgen bench poly1305`, and the cost report of
+//! Performance (C906 cost model, `kgen bench poly1305`, `--abi go` for the Go forms, and the cost report of
 //! `tests/poly1305.rs`): see README.md's table.
 
 use crate::{Kernel, Variant};
