@@ -202,6 +202,22 @@ fn go_output_refuses_what_go_cannot_run() {
     assert!(unsupported(go_files(&m4, &opts(), "aes")).contains("not directly followed"));
     // Not a package name.
     assert!(unsupported(go_files(&aes("rv64gc", Abi::Go), &opts(), "func")).contains("package"));
+    // A Go-syntax instruction reading tp (x4), which Go's assembler cannot name as X4.
+    let mut m5 = aes("rv64gc", Abi::Go);
+    let f = &mut m5.funcs[0].func;
+    let i = f.items.iter().position(|it| matches!(it, kgen_dsl::func::Item::Inst(ii) if ii.row().mnemonic == "xor")).unwrap();
+    if let kgen_dsl::func::Item::Inst(ii) = &mut f.items[i] {
+        ii.ops[2] = kgen_dsl::Opnd::Reg(kgen_dsl::Reg::X(4));
+    }
+    assert!(unsupported(go_files(&m5, &opts(), "aes")).contains("no name for x4"));
+    // A branch whose target is a number, not a label (Go resolves targets by label).
+    let mut m6 = aes("rv64gc", Abi::Go);
+    let f = &mut m6.funcs[0].func;
+    let i = f.items.iter().position(|it| matches!(it, kgen_dsl::func::Item::Inst(ii) if ii.row().go.is_some() && matches!(ii.ops.last(), Some(kgen_dsl::Opnd::Label(_))))).unwrap();
+    if let kgen_dsl::func::Item::Inst(ii) = &mut f.items[i] {
+        *ii.ops.last_mut().unwrap() = kgen_dsl::Opnd::Imm(8);
+    }
+    assert!(unsupported(go_files(&m6, &opts(), "aes")).contains("not a label"));
 }
 
 #[test]

@@ -350,9 +350,16 @@ fn go_labels(l: &Lowered) -> HashMap<Label, String> {
 /// The Go text of an instruction the ISA table gives a Go spelling, labels by name.
 fn go_text(ii: &InstItem, inst: &Inst, labels: &HashMap<Label, String>) -> Option<Result<String, String>> {
     let g = inst.row().go?;
+    // Go resolves targets by label: a PC-relative operand written as a number is refused.
+    for (k, o) in inst.row().ops.iter().enumerate() {
+        if matches!(o.kind, Kind::Rel(_)) && !matches!(ii.ops.get(k), Some(Opnd::Label(_))) {
+            return Some(Err(format!("operand `{}` is an offset, not a label: Go's output needs a label", o.name)));
+        }
+    }
     let label = |k: usize| match ii.ops.get(k) {
         Some(Opnd::Label(l)) => labels.get(l).cloned().unwrap_or_else(|| format!("L{}", l.0)),
-        _ => "?".into(),
+        // Not reached: every target operand was checked to be a label above.
+        _ => String::new(),
     };
     Some(g.text(inst.args(), &label))
 }
