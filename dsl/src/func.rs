@@ -945,7 +945,7 @@ impl Func {
     }
 
     /// [`Func::merge`] looking `lookahead[s]` instructions ahead in stream `s`, with the
-    /// streams' memory accesses kept in `order` (e.g. [`crate::sched::MemOrder::BFirst`]:
+    /// streams' memory accesses kept in `order` (e.g. [`crate::sched::MemOrder::BReadsFirst`]:
     /// `b` reads a buffer before `a` rewrites it).
     pub fn merge_with(&mut self, lookahead: [usize; 2], order: crate::sched::MemOrder, a: impl FnOnce(&mut Func), b: impl FnOnce(&mut Func)) {
         let a = self.capture(a);

@@ -383,10 +383,10 @@ pub enum MemOrder {
     /// be placed in any order.
     #[default]
     Free,
-    /// Stream `b` comes first in memory order (it reads a buffer that `a` rewrites, say): a
-    /// load of `a` is placed after every store of `b`, and a store of `a` after every access
-    /// of `b`.
-    BFirst,
+    /// Stream `b` reads memory that stream `a` then overwrites (a buffer `b` consumes while
+    /// `a` refills it): every store of `a` is placed after every load of `b`. The streams'
+    /// other accesses are unordered (the kernel guarantees they touch different bytes).
+    BReadsFirst,
 }
 
 /// How [`merge_timed_cfg`] merges.
@@ -440,10 +440,9 @@ pub fn merge_timed_cfg(a: Vec<Item>, b: Vec<Item>, cfg: &MergeCfg, units: &Units
     let mut ready: RegMap<u64> = RegMap::new(0);
     let (mut cycle, mut vpu) = (0u64, 0u64);
     let mut vt = cfg.vtype;
-    // Memory accesses and stores of stream b not yet placed (for MemOrder::BFirst).
-    let mut b_mem = briefs[1].iter().filter(|x| x.store.is_some()).count();
-    let mut b_stores = briefs[1].iter().filter(|x| x.store == Some(true)).count();
-    let ordered = cfg.order == MemOrder::BFirst;
+    // Loads of stream b not yet placed (for MemOrder::BReadsFirst).
+    let mut b_loads = briefs[1].iter().filter(|x| x.store == Some(false)).count();
+    let ordered = cfg.order == MemOrder::BReadsFirst;
     let start = |b: &Brief, cycle: u64, vpu: u64, ready: &RegMap<u64>| -> u64 {
         let mut t = cycle;
         for &(role, r) in &b.regs {
@@ -468,14 +467,8 @@ pub fn merge_timed_cfg(a: Vec<Item>, b: Vec<Item>, cfg: &MergeCfg, units: &Units
                 if !taken[s][k] {
                     seen += 1;
                     let movable = (first[s]..k).all(|j| taken[s][j] || may_pass(&st[k], &st[j]));
-                    // Stream a's accesses wait for b's that come first in memory order.
-                    let waits = ordered
-                        && s == 0
-                        && match st[k].store {
-                            Some(true) => b_mem > 0,
-                            Some(false) => b_stores > 0,
-                            None => false,
-                        };
+                    // Stream a's stores wait for b's loads.
+                    let waits = ordered && s == 0 && st[k].store == Some(true) && b_loads > 0;
                     let movable = movable && !waits;
                     if movable {
                         let t = start(&st[k], cycle, vpu, &ready);
@@ -489,15 +482,8 @@ pub fn merge_timed_cfg(a: Vec<Item>, b: Vec<Item>, cfg: &MergeCfg, units: &Units
         }
         let Some((t, s, k)) = best else { break };
         taken[s][k] = true;
-        if s == 1 {
-            match briefs[1][k].store {
-                Some(true) => {
-                    b_mem -= 1;
-                    b_stores -= 1;
-                }
-                Some(false) => b_mem -= 1,
-                None => {}
-            }
+        if s == 1 && briefs[1][k].store == Some(false) {
+            b_loads -= 1;
         }
         while first[s] < streams[s].len() && taken[s][first[s]] {
             first[s] += 1;
