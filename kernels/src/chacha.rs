@@ -525,14 +525,14 @@ fn store_strided(f: &mut Func, d: VDialect, t: Reg, base: Reg, stride: Reg) {
 }
 
 /// t = the four 32-bit words at base.
-fn load_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
+pub(crate) fn load_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
     match d {
         VDialect::Thead => kasm!(f, th.vlw.v {t}, ({base});),
         VDialect::V1 => kasm!(f, vle32.v {t}, ({base});),
     }
 }
 
-fn store_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
+pub(crate) fn store_row(f: &mut Func, d: VDialect, t: Reg, base: Reg) {
     match d {
         VDialect::Thead => kasm!(f, th.vsw.v {t}, ({base});),
         VDialect::V1 => kasm!(f, vse32.v {t}, ({base});),
