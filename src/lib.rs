@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod goldens;
+pub mod jit_bench;
 pub mod jit_run;
 pub mod oracle;
 pub mod outputs;
