@@ -1,5 +1,6 @@
 //! The kgen command-line tool's library: shared by the binary and the integration tests.
 
+pub mod asmcall;
 pub mod bench;
 pub mod goldens;
 pub mod jit_run;

@@ -25,6 +25,8 @@ pub enum CallError {
     Fault(Fault),
     /// The function broke the calling convention.
     Abi(String),
+    /// The function called a symbol no input defines (see [`Env::with_undefined_stubs`]).
+    Undefined(String),
 }
 
 impl fmt::Display for CallError {
@@ -32,6 +34,7 @@ impl fmt::Display for CallError {
         match self {
             CallError::Fault(x) => write!(f, "fault {x}"),
             CallError::Abi(s) => write!(f, "ABI violation: {s}"),
+            CallError::Undefined(s) => write!(f, "called `{s}`, which no input defines"),
         }
     }
 }
@@ -58,7 +61,15 @@ pub struct Env {
     /// Registers reserved by the ABI under test that must come back unchanged, besides
     /// the callee-saved ones (gp, tp; Go adds its own).
     pub preserved: Vec<u8>,
+    /// Addresses given to symbols no input defines (nothing is mapped there: a call
+    /// faults and is reported by name).
+    pub undefined: HashMap<u64, String>,
 }
+
+/// Where [`Env::with_undefined_stubs`] places undefined symbols (unmapped).
+pub const UNDEFINED_BASE: u64 = 0x0800_0000;
+/// The most bytes of buffers one environment maps.
+pub const MAX_BUFFER_BYTES: usize = 1 << 30;
 
 const CALLEE_SAVED: [u8; 12] = [8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
 
@@ -66,11 +77,50 @@ impl Env {
     /// Links `obj` at a fixed address and maps stack and sentinel.
     pub fn new(obj: &Object, target: &Target) -> Result<Env, String> {
         let img = link(obj, TEXT_BASE, &HashMap::new())?;
+        Ok(Env::from_image(&img, target))
+    }
+
+    /// Like [`Env::new`], but a symbol the object references and does not define gets an
+    /// address where nothing is mapped: the object links, and a call to the symbol fails
+    /// naming it ([`CallError::Undefined`]).
+    pub fn with_undefined_stubs(obj: &Object, target: &Target) -> Result<Env, String> {
+        let defined: std::collections::HashSet<&str> = obj.symbols.iter().map(|s| s.name.as_str()).collect();
+        let mut ext = HashMap::new();
+        let mut undefined = HashMap::new();
+        for r in &obj.relocs {
+            if !defined.contains(r.sym.as_str()) && !ext.contains_key(&r.sym) {
+                let a = UNDEFINED_BASE + 16 * ext.len() as u64;
+                ext.insert(r.sym.clone(), a);
+                undefined.insert(a, r.sym.clone());
+            }
+        }
+        let img = link(obj, TEXT_BASE, &ext)?;
+        let mut env = Env::from_image(&img, target);
+        for n in undefined.values() {
+            env.symbols.remove(n);
+        }
+        env.undefined = undefined;
+        Ok(env)
+    }
+
+    fn from_image(img: &kgen_dsl::object::Image, target: &Target) -> Env {
         let mut m = Machine::new(target);
-        m.load(&img);
+        m.load(img);
         m.mem.map("stack", STACK_TOP - STACK_SIZE as u64, STACK_SIZE, Perm::RW);
         m.mem.map("return-sentinel", RETURN_SENTINEL, 4096, Perm::RX);
-        Ok(Env { m, symbols: img.symbols, next_buf: HEAP_BASE, rng: rand_chacha::ChaCha8Rng::seed_from_u64(1), preserved: vec![3, 4] })
+        Env {
+            m,
+            symbols: img.symbols.clone(),
+            next_buf: HEAP_BASE,
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(1),
+            preserved: vec![3, 4],
+            undefined: HashMap::new(),
+        }
+    }
+
+    /// Bytes of buffers mapped so far (guards included).
+    pub fn buffer_bytes(&self) -> u64 {
+        self.next_buf - HEAP_BASE
     }
 
     /// Turns the C906 cost model on.
@@ -103,6 +153,19 @@ impl Env {
         })?;
         let a = self.lookup(&name)?;
         Ok((name, a))
+    }
+
+    /// [`Env::buffer`], or an error saying the limit when the environment would map more
+    /// than [`MAX_BUFFER_BYTES`] of buffers.
+    pub fn try_buffer(&mut self, data: &[u8], offset: usize, writable: bool) -> Result<u64, String> {
+        let size = (offset as u64).saturating_add(data.len() as u64).next_multiple_of(4096) + GUARD;
+        if self.buffer_bytes().saturating_add(size) > MAX_BUFFER_BYTES as u64 {
+            return Err(format!(
+                "buffers of {} bytes in all: the simulator holds at most {MAX_BUFFER_BYTES} bytes of buffers",
+                self.buffer_bytes() + size
+            ));
+        }
+        Ok(self.buffer(data, offset, writable))
     }
 
     /// Places `data` in a fresh region (guarded on both sides) so that its address is
@@ -147,7 +210,12 @@ impl Env {
             c.reset();
             c.note_call(RETURN_SENTINEL);
         }
-        self.m.run_until(RETURN_SENTINEL).map_err(CallError::Fault)?;
+        if let Err(f) = self.m.run_until(RETURN_SENTINEL) {
+            if let Some(name) = self.undefined.get(&f.pc) {
+                return Err(CallError::Undefined(name.clone()));
+            }
+            return Err(CallError::Fault(f));
+        }
         let h = &self.m.hart;
         if h.x[2] != sp {
             return Err(CallError::Abi(format!("sp is {:#x} after return, was {sp:#x}", h.x[2])));
