@@ -13,7 +13,9 @@
 //! | `buf:N:ro` | mapped read-only |
 //! | `buf:N:name=S`, `@S` | a buffer named S, and the same buffer again (in this or a later call) |
 //!
-//! Every buffer is refilled before every call (functions may work in place). The function
+//! Every buffer is refilled before every call of the call that defines it (functions may
+//! work in place); `@S` passes the buffer as the earlier calls left it (state carried from
+//! an init call to an update call). The function
 //! is called `warmup` times, then `repeat` times; the row gives the mean instructions and
 //! cycles of the repeated calls, and cycles per byte of `bytes` (by default the largest
 //! buffer the call names).
@@ -196,9 +198,9 @@ impl Runner {
                     largest = largest.max(b.size);
                 }
                 ArgSpec::Ref(n) => {
+                    // As the earlier calls left it (not refilled: it carries state).
                     let k = *self.named.get(n).ok_or_else(|| format!("--call `{}`: no buffer named `{n}` before", spec.text))?;
                     args.push(self.bufs[k].addr);
-                    bufs.push(k);
                     largest = largest.max(self.bufs[k].data.len());
                 }
             }

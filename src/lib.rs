@@ -2,7 +2,10 @@
 
 pub mod asmcall;
 pub mod bench;
+pub mod d1;
 pub mod goldens;
 pub mod jit_run;
 pub mod oracle;
 pub mod outputs;
+pub mod plot;
+pub mod rtl;

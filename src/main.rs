@@ -92,6 +92,14 @@ enum Cmd {
         /// Print a Markdown summary (cycles per byte by size) instead of the full table.
         #[arg(long)]
         markdown: bool,
+        /// Also run scalar variants on the cycle-accurate C906 RTL (../shared/c906-rtl,
+        /// built by the set-up script; results are cached) and print its column.
+        #[arg(long)]
+        rtl: bool,
+        /// Write cycles/byte against size (log scale) as an SVG chart: one line per
+        /// variant and function, model and (with --rtl) RTL.
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Load a kernel (OpenSSL ABI) into a JIT buffer and run its known-answer checks:
     /// natively on a riscv64 host (whose CPU must implement the variant's target), else in
@@ -178,7 +186,8 @@ fn load_inputs(paths: &[PathBuf], t: &kgen_dsl::target::Target) -> Result<(kgen_
         srcs.push((p.display().to_string(), text));
     }
     let files: Vec<(&str, &str)> = srcs.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
-    let a = kgen_dsl::asmfile::assemble_files(&files, t).map_err(|e| e.to_string())?;
+    let opts = kgen_dsl::asmfile::AsmOptions { unknown_as_trap: true };
+    let a = kgen_dsl::asmfile::assemble_files_with(&files, t, opts).map_err(|e| e.to_string())?;
     let label = paths.iter().map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect::<Vec<_>>().join("+");
     Ok((a.object, label))
 }
@@ -336,10 +345,11 @@ fn run(cmd: Cmd) -> Result<(), String> {
             }
             Ok(())
         }
-        Cmd::Bench { kernel, asm, call, repeat, bytes, target: tgt, csv, json, sizes, markdown } => {
+        Cmd::Bench { kernel, asm, call, repeat, bytes, target: tgt, csv, json, sizes, markdown, rtl, plot } => {
             if let Some(k) = &kernel {
                 kgen_kernels::kernel(k).ok_or_else(|| format!("unknown kernel `{k}` (see `kgen list`)"))?;
             }
+            let kernel_name = kernel.as_deref().map(|k| format!(" {k}")).unwrap_or_default();
             let sizes: Vec<usize> = match sizes {
                 Some(s) => s.split(',').map(|x| x.trim().parse().map_err(|_| format!("bad size `{x}`"))).collect::<Result<_, _>>()?,
                 None => bench::SIZES.to_vec(),
@@ -377,10 +387,23 @@ fn run(cmd: Cmd) -> Result<(), String> {
                     }
                 }
             }
-            if markdown {
-                print!("{}", bench::markdown(&rows));
+            let rtl_figures = if rtl {
+                if !call.is_empty() || !asm.is_empty() {
+                    return Err("--rtl measures kgen's own scalar variants (not --asm files)".into());
+                }
+                Some(kgen::rtl::figures_for(&rows, &std::env::temp_dir().join(format!("kgen-rtl-{}", std::process::id())))?)
             } else {
-                print!("{}", bench::table(&rows));
+                None
+            };
+            match (&rtl_figures, markdown) {
+                (Some(f), true) => print!("{}", kgen::rtl::markdown_with_rtl(&rows, f)),
+                (Some(f), false) => print!("{}", kgen::rtl::table_with_rtl(&rows, f)),
+                (None, true) => print!("{}", bench::markdown(&rows)),
+                (None, false) => print!("{}", bench::table(&rows)),
+            }
+            if let Some(p) = plot {
+                let title = format!("kgen bench{} --plot (C906 model{})", kernel_name, if rtl { ", RTL" } else { "" });
+                write(&p, kgen::plot::bench_chart(&title, &rows, rtl_figures.as_ref()).as_bytes())?;
             }
             if let Some(p) = csv {
                 write(&p, bench::csv(&rows).as_bytes())?;

@@ -241,6 +241,11 @@ struct State<'t> {
     file_idx: usize,
     /// RVV 1.0 mnemonics are translated as rvv-rollback does (the target has XTheadVector).
     rollback: bool,
+    opts: AsmOptions,
+    data_relocs: Vec<(u32, u8, String, i64)>,
+    /// Unknown instructions kept as traps: (item index of the placeholder, description).
+    unknown: Vec<(usize, String)>,
+    file_name: String,
 }
 
 /// A `.macro`: parameter names with their defaults (`vararg` takes the rest), and body.
@@ -339,11 +344,30 @@ pub fn assemble_file(src: &str, target: &Target) -> Result<Assembled, AsmError> 
     assemble_files(&[("", src)], target)
 }
 
+/// How lenient the assembler is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AsmOptions {
+    /// An instruction whose mnemonic kgen's ISA table does not have (compiler output's
+    /// floating point, say) becomes an illegal word recorded in [`Object::unknown`]
+    /// instead of an error: code that never runs it can still be timed, and running it
+    /// is reported with the file, line and text.
+    pub unknown_as_trap: bool,
+}
+
+/// [`assemble_files`] with options.
+pub fn assemble_files_with(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> Result<Assembled, AsmError> {
+    assemble_inner(files, target, opts)
+}
+
 /// Assembles several files (name, text) into one object, as if linked: global symbols are
 /// shared, `.L*` and numeric local labels are each file's own. Errors name the file (when
 /// it has a name) and the line. On a target with XTheadVector, RVV 1.0 instructions are
 /// translated as rvv-rollback does (see [`crate::isa::vector::rollback`]).
 pub fn assemble_files(files: &[(&str, &str)], target: &Target) -> Result<Assembled, AsmError> {
+    assemble_inner(files, target, AsmOptions::default())
+}
+
+fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> Result<Assembled, AsmError> {
     let mut st = State {
         f: Func::new("__text", target, Abi::Psabi),
         section: ".text".into(),
@@ -364,6 +388,10 @@ pub fn assemble_files(files: &[(&str, &str)], target: &Target) -> Result<Assembl
         rept_body: Vec::new(),
         file_idx: 0,
         rollback: target.vdialect() == Some(VDialect::Thead),
+        opts,
+        data_relocs: Vec::new(),
+        unknown: Vec::new(),
+        file_name: String::new(),
     };
     st.f.wipe = false;
     let named = |name: &str, mut e: AsmError| {
@@ -372,6 +400,7 @@ pub fn assemble_files(files: &[(&str, &str)], target: &Target) -> Result<Assembl
     };
     for (k, (name, src)) in files.iter().enumerate() {
         st.file_idx = k;
+        st.file_name = name.to_string();
         st.local_count.clear();
         st.section = ".text".into();
         for (ln0, raw) in src.lines().enumerate() {
@@ -407,6 +436,19 @@ pub fn assemble_files(files: &[(&str, &str)], target: &Target) -> Result<Assembl
     obj.text = code.bytes.clone();
     obj.relocs = code.relocs.clone();
     obj.insts = code.insts.iter().map(|(o, i, _)| (*o, *i)).collect();
+    // Offsets of the unknown instructions' placeholders.
+    let mut off = 0u32;
+    let mut item_off = Vec::with_capacity(f.items.len());
+    for it in &f.items {
+        item_off.push(off);
+        off += match it {
+            Item::Inst(_) => 4,
+            Item::Data(d) => d.len() as u32,
+            _ => 0,
+        };
+    }
+    obj.data_relocs = st.data_relocs.clone();
+    obj.unknown = st.unknown.iter().map(|(k, m)| (item_off[*k], m.clone())).collect();
     let mut syms: Vec<Symbol> = Vec::new();
     for (name, l) in &st.text_labels {
         let off = code.labels[l];
@@ -787,11 +829,21 @@ fn directive(st: &mut State, d: &str, rest: &str, line: usize) -> Result<(), Asm
                     st.f.emit(inst.form, ops, Some(format!(".word {w:#010x}")));
                 }
             } else {
-                let vals: Result<Vec<i64>, _> = args.iter().map(|a| ev(st, a)).collect();
-                let vals = vals?;
-                let dobj = st.data_mut(line)?;
-                dobj.elem = size as u8;
-                for v in vals {
+                for a in &args {
+                    let v = match eval_expr(a, &st.names) {
+                        Some(v) => v,
+                        // An address (`.dword sym+8`): filled in by the linker.
+                        None if size >= 4 => {
+                            let (sym, off) = sym_offset(a, &st.names).ok_or_else(|| e(format!("cannot evaluate `{a}`")))?;
+                            let sym = st.scoped(sym);
+                            let at = st.rodata.bytes.len() as u32;
+                            st.data_relocs.push((at, size as u8, sym, off));
+                            0
+                        }
+                        None => return Err(e(format!("cannot evaluate `{a}`"))),
+                    };
+                    let dobj = st.data_mut(line)?;
+                    dobj.elem = size as u8;
                     dobj.bytes.extend_from_slice(&v.to_le_bytes()[..size]);
                 }
             }
@@ -1031,6 +1083,14 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
         _ => {}
     }
     let Some(mut form) = table().lookup(mn) else {
+        if st.opts.unknown_as_trap {
+            // An all-zero word is illegal in every RISC-V encoding.
+            pad_to_insn(&mut st.f);
+            let at = if st.file_name.is_empty() { String::new() } else { format!("{}: ", st.file_name) };
+            st.unknown.push((st.f.items.len(), format!("{at}line {line}: `{mn} {rest}`, which kgen's ISA table does not have")));
+            st.f.items.push(Item::Data(vec![0; 4]));
+            return Ok(());
+        }
         return Err(e(format!("unknown instruction `{mn}`")));
     };
     // `ld rd, symbol`: a PC-relative load of a symbol's contents (auipc + load).
@@ -1044,6 +1104,18 @@ fn instruction(st: &mut State, mn: &str, rest: &str, line: usize) -> Result<(), 
         st.f.bind(anchor);
         st.f.emit_text("auipc", &[Opnd::Reg(rd), Opnd::PcrelHi { sym, addend: off }]);
         st.f.emit(form, vec![Opnd::Reg(rd), Opnd::PcrelLo { anchor }, Opnd::Reg(rd)], None);
+        return Ok(());
+    }
+    // `sd rs, symbol, rt`: a PC-relative store through the temporary rt.
+    let store_form = row.class == Class::Store && row.ops.len() == 3 && matches!([row.ops[0].kind, row.ops[1].kind, row.ops[2].kind], [Kind::X, Kind::MemOff(_), Kind::XMem]);
+    if store_form && n == 3 && !args[1].ends_with(')') {
+        let (sym, off) = sym_offset(args[1], &names).ok_or_else(|| e(format!("`{}` is not a symbol (+ offset) or `offset(reg)`", args[1])))?;
+        let sym = st.scoped(sym);
+        let (rs, rt) = (r(0)?, r(2)?);
+        let anchor = st.f.label();
+        st.f.bind(anchor);
+        st.f.emit_text("auipc", &[Opnd::Reg(rt), Opnd::PcrelHi { sym, addend: off }]);
+        st.f.emit(form, vec![Opnd::Reg(rs), Opnd::PcrelLo { anchor }, Opnd::Reg(rt)], None);
         return Ok(());
     }
     // GNU's immediate aliases: `add rd, rs, imm`.

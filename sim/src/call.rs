@@ -27,6 +27,8 @@ pub enum CallError {
     Abi(String),
     /// The function called a symbol no input defines (see [`Env::with_undefined_stubs`]).
     Undefined(String),
+    /// The function ran an instruction the assembler kept as a trap (what it was).
+    Unassembled(String),
 }
 
 impl fmt::Display for CallError {
@@ -35,6 +37,7 @@ impl fmt::Display for CallError {
             CallError::Fault(x) => write!(f, "fault {x}"),
             CallError::Abi(s) => write!(f, "ABI violation: {s}"),
             CallError::Undefined(s) => write!(f, "called `{s}`, which no input defines"),
+            CallError::Unassembled(s) => write!(f, "ran {s}"),
         }
     }
 }
@@ -64,6 +67,8 @@ pub struct Env {
     /// Addresses given to symbols no input defines (nothing is mapped there: a call
     /// faults and is reported by name).
     pub undefined: HashMap<u64, String>,
+    /// Addresses of instructions an assembly file had that kgen cannot run.
+    pub unassembled: HashMap<u64, String>,
 }
 
 /// Where [`Env::with_undefined_stubs`] places undefined symbols (unmapped).
@@ -87,11 +92,11 @@ impl Env {
         let defined: std::collections::HashSet<&str> = obj.symbols.iter().map(|s| s.name.as_str()).collect();
         let mut ext = HashMap::new();
         let mut undefined = HashMap::new();
-        for r in &obj.relocs {
-            if !defined.contains(r.sym.as_str()) && !ext.contains_key(&r.sym) {
+        for sym in obj.relocs.iter().map(|r| &r.sym).chain(obj.data_relocs.iter().map(|d| &d.2)) {
+            if !defined.contains(sym.as_str()) && !ext.contains_key(sym) {
                 let a = UNDEFINED_BASE + 16 * ext.len() as u64;
-                ext.insert(r.sym.clone(), a);
-                undefined.insert(a, r.sym.clone());
+                ext.insert(sym.clone(), a);
+                undefined.insert(a, sym.clone());
             }
         }
         let img = link(obj, TEXT_BASE, &ext)?;
@@ -100,6 +105,7 @@ impl Env {
             env.symbols.remove(n);
         }
         env.undefined = undefined;
+        env.unassembled = obj.unknown.iter().map(|(o, m)| (TEXT_BASE + *o as u64, m.clone())).collect();
         Ok(env)
     }
 
@@ -115,6 +121,7 @@ impl Env {
             rng: rand_chacha::ChaCha8Rng::seed_from_u64(1),
             preserved: vec![3, 4],
             undefined: HashMap::new(),
+            unassembled: HashMap::new(),
         }
     }
 
@@ -213,6 +220,9 @@ impl Env {
         if let Err(f) = self.m.run_until(RETURN_SENTINEL) {
             if let Some(name) = self.undefined.get(&f.pc) {
                 return Err(CallError::Undefined(name.clone()));
+            }
+            if let Some(what) = self.unassembled.get(&f.pc) {
+                return Err(CallError::Unassembled(what.clone()));
             }
             return Err(CallError::Fault(f));
         }
