@@ -105,7 +105,7 @@ enum Cmd {
     /// natively on a riscv64 host (whose CPU must implement the variant's target), else in
     /// kgen-sim at the buffer's address. Exits non-zero if a check fails.
     JitRun {
-        /// aes, chacha20, ghash or poly1305.
+        /// aes, chacha20, chacha20-poly1305, ghash, poly1305, sha256 or sha512.
         kernel: String,
         /// Variant (default: every variant of the kernel).
         #[arg(long)]
