@@ -254,20 +254,20 @@ fn ten_thousand_random_cases_against_rustcrypto() {
                 let mut s = Sim::new();
                 for k in 0..5000usize {
                     let n = 5000 * half as usize + k;
-                    if n % 200 == 0 {
+                    if n.is_multiple_of(200) {
                         // Every call maps new guarded buffers: start afresh to bound memory.
                         s = Sim::new();
                     }
                     let len = match n {
                         0..2202 => n % 1101,
-                        _ if n % 50 == 0 => rng.random_range(1100..5000),
+                        _ if n.is_multiple_of(50) => rng.random_range(1100..5000),
                         _ => rng.random_range(0..=1100),
                     };
                     let (key, nonce): ([u8; 32], [u8; 12]) = (rng.random(), rng.random());
                     let aad: Vec<u8> = (0..rng.random_range(0..=64)).map(|_| rng.random()).collect();
                     let pt: Vec<u8> = (0..len).map(|_| rng.random()).collect();
                     let cuts: Vec<usize> = (0..rng.random_range(0..3)).map(|_| rng.random_range(0..=len)).collect();
-                    let l = Layout { io: rng.random_range(0..16), oo: rng.random_range(0..16), in_place: n % 3 == 0 };
+                    let l = Layout { io: rng.random_range(0..16), oo: rng.random_range(0..16), in_place: n.is_multiple_of(3) };
                     let want = ChaCha20Poly1305::new((&key).into()).encrypt((&nonce).into(), Payload { msg: &pt, aad: &aad }).unwrap();
                     let (ct, tag) = s.aead(true, &key, &nonce, &aad, &pt, &cuts, l);
                     let what = format!("case {n}: len {len} aad {} cuts {cuts:?} {l:?}", aad.len());
@@ -298,7 +298,7 @@ fn go_forms_against_rustcrypto() {
         let aad: Vec<u8> = (0..rng.random_range(0..=40)).map(|_| rng.random()).collect();
         let pt: Vec<u8> = (0..len).map(|_| rng.random()).collect();
         let cuts: Vec<usize> = (0..rng.random_range(0..3)).map(|_| rng.random_range(0..=len)).collect();
-        let l = Layout { io: rng.random_range(0..16), oo: rng.random_range(0..16), in_place: n % 3 == 0 };
+        let l = Layout { io: rng.random_range(0..16), oo: rng.random_range(0..16), in_place: n.is_multiple_of(3) };
         let want = ChaCha20Poly1305::new((&key).into()).encrypt((&nonce).into(), Payload { msg: &pt, aad: &aad }).unwrap();
         let (ct, tag) = s.aead(true, &key, &nonce, &aad, &pt, &cuts, l);
         let what = format!("Go form, case {n}: len {len} aad {} cuts {cuts:?} {l:?}", aad.len());
@@ -318,7 +318,7 @@ fn kernel_counters_lengths_and_splits() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(21);
     let mut s = Sim::new();
     for n in 0..1500usize {
-        if n % 200 == 0 {
+        if n.is_multiple_of(200) {
             s = Sim::new();
         }
         let len = match n % 4 {
@@ -326,12 +326,12 @@ fn kernel_counters_lengths_and_splits() {
             1 => rng.random_range(0..1200),
             _ => 64 * rng.random_range(1..10) + rng.random_range(0..64) * (n % 2),
         };
-        let ctr: u32 = if n % 3 == 0 { u32::MAX - rng.random_range(0..12) } else { rng.random() };
+        let ctr: u32 = if n.is_multiple_of(3) { u32::MAX - rng.random_range(0..12) } else { rng.random() };
         let (key, nonce, pkey): ([u8; 32], [u8; 12], [u8; 32]) = (rng.random(), rng.random(), rng.random());
         let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
         let cuts: Vec<usize> = (0..rng.random_range(0..3)).map(|_| rng.random_range(0..=len)).collect();
-        let l = Layout { io: rng.random_range(0..16), oo: rng.random_range(0..16), in_place: n % 5 == 0 };
-        let seal = n % 2 == 0;
+        let l = Layout { io: rng.random_range(0..16), oo: rng.random_range(0..16), in_place: n.is_multiple_of(5) };
+        let seal = n.is_multiple_of(2);
         let whole = len & !63;
         let ctx = s.context(&pkey);
         let got = s.kernel(seal, &key, ctr, &nonce, ctx, &data, len, &cuts, l);
@@ -548,12 +548,12 @@ fn emitted_assembly_under_qemu() {
     for n in 0..10_000usize {
         let len = match n {
             0..=1100 => n,
-            _ if n % 100 == 0 => rng.random_range(1100..8000),
+            _ if n.is_multiple_of(100) => rng.random_range(1100..8000),
             _ => rng.random_range(0..=1100),
         };
         let alen = rng.random_range(0..=64);
         let (key, nonce, seed): ([u8; 32], [u8; 12], u64) = (rng.random(), rng.random(), rng.random());
-        let (io, oo, inplace, split) = (rng.random_range(0..16), rng.random_range(0..16), (n % 3 == 0) as u8, rng.random_range(0..=len));
+        let (io, oo, inplace, split) = (rng.random_range(0..16), rng.random_range(0..16), (n.is_multiple_of(3)) as u8, rng.random_range(0..=len));
         input.push_str(&format!("{len} {alen} {io} {oo} {inplace} {split} {} {} {seed}\n", tohex(&key), tohex(&nonce)));
         let pt = common::gen_bytes(seed, len);
         let aad = common::gen_bytes(seed ^ 0x5555, alen);

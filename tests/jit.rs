@@ -71,7 +71,7 @@ fn reference_values_agree_with_rustcrypto() {
     one[0] = 1;
     for n in 0..100usize {
         let mut msg: Vec<u8> = (0..16 * (n % 70)).map(|_| rng.random()).collect();
-        if n % 10 == 0 {
+        if n.is_multiple_of(10) {
             msg.iter_mut().for_each(|b| *b = 0xff); // the largest blocks: the folds carry
         }
         let h = jit_run::poly1305_r1(&msg);
