@@ -2,7 +2,9 @@
 //! ChaCha20 in vector lanes merged with the scalar Poly1305) against RFC 8439 section
 //! 2.8.2, Wycheproof and RustCrypto `chacha20poly1305`, in kgen-sim through the real ABI
 //! (the simulator seeds and checks the callee-saved registers on every call) and under
-//! T-Head's QEMU `-cpu c906fdv`. The AEAD around the kernel is built from kgen's own
+//! T-Head's QEMU `-cpu c906fdv` (the C harness calls the kernel through a trampoline that
+//! puts canaries in s0..s11 and checks them, sp and tp, with a control that changes s5).
+//! The AEAD around the kernel is built from kgen's own
 //! functions, as a caller would: `ChaCha20_ctr32` (`chacha20` c906) for the Poly1305 key and
 //! the last partial block, `poly1305_*` (`32-c906`, whose context the kernel continues) for
 //! the AAD, the padding and the lengths. The Go (ABI0) forms run the AEAD cases in
@@ -504,6 +506,9 @@ fn cost_of_the_whole_aead() {
 
 const AEAD_HARNESS: &str = r#"
 typedef void (*bulk_fn)(unsigned char *, const unsigned char *, size_t, const unsigned int *, const unsigned int *, void *);
+/* canaries.S: calls fn(a..f) with canaries in s0..s11 (and tp, sp kept), exits 99 if one changed */
+void canary_call6(bulk_fn fn, unsigned char *a, const unsigned char *b, size_t c, const unsigned int *d, const unsigned int *e, void *f);
+void clobber_s5(unsigned char *, const unsigned char *, size_t, const unsigned int *, const unsigned int *, void *);
 
 static void pad16(void *ctx, const unsigned char *p, size_t n) {
   size_t whole = n & ~(size_t)15;
@@ -532,9 +537,9 @@ static void aead(int seal, const unsigned char key[32], const unsigned char nonc
   if (split > bulk) split = bulk;
   bulk_fn f = seal ? chacha20_poly1305_seal_c906 : chacha20_poly1305_open_c906;
   ctr[0] = 1;
-  f(out, in, split, kw, ctr, ctx);
+  canary_call6(f, out, in, split, kw, ctr, ctx);
   ctr[0] = 1 + split / 64;
-  f(out + split, in + split, len - split, kw, ctr, ctx);
+  canary_call6(f, out + split, in + split, len - split, kw, ctr, ctx);
   ctr[0] = 1 + bulk / 64;
   if (seal) {
     ChaCha20_ctr32_c906(out + bulk, in + bulk, len - bulk, kw, ctr);
@@ -552,6 +557,14 @@ static void aead(int seal, const unsigned char key[32], const unsigned char nonc
 static void hexout(const unsigned char *b, size_t n) { for (size_t i = 0; i < n; i++) printf("%02x", b[i]); }
 
 int main(void) {
+  /* the canaries' control: input starting with X calls a function that changes s5 */
+  int c0 = getchar();
+  if (c0 == 'X') {
+    canary_call6(clobber_s5, 0, 0, 0, 0, 0, 0);
+    printf("the canaries missed s5\n");
+    return 0;
+  }
+  ungetc(c0, stdin);
   unsigned long len, alen, io, oo, inplace, split, seed;
   char kh[80], nh[40];
   while (scanf("%lu %lu %lu %lu %lu %lu %79s %39s %lu", &len, &alen, &io, &oo, &inplace, &split, kh, nh, &seed) == 9) {
@@ -586,6 +599,33 @@ int main(void) {
 }
 "#;
 
+/// The C harness's call trampoline: fn(a1..a6) with a canary in each of s0..s11, then
+/// every one, sp and tp compared; a change exits with status 99.
+fn canaries_s() -> String {
+    let mut t = String::from("\t.text\n\t.globl canary_call6\n\t.type canary_call6, @function\ncanary_call6:\n\taddi sp, sp, -128\n\tsd ra, 0(sp)\n");
+    for i in 0..12 {
+        t.push_str(&format!("\tsd s{i}, {}(sp)\n", 8 + 8 * i));
+    }
+    t.push_str("\tsd tp, 104(sp)\n\tsd sp, 112(sp)\n\tmv t0, a0\n");
+    for i in 0..6 {
+        t.push_str(&format!("\tmv a{i}, a{}\n", i + 1));
+    }
+    for i in 0..12 {
+        t.push_str(&format!("\tli s{i}, 0x5eed0000c0de{i:04x}\n"));
+    }
+    t.push_str("\tjalr t0\n\tld t1, 112(sp)\n\tbne t1, sp, 1f\n\tld t1, 104(sp)\n\tbne t1, tp, 1f\n");
+    for i in 0..12 {
+        t.push_str(&format!("\tli t1, 0x5eed0000c0de{i:04x}\n\tbne s{i}, t1, 1f\n"));
+    }
+    t.push_str("\tld ra, 0(sp)\n");
+    for i in 0..12 {
+        t.push_str(&format!("\tld s{i}, {}(sp)\n", 8 + 8 * i));
+    }
+    t.push_str("\taddi sp, sp, 128\n\tret\n1:\tli a0, 99\n\tli a7, 93\n\tecall\n");
+    t.push_str("\t.globl clobber_s5\n\t.type clobber_s5, @function\nclobber_s5:\n\tli s5, 1\n\tret\n");
+    t
+}
+
 #[test]
 fn emitted_assembly_under_qemu() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1305);
@@ -618,10 +658,13 @@ fn emitted_assembly_under_qemu() {
         src.push_str(&common::header(&dir, m));
     }
     src.push_str(AEAD_HARNESS);
+    asm.push(("canaries.S".to_string(), canaries_s()));
     let files: Vec<(&str, String)> = asm.iter().map(|(n, t)| (n.as_str(), t.clone())).collect();
     let Some(bin) = common::build(&dir, "chacha20-poly1305", &src, &files) else { return };
     let (q, cpu, bad) = common::emulator(&ms[0]);
     let Some(q) = q else { return };
+    let control = common::run(&q, &cpu, &bin, "X\n");
+    assert_eq!(control.status.code(), Some(99), "the canaries must catch a changed s5: {} {}", control.status, String::from_utf8_lossy(&control.stdout));
     let out = common::run(&q, &cpu, &bin, &input);
     assert!(out.status.success(), "under -cpu {cpu}: {} {}", out.status, String::from_utf8_lossy(&out.stderr));
     let got: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
