@@ -296,9 +296,8 @@ fn ten_thousand_random_cases_against_rustcrypto() {
 
 /// The Go (ABI0) forms, with kgen-sim checking Go's register rules and the frame Go's
 /// prologue leaves (return address at 0(sp)): 1,200 AEAD cases of every length 0..1100 and
-/// some longer, split and in place, against RustCrypto. (Go's toolchain builds of the
-/// package, against x/crypto under QEMU, are not here: the Go glue that would call them is
-/// another issue's.)
+/// some longer, split and in place, against RustCrypto. (Go's own build of the package,
+/// against x/crypto under QEMU, is in tests/emit_go.rs.)
 #[test]
 fn go_forms_against_rustcrypto() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1200);

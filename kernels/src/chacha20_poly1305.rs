@@ -9,8 +9,10 @@
 //! Go:            func chacha20Poly1305SealC906(out *byte, in *byte, len uint64,
 //!                    key *uint32, counter *uint32, poly *byte)    (and ...OpenC906)
 //! ```
-//! (The Go forms are tested in kgen-sim under Go's register rules; the Go package glue
-//! that would call them is another issue's.)
+//! (The Go forms are tested in kgen-sim under Go's register rules and, built with Go in
+//! one package with `chacha20` c906 and `poly1305` 32-c906, against x/crypto's
+//! chacha20poly1305 under T-Head's QEMU; the glue that would put them behind a Go AEAD is
+//! another issue's.)
 //! `seal`: out = in ^ keystream, then Poly1305 absorbs out; `open`: Poly1305 absorbs in,
 //! then out = in ^ keystream. The bytes processed are `len` rounded down to a multiple of
 //! 64 (whole ChaCha20 blocks); what is left over is the caller's, with
