@@ -16,6 +16,15 @@
 //!   buffers, so vector variants compute it in their lanes and rows; the bytes past the
 //!   RFC's come from [`chacha20_xor`], the RFC 8439 block function written out (tests/jit.rs
 //!   checks it against RustCrypto).
+//! - ChaCha20-Poly1305 (the stitched bulk seal/open): RFC 8439 2.8.2's key, nonce and
+//!   plaintext at counter 1, the first whole block against the RFC's ciphertext; 128-,
+//!   512- and 1100-byte buffers (the scalar path, the lanes merged with Poly1305, a last
+//!   partial group) against [`chacha20_xor`]; the bytes past the whole blocks untouched.
+//!   The Poly1305 context starts with r = 1 (h = 0), so h ends as the sum of the hashed
+//!   blocks with their pad bits, reduced as the base-2^32 kernel stores it
+//!   ([`poly1305_r1`]; tests/jit.rs checks it against RustCrypto); the RFC 8439 tag with the
+//!   real one-time key needs the `poly1305` functions around the kernel, which
+//!   tests/chacha20_poly1305.rs checks.
 //! - Poly1305: RFC 8439 2.5.2, with the message 8-byte aligned and at an odd address (the
 //!   kernels' shifted-load path).
 //! - GHASH: the GCM specification's test case 2 (H = E(K, 0^128) for K = 0, C =
@@ -31,7 +40,7 @@
 use kgen_dsl::entry::Entry;
 use kgen_dsl::target::Target;
 use kgen_dsl::Abi;
-use kgen_kernels::{aes, chacha, ghash, poly1305, sha2};
+use kgen_kernels::{aes, chacha, chacha20_poly1305 as cp, ghash, poly1305, sha2};
 use kgen_emit::jit::{self, FlatImage, Jit, PAGE};
 use kgen_sim::mem::Perm;
 use kgen_sim::Machine;
@@ -309,6 +318,70 @@ fn chacha_plan(v: &str) -> Plan {
     p
 }
 
+/// RFC 8439 2.8.2: key 80..9f, nonce 07000000 40414243 44454647, counter 1; the
+/// plaintext is [`CHACHA_PT`]. The first 64 bytes of its ciphertext.
+const AEAD_NONCE: [u8; 12] = [7, 0, 0, 0, 0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47];
+const AEAD_CT64: &str = "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d63dbea45e8ca9671282fafb69da92728b1a71de0a9e060b2905d6a5b67ecd3b36";
+
+/// The Poly1305 state h that the base-2^32 `poly1305_blocks` (padbit 1) leaves in its
+/// context for r = 1 from h = 0: h = h + block + 2^128 per 16-byte block, each step
+/// folded once (h = h mod 2^130 + 5·(h >> 130)), and folded twice more when stored (so
+/// h < 5·2^128, congruent to the sum modulo 2^130 - 5). The 24 context bytes h0..h3 (u32)
+/// and h4 (u64), little-endian. With r = 1 the kernel's products are the limbs
+/// themselves, so its partial reduction is exactly these folds.
+pub fn poly1305_r1(msg: &[u8]) -> [u8; 24] {
+    // h = lo + hi·2^128
+    let fold = |(lo, hi): (u128, u64)| -> (u128, u64) {
+        let (lo, c) = lo.overflowing_add(5 * (hi >> 2) as u128);
+        (lo, (hi & 3) + c as u64)
+    };
+    let mut h = (0u128, 0u64);
+    for b in msg.chunks_exact(16) {
+        let (lo, hi) = fold(h);
+        let (lo, c) = lo.overflowing_add(u128::from_le_bytes(b.try_into().expect("16 bytes")));
+        h = (lo, hi + c as u64 + 1);
+    }
+    let (lo, hi) = fold(fold(h));
+    let mut out = [0u8; 24];
+    out[..16].copy_from_slice(&lo.to_le_bytes());
+    out[16..].copy_from_slice(&hi.to_le_bytes());
+    out
+}
+
+fn chacha20_poly1305_plan(v: &str) -> Plan {
+    let mut p = Plan::default();
+    let key: [u8; 32] = std::array::from_fn(|i| 0x80 + i as u8);
+    let kb = p.buf("key", key.to_vec(), 0);
+    let mut counter = 1u32.to_le_bytes().to_vec();
+    counter.extend_from_slice(&AEAD_NONCE);
+    let cb = p.buf("counter", counter, 0);
+    // The context of poly1305_init for r = 1: h = 0, r = (1, 0, 0, 0), s1..s3 = 0.
+    let mut ctx = vec![0u8; poly1305::CTX_BYTES];
+    ctx[poly1305::CTX_R as usize] = 1;
+    for len in [CHACHA_PT.len(), 128, 512, 1100] {
+        let mut data = CHACHA_PT.to_vec();
+        data.resize(len, 0);
+        let whole = len & !63;
+        let ct = chacha20_xor(&key, 1, &AEAD_NONCE, &data);
+        let h = poly1305_r1(&ct[..whole]);
+        for (seal, entry, what, from, to) in [(true, &cp::SEAL, "seal", &data, &ct), (false, &cp::OPEN, "open", &ct, &data)] {
+            let inp = p.buf("in", from.clone(), 1);
+            let out = p.buf("out", vec![0; len], 3);
+            let c = p.buf("poly", ctx.clone(), 0);
+            p.call(entry, v, vec![Arg::Buf(out, 0), Arg::Buf(inp, 0), Arg::Int(len as u64), Arg::Buf(kb, 0), Arg::Buf(cb, 0), Arg::Buf(c, 0)], None);
+            if seal {
+                p.expect(format!("RFC 8439 2.8.2 ciphertext, block 1 ({what}, {len}-byte buffer)"), out, 0, unhex(AEAD_CT64));
+            }
+            p.expect(format!("{what} of {len} bytes: the {whole} whole-block bytes (block function)"), out, 0, to[..whole].to_vec());
+            if len > whole {
+                p.expect(format!("{what} of {len} bytes: the {} bytes after them untouched", len - whole), out, whole, vec![0; len - whole]);
+            }
+            p.expect(format!("{what} of {len} bytes: Poly1305 h of the ciphertext (r = 1)"), c, poly1305::CTX_H as usize, h.to_vec());
+        }
+    }
+    p
+}
+
 fn poly1305_plan(v: &str) -> Plan {
     let mut p = Plan::default();
     let key = unhex(POLY_KEY);
@@ -430,6 +503,7 @@ pub fn plan(kernel: &str, variant: &str) -> Result<Plan, String> {
         "aes" => aes_plan(variant),
         "chacha20" => chacha_plan(variant),
         "poly1305" => poly1305_plan(variant),
+        "chacha20-poly1305" => chacha20_poly1305_plan(variant),
         "ghash" => ghash_plan(variant),
         "sha256" | "sha512" => sha2_plan(kernel, variant),
         _ => return Err(format!("no known-answer checks for kernel `{kernel}`")),

@@ -852,3 +852,176 @@ fn sha2_go_packages_match_the_standard_library_under_qemu() {
         assert!(!o.status.success() && out.contains("--- FAIL: TestSHA/C906"), "{kernel}: `{changed}` changed must fail the test:\n{out}");
     }
 }
+
+const CHACHA20_POLY1305_TEST_GO: &str = r#"//go:build riscv64 && !purego
+
+package chacha20poly1305
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand"
+	"testing"
+	"unsafe"
+
+	ref "golang.org/x/crypto/chacha20poly1305"
+)
+
+func words(b []byte) []uint32 {
+	w := make([]uint32, len(b)/4)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return w
+}
+
+// pad16 hashes b, the last partial block padded with zeros (RFC 8439's pad16).
+func pad16(c *byte, b []byte) {
+	whole := len(b) &^ 15
+	if whole > 0 {
+		poly1305Blocks32C906(c, &b[0], uint64(whole), 1)
+	}
+	if len(b) > whole {
+		var last [16]byte
+		copy(last[:], b[whole:])
+		poly1305Blocks32C906(c, &last[0], 16, 1)
+	}
+}
+
+// aead is RFC 8439's AEAD from kgen's functions: the whole blocks through the stitched
+// seal or open, in two calls split at split; the rest through ChaCha20_ctr32 and Poly1305.
+func aead(seal bool, key, nonce, aad, in, out []byte, split int) [16]byte {
+	kw := words(key)
+	ctr := append([]uint32{0}, words(nonce)...)
+	var pk, zero [32]byte
+	chaCha20Ctr32C906(&pk[0], &zero[0], 32, &kw[0], &ctr[0])
+	ctx := make([]uint64, 24)
+	c := (*byte)(unsafe.Pointer(&ctx[0]))
+	poly1305Init32C906(c, &pk[0])
+	pad16(c, aad)
+	n := len(in)
+	bulk := n &^ 63
+	split &^= 63
+	if split > bulk {
+		split = bulk
+	}
+	f := chacha20Poly1305OpenC906
+	if seal {
+		f = chacha20Poly1305SealC906
+	}
+	ctr[0] = 1
+	if split > 0 {
+		f(&out[0], &in[0], uint64(split), &kw[0], &ctr[0], c)
+	}
+	ctr[0] = 1 + uint32(split/64)
+	if n > split {
+		f(&out[split], &in[split], uint64(n-split), &kw[0], &ctr[0], c)
+	}
+	ctr[0] = 1 + uint32(bulk/64)
+	if seal {
+		if n > bulk {
+			chaCha20Ctr32C906(&out[bulk], &in[bulk], uint64(n-bulk), &kw[0], &ctr[0])
+		}
+		pad16(c, out[bulk:n])
+	} else {
+		pad16(c, in[bulk:n])
+		if n > bulk {
+			chaCha20Ctr32C906(&out[bulk], &in[bulk], uint64(n-bulk), &kw[0], &ctr[0])
+		}
+	}
+	var lens [16]byte
+	binary.LittleEndian.PutUint64(lens[:], uint64(len(aad)))
+	binary.LittleEndian.PutUint64(lens[8:], uint64(n))
+	poly1305Blocks32C906(c, &lens[0], 16, 1)
+	s := words(pk[16:])
+	var tag [16]byte
+	poly1305Emit32C906(c, &tag[0], &s[0])
+	return tag
+}
+
+func TestRFC8439(t *testing.T) {
+	key := make([]byte, 32)
+	for i := range key {
+		key[i] = byte(0x80 + i)
+	}
+	nonce, _ := hex.DecodeString("070000004041424344454647")
+	aad, _ := hex.DecodeString("50515253c0c1c2c3c4c5c6c7")
+	pt := []byte("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.")
+	want := "d31a8d34648e60db7b86afbc53ef7ec2a4aded51296e08fea9e2b5a736ee62d63dbea45e8ca9671282fafb69da92728b1a71de0a9e060b2905d6a5b67ecd3b3692ddbd7f2d778b8c9803aee328091b58fab324e4fad675945585808b4831d7bc3ff4def08e4b7a9de576d26586cec64b6116" + "1ae10b594f09e26a7e902ecbd0600691"
+	ct := make([]byte, len(pt))
+	tag := aead(true, key, nonce, aad, pt, ct, 0)
+	if got := hex.EncodeToString(append(ct, tag[:]...)); got != want {
+		t.Fatalf("RFC 8439 2.8.2: got %s", got)
+	}
+}
+
+func TestAEAD(t *testing.T) {
+	r := rand.New(rand.NewSource(8439))
+	for n := 0; n < 1500; n++ {
+		ln := n
+		if n > 1100 {
+			ln = 1100 + r.Intn(4000)
+		}
+		key, nonce := make([]byte, 32), make([]byte, 12)
+		r.Read(key)
+		r.Read(nonce)
+		aad := make([]byte, r.Intn(40))
+		r.Read(aad)
+		pt := make([]byte, ln)
+		r.Read(pt)
+		split := r.Intn(ln + 1)
+		a, _ := ref.New(key)
+		want := a.Seal(nil, nonce, pt, aad)
+		ct := make([]byte, ln)
+		var tag [16]byte
+		inPlace := n%3 == 0
+		if inPlace {
+			copy(ct, pt)
+			tag = aead(true, key, nonce, aad, ct, ct, split)
+		} else {
+			tag = aead(true, key, nonce, aad, pt, ct, split)
+		}
+		if !bytes.Equal(append(append([]byte{}, ct...), tag[:]...), want) {
+			t.Fatalf("seal: length %d, aad %d, split %d, in place %v: differs from x/crypto", ln, len(aad), split, inPlace)
+		}
+		back := make([]byte, ln)
+		if tag2 := aead(false, key, nonce, aad, ct, back, split); tag2 != tag || !bytes.Equal(back, pt) {
+			t.Fatalf("open: length %d, aad %d, split %d: wrong plaintext or tag", ln, len(aad), split)
+		}
+	}
+}
+"#;
+
+/// The ChaCha20-Poly1305 Go build (with `chacha20` c906 and `poly1305` 32-c906 in the same
+/// package for the rest of the AEAD) vets, builds and matches x/crypto's chacha20poly1305
+/// under T-Head's QEMU: RFC 8439 2.8.2 and 1,500 random AEADs (every length 0..1100, split
+/// calls, in place). Controls: upstream QEMU's c906 (no XTheadVector) dies with SIGILL; a
+/// rotation changed by one fails against x/crypto. (The package glue that would use these
+/// functions from Go's crypto is another issue's.)
+#[test]
+fn chacha20_poly1305_go_package_matches_x_crypto_under_qemu() {
+    let (Some(go), Some(qemu), Some((crypto, sys))) = (oracle::go(), oracle::qemu(), common::go_x_crypto()) else { return };
+    let Some(thead) = oracle::xuantie_qemu() else { return };
+    let mut files = Vec::new();
+    for (k, v) in [("chacha20-poly1305", "c906"), ("chacha20", "c906"), ("poly1305", "32-c906")] {
+        let m = kgen_kernels::kernel(k).unwrap().variant(v).unwrap().build(Abi::Go).unwrap_or_else(|e| panic!("{k} {v}: {e}"));
+        let (s, g) = go_files(&m, &opts(), "chacha20poly1305").unwrap_or_else(|e| panic!("{k} {v}: {e}"));
+        let base = format!("{}_{}_riscv64", k.replace('-', "_"), v.replace('-', "_"));
+        files.push((format!("{base}.s"), s.into_bytes()));
+        files.push((format!("{base}.go"), g.into_bytes()));
+    }
+    let dir = go_package("chacha20poly1305", &files, CHACHA20_POLY1305_TEST_GO, &crypto, &sys);
+    let exe = vet_and_build(&go, &dir, "chacha20poly1305");
+    let o = run_tests(&thead, "c906fdv", &exe, "Test");
+    assert_passed(&o, "chacha20poly1305 under T-Head's -cpu c906fdv", &[], "TestAEAD");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("--- PASS: TestRFC8439") && out.contains("--- PASS: TestAEAD"), "{out}");
+    // (RFC 8439 2.8.2's one whole block takes the scalar path: the random cases reach the lanes.)
+    assert_sigill(&run_tests(&qemu, "thead-c906", &exe, "TestAEAD"), "chacha20-poly1305 c906 (XTheadVector) under upstream -cpu thead-c906");
+    let (bad, changed) = mutated_package(&dir, "chacha20_poly1305_c906_riscv64.s", &["th.vsrl.vi"]);
+    let exe = vet_and_build(&go, &bad, "chacha20poly1305 (mutated)");
+    let o = run_tests(&thead, "c906fdv", &exe, "TestAEAD");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success() && out.contains("--- FAIL: TestAEAD") && out.contains("seal: length"), "`{changed}` changed must fail the test:\n{out}");
+}

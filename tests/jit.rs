@@ -64,7 +64,42 @@ fn reference_values_agree_with_rustcrypto() {
     lens[8..].copy_from_slice(&128u64.to_be_bytes());
     let mut g = ghash::GHash::new(&h);
     g.update(&[c.into(), lens.into()]);
-    assert_eq!(g.finalize().to_vec(), unhex(jit_run::GHASH_TC2));
+    assert_eq!(g.finalize().to_vec(), unhex(jit_run::GHASH_TC2));    // The ChaCha20-Poly1305 plan's h for r = 1, reduced modulo 2^130 - 5, is RustCrypto's
+    // Poly1305 tag for r = 1, s = 0 (the tag is h mod p, mod 2^128); the control: one bit
+    // of the message changes it.
+    let mut one = [0u8; 32];
+    one[0] = 1;
+    for n in 0..100usize {
+        let mut msg: Vec<u8> = (0..16 * (n % 70)).map(|_| rng.random()).collect();
+        if n.is_multiple_of(10) {
+            msg.iter_mut().for_each(|b| *b = 0xff); // the largest blocks: the folds carry
+        }
+        let h = jit_run::poly1305_r1(&msg);
+        let got = reduce_p(&h);
+        let want: [u8; 16] = poly1305::Poly1305::new(&poly1305::Key::from(one)).compute_unpadded(&msg).into();
+        assert_eq!(got, want, "{} blocks", msg.len() / 16);
+        if !msg.is_empty() {
+            msg[0] ^= 1;
+            assert_ne!(reduce_p(&jit_run::poly1305_r1(&msg)), want, "{} blocks: the control", msg.len() / 16);
+        }
+    }
+}
+
+/// The 24 context bytes of h (u128 and u64 limbs, h < 2^133) reduced modulo 2^130 - 5, the
+/// low 128 bits.
+fn reduce_p(h: &[u8; 24]) -> [u8; 16] {
+    let mut lo = u128::from_le_bytes(h[..16].try_into().unwrap());
+    let mut hi = u64::from_le_bytes(h[16..].try_into().unwrap());
+    // Fold until h < 2^130, then subtract p once if h >= p.
+    while hi >= 4 {
+        let (l, c) = lo.overflowing_add(5 * (hi >> 2) as u128);
+        (lo, hi) = (l, (hi & 3) + c as u64);
+    }
+    // h >= p = 2^130 - 5 exactly when hi == 3 and lo >= 2^128 - 5.
+    if hi == 3 && lo >= u128::MAX - 4 {
+        lo = lo.wrapping_add(5);
+    }
+    lo.to_le_bytes()
 }
 
 #[test]

@@ -1690,120 +1690,120 @@ lanes:
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
 	ADD	$1168, X2, X14
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
-	WORD	$0x2e010457	// th.vxor.vv v8, v0, v2
-	WORD	$0x2e430557	// th.vxor.vv v10, v4, v6
-	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
-	WORD	$0x2e230a57	// th.vxor.vv v20, v2, v6
-	WORD	$0x2f0a0957	// th.vxor.vv v18, v16, v20
+	WORD	$0x2e010757	// th.vxor.vv v14, v0, v2
+	WORD	$0x2e430957	// th.vxor.vv v18, v4, v6
+	WORD	$0x2e020557	// th.vxor.vv v10, v0, v4
+	WORD	$0x2e230657	// th.vxor.vv v12, v2, v6
+	WORD	$0x2ea60a57	// th.vxor.vv v20, v10, v12
 	// key classes: kp[t][j] = piece t of the lanes' powers & m[j]
 	WORD	$0x2602cd57	// th.vand.vx v26, v0, t0
 	ADD	$16, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26034757	// th.vand.vx v14, v0, t1
+	WORD	$0x26034857	// th.vand.vx v16, v0, t1
 	ADD	$48, X2, X14
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2603cc57	// th.vand.vx v24, v0, t2
 	ADD	$80, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x260e4657	// th.vand.vx v12, v0, t3
+	WORD	$0x260e4457	// th.vand.vx v8, v0, t3
 	ADD	$112, X2, X14
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2622cd57	// th.vand.vx v26, v2, t0
 	ADD	$144, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26234757	// th.vand.vx v14, v2, t1
+	WORD	$0x26234857	// th.vand.vx v16, v2, t1
 	ADD	$176, X2, X14
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2623cc57	// th.vand.vx v24, v2, t2
 	ADD	$208, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x262e4657	// th.vand.vx v12, v2, t3
+	WORD	$0x262e4457	// th.vand.vx v8, v2, t3
 	ADD	$240, X2, X14
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2682cd57	// th.vand.vx v26, v8, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x26e2cd57	// th.vand.vx v26, v14, t0
 	ADD	$272, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26834757	// th.vand.vx v14, v8, t1
+	WORD	$0x26e34857	// th.vand.vx v16, v14, t1
 	ADD	$304, X2, X14
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2683cc57	// th.vand.vx v24, v8, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x26e3cc57	// th.vand.vx v24, v14, t2
 	ADD	$336, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x268e4657	// th.vand.vx v12, v8, t3
+	WORD	$0x26ee4457	// th.vand.vx v8, v14, t3
 	ADD	$368, X2, X14
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2642cd57	// th.vand.vx v26, v4, t0
 	ADD	$400, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26434757	// th.vand.vx v14, v4, t1
+	WORD	$0x26434857	// th.vand.vx v16, v4, t1
 	ADD	$432, X2, X14
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2643cc57	// th.vand.vx v24, v4, t2
 	ADD	$464, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x264e4657	// th.vand.vx v12, v4, t3
+	WORD	$0x264e4457	// th.vand.vx v8, v4, t3
 	ADD	$496, X2, X14
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2662cd57	// th.vand.vx v26, v6, t0
 	ADD	$528, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x26634857	// th.vand.vx v16, v6, t1
 	ADD	$560, X2, X14
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2663cc57	// th.vand.vx v24, v6, t2
 	ADD	$592, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
 	ADD	$624, X2, X14
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x26a2cd57	// th.vand.vx v26, v10, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x2722cd57	// th.vand.vx v26, v18, t0
 	ADD	$656, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26a34757	// th.vand.vx v14, v10, t1
+	WORD	$0x27234857	// th.vand.vx v16, v18, t1
 	ADD	$688, X2, X14
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x26a3cc57	// th.vand.vx v24, v10, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x2723cc57	// th.vand.vx v24, v18, t2
 	ADD	$720, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x26ae4657	// th.vand.vx v12, v10, t3
+	WORD	$0x272e4457	// th.vand.vx v8, v18, t3
 	ADD	$752, X2, X14
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2702cd57	// th.vand.vx v26, v16, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x26a2cd57	// th.vand.vx v26, v10, t0
 	ADD	$784, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27034757	// th.vand.vx v14, v16, t1
+	WORD	$0x26a34857	// th.vand.vx v16, v10, t1
 	ADD	$816, X2, X14
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2703cc57	// th.vand.vx v24, v16, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x26a3cc57	// th.vand.vx v24, v10, t2
 	ADD	$848, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x270e4657	// th.vand.vx v12, v16, t3
+	WORD	$0x26ae4457	// th.vand.vx v8, v10, t3
 	ADD	$880, X2, X14
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2742cd57	// th.vand.vx v26, v20, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x26c2cd57	// th.vand.vx v26, v12, t0
 	ADD	$912, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27434757	// th.vand.vx v14, v20, t1
+	WORD	$0x26c34857	// th.vand.vx v16, v12, t1
 	ADD	$944, X2, X14
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2743cc57	// th.vand.vx v24, v20, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x26c3cc57	// th.vand.vx v24, v12, t2
 	ADD	$976, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x274e4657	// th.vand.vx v12, v20, t3
+	WORD	$0x26ce4457	// th.vand.vx v8, v12, t3
 	ADD	$1008, X2, X14
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2722cd57	// th.vand.vx v26, v18, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x2742cd57	// th.vand.vx v26, v20, t0
 	ADD	$1040, X2, X14
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27234757	// th.vand.vx v14, v18, t1
+	WORD	$0x27434857	// th.vand.vx v16, v20, t1
 	ADD	$1072, X2, X14
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2723cc57	// th.vand.vx v24, v18, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x2743cc57	// th.vand.vx v24, v20, t2
 	ADD	$1104, X2, X14
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x272e4657	// th.vand.vx v12, v18, t3
+	WORD	$0x274e4457	// th.vand.vx v8, v20, t3
 	ADD	$1136, X2, X14
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	WORD	$0x5e003e57	// th.vmv.v.i v28, 0
 	WORD	$0x5a08aed7	// th.vid.v v29
@@ -1851,1690 +1851,1690 @@ group:
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
 	// piece 0: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	MOVWU	1168(X2), X13
-	MOVWU	80(X2), X14
-	MOVWU	112(X2), X9
+	MOVWU	80(X2), X16
+	MOVWU	112(X2), X18
 	AND	X5, X13, X12
-	AND	X6, X13, X19
-	MOVWU	48(X2), X20
-	AND	X7, X13, X17
-	MUL	X9, X12, X30
-	MUL	X14, X19, X10
-	MOVWU	16(X2), X18
-	AND	X28, X13, X15
-	MUL	X20, X17, X13
+	AND	X6, X13, X20
+	MOVWU	48(X2), X21
+	AND	X7, X13, X15
+	MUL	X18, X12, X30
+	MUL	X16, X20, X10
+	MOVWU	16(X2), X19
+	AND	X28, X13, X9
+	MUL	X21, X15, X13
 	XOR	X10, X30
-	MUL	X18, X15, X10
+	MUL	X19, X9, X10
 	XOR	X13, X30
-	MUL	X18, X12, X13
+	WORD	$0x2e010757	// th.vxor.vv v14, v0, v2
+	MUL	X19, X12, X13
 	XOR	X10, X30
-	MOVWU	1184(X2), X16
-	WORD	$0x2099968b	// th.mula a3, s3, s1
-	MUL	X14, X17, X21
-	MUL	X20, X15, X22
-	MUL	X20, X12, X10
-	XOR	X21, X13
-	XOR	X22, X13
-	MUL	X14, X12
-	MUL	X20, X19, X20
-	MUL	X18, X19
-	WORD	$0x2097960b	// th.mula a2, a5, s1
-	MUL	X18, X17, X22
-	WORD	$0x2098950b	// th.mula a0, a7, s1
-	MOVWU	116(X2), X18
-	XOR	X20, X12
-	AND	X5, X16, X21
-	WORD	$0x2e010457	// th.vxor.vv v8, v0, v2
-	XOR	X22, X12
-	MOVWU	84(X2), X20
-	WORD	$0x20e7998b	// th.mula s3, a5, a4
-	WORD	$0x2e430557	// th.vxor.vv v10, v4, v6
+	MOVWU	1184(X2), X17
+	WORD	$0x2e430957	// th.vxor.vv v18, v4, v6
 	ADD	$1296, X2, X14
-	AND	X6, X16, X9
-	MOVWU	52(X2), X17
-	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
-	XOR	X19, X10
-	AND	X7, X16, X15
-	AND	X28, X16, X19
-	WORD	$0x2e230a57	// th.vxor.vv v20, v2, v6
-	MOVWU	20(X2), X16
-	MUL	X20, X15, X23
-	MUL	X16, X21, X22
-	WORD	$0x2f0a0957	// th.vxor.vv v18, v16, v20
-	MUL	X17, X19, X24
-	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	MUL	X17, X21, X25
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	ADD	$1328, X2, X14
+	WORD	$0x212a168b	// th.mula a3, s4, s2
+	MUL	X16, X15, X10
+	WORD	$0x2e020557	// th.vxor.vv v10, v0, v4
+	MUL	X21, X9, X22
+	XOR	X10, X13
+	MUL	X21, X12, X10
+	WORD	$0x2e230657	// th.vxor.vv v12, v2, v6
 	XOR	X22, X13
-	XOR	X23, X13
-	WORD	$0x02077527	// th.vse.v v10, (a4)
-	ADD	$1360, X2, X14
-	XOR	X24, X13
-	WORD	$0x21279c8b	// th.mula s9, a5, s2
-	WORD	$0x02077827	// th.vse.v v16, (a4)
-	ADD	$1392, X2, X14
-	XOR	X25, X10
-	MUL	X16, X9, X23
-	WORD	$0x02077a27	// th.vse.v v20, (a4)
-	ADD	$1424, X2, X14
-	WORD	$0x21499b8b	// th.mula s7, s3, s4
-	MUL	X20, X21, X22
+	MUL	X16, X12
+	MUL	X21, X20, X22
+	WORD	$0x2ea60a57	// th.vxor.vv v20, v10, v12
+	MUL	X19, X20, X21
+	WORD	$0x2124960b	// th.mula a2, s1, s2
+	MUL	X19, X15, X20
+	WORD	$0x02077727	// th.vse.v v14, (a4)
+	ADD	$1328, X2, X14
+	WORD	$0x2127950b	// th.mula a0, a5, s2
+	MOVWU	116(X2), X15
 	WORD	$0x02077927	// th.vse.v v18, (a4)
+	ADD	$1360, X2, X14
+	XOR	X22, X12
+	AND	X5, X17, X19
+	WORD	$0x02077527	// th.vse.v v10, (a4)
+	ADD	$1392, X2, X14
+	XOR	X20, X12
+	MOVWU	84(X2), X20
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	ADD	$1424, X2, X14
+	WORD	$0x21049a8b	// th.mula s5, s1, a6
+	AND	X6, X17, X9
+	WORD	$0x02077a27	// th.vse.v v20, (a4)
 	// piece 2: operand classes a[k] = a & m[k], key classes b[j]
 	ADD	$1296, X2, X14
-	XOR	X23, X10
-	MUL	X18, X21
+	MOVWU	52(X2), X18
+	XOR	X21, X10
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	ADD	$272, X2, X14
-	MUL	X20, X9, X20
-	WORD	$0x21299b0b	// th.mula s6, s3, s2
+	AND	X7, X17, X16
+	AND	X28, X17, X21
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	ADD	$304, X2, X14
-	XOR	X21, X30
-	XOR	X20, X30
+	MOVWU	20(X2), X17
+	MUL	X20, X16, X24
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	ADD	$336, X2, X14
-	MOVWU	1200(X2), X20
-	MUL	X16, X19
+	MUL	X17, X19, X22
+	MUL	X18, X21, X25
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	ADD	$368, X2, X14
-	MUL	X17, X9
-	MUL	X17, X15, X18
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	XOR	X22, X12
-	MOVWU	120(X2), X17
-	XOR	X18, X30
+	WORD	$0x20f49b0b	// th.mula s6, s1, a5
+	MUL	X18, X19, X23
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	AND	X5, X20, X18
-	XOR	X19, X30
-	MOVWU	88(X2), X19
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	MUL	X16, X15, X16
-	AND	X6, X20, X15
-	XOR	X9, X12
+	XOR	X22, X13
+	XOR	X24, X13
+	XOR	X25, X13
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x20f81b8b	// th.mula s7, a6, a5
+	MUL	X17, X9, X24
+	MUL	X20, X19, X22
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	XOR	X23, X10
+	WORD	$0x214a9c0b	// th.mula s8, s5, s4
+	MUL	X15, X19, X14
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	XOR	X24, X10
+	MUL	X20, X9, X19
+	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	XOR	X14, X30
+	XOR	X19, X30
+	MOVWU	1200(X2), X20
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	MUL	X17, X21, X19
+	MUL	X18, X9, X14
+	MUL	X18, X16, X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X12
+	MOVWU	120(X2), X15
+	XOR	X9, X30
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	AND	X5, X20, X9
+	XOR	X19, X30
+	MOVWU	88(X2), X18
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	MUL	X17, X16
+	AND	X6, X20, X17
+	XOR	X14, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	MOVWU	24(X2), X14
 	XOR	X16, X12
-	MOVWU	56(X2), X9
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
+	MOVWU	56(X2), X19
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
 	AND	X7, X20, X16
-	AND	X28, X20
-	MUL	X14, X18, X21
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	MUL	X19, X16, X22
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	MUL	X9, X20, X23
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X21, X13
-	XOR	X22, X13
-	XOR	X23, X13
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	MUL	X9, X18, X22
-	MUL	X14, X15, X23
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	MUL	X19, X18, X21
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X22, X10
-	XOR	X23, X10
-	MUL	X17, X18
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	MUL	X19, X15, X19
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	XOR	X18, X30
+	AND	X28, X20, X21
+	MUL	X14, X9, X20
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	XOR	X19, X30
-	MOVWU	1216(X2), X19
-	MUL	X14, X20
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MUL	X9, X15, X22
-	MUL	X9, X16, X15
-	XOR	X21, X12
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	MOVWU	124(X2), X17
-	XOR	X15, X30
-	AND	X5, X19, X18
+	MUL	X18, X16, X22
+	WORD	$0x20f89a0b	// th.mula s4, a7, a5
+	MUL	X19, X21, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X20, X13
+	XOR	X22, X13
+	XOR	X23, X13
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	MUL	X19, X9, X20
+	MUL	X14, X17, X23
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	XOR	X20, X30
+	WORD	$0x20f81a0b	// th.mula s4, a6, a5
+	WORD	$0x212a9b8b	// th.mula s7, s5, s2
+	MUL	X18, X9, X22
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	XOR	X20, X10
+	XOR	X23, X10
+	MUL	X15, X9
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	MUL	X18, X17, X18
+	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
+	XOR	X9, X30
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X18, X30
+	MOVWU	1216(X2), X20
+	MUL	X14, X21, X15
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X19, X17, X18
+	MUL	X19, X16, X9
+	XOR	X22, X12
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	MOVWU	124(X2), X17
+	XOR	X9, X30
+	AND	X5, X20, X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X15, X30
 	MOVWU	28(X2), X15
 	MUL	X14, X16
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	MOVWU	92(X2), X20
-	XOR	X22, X12
-	AND	X6, X19, X14
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	XOR	X16, X12
-	MOVWU	60(X2), X9
-	AND	X7, X19, X16
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
-	AND	X28, X19
-	MUL	X15, X18, X21
-	MUL	X20, X16, X23
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
+	MOVWU	92(X2), X19
+	XOR	X18, X12
+	AND	X6, X20, X14
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X16, X12
+	MOVWU	60(X2), X18
+	AND	X7, X20, X16
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	AND	X28, X20
+	MUL	X15, X9, X21
+	MUL	X19, X16, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	MUL	X9, X19, X24
-	MUL	X9, X18, X22
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
+	MUL	X18, X20, X24
+	MUL	X18, X9, X22
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
 	XOR	X21, X13
 	XOR	X23, X13
 	XOR	X24, X13
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
 	WORD	$0x21181b0b	// th.mula s6, a6, a7
 	MUL	X15, X14, X23
-	MUL	X20, X18, X21
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
+	MUL	X19, X9, X21
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
 	XOR	X22, X10
-	WORD	$0x21499b8b	// th.mula s7, s3, s4
-	MUL	X17, X18
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	MUL	X17, X9
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
 	XOR	X23, X10
-	MUL	X20, X14, X20
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	XOR	X18, X30
-	XOR	X20, X30
-	MOVWU	1232(X2), X18
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MUL	X15, X19
-	MUL	X9, X14, X22
-	MUL	X9, X16, X17
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
+	MUL	X19, X14, X19
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	XOR	X9, X30
+	XOR	X19, X30
+	MOVWU	1232(X2), X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X15, X20
+	MUL	X18, X14, X9
+	MUL	X18, X16, X17
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
 	XOR	X21, X12
 	MOVWU	32(X2), X14
 	XOR	X17, X30
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	MOVWU	128(X2), X17
-	XOR	X19, X30
-	AND	X5, X18, X19
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	XOR	X20, X30
+	AND	X5, X19, X18
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	MUL	X15, X16
 	MOVWU	96(X2), X20
-	XOR	X22, X12
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	AND	X6, X18, X15
+	XOR	X9, X12
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	AND	X6, X19, X15
 	XOR	X16, X12
-	MUL	X14, X19, X21
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
+	MUL	X14, X18, X21
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
 	MOVWU	64(X2), X9
 	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	AND	X7, X18, X16
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	AND	X7, X19, X16
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
 	XOR	X21, X13
-	AND	X28, X18, X21
+	AND	X28, X19
 	MUL	X20, X16, X22
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	MUL	X9, X21, X18
-	XOR	X22, X13
-	MUL	X9, X19, X22
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X18, X13
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	MUL	X14, X15, X18
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	XOR	X22, X10
-	WORD	$0x214a990b	// th.mula s2, s5, s4
-	MUL	X20, X19, X22
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	XOR	X18, X10
-	MUL	X17, X19, X18
-	MUL	X20, X15, X19
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x211a9b0b	// th.mula s6, s5, a7
-	XOR	X18, X30
-	XOR	X19, X30
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	MOVWU	1248(X2), X18
-	MUL	X14, X21, X19
-	MUL	X9, X15, X17
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	MUL	X9, X16, X9
-	XOR	X22, X12
-	MOVWU	36(X2), X15
+	MUL	X9, X19, X21
+	XOR	X22, X13
+	MUL	X9, X18, X22
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	XOR	X21, X13
+	WORD	$0x21181b0b	// th.mula s6, a6, a7
+	MUL	X14, X15, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
+	WORD	$0x21499b8b	// th.mula s7, s3, s4
+	MUL	X20, X18, X21
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	XOR	X23, X10
+	MUL	X17, X18
+	MUL	X20, X15, X20
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	XOR	X18, X30
+	XOR	X20, X30
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	MOVWU	1248(X2), X17
+	MUL	X14, X19
+	MUL	X9, X15, X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X9, X16, X9
+	XOR	X21, X12
+	MOVWU	36(X2), X15
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
 	XOR	X9, X30
-	AND	X5, X18, X9
+	AND	X5, X17, X9
 	MUL	X14, X16, X20
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	MOVWU	100(X2), X14
 	XOR	X19, X30
 	MOVWU	132(X2), X16
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	XOR	X17, X12
-	MUL	X15, X9, X17
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	XOR	X18, X12
+	MUL	X15, X9, X18
 	XOR	X20, X12
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
-	AND	X6, X18, X19
-	WORD	$0x2109988b	// th.mula a7, s3, a6
-	MUL	X14, X9, X20
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	XOR	X17, X13
-	AND	X7, X18, X17
-	AND	X28, X18
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21091a0b	// th.mula s4, s2, a6
-	MOVWU	68(X2), X21
-	MUL	X14, X17, X22
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	XOR	X20, X12
-	XOR	X22, X13
-	MUL	X21, X18, X22
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	AND	X6, X17, X19
+	WORD	$0x2109990b	// th.mula s2, s3, a6
+	MUL	X14, X9, X22
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	MUL	X21, X9, X20
+	XOR	X18, X13
+	AND	X7, X17, X18
+	AND	X28, X17, X20
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x210a1b0b	// th.mula s6, s4, a6
+	MOVWU	68(X2), X21
+	MUL	X14, X18, X17
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	XOR	X22, X12
+	XOR	X17, X13
+	MUL	X21, X20, X22
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X21, X9, X17
 	XOR	X22, X13
 	MUL	X16, X9
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x21089a0b	// th.mula s4, a7, a6
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	WORD	$0x2109188b	// th.mula a7, s2, a6
 	XOR	X9, X30
 	MOVWU	1264(X2), X16
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X20, X10
-	MUL	X15, X19, X20
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	XOR	X17, X10
+	MUL	X15, X19, X17
 	MUL	X14, X19, X22
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x20e91a0b	// th.mula s4, s2, a4
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x20ea188b	// th.mula a7, s4, a4
 	MUL	X21, X19, X9
-	MUL	X21, X17, X19
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	MUL	X21, X18, X19
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
 	XOR	X22, X30
-	MUL	X15, X18, X21
-	MUL	X15, X17, X15
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	MUL	X15, X20
+	MUL	X15, X18, X15
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
 	MOVWU	40(X2), X14
 	XOR	X19, X30
 	AND	X5, X16, X18
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	XOR	X9, X12
 	MOVWU	104(X2), X19
-	XOR	X21, X30
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
+	XOR	X20, X30
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
 	MOVWU	72(X2), X9
 	XOR	X15, X12
-	AND	X6, X16, X21
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	XOR	X20, X10
-	MUL	X14, X18, X20
-	AND	X7, X16, X17
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	AND	X28, X16, X15
-	MOVWU	136(X2), X16
-	MUL	X19, X17, X22
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
-	WORD	$0x210a9a0b	// th.mula s4, s5, a6
-	MUL	X9, X15, X24
-	MUL	X9, X18, X23
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	XOR	X20, X13
-	XOR	X22, X13
-	XOR	X24, X13
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21089b8b	// th.mula s7, a7, a6
-	MUL	X14, X21, X22
-	MUL	X19, X18, X20
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	XOR	X23, X10
-	WORD	$0x21379b0b	// th.mula s6, a5, s3
-	MUL	X16, X18, X23
+	AND	X6, X16, X20
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X22, X10
-	MUL	X19, X21, X18
-	WORD	$0x21079a0b	// th.mula s4, a5, a6
+	XOR	X17, X10
+	MUL	X14, X18, X21
+	AND	X7, X16, X15
 	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	MUL	X9, X21, X16
-	XOR	X23, X30
-	MUL	X9, X17, X19
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X20, X12
-	MOVWU	1280(X2), X9
-	MUL	X14, X17, X20
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	XOR	X18, X30
-	MOVWU	44(X2), X17
-	MUL	X14, X15, X21
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	AND	X5, X9, X15
-	XOR	X16, X12
-	MOVWU	76(X2), X14
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	XOR	X19, X30
-	MOVWU	108(X2), X18
-	XOR	X20, X12
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MUL	X17, X15, X22
-	XOR	X21, X30
-	MOVWU	140(X2), X19
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	AND	X6, X9, X20
-	WORD	$0x213a1b0b	// th.mula s6, s4, s3
-	AND	X7, X9, X16
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	XOR	X22, X13
-	AND	X28, X9
-	MUL	X18, X16, X21
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	MUL	X14, X9, X22
+	AND	X28, X16
+	MOVWU	136(X2), X17
+	MUL	X19, X15, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	MUL	X9, X16, X24
+	MUL	X9, X18, X22
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
 	XOR	X21, X13
-	MUL	X14, X15, X21
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	XOR	X22, X13
-	// sums[0] = OR of z[k] & m[k]
-	AND	X5, X13
-	WORD	$0x21381a8b	// th.mula s5, a6, s3
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	MUL	X17, X20, X22
-	XOR	X21, X10
-	MUL	X18, X15, X21
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	MUL	X19, X15
-	MUL	X18, X20, X18
+	XOR	X23, X13
+	XOR	X24, X13
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21179b0b	// th.mula s6, a5, a7
+	MUL	X14, X20, X23
+	MUL	X19, X18, X21
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
 	XOR	X22, X10
-	AND	X6, X10
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	MUL	X17, X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X23, X10
+	MUL	X19, X20, X22
+	WORD	$0x21181a8b	// th.mula s5, a6, a7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X9, X20
+	XOR	X18, X30
+	MUL	X9, X15, X23
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	XOR	X21, X12
+	MOVWU	1280(X2), X19
+	MUL	X14, X15
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	XOR	X22, X30
+	MOVWU	44(X2), X17
+	MUL	X14, X16, X14
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	AND	X5, X19, X18
+	XOR	X20, X12
+	MOVWU	76(X2), X9
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	XOR	X23, X30
+	MOVWU	108(X2), X21
+	XOR	X15, X12
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	MUL	X17, X18, X15
+	XOR	X14, X30
+	MOVWU	140(X2), X23
+	AND	X6, X19, X22
 	// sums[2] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x21349a8b	// th.mula s5, s1, s3
-	MUL	X14, X20
-	MUL	X17, X16, X19
-	XOR	X21, X12
-	XOR	X15, X30
+	WORD	$0x217b178b	// th.mula a5, s6, s7
+	AND	X7, X19, X20
+	AND	X28, X19
+	XOR	X15, X13
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	MUL	X14, X16, X21
+	MUL	X21, X20, X14
+	MUL	X9, X19, X25
+	MUL	X9, X18, X24
+	XOR	X14, X13
+	SLL	$32, X15
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 5: operand classes a[k] = a & m[k], key classes b[j]
 	ADD	$1328, X2, X14
-	XOR	X20, X12
-	SLL	$32, X15
-	XOR	X18, X30
+	XOR	X25, X13
+	// sums[0] = OR of z[k] & m[k]
+	AND	X5, X13
+	WORD	$0x217a1c0b	// th.mula s8, s4, s7
 	OR	X15, X16
 	MOV	X16, 1472(X2)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	ADD	$656, X2, X14
-	MUL	X17, X9, X15
-	XOR	X19, X12
+	XOR	X24, X10
+	MUL	X17, X22, X16
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	ADD	$688, X2, X14
-	XOR	X21, X30
-	XOR	X15, X30
+	WORD	$0x2159980b	// th.mula a6, s3, s5
+	MUL	X21, X18, X15
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	ADD	$720, X2, X14
-	OR	X10, X13
-	AND	X7, X12
+	XOR	X16, X10
+	AND	X6, X10
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	ADD	$752, X2, X14
+	MUL	X23, X18, X24
+	MUL	X21, X22, X18
+	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
+	WORD	$0x2179978b	// th.mula a5, s3, s7
+	MUL	X9, X22, X21
+	MUL	X17, X20, X16
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	XOR	X15, X12
+	XOR	X24, X30
+	MUL	X9, X20, X15
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	XOR	X21, X12
+	XOR	X18, X30
+	MUL	X17, X19, X14
+	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	XOR	X16, X12
+	XOR	X15, X30
+	XOR	X14, X30
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	OR	X10, X13
+	AND	X7, X12
 	OR	X12, X13
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
 	AND	X28, X30
-	WORD	$0x02077807	// th.vle.v v16, (a4)
 	OR	X30, X13
 	MOV	X13, 1456(X2)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	// piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	MOVWU	1172(X2), X10
-	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
+	MOVWU	1172(X2), X13
 	MOVWU	208(X2), X14
-	MOVWU	240(X2), X9
-	AND	X5, X10, X12
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	AND	X6, X10, X19
+	MOVWU	240(X2), X16
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	AND	X5, X13, X12
+	AND	X6, X13, X19
 	MOVWU	176(X2), X20
-	AND	X7, X10, X16
-	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	MUL	X9, X12, X30
-	MUL	X14, X19, X13
-	MOVWU	144(X2), X18
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	AND	X28, X10, X17
-	MUL	X20, X16, X10
-	XOR	X13, X30
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	MUL	X18, X17, X15
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	AND	X7, X13, X17
+	MUL	X16, X12, X30
+	MUL	X14, X19, X10
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	144(X2), X9
+	AND	X28, X13, X15
+	MUL	X20, X17, X13
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
 	XOR	X10, X30
-	MUL	X18, X12, X13
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X15, X30
-	MOVWU	1188(X2), X15
-	WORD	$0x2099968b	// th.mula a3, s3, s1
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	MUL	X14, X16, X21
-	MUL	X20, X17, X22
-	MUL	X20, X12, X10
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	XOR	X21, X13
-	XOR	X22, X13
-	MUL	X14, X12
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MUL	X20, X19, X21
-	MUL	X18, X19, X20
-	WORD	$0x2098960b	// th.mula a2, a7, s1
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	MUL	X18, X16, X19
-	WORD	$0x2098150b	// th.mula a0, a6, s1
-	MOVWU	244(X2), X16
+	MUL	X9, X15, X10
+	XOR	X13, X30
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	XOR	X21, X12
-	AND	X5, X15, X18
-	XOR	X19, X12
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MOVWU	212(X2), X19
-	WORD	$0x20e89a0b	// th.mula s4, a7, a4
-	AND	X6, X15, X9
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	MOVWU	180(X2), X17
-	XOR	X20, X10
-	AND	X7, X15, X14
+	MUL	X9, X12, X13
+	XOR	X10, X30
+	MOVWU	1188(X2), X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x2109968b	// th.mula a3, s3, a6
+	MUL	X14, X17, X10
+	MUL	X20, X15, X21
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	XOR	X10, X13
+	XOR	X21, X13
+	MUL	X20, X12, X10
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	AND	X28, X15, X22
-	MOVWU	148(X2), X15
-	MUL	X19, X14, X23
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	MUL	X15, X18, X21
-	MUL	X17, X22, X24
+	MUL	X14, X12
+	MUL	X20, X19, X20
+	MUL	X9, X19, X21
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	WORD	$0x2107960b	// th.mula a2, a5, a6
+	MUL	X9, X17, X9
+	WORD	$0x2108950b	// th.mula a0, a7, a6
 	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	MOVWU	244(X2), X16
+	XOR	X20, X12
+	AND	X5, X18, X19
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X9, X12
+	MOVWU	212(X2), X20
+	WORD	$0x20e79a8b	// th.mula s5, a5, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	AND	X6, X18, X9
+	MOVWU	180(X2), X17
+	XOR	X21, X10
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	AND	X7, X18, X14
+	AND	X28, X18
+	MOVWU	148(X2), X15
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X15, X19, X21
+	MUL	X20, X14, X23
+	MUL	X17, X18, X24
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
 	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	MUL	X17, X18, X20
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	MUL	X17, X19, X22
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	XOR	X21, X13
 	XOR	X23, X13
 	XOR	X24, X13
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21071a0b	// th.mula s4, a4, a6
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x21071b0b	// th.mula s6, a4, a6
 	MUL	X15, X9, X23
-	MUL	X19, X18, X21
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	XOR	X20, X10
-	WORD	$0x213b1b8b	// th.mula s7, s6, s3
-	MUL	X16, X18
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	MUL	X20, X19, X21
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
+	WORD	$0x21491b8b	// th.mula s7, s2, s4
+	MUL	X16, X19
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
 	XOR	X23, X10
-	MUL	X19, X9, X19
-	WORD	$0x210b1a8b	// th.mula s5, s6, a6
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
-	XOR	X18, X30
+	MUL	X20, X9, X20
+	WORD	$0x21091a8b	// th.mula s5, s2, a6
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
 	XOR	X19, X30
+	XOR	X20, X30
 	MOVWU	1204(X2), X20
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	MUL	X15, X22, X18
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	MUL	X15, X18
 	MUL	X17, X9, X16
 	MUL	X17, X14, X9
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
 	XOR	X21, X12
 	MOVWU	248(X2), X17
 	XOR	X9, X30
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
 	AND	X5, X20, X9
 	XOR	X18, X30
 	MOVWU	216(X2), X19
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	MUL	X15, X14, X18
 	AND	X6, X20, X15
 	XOR	X16, X12
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
 	MOVWU	152(X2), X14
 	XOR	X18, X12
 	MOVWU	184(X2), X18
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	AND	X7, X20, X16
 	AND	X28, X20
 	MUL	X14, X9, X21
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	MUL	X19, X16, X22
 	WORD	$0x21179a8b	// th.mula s5, a5, a7
 	MUL	X18, X20, X23
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
 	XOR	X21, X13
 	XOR	X22, X13
 	XOR	X23, X13
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MUL	X18, X9, X21
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
+	MUL	X18, X9, X22
 	MUL	X14, X15, X23
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
+	WORD	$0x21181b0b	// th.mula s6, a6, a7
 	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	MUL	X19, X9, X22
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X21, X10
+	MUL	X19, X9, X21
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	XOR	X22, X10
 	XOR	X23, X10
 	MUL	X17, X9
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	MUL	X19, X15, X19
-	WORD	$0x211a1b0b	// th.mula s6, s4, a7
-	XOR	X9, X30
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	XOR	X19, X30
-	MOVWU	1220(X2), X21
-	MUL	X14, X20, X19
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	MUL	X18, X15, X20
-	MUL	X18, X16, X15
-	XOR	X22, X12
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	MOVWU	252(X2), X17
-	XOR	X15, X30
-	AND	X5, X21, X9
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	XOR	X19, X30
-	MOVWU	156(X2), X15
-	MUL	X14, X16
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	MOVWU	220(X2), X19
-	XOR	X20, X12
-	AND	X6, X21, X14
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	MUL	X19, X15, X19
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	XOR	X9, X30
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X19, X30
+	MOVWU	1220(X2), X19
+	MUL	X14, X20
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	MUL	X18, X15, X22
+	MUL	X18, X16, X15
+	XOR	X21, X12
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	MOVWU	252(X2), X17
+	XOR	X15, X30
+	AND	X5, X19, X9
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	XOR	X20, X30
+	MOVWU	156(X2), X15
+	MUL	X14, X16
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	220(X2), X20
+	XOR	X22, X12
+	AND	X6, X19, X14
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
 	XOR	X16, X12
 	MOVWU	188(X2), X18
-	AND	X7, X21, X16
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	AND	X28, X21, X20
+	AND	X7, X19, X16
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	AND	X28, X19
 	MUL	X15, X9, X21
-	MUL	X19, X16, X23
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
+	MUL	X20, X16, X23
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
 	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	MUL	X18, X20, X24
+	MUL	X18, X19, X24
 	MUL	X18, X9, X22
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	XOR	X21, X13
 	XOR	X23, X13
 	XOR	X24, X13
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x21181b0b	// th.mula s6, a6, a7
 	MUL	X15, X14, X23
-	MUL	X19, X9, X21
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
+	MUL	X20, X9, X21
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
 	XOR	X22, X10
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	WORD	$0x21499b8b	// th.mula s7, s3, s4
 	MUL	X17, X9
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
 	XOR	X23, X10
-	MUL	X19, X14, X19
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	MUL	X20, X14, X20
+	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	XOR	X9, X30
-	XOR	X19, X30
-	MOVWU	1236(X2), X19
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MUL	X15, X20
-	MUL	X18, X14, X9
+	XOR	X20, X30
+	MOVWU	1236(X2), X9
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	MUL	X15, X19, X20
+	MUL	X18, X14, X19
 	MUL	X18, X16, X17
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
 	XOR	X21, X12
 	MOVWU	160(X2), X14
 	XOR	X17, X30
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
 	MOVWU	256(X2), X17
 	XOR	X20, X30
-	AND	X5, X19, X18
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	AND	X5, X9, X18
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
 	MUL	X15, X16, X15
 	MOVWU	224(X2), X20
-	XOR	X9, X12
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	AND	X6, X19, X16
+	XOR	X19, X12
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	AND	X6, X9, X16
 	XOR	X15, X12
 	MUL	X14, X18, X21
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	MOVWU	192(X2), X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	192(X2), X19
 	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	AND	X7, X19, X15
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
+	AND	X7, X9, X15
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
 	XOR	X21, X13
-	AND	X28, X19
-	MUL	X20, X15, X21
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	MUL	X9, X19, X22
-	XOR	X21, X13
-	MUL	X9, X18, X21
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	AND	X28, X9
+	MUL	X20, X15, X22
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X19, X9, X21
 	XOR	X22, X13
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	MUL	X14, X16, X22
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	XOR	X21, X10
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
-	MUL	X20, X18, X21
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	MUL	X19, X18, X22
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	XOR	X21, X13
+	WORD	$0x21179b0b	// th.mula s6, a5, a7
+	MUL	X14, X16, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	XOR	X22, X10
+	WORD	$0x21449b8b	// th.mula s7, s1, s4
+	MUL	X20, X18, X21
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
+	XOR	X23, X10
 	MUL	X17, X18
 	MUL	X20, X16, X20
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21149a8b	// th.mula s5, s1, a7
 	XOR	X18, X30
 	XOR	X20, X30
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	MOVWU	1252(X2), X17
-	MUL	X14, X19, X18
-	MUL	X9, X16, X19
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	MUL	X9, X15, X9
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	MOVWU	1252(X2), X20
+	MUL	X14, X9, X22
+	MUL	X19, X16, X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X19, X15, X16
 	XOR	X21, X12
-	MOVWU	164(X2), X16
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X9, X30
-	AND	X5, X17, X9
+	MOVWU	164(X2), X17
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X16, X30
+	AND	X5, X20, X16
 	MUL	X14, X15
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	MOVWU	228(X2), X14
-	XOR	X18, X30
-	MOVWU	260(X2), X18
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X19, X12
-	MUL	X16, X9, X20
-	XOR	X15, X12
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	AND	X6, X17, X19
-	WORD	$0x21299a0b	// th.mula s4, s3, s2
-	MUL	X14, X9, X21
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X20, X13
-	AND	X7, X17, X15
-	AND	X28, X17
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21289a8b	// th.mula s5, a7, s2
-	MOVWU	196(X2), X20
-	MUL	X14, X15, X22
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	XOR	X21, X12
-	XOR	X22, X13
-	MUL	X20, X17, X22
+	MOVWU	228(X2), X18
+	XOR	X22, X30
+	MOVWU	260(X2), X14
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	MUL	X20, X9, X21
-	XOR	X22, X13
-	MUL	X18, X9
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x21279a8b	// th.mula s5, a5, s2
-	XOR	X9, X30
-	MOVWU	1268(X2), X18
+	XOR	X9, X12
+	MUL	X17, X16, X9
+	XOR	X15, X12
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	AND	X6, X20, X22
+	WORD	$0x20eb148b	// th.mula s1, s6, a4
+	MUL	X18, X16, X15
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	XOR	X21, X10
-	MUL	X16, X19, X22
-	MUL	X14, X19, X9
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x20e89b0b	// th.mula s6, a7, a4
-	MUL	X20, X19, X14
-	MUL	X20, X15, X19
-	XOR	X9, X30
-	MUL	X16, X17, X9
+	XOR	X9, X13
+	AND	X7, X20, X19
+	AND	X28, X20
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x20ea178b	// th.mula a5, s4, a4
+	MOVWU	196(X2), X23
+	MUL	X18, X19, X9
+	XOR	X15, X12
 	// sums[5] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	MUL	X16, X15, X21
-	MOVWU	168(X2), X17
-	XOR	X19, X30
-	AND	X5, X18, X19
-	XOR	X14, X12
+	XOR	X9, X13
+	MUL	X23, X20, X9
+	MUL	X23, X16, X21
+	MUL	X14, X16
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	MOVWU	232(X2), X20
+	XOR	X9, X13
+	XOR	X16, X30
+	WORD	$0x20e99a8b	// th.mula s5, s3, a4
+	MOVWU	1268(X2), X9
+	SLL	$32, X15
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 6: operand classes a[k] = a & m[k], key classes b[j]
 	ADD	$1360, X2, X14
-	XOR	X9, X30
-	SLL	$32, X15
-	MOVWU	200(X2), X9
+	XOR	X21, X10
+	MUL	X17, X22, X21
+	MUL	X18, X22, X24
 	OR	X15, X16
 	MOV	X16, 1496(X2)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	ADD	$784, X2, X14
-	XOR	X21, X12
-	AND	X6, X18, X21
+	WORD	$0x212a1a8b	// th.mula s5, s4, s2
+	MUL	X23, X22, X16
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	ADD	$816, X2, X14
-	XOR	X22, X10
-	MUL	X17, X19, X23
+	MUL	X23, X19, X18
+	XOR	X24, X30
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	ADD	$848, X2, X14
-	AND	X7, X18, X16
-	AND	X28, X18, X15
+	MUL	X17, X20
+	MUL	X17, X19, X22
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	ADD	$880, X2, X14
-	MOVWU	264(X2), X18
-	MUL	X20, X16, X24
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x212a9b8b	// th.mula s7, s5, s2
-	MUL	X9, X15, X14
-	MUL	X9, X19, X22
+	MOVWU	168(X2), X15
+	XOR	X18, X30
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	XOR	X23, X13
-	XOR	X24, X13
-	XOR	X14, X13
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x21281b0b	// th.mula s6, a6, s2
-	MUL	X17, X21, X23
-	MUL	X20, X19, X14
+	AND	X5, X9, X18
+	XOR	X16, X12
+	MOVWU	232(X2), X19
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	XOR	X20, X30
+	MOVWU	200(X2), X17
+	XOR	X22, X12
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	AND	X6, X9, X20
+	XOR	X21, X10
+	MUL	X15, X18, X21
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	XOR	X22, X10
-	WORD	$0x21479b8b	// th.mula s7, a5, s4
-	MUL	X18, X19
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	XOR	X23, X10
-	MUL	X20, X21, X22
-	WORD	$0x2127970b	// th.mula a4, a5, s2
+	AND	X7, X9, X14
+	AND	X28, X9, X16
+	MOVWU	264(X2), X9
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	WORD	$0x209a1a8b	// th.mula s5, s4, s1
+	MUL	X19, X14, X22
+	MUL	X17, X16, X23
 	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	MUL	X9, X21, X18
-	XOR	X19, X30
-	MUL	X9, X16, X19
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X14, X12
-	MOVWU	1284(X2), X9
-	MUL	X17, X16, X20
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
+	XOR	X21, X13
+	XOR	X22, X13
+	XOR	X23, X13
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X17, X18, X22
+	MUL	X15, X20, X23
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	WORD	$0x20971b0b	// th.mula s6, a4, s1
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	MUL	X19, X18, X21
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	XOR	X22, X10
+	XOR	X23, X10
+	MUL	X9, X18, X22
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X19, X20, X19
+	WORD	$0x20981a8b	// th.mula s5, a6, s1
+	MUL	X17, X20, X18
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
 	XOR	X22, X30
-	MOVWU	172(X2), X14
-	MUL	X17, X15, X17
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	AND	X5, X9, X16
-	XOR	X18, X12
-	MOVWU	204(X2), X15
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X19, X30
-	MOVWU	236(X2), X18
-	XOR	X20, X12
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	MUL	X14, X16, X21
-	XOR	X17, X30
-	MOVWU	268(X2), X20
+	MUL	X17, X14, X22
+	XOR	X21, X12
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	AND	X6, X9, X19
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	AND	X7, X9, X17
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X21, X13
-	AND	X28, X9
-	MUL	X18, X17, X21
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	MUL	X15, X9, X22
-	XOR	X21, X13
-	MUL	X15, X16, X21
+	MOVWU	1284(X2), X17
+	MUL	X15, X14, X20
+	XOR	X19, X30
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	172(X2), X14
+	MUL	X15, X16
+	AND	X5, X17, X9
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	XOR	X18, X12
+	MOVWU	204(X2), X15
+	XOR	X22, X30
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
+	MOVWU	236(X2), X19
+	XOR	X20, X12
+	MUL	X14, X9, X21
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	XOR	X16, X30
+	MOVWU	268(X2), X20
+	AND	X6, X17, X18
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x21491a8b	// th.mula s5, s2, s4
+	AND	X7, X17, X16
+	AND	X28, X17
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X21, X13
+	MUL	X19, X16, X21
+	MUL	X15, X17, X22
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X21, X13
 	XOR	X22, X13
 	// sums[1] = OR of z[k] & m[k]
 	AND	X5, X13
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	MUL	X14, X19, X22
-	XOR	X21, X10
-	MUL	X18, X16, X21
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	MUL	X20, X16
-	MUL	X18, X19, X18
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	MUL	X15, X9, X22
+	MUL	X14, X18, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x21481b0b	// th.mula s6, a6, s4
+	WORD	$0x21389b8b	// th.mula s7, a7, s3
+	MUL	X19, X9, X21
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
 	XOR	X22, X10
+	XOR	X23, X10
 	AND	X6, X10
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	MUL	X15, X19, X20
-	MUL	X14, X17, X19
+	MUL	X20, X9
+	MUL	X19, X18, X19
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	MUL	X15, X18, X20
+	MUL	X14, X16, X18
 	XOR	X21, X12
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	XOR	X16, X30
-	MUL	X15, X17, X15
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X9, X30
+	MUL	X15, X16, X15
 	XOR	X20, X12
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X18, X30
-	MUL	X14, X9, X14
-	XOR	X19, X12
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
+	XOR	X19, X30
+	MUL	X14, X17, X14
+	XOR	X18, X12
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
 	XOR	X15, X30
 	XOR	X14, X30
 	OR	X10, X13
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
 	AND	X7, X12
 	OR	X12, X13
 	AND	X28, X30
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
 	OR	X30, X13
 	MOV	X13, 1464(X2)
 	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	MOVWU	1176(X2), X13
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
 	MOVWU	464(X2), X14
-	MOVWU	496(X2), X17
+	MOVWU	496(X2), X9
 	AND	X5, X13, X12
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	AND	X6, X13, X19
 	MOVWU	432(X2), X20
 	AND	X7, X13, X16
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	MUL	X17, X12, X30
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	MUL	X9, X12, X30
 	MUL	X14, X19, X10
 	MOVWU	400(X2), X18
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
-	AND	X28, X13, X15
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	AND	X28, X13, X17
 	MUL	X20, X16, X13
 	XOR	X10, X30
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	MUL	X18, X15, X10
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X18, X17, X10
 	XOR	X13, X30
 	MUL	X18, X12, X13
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
 	XOR	X10, X30
-	MOVWU	1192(X2), X9
-	WORD	$0x2119968b	// th.mula a3, s3, a7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	MOVWU	1192(X2), X15
+	WORD	$0x2099968b	// th.mula a3, s3, s1
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
 	MUL	X14, X16, X21
-	MUL	X20, X15, X22
+	MUL	X20, X17, X22
 	MUL	X20, X12, X10
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
 	XOR	X21, X13
 	XOR	X22, X13
 	MUL	X14, X12
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	MUL	X20, X19, X20
-	MUL	X18, X19, X21
-	WORD	$0x2117960b	// th.mula a2, a5, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	MUL	X18, X16, X18
-	WORD	$0x2118150b	// th.mula a0, a6, a7
-	MOVWU	500(X2), X16
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	XOR	X20, X12
-	AND	X5, X9, X19
-	XOR	X18, X12
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	MOVWU	468(X2), X20
-	WORD	$0x20e79a8b	// th.mula s5, a5, a4
-	AND	X6, X9, X18
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	MOVWU	436(X2), X17
-	XOR	X21, X10
-	AND	X7, X9, X14
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	AND	X28, X9
-	MOVWU	404(X2), X15
-	MUL	X20, X14, X23
+	MUL	X20, X19, X21
+	MUL	X18, X19, X20
+	WORD	$0x2098960b	// th.mula a2, a7, s1
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	MUL	X15, X19, X21
-	MUL	X17, X9, X24
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21091a8b	// th.mula s5, s2, a6
-	MUL	X17, X19, X22
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
+	MUL	X18, X16, X19
+	WORD	$0x2098150b	// th.mula a0, a6, s1
+	MOVWU	500(X2), X16
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X21, X12
+	AND	X5, X15, X18
+	XOR	X19, X12
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	MOVWU	468(X2), X19
+	WORD	$0x20e89a0b	// th.mula s4, a7, a4
+	AND	X6, X15, X9
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	MOVWU	436(X2), X17
+	XOR	X20, X10
+	AND	X7, X15, X14
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	AND	X28, X15, X20
+	MOVWU	404(X2), X15
+	MUL	X19, X14, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X15, X18, X21
+	MUL	X17, X20, X24
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
+	WORD	$0x21049a8b	// th.mula s5, s1, a6
+	MUL	X17, X18, X22
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	XOR	X21, X13
 	XOR	X23, X13
 	XOR	X24, X13
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
-	WORD	$0x21071b0b	// th.mula s6, a4, a6
-	MUL	X15, X18, X23
-	MUL	X20, X19, X21
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	XOR	X22, X10
-	WORD	$0x21449b8b	// th.mula s7, s1, s4
-	MUL	X16, X19
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X23, X10
-	MUL	X20, X18, X20
-	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	XOR	X19, X30
-	XOR	X20, X30
-	MOVWU	1208(X2), X20
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	MUL	X15, X9, X19
-	MUL	X17, X18
-	MUL	X17, X14, X17
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x21071b0b	// th.mula s6, a4, a6
+	MUL	X15, X9, X23
+	MUL	X19, X18, X21
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	MUL	X16, X18
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X23, X10
+	MUL	X19, X9, X19
+	WORD	$0x210a1a8b	// th.mula s5, s4, a6
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	XOR	X18, X30
+	XOR	X19, X30
+	MOVWU	1208(X2), X22
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	MUL	X15, X20, X19
+	MUL	X17, X9, X18
+	MUL	X17, X14, X17
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	XOR	X21, X12
 	MOVWU	504(X2), X16
 	XOR	X17, X30
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	AND	X5, X20, X9
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	AND	X5, X22, X9
 	XOR	X19, X30
 	MOVWU	472(X2), X19
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
 	MUL	X15, X14, X15
-	AND	X6, X20, X17
+	AND	X6, X22, X17
 	XOR	X18, X12
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
 	MOVWU	408(X2), X14
 	XOR	X15, X12
 	MOVWU	440(X2), X18
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	AND	X7, X20, X15
-	AND	X28, X20
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	AND	X7, X22, X15
+	AND	X28, X22, X20
 	MUL	X14, X9, X21
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
 	MUL	X19, X15, X22
 	WORD	$0x21089a8b	// th.mula s5, a7, a6
 	MUL	X18, X20, X23
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	XOR	X21, X13
 	XOR	X22, X13
 	XOR	X23, X13
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
 	MUL	X18, X9, X22
 	MUL	X14, X17, X23
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x21079b0b	// th.mula s6, a5, a6
 	WORD	$0x213a1b8b	// th.mula s7, s4, s3
 	MUL	X19, X9, X21
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
 	XOR	X22, X10
 	XOR	X23, X10
 	MUL	X16, X9
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	MUL	X19, X17, X19
 	WORD	$0x210a1a8b	// th.mula s5, s4, a6
 	XOR	X9, X30
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
 	XOR	X19, X30
-	MOVWU	1224(X2), X19
-	MUL	X14, X20, X16
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	MUL	X18, X17, X22
-	MUL	X18, X15, X9
+	MOVWU	1224(X2), X22
+	MUL	X14, X20
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X18, X17, X9
+	MUL	X18, X15, X17
 	XOR	X21, X12
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	MOVWU	508(X2), X17
-	XOR	X9, X30
-	AND	X5, X19, X9
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	XOR	X16, X30
-	MOVWU	412(X2), X16
-	MUL	X14, X15, X14
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MOVWU	476(X2), X20
-	XOR	X22, X12
-	AND	X6, X19, X15
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	XOR	X14, X12
-	MOVWU	444(X2), X18
-	AND	X7, X19, X14
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	AND	X28, X19
-	MUL	X16, X9, X21
-	MUL	X20, X14, X22
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	MUL	X18, X19, X24
-	MUL	X18, X9, X23
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X21, X13
-	XOR	X22, X13
-	XOR	X24, X13
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21171b8b	// th.mula s7, a4, a7
-	MUL	X16, X15, X22
-	MUL	X20, X9, X21
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	XOR	X23, X10
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
-	MUL	X17, X9
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	XOR	X22, X10
-	MUL	X20, X15, X20
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	XOR	X9, X30
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	MOVWU	508(X2), X16
+	XOR	X17, X30
+	AND	X5, X22, X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	XOR	X20, X30
-	MOVWU	1240(X2), X22
+	MOVWU	412(X2), X17
+	MUL	X14, X15
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MOVWU	476(X2), X14
+	XOR	X9, X12
+	AND	X6, X22, X18
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	XOR	X15, X12
+	MOVWU	444(X2), X20
+	AND	X7, X22, X9
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	AND	X28, X22, X21
+	MUL	X17, X19, X22
+	MUL	X14, X9, X23
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x21091b0b	// th.mula s6, s2, a6
+	MUL	X20, X21, X24
+	MUL	X20, X19, X15
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	MUL	X16, X19
-	MUL	X18, X15
-	MUL	X18, X14, X9
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	XOR	X21, X12
-	MOVWU	416(X2), X17
-	XOR	X9, X30
-	MOVWU	512(X2), X9
-	XOR	X19, X30
+	XOR	X22, X13
+	XOR	X23, X13
+	XOR	X24, X13
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x2104978b	// th.mula a5, s1, a6
+	MUL	X17, X18, X23
+	MUL	X14, X19, X22
+	XOR	X15, X10
 	// sums[6] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	AND	X5, X22, X20
-	MUL	X16, X14
-	MOVWU	480(X2), X21
-	XOR	X15, X12
-	AND	X6, X22, X18
+	WORD	$0x20ea9b8b	// th.mula s7, s5, a4
+	MUL	X16, X19
+	MUL	X14, X18, X14
+	XOR	X23, X10
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	XOR	X14, X12
+	WORD	$0x210a9b0b	// th.mula s6, s5, a6
+	XOR	X19, X30
+	XOR	X14, X30
+	MOVWU	1240(X2), X19
+	SLL	$32, X15
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 7: operand classes a[k] = a & m[k], key classes b[j]
 	ADD	$1392, X2, X14
-	MUL	X17, X20, X23
-	SLL	$32, X15
-	MOVWU	448(X2), X19
+	MUL	X17, X21
+	MUL	X20, X18, X23
+	MUL	X20, X9, X18
 	OR	X15, X16
 	MOV	X16, 1504(X2)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	ADD	$912, X2, X14
-	WORD	$0x20991b8b	// th.mula s7, s2, s1
-	AND	X7, X22, X15
+	XOR	X22, X12
+	MOVWU	416(X2), X15
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	ADD	$944, X2, X14
-	XOR	X23, X13
-	AND	X28, X22, X16
+	XOR	X18, X30
+	MOVWU	512(X2), X18
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	ADD	$976, X2, X14
-	MUL	X21, X15, X22
-	MUL	X19, X16, X23
+	XOR	X21, X30
+	AND	X5, X19, X20
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	ADD	$1008, X2, X14
-	XOR	X22, X13
-	XOR	X23, X13
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	MUL	X19, X20, X22
-	MUL	X17, X18, X23
+	MUL	X17, X9, X16
+	MOVWU	480(X2), X21
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x20979b0b	// th.mula s6, a5, s1
-	WORD	$0x21581b8b	// th.mula s7, a6, s5
-	MUL	X21, X20, X14
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
+	XOR	X23, X12
+	AND	X6, X19, X17
+	XOR	X16, X12
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	MUL	X15, X20, X22
+	MOVWU	448(X2), X9
+	AND	X7, X19, X16
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x21289b0b	// th.mula s6, a7, s2
+	AND	X28, X19, X14
+	MUL	X21, X16, X19
+	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	XOR	X22, X13
+	XOR	X19, X13
+	MUL	X9, X14, X19
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	MUL	X9, X20, X22
+	XOR	X19, X13
+	MUL	X15, X17, X23
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x21281b0b	// th.mula s6, a6, s2
+	WORD	$0x21571b8b	// th.mula s7, a4, s5
+	MUL	X21, X20, X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	XOR	X22, X10
 	XOR	X23, X10
-	MUL	X9, X20
-	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	MUL	X21, X18, X21
-	WORD	$0x2098170b	// th.mula a4, a6, s1
+	MUL	X18, X20
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	MUL	X21, X17, X21
+	WORD	$0x2127198b	// th.mula s3, a4, s2
 	XOR	X20, X30
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
 	XOR	X21, X30
-	MOVWU	1256(X2), X9
-	MUL	X17, X16, X20
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	MUL	X19, X18
-	MUL	X19, X15, X16
-	XOR	X14, X12
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	MOVWU	1256(X2), X18
+	MUL	X15, X14, X20
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X9, X17
+	MUL	X9, X16, X9
+	XOR	X19, X12
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
 	MOVWU	420(X2), X14
-	XOR	X16, X30
-	AND	X5, X9, X16
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	MUL	X17, X15, X17
-	MOVWU	484(X2), X15
-	XOR	X20, X30
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	MOVWU	516(X2), X20
-	XOR	X18, X12
-	MUL	X14, X16, X19
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X17, X12
-	AND	X6, X9, X18
-	WORD	$0x2149198b	// th.mula s3, s2, s4
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	MUL	X15, X16, X21
-	XOR	X19, X13
-	AND	X7, X9, X17
+	XOR	X9, X30
+	AND	X5, X18, X9
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	AND	X28, X9
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	MOVWU	452(X2), X19
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X21, X12
-	MUL	X15, X17, X21
-	MUL	X19, X9, X22
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	XOR	X21, X13
-	XOR	X22, X13
-	MUL	X19, X16, X21
+	MUL	X15, X16, X19
+	MOVWU	484(X2), X16
+	XOR	X20, X30
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	516(X2), X15
+	XOR	X17, X12
+	MUL	X14, X9, X17
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	XOR	X19, X12
+	AND	X6, X18, X19
+	WORD	$0x20f9988b	// th.mula a7, s3, a5
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	MUL	X20, X16, X22
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	MOVWU	1272(X2), X16
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	XOR	X22, X30
-	XOR	X21, X10
-	MUL	X14, X18, X20
+	MUL	X16, X9, X20
+	XOR	X17, X13
+	AND	X7, X18, X17
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	AND	X28, X18
+	WORD	$0x20f91a0b	// th.mula s4, s2, a5
+	MOVWU	452(X2), X21
 	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	MUL	X15, X18, X21
-	WORD	$0x20f49a0b	// th.mula s4, s1, a5
-	MUL	X19, X18, X15
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
-	MUL	X19, X17, X18
-	XOR	X21, X30
-	MUL	X14, X9, X19
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	MUL	X14, X17, X21
-	MOVWU	424(X2), X14
-	XOR	X18, X30
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	AND	X5, X16, X9
-	XOR	X15, X12
-	MOVWU	488(X2), X18
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X19, X30
-	MOVWU	456(X2), X17
-	XOR	X21, X12
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
-	AND	X6, X16, X19
-	XOR	X20, X10
-	MUL	X14, X9, X21
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	AND	X7, X16, X15
-	AND	X28, X16
-	MOVWU	520(X2), X20
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	MUL	X18, X15, X22
-	MUL	X17, X16, X23
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X21, X13
+	XOR	X20, X12
+	MUL	X16, X17, X20
+	MUL	X21, X18, X22
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X20, X13
 	XOR	X22, X13
-	XOR	X23, X13
+	MUL	X21, X9, X20
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X15, X9
+	WORD	$0x20f89a0b	// th.mula s4, a7, a5
+	MOVWU	1272(X2), X15
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	XOR	X9, X30
+	XOR	X20, X10
+	MUL	X14, X19, X20
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X16, X19, X9
+	WORD	$0x21091a0b	// th.mula s4, s2, a6
+	MUL	X21, X19, X16
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
+	MUL	X21, X17, X19
+	XOR	X9, X30
+	MUL	X14, X18, X9
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X14, X17
+	MOVWU	424(X2), X14
+	XOR	X19, X30
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	AND	X5, X15, X18
+	XOR	X16, X12
+	MOVWU	488(X2), X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X9, X30
+	MOVWU	456(X2), X9
+	XOR	X17, X12
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	MUL	X17, X9, X22
-	MUL	X14, X19, X23
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	WORD	$0x21479b0b	// th.mula s6, a5, s4
-	WORD	$0x21281b8b	// th.mula s7, a6, s2
-	MUL	X18, X9, X21
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	AND	X6, X15, X21
+	XOR	X20, X10
+	MUL	X14, X18, X20
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
+	AND	X7, X15, X17
+	AND	X28, X15, X16
+	MOVWU	520(X2), X15
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	WORD	$0x20fa9a0b	// th.mula s4, s5, a5
+	MUL	X19, X17, X22
+	MUL	X9, X16, X23
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	XOR	X20, X13
+	XOR	X22, X13
+	XOR	X23, X13
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	MUL	X9, X18, X22
+	MUL	X14, X21, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x20f89b0b	// th.mula s6, a7, a5
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	MUL	X19, X18, X20
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
 	XOR	X22, X10
 	XOR	X23, X10
-	MUL	X20, X9
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	MUL	X18, X19, X22
-	WORD	$0x21481a8b	// th.mula s5, a6, s4
-	MUL	X17, X19, X18
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
-	XOR	X9, X30
-	MUL	X17, X15, X17
-	XOR	X21, X12
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MOVWU	1288(X2), X9
-	MUL	X14, X15, X20
-	XOR	X22, X30
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	MOVWU	428(X2), X15
-	MUL	X14, X16, X22
-	AND	X5, X9, X16
+	MUL	X15, X18, X23
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X19, X21, X22
+	WORD	$0x20f81a0b	// th.mula s4, a6, a5
+	MUL	X9, X21, X18
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	XOR	X23, X30
+	MUL	X9, X17, X19
+	XOR	X20, X12
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	MOVWU	1288(X2), X9
+	MUL	X14, X17
+	XOR	X22, X30
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
+	MOVWU	428(X2), X15
+	MUL	X14, X16, X20
+	AND	X5, X9, X16
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
 	XOR	X18, X12
 	MOVWU	460(X2), X14
-	XOR	X17, X30
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	MOVWU	492(X2), X19
-	XOR	X20, X12
+	XOR	X19, X30
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	MOVWU	492(X2), X18
+	XOR	X17, X12
 	MUL	X15, X16, X21
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	XOR	X22, X30
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	XOR	X20, X30
 	MOVWU	524(X2), X20
-	AND	X6, X9, X18
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x21491a8b	// th.mula s5, s2, s4
+	AND	X6, X9, X19
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x21499a8b	// th.mula s5, s3, s4
 	AND	X7, X9, X17
 	AND	X28, X9
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
 	XOR	X21, X13
-	MUL	X19, X17, X21
+	MUL	X18, X17, X21
 	MUL	X14, X9, X22
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
 	XOR	X21, X13
 	XOR	X22, X13
 	// sums[3] = OR of z[k] & m[k]
 	AND	X5, X13
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
 	MUL	X14, X16, X22
-	MUL	X15, X18, X23
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	MUL	X15, X19, X23
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x21489b0b	// th.mula s6, a7, s4
-	WORD	$0x21349b8b	// th.mula s7, s1, s3
-	MUL	X19, X16, X21
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
+	WORD	$0x21249b8b	// th.mula s7, s1, s2
+	MUL	X18, X16, X21
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
 	XOR	X22, X10
 	XOR	X23, X10
 	AND	X6, X10
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	MUL	X20, X16
-	MUL	X19, X18, X19
+	MUL	X18, X19, X18
 	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	MUL	X14, X18, X20
-	MUL	X15, X17, X18
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	MUL	X14, X19, X20
+	MUL	X15, X17, X19
 	XOR	X21, X12
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	XOR	X16, X30
 	MUL	X14, X17, X14
 	XOR	X20, X12
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	XOR	X19, X30
-	MUL	X15, X9, X15
-	XOR	X18, X12
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X18, X30
+	MUL	X15, X9, X15
+	XOR	X19, X12
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
 	XOR	X14, X30
 	XOR	X15, X30
 	OR	X10, X13
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
 	AND	X7, X12
 	OR	X12, X13
 	AND	X28, X30
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	OR	X30, X13
 	MOV	X13, 1480(X2)
 	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	MOVWU	1180(X2), X13
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
 	MOVWU	592(X2), X14
-	MOVWU	624(X2), X9
+	MOVWU	624(X2), X17
 	AND	X5, X13, X12
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	AND	X6, X13, X19
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	AND	X6, X13, X18
 	MOVWU	560(X2), X20
-	AND	X7, X13, X17
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	MUL	X9, X12, X30
-	MUL	X14, X19, X10
-	MOVWU	528(X2), X18
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	AND	X28, X13, X15
-	MUL	X20, X17, X13
-	XOR	X10, X30
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	MUL	X18, X15, X10
-	XOR	X13, X30
-	MUL	X18, X12, X13
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	XOR	X10, X30
-	MOVWU	1196(X2), X16
-	WORD	$0x2099968b	// th.mula a3, s3, s1
+	AND	X7, X13, X15
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	MUL	X14, X17, X21
-	MUL	X20, X15, X22
-	MUL	X20, X12, X10
+	MUL	X17, X12, X30
+	MUL	X14, X18, X10
+	MOVWU	528(X2), X9
 	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	AND	X28, X13, X16
+	MUL	X20, X15, X13
+	XOR	X10, X30
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	MUL	X9, X16, X10
+	XOR	X13, X30
+	MUL	X9, X12, X13
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X10, X30
+	MOVWU	1196(X2), X19
+	WORD	$0x2119168b	// th.mula a3, s2, a7
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
+	MUL	X14, X15, X21
+	MUL	X20, X16, X22
+	MUL	X20, X12, X10
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	XOR	X21, X13
 	XOR	X22, X13
 	MUL	X14, X12
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	MUL	X20, X19, X20
-	MUL	X18, X19, X21
-	WORD	$0x2097960b	// th.mula a2, a5, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MUL	X18, X17, X19
-	WORD	$0x2098950b	// th.mula a0, a7, s1
-	MOVWU	628(X2), X17
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	XOR	X20, X12
-	AND	X5, X16, X18
-	XOR	X19, X12
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	MOVWU	596(X2), X20
-	WORD	$0x20e79a8b	// th.mula s5, a5, a4
-	AND	X6, X16, X9
 	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	MOVWU	564(X2), X19
-	XOR	X21, X10
-	AND	X7, X16, X14
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	AND	X28, X16
-	MOVWU	532(X2), X15
-	MUL	X20, X14, X23
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	MUL	X15, X18, X22
-	MUL	X19, X16, X24
+	MUL	X20, X18, X20
+	MUL	X9, X18
+	WORD	$0x2118160b	// th.mula a2, a6, a7
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X9, X15, X9
+	WORD	$0x2117950b	// th.mula a0, a5, a7
+	MOVWU	628(X2), X15
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
+	XOR	X20, X12
+	AND	X5, X19, X20
+	XOR	X9, X12
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21149b0b	// th.mula s6, s1, a7
-	MUL	X19, X18, X21
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	XOR	X22, X13
-	XOR	X23, X13
-	XOR	X24, X13
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	MUL	X15, X9, X23
-	MUL	X20, X18, X22
+	MOVWU	596(X2), X17
+	WORD	$0x20e8190b	// th.mula s2, a6, a4
+	AND	X6, X19, X14
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	MOVWU	564(X2), X16
+	XOR	X18, X10
+	AND	X7, X19, X9
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	AND	X28, X19
+	MOVWU	532(X2), X18
+	MUL	X17, X9, X22
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X21, X10
-	WORD	$0x21481b8b	// th.mula s7, a6, s4
-	MUL	X17, X18
+	MUL	X18, X20, X23
+	MUL	X16, X19, X24
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	XOR	X23, X10
-	MUL	X20, X9, X20
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
+	WORD	$0x20f71b8b	// th.mula s7, a4, a5
+	MUL	X16, X20, X21
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	XOR	X18, X30
-	XOR	X20, X30
-	MOVWU	1212(X2), X23
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	MUL	X15, X16, X17
-	MUL	X19, X9, X16
-	MUL	X19, X14, X9
+	XOR	X23, X13
+	XOR	X22, X13
+	XOR	X24, X13
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x20f49a8b	// th.mula s5, s1, a5
+	MUL	X18, X14, X23
+	MUL	X17, X20, X22
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	XOR	X22, X12
-	MOVWU	632(X2), X18
-	XOR	X9, X30
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	AND	X5, X23, X21
-	XOR	X17, X30
-	MOVWU	600(X2), X22
-	MUL	X15, X14
-	AND	X6, X23, X19
+	XOR	X21, X10
+	WORD	$0x21199b8b	// th.mula s7, s3, a7
+	MUL	X15, X20
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	XOR	X23, X10
+	MUL	X17, X14, X17
+	WORD	$0x20f99b0b	// th.mula s6, s3, a5
+	XOR	X20, X30
 	// sums[7] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	XOR	X16, X12
-	MOVWU	536(X2), X17
-	XOR	X14, X12
-	MOVWU	568(X2), X20
-	AND	X7, X23, X9
+	XOR	X17, X30
+	MOVWU	1212(X2), X21
+	MUL	X18, X19
+	MUL	X16, X14, X23
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	AND	X28, X23
+	MUL	X16, X9, X14
+	XOR	X22, X12
+	MOVWU	632(X2), X17
+	XOR	X14, X30
+	SLL	$32, X15
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 8: operand classes a[k] = a & m[k], key classes b[j]
 	ADD	$1424, X2, X14
-	MUL	X17, X21, X24
-	SLL	$32, X15
-	MUL	X22, X9, X25
+	AND	X5, X21, X20
+	XOR	X19, X30
+	MOVWU	600(X2), X19
 	OR	X15, X16
 	MOV	X16, 1512(X2)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	ADD	$1040, X2, X14
-	WORD	$0x21299c0b	// th.mula s8, s3, s2
-	MUL	X20, X23, X15
+	MUL	X18, X9
+	AND	X6, X21, X15
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	ADD	$1072, X2, X14
-	XOR	X24, X13
-	XOR	X25, X13
+	XOR	X23, X12
+	MOVWU	536(X2), X16
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	ADD	$1104, X2, X14
-	XOR	X15, X13
-	MUL	X20, X21, X16
+	XOR	X9, X12
+	MOVWU	568(X2), X18
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	ADD	$1136, X2, X14
-	WORD	$0x2124980b	// th.mula a6, s1, s2
-	MUL	X17, X19, X15
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	XOR	X16, X10
-	WORD	$0x216b978b	// th.mula a5, s7, s6
-	MUL	X22, X21, X14
+	AND	X7, X21, X9
+	AND	X28, X21
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	XOR	X15, X10
-	MUL	X18, X21, X15
-	MUL	X22, X19, X16
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x212b970b	// th.mula a4, s7, s2
-	XOR	X15, X30
-	XOR	X16, X30
+	MUL	X16, X20, X23
+	MUL	X19, X9, X24
+	MUL	X18, X21, X25
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x21179b8b	// th.mula s7, a5, a7
+	MUL	X18, X20, X22
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	XOR	X23, X13
+	XOR	X24, X13
+	XOR	X25, X13
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	MOVWU	1228(X2), X21
-	MUL	X17, X23, X15
-	MUL	X20, X19, X16
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	MUL	X20, X9, X18
+	WORD	$0x21149b0b	// th.mula s6, s1, a7
+	MUL	X16, X15, X23
+	MUL	X19, X20, X14
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	XOR	X22, X10
+	WORD	$0x213a9b8b	// th.mula s7, s5, s3
+	MUL	X17, X20
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	XOR	X23, X10
+	MUL	X19, X15, X19
+	WORD	$0x211a970b	// th.mula a4, s5, a7
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X20, X30
+	XOR	X19, X30
+	MOVWU	1228(X2), X20
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	MUL	X16, X21, X19
+	MUL	X18, X15, X21
+	MUL	X18, X9, X15
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
 	XOR	X14, X12
 	MOVWU	636(X2), X14
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	XOR	X18, X30
-	AND	X5, X21, X18
 	XOR	X15, X30
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	AND	X5, X20, X17
+	XOR	X19, X30
 	MOVWU	540(X2), X15
-	MUL	X17, X9
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
+	MUL	X16, X9, X16
 	MOVWU	604(X2), X19
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	XOR	X16, X12
-	AND	X6, X21, X17
-	XOR	X9, X12
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	MOVWU	572(X2), X9
-	AND	X7, X21, X16
-	AND	X28, X21, X20
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MUL	X15, X18, X21
-	MUL	X19, X16, X23
-	MUL	X9, X20, X24
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x20e89a8b	// th.mula s5, a7, a4
-	MUL	X9, X18, X22
+	XOR	X21, X12
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	XOR	X21, X13
-	XOR	X23, X13
-	XOR	X24, X13
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x20e81b0b	// th.mula s6, a6, a4
-	MUL	X15, X17, X23
-	MUL	X19, X18, X21
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	XOR	X22, X10
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	MUL	X14, X18
+	AND	X6, X20, X9
+	XOR	X16, X12
+	MOVWU	572(X2), X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	AND	X7, X20, X16
+	AND	X28, X20
+	MUL	X15, X17, X21
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	MUL	X19, X16, X22
+	WORD	$0x20e49a8b	// th.mula s5, s1, a4
+	MUL	X18, X20, X23
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
+	XOR	X21, X13
+	XOR	X22, X13
+	XOR	X23, X13
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	MUL	X18, X17, X22
+	MUL	X15, X9, X23
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x20e81b0b	// th.mula s6, a6, a4
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	MUL	X19, X17, X21
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	XOR	X22, X10
 	XOR	X23, X10
-	MUL	X19, X17, X19
+	MUL	X14, X17
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X19, X9, X19
 	WORD	$0x20ea1a8b	// th.mula s5, s4, a4
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	XOR	X18, X30
+	XOR	X17, X30
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
 	XOR	X19, X30
 	MOVWU	1244(X2), X19
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	MUL	X15, X20, X18
-	MUL	X9, X17, X22
-	MUL	X9, X16, X17
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	MUL	X15, X20
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X18, X9
+	MUL	X18, X16, X17
 	XOR	X21, X12
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
 	MOVWU	544(X2), X14
 	XOR	X17, X30
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	MOVWU	640(X2), X17
-	XOR	X18, X30
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X20, X30
 	AND	X5, X19, X18
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
 	MUL	X15, X16
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
 	MOVWU	608(X2), X20
-	XOR	X22, X12
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	XOR	X9, X12
 	AND	X6, X19, X15
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	XOR	X16, X12
 	MUL	X14, X18, X21
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
 	MOVWU	576(X2), X9
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	AND	X7, X19, X16
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X21, X13
-	AND	X28, X19
-	MUL	X20, X16, X21
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	MUL	X9, X19, X22
-	XOR	X21, X13
-	MUL	X9, X18, X21
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X22, X13
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	MUL	X14, X15, X22
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	XOR	X21, X10
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x21179a8b	// th.mula s5, a5, a7
+	AND	X7, X19, X16
+	AND	X28, X19
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
+	XOR	X21, X13
+	MUL	X20, X16, X21
+	MUL	X9, X19, X22
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	XOR	X21, X13
+	XOR	X22, X13
+	MUL	X9, X18, X23
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	MUL	X14, X15, X22
+	WORD	$0x21181b8b	// th.mula s7, a6, a7
 	MUL	X20, X18, X21
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	XOR	X22, X10
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	XOR	X23, X10
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
 	MUL	X17, X18
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X22, X10
 	MUL	X20, X15, X20
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
 	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
 	XOR	X18, X30
 	XOR	X20, X30
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
 	MOVWU	1260(X2), X17
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	MUL	X14, X19
 	MUL	X9, X15, X18
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
 	MUL	X9, X16, X9
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	XOR	X21, X12
 	MOVWU	548(X2), X15
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	XOR	X9, X30
-	AND	X5, X17, X9
-	MUL	X14, X16, X20
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	MOVWU	612(X2), X14
-	XOR	X19, X30
-	MOVWU	644(X2), X16
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X18, X12
-	MUL	X15, X9, X18
-	XOR	X20, X12
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	AND	X6, X17, X20
-	WORD	$0x210a190b	// th.mula s2, s4, a6
-	MUL	X14, X9, X19
 	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	XOR	X18, X13
-	AND	X7, X17, X18
-	AND	X28, X17
+	AND	X5, X17, X9
+	MUL	X14, X16
+	MOVWU	612(X2), X14
 	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x2108998b	// th.mula s3, a7, a6
-	MOVWU	580(X2), X21
-	MUL	X14, X18, X22
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	XOR	X19, X12
-	XOR	X22, X13
-	MUL	X21, X17, X22
+	XOR	X19, X30
+	MOVWU	644(X2), X20
+	XOR	X18, X12
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
+	MUL	X15, X9, X19
+	XOR	X16, X12
+	AND	X6, X17, X18
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	MUL	X21, X9, X19
-	XOR	X22, X13
-	MUL	X16, X9
+	WORD	$0x2149198b	// th.mula s3, s2, s4
+	MUL	X14, X9, X22
+	AND	X7, X17, X16
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x2109198b	// th.mula s3, s2, a6
+	XOR	X19, X13
+	AND	X28, X17, X19
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	580(X2), X21
+	XOR	X22, X12
+	MUL	X14, X16, X17
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	MUL	X21, X19, X22
+	XOR	X17, X13
+	MUL	X21, X9, X17
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	XOR	X22, X13
+	MUL	X20, X9
+	WORD	$0x2148188b	// th.mula a7, a6, s4
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
 	XOR	X9, X30
-	MOVWU	1276(X2), X16
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X19, X10
-	MUL	X15, X20, X19
-	MUL	X14, X20, X22
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	WORD	$0x20e8998b	// th.mula s3, a7, a4
-	MUL	X21, X20
+	XOR	X17, X10
+	MOVWU	1276(X2), X17
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X15, X18, X20
+	MUL	X14, X18, X22
 	MUL	X21, X18, X9
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
+	WORD	$0x20e99a0b	// th.mula s4, s3, a4
+	MUL	X21, X16, X18
 	XOR	X22, X30
-	MUL	X15, X17
-	MUL	X15, X18, X15
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	MUL	X15, X19, X21
+	MUL	X15, X16, X15
 	MOVWU	552(X2), X14
-	XOR	X9, X30
-	AND	X5, X16, X9
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	XOR	X20, X12
-	MOVWU	616(X2), X18
-	XOR	X17, X30
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	MOVWU	584(X2), X17
-	XOR	X15, X12
-	AND	X6, X16, X20
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X19, X10
-	MUL	X14, X9, X21
-	AND	X7, X16, X15
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	AND	X28, X16
-	MOVWU	648(X2), X19
-	MUL	X18, X15, X23
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x213a1a8b	// th.mula s5, s4, s3
-	MUL	X17, X16, X24
-	MUL	X17, X9, X22
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X21, X13
-	XOR	X23, X13
-	XOR	X24, X13
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x21379b0b	// th.mula s6, a5, s3
-	MUL	X14, X20, X23
-	MUL	X18, X9, X21
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	XOR	X22, X10
-	WORD	$0x21281b8b	// th.mula s7, a6, s2
-	MUL	X19, X9, X24
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	XOR	X23, X10
-	MUL	X18, X20, X22
-	WORD	$0x21381a8b	// th.mula s5, a6, s3
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	MUL	X17, X20, X9
-	XOR	X24, X30
-	MUL	X17, X15, X18
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	XOR	X21, X12
-	MOVWU	1292(X2), X17
-	MUL	X14, X15, X19
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	XOR	X22, X30
-	MOVWU	556(X2), X15
-	MUL	X14, X16, X20
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
-	AND	X5, X17, X16
-	XOR	X9, X12
-	MOVWU	588(X2), X14
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
 	XOR	X18, X30
+	AND	X5, X17, X18
+	XOR	X9, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	616(X2), X19
+	XOR	X21, X30
+	MOVWU	584(X2), X9
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X15, X12
+	AND	X6, X17, X21
+	XOR	X20, X10
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	MUL	X14, X18, X20
+	AND	X7, X17, X15
+	AND	X28, X17, X16
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	MOVWU	648(X2), X17
+	MUL	X19, X15, X22
+	WORD	$0x211a9a0b	// th.mula s4, s5, a7
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X9, X16, X23
+	XOR	X20, X13
+	XOR	X22, X13
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	XOR	X23, X13
+	MUL	X9, X18, X22
+	MUL	X14, X21, X23
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	WORD	$0x21179b0b	// th.mula s6, a5, a7
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	MUL	X19, X18, X20
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	XOR	X22, X10
+	XOR	X23, X10
+	MUL	X17, X18, X22
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	MUL	X19, X21, X19
+	WORD	$0x21181a0b	// th.mula s4, a6, a7
+	MUL	X9, X21, X18
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	XOR	X22, X30
+	MUL	X9, X15, X9
+	XOR	X20, X12
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MOVWU	1292(X2), X17
+	MUL	X14, X15, X20
+	XOR	X19, X30
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
+	MOVWU	556(X2), X15
+	MUL	X14, X16, X19
+	AND	X5, X17, X16
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	XOR	X18, X12
+	MOVWU	588(X2), X14
+	XOR	X9, X30
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
 	MOVWU	620(X2), X18
-	XOR	X19, X12
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	XOR	X20, X12
 	MUL	X15, X16, X21
-	XOR	X20, X30
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	XOR	X19, X30
 	MOVWU	652(X2), X20
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
 	AND	X6, X17, X19
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
 	WORD	$0x21499a8b	// th.mula s5, s3, s4
 	AND	X7, X17, X9
+	AND	X28, X17
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	XOR	X21, X13
-	AND	X28, X17
 	MUL	X18, X9, X21
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
 	MUL	X14, X17, X22
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
 	XOR	X21, X13
-	MUL	X14, X16, X21
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	XOR	X22, X13
 	// sums[4] = OR of z[k] & m[k]
 	AND	X5, X13
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	MUL	X15, X19, X22
-	XOR	X21, X10
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	MUL	X14, X16, X22
+	MUL	X15, X19, X23
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21449b0b	// th.mula s6, s1, s4
+	WORD	$0x21289b8b	// th.mula s7, a7, s2
 	MUL	X18, X16, X21
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21289b0b	// th.mula s6, a7, s2
-	MUL	X20, X16
-	MUL	X18, X19, X18
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	XOR	X22, X10
-	AND	X6, X10
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	MUL	X14, X19, X20
-	MUL	X15, X9, X19
-	XOR	X21, X12
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	XOR	X16, X30
-	MUL	X14, X9, X14
-	XOR	X20, X12
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	XOR	X18, X30
-	MUL	X15, X17, X15
-	XOR	X19, X12
+	XOR	X22, X10
+	XOR	X23, X10
+	AND	X6, X10
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	XOR	X14, X30
-	XOR	X15, X30
-	OR	X10, X13
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	AND	X7, X12
-	OR	X12, X13
-	AND	X28, X30
+	MUL	X20, X16, X22
+	MUL	X18, X19, X16
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	MUL	X14, X19
+	MUL	X15, X9, X18
+	XOR	X21, X12
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	OR	X30, X13
-	MOV	X13, 1488(X2)
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
+	XOR	X22, X30
+	MUL	X14, X9, X14
+	XOR	X19, X12
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	XOR	X16, X30
+	MUL	X15, X17, X15
+	XOR	X18, X12
+	XOR	X14, X30
 	// sums[8] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
+	XOR	X15, X30
+	OR	X10, X13
+	AND	X7, X12
+	OR	X12, X13
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
+	AND	X28, X30
+	OR	X30, X13
+	MOV	X13, 1488(X2)
 	SLL	$32, X15
+	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	OR	X15, X16
 	MOV	X16, 1520(X2)
 	// the group's sum, reduced, alongside the next group's byte reversal
@@ -3545,60 +3545,60 @@ group:
 	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	MOV	1456(X2), X29
 	MOV	1472(X2), X15
-	MOV	1504(X2), X17
+	MOV	1504(X2), X16
 	MOV	1520(X2), X19
-	MOV	1464(X2), X16
+	MOV	1464(X2), X17
 	MOV	1480(X2), X18
 	MOV	1496(X2), X12
 	MOV	1512(X2), X13
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	XOR	X29, X15
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	XOR	X17, X19
+	XOR	X16, X19
 	MOV	1488(X2), X30
-	XOR	X16, X15
+	XOR	X17, X15
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	XOR	X18, X12
 	XOR	X13, X19
+	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
 	SLL	$32, X15, X9
 	XOR	X30, X12
-	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
 	SLL	$32, X19, X14
+	WORD	$0x321e84d7	// th.vrgather.vv v9, v1, v29
 	XOR	X9, X29
 	SLL	$32, X12, X10
-	WORD	$0x321e84d7	// th.vrgather.vv v9, v1, v29
-	XOR	X14, X17
+	XOR	X14, X16
+	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
 	SRL	$32, X15, X9
 	SRL	$32, X19, X14
-	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
 	XOR	X10, X18, X15
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	XOR	X29, X17
-	XOR	X9, X16
 	WORD	$0x323e85d7	// th.vrgather.vv v11, v3, v29
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	XOR	X29, X16
+	XOR	X9, X17
 	XOR	X14, X13
-	XOR	X15, X17
-	SRL	$32, X12, X10
 	WORD	$0x324e8657	// th.vrgather.vv v12, v4, v29
-	XOR	X16, X13
-	XOR	X17, X16
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	SLL	$63, X29, X12
+	XOR	X15, X16
+	SRL	$32, X12, X10
+	XOR	X17, X13
 	WORD	$0x325e86d7	// th.vrgather.vv v13, v5, v29
 	ADD	$1168, X2, X14
+	XOR	X16, X17
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	SLL	$63, X29, X12
+	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
 	XOR	X10, X30
 	SLL	$62, X29, X10
-	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
-	XOR	X12, X16
-	XOR	X30, X13
-	XOR	X10, X16
+	XOR	X12, X17
 	WORD	$0x327e87d7	// th.vrgather.vv v15, v7, v29
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	SLL	$57, X29, X12
-	XOR	X13, X15
+	XOR	X30, X13
+	XOR	X10, X17
 	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
-	XOR	X12, X16
+	SLL	$57, X29, X12
+	XOR	X13, X15
+	XOR	X12, X17
 	SRL	$1, X29, X12
 	XOR	X29, X15
 	SRL	$2, X29, X10
@@ -3606,18 +3606,18 @@ group:
 	XOR	X10, X15
 	SRL	$7, X29, X12
 	XOR	X12, X15
-	SLL	$63, X16, X12
-	SLL	$62, X16, X10
+	SLL	$63, X17, X12
+	SLL	$62, X17, X10
 	XOR	X12, X15
 	XOR	X10, X15
-	SLL	$57, X16, X12
+	SLL	$57, X17, X12
 	XOR	X12, X15, X29
-	SRL	$1, X16, X12
-	XOR	X16, X30
-	SRL	$2, X16, X10
+	SRL	$1, X17, X12
+	XOR	X17, X30
+	SRL	$2, X17, X10
 	XOR	X12, X30
 	XOR	X10, X30
-	SRL	$7, X16, X12
+	SRL	$7, X17, X12
 	XOR	X12, X30, X10
 	MOV	1536(X2), X30
 	ADD	$128, X30
