@@ -38,7 +38,7 @@ fn measured(env: &mut Env, f: impl Fn(&mut Env) -> Result<(u64, u64), CallError>
 /// linked (a kgen module's, or an assembled file's: functions are found by their entry
 /// points' names, see [`kgen_dsl::entry::Entry::find_in`]).
 pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Result<Vec<Row>, String> {
-    use kgen_kernels::{aes, chacha, ghash, poly1305, sha2};
+    use kgen_kernels::{aes, aes_gcm, chacha, ghash, poly1305, sha2};
     let mut rows = Vec::new();
     let e = |x: CallError| x.to_string();
     let row = |what: &str, bytes: usize, (instructions, cycles): (u64, u64)| Row {
@@ -87,6 +87,29 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
                     let n = n.max(16).next_multiple_of(16);
                     let buf = env.buffer(&vec![0x5a; n], 0, true);
                     let m = measured(env, |env| env.call(ctr, &[buf, buf, (n / 16) as u64, ks, iv]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                    rows.push(row(&name, n, m));
+                }
+            }
+        }
+        "aes-gcm" => {
+            // aes_gcm_encrypt/decrypt over the size rounded up to whole 128-byte groups (what
+            // the functions process), in place, AES-128, with the key schedule and GHASH table
+            // of `aes c906` and `ghash c906`; sizes below a group are not measured.
+            let k = crate::gcm::GcmSetup::new()?.key(&[0x2b; 16])?;
+            let ks = env.buffer(&k.schedule, 0, false);
+            let ctx = env.buffer(&k.context(&[0u8; 16]), 0, true);
+            let iv = env.buffer(&[0xca, 0xfe, 0xba, 0xbe, 0xfa, 0xce, 0xdb, 0xad, 0xde, 0xca, 0xf8, 0x88, 0, 0, 0, 2], 0, true);
+            for entry in [&aes_gcm::ENCRYPT, &aes_gcm::DECRYPT] {
+                let (name, f) = env.entry(entry)?;
+                let mut done: Vec<usize> = Vec::new();
+                for &n in sizes {
+                    let n = n.max(128).next_multiple_of(128);
+                    if done.contains(&n) {
+                        continue;
+                    }
+                    done.push(n);
+                    let buf = env.buffer(&vec![0x5a; n], 0, true);
+                    let m = measured(env, |env| env.call(f, &[buf, buf, n as u64, ks, iv, ctx]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
                     rows.push(row(&name, n, m));
                 }
             }

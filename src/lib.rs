@@ -1,6 +1,7 @@
 //! The kgen command-line tool's library: shared by the binary and the integration tests.
 
 pub mod bench;
+pub mod gcm;
 pub mod goldens;
 pub mod jit_run;
 pub mod oracle;

@@ -36,7 +36,7 @@ use kgen_macros::kasm;
 const AES_KEY: Elem = Elem::Named { name: "AES_KEY", align: 4, def: "struct aes_key_st { unsigned int rd_key[60]; int rounds; }" };
 const ABIS: &[Abi] = &[Abi::Psabi, Abi::Go];
 /// The rounds field is public; the round keys are not.
-const ROUNDS_PUBLIC: &[(i64, i64)] = &[(240, 244)];
+pub(crate) const ROUNDS_PUBLIC: &[(i64, i64)] = &[(240, 244)];
 const BLOCK_PARAMS: &[Param] = &[
     Param::ptr("in", Elem::U8, In, true),
     Param::ptr("out", Elem::U8, Out, false),
@@ -180,7 +180,7 @@ pub(crate) enum Isa {
 }
 
 /// Why T-table AES is not constant time: the declared leak of every table lookup.
-pub(crate) const TABLE_LEAK: &str = "T-table lookups index the AES tables by key- and data-dependent bytes";
+pub const TABLE_LEAK: &str = "T-table lookups index the AES tables by key- and data-dependent bytes";
 
 /// `dst = tab[byte at bit `lsb` of src]` (32-bit entries).
 pub(crate) fn lookup_w(f: &mut Func, isa: Isa, dst: Reg, tab: Reg, src: Reg, lsb: u32) {
@@ -838,7 +838,7 @@ pub(crate) fn ctr_setup(f: &mut Func, isa: Isa, key: Reg, ivec: Reg, tables: &st
 /// The cache for the counter's current upper 24 bits: s = counter block ^ round key 0,
 /// round 1 (p0: column 0 without s3.b3's lookup; n1..n3 whole), round 2 without the
 /// lookups of round 1's column 0 (q).
-fn ctr_refresh(f: &mut Func, c: &Ctr) {
+pub(crate) fn ctr_refresh(f: &mut Func, c: &Ctr) {
     let (isa, r) = (c.isa, &c.r);
     let (s, n, [t0, t1]) = (r.s, r.n, r.tmp);
     let (key, iv, k15, p0) = (c.key0, c.ivec, c.k15, c.p0);
@@ -904,20 +904,29 @@ pub(crate) fn ctr_front(f: &mut Func, c: &Ctr) {
 /// The rounds AES-192 (rounds 3, 4) and AES-256 (rounds 3..6) have before the shared ones,
 /// out of line: `s` in, `s` out.
 pub(crate) fn ctr_extra_rounds(f: &mut Func, c: &Ctr) {
-    let (r, extra, t) = (&c.r, c.extra, c.r.tmp[0]);
-    let cols = |x: [Reg; 4]| x.map(|v| (v, 0));
+    let extra = c.extra;
     f.scope(|f| {
         kasm!(f, bnez {extra}, extra_rounds; shared:);
         f.cold(|f| {
-            f.comment("AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)");
-            kasm!(f, extra_rounds: addi {t}, {extra}, -2; beqz {t}, aes192;);
-            round(f, c.isa, r, cols(r.s), r.n, 3, false);
-            round(f, c.isa, r, cols(r.n), r.s, 4, false);
-            kasm!(f, aes192:);
-            round(f, c.isa, r, cols(r.s), r.n, 5, false);
-            round(f, c.isa, r, cols(r.n), r.s, 6, false);
+            kasm!(f, extra_rounds:);
+            ctr_extra_round_body(f, c);
             kasm!(f, j shared;);
         });
+    });
+}
+
+/// The extra rounds themselves (AES-192 or AES-256; falls through at the end).
+pub(crate) fn ctr_extra_round_body(f: &mut Func, c: &Ctr) {
+    let (r, extra, t) = (&c.r, c.extra, c.r.tmp[0]);
+    let cols = |x: [Reg; 4]| x.map(|v| (v, 0));
+    f.scope(|f| {
+        f.comment("AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)");
+        kasm!(f, addi {t}, {extra}, -2; beqz {t}, aes192;);
+        round(f, c.isa, r, cols(r.s), r.n, 3, false);
+        round(f, c.isa, r, cols(r.n), r.s, 4, false);
+        kasm!(f, aes192:);
+        round(f, c.isa, r, cols(r.s), r.n, 5, false);
+        round(f, c.isa, r, cols(r.n), r.s, 6, false);
     });
 }
 
