@@ -10,6 +10,8 @@
 #                    binutils-2.44/   trixie's riscv64 binutils (knows XTheadVector), run
 #                                     through its own ld.so; never installed system-wide
 #                    xuantie/         T-Head's qemu-riscv64 (PyPI xuantie-qemu==20230825)
+#                    rust-riscv64/    trixie's rustc + cargo and the riscv64 std, for
+#                                     scripts/build-riscv64.sh (kgen for the board)
 #
 # Prints one line per component and ends with `toolchain ready` or a non-zero exit.
 set -euo pipefail
@@ -96,4 +98,6 @@ if [ ! -f "$osa/aes-riscv64.s" ]; then
   done
 fi
 echo "openssl asm:   $(ls "$osa" | tr '\n' ' ')"
+# --- Rust for riscv64 (trixie's rustc/cargo and riscv64 std), private ------------
+"$repo/scripts/rust-riscv64.sh" "$tc/rust-riscv64" | grep -E '^rust-riscv64: (rustc|already)|ready'
 echo "toolchain ready ($tc)"

@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-toolchain.sh
+# kgen for riscv64, which tests/native.rs runs under qemu-riscv64 (incremental after the first build).
+./scripts/build-riscv64.sh -q
 cargo test --workspace --release "$@"
 cargo clippy --workspace --all-targets --release -- -D warnings

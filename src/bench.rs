@@ -27,20 +27,48 @@ impl Row {
     }
 }
 
-/// Runs `f` twice (the first call warms the model's predictor and the buffers) and keeps
-/// the second call's counts.
-fn measured(env: &mut Env, f: impl Fn(&mut Env) -> Result<(u64, u64), CallError>) -> Result<(u64, u64), CallError> {
+/// Where a benchmark driver calls the functions it measures: kgen-sim with the cost model
+/// ([`Env`]), or the JIT buffer on a riscv64 host with its cycle counter
+/// ([`crate::jit_bench`]).
+pub trait Harness {
+    /// A buffer holding `data` at `offset` bytes past a 64-byte boundary; its address.
+    fn buffer(&mut self, data: &[u8], offset: usize, writable: bool) -> u64;
+    /// The function implementing entry point `e`: (symbol, address).
+    fn entry(&self, e: &kgen_dsl::entry::Entry) -> Result<(String, u64), String>;
+    /// The address of symbol `name`.
+    fn lookup(&self, name: &str) -> Result<u64, String>;
+    /// Calls `f`: (instructions, cycles) of the call (instructions 0 where not counted).
+    fn call(&mut self, f: u64, args: &[u64]) -> Result<(u64, u64), String>;
+}
+
+impl Harness for Env {
+    fn buffer(&mut self, data: &[u8], offset: usize, writable: bool) -> u64 {
+        Env::buffer(self, data, offset, writable)
+    }
+    fn entry(&self, e: &kgen_dsl::entry::Entry) -> Result<(String, u64), String> {
+        Env::entry(self, e)
+    }
+    fn lookup(&self, name: &str) -> Result<u64, String> {
+        Env::lookup(self, name)
+    }
+    fn call(&mut self, f: u64, args: &[u64]) -> Result<(u64, u64), String> {
+        Env::call(self, f, args).map(|o| (o.instructions, o.cycles)).map_err(|e: CallError| e.to_string())
+    }
+}
+
+/// Runs `f` twice (the first call warms the model's predictor and the buffers, or the
+/// caches) and keeps the second call's counts.
+fn measured<H: Harness>(env: &mut H, f: impl Fn(&mut H) -> Result<(u64, u64), String>) -> Result<(u64, u64), String> {
     f(env)?;
     f(env)
 }
 
-/// The benchmark driver of a kernel, on an environment where its OpenSSL-ABI symbols are
-/// linked (a kgen module's, or an assembled file's: functions are found by their entry
-/// points' names, see [`kgen_dsl::entry::Entry::find_in`]).
-pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Result<Vec<Row>, String> {
+/// The benchmark driver of a kernel, on a harness where its OpenSSL-ABI symbols are linked
+/// (a kgen module's, or an assembled file's: functions are found by their entry points'
+/// names, see [`kgen_dsl::entry::Entry::find_in`]).
+pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usize]) -> Result<Vec<Row>, String> {
     use kgen_kernels::{aes, aes_gcm, chacha, ghash, poly1305, sha2};
     let mut rows = Vec::new();
-    let e = |x: CallError| x.to_string();
     let row = |what: &str, bytes: usize, (instructions, cycles): (u64, u64)| Row {
         kernel: kernel.into(),
         variant: variant.into(),
@@ -56,8 +84,8 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
             let dks = env.buffer(&[0u8; 244], 0, true);
             let (set_name, set_e) = env.entry(&aes::SET_ENCRYPT_KEY)?;
             let (_, set_d) = env.entry(&aes::SET_DECRYPT_KEY)?;
-            env.call(set_e, &[key, 128, ks]).map_err(e)?;
-            env.call(set_d, &[key, 128, dks]).map_err(e)?;
+            env.call(set_e, &[key, 128, ks])?;
+            env.call(set_d, &[key, 128, dks])?;
             for (entry, ks) in [(&aes::ENCRYPT, ks), (&aes::DECRYPT, dks)] {
                 let (name, f) = env.entry(entry)?;
                 for &n in sizes {
@@ -66,17 +94,17 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
                         let (mut i, mut c) = (0, 0);
                         for b in 0..n.div_ceil(16) {
                             let p = inp + 16 * b as u64;
-                            let o = env.call(f, &[p, p, ks])?;
-                            i += o.instructions;
-                            c += o.cycles;
+                            let (oi, oc) = env.call(f, &[p, p, ks])?;
+                            i += oi;
+                            c += oc;
                         }
                         Ok((i, c))
                     })
-                    .map_err(e)?;
+                    ?;
                     rows.push(row(&name, n, m));
                 }
             }
-            let m = measured(env, |env| env.call(set_e, &[key, 128, ks]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+            let m = measured(env, |env| env.call(set_e, &[key, 128, ks]))?;
             rows.push(row(&format!("{set_name}(128)"), 16, m));
             // Counter mode over the size in whole blocks (in place), AES-128, from a counter
             // whose low byte starts at 0x02 (as after GCM's J0): one cache refresh per 256
@@ -86,7 +114,7 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
                 for &n in sizes {
                     let n = n.max(16).next_multiple_of(16);
                     let buf = env.buffer(&vec![0x5a; n], 0, true);
-                    let m = measured(env, |env| env.call(ctr, &[buf, buf, (n / 16) as u64, ks, iv]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                    let m = measured(env, |env| env.call(ctr, &[buf, buf, (n / 16) as u64, ks, iv]))?;
                     rows.push(row(&name, n, m));
                 }
             }
@@ -109,7 +137,7 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
                     }
                     done.push(n);
                     let buf = env.buffer(&vec![0x5a; n], 0, true);
-                    let m = measured(env, |env| env.call(f, &[buf, buf, n as u64, ks, iv, ctx]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                    let m = measured(env, |env| env.call(f, &[buf, buf, n as u64, ks, iv, ctx]))?;
                     rows.push(row(&name, n, m));
                 }
             }
@@ -121,7 +149,7 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
             let (name, f) = env.entry(&chacha::CTR32)?;
             for &n in sizes {
                 let buf = env.buffer(&vec![0x5a; n], 0, true);
-                let m = measured(env, |env| env.call(f, &[buf, buf, n as u64, key, ctr]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                let m = measured(env, |env| env.call(f, &[buf, buf, n as u64, key, ctr]))?;
                 rows.push(row(&name, n, m));
             }
         }
@@ -133,12 +161,12 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
             let init = env.lookup(&ghash::INIT.symbol_for_part(&part))?;
             let table = env.buffer(&[0u8; 256], 0, true);
             let h = env.buffer(&[0x66, 0xe9, 0x4b, 0xd4, 0xef, 0x8a, 0x2c, 0x3b, 0x88, 0x4c, 0xfa, 0x59, 0xca, 0x34, 0x2b, 0x2e], 0, false);
-            env.call(init, &[table, h]).map_err(e)?;
+            env.call(init, &[table, h])?;
             let xi = env.buffer(&[0u8; 16], 0, true);
             for &n in sizes {
                 let n = n.max(16).next_multiple_of(16);
                 let inp = env.buffer(&vec![0x5a; n], 0, false);
-                let m = measured(env, |env| env.call(ghash, &[xi, table, inp, n as u64]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                let m = measured(env, |env| env.call(ghash, &[xi, table, inp, n as u64]))?;
                 rows.push(row(&ghash_name, n, m));
             }
         }
@@ -149,11 +177,11 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
             let ctx = env.buffer(&[0u8; 192], 0, true);
             let (_, init) = env.entry(&poly1305::INIT)?;
             let (name, blocks) = env.entry(&poly1305::BLOCKS)?;
-            env.call(init, &[ctx, key, 0]).map_err(e)?;
+            env.call(init, &[ctx, key, 0])?;
             for &n in sizes {
                 let n = n.max(16).next_multiple_of(16);
                 let inp = env.buffer(&vec![0x5a; n], 0, false);
-                let m = measured(env, |env| env.call(blocks, &[ctx, inp, n as u64, 1]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                let m = measured(env, |env| env.call(blocks, &[ctx, inp, n as u64, 1]))?;
                 rows.push(row(&name, n, m));
             }
         }
@@ -170,7 +198,7 @@ pub fn drive(kernel: &str, variant: &str, env: &mut Env, sizes: &[usize]) -> Res
                     continue; // a smaller size rounded up to the same blocks
                 }
                 let inp = env.buffer(&vec![0x5a; n], 0, false);
-                let m = measured(env, |env| env.call(f, &[ctx, inp, (n / block) as u64]).map(|o| (o.instructions, o.cycles))).map_err(e)?;
+                let m = measured(env, |env| env.call(f, &[ctx, inp, (n / block) as u64]))?;
                 rows.push(row(&name, n, m));
             }
         }

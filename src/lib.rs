@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod gcm;
 pub mod goldens;
+pub mod jit_bench;
 pub mod jit_run;
 pub mod oracle;
 pub mod outputs;

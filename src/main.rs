@@ -99,6 +99,22 @@ enum Cmd {
         #[arg(long, value_parser = parse_offset)]
         flip_byte: Option<usize>,
     },
+    /// Time a JIT-loaded kernel (OpenSSL ABI) with this CPU's cycle counter, beside the
+    /// C906 model's figures for the same calls (on a riscv64 host; elsewhere the model's
+    /// figures only, with the reason).
+    JitBench {
+        /// A kernel with a benchmark driver (see `kgen bench`).
+        kernel: String,
+        /// Variant (default: every variant of the kernel).
+        #[arg(long)]
+        variant: Option<String>,
+        /// Sizes in bytes (comma separated).
+        #[arg(long)]
+        sizes: Option<String>,
+        /// Timed calls per figure (the median is printed).
+        #[arg(long, default_value_t = kgen::jit_bench::RUNS)]
+        runs: usize,
+    },
     /// Compare (or with --bless rewrite) the golden files under goldens/.
     Goldens {
         #[arg(long)]
@@ -315,10 +331,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
             if let Some(k) = &kernel {
                 kgen_kernels::kernel(k).ok_or_else(|| format!("unknown kernel `{k}` (see `kgen list`)"))?;
             }
-            let sizes: Vec<usize> = match sizes {
-                Some(s) => s.split(',').map(|x| x.trim().parse().map_err(|_| format!("bad size `{x}`"))).collect::<Result<_, _>>()?,
-                None => bench::SIZES.to_vec(),
-            };
+            let sizes = parse_sizes(sizes.as_deref())?;
             let mut rows = Vec::new();
             if let Some(path) = asm {
                 let kernel = kernel.ok_or("--asm needs the kernel whose ABI the file implements")?;
@@ -374,6 +387,26 @@ fn run(cmd: Cmd) -> Result<(), String> {
                 Err(format!("{kernel} {}: known-answer checks failed", failed.join(", ")))
             }
         }
+        Cmd::JitBench { kernel, variant, sizes, runs } => {
+            let k = kgen_kernels::kernel(&kernel).ok_or_else(|| format!("unknown kernel `{kernel}` (see `kgen list`)"))?;
+            let sizes = parse_sizes(sizes.as_deref())?;
+            let variants: Vec<&str> = match &variant {
+                Some(v) => vec![v.as_str()],
+                None => k.variants.iter().map(|v| v.name).collect(),
+            };
+            for v in variants {
+                print!("{}", kgen::jit_bench::jit_bench(&kernel, v, &sizes, runs)?.text());
+            }
+            Ok(())
+        }
         Cmd::Goldens { bless, dir } => kgen::goldens::run(&dir, bless),
+    }
+}
+
+/// `--sizes 16,64`: byte counts (default: the bench table's sizes).
+fn parse_sizes(s: Option<&str>) -> Result<Vec<usize>, String> {
+    match s {
+        Some(s) => s.split(',').map(|x| x.trim().parse().map_err(|_| format!("bad size `{x}`"))).collect(),
+        None => Ok(bench::SIZES.to_vec()),
     }
 }

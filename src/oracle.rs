@@ -143,6 +143,19 @@ pub fn go() -> Option<Tool> {
     }
 }
 
+/// kgen built for riscv64 (`scripts/build-riscv64.sh`, which `scripts/test.sh` runs), to
+/// run under qemu-riscv64.
+pub fn riscv64_kgen() -> Option<Tool> {
+    let p = std::env::var_os("KGEN_RISCV64_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/riscv64/riscv64gc-unknown-linux-gnu/release/kgen"));
+    if p.exists() {
+        Some(Tool { program: p, pre_args: vec![] })
+    } else {
+        missing("kgen for riscv64 (scripts/build-riscv64.sh)")
+    }
+}
+
 /// A scratch directory under the target directory, unique per name.
 pub fn scratch(name: &str) -> PathBuf {
     let d = repo_root().join("target").join("kgen-scratch").join(format!("{name}-{}", std::process::id()));

@@ -157,6 +157,23 @@ impl Jit {
         Ok(unsafe { call_c(addr, args) })
     }
 
+    /// Calls the function at `addr` (a function symbol's address in the buffer) as
+    /// [`Jit::call`] does.
+    ///
+    /// # Safety
+    /// As [`Jit::call`].
+    #[cfg(target_arch = "riscv64")]
+    pub unsafe fn call_addr(&self, addr: u64, args: &[u64]) -> Result<u64, EmitError> {
+        if args.len() > 8 {
+            return Err(EmitError::Unsupported(format!("JIT: {} arguments; at most 8 go in registers", args.len())));
+        }
+        if addr < self.base || addr >= self.base + self.text_len as u64 {
+            return Err(EmitError::Unsupported(format!("JIT: {addr:#x} is not in the buffer's code")));
+        }
+        // SAFETY: forwarded to the caller.
+        Ok(unsafe { call_c(addr, args) })
+    }
+
     /// Address of function `sym` inside the buffer, checked for a call with `nargs` args.
     #[cfg_attr(not(target_arch = "riscv64"), allow(dead_code))]
     fn func_addr(&self, sym: &str, nargs: usize) -> Result<u64, EmitError> {
