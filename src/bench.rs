@@ -9,6 +9,9 @@ use std::fmt::Write as _;
 /// Message sizes of the tables (bytes).
 pub const SIZES: [usize; 7] = [16, 64, 256, 1024, 1400, 4096, 16384];
 
+/// The largest message `kgen bench` runs (the simulator maps each buffer in memory).
+pub const MAX_SIZE: usize = 64 << 20;
+
 /// One measurement.
 #[derive(Clone, Debug)]
 pub struct Row {

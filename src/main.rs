@@ -65,9 +65,20 @@ enum Cmd {
     /// Modeled C906 instructions and cycles per byte for every kernel variant.
     Bench {
         kernel: Option<String>,
-        /// Measure this assembly file (implementing KERNEL's OpenSSL ABI) instead.
+        /// Measure this assembly file (implementing KERNEL's OpenSSL ABI) instead; with
+        /// --call, any function of it (several --asm files are linked together).
         #[arg(long)]
-        asm: Option<PathBuf>,
+        asm: Vec<PathBuf>,
+        /// With --asm: time `SYMBOL(ARGS)` (arguments: integers, `buf:SIZE[:zero|:fill=B|
+        /// :file=PATH][:align=A][:ro][:name=S]`, `@S`; see README). May be repeated.
+        #[arg(long)]
+        call: Vec<String>,
+        /// With --call: calls measured after one warm-up call (the mean is printed).
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
+        /// With --call: bytes for cycles per byte (default: the largest buffer).
+        #[arg(long)]
+        bytes: Option<usize>,
         /// Target whose extensions the file may use (with --asm).
         #[arg(long, default_value = "c906")]
         target: String,
@@ -81,6 +92,14 @@ enum Cmd {
         /// Print a Markdown summary (cycles per byte by size) instead of the full table.
         #[arg(long)]
         markdown: bool,
+        /// Also run scalar variants on the cycle-accurate C906 RTL (../shared/c906-rtl,
+        /// built by the set-up script; results are cached) and print its column.
+        #[arg(long)]
+        rtl: bool,
+        /// Write cycles/byte against size (log scale) as an SVG chart: one line per
+        /// variant and function, model and (with --rtl) RTL.
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Load a kernel (OpenSSL ABI) into a JIT buffer and run its known-answer checks:
     /// natively on a riscv64 host (whose CPU must implement the variant's target), else in
@@ -172,6 +191,21 @@ fn find_output(kernel: &str, variant: Option<&str>, tgt: Option<&str>, abi: &str
         return Err(format!("no {} output for the {} ABI", format.name(), abi.name()));
     }
     Ok(Output { kernel: k, variant: v, abi, format })
+}
+
+/// Reads and assembles the `--asm` inputs into one object; the label names them.
+fn load_inputs(paths: &[PathBuf], t: &kgen_dsl::target::Target) -> Result<(kgen_dsl::object::Object, String), String> {
+    let mut srcs = Vec::new();
+    for p in paths {
+        let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let text = String::from_utf8(bytes).map_err(|_| format!("{}: not a text (assembly) file", p.display()))?;
+        srcs.push((p.display().to_string(), text));
+    }
+    let files: Vec<(&str, &str)> = srcs.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
+    let opts = kgen_dsl::asmfile::AsmOptions { unknown_as_trap: true };
+    let a = kgen_dsl::asmfile::assemble_files_with(&files, t, opts).map_err(|e| e.to_string())?;
+    let label = paths.iter().map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect::<Vec<_>>().join("+");
+    Ok((a.object, label))
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -327,13 +361,27 @@ fn run(cmd: Cmd) -> Result<(), String> {
             }
             Ok(())
         }
-        Cmd::Bench { kernel, asm, target: tgt, csv, json, sizes, markdown } => {
+        Cmd::Bench { kernel, asm, call, repeat, bytes, target: tgt, csv, json, sizes, markdown, rtl, plot } => {
             if let Some(k) = &kernel {
                 kgen_kernels::kernel(k).ok_or_else(|| format!("unknown kernel `{k}` (see `kgen list`)"))?;
             }
+            let kernel_name = kernel.as_deref().map(|k| format!(" {k}")).unwrap_or_default();
             let sizes = parse_sizes(sizes.as_deref())?;
+            if let Some(&n) = sizes.iter().find(|&&n| n > bench::MAX_SIZE) {
+                return Err(format!("size {n}: the simulator holds messages of at most {} bytes (--sizes)", bench::MAX_SIZE));
+            }
             let mut rows = Vec::new();
-            if let Some(path) = asm {
+            if !call.is_empty() {
+                if asm.is_empty() {
+                    return Err("--call needs the --asm file(s) that define the function".into());
+                }
+                let t = target(&tgt).ok_or_else(|| format!("unknown target `{tgt}`"))?;
+                let (obj, label) = load_inputs(&asm, &t)?;
+                let specs: Vec<_> = call.iter().map(|c| kgen::asmcall::parse_call(c)).collect::<Result<_, _>>()?;
+                rows.extend(kgen::asmcall::bench_calls(&label, &obj, &t, &specs, repeat, bytes)?);
+            } else if asm.len() > 1 {
+                return Err("several --asm files need --call (a kernel's driver takes one file)".into());
+            } else if let Some(path) = asm.first() {
                 let kernel = kernel.ok_or("--asm needs the kernel whose ABI the file implements")?;
                 let t = target(&tgt).ok_or_else(|| format!("unknown target `{tgt}`"))?;
                 let src = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -352,10 +400,23 @@ fn run(cmd: Cmd) -> Result<(), String> {
                     }
                 }
             }
-            if markdown {
-                print!("{}", bench::markdown(&rows));
+            let rtl_figures = if rtl {
+                if !call.is_empty() || !asm.is_empty() {
+                    return Err("--rtl measures kgen's own scalar variants (not --asm files)".into());
+                }
+                Some(kgen::rtl::figures_for(&rows, &std::env::temp_dir().join(format!("kgen-rtl-{}", std::process::id())))?)
             } else {
-                print!("{}", bench::table(&rows));
+                None
+            };
+            match (&rtl_figures, markdown) {
+                (Some(f), true) => print!("{}", kgen::rtl::markdown_with_rtl(&rows, f)),
+                (Some(f), false) => print!("{}", kgen::rtl::table_with_rtl(&rows, f)),
+                (None, true) => print!("{}", bench::markdown(&rows)),
+                (None, false) => print!("{}", bench::table(&rows)),
+            }
+            if let Some(p) = plot {
+                let title = format!("kgen bench{} --plot (C906 model{})", kernel_name, if rtl { ", RTL" } else { "" });
+                write(&p, kgen::plot::bench_chart(&title, &rows, rtl_figures.as_ref()).as_bytes())?;
             }
             if let Some(p) = csv {
                 write(&p, bench::csv(&rows).as_bytes())?;

@@ -136,8 +136,10 @@ fn independent_chains_are_interleaved() {
     let (x1, m1, c1) = run(&s, 3);
     assert_eq!((x0, m0), (x1, m1));
     println!("four chains: {c0} cycles in source order, {c1} scheduled");
-    // 52 instructions: scheduled, nearly one per cycle.
-    assert!(c1 * 2 <= c0 && c1 <= 56, "{c0} -> {c1}");
+    // 52 instructions: scheduled, the chains overlap. Not one per cycle: four multiplies
+    // then their four dependent shifts take 10 cycles, not 8, because the multiplier's
+    // results wait for the result bus (openc906 RTL, docs/cost-model.md).
+    assert!(c1 * 3 <= c0 * 2 && c1 <= 68, "{c0} -> {c1}");
 }
 
 #[test]

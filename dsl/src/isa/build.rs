@@ -248,7 +248,7 @@ impl RowDef {
             // Rows whose vector operands are all SEW-wide groups, masks or scalars, and that
             // have no special overlap rule, cannot break a rule at LMUL 1 when unmasked.
             let simple = self.ops.iter().all(|o| !matches!(o.kind, Kind::V(g) if !matches!(g, VGroup::Lmul | VGroup::Mask | VGroup::Scalar)))
-                && !matches!(self.class, Class::VGather | Class::VSlide)
+                && !matches!(self.class, Class::VGather | Class::VSlide | Class::VSlideDown)
                 && !self.ops.iter().any(|o| o.kind == Kind::V0);
             let vm = self.ops.iter().position(|o| o.kind == Kind::Vm);
             sem = Box::new(move |h, b, o| {

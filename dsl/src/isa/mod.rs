@@ -208,7 +208,10 @@ pub enum Class {
     VWiden,
     VLoad,
     VStore,
+    /// vslideup, vslide1up.
     VSlide,
+    /// vslidedown, vslide1down (one cycle more on the C906).
+    VSlideDown,
     VGather,
     VReduce,
     VMask,
@@ -229,6 +232,7 @@ impl Class {
                 | Class::VLoad
                 | Class::VStore
                 | Class::VSlide
+                | Class::VSlideDown
                 | Class::VGather
                 | Class::VReduce
                 | Class::VMask
