@@ -3232,3 +3232,1021 @@ TEXT ·aesSetDecryptKeyC906(SB), NOSPLIT, $0-28
 kgen_ret:
 	MOVW	X10, ret+24(FP)
 	RET
+
+// void AES_ctr32_encrypt_c906(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+// func aesCtr32EncryptC906(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
+TEXT ·aesCtr32EncryptC906(SB), NOSPLIT, $56-40
+	MOV	in+0(FP), X10
+	MOV	out+8(FP), X11
+	MOV	blocks+16(FP), X12
+	MOV	key+24(FP), X13
+	MOV	ivec+32(FP), X14
+	WORD	$0x00e13823	// sd a4, 16(sp)
+	WORD	$0x180602e3	// beq a2, zero, .LAES_ctr32_encrypt_c906_done
+	// .LAES_ctr32_encrypt_c906_1:
+	MOV	$·kgen_aes_c906_te(SB), X5	// auipc t0, %pcrel_hi(kgen_aes_c906_te); addi t0, t0, %pcrel_lo
+	WORD	$0x40028313	// addi t1, t0, 1024
+	WORD	$0x40030393	// addi t2, t1, 1024
+	WORD	$0x40038e13	// addi t3, t2, 1024
+	// rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
+	WORD	$0x0f06af03	// lw t5, 240(a3)
+	WORD	$0x004f1893	// slli a7, t5, 4
+	WORD	$0x01168eb3	// add t4, a3, a7
+	WORD	$0xf20e8e93	// addi t4, t4, -224
+	WORD	$0xff6f0f13	// addi t5, t5, -10
+	// ctr = ivec[12..16] as a big-endian word
+	WORD	$0x01013703	// ld a4, 16(sp)
+	WORD	$0x00c76883	// lwu a7, 12(a4)
+	WORD	$0x9008970b	// th.revw a4, a7
+	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	WORD	$0x01013783	// ld a5, 16(sp)
+	WORD	$0x0007e983	// lwu s3, 0(a5)
+	WORD	$0x0006a483	// lw s1, 0(a3)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x01013783	// ld a5, 16(sp)
+	WORD	$0x0047ea03	// lwu s4, 4(a5)
+	WORD	$0x0046a483	// lw s1, 4(a3)
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x01013783	// ld a5, 16(sp)
+	WORD	$0x0087ea83	// lwu s5, 8(a5)
+	WORD	$0x0086a483	// lw s1, 8(a3)
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x90071b0b	// th.revw s6, a4
+	WORD	$0x00c6a483	// lw s1, 12(a3)
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0x00f6c783	// lbu a5, 15(a3)
+	WORD	$0x00f13423	// sd a5, 8(sp)
+	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x00f13c23	// sd a5, 24(sp)
+	WORD	$0x0146a803	// lw a6, 20(a3)
+	WORD	$0x0186a783	// lw a5, 24(a3)
+	WORD	$0x01c6a903	// lw s2, 28(a3)
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x01713c23	// sd s7, 24(sp)
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x01713c23	// sd s7, 24(sp)
+	WORD	$0x1c0a348b	// th.extu s1, s4, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x01713c23	// sd s7, 24(sp)
+	WORD	$0x3c8ab88b	// th.extu a7, s5, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x5d0b348b	// th.extu s1, s6, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x7d89b88b	// th.extu a7, s3, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x1c0ab48b	// th.extu s1, s5, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x3c8b388b	// th.extu a7, s6, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x5d09b48b	// th.extu s1, s3, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x7d8a388b	// th.extu a7, s4, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x1c0b348b	// th.extu s1, s6, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x3c89b88b	// th.extu a7, s3, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x5d0a348b	// th.extu s1, s4, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x7d8ab88b	// th.extu a7, s5, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x01194933	// xor s2, s2, a7
+	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	WORD	$0x0206a883	// lw a7, 32(a3)
+	WORD	$0x03113023	// sd a7, 32(sp)
+	WORD	$0x0246a883	// lw a7, 36(a3)
+	WORD	$0x03113423	// sd a7, 40(sp)
+	WORD	$0x0286a883	// lw a7, 40(a3)
+	WORD	$0x03113823	// sd a7, 48(sp)
+	WORD	$0x02c6a883	// lw a7, 44(a3)
+	WORD	$0x03113c23	// sd a7, 56(sp)
+	WORD	$0x3c88388b	// th.extu a7, a6, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x5d07b48b	// th.extu s1, a5, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x7d89388b	// th.extu a7, s2, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x1c08348b	// th.extu s1, a6, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x3c87b88b	// th.extu a7, a5, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x02813983	// ld s3, 40(sp)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x03313423	// sd s3, 40(sp)
+	WORD	$0x5d09348b	// th.extu s1, s2, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x02813983	// ld s3, 40(sp)
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x03313423	// sd s3, 40(sp)
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x02813983	// ld s3, 40(sp)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x03313423	// sd s3, 40(sp)
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x03013983	// ld s3, 48(sp)
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x03313823	// sd s3, 48(sp)
+	WORD	$0x7d88388b	// th.extu a7, a6, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x03013983	// ld s3, 48(sp)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x03313823	// sd s3, 48(sp)
+	WORD	$0x1c09348b	// th.extu s1, s2, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x03013903	// ld s2, 48(sp)
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x03213823	// sd s2, 48(sp)
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x03813803	// ld a6, 56(sp)
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x03013c23	// sd a6, 56(sp)
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x03813783	// ld a5, 56(sp)
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x02f13c23	// sd a5, 56(sp)
+	// .LAES_ctr32_encrypt_c906_block:
+	// rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
+	WORD	$0x00813783	// ld a5, 8(sp)
+	WORD	$0x00f748b3	// xor a7, a4, a5
+	WORD	$0x1c08b88b	// th.extu a7, a7, 7, 0
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x01813783	// ld a5, 24(sp)
+	WORD	$0x0117cbb3	// xor s7, a5, a7
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x02013783	// ld a5, 32(sp)
+	WORD	$0x0117c9b3	// xor s3, a5, a7
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x02813783	// ld a5, 40(sp)
+	WORD	$0x0097ca33	// xor s4, a5, s1
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x03013783	// ld a5, 48(sp)
+	WORD	$0x0117cab3	// xor s5, a5, a7
+	WORD	$0x03813783	// ld a5, 56(sp)
+	WORD	$0x0097cb33	// xor s6, a5, s1
+	WORD	$0x700f1a63	// bne t5, zero, .LAES_ctr32_encrypt_c906_extra_rounds
+	// .LAES_ctr32_encrypt_c906_shared:
+	// round u = 7 of 13
+	WORD	$0x070eab83	// lw s7, 112(t4)
+	WORD	$0x074ea803	// lw a6, 116(t4)
+	WORD	$0x078ea783	// lw a5, 120(t4)
+	WORD	$0x07cea903	// lw s2, 124(t4)
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x00994933	// xor s2, s2, s1
+	// round u = 8 of 13
+	WORD	$0x080ea983	// lw s3, 128(t4)
+	WORD	$0x084eaa03	// lw s4, 132(t4)
+	WORD	$0x088eaa83	// lw s5, 136(t4)
+	WORD	$0x08ceab03	// lw s6, 140(t4)
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	// round u = 9 of 13
+	WORD	$0x090eab83	// lw s7, 144(t4)
+	WORD	$0x094ea803	// lw a6, 148(t4)
+	WORD	$0x098ea783	// lw a5, 152(t4)
+	WORD	$0x09cea903	// lw s2, 156(t4)
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x00994933	// xor s2, s2, s1
+	// round u = 10 of 13
+	WORD	$0x0a0ea983	// lw s3, 160(t4)
+	WORD	$0x0a4eaa03	// lw s4, 164(t4)
+	WORD	$0x0a8eaa83	// lw s5, 168(t4)
+	WORD	$0x0aceab03	// lw s6, 172(t4)
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	// round u = 11 of 13
+	WORD	$0x0b0eab83	// lw s7, 176(t4)
+	WORD	$0x0b4ea803	// lw a6, 180(t4)
+	WORD	$0x0b8ea783	// lw a5, 184(t4)
+	WORD	$0x0bcea903	// lw s2, 188(t4)
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x00994933	// xor s2, s2, s1
+	// round u = 12 of 13
+	WORD	$0x0c0ea983	// lw s3, 192(t4)
+	WORD	$0x0c4eaa03	// lw s4, 196(t4)
+	WORD	$0x0c8eaa83	// lw s5, 200(t4)
+	WORD	$0x0cceab03	// lw s6, 204(t4)
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	// round u = 13 of 13
+	WORD	$0x0d0eab83	// lw s7, 208(t4)
+	WORD	$0x0d4ea803	// lw a6, 212(t4)
+	WORD	$0x0d8ea783	// lw a5, 216(t4)
+	WORD	$0x0dcea903	// lw s2, 220(t4)
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x00994933	// xor s2, s2, s1
+	// final round
+	WORD	$0x400e0a93	// addi s5, t3, 1024
+	WORD	$0x10000c93	// addi s9, zero, 256
+	WORD	$0x00010437	// lui s0, 16
+	WORD	$0x010000b7	// lui ra, 4096
+	WORD	$0x1c0bb98b	// th.extu s3, s7, 7, 0
+	WORD	$0x813ac98b	// th.lrbu s3, s5, s3, 0
+	WORD	$0x1c083b0b	// th.extu s6, a6, 7, 0
+	WORD	$0x816acb0b	// th.lrbu s6, s5, s6, 0
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0x814aca0b	// th.lrbu s4, s5, s4, 0
+	WORD	$0x1c093c0b	// th.extu s8, s2, 7, 0
+	WORD	$0x818acc0b	// th.lrbu s8, s5, s8, 0
+	WORD	$0x3c88388b	// th.extu a7, a6, 15, 8
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x2198998b	// th.mula s3, a7, s9
+	WORD	$0x3c89388b	// th.extu a7, s2, 15, 8
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x21949b0b	// th.mula s6, s1, s9
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x21989a0b	// th.mula s4, a7, s9
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x21949c0b	// th.mula s8, s1, s9
+	WORD	$0x5d09348b	// th.extu s1, s2, 23, 16
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x2088998b	// th.mula s3, a7, s0
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x20849b0b	// th.mula s6, s1, s0
+	WORD	$0x5d08348b	// th.extu s1, a6, 23, 16
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x20889a0b	// th.mula s4, a7, s0
+	WORD	$0x7d89388b	// th.extu a7, s2, 31, 24
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x20849c0b	// th.mula s8, s1, s0
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x2018998b	// th.mula s3, a7, ra
+	WORD	$0x7d88388b	// th.extu a7, a6, 31, 24
+	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
+	WORD	$0x20149b0b	// th.mula s6, s1, ra
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
+	WORD	$0x20189a0b	// th.mula s4, a7, ra
+	WORD	$0x20149c0b	// th.mula s8, s1, ra
+	WORD	$0x0e0eb883	// ld a7, 224(t4)
+	WORD	$0x0e8eb483	// ld s1, 232(t4)
+	WORD	$0x020b1b13	// slli s6, s6, 32
+	WORD	$0x020c1c13	// slli s8, s8, 32
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x0169c9b3	// xor s3, s3, s6
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	// out = in ^ keystream
+	WORD	$0x00053783	// ld a5, 0(a0)
+	WORD	$0x00853803	// ld a6, 8(a0)
+	WORD	$0x00f9c9b3	// xor s3, s3, a5
+	WORD	$0x010a4a33	// xor s4, s4, a6
+	WORD	$0x0135b023	// sd s3, 0(a1)
+	WORD	$0x0145b423	// sd s4, 8(a1)
+	WORD	$0x01050513	// addi a0, a0, 16
+	WORD	$0x01058593	// addi a1, a1, 16
+	WORD	$0xfff60613	// addi a2, a2, -1
+	WORD	$0x0017071b	// addiw a4, a4, 1
+	WORD	$0x0ff77493	// andi s1, a4, 255
+	WORD	$0x3a048063	// beq s1, zero, .LAES_ctr32_encrypt_c906_refresh
+	// .LAES_ctr32_encrypt_c906_refreshed:
+	WORD	$0x8e0612e3	// bne a2, zero, .LAES_ctr32_encrypt_c906_block
+	// .LAES_ctr32_encrypt_c906_done:
+	// return
+	WORD	$0x00013423	// sd zero, 8(sp)
+	WORD	$0x00013c23	// sd zero, 24(sp)
+	WORD	$0x02013023	// sd zero, 32(sp)
+	WORD	$0x02013423	// sd zero, 40(sp)
+	WORD	$0x02013823	// sd zero, 48(sp)
+	WORD	$0x02013c23	// sd zero, 56(sp)
+	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000793	// addi a5, zero, 0
+	WORD	$0x00000813	// addi a6, zero, 0
+	WORD	$0x00000893	// addi a7, zero, 0
+	WORD	$0x00000913	// addi s2, zero, 0
+	WORD	$0x00000993	// addi s3, zero, 0
+	WORD	$0x00000a13	// addi s4, zero, 0
+	WORD	$0x00000a93	// addi s5, zero, 0
+	WORD	$0x00000b13	// addi s6, zero, 0
+	WORD	$0x00000b93	// addi s7, zero, 0
+	WORD	$0x00000c13	// addi s8, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
+	JMP	kgen_ret	// jalr zero, 0(ra)
+	// .LAES_ctr32_encrypt_c906_extra_rounds:
+	// AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
+	WORD	$0xffef0893	// addi a7, t5, -2
+	WORD	$0x1a088263	// beq a7, zero, .LAES_ctr32_encrypt_c906_aes192
+	WORD	$0x030eab83	// lw s7, 48(t4)
+	WORD	$0x034ea803	// lw a6, 52(t4)
+	WORD	$0x038ea783	// lw a5, 56(t4)
+	WORD	$0x03cea903	// lw s2, 60(t4)
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x040ea983	// lw s3, 64(t4)
+	WORD	$0x044eaa03	// lw s4, 68(t4)
+	WORD	$0x048eaa83	// lw s5, 72(t4)
+	WORD	$0x04ceab03	// lw s6, 76(t4)
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	// .LAES_ctr32_encrypt_c906_aes192:
+	WORD	$0x050eab83	// lw s7, 80(t4)
+	WORD	$0x054ea803	// lw a6, 84(t4)
+	WORD	$0x058ea783	// lw a5, 88(t4)
+	WORD	$0x05cea903	// lw s2, 92(t4)
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x060ea983	// lw s3, 96(t4)
+	WORD	$0x064eaa03	// lw s4, 100(t4)
+	WORD	$0x068eaa83	// lw s5, 104(t4)
+	WORD	$0x06ceab03	// lw s6, 108(t4)
+	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011a4a33	// xor s4, s4, a7
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011acab3	// xor s5, s5, a7
+	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0xda8ff06f	// jal zero, .LAES_ctr32_encrypt_c906_shared
+	// .LAES_ctr32_encrypt_c906_refresh:
+	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	WORD	$0x01013783	// ld a5, 16(sp)
+	WORD	$0x0007e983	// lwu s3, 0(a5)
+	WORD	$0x0006a483	// lw s1, 0(a3)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x01013783	// ld a5, 16(sp)
+	WORD	$0x0047ea03	// lwu s4, 4(a5)
+	WORD	$0x0046a483	// lw s1, 4(a3)
+	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x01013783	// ld a5, 16(sp)
+	WORD	$0x0087ea83	// lwu s5, 8(a5)
+	WORD	$0x0086a483	// lw s1, 8(a3)
+	WORD	$0x009acab3	// xor s5, s5, s1
+	WORD	$0x90071b0b	// th.revw s6, a4
+	WORD	$0x00c6a483	// lw s1, 12(a3)
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0x00f6c783	// lbu a5, 15(a3)
+	WORD	$0x00f13423	// sd a5, 8(sp)
+	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x00f13c23	// sd a5, 24(sp)
+	WORD	$0x0146a803	// lw a6, 20(a3)
+	WORD	$0x0186a783	// lw a5, 24(a3)
+	WORD	$0x01c6a903	// lw s2, 28(a3)
+	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x01713c23	// sd s7, 24(sp)
+	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x009bcbb3	// xor s7, s7, s1
+	WORD	$0x01713c23	// sd s7, 24(sp)
+	WORD	$0x1c0a348b	// th.extu s1, s4, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x01713c23	// sd s7, 24(sp)
+	WORD	$0x3c8ab88b	// th.extu a7, s5, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x5d0b348b	// th.extu s1, s6, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x7d89b88b	// th.extu a7, s3, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x1c0ab48b	// th.extu s1, s5, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x3c8b388b	// th.extu a7, s6, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x5d09b48b	// th.extu s1, s3, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x7d8a388b	// th.extu a7, s4, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x1c0b348b	// th.extu s1, s6, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x3c89b88b	// th.extu a7, s3, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x5d0a348b	// th.extu s1, s4, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x7d8ab88b	// th.extu a7, s5, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x00994933	// xor s2, s2, s1
+	WORD	$0x01194933	// xor s2, s2, a7
+	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	WORD	$0x0206a883	// lw a7, 32(a3)
+	WORD	$0x03113023	// sd a7, 32(sp)
+	WORD	$0x0246a883	// lw a7, 36(a3)
+	WORD	$0x03113423	// sd a7, 40(sp)
+	WORD	$0x0286a883	// lw a7, 40(a3)
+	WORD	$0x03113823	// sd a7, 48(sp)
+	WORD	$0x02c6a883	// lw a7, 44(a3)
+	WORD	$0x03113c23	// sd a7, 56(sp)
+	WORD	$0x3c88388b	// th.extu a7, a6, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x5d07b48b	// th.extu s1, a5, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x7d89388b	// th.extu a7, s2, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x1c08348b	// th.extu s1, a6, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x3c87b88b	// th.extu a7, a5, 15, 8
+	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
+	WORD	$0x02813983	// ld s3, 40(sp)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x03313423	// sd s3, 40(sp)
+	WORD	$0x5d09348b	// th.extu s1, s2, 23, 16
+	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
+	WORD	$0x02813983	// ld s3, 40(sp)
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x03313423	// sd s3, 40(sp)
+	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
+	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
+	WORD	$0x02813983	// ld s3, 40(sp)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x03313423	// sd s3, 40(sp)
+	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
+	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
+	WORD	$0x03013983	// ld s3, 48(sp)
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x03313823	// sd s3, 48(sp)
+	WORD	$0x7d88388b	// th.extu a7, a6, 31, 24
+	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
+	WORD	$0x03013983	// ld s3, 48(sp)
+	WORD	$0x0099c9b3	// xor s3, s3, s1
+	WORD	$0x03313823	// sd s3, 48(sp)
+	WORD	$0x1c09348b	// th.extu s1, s2, 7, 0
+	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
+	WORD	$0x03013903	// ld s2, 48(sp)
+	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x03213823	// sd s2, 48(sp)
+	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
+	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
+	WORD	$0x03813803	// ld a6, 56(sp)
+	WORD	$0x00984833	// xor a6, a6, s1
+	WORD	$0x03013c23	// sd a6, 56(sp)
+	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
+	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
+	WORD	$0x03813783	// ld a5, 56(sp)
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x02f13c23	// sd a5, 56(sp)
+	WORD	$0xa39ff06f	// jal zero, .LAES_ctr32_encrypt_c906_refreshed
+kgen_ret:
+	RET

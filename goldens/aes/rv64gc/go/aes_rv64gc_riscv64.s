@@ -4478,3 +4478,1639 @@ TEXT ·aesSetDecryptKeyRv64gc(SB), NOSPLIT, $0-28
 kgen_ret:
 	MOVW	X10, ret+24(FP)
 	RET
+
+// void AES_ctr32_encrypt_rv64gc(const unsigned char *in, unsigned char *out, size_t blocks, const AES_KEY *key, const unsigned char *ivec)
+// func aesCtr32EncryptRv64gc(in *byte, out *byte, blocks uint64, key *byte, ivec *byte)
+TEXT ·aesCtr32EncryptRv64gc(SB), NOSPLIT, $32-40
+	MOV	in+0(FP), X10
+	MOV	out+8(FP), X11
+	MOV	blocks+16(FP), X12
+	MOV	key+24(FP), X13
+	MOV	ivec+32(FP), X14
+	WORD	$0x72060ae3	// beq a2, zero, .LAES_ctr32_encrypt_rv64gc_done
+	// .LAES_ctr32_encrypt_rv64gc_1:
+	MOV	$·kgen_aes_rv64gc_te(SB), X5	// auipc t0, %pcrel_hi(kgen_aes_rv64gc_te); addi t0, t0, %pcrel_lo
+	WORD	$0x40028313	// addi t1, t0, 1024
+	WORD	$0x40030393	// addi t2, t1, 1024
+	WORD	$0x40038e13	// addi t3, t2, 1024
+	// rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
+	WORD	$0x0f06a783	// lw a5, 240(a3)
+	WORD	$0x00479913	// slli s2, a5, 4
+	WORD	$0x01268eb3	// add t4, a3, s2
+	WORD	$0xf20e8e93	// addi t4, t4, -224
+	WORD	$0xff678793	// addi a5, a5, -10
+	// ctr = ivec[12..16] as a big-endian word
+	WORD	$0x00c74f03	// lbu t5, 12(a4)
+	WORD	$0x008f1f13	// slli t5, t5, 8
+	WORD	$0x00d74903	// lbu s2, 13(a4)
+	WORD	$0x012f6f33	// or t5, t5, s2
+	WORD	$0x008f1f13	// slli t5, t5, 8
+	WORD	$0x00e74903	// lbu s2, 14(a4)
+	WORD	$0x012f6f33	// or t5, t5, s2
+	WORD	$0x008f1f13	// slli t5, t5, 8
+	WORD	$0x00f74903	// lbu s2, 15(a4)
+	WORD	$0x012f6f33	// or t5, t5, s2
+	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	WORD	$0x00074b03	// lbu s6, 0(a4)
+	WORD	$0x00174903	// lbu s2, 1(a4)
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012b6b33	// or s6, s6, s2
+	WORD	$0x00274903	// lbu s2, 2(a4)
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012b6b33	// or s6, s6, s2
+	WORD	$0x00374903	// lbu s2, 3(a4)
+	WORD	$0x01891913	// slli s2, s2, 24
+	WORD	$0x012b6b33	// or s6, s6, s2
+	WORD	$0x0006a983	// lw s3, 0(a3)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x00474b83	// lbu s7, 4(a4)
+	WORD	$0x00574903	// lbu s2, 5(a4)
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012bebb3	// or s7, s7, s2
+	WORD	$0x00674903	// lbu s2, 6(a4)
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012bebb3	// or s7, s7, s2
+	WORD	$0x00774903	// lbu s2, 7(a4)
+	WORD	$0x01891913	// slli s2, s2, 24
+	WORD	$0x012bebb3	// or s7, s7, s2
+	WORD	$0x0046a983	// lw s3, 4(a3)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x00874c03	// lbu s8, 8(a4)
+	WORD	$0x00974903	// lbu s2, 9(a4)
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012c6c33	// or s8, s8, s2
+	WORD	$0x00a74903	// lbu s2, 10(a4)
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012c6c33	// or s8, s8, s2
+	WORD	$0x00b74903	// lbu s2, 11(a4)
+	WORD	$0x01891913	// slli s2, s2, 24
+	WORD	$0x012c6c33	// or s8, s8, s2
+	WORD	$0x0086a983	// lw s3, 8(a3)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	// dst = byte0 << 24 | byte1 << 16 | byte2 << 8 | byte3
+	WORD	$0x0fff7c93	// andi s9, t5, 255
+	WORD	$0x018c9c93	// slli s9, s9, 24
+	WORD	$0x008f5913	// srli s2, t5, 8
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012cecb3	// or s9, s9, s2
+	WORD	$0x010f5913	// srli s2, t5, 16
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012cecb3	// or s9, s9, s2
+	WORD	$0x018f5913	// srli s2, t5, 24
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x012cecb3	// or s9, s9, s2
+	WORD	$0x00c6a983	// lw s3, 12(a3)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x00f6c803	// lbu a6, 15(a3)
+	WORD	$0x01013423	// sd a6, 8(sp)
+	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	WORD	$0x0106a803	// lw a6, 16(a3)
+	WORD	$0x01013823	// sd a6, 16(sp)
+	WORD	$0x0146a803	// lw a6, 20(a3)
+	WORD	$0x0186a883	// lw a7, 24(a3)
+	WORD	$0x01c6a483	// lw s1, 28(a3)
+	WORD	$0x002b1913	// slli s2, s6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x006bd993	// srli s3, s7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01013a03	// ld s4, 16(sp)
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x01413823	// sd s4, 16(sp)
+	WORD	$0x00ec5913	// srli s2, s8, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01013a03	// ld s4, 16(sp)
+	WORD	$0x013a4a33	// xor s4, s4, s3
+	WORD	$0x01413823	// sd s4, 16(sp)
+	WORD	$0x002b9993	// slli s3, s7, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01013a03	// ld s4, 16(sp)
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x01413823	// sd s4, 16(sp)
+	WORD	$0x006c5913	// srli s2, s8, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x00ecd993	// srli s3, s9, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x016b5913	// srli s2, s6, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x002c1993	// slli s3, s8, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x006cd913	// srli s2, s9, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x00eb5993	// srli s3, s6, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x016bd913	// srli s2, s7, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x002c9993	// slli s3, s9, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x006b5913	// srli s2, s6, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x00ebd993	// srli s3, s7, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x016c5913	// srli s2, s8, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	WORD	$0x0206a903	// lw s2, 32(a3)
+	WORD	$0x01213c23	// sd s2, 24(sp)
+	WORD	$0x0246a903	// lw s2, 36(a3)
+	WORD	$0x03213023	// sd s2, 32(sp)
+	WORD	$0x0286aa03	// lw s4, 40(a3)
+	WORD	$0x02c6aa83	// lw s5, 44(a3)
+	WORD	$0x00685913	// srli s2, a6, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x00e8d993	// srli s3, a7, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01813b03	// ld s6, 24(sp)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x01613c23	// sd s6, 24(sp)
+	WORD	$0x0164d913	// srli s2, s1, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01813b03	// ld s6, 24(sp)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x01613c23	// sd s6, 24(sp)
+	WORD	$0x00281993	// slli s3, a6, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01813b03	// ld s6, 24(sp)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x01613c23	// sd s6, 24(sp)
+	WORD	$0x0068d913	// srli s2, a7, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x02013b03	// ld s6, 32(sp)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x03613023	// sd s6, 32(sp)
+	WORD	$0x00e4d993	// srli s3, s1, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x02013b03	// ld s6, 32(sp)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x03613023	// sd s6, 32(sp)
+	WORD	$0x00289913	// slli s2, a7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x02013b03	// ld s6, 32(sp)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x03613023	// sd s6, 32(sp)
+	WORD	$0x0064d993	// srli s3, s1, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x01685913	// srli s2, a6, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013a4a33	// xor s4, s4, s3
+	WORD	$0x00249993	// slli s3, s1, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x00e85913	// srli s2, a6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013acab3	// xor s5, s5, s3
+	WORD	$0x0168d993	// srli s3, a7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012acab3	// xor s5, s5, s2
+	WORD	$0x013acab3	// xor s5, s5, s3
+	// .LAES_ctr32_encrypt_rv64gc_block:
+	// rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
+	WORD	$0x00813803	// ld a6, 8(sp)
+	WORD	$0x010f4933	// xor s2, t5, a6
+	WORD	$0x00291913	// slli s2, s2, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01013803	// ld a6, 16(sp)
+	WORD	$0x01284433	// xor s0, a6, s2
+	WORD	$0x00241913	// slli s2, s0, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01645993	// srli s3, s0, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01813803	// ld a6, 24(sp)
+	WORD	$0x01284b33	// xor s6, a6, s2
+	WORD	$0x00e45913	// srli s2, s0, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x02013803	// ld a6, 32(sp)
+	WORD	$0x01384bb3	// xor s7, a6, s3
+	WORD	$0x00645993	// srli s3, s0, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012a4c33	// xor s8, s4, s2
+	WORD	$0x013accb3	// xor s9, s5, s3
+	WORD	$0x340796e3	// bne a5, zero, .LAES_ctr32_encrypt_rv64gc_extra_rounds
+	// .LAES_ctr32_encrypt_rv64gc_shared:
+	// round u = 7 of 13
+	WORD	$0x070ea403	// lw s0, 112(t4)
+	WORD	$0x074ea803	// lw a6, 116(t4)
+	WORD	$0x078ea883	// lw a7, 120(t4)
+	WORD	$0x07cea483	// lw s1, 124(t4)
+	WORD	$0x002b1913	// slli s2, s6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x006bd993	// srli s3, s7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x00ec5913	// srli s2, s8, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x016cd993	// srli s3, s9, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x002b9913	// slli s2, s7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x006c5993	// srli s3, s8, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x00ecd913	// srli s2, s9, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x016b5993	// srli s3, s6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x002c1913	// slli s2, s8, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x006cd993	// srli s3, s9, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x00eb5913	// srli s2, s6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x016bd993	// srli s3, s7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x002c9913	// slli s2, s9, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x006b5993	// srli s3, s6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x00ebd913	// srli s2, s7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x016c5993	// srli s3, s8, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	// round u = 8 of 13
+	WORD	$0x080eab03	// lw s6, 128(t4)
+	WORD	$0x084eab83	// lw s7, 132(t4)
+	WORD	$0x088eac03	// lw s8, 136(t4)
+	WORD	$0x08ceac83	// lw s9, 140(t4)
+	WORD	$0x00241913	// slli s2, s0, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x00685993	// srli s3, a6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00e8d913	// srli s2, a7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0164d993	// srli s3, s1, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00281913	// slli s2, a6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0068d993	// srli s3, a7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00e4d913	// srli s2, s1, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x01645993	// srli s3, s0, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00289913	// slli s2, a7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x0064d993	// srli s3, s1, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00e45913	// srli s2, s0, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x01685993	// srli s3, a6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00249913	// slli s2, s1, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x00645993	// srli s3, s0, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x00e85913	// srli s2, a6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x0168d993	// srli s3, a7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	// round u = 9 of 13
+	WORD	$0x090ea403	// lw s0, 144(t4)
+	WORD	$0x094ea803	// lw a6, 148(t4)
+	WORD	$0x098ea883	// lw a7, 152(t4)
+	WORD	$0x09cea483	// lw s1, 156(t4)
+	WORD	$0x002b1913	// slli s2, s6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x006bd993	// srli s3, s7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x00ec5913	// srli s2, s8, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x016cd993	// srli s3, s9, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x002b9913	// slli s2, s7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x006c5993	// srli s3, s8, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x00ecd913	// srli s2, s9, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x016b5993	// srli s3, s6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x002c1913	// slli s2, s8, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x006cd993	// srli s3, s9, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x00eb5913	// srli s2, s6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x016bd993	// srli s3, s7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x002c9913	// slli s2, s9, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x006b5993	// srli s3, s6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x00ebd913	// srli s2, s7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x016c5993	// srli s3, s8, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	// round u = 10 of 13
+	WORD	$0x0a0eab03	// lw s6, 160(t4)
+	WORD	$0x0a4eab83	// lw s7, 164(t4)
+	WORD	$0x0a8eac03	// lw s8, 168(t4)
+	WORD	$0x0aceac83	// lw s9, 172(t4)
+	WORD	$0x00241913	// slli s2, s0, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x00685993	// srli s3, a6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00e8d913	// srli s2, a7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0164d993	// srli s3, s1, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00281913	// slli s2, a6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0068d993	// srli s3, a7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00e4d913	// srli s2, s1, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x01645993	// srli s3, s0, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00289913	// slli s2, a7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x0064d993	// srli s3, s1, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00e45913	// srli s2, s0, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x01685993	// srli s3, a6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00249913	// slli s2, s1, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x00645993	// srli s3, s0, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x00e85913	// srli s2, a6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x0168d993	// srli s3, a7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	// round u = 11 of 13
+	WORD	$0x0b0ea403	// lw s0, 176(t4)
+	WORD	$0x0b4ea803	// lw a6, 180(t4)
+	WORD	$0x0b8ea883	// lw a7, 184(t4)
+	WORD	$0x0bcea483	// lw s1, 188(t4)
+	WORD	$0x002b1913	// slli s2, s6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x006bd993	// srli s3, s7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x00ec5913	// srli s2, s8, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x016cd993	// srli s3, s9, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x002b9913	// slli s2, s7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x006c5993	// srli s3, s8, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x00ecd913	// srli s2, s9, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x016b5993	// srli s3, s6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x002c1913	// slli s2, s8, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x006cd993	// srli s3, s9, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x00eb5913	// srli s2, s6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x016bd993	// srli s3, s7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x002c9913	// slli s2, s9, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x006b5993	// srli s3, s6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x00ebd913	// srli s2, s7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x016c5993	// srli s3, s8, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	// round u = 12 of 13
+	WORD	$0x0c0eab03	// lw s6, 192(t4)
+	WORD	$0x0c4eab83	// lw s7, 196(t4)
+	WORD	$0x0c8eac03	// lw s8, 200(t4)
+	WORD	$0x0cceac83	// lw s9, 204(t4)
+	WORD	$0x00241913	// slli s2, s0, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x00685993	// srli s3, a6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00e8d913	// srli s2, a7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0164d993	// srli s3, s1, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00281913	// slli s2, a6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0068d993	// srli s3, a7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00e4d913	// srli s2, s1, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x01645993	// srli s3, s0, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00289913	// slli s2, a7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x0064d993	// srli s3, s1, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00e45913	// srli s2, s0, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x01685993	// srli s3, a6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00249913	// slli s2, s1, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x00645993	// srli s3, s0, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x00e85913	// srli s2, a6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x0168d993	// srli s3, a7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	// round u = 13 of 13
+	WORD	$0x0d0ea403	// lw s0, 208(t4)
+	WORD	$0x0d4ea803	// lw a6, 212(t4)
+	WORD	$0x0d8ea883	// lw a7, 216(t4)
+	WORD	$0x0dcea483	// lw s1, 220(t4)
+	WORD	$0x002b1913	// slli s2, s6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x006bd993	// srli s3, s7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x00ec5913	// srli s2, s8, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x016cd993	// srli s3, s9, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x002b9913	// slli s2, s7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x006c5993	// srli s3, s8, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x00ecd913	// srli s2, s9, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x016b5993	// srli s3, s6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x002c1913	// slli s2, s8, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x006cd993	// srli s3, s9, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x00eb5913	// srli s2, s6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x016bd993	// srli s3, s7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x002c9913	// slli s2, s9, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x006b5993	// srli s3, s6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x00ebd913	// srli s2, s7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x016c5993	// srli s3, s8, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	// final round
+	WORD	$0x400e0b13	// addi s6, t3, 1024
+	WORD	$0x0ff47b93	// andi s7, s0, 255
+	WORD	$0x016b8bb3	// add s7, s7, s6
+	WORD	$0x000bcb83	// lbu s7, 0(s7)
+	WORD	$0x0ff87c93	// andi s9, a6, 255
+	WORD	$0x016c8cb3	// add s9, s9, s6
+	WORD	$0x000ccc83	// lbu s9, 0(s9)
+	WORD	$0x0ff8fc13	// andi s8, a7, 255
+	WORD	$0x016c0c33	// add s8, s8, s6
+	WORD	$0x000c4c03	// lbu s8, 0(s8)
+	WORD	$0x0ff4f093	// andi ra, s1, 255
+	WORD	$0x016080b3	// add ra, ra, s6
+	WORD	$0x0000c083	// lbu ra, 0(ra)
+	WORD	$0x00885913	// srli s2, a6, 8
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x00094903	// lbu s2, 0(s2)
+	WORD	$0x0088d993	// srli s3, a7, 8
+	WORD	$0x0ff9f993	// andi s3, s3, 255
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x0009c983	// lbu s3, 0(s3)
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x0084d913	// srli s2, s1, 8
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x00094903	// lbu s2, 0(s2)
+	WORD	$0x00899993	// slli s3, s3, 8
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x00845993	// srli s3, s0, 8
+	WORD	$0x0ff9f993	// andi s3, s3, 255
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x0009c983	// lbu s3, 0(s3)
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x0108d913	// srli s2, a7, 16
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x00094903	// lbu s2, 0(s2)
+	WORD	$0x00899993	// slli s3, s3, 8
+	WORD	$0x0130c0b3	// xor ra, ra, s3
+	WORD	$0x0104d993	// srli s3, s1, 16
+	WORD	$0x0ff9f993	// andi s3, s3, 255
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x0009c983	// lbu s3, 0(s3)
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x01045913	// srli s2, s0, 16
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x00094903	// lbu s2, 0(s2)
+	WORD	$0x01099993	// slli s3, s3, 16
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x01085993	// srli s3, a6, 16
+	WORD	$0x0ff9f993	// andi s3, s3, 255
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x0009c983	// lbu s3, 0(s3)
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x0184d913	// srli s2, s1, 24
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x00094903	// lbu s2, 0(s2)
+	WORD	$0x01099993	// slli s3, s3, 16
+	WORD	$0x0130c0b3	// xor ra, ra, s3
+	WORD	$0x01845993	// srli s3, s0, 24
+	WORD	$0x0ff9f993	// andi s3, s3, 255
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x0009c983	// lbu s3, 0(s3)
+	WORD	$0x01891913	// slli s2, s2, 24
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x01885913	// srli s2, a6, 24
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x00094903	// lbu s2, 0(s2)
+	WORD	$0x01899993	// slli s3, s3, 24
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x0188d993	// srli s3, a7, 24
+	WORD	$0x0ff9f993	// andi s3, s3, 255
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x0009c983	// lbu s3, 0(s3)
+	WORD	$0x01891913	// slli s2, s2, 24
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x01899993	// slli s3, s3, 24
+	WORD	$0x0130c0b3	// xor ra, ra, s3
+	WORD	$0x0e0ee903	// lwu s2, 224(t4)
+	WORD	$0x0e4eeb03	// lwu s6, 228(t4)
+	WORD	$0x020b1b13	// slli s6, s6, 32
+	WORD	$0x01696933	// or s2, s2, s6
+	WORD	$0x0e8ee983	// lwu s3, 232(t4)
+	WORD	$0x0eceeb03	// lwu s6, 236(t4)
+	WORD	$0x020b1b13	// slli s6, s6, 32
+	WORD	$0x0169e9b3	// or s3, s3, s6
+	WORD	$0x020c9c93	// slli s9, s9, 32
+	WORD	$0x02009093	// slli ra, ra, 32
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x001c4c33	// xor s8, s8, ra
+	// out = in ^ keystream
+	WORD	$0x00757813	// andi a6, a0, 7
+	WORD	$0x5c081a63	// bne a6, zero, .LAES_ctr32_encrypt_rv64gc_in_unaligned
+	WORD	$0x00053903	// ld s2, 0(a0)
+	WORD	$0x00853983	// ld s3, 8(a0)
+	// .LAES_ctr32_encrypt_rv64gc_in_loaded:
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x0075f913	// andi s2, a1, 7
+	WORD	$0x5e091863	// bne s2, zero, .LAES_ctr32_encrypt_rv64gc_out_unaligned
+	WORD	$0x0175b023	// sd s7, 0(a1)
+	WORD	$0x0185b423	// sd s8, 8(a1)
+	// .LAES_ctr32_encrypt_rv64gc_out_stored:
+	WORD	$0x01050513	// addi a0, a0, 16
+	WORD	$0x01058593	// addi a1, a1, 16
+	WORD	$0xfff60613	// addi a2, a2, -1
+	WORD	$0x001f0f1b	// addiw t5, t5, 1
+	WORD	$0x0fff7993	// andi s3, t5, 255
+	WORD	$0x64098663	// beq s3, zero, .LAES_ctr32_encrypt_rv64gc_refresh
+	// .LAES_ctr32_encrypt_rv64gc_refreshed:
+	WORD	$0xc8061463	// bne a2, zero, .LAES_ctr32_encrypt_rv64gc_block
+	// .LAES_ctr32_encrypt_rv64gc_done:
+	// return
+	WORD	$0x00013423	// sd zero, 8(sp)
+	WORD	$0x00013823	// sd zero, 16(sp)
+	WORD	$0x00013c23	// sd zero, 24(sp)
+	WORD	$0x02013023	// sd zero, 32(sp)
+	WORD	$0x00000413	// addi s0, zero, 0
+	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000813	// addi a6, zero, 0
+	WORD	$0x00000893	// addi a7, zero, 0
+	WORD	$0x00000913	// addi s2, zero, 0
+	WORD	$0x00000993	// addi s3, zero, 0
+	WORD	$0x00000a13	// addi s4, zero, 0
+	WORD	$0x00000a93	// addi s5, zero, 0
+	WORD	$0x00000b13	// addi s6, zero, 0
+	WORD	$0x00000b93	// addi s7, zero, 0
+	WORD	$0x00000c13	// addi s8, zero, 0
+	WORD	$0x00000c93	// addi s9, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
+	JMP	kgen_ret	// jalr zero, 0(ra)
+	// .LAES_ctr32_encrypt_rv64gc_extra_rounds:
+	// AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
+	WORD	$0xffe78913	// addi s2, a5, -2
+	WORD	$0x2a090263	// beq s2, zero, .LAES_ctr32_encrypt_rv64gc_aes192
+	WORD	$0x030ea403	// lw s0, 48(t4)
+	WORD	$0x034ea803	// lw a6, 52(t4)
+	WORD	$0x038ea883	// lw a7, 56(t4)
+	WORD	$0x03cea483	// lw s1, 60(t4)
+	WORD	$0x002b1913	// slli s2, s6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x006bd993	// srli s3, s7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x00ec5913	// srli s2, s8, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x016cd993	// srli s3, s9, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x002b9913	// slli s2, s7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x006c5993	// srli s3, s8, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x00ecd913	// srli s2, s9, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x016b5993	// srli s3, s6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x002c1913	// slli s2, s8, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x006cd993	// srli s3, s9, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x00eb5913	// srli s2, s6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x016bd993	// srli s3, s7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x002c9913	// slli s2, s9, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x006b5993	// srli s3, s6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x00ebd913	// srli s2, s7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x016c5993	// srli s3, s8, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x040eab03	// lw s6, 64(t4)
+	WORD	$0x044eab83	// lw s7, 68(t4)
+	WORD	$0x048eac03	// lw s8, 72(t4)
+	WORD	$0x04ceac83	// lw s9, 76(t4)
+	WORD	$0x00241913	// slli s2, s0, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x00685993	// srli s3, a6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00e8d913	// srli s2, a7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0164d993	// srli s3, s1, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00281913	// slli s2, a6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0068d993	// srli s3, a7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00e4d913	// srli s2, s1, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x01645993	// srli s3, s0, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00289913	// slli s2, a7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x0064d993	// srli s3, s1, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00e45913	// srli s2, s0, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x01685993	// srli s3, a6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00249913	// slli s2, s1, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x00645993	// srli s3, s0, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x00e85913	// srli s2, a6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x0168d993	// srli s3, a7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	// .LAES_ctr32_encrypt_rv64gc_aes192:
+	WORD	$0x050ea403	// lw s0, 80(t4)
+	WORD	$0x054ea803	// lw a6, 84(t4)
+	WORD	$0x058ea883	// lw a7, 88(t4)
+	WORD	$0x05cea483	// lw s1, 92(t4)
+	WORD	$0x002b1913	// slli s2, s6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x006bd993	// srli s3, s7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x00ec5913	// srli s2, s8, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x016cd993	// srli s3, s9, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01244433	// xor s0, s0, s2
+	WORD	$0x002b9913	// slli s2, s7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01344433	// xor s0, s0, s3
+	WORD	$0x006c5993	// srli s3, s8, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x00ecd913	// srli s2, s9, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x016b5993	// srli s3, s6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x002c1913	// slli s2, s8, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x006cd993	// srli s3, s9, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x00eb5913	// srli s2, s6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x016bd993	// srli s3, s7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x002c9913	// slli s2, s9, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x006b5993	// srli s3, s6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x00ebd913	// srli s2, s7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x016c5993	// srli s3, s8, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x060eab03	// lw s6, 96(t4)
+	WORD	$0x064eab83	// lw s7, 100(t4)
+	WORD	$0x068eac03	// lw s8, 104(t4)
+	WORD	$0x06ceac83	// lw s9, 108(t4)
+	WORD	$0x00241913	// slli s2, s0, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x00685993	// srli s3, a6, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00e8d913	// srli s2, a7, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0164d993	// srli s3, s1, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00281913	// slli s2, a6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x0068d993	// srli s3, a7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00e4d913	// srli s2, s1, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x01645993	// srli s3, s0, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x00289913	// slli s2, a7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x0064d993	// srli s3, s1, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00e45913	// srli s2, s0, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x01685993	// srli s3, a6, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x00249913	// slli s2, s1, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x00645993	// srli s3, s0, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x00e85913	// srli s2, a6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x0168d993	// srli s3, a7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0xf71fe06f	// jal zero, .LAES_ctr32_encrypt_rv64gc_shared
+	// .LAES_ctr32_encrypt_rv64gc_in_unaligned:
+	WORD	$0x41050433	// sub s0, a0, a6
+	WORD	$0x00381813	// slli a6, a6, 3
+	WORD	$0x410008b3	// sub a7, zero, a6
+	WORD	$0x00043903	// ld s2, 0(s0)
+	WORD	$0x00843983	// ld s3, 8(s0)
+	WORD	$0x01043483	// ld s1, 16(s0)
+	WORD	$0x01095933	// srl s2, s2, a6
+	WORD	$0x01199433	// sll s0, s3, a7
+	WORD	$0x00896933	// or s2, s2, s0
+	WORD	$0x0109d9b3	// srl s3, s3, a6
+	WORD	$0x011494b3	// sll s1, s1, a7
+	WORD	$0x0099e9b3	// or s3, s3, s1
+	WORD	$0xa09ff06f	// jal zero, .LAES_ctr32_encrypt_rv64gc_in_loaded
+	// .LAES_ctr32_encrypt_rv64gc_out_unaligned:
+	WORD	$0x01758023	// sb s7, 0(a1)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x017580a3	// sb s7, 1(a1)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x01758123	// sb s7, 2(a1)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x017581a3	// sb s7, 3(a1)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x01758223	// sb s7, 4(a1)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x017582a3	// sb s7, 5(a1)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x01758323	// sb s7, 6(a1)
+	WORD	$0x008bdb93	// srli s7, s7, 8
+	WORD	$0x017583a3	// sb s7, 7(a1)
+	WORD	$0x01858423	// sb s8, 8(a1)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x018584a3	// sb s8, 9(a1)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x01858523	// sb s8, 10(a1)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x018585a3	// sb s8, 11(a1)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x01858623	// sb s8, 12(a1)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x018586a3	// sb s8, 13(a1)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x01858723	// sb s8, 14(a1)
+	WORD	$0x008c5c13	// srli s8, s8, 8
+	WORD	$0x018587a3	// sb s8, 15(a1)
+	WORD	$0x9a5ff06f	// jal zero, .LAES_ctr32_encrypt_rv64gc_out_stored
+	// .LAES_ctr32_encrypt_rv64gc_refresh:
+	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	WORD	$0x00074b03	// lbu s6, 0(a4)
+	WORD	$0x00174903	// lbu s2, 1(a4)
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012b6b33	// or s6, s6, s2
+	WORD	$0x00274903	// lbu s2, 2(a4)
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012b6b33	// or s6, s6, s2
+	WORD	$0x00374903	// lbu s2, 3(a4)
+	WORD	$0x01891913	// slli s2, s2, 24
+	WORD	$0x012b6b33	// or s6, s6, s2
+	WORD	$0x0006a983	// lw s3, 0(a3)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x00474b83	// lbu s7, 4(a4)
+	WORD	$0x00574903	// lbu s2, 5(a4)
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012bebb3	// or s7, s7, s2
+	WORD	$0x00674903	// lbu s2, 6(a4)
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012bebb3	// or s7, s7, s2
+	WORD	$0x00774903	// lbu s2, 7(a4)
+	WORD	$0x01891913	// slli s2, s2, 24
+	WORD	$0x012bebb3	// or s7, s7, s2
+	WORD	$0x0046a983	// lw s3, 4(a3)
+	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x00874c03	// lbu s8, 8(a4)
+	WORD	$0x00974903	// lbu s2, 9(a4)
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012c6c33	// or s8, s8, s2
+	WORD	$0x00a74903	// lbu s2, 10(a4)
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012c6c33	// or s8, s8, s2
+	WORD	$0x00b74903	// lbu s2, 11(a4)
+	WORD	$0x01891913	// slli s2, s2, 24
+	WORD	$0x012c6c33	// or s8, s8, s2
+	WORD	$0x0086a983	// lw s3, 8(a3)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	// dst = byte0 << 24 | byte1 << 16 | byte2 << 8 | byte3
+	WORD	$0x0fff7c93	// andi s9, t5, 255
+	WORD	$0x018c9c93	// slli s9, s9, 24
+	WORD	$0x008f5913	// srli s2, t5, 8
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x01091913	// slli s2, s2, 16
+	WORD	$0x012cecb3	// or s9, s9, s2
+	WORD	$0x010f5913	// srli s2, t5, 16
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x00891913	// slli s2, s2, 8
+	WORD	$0x012cecb3	// or s9, s9, s2
+	WORD	$0x018f5913	// srli s2, t5, 24
+	WORD	$0x0ff97913	// andi s2, s2, 255
+	WORD	$0x012cecb3	// or s9, s9, s2
+	WORD	$0x00c6a983	// lw s3, 12(a3)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x00f6c803	// lbu a6, 15(a3)
+	WORD	$0x01013423	// sd a6, 8(sp)
+	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	WORD	$0x0106a803	// lw a6, 16(a3)
+	WORD	$0x01013823	// sd a6, 16(sp)
+	WORD	$0x0146a803	// lw a6, 20(a3)
+	WORD	$0x0186a883	// lw a7, 24(a3)
+	WORD	$0x01c6a483	// lw s1, 28(a3)
+	WORD	$0x002b1913	// slli s2, s6, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x006bd993	// srli s3, s7, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01013a03	// ld s4, 16(sp)
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x01413823	// sd s4, 16(sp)
+	WORD	$0x00ec5913	// srli s2, s8, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01013a03	// ld s4, 16(sp)
+	WORD	$0x013a4a33	// xor s4, s4, s3
+	WORD	$0x01413823	// sd s4, 16(sp)
+	WORD	$0x002b9993	// slli s3, s7, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01013a03	// ld s4, 16(sp)
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x01413823	// sd s4, 16(sp)
+	WORD	$0x006c5913	// srli s2, s8, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x00ecd993	// srli s3, s9, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x016b5913	// srli s2, s6, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x002c1993	// slli s3, s8, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x006cd913	// srli s2, s9, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x00eb5993	// srli s3, s6, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x016bd913	// srli s2, s7, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x002c9993	// slli s3, s9, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x006b5913	// srli s2, s6, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x00ebd993	// srli s3, s7, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x016c5913	// srli s2, s8, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x0124c4b3	// xor s1, s1, s2
+	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	WORD	$0x0206a903	// lw s2, 32(a3)
+	WORD	$0x01213c23	// sd s2, 24(sp)
+	WORD	$0x0246a903	// lw s2, 36(a3)
+	WORD	$0x03213023	// sd s2, 32(sp)
+	WORD	$0x0286aa03	// lw s4, 40(a3)
+	WORD	$0x02c6aa83	// lw s5, 44(a3)
+	WORD	$0x00685913	// srli s2, a6, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x00e8d993	// srli s3, a7, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01813b03	// ld s6, 24(sp)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x01613c23	// sd s6, 24(sp)
+	WORD	$0x0164d913	// srli s2, s1, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x01813b03	// ld s6, 24(sp)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x01613c23	// sd s6, 24(sp)
+	WORD	$0x00281993	// slli s3, a6, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x01813b03	// ld s6, 24(sp)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x01613c23	// sd s6, 24(sp)
+	WORD	$0x0068d913	// srli s2, a7, 6
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00690933	// add s2, s2, t1
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x02013b03	// ld s6, 32(sp)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x03613023	// sd s6, 32(sp)
+	WORD	$0x00e4d993	// srli s3, s1, 14
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x007989b3	// add s3, s3, t2
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x02013b03	// ld s6, 32(sp)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x03613023	// sd s6, 32(sp)
+	WORD	$0x00289913	// slli s2, a7, 2
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00590933	// add s2, s2, t0
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x02013b03	// ld s6, 32(sp)
+	WORD	$0x013b4b33	// xor s6, s6, s3
+	WORD	$0x03613023	// sd s6, 32(sp)
+	WORD	$0x0064d993	// srli s3, s1, 6
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x006989b3	// add s3, s3, t1
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x01685913	// srli s2, a6, 22
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x01c90933	// add s2, s2, t3
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013a4a33	// xor s4, s4, s3
+	WORD	$0x00249993	// slli s3, s1, 2
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x005989b3	// add s3, s3, t0
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x00e85913	// srli s2, a6, 14
+	WORD	$0x3fc97913	// andi s2, s2, 1020
+	WORD	$0x00790933	// add s2, s2, t2
+	WORD	$0x00096903	// lwu s2, 0(s2)
+	WORD	$0x013acab3	// xor s5, s5, s3
+	WORD	$0x0168d993	// srli s3, a7, 22
+	WORD	$0x3fc9f993	// andi s3, s3, 1020
+	WORD	$0x01c989b3	// add s3, s3, t3
+	WORD	$0x0009e983	// lwu s3, 0(s3)
+	WORD	$0x012acab3	// xor s5, s5, s2
+	WORD	$0x013acab3	// xor s5, s5, s3
+	WORD	$0xe54ff06f	// jal zero, .LAES_ctr32_encrypt_rv64gc_refreshed
+kgen_ret:
+	RET
