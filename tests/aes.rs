@@ -514,7 +514,10 @@ fn ctr32_cost() {
             let c = e.call(f, &[buf, buf, blocks, ks, ivb]).unwrap().cycles;
             let per = c as f64 / blocks as f64;
             println!("{variant}: {blocks:5} blocks: {per:7.1} cycles/block (AES_encrypt {block}: {:.3})", per / block as f64);
-            if variant == "c906" && blocks >= 2 {
+            // The target (issue 14) on both variants, from two blocks on: a one-block call
+            // also pays the counter set-up, the cache and the callee-saved registers (the
+            // README states that bound).
+            if blocks >= 2 {
                 assert!(per <= 1.02 * block as f64, "{variant}: {blocks} blocks cost {per:.1} cycles/block > 1.02 x {block}");
             }
         }

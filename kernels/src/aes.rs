@@ -475,34 +475,23 @@ fn block_fn(isa: Isa, e: &'static Entry, variant: &str, t: &Target, abi: Abi, ta
     let rounds = f.xreg("rounds");
     table_bases(&mut f, &r, tables);
     block_entry(&mut f, &r, inp, rounds);
-    // Layout: AES-128 falls through (rounds 5..13, final); AES-256 and AES-192 start
-    // elsewhere and jump in. The first round of each path reads the packed entry state.
+    // Layout: AES-128 branches over the AES-256/192 entry rounds to its first round (a taken
+    // branch the model and the RTL charge 2 cycles when the BTB does not know it, where a
+    // not-taken one seen first is predicted taken and costs 4); AES-256 and AES-192 run
+    // their first rounds and jump into the shared rounds. The first round of each path
+    // reads the packed entry state.
     let [s0, _, s2, _] = r.s;
     let packed = [(s0, 0), (s0, 32), (s2, 0), (s2, 32)];
     let t = r.tmp[0];
-    kasm!(f, addi {t}, zero, 10; bne {rounds}, {t}, not128;);
     let emit_round = |f: &mut Func, u: i64, first: bool| {
         let (src, dst) = if u % 2 == 1 { (r.s, r.n) } else { (r.n, r.s) };
         let cols = if first { packed } else { [(src[0], 0), (src[1], 0), (src[2], 0), (src[3], 0)] };
         f.comment(format!("round {u} of 13{}", if first { " (first round of this key size)" } else { "" }));
         round(f, isa, &r, cols, dst, u, inverse);
     };
-    emit_round(&mut f, 5, true);
-    for u in 6..=13 {
-        if u == 6 || u == 4 {
-            let l = f.named_label(&format!("r{u}"));
-            f.bind(l);
-        }
-        emit_round(&mut f, u, false);
-    }
-    f.comment("final round: S-box bytes, no MixColumns");
-    let (s4, t3) = (r.tab[4], r.tab[3]);
-    kasm!(f, addi {s4}, {t3}, 1024;);
-    final_columns(&mut f, isa, &r, r.n, col, consts, inverse);
-    store_block(&mut f, out, [col[0], col[2]], r.tmp[0]);
-    f.ret();
-    f.comment("AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5");
-    kasm!(f, not128: addi {t}, zero, 12; beq {rounds}, {t}, aes192;);
+    kasm!(f, addi {t}, zero, 10; beq {rounds}, {t}, r128;);
+    f.comment("AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5");
+    kasm!(f, addi {t}, zero, 12; beq {rounds}, {t}, aes192;);
     emit_round(&mut f, 1, true);
     for u in 2..=5 {
         if u == 4 {
@@ -513,7 +502,21 @@ fn block_fn(isa: Isa, e: &'static Entry, variant: &str, t: &Target, abi: Abi, ta
     }
     kasm!(f, j r6; aes192:);
     emit_round(&mut f, 3, true);
-    kasm!(f, j r4;);
+    kasm!(f, j r4; r128:);
+    emit_round(&mut f, 5, true);
+    for u in 6..=13 {
+        if u == 6 {
+            let l = f.named_label("r6");
+            f.bind(l);
+        }
+        emit_round(&mut f, u, false);
+    }
+    f.comment("final round: S-box bytes, no MixColumns");
+    let (s4, t3) = (r.tab[4], r.tab[3]);
+    kasm!(f, addi {s4}, {t3}, 1024;);
+    final_columns(&mut f, isa, &r, r.n, col, consts, inverse);
+    store_block(&mut f, out, [col[0], col[2]], r.tmp[0]);
+    f.ret();
     f
 }
 
@@ -988,7 +991,8 @@ pub(crate) fn ctr_block_regs(f: &mut Func) -> ([Reg; 4], [Reg; 3]) {
 fn ctr32_fn(isa: Isa, variant: &str, t: &Target, abi: Abi, tables: &str) -> Func {
     let mut f = Func::entry(&CTR32, variant, t, abi);
     let [inp, out, blocks, key, ivec] = f.params();
-    kasm!(f, beqz {blocks}, done;);
+    f.comment("blocks == 0 returns (the common path takes the branch: a taken branch the BTB does not know costs 2, a not-taken one seen first 4)");
+    kasm!(f, bnez {blocks}, start; j done; start:);
     let c = ctr_setup(&mut f, isa, key, ivec, tables);
     let (col, consts) = ctr_block_regs(&mut f);
     kasm!(f, block:);
