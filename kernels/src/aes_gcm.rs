@@ -53,13 +53,37 @@
 //! caller must check that XTheadVector is enabled (else use `AES_ctr32_encrypt` and
 //! `gcm_ghash_c906_novector`, which read the same key schedule and table).
 //!
-//! No Linux form: the kernel's AES-GCM is `lib/crypto/aesgcm.c`, a one-shot AEAD over its
-//! own context built on `aes_encrypt` and `gf128mul` with no architecture hook of this
-//! shape (arch drivers register their own `gcm(aes)` AEAD with private prototypes). No Go
-//! form: Go's `crypto/cipher` GCM has no stitched assembly interface to plug into, and
-//! ABI0 leaves 24 registers for a loop that needs about 30.
+//! No `c906-novector` form: interleaving scalar AES-CTR with scalar GHASH can only fill
+//! stall cycles, since the C906 issues one instruction a cycle. At 16 KiB
+//! `AES_ctr32_encrypt` (c906) is 464,527 instructions in 469,764 cycles and
+//! `gcm_ghash_c906_novector` 436,281 in 463,939 (`kgen bench aes --sizes 16384`, `kgen bench
+//! ghash --sizes 16384`): 933,703 cycles in series, 900,808 issue slots, so a perfect
+//! interleave saves at most 3.5%, under the issue's 5%, before the spills that the two
+//! loops' 28 and 27 live integer values (`kgen check aes`, `kgen check ghash`) would add.
 //!
-//! Performance (C906 cost model, `kgen bench aes-gcm`): see README.md's table.
+//! No Linux form: the kernel's AES-GCM library (`lib/crypto/aesgcm.c`) is one-shot
+//! (`aesgcm_encrypt(ctx, dst, src, len, assoc, assoc_len, iv, authtag)`) over its own
+//! `struct aesgcm_ctx` (a `crypto_aes_ctx` and the bare hash key, no table) with no
+//! architecture hook; the crypto API's `gcm(aes)` drivers are AEADs with private glue. No Go
+//! form: Go's AES-GCM is the standard library's (`crypto/cipher` over
+//! `crypto/internal/fips140/aes/gcm`, assembly only for other architectures), which a
+//! program cannot replace, and x/crypto (issue 16's port) has no AES-GCM.
+//!
+//! Performance (C906 cost model, cycles per byte; `kgen bench aes-gcm --markdown`
+//! regenerates it; sizes are whole groups, 1408 for 1400):
+//!
+//! | kernel | variant | function | 128 B | 256 B | 1024 B | 1408 B | 4096 B | 16384 B | instr/B |
+//! |---|---|---|---:|---:|---:|---:|---:|---:|---:|
+//! | aes-gcm | c906 | aes_gcm_encrypt_c906 | 67.53 | 52.21 | 40.66 | 39.61 | 37.82 | 37.10 | 35.77 |
+//! | aes-gcm | c906 | aes_gcm_decrypt_c906 | 43.36 | 40.09 | 37.60 | 37.38 | 37.03 | 36.88 | 35.65 |
+//!
+//! The instr/B column is the bound: one issue slot per instruction, 35.8 c/B at 16 KiB,
+//! against 37.1 modeled (encrypt hashes the last group after the loop, unmerged, which the
+//! small sizes feel). Whole messages as OpenSSL calls the kernels (the bulk here, the rest
+//! with `AES_ctr32_encrypt` and `gcm_ghash_c906`, `cargo test --release --test aes_gcm
+//! openssl_message_cost -- --nocapture`): encrypt 42.71 c/B at 1400 B and 37.16 at 16 KiB,
+//! decrypt 40.47 and 36.94 (targets 45 and 40); README.md compares them with the series
+//! path and the physical C906.
 
 use crate::aes::{self, Ctr, Isa};
 use crate::ghash::{class_groups, karatsuba128_reduce, karatsuba64, LANES, POWERS};
