@@ -134,9 +134,18 @@ const GROUP: i64 = 16 * LANES as i64;
 /// Karatsuba pieces of a 128×128 product.
 const PIECES: usize = 9;
 
-/// Byte `off` of a stack slot, as an operand.
-fn at(slot: Slot, off: i64) -> Opnd {
-    Opnd::Stack { slot, off }
+/// Byte `off` of a stack slot, as an instruction operand.
+#[derive(Clone, Copy)]
+struct StackAt(Slot, i64);
+
+impl From<StackAt> for Opnd {
+    fn from(s: StackAt) -> Opnd {
+        Opnd::Stack { slot: s.0, off: s.1 }
+    }
+}
+
+fn at(slot: Slot, off: i64) -> StackAt {
+    StackAt(slot, off)
 }
 
 /// Secret stack slots.
