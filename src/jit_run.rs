@@ -222,18 +222,18 @@ pub const GHASH_X1: &str = "5e2ec746917062882c85b0685353deb7";
 pub const GHASH_TC2: &str = "f38cbb1ad69223dcc3457ae5b6b0f885";
 
 /// SP 800-38A F.5.1, CTR-AES128.Encrypt: key, initial counter block, plaintext, ciphertext.
-const CTR_KEY: &str = "2b7e151628aed2a6abf7158809cf4f3c";
-const CTR_IV: &str = "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-const CTR_PT: &str = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
-const CTR_CT: &str = "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff5ae4df3edbd5d35e5b4f09020db03eab1e031dda2fbe03d1792170a0f3009cee";
+pub const CTR_KEY: &str = "2b7e151628aed2a6abf7158809cf4f3c";
+pub const CTR_IV: &str = "f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+pub const CTR_PT: &str = "6bc1bee22e409f96e93d7e117393172aae2d8a571e03ac9c9eb76fac45af8e5130c81c46a35ce411e5fbc1191a0a52eff69f2445df4f9b17ad2b417be66c3710";
+pub const CTR_CT: &str = "874d6191b620e3261bef6864990db6ce9806f66b7970fdff8617187bb9fffdff5ae4df3edbd5d35e5b4f09020db03eab1e031dda2fbe03d1792170a0f3009cee";
 
 /// GCM specification, test case 3: K, the 96-bit IV, P, C and GHASH(H, {}, C) (the tag
 /// 4d5c2af3... xor E(K, Y0) = 3247184b...).
-const GCM3_K: &str = "feffe9928665731c6d6a8f9467308308";
-const GCM3_IV: &str = "cafebabefacedbaddecaf888";
-const GCM3_P: &str = "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255";
-const GCM3_C: &str = "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985";
-const GCM3_GHASH: &str = "7f1b32b81b820d02614f8895ac1d4eac";
+pub const GCM3_K: &str = "feffe9928665731c6d6a8f9467308308";
+pub const GCM3_IV: &str = "cafebabefacedbaddecaf888";
+pub const GCM3_P: &str = "d9313225f88406e5a55909c5aff5269a86a7a9531534f7da2e4c303d8a318a721c3c0c95956809532fcf0e2449a6b525b16aedf5aa0de657ba637b391aafd255";
+pub const GCM3_C: &str = "42831ec2217774244b7221b784d0d49ce3aa212f2c02a4e035c17e2329aca12e21d514b25466931c7d8f6a5aac84aa051ba30b396a0aac973d58e091473f5985";
+pub const GCM3_GHASH: &str = "7f1b32b81b820d02614f8895ac1d4eac";
 
 /// The ChaCha20 block function (RFC 8439 2.3) for a 32-bit counter.
 pub fn chacha20_block(key: &[u8; 32], counter: u32, nonce: &[u8; 12]) -> [u8; 64] {
