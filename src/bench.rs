@@ -71,7 +71,7 @@ fn measured<H: Harness>(env: &mut H, f: impl Fn(&mut H) -> Result<(u64, u64), St
 /// (a kgen module's, or an assembled file's: functions are found by their entry points'
 /// names, see [`kgen_dsl::entry::Entry::find_in`]).
 pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usize]) -> Result<Vec<Row>, String> {
-    use kgen_kernels::{aes, chacha, chacha20_poly1305, ghash, poly1305, sha2};
+    use kgen_kernels::{aes, aes_gcm, chacha, chacha20_poly1305, ghash, poly1305, sha2};
     let mut rows = Vec::new();
     let row = |what: &str, bytes: usize, (instructions, cycles): (u64, u64)| Row {
         kernel: kernel.into(),
@@ -110,6 +110,47 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
             }
             let m = measured(env, |env| env.call(set_e, &[key, 128, ks]))?;
             rows.push(row(&format!("{set_name}(128)"), 16, m));
+            // Counter mode over the size in whole blocks (in place), AES-128, from a counter
+            // whose low byte starts at 0x02 (as after GCM's J0): one cache refresh per 256
+            // blocks.
+            if let Ok((name, ctr)) = env.entry(&aes::CTR32) {
+                let iv = env.buffer(&[0xca, 0xfe, 0xba, 0xbe, 0xfa, 0xce, 0xdb, 0xad, 0xde, 0xca, 0xf8, 0x88, 0, 0, 0, 2], 0, false);
+                for &n in sizes {
+                    let n = n.max(16).next_multiple_of(16);
+                    let buf = env.buffer(&vec![0x5a; n], 0, true);
+                    let m = measured(env, |env| env.call(ctr, &[buf, buf, (n / 16) as u64, ks, iv]))?;
+                    rows.push(row(&name, n, m));
+                }
+            }
+        }
+        "aes-gcm" => {
+            // aes_gcm_encrypt/decrypt over the size rounded up to whole 128-byte groups (what
+            // the functions process), in place, AES-128, with the key schedule and GHASH table
+            // of `aes c906` and `ghash c906`; sizes below a group are not measured. Every call
+            // starts from the same counter (the functions advance ivec, and where the counter's
+            // low byte wraps decides when the AES cache is refreshed), so a row does not depend
+            // on the sizes measured before it.
+            let k = crate::gcm::GcmSetup::new()?.key(&[0x2b; 16])?;
+            let ks = env.buffer(&k.schedule, 0, false);
+            let ctx = env.buffer(&k.context(&[0u8; 16]), 0, true);
+            const IV: [u8; 16] = [0xca, 0xfe, 0xba, 0xbe, 0xfa, 0xce, 0xdb, 0xad, 0xde, 0xca, 0xf8, 0x88, 0, 0, 0, 2];
+            for entry in [&aes_gcm::ENCRYPT, &aes_gcm::DECRYPT] {
+                let (name, f) = env.entry(entry)?;
+                let mut done: Vec<usize> = Vec::new();
+                for &n in sizes {
+                    let n = n.max(128).next_multiple_of(128);
+                    if done.contains(&n) {
+                        continue;
+                    }
+                    done.push(n);
+                    let buf = env.buffer(&vec![0x5a; n], 0, true);
+                    let m = measured(env, |env| {
+                        let iv = env.buffer(&IV, 0, true);
+                        env.call(f, &[buf, buf, n as u64, ks, iv, ctx])
+                    })?;
+                    rows.push(row(&name, n, m));
+                }
+            }
         }
         "chacha20" => {
             // ChaCha20_ctr32 over the size (OpenSSL ABI: out, in, len, key, counter).

@@ -3,6 +3,7 @@
 pub mod asmcall;
 pub mod bench;
 pub mod d1;
+pub mod gcm;
 pub mod goldens;
 pub mod gopatches;
 pub mod jit_bench;

@@ -90,7 +90,7 @@ pub fn plan(kernel: &str, variant: &str, sizes: &[usize]) -> Result<Plan, String
             // One block in place, as many times as the largest size has blocks: the table
             // lookups' addresses change with the data, so the caches see what n bytes do.
             let reps = sizes.iter().map(|n| n.div_ceil(16)).max().unwrap_or(1) as u64;
-            for (e, k) in [(&aes::ENCRYPT, ks), (&aes::DECRYPT, dks)] {
+            for (e, k) in [(&aes::ENCRYPT, ks.clone()), (&aes::DECRYPT, dks)] {
                 let c = p.call(e, variant, vec![inp.clone(), inp.clone(), k]);
                 p.calls[c].reps = reps;
                 for &n in sizes {
@@ -98,6 +98,14 @@ pub fn plan(kernel: &str, variant: &str, sizes: &[usize]) -> Result<Plan, String
                 }
             }
             p.row(format!("{}(128)", bench_name(&aes::SET_ENCRYPT_KEY, variant)), 16, set_e, 1);
+            // Counter mode in place over whole blocks, from the counter bench::drive uses.
+            let iv = p.buf(vec![0xca, 0xfe, 0xba, 0xbe, 0xfa, 0xce, 0xdb, 0xad, 0xde, 0xca, 0xf8, 0x88, 0, 0, 0, 2]);
+            for &n in sizes {
+                let n = n.max(16).next_multiple_of(16);
+                let b = p.buf(vec![0x5a; n]);
+                let c = p.call(&aes::CTR32, variant, vec![b.clone(), b, Arg::Int((n / 16) as u64), ks.clone(), iv.clone()]);
+                p.row(bench_name(&aes::CTR32, variant), n, c, 1);
+            }
         }
         "chacha20" => {
             let key = p.buf(vec![0x42; 32]);
