@@ -57,18 +57,107 @@ fn root(f: &Func, v: usize) -> usize {
     f.vregs[v].part_of.map(|(r, _)| r as usize).unwrap_or(v)
 }
 
-/// Loop nesting depth of each item: a backward branch or jump to a label encloses the
-/// items from the label to it.
+/// Loop nesting depth of each item: the number of natural loops that contain it. A loop is
+/// the set of items that reach a back edge (an edge to an item that dominates its source)
+/// without passing its head; the back edges to one head make one loop. A jump back from
+/// out-of-line code into the middle of a loop is not a back edge (its target does not
+/// dominate it), so it adds no level.
 pub fn loop_depth(f: &Func) -> Vec<u32> {
+    let n = f.items.len();
+    let mut d = vec![0u32; n];
+    if n == 0 {
+        return d;
+    }
     let at = label_positions(f);
-    let mut d = vec![0u32; f.items.len()];
-    for (j, it) in f.items.iter().enumerate() {
-        if let Item::Inst(i) = it {
-            if let Some(t) = i.target().map(|l| at[l.0 as usize]).filter(|&t| t != usize::MAX && t <= j) {
-                for x in d.iter_mut().take(j + 1).skip(t) {
-                    *x += 1;
+    let succ: Vec<Vec<usize>> = (0..n).map(|i| crate::lower::successors(f, &at, i)).collect();
+    let mut pred = vec![Vec::new(); n];
+    for (i, ss) in succ.iter().enumerate() {
+        for &s in ss {
+            pred[s].push(i);
+        }
+    }
+    // Reverse postorder from the entry (iterative depth-first search).
+    let mut order = vec![usize::MAX; n]; // position in reverse postorder
+    let mut post = Vec::with_capacity(n);
+    let mut seen = vec![false; n];
+    let mut stack = vec![(0usize, 0usize)];
+    seen[0] = true;
+    while let Some(&mut (v, ref mut k)) = stack.last_mut() {
+        if let Some(&s) = succ[v].get(*k) {
+            *k += 1;
+            if !seen[s] {
+                seen[s] = true;
+                stack.push((s, 0));
+            }
+        } else {
+            post.push(v);
+            stack.pop();
+        }
+    }
+    let rpo: Vec<usize> = post.iter().rev().copied().collect();
+    for (k, &v) in rpo.iter().enumerate() {
+        order[v] = k;
+    }
+    // Immediate dominators (Cooper, Harvey and Kennedy's iteration).
+    let mut idom = vec![usize::MAX; n];
+    idom[0] = 0;
+    let intersect = |idom: &[usize], mut a: usize, mut b: usize| {
+        while a != b {
+            while order[a] > order[b] {
+                a = idom[a];
+            }
+            while order[b] > order[a] {
+                b = idom[b];
+            }
+        }
+        a
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &v in rpo.iter().skip(1) {
+            let mut new = usize::MAX;
+            for &p in &pred[v] {
+                if idom[p] != usize::MAX {
+                    new = if new == usize::MAX { p } else { intersect(&idom, p, new) };
                 }
             }
+            if new != idom[v] {
+                idom[v] = new;
+                changed = true;
+            }
+        }
+    }
+    let dominates = |h: usize, mut v: usize| loop {
+        if v == h {
+            return true;
+        }
+        if v == 0 || idom[v] == usize::MAX {
+            return false;
+        }
+        v = idom[v];
+    };
+    // Each head's loop: the items reaching one of its back edges' sources without passing it.
+    let mut tails: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &v in &rpo {
+        for &s in &succ[v] {
+            if dominates(s, v) {
+                tails[s].push(v);
+            }
+        }
+    }
+    let mut mark = vec![usize::MAX; n];
+    for (h, ts) in tails.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
+        mark[h] = h;
+        d[h] += 1;
+        let mut work: Vec<usize> = ts.clone();
+        while let Some(v) = work.pop() {
+            if mark[v] == h {
+                continue;
+            }
+            mark[v] = h;
+            d[v] += 1;
+            work.extend(pred[v].iter().copied().filter(|&p| seen[p]));
         }
     }
     d

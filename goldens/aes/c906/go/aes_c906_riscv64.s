@@ -3241,9 +3241,13 @@ TEXT ·aesCtr32EncryptC906(SB), NOSPLIT, $56-40
 	MOV	blocks+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	ivec+32(FP), X14
-	MOV	X14, 16(X2)
+	MOV	X14, 48(X2)
+	MOV	X11, 40(X2)
+	MOV	X10, 32(X2)
+	MOV	X12, 24(X2)
 	// blocks == 0 returns (the common path takes the branch: a taken branch the BTB does not know costs 2, a not-taken one seen first 4)
-	BNEZ	X12, start
+	MOV	24(X2), X5
+	BNEZ	X5, start
 	JMP	done
 start:
 L2:
@@ -3252,638 +3256,615 @@ L2:
 	ADD	$1024, X6, X7
 	ADD	$1024, X7, X28
 	// rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
-	MOVW	240(X13), X30
-	SLL	$4, X30, X17
-	ADD	X17, X13, X29
+	MOVW	240(X13), X29
+	MOV	X29, 16(X2)
+	SLL	$4, X29, X20
+	ADD	X20, X13, X29
 	ADD	$-224, X29
+	MOV	16(X2), X30
 	ADD	$-10, X30
+	MOV	X30, 16(X2)
 	// ctr = ivec[12..16] as a big-endian word
-	MOV	16(X2), X14
-	MOVWU	12(X14), X17
-	WORD	$0x9008970b	// th.revw a4, a7
+	MOV	48(X2), X30
+	MOVWU	12(X30), X20
+	WORD	$0x900a1f0b	// th.revw t5, s4
+	MOV	X30, 56(X2)
 	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
-	MOV	16(X2), X15
-	MOVWU	(X15), X19
-	MOVW	(X13), X9
-	XOR	X9, X19
-	MOV	16(X2), X15
-	MOVWU	4(X15), X20
-	MOVW	4(X13), X9
-	XOR	X9, X20
-	MOV	16(X2), X15
-	MOVWU	8(X15), X21
-	MOVW	8(X13), X9
-	XOR	X9, X21
-	WORD	$0x90071b0b	// th.revw s6, a4
-	MOVW	12(X13), X9
-	XOR	X9, X22
-	MOVBU	15(X13), X15
-	MOV	X15, 8(X2)
+	MOV	48(X2), X30
+	MOVWU	(X30), X15
+	MOVW	(X13), X21
+	XOR	X21, X15
+	MOV	48(X2), X30
+	MOVWU	4(X30), X16
+	MOVW	4(X13), X21
+	XOR	X21, X16
+	MOV	48(X2), X30
+	MOVWU	8(X30), X22
+	MOVW	8(X13), X21
+	XOR	X21, X22
+	MOV	56(X2), X30
+	WORD	$0x900f1b8b	// th.revw s7, t5
+	MOVW	12(X13), X21
+	XOR	X21, X23
+	MOVBU	15(X13), X30
+	MOV	X30, 8(X2)
 	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	MOVW	16(X13), X15
-	MOV	X15, 24(X2)
-	MOVW	20(X13), X16
-	MOVW	24(X13), X15
-	MOVW	28(X13), X18
-	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	MOV	24(X2), X23
-	XOR	X17, X23
-	MOV	X23, 24(X2)
-	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	MOV	24(X2), X23
-	XOR	X9, X23
-	MOV	X23, 24(X2)
-	WORD	$0x1c0a348b	// th.extu s1, s4, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	MOV	24(X2), X23
-	XOR	X17, X23
-	MOV	X23, 24(X2)
-	WORD	$0x3c8ab88b	// th.extu a7, s5, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	XOR	X9, X16
-	WORD	$0x5d0b348b	// th.extu s1, s6, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	XOR	X17, X16
-	WORD	$0x7d89b88b	// th.extu a7, s3, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	XOR	X9, X16
-	WORD	$0x1c0ab48b	// th.extu s1, s5, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	XOR	X17, X16
-	WORD	$0x3c8b388b	// th.extu a7, s6, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	XOR	X9, X15
-	WORD	$0x5d09b48b	// th.extu s1, s3, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	XOR	X17, X15
-	WORD	$0x7d8a388b	// th.extu a7, s4, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	XOR	X9, X15
-	WORD	$0x1c0b348b	// th.extu s1, s6, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	XOR	X17, X15
-	WORD	$0x3c89b88b	// th.extu a7, s3, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	XOR	X9, X18
-	WORD	$0x5d0a348b	// th.extu s1, s4, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	XOR	X17, X18
-	WORD	$0x7d8ab88b	// th.extu a7, s5, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	XOR	X9, X18
-	XOR	X17, X18
+	MOVW	16(X13), X30
+	MOVW	20(X13), X9
+	MOVW	24(X13), X18
+	MOVW	28(X13), X19
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c883a8b	// th.extu s5, a6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X30
+	WORD	$0x5d0b3a0b	// th.extu s4, s6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X30
+	WORD	$0x1c083a8b	// th.extu s5, a6, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X30
+	WORD	$0x3c8b3a0b	// th.extu s4, s6, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	XOR	X21, X9
+	WORD	$0x5d0bba8b	// th.extu s5, s7, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X9
+	WORD	$0x7d87ba0b	// th.extu s4, a5, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X9
+	WORD	$0x1c0b3a8b	// th.extu s5, s6, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X9
+	WORD	$0x3c8bba0b	// th.extu s4, s7, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	XOR	X21, X18
+	WORD	$0x5d07ba8b	// th.extu s5, a5, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X18
+	WORD	$0x7d883a0b	// th.extu s4, a6, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X18
+	WORD	$0x1c0bba8b	// th.extu s5, s7, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X18
+	WORD	$0x3c87ba0b	// th.extu s4, a5, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	XOR	X21, X19
+	WORD	$0x5d083a8b	// th.extu s5, a6, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X19
+	WORD	$0x7d8b3a0b	// th.extu s4, s6, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X19
+	XOR	X20, X19
 	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	MOVW	32(X13), X17
-	MOV	X17, 32(X2)
-	MOVW	36(X13), X17
-	MOV	X17, 40(X2)
-	MOVW	40(X13), X17
-	MOV	X17, 48(X2)
-	MOVW	44(X13), X17
-	MOV	X17, 56(X2)
-	WORD	$0x3c88388b	// th.extu a7, a6, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	WORD	$0x5d07b48b	// th.extu s1, a5, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	MOV	32(X2), X19
-	XOR	X17, X19
-	MOV	X19, 32(X2)
-	WORD	$0x7d89388b	// th.extu a7, s2, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	MOV	32(X2), X19
-	XOR	X9, X19
-	MOV	X19, 32(X2)
-	WORD	$0x1c08348b	// th.extu s1, a6, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	MOV	32(X2), X19
-	XOR	X17, X19
-	MOV	X19, 32(X2)
-	WORD	$0x3c87b88b	// th.extu a7, a5, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	MOV	40(X2), X19
-	XOR	X9, X19
-	MOV	X19, 40(X2)
-	WORD	$0x5d09348b	// th.extu s1, s2, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	MOV	40(X2), X19
-	XOR	X17, X19
-	MOV	X19, 40(X2)
-	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	MOV	40(X2), X19
-	XOR	X9, X19
-	MOV	X19, 40(X2)
-	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	MOV	48(X2), X19
-	XOR	X17, X19
-	MOV	X19, 48(X2)
-	WORD	$0x7d88388b	// th.extu a7, a6, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	MOV	48(X2), X19
-	XOR	X9, X19
-	MOV	X19, 48(X2)
-	WORD	$0x1c09348b	// th.extu s1, s2, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	MOV	48(X2), X18
-	XOR	X17, X18
-	MOV	X18, 48(X2)
-	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	MOV	56(X2), X16
-	XOR	X9, X16
-	MOV	X16, 56(X2)
-	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	MOV	56(X2), X15
-	XOR	X17, X15
-	XOR	X9, X15
-	MOV	X15, 56(X2)
+	MOVW	32(X13), X10
+	MOVW	36(X13), X11
+	MOVW	40(X13), X12
+	MOVW	44(X13), X14
+	WORD	$0x3c84ba0b	// th.extu s4, s1, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	WORD	$0x5d093a8b	// th.extu s5, s2, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X10
+	WORD	$0x7d89ba0b	// th.extu s4, s3, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X10
+	WORD	$0x1c04ba8b	// th.extu s5, s1, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X10
+	WORD	$0x3c893a0b	// th.extu s4, s2, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	XOR	X21, X11
+	WORD	$0x5d09ba8b	// th.extu s5, s3, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X11
+	WORD	$0x1c093a0b	// th.extu s4, s2, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X11
+	WORD	$0x3c89ba8b	// th.extu s5, s3, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X12
+	WORD	$0x7d84ba0b	// th.extu s4, s1, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X12
+	WORD	$0x1c09ba8b	// th.extu s5, s3, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X12
+	WORD	$0x5d04ba0b	// th.extu s4, s1, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X14
+	WORD	$0x7d893a8b	// th.extu s5, s2, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X14
+	XOR	X21, X14
 block:
 	// rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
 	MOV	8(X2), X15
-	XOR	X15, X14, X17
-	WORD	$0x1c08b88b	// th.extu a7, a7, 7, 0
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	MOV	24(X2), X15
-	XOR	X17, X15, X23
-	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	MOV	32(X2), X15
-	XOR	X17, X15, X19
-	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	MOV	40(X2), X15
-	XOR	X9, X15, X20
-	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	MOV	48(X2), X15
-	XOR	X17, X15, X21
-	MOV	56(X2), X15
-	XOR	X9, X15, X22
-	BNEZ	X30, extra_rounds
+	MOV	56(X2), X16
+	XOR	X15, X16, X20
+	WORD	$0x1c0a3a0b	// th.extu s4, s4, 7, 0
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X20, X30, X17
+	WORD	$0x1c08ba0b	// th.extu s4, a7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x7d88ba8b	// th.extu s5, a7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X10, X15
+	WORD	$0x5d08ba0b	// th.extu s4, a7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X11, X16
+	WORD	$0x3c88ba8b	// th.extu s5, a7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X12, X22
+	XOR	X21, X14, X23
+	MOV	16(X2), X17
+	BNEZ	X17, extra_rounds
 shared:
 	// round u = 7 of 13
-	MOVW	112(X29), X23
-	MOVW	116(X29), X16
-	MOVW	120(X29), X15
-	MOVW	124(X29), X18
-	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X23
-	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X23
-	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X23
-	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X23
-	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X16
-	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X16
-	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X16
-	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X16
-	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X15
-	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X15
-	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X15
-	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X15
-	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X18
-	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X18
-	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X18
-	XOR	X9, X18
+	MOVW	112(X29), X17
+	MOVW	116(X29), X9
+	MOVW	120(X29), X18
+	MOVW	124(X29), X19
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c883a8b	// th.extu s5, a6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X17
+	WORD	$0x5d0b3a0b	// th.extu s4, s6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X17
+	WORD	$0x7d8bba8b	// th.extu s5, s7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X17
+	WORD	$0x1c083a0b	// th.extu s4, a6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X17
+	WORD	$0x3c8b3a8b	// th.extu s5, s6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X9
+	WORD	$0x5d0bba0b	// th.extu s4, s7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X9
+	WORD	$0x7d87ba8b	// th.extu s5, a5, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X9
+	WORD	$0x1c0b3a0b	// th.extu s4, s6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X9
+	WORD	$0x3c8bba8b	// th.extu s5, s7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X18
+	WORD	$0x5d07ba0b	// th.extu s4, a5, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X18
+	WORD	$0x7d883a8b	// th.extu s5, a6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X18
+	WORD	$0x1c0bba0b	// th.extu s4, s7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X18
+	WORD	$0x3c87ba8b	// th.extu s5, a5, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X19
+	WORD	$0x5d083a0b	// th.extu s4, a6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X19
+	WORD	$0x7d8b3a8b	// th.extu s5, s6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X19
+	XOR	X21, X19
 	// round u = 8 of 13
-	MOVW	128(X29), X19
-	MOVW	132(X29), X20
-	MOVW	136(X29), X21
-	MOVW	140(X29), X22
-	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X19
-	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X19
-	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X19
-	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X19
-	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X20
-	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X20
-	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X20
-	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X20
-	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X21
-	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X21
-	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X21
-	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X21
-	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X22
-	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X22
-	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X22
-	XOR	X9, X22
+	MOVW	128(X29), X15
+	MOVW	132(X29), X16
+	MOVW	136(X29), X22
+	MOVW	140(X29), X23
+	WORD	$0x1c08ba0b	// th.extu s4, a7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c84ba8b	// th.extu s5, s1, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X15
+	WORD	$0x5d093a0b	// th.extu s4, s2, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X15
+	WORD	$0x7d89ba8b	// th.extu s5, s3, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X15
+	WORD	$0x1c04ba0b	// th.extu s4, s1, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X15
+	WORD	$0x3c893a8b	// th.extu s5, s2, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X16
+	WORD	$0x5d09ba0b	// th.extu s4, s3, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X16
+	WORD	$0x7d88ba8b	// th.extu s5, a7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X16
+	WORD	$0x1c093a0b	// th.extu s4, s2, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X16
+	WORD	$0x3c89ba8b	// th.extu s5, s3, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X22
+	WORD	$0x5d08ba0b	// th.extu s4, a7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X22
+	WORD	$0x7d84ba8b	// th.extu s5, s1, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X22
+	WORD	$0x1c09ba0b	// th.extu s4, s3, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X22
+	WORD	$0x3c88ba8b	// th.extu s5, a7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X23
+	WORD	$0x5d04ba0b	// th.extu s4, s1, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X23
+	WORD	$0x7d893a8b	// th.extu s5, s2, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X23
+	XOR	X21, X23
 	// round u = 9 of 13
-	MOVW	144(X29), X23
-	MOVW	148(X29), X16
-	MOVW	152(X29), X15
-	MOVW	156(X29), X18
-	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X23
-	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X23
-	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X23
-	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X23
-	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X16
-	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X16
-	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X16
-	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X16
-	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X15
-	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X15
-	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X15
-	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X15
-	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X18
-	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X18
-	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X18
-	XOR	X9, X18
+	MOVW	144(X29), X17
+	MOVW	148(X29), X9
+	MOVW	152(X29), X18
+	MOVW	156(X29), X19
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c883a8b	// th.extu s5, a6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X17
+	WORD	$0x5d0b3a0b	// th.extu s4, s6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X17
+	WORD	$0x7d8bba8b	// th.extu s5, s7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X17
+	WORD	$0x1c083a0b	// th.extu s4, a6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X17
+	WORD	$0x3c8b3a8b	// th.extu s5, s6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X9
+	WORD	$0x5d0bba0b	// th.extu s4, s7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X9
+	WORD	$0x7d87ba8b	// th.extu s5, a5, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X9
+	WORD	$0x1c0b3a0b	// th.extu s4, s6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X9
+	WORD	$0x3c8bba8b	// th.extu s5, s7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X18
+	WORD	$0x5d07ba0b	// th.extu s4, a5, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X18
+	WORD	$0x7d883a8b	// th.extu s5, a6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X18
+	WORD	$0x1c0bba0b	// th.extu s4, s7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X18
+	WORD	$0x3c87ba8b	// th.extu s5, a5, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X19
+	WORD	$0x5d083a0b	// th.extu s4, a6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X19
+	WORD	$0x7d8b3a8b	// th.extu s5, s6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X19
+	XOR	X21, X19
 	// round u = 10 of 13
-	MOVW	160(X29), X19
-	MOVW	164(X29), X20
-	MOVW	168(X29), X21
-	MOVW	172(X29), X22
-	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X19
-	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X19
-	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X19
-	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X19
-	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X20
-	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X20
-	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X20
-	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X20
-	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X21
-	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X21
-	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X21
-	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X21
-	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X22
-	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X22
-	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X22
-	XOR	X9, X22
+	MOVW	160(X29), X15
+	MOVW	164(X29), X16
+	MOVW	168(X29), X22
+	MOVW	172(X29), X23
+	WORD	$0x1c08ba0b	// th.extu s4, a7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c84ba8b	// th.extu s5, s1, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X15
+	WORD	$0x5d093a0b	// th.extu s4, s2, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X15
+	WORD	$0x7d89ba8b	// th.extu s5, s3, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X15
+	WORD	$0x1c04ba0b	// th.extu s4, s1, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X15
+	WORD	$0x3c893a8b	// th.extu s5, s2, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X16
+	WORD	$0x5d09ba0b	// th.extu s4, s3, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X16
+	WORD	$0x7d88ba8b	// th.extu s5, a7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X16
+	WORD	$0x1c093a0b	// th.extu s4, s2, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X16
+	WORD	$0x3c89ba8b	// th.extu s5, s3, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X22
+	WORD	$0x5d08ba0b	// th.extu s4, a7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X22
+	WORD	$0x7d84ba8b	// th.extu s5, s1, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X22
+	WORD	$0x1c09ba0b	// th.extu s4, s3, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X22
+	WORD	$0x3c88ba8b	// th.extu s5, a7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X23
+	WORD	$0x5d04ba0b	// th.extu s4, s1, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X23
+	WORD	$0x7d893a8b	// th.extu s5, s2, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X23
+	XOR	X21, X23
 	// round u = 11 of 13
-	MOVW	176(X29), X23
-	MOVW	180(X29), X16
-	MOVW	184(X29), X15
-	MOVW	188(X29), X18
-	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X23
-	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X23
-	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X23
-	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X23
-	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X16
-	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X16
-	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X16
-	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X16
-	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X15
-	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X15
-	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X15
-	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X15
-	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X18
-	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X18
-	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X18
-	XOR	X9, X18
+	MOVW	176(X29), X17
+	MOVW	180(X29), X9
+	MOVW	184(X29), X18
+	MOVW	188(X29), X19
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c883a8b	// th.extu s5, a6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X17
+	WORD	$0x5d0b3a0b	// th.extu s4, s6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X17
+	WORD	$0x7d8bba8b	// th.extu s5, s7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X17
+	WORD	$0x1c083a0b	// th.extu s4, a6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X17
+	WORD	$0x3c8b3a8b	// th.extu s5, s6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X9
+	WORD	$0x5d0bba0b	// th.extu s4, s7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X9
+	WORD	$0x7d87ba8b	// th.extu s5, a5, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X9
+	WORD	$0x1c0b3a0b	// th.extu s4, s6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X9
+	WORD	$0x3c8bba8b	// th.extu s5, s7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X18
+	WORD	$0x5d07ba0b	// th.extu s4, a5, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X18
+	WORD	$0x7d883a8b	// th.extu s5, a6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X18
+	WORD	$0x1c0bba0b	// th.extu s4, s7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X18
+	WORD	$0x3c87ba8b	// th.extu s5, a5, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X19
+	WORD	$0x5d083a0b	// th.extu s4, a6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X19
+	WORD	$0x7d8b3a8b	// th.extu s5, s6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X19
+	XOR	X21, X19
 	// round u = 12 of 13
-	MOVW	192(X29), X19
-	MOVW	196(X29), X20
-	MOVW	200(X29), X21
-	MOVW	204(X29), X22
-	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X19
-	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X19
-	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X19
-	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X19
-	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X20
-	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X20
-	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X20
-	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X20
-	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X21
-	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X21
-	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X21
-	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X21
-	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X22
-	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X22
-	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X22
-	XOR	X9, X22
+	MOVW	192(X29), X15
+	MOVW	196(X29), X16
+	MOVW	200(X29), X22
+	MOVW	204(X29), X23
+	WORD	$0x1c08ba0b	// th.extu s4, a7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c84ba8b	// th.extu s5, s1, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X15
+	WORD	$0x5d093a0b	// th.extu s4, s2, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X15
+	WORD	$0x7d89ba8b	// th.extu s5, s3, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X15
+	WORD	$0x1c04ba0b	// th.extu s4, s1, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X15
+	WORD	$0x3c893a8b	// th.extu s5, s2, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X16
+	WORD	$0x5d09ba0b	// th.extu s4, s3, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X16
+	WORD	$0x7d88ba8b	// th.extu s5, a7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X16
+	WORD	$0x1c093a0b	// th.extu s4, s2, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X16
+	WORD	$0x3c89ba8b	// th.extu s5, s3, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X22
+	WORD	$0x5d08ba0b	// th.extu s4, a7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X22
+	WORD	$0x7d84ba8b	// th.extu s5, s1, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X22
+	WORD	$0x1c09ba0b	// th.extu s4, s3, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X22
+	WORD	$0x3c88ba8b	// th.extu s5, a7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X23
+	WORD	$0x5d04ba0b	// th.extu s4, s1, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X23
+	WORD	$0x7d893a8b	// th.extu s5, s2, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X23
+	XOR	X21, X23
 	// round u = 13 of 13
-	MOVW	208(X29), X23
-	MOVW	212(X29), X16
-	MOVW	216(X29), X15
-	MOVW	220(X29), X18
-	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X23
-	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X23
-	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X23
-	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X23
-	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X16
-	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X16
-	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X16
-	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X16
-	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X15
-	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X15
-	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X15
-	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X15
-	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X18
-	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X18
-	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X18
-	XOR	X9, X18
+	MOVW	208(X29), X17
+	MOVW	212(X29), X9
+	MOVW	216(X29), X18
+	MOVW	220(X29), X19
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c883a8b	// th.extu s5, a6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X17
+	WORD	$0x5d0b3a0b	// th.extu s4, s6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X17
+	WORD	$0x7d8bba8b	// th.extu s5, s7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X17
+	WORD	$0x1c083a0b	// th.extu s4, a6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X17
+	WORD	$0x3c8b3a8b	// th.extu s5, s6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X9
+	WORD	$0x5d0bba0b	// th.extu s4, s7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X9
+	WORD	$0x7d87ba8b	// th.extu s5, a5, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X9
+	WORD	$0x1c0b3a0b	// th.extu s4, s6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X9
+	WORD	$0x3c8bba8b	// th.extu s5, s7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X18
+	WORD	$0x5d07ba0b	// th.extu s4, a5, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X18
+	WORD	$0x7d883a8b	// th.extu s5, a6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X18
+	WORD	$0x1c0bba0b	// th.extu s4, s7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X18
+	WORD	$0x3c87ba8b	// th.extu s5, a5, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X19
+	WORD	$0x5d083a0b	// th.extu s4, a6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X19
+	WORD	$0x7d8b3a8b	// th.extu s5, s6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X19
+	XOR	X21, X19
 	// final round
-	ADD	$1024, X28, X21
+	ADD	$1024, X28, X22
 	MOV	$256, X25
 	LUI	$16, X8
 	LUI	$4096, X1
-	WORD	$0x1c0bb98b	// th.extu s3, s7, 7, 0
-	WORD	$0x813ac98b	// th.lrbu s3, s5, s3, 0
-	WORD	$0x1c083b0b	// th.extu s6, a6, 7, 0
-	WORD	$0x816acb0b	// th.lrbu s6, s5, s6, 0
-	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
-	WORD	$0x814aca0b	// th.lrbu s4, s5, s4, 0
-	WORD	$0x1c093c0b	// th.extu s8, s2, 7, 0
-	WORD	$0x818acc0b	// th.lrbu s8, s5, s8, 0
-	WORD	$0x3c88388b	// th.extu a7, a6, 15, 8
-	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
-	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
-	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
-	WORD	$0x2198998b	// th.mula s3, a7, s9
-	WORD	$0x3c89388b	// th.extu a7, s2, 15, 8
-	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
-	WORD	$0x21949b0b	// th.mula s6, s1, s9
-	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
-	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
-	WORD	$0x21989a0b	// th.mula s4, a7, s9
-	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
-	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
-	WORD	$0x21949c0b	// th.mula s8, s1, s9
-	WORD	$0x5d09348b	// th.extu s1, s2, 23, 16
-	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
-	WORD	$0x2088998b	// th.mula s3, a7, s0
-	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
-	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
-	WORD	$0x20849b0b	// th.mula s6, s1, s0
-	WORD	$0x5d08348b	// th.extu s1, a6, 23, 16
-	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
-	WORD	$0x20889a0b	// th.mula s4, a7, s0
-	WORD	$0x7d89388b	// th.extu a7, s2, 31, 24
-	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
-	WORD	$0x20849c0b	// th.mula s8, s1, s0
-	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
-	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
-	WORD	$0x2018998b	// th.mula s3, a7, ra
-	WORD	$0x7d88388b	// th.extu a7, a6, 31, 24
-	WORD	$0x811ac88b	// th.lrbu a7, s5, a7, 0
-	WORD	$0x20149b0b	// th.mula s6, s1, ra
-	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
-	WORD	$0x809ac48b	// th.lrbu s1, s5, s1, 0
-	WORD	$0x20189a0b	// th.mula s4, a7, ra
-	WORD	$0x20149c0b	// th.mula s8, s1, ra
-	MOV	224(X29), X17
-	MOV	232(X29), X9
-	SLL	$32, X22
+	WORD	$0x1c08b78b	// th.extu a5, a7, 7, 0
+	WORD	$0x80fb478b	// th.lrbu a5, s6, a5, 0
+	WORD	$0x1c04bb8b	// th.extu s7, s1, 7, 0
+	WORD	$0x817b4b8b	// th.lrbu s7, s6, s7, 0
+	WORD	$0x1c09380b	// th.extu a6, s2, 7, 0
+	WORD	$0x810b480b	// th.lrbu a6, s6, a6, 0
+	WORD	$0x1c09bc0b	// th.extu s8, s3, 7, 0
+	WORD	$0x818b4c0b	// th.lrbu s8, s6, s8, 0
+	WORD	$0x3c84ba0b	// th.extu s4, s1, 15, 8
+	WORD	$0x814b4a0b	// th.lrbu s4, s6, s4, 0
+	WORD	$0x3c893a8b	// th.extu s5, s2, 15, 8
+	WORD	$0x815b4a8b	// th.lrbu s5, s6, s5, 0
+	WORD	$0x219a178b	// th.mula a5, s4, s9
+	WORD	$0x3c89ba0b	// th.extu s4, s3, 15, 8
+	WORD	$0x814b4a0b	// th.lrbu s4, s6, s4, 0
+	WORD	$0x219a9b8b	// th.mula s7, s5, s9
+	WORD	$0x3c88ba8b	// th.extu s5, a7, 15, 8
+	WORD	$0x815b4a8b	// th.lrbu s5, s6, s5, 0
+	WORD	$0x219a180b	// th.mula a6, s4, s9
+	WORD	$0x5d093a0b	// th.extu s4, s2, 23, 16
+	WORD	$0x814b4a0b	// th.lrbu s4, s6, s4, 0
+	WORD	$0x219a9c0b	// th.mula s8, s5, s9
+	WORD	$0x5d09ba8b	// th.extu s5, s3, 23, 16
+	WORD	$0x815b4a8b	// th.lrbu s5, s6, s5, 0
+	WORD	$0x208a178b	// th.mula a5, s4, s0
+	WORD	$0x5d08ba0b	// th.extu s4, a7, 23, 16
+	WORD	$0x814b4a0b	// th.lrbu s4, s6, s4, 0
+	WORD	$0x208a9b8b	// th.mula s7, s5, s0
+	WORD	$0x5d04ba8b	// th.extu s5, s1, 23, 16
+	WORD	$0x815b4a8b	// th.lrbu s5, s6, s5, 0
+	WORD	$0x208a180b	// th.mula a6, s4, s0
+	WORD	$0x7d89ba0b	// th.extu s4, s3, 31, 24
+	WORD	$0x814b4a0b	// th.lrbu s4, s6, s4, 0
+	WORD	$0x208a9c0b	// th.mula s8, s5, s0
+	WORD	$0x7d88ba8b	// th.extu s5, a7, 31, 24
+	WORD	$0x815b4a8b	// th.lrbu s5, s6, s5, 0
+	WORD	$0x201a178b	// th.mula a5, s4, ra
+	WORD	$0x7d84ba0b	// th.extu s4, s1, 31, 24
+	WORD	$0x814b4a0b	// th.lrbu s4, s6, s4, 0
+	WORD	$0x201a9b8b	// th.mula s7, s5, ra
+	WORD	$0x7d893a8b	// th.extu s5, s2, 31, 24
+	WORD	$0x815b4a8b	// th.lrbu s5, s6, s5, 0
+	WORD	$0x201a180b	// th.mula a6, s4, ra
+	WORD	$0x201a9c0b	// th.mula s8, s5, ra
+	MOV	224(X29), X20
+	MOV	232(X29), X21
+	SLL	$32, X23
 	SLL	$32, X24
-	XOR	X17, X19
-	XOR	X9, X20
-	XOR	X22, X19
-	XOR	X24, X20
+	XOR	X20, X15
+	XOR	X21, X16
+	XOR	X23, X15
+	XOR	X24, X16
 	// out = in ^ keystream
-	MOV	(X10), X15
-	MOV	8(X10), X16
-	XOR	X15, X19
-	XOR	X16, X20
-	MOV	X19, (X11)
-	MOV	X20, 8(X11)
-	ADD	$16, X10
-	ADD	$16, X11
-	ADD	$-1, X12
-	ADDW	$1, X14
-	AND	$255, X14, X9
-	BEQZ	X9, refresh
+	MOV	32(X2), X9
+	MOV	(X9), X17
+	MOV	8(X9), X9
+	XOR	X17, X15
+	XOR	X9, X16
+	MOV	40(X2), X17
+	MOV	X15, (X17)
+	MOV	X16, 8(X17)
+	MOV	32(X2), X15
+	ADD	$16, X15
+	MOV	X15, 32(X2)
+	MOV	40(X2), X15
+	ADD	$16, X15
+	MOV	X15, 40(X2)
+	MOV	24(X2), X15
+	ADD	$-1, X15
+	MOV	X15, 24(X2)
+	MOV	56(X2), X15
+	ADDW	$1, X15
+	MOV	X15, 56(X2)
+	AND	$255, X15, X21
+	BEQZ	X21, refresh
 refreshed:
-	BNEZ	X12, block
+	MOV	24(X2), X15
+	BNEZ	X15, block
 done:
 	// return
 	MOV	X0, 8(X2)
-	MOV	X0, 24(X2)
-	MOV	X0, 32(X2)
-	MOV	X0, 40(X2)
-	MOV	X0, 48(X2)
-	MOV	X0, 56(X2)
 	MOV	$0, X9
-	MOV	$0, X15
+	MOV	$0, X10
+	MOV	$0, X11
+	MOV	$0, X12
+	MOV	$0, X14
 	MOV	$0, X16
-	MOV	$0, X17
 	MOV	$0, X18
 	MOV	$0, X19
 	MOV	$0, X20
@@ -3891,365 +3872,335 @@ done:
 	MOV	$0, X22
 	MOV	$0, X23
 	MOV	$0, X24
+	MOV	$0, X30
 	MOV	(X2), X1
 	JMP	kgen_ret
 extra_rounds:
 	// AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
-	ADD	$-2, X30, X17
-	BEQZ	X17, aes192
-	MOVW	48(X29), X23
-	MOVW	52(X29), X16
-	MOVW	56(X29), X15
-	MOVW	60(X29), X18
-	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X23
-	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X23
-	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X23
-	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X23
-	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X16
-	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X16
-	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X16
-	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X16
-	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X15
-	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X15
-	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X15
-	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X15
-	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X18
-	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X18
-	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X18
-	XOR	X9, X18
-	MOVW	64(X29), X19
-	MOVW	68(X29), X20
-	MOVW	72(X29), X21
-	MOVW	76(X29), X22
-	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X19
-	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X19
-	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X19
-	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X19
-	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X20
-	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X20
-	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X20
-	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X20
-	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X21
-	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X21
-	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X21
-	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X21
-	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X22
-	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X22
-	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X22
-	XOR	X9, X22
+	MOV	16(X2), X17
+	ADD	$-2, X17, X20
+	BEQZ	X20, aes192
+	MOVW	48(X29), X17
+	MOVW	52(X29), X9
+	MOVW	56(X29), X18
+	MOVW	60(X29), X19
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c883a8b	// th.extu s5, a6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X17
+	WORD	$0x5d0b3a0b	// th.extu s4, s6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X17
+	WORD	$0x7d8bba8b	// th.extu s5, s7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X17
+	WORD	$0x1c083a0b	// th.extu s4, a6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X17
+	WORD	$0x3c8b3a8b	// th.extu s5, s6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X9
+	WORD	$0x5d0bba0b	// th.extu s4, s7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X9
+	WORD	$0x7d87ba8b	// th.extu s5, a5, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X9
+	WORD	$0x1c0b3a0b	// th.extu s4, s6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X9
+	WORD	$0x3c8bba8b	// th.extu s5, s7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X18
+	WORD	$0x5d07ba0b	// th.extu s4, a5, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X18
+	WORD	$0x7d883a8b	// th.extu s5, a6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X18
+	WORD	$0x1c0bba0b	// th.extu s4, s7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X18
+	WORD	$0x3c87ba8b	// th.extu s5, a5, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X19
+	WORD	$0x5d083a0b	// th.extu s4, a6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X19
+	WORD	$0x7d8b3a8b	// th.extu s5, s6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X19
+	XOR	X21, X19
+	MOVW	64(X29), X15
+	MOVW	68(X29), X16
+	MOVW	72(X29), X22
+	MOVW	76(X29), X23
+	WORD	$0x1c08ba0b	// th.extu s4, a7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c84ba8b	// th.extu s5, s1, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X15
+	WORD	$0x5d093a0b	// th.extu s4, s2, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X15
+	WORD	$0x7d89ba8b	// th.extu s5, s3, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X15
+	WORD	$0x1c04ba0b	// th.extu s4, s1, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X15
+	WORD	$0x3c893a8b	// th.extu s5, s2, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X16
+	WORD	$0x5d09ba0b	// th.extu s4, s3, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X16
+	WORD	$0x7d88ba8b	// th.extu s5, a7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X16
+	WORD	$0x1c093a0b	// th.extu s4, s2, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X16
+	WORD	$0x3c89ba8b	// th.extu s5, s3, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X22
+	WORD	$0x5d08ba0b	// th.extu s4, a7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X22
+	WORD	$0x7d84ba8b	// th.extu s5, s1, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X22
+	WORD	$0x1c09ba0b	// th.extu s4, s3, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X22
+	WORD	$0x3c88ba8b	// th.extu s5, a7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X23
+	WORD	$0x5d04ba0b	// th.extu s4, s1, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X23
+	WORD	$0x7d893a8b	// th.extu s5, s2, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X23
+	XOR	X21, X23
 aes192:
-	MOVW	80(X29), X23
-	MOVW	84(X29), X16
-	MOVW	88(X29), X15
-	MOVW	92(X29), X18
-	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X23
-	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X23
-	WORD	$0x7d8b348b	// th.extu s1, s6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X23
-	WORD	$0x1c0a388b	// th.extu a7, s4, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X23
-	WORD	$0x3c8ab48b	// th.extu s1, s5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X16
-	WORD	$0x5d0b388b	// th.extu a7, s6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X16
-	WORD	$0x7d89b48b	// th.extu s1, s3, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X16
-	WORD	$0x1c0ab88b	// th.extu a7, s5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X16
-	WORD	$0x3c8b348b	// th.extu s1, s6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X15
-	WORD	$0x5d09b88b	// th.extu a7, s3, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X15
-	WORD	$0x7d8a348b	// th.extu s1, s4, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X15
-	WORD	$0x1c0b388b	// th.extu a7, s6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X15
-	WORD	$0x3c89b48b	// th.extu s1, s3, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X18
-	WORD	$0x5d0a388b	// th.extu a7, s4, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X18
-	WORD	$0x7d8ab48b	// th.extu s1, s5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X18
-	XOR	X9, X18
-	MOVW	96(X29), X19
-	MOVW	100(X29), X20
-	MOVW	104(X29), X21
-	MOVW	108(X29), X22
-	WORD	$0x1c0bb88b	// th.extu a7, s7, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c88348b	// th.extu s1, a6, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X19
-	WORD	$0x5d07b88b	// th.extu a7, a5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X19
-	WORD	$0x7d89348b	// th.extu s1, s2, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X19
-	WORD	$0x1c08388b	// th.extu a7, a6, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X19
-	WORD	$0x3c87b48b	// th.extu s1, a5, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X20
-	WORD	$0x5d09388b	// th.extu a7, s2, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X20
-	WORD	$0x7d8bb48b	// th.extu s1, s7, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X20
-	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X20
-	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X21
-	WORD	$0x5d0bb88b	// th.extu a7, s7, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X21
-	WORD	$0x7d88348b	// th.extu s1, a6, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X21
-	WORD	$0x1c09388b	// th.extu a7, s2, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	XOR	X9, X21
-	WORD	$0x3c8bb48b	// th.extu s1, s7, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	XOR	X17, X22
-	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	XOR	X9, X22
-	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	XOR	X17, X22
-	XOR	X9, X22
+	MOVW	80(X29), X17
+	MOVW	84(X29), X9
+	MOVW	88(X29), X18
+	MOVW	92(X29), X19
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c883a8b	// th.extu s5, a6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X17
+	WORD	$0x5d0b3a0b	// th.extu s4, s6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X17
+	WORD	$0x7d8bba8b	// th.extu s5, s7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X17
+	WORD	$0x1c083a0b	// th.extu s4, a6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X17
+	WORD	$0x3c8b3a8b	// th.extu s5, s6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X9
+	WORD	$0x5d0bba0b	// th.extu s4, s7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X9
+	WORD	$0x7d87ba8b	// th.extu s5, a5, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X9
+	WORD	$0x1c0b3a0b	// th.extu s4, s6, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X9
+	WORD	$0x3c8bba8b	// th.extu s5, s7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X18
+	WORD	$0x5d07ba0b	// th.extu s4, a5, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X18
+	WORD	$0x7d883a8b	// th.extu s5, a6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X18
+	WORD	$0x1c0bba0b	// th.extu s4, s7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X18
+	WORD	$0x3c87ba8b	// th.extu s5, a5, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X19
+	WORD	$0x5d083a0b	// th.extu s4, a6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X19
+	WORD	$0x7d8b3a8b	// th.extu s5, s6, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X19
+	XOR	X21, X19
+	MOVW	96(X29), X15
+	MOVW	100(X29), X16
+	MOVW	104(X29), X22
+	MOVW	108(X29), X23
+	WORD	$0x1c08ba0b	// th.extu s4, a7, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c84ba8b	// th.extu s5, s1, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X15
+	WORD	$0x5d093a0b	// th.extu s4, s2, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X15
+	WORD	$0x7d89ba8b	// th.extu s5, s3, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X15
+	WORD	$0x1c04ba0b	// th.extu s4, s1, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X15
+	WORD	$0x3c893a8b	// th.extu s5, s2, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X16
+	WORD	$0x5d09ba0b	// th.extu s4, s3, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X16
+	WORD	$0x7d88ba8b	// th.extu s5, a7, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X16
+	WORD	$0x1c093a0b	// th.extu s4, s2, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X16
+	WORD	$0x3c89ba8b	// th.extu s5, s3, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X22
+	WORD	$0x5d08ba0b	// th.extu s4, a7, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X22
+	WORD	$0x7d84ba8b	// th.extu s5, s1, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X22
+	WORD	$0x1c09ba0b	// th.extu s4, s3, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X22
+	WORD	$0x3c88ba8b	// th.extu s5, a7, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X23
+	WORD	$0x5d04ba0b	// th.extu s4, s1, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X23
+	WORD	$0x7d893a8b	// th.extu s5, s2, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X23
+	XOR	X21, X23
 	JMP	shared
 refresh:
 	// s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
-	MOV	16(X2), X15
-	MOVWU	(X15), X19
-	MOVW	(X13), X9
-	XOR	X9, X19
-	MOV	16(X2), X15
-	MOVWU	4(X15), X20
-	MOVW	4(X13), X9
-	XOR	X9, X20
-	MOV	16(X2), X15
-	MOVWU	8(X15), X21
-	MOVW	8(X13), X9
-	XOR	X9, X21
-	WORD	$0x90071b0b	// th.revw s6, a4
-	MOVW	12(X13), X9
-	XOR	X9, X22
-	MOVBU	15(X13), X15
-	MOV	X15, 8(X2)
+	MOV	48(X2), X30
+	MOVWU	(X30), X15
+	MOVW	(X13), X21
+	XOR	X21, X15
+	MOV	48(X2), X30
+	MOVWU	4(X30), X16
+	MOVW	4(X13), X21
+	XOR	X21, X16
+	MOV	48(X2), X30
+	MOVWU	8(X30), X22
+	MOVW	8(X13), X21
+	XOR	X21, X22
+	MOV	56(X2), X30
+	WORD	$0x900f1b8b	// th.revw s7, t5
+	MOVW	12(X13), X21
+	XOR	X21, X23
+	MOVBU	15(X13), X30
+	MOV	X30, 8(X2)
 	// round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	MOVW	16(X13), X15
-	MOV	X15, 24(X2)
-	MOVW	20(X13), X16
-	MOVW	24(X13), X15
-	MOVW	28(X13), X18
-	WORD	$0x1c09b88b	// th.extu a7, s3, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	WORD	$0x3c8a348b	// th.extu s1, s4, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	MOV	24(X2), X23
-	XOR	X17, X23
-	MOV	X23, 24(X2)
-	WORD	$0x5d0ab88b	// th.extu a7, s5, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	MOV	24(X2), X23
-	XOR	X9, X23
-	MOV	X23, 24(X2)
-	WORD	$0x1c0a348b	// th.extu s1, s4, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	MOV	24(X2), X23
-	XOR	X17, X23
-	MOV	X23, 24(X2)
-	WORD	$0x3c8ab88b	// th.extu a7, s5, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	XOR	X9, X16
-	WORD	$0x5d0b348b	// th.extu s1, s6, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	XOR	X17, X16
-	WORD	$0x7d89b88b	// th.extu a7, s3, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	XOR	X9, X16
-	WORD	$0x1c0ab48b	// th.extu s1, s5, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	XOR	X17, X16
-	WORD	$0x3c8b388b	// th.extu a7, s6, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	XOR	X9, X15
-	WORD	$0x5d09b48b	// th.extu s1, s3, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	XOR	X17, X15
-	WORD	$0x7d8a388b	// th.extu a7, s4, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	XOR	X9, X15
-	WORD	$0x1c0b348b	// th.extu s1, s6, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	XOR	X17, X15
-	WORD	$0x3c89b88b	// th.extu a7, s3, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	XOR	X9, X18
-	WORD	$0x5d0a348b	// th.extu s1, s4, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	XOR	X17, X18
-	WORD	$0x7d8ab88b	// th.extu a7, s5, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	XOR	X9, X18
-	XOR	X17, X18
+	MOVW	16(X13), X30
+	MOVW	20(X13), X9
+	MOVW	24(X13), X18
+	MOVW	28(X13), X19
+	WORD	$0x1c07ba0b	// th.extu s4, a5, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	WORD	$0x3c883a8b	// th.extu s5, a6, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X30
+	WORD	$0x5d0b3a0b	// th.extu s4, s6, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X30
+	WORD	$0x1c083a8b	// th.extu s5, a6, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X30
+	WORD	$0x3c8b3a0b	// th.extu s4, s6, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	XOR	X21, X9
+	WORD	$0x5d0bba8b	// th.extu s5, s7, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X9
+	WORD	$0x7d87ba0b	// th.extu s4, a5, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X9
+	WORD	$0x1c0b3a8b	// th.extu s5, s6, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X9
+	WORD	$0x3c8bba0b	// th.extu s4, s7, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	XOR	X21, X18
+	WORD	$0x5d07ba8b	// th.extu s5, a5, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X18
+	WORD	$0x7d883a0b	// th.extu s4, a6, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X18
+	WORD	$0x1c0bba8b	// th.extu s5, s7, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X18
+	WORD	$0x3c87ba0b	// th.extu s4, a5, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	XOR	X21, X19
+	WORD	$0x5d083a8b	// th.extu s5, a6, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X19
+	WORD	$0x7d8b3a0b	// th.extu s4, s6, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X19
+	XOR	X20, X19
 	// round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	MOVW	32(X13), X17
-	MOV	X17, 32(X2)
-	MOVW	36(X13), X17
-	MOV	X17, 40(X2)
-	MOVW	40(X13), X17
-	MOV	X17, 48(X2)
-	MOVW	44(X13), X17
-	MOV	X17, 56(X2)
-	WORD	$0x3c88388b	// th.extu a7, a6, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	WORD	$0x5d07b48b	// th.extu s1, a5, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	MOV	32(X2), X19
-	XOR	X17, X19
-	MOV	X19, 32(X2)
-	WORD	$0x7d89388b	// th.extu a7, s2, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	MOV	32(X2), X19
-	XOR	X9, X19
-	MOV	X19, 32(X2)
-	WORD	$0x1c08348b	// th.extu s1, a6, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	MOV	32(X2), X19
-	XOR	X17, X19
-	MOV	X19, 32(X2)
-	WORD	$0x3c87b88b	// th.extu a7, a5, 15, 8
-	WORD	$0xc513488b	// th.lrwu a7, t1, a7, 2
-	MOV	40(X2), X19
-	XOR	X9, X19
-	MOV	X19, 40(X2)
-	WORD	$0x5d09348b	// th.extu s1, s2, 23, 16
-	WORD	$0xc493c48b	// th.lrwu s1, t2, s1, 2
-	MOV	40(X2), X19
-	XOR	X17, X19
-	MOV	X19, 40(X2)
-	WORD	$0x1c07b88b	// th.extu a7, a5, 7, 0
-	WORD	$0xc512c88b	// th.lrwu a7, t0, a7, 2
-	MOV	40(X2), X19
-	XOR	X9, X19
-	MOV	X19, 40(X2)
-	WORD	$0x3c89348b	// th.extu s1, s2, 15, 8
-	WORD	$0xc493448b	// th.lrwu s1, t1, s1, 2
-	MOV	48(X2), X19
-	XOR	X17, X19
-	MOV	X19, 48(X2)
-	WORD	$0x7d88388b	// th.extu a7, a6, 31, 24
-	WORD	$0xc51e488b	// th.lrwu a7, t3, a7, 2
-	MOV	48(X2), X19
-	XOR	X9, X19
-	MOV	X19, 48(X2)
-	WORD	$0x1c09348b	// th.extu s1, s2, 7, 0
-	WORD	$0xc492c48b	// th.lrwu s1, t0, s1, 2
-	MOV	48(X2), X18
-	XOR	X17, X18
-	MOV	X18, 48(X2)
-	WORD	$0x5d08388b	// th.extu a7, a6, 23, 16
-	WORD	$0xc513c88b	// th.lrwu a7, t2, a7, 2
-	MOV	56(X2), X16
-	XOR	X9, X16
-	MOV	X16, 56(X2)
-	WORD	$0x7d87b48b	// th.extu s1, a5, 31, 24
-	WORD	$0xc49e448b	// th.lrwu s1, t3, s1, 2
-	MOV	56(X2), X15
-	XOR	X17, X15
-	XOR	X9, X15
-	MOV	X15, 56(X2)
+	MOVW	32(X13), X10
+	MOVW	36(X13), X11
+	MOVW	40(X13), X12
+	MOVW	44(X13), X14
+	WORD	$0x3c84ba0b	// th.extu s4, s1, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	WORD	$0x5d093a8b	// th.extu s5, s2, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X10
+	WORD	$0x7d89ba0b	// th.extu s4, s3, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X10
+	WORD	$0x1c04ba8b	// th.extu s5, s1, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X10
+	WORD	$0x3c893a0b	// th.extu s4, s2, 15, 8
+	WORD	$0xc5434a0b	// th.lrwu s4, t1, s4, 2
+	XOR	X21, X11
+	WORD	$0x5d09ba8b	// th.extu s5, s3, 23, 16
+	WORD	$0xc553ca8b	// th.lrwu s5, t2, s5, 2
+	XOR	X20, X11
+	WORD	$0x1c093a0b	// th.extu s4, s2, 7, 0
+	WORD	$0xc542ca0b	// th.lrwu s4, t0, s4, 2
+	XOR	X21, X11
+	WORD	$0x3c89ba8b	// th.extu s5, s3, 15, 8
+	WORD	$0xc5534a8b	// th.lrwu s5, t1, s5, 2
+	XOR	X20, X12
+	WORD	$0x7d84ba0b	// th.extu s4, s1, 31, 24
+	WORD	$0xc54e4a0b	// th.lrwu s4, t3, s4, 2
+	XOR	X21, X12
+	WORD	$0x1c09ba8b	// th.extu s5, s3, 7, 0
+	WORD	$0xc552ca8b	// th.lrwu s5, t0, s5, 2
+	XOR	X20, X12
+	WORD	$0x5d04ba0b	// th.extu s4, s1, 23, 16
+	WORD	$0xc543ca0b	// th.lrwu s4, t2, s4, 2
+	XOR	X21, X14
+	WORD	$0x7d893a8b	// th.extu s5, s2, 31, 24
+	WORD	$0xc55e4a8b	// th.lrwu s5, t3, s5, 2
+	XOR	X20, X14
+	XOR	X21, X14
 	JMP	refreshed
 kgen_ret:
 	RET

@@ -21,13 +21,13 @@ TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $24-40
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	MOV	X14, 8(X2)
+	MOV	X14, 16(X2)
 L0:
 	MOV	$·kgen_chacha_rv64gcv_sigma(SB), X5
 	MOV	X5, 24(X2)
-	MOV	8(X2), X5
+	MOV	16(X2), X5
 	MOVW	(X5), X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	MOV	$128, X24
 	BGEU	X12, X24, L73
@@ -68,13 +68,13 @@ lanes_loop:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	MOVW	X19, X21
-	MOV	8(X2), X21
+	MOV	16(X2), X21
 	MOVW	4(X21), X19
 	MOVW	8(X21), X20
 	MOVW	12(X21), X22
-	MOV	16(X2), X21
+	MOV	8(X2), X21
 	ADDW	X23, X21
 	WORD	$0x5e02c0d7	// vmv.v.x v1, t0
 	WORD	$0x5e034157	// vmv.v.x v2, t1
@@ -88,7 +88,7 @@ lanes_loop:
 	WORD	$0x5e08c557	// vmv.v.x v10, a7
 	WORD	$0x5e04c5d7	// vmv.v.x v11, s1
 	WORD	$0x5e094857	// vmv.v.x v16, s2
-	MOV	16(X2), X24
+	MOV	8(X2), X24
 	WORD	$0x5e0c4657	// vmv.v.x v12, s8
 	WORD	$0x5e09c6d7	// vmv.v.x v13, s3
 	WORD	$0x5e0a4757	// vmv.v.x v14, s4
@@ -370,19 +370,19 @@ dr:
 	MOVW	28(X13), X25
 	ADDW	X24, X9
 	WORD	$0x02bc45d7	// vadd.vx v11, v11, s8
-	MOV	16(X2), X24
+	MOV	8(X2), X24
 	MOVW	X24, X24
 	ADDW	X25, X18
 	WORD	$0x030cc857	// vadd.vx v16, v16, s9
-	MOV	8(X2), X25
+	MOV	16(X2), X25
 	MOVW	4(X25), X25
 	ADDW	X24, X21
 	WORD	$0x02cb0657	// vadd.vv v12, v12, v22
-	MOV	8(X2), X24
+	MOV	16(X2), X24
 	MOVW	8(X24), X24
 	ADDW	X25, X19
 	WORD	$0x02dcc6d7	// vadd.vx v13, v13, s9
-	MOV	8(X2), X25
+	MOV	16(X2), X25
 	MOVW	12(X25), X25
 	ADDW	X24, X20
 	WORD	$0x02ec4757	// vadd.vx v14, v14, s8
@@ -525,9 +525,9 @@ dr:
 	ADD	$320, X10
 	ADD	$320, X11
 	ADD	$-320, X12
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$5, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	JMP	lanes_loop
 lanes_rest:
 	MOV	$128, X24
@@ -550,13 +550,13 @@ lanes_rest:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	MOVW	X19, X21
-	MOV	8(X2), X21
+	MOV	16(X2), X21
 	MOVW	4(X21), X19
 	MOVW	8(X21), X20
 	MOVW	12(X21), X22
-	MOV	16(X2), X21
+	MOV	8(X2), X21
 	ADDW	X23, X21
 	WORD	$0x5e02c0d7	// vmv.v.x v1, t0
 	WORD	$0x5e034157	// vmv.v.x v2, t1
@@ -570,7 +570,7 @@ lanes_rest:
 	WORD	$0x5e08c557	// vmv.v.x v10, a7
 	WORD	$0x5e04c5d7	// vmv.v.x v11, s1
 	WORD	$0x5e094857	// vmv.v.x v16, s2
-	MOV	16(X2), X24
+	MOV	8(X2), X24
 	WORD	$0x5e0c4657	// vmv.v.x v12, s8
 	WORD	$0x5e09c6d7	// vmv.v.x v13, s3
 	WORD	$0x5e0a4757	// vmv.v.x v14, s4
@@ -852,19 +852,19 @@ L11:
 	MOVW	28(X13), X25
 	ADDW	X24, X9
 	WORD	$0x02bc45d7	// vadd.vx v11, v11, s8
-	MOV	16(X2), X13
+	MOV	8(X2), X13
 	MOVW	X13, X24
 	ADDW	X25, X18
 	WORD	$0x030cc857	// vadd.vx v16, v16, s9
-	MOV	8(X2), X13
+	MOV	16(X2), X13
 	MOVW	4(X13), X25
 	ADDW	X24, X21
 	WORD	$0x02cb0657	// vadd.vv v12, v12, v22
-	MOV	8(X2), X13
+	MOV	16(X2), X13
 	MOVW	8(X13), X24
 	ADDW	X25, X19
 	WORD	$0x02dcc6d7	// vadd.vx v13, v13, s9
-	MOV	8(X2), X13
+	MOV	16(X2), X13
 	MOVW	12(X13), X25
 	ADDW	X24, X20
 	WORD	$0x02ec4757	// vadd.vx v14, v14, s8
@@ -960,9 +960,9 @@ L11:
 	ADD	X24, X10
 	ADD	X24, X11
 	SUB	X24, X12
-	MOV	16(X2), X13
+	MOV	8(X2), X13
 	ADDW	X23, X13
-	MOV	X13, 16(X2)
+	MOV	X13, 8(X2)
 	BEQZ	X12, L75
 	JMP	L2
 L75:
@@ -984,11 +984,11 @@ rows:
 	WORD	$0x020be687	// vle32.v v13, (s7)
 	ADD	$16, X13, X23
 	WORD	$0x020be707	// vle32.v v14, (s7)
-	MOV	8(X2), X5
+	MOV	16(X2), X5
 	MOV	X5, X23
 	WORD	$0x020be787	// vle32.v v15, (s7)
 	WORD	$0x5e080057	// vmv.v.v v0, v16
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	WORD	$0x5cf2c7d7	// vmerge.vxm v15, v15, t0, v0
 	WORD	$0x5e0600d7	// vmv.v.v v1, v12
 	WORD	$0x5e068157	// vmv.v.v v2, v13
@@ -1008,9 +1008,9 @@ rows:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	ADDW	$1, X19, X21
-	MOV	8(X2), X22
+	MOV	16(X2), X22
 	MOVW	4(X22), X19
 	MOVW	8(X22), X20
 	MOVW	12(X22), X22
@@ -1191,16 +1191,16 @@ L12:
 	ADDW	X25, X17
 	MOVW	28(X13), X25
 	ADDW	X24, X9
-	MOV	16(X2), X23
+	MOV	8(X2), X23
 	ADDW	$1, X23, X24
 	ADDW	X25, X18
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	4(X23), X25
 	ADDW	X24, X21
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	8(X23), X24
 	ADDW	X25, X19
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	12(X23), X25
 	ADDW	X24, X20
 	ADDW	X25, X22
@@ -1275,9 +1275,9 @@ L12:
 	ADD	$128, X10
 	ADD	$128, X11
 	ADD	$-128, X12
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$2, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	JMP	L1
 L1:
 	BNEZ	X12, L76
@@ -1297,9 +1297,9 @@ block:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	MOVW	X19, X21
-	MOV	8(X2), X22
+	MOV	16(X2), X22
 	MOVW	4(X22), X19
 	MOVW	8(X22), X20
 	MOVW	12(X22), X22
@@ -2379,16 +2379,16 @@ block:
 	ADDW	X25, X17
 	MOVW	28(X13), X25
 	ADDW	X24, X9
-	MOV	16(X2), X23
+	MOV	8(X2), X23
 	MOVW	X23, X24
 	ADDW	X25, X18
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	4(X23), X25
 	ADDW	X24, X21
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	8(X23), X24
 	ADDW	X25, X19
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	12(X23), X25
 	ADDW	X24, X20
 	ADDW	X25, X22
@@ -2445,9 +2445,9 @@ block:
 	ADD	$64, X10
 	ADD	$64, X11
 	ADD	$-64, X12
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	BEQZ	X12, L77
 	JMP	block
 L77:
@@ -2643,9 +2643,9 @@ byte:
 	ADD	$-1, X12
 	BNEZ	X12, byte
 skip:
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 L3:
 	// return
 	WORD	$0x0c3072d7	// vsetvli t0, zero, e8, m8, ta, ma
@@ -2653,7 +2653,7 @@ L3:
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
 	WORD	$0x5e003c57	// vmv.v.i v24, 0
-	MOV	X0, 16(X2)
+	MOV	X0, 8(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -2695,9 +2695,9 @@ L34:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	MOVW	X19, X21
-	MOV	8(X2), X22
+	MOV	16(X2), X22
 	MOVW	4(X22), X19
 	MOVW	8(X22), X20
 	MOVW	12(X22), X22
@@ -3777,16 +3777,16 @@ L34:
 	ADDW	X25, X17
 	MOVW	28(X13), X25
 	ADDW	X24, X9
-	MOV	16(X2), X23
+	MOV	8(X2), X23
 	MOVW	X23, X24
 	ADDW	X25, X18
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	4(X23), X25
 	ADDW	X24, X21
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	8(X23), X24
 	ADDW	X25, X19
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	12(X23), X25
 	ADDW	X24, X20
 	ADDW	X25, X22
@@ -3848,9 +3848,9 @@ L36:
 	ADD	$64, X10
 	ADD	$64, X11
 	ADD	$-64, X12
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	BEQZ	X12, L79
 	JMP	L34
 L79:
@@ -4661,12 +4661,12 @@ L72:
 	ADD	$-1, X12
 	BNEZ	X12, L72
 L71:
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 L6:
 	// return
-	MOV	X0, 16(X2)
+	MOV	X0, 8(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7

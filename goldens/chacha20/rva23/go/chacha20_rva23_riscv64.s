@@ -21,13 +21,13 @@ TEXT ·chaCha20Ctr32Rva23(SB), NOSPLIT, $24-40
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	MOV	X14, 8(X2)
+	MOV	X14, 16(X2)
 L0:
 	MOV	$·kgen_chacha_rva23_sigma(SB), X5
 	MOV	X5, 24(X2)
-	MOV	8(X2), X5
+	MOV	16(X2), X5
 	MOVW	(X5), X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	MOV	$128, X23
 	BGEU	X12, X23, L73
@@ -60,13 +60,13 @@ lanes_loop:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	MOVW	X19, X21
-	MOV	8(X2), X21
+	MOV	16(X2), X21
 	MOVW	4(X21), X19
 	MOVW	8(X21), X20
 	MOVW	12(X21), X22
-	MOV	16(X2), X21
+	MOV	8(X2), X21
 	ADDW	X24, X21
 	WORD	$0x5e02c257	// vmv.v.x v4, t0
 	WORD	$0x5e0340d7	// vmv.v.x v1, t1
@@ -80,7 +80,7 @@ lanes_loop:
 	WORD	$0x5e08c357	// vmv.v.x v6, a7
 	WORD	$0x5e04c3d7	// vmv.v.x v7, s1
 	WORD	$0x5e094657	// vmv.v.x v12, s2
-	MOV	16(X2), X23
+	MOV	8(X2), X23
 	WORD	$0x5e0bc457	// vmv.v.x v8, s7
 	WORD	$0x5e09c4d7	// vmv.v.x v9, s3
 	WORD	$0x5e0a4557	// vmv.v.x v10, s4
@@ -330,19 +330,19 @@ dr:
 	MOVW	28(X13), X25
 	ADDW	X23, X9
 	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
-	MOV	16(X2), X23
+	MOV	8(X2), X23
 	MOVW	X23, X23
 	ADDW	X25, X18
 	WORD	$0x02ccc657	// vadd.vx v12, v12, s9
-	MOV	8(X2), X25
+	MOV	16(X2), X25
 	MOVW	4(X25), X25
 	ADDW	X23, X21
 	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	8(X23), X23
 	ADDW	X25, X19
 	WORD	$0x029cc4d7	// vadd.vx v9, v9, s9
-	MOV	8(X2), X25
+	MOV	16(X2), X25
 	MOVW	12(X25), X25
 	ADDW	X23, X20
 	WORD	$0x02abc557	// vadd.vx v10, v10, s7
@@ -485,9 +485,9 @@ dr:
 	ADD	$320, X10
 	ADD	$320, X11
 	ADD	$-320, X12
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$5, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	JMP	lanes_loop
 lanes_rest:
 	MOV	$128, X23
@@ -510,13 +510,13 @@ lanes_rest:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	MOVW	X19, X21
-	MOV	8(X2), X21
+	MOV	16(X2), X21
 	MOVW	4(X21), X19
 	MOVW	8(X21), X20
 	MOVW	12(X21), X22
-	MOV	16(X2), X21
+	MOV	8(X2), X21
 	ADDW	X24, X21
 	WORD	$0x5e02c257	// vmv.v.x v4, t0
 	WORD	$0x5e0340d7	// vmv.v.x v1, t1
@@ -530,7 +530,7 @@ lanes_rest:
 	WORD	$0x5e08c357	// vmv.v.x v6, a7
 	WORD	$0x5e04c3d7	// vmv.v.x v7, s1
 	WORD	$0x5e094657	// vmv.v.x v12, s2
-	MOV	16(X2), X23
+	MOV	8(X2), X23
 	WORD	$0x5e0bc457	// vmv.v.x v8, s7
 	WORD	$0x5e09c4d7	// vmv.v.x v9, s3
 	WORD	$0x5e0a4557	// vmv.v.x v10, s4
@@ -780,19 +780,19 @@ L11:
 	MOVW	28(X13), X25
 	ADDW	X23, X9
 	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
-	MOV	16(X2), X13
+	MOV	8(X2), X13
 	MOVW	X13, X23
 	ADDW	X25, X18
 	WORD	$0x02ccc657	// vadd.vx v12, v12, s9
-	MOV	8(X2), X13
+	MOV	16(X2), X13
 	MOVW	4(X13), X25
 	ADDW	X23, X21
 	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	MOV	8(X2), X13
+	MOV	16(X2), X13
 	MOVW	8(X13), X23
 	ADDW	X25, X19
 	WORD	$0x029cc4d7	// vadd.vx v9, v9, s9
-	MOV	8(X2), X13
+	MOV	16(X2), X13
 	MOVW	12(X13), X25
 	ADDW	X23, X20
 	WORD	$0x02abc557	// vadd.vx v10, v10, s7
@@ -888,9 +888,9 @@ L11:
 	ADD	X23, X10
 	ADD	X23, X11
 	SUB	X23, X12
-	MOV	16(X2), X13
+	MOV	8(X2), X13
 	ADDW	X24, X13
-	MOV	X13, 16(X2)
+	MOV	X13, 8(X2)
 	BEQZ	X12, L75
 	JMP	L2
 L75:
@@ -912,11 +912,11 @@ rows:
 	WORD	$0x020c6487	// vle32.v v9, (s8)
 	ADD	$16, X13, X24
 	WORD	$0x020c6507	// vle32.v v10, (s8)
-	MOV	8(X2), X5
+	MOV	16(X2), X5
 	MOV	X5, X24
 	WORD	$0x020c6587	// vle32.v v11, (s8)
 	WORD	$0x5e060057	// vmv.v.v v0, v12
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	WORD	$0x5cb2c5d7	// vmerge.vxm v11, v11, t0, v0
 	WORD	$0x5e040257	// vmv.v.v v4, v8
 	WORD	$0x5e0480d7	// vmv.v.v v1, v9
@@ -936,9 +936,9 @@ rows:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	ADDW	$1, X19, X21
-	MOV	8(X2), X22
+	MOV	16(X2), X22
 	MOVW	4(X22), X19
 	MOVW	8(X22), X20
 	MOVW	12(X22), X22
@@ -1111,16 +1111,16 @@ L12:
 	ADDW	X25, X17
 	MOVW	28(X13), X25
 	ADDW	X23, X9
-	MOV	16(X2), X23
+	MOV	8(X2), X23
 	ADDW	$1, X23
 	ADDW	X25, X18
-	MOV	8(X2), X24
+	MOV	16(X2), X24
 	MOVW	4(X24), X25
 	ADDW	X23, X21
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	8(X23), X23
 	ADDW	X25, X19
-	MOV	8(X2), X24
+	MOV	16(X2), X24
 	MOVW	12(X24), X25
 	ADDW	X23, X20
 	ADDW	X25, X22
@@ -1195,9 +1195,9 @@ L12:
 	ADD	$128, X10
 	ADD	$128, X11
 	ADD	$-128, X12
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$2, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	JMP	L1
 L1:
 	BNEZ	X12, L76
@@ -1217,9 +1217,9 @@ block:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	MOVW	X19, X21
-	MOV	8(X2), X22
+	MOV	16(X2), X22
 	MOVW	4(X22), X19
 	MOVW	8(X22), X20
 	MOVW	12(X22), X22
@@ -2299,16 +2299,16 @@ block:
 	ADDW	X25, X17
 	MOVW	28(X13), X25
 	ADDW	X23, X9
-	MOV	16(X2), X23
+	MOV	8(X2), X23
 	MOVW	X23, X23
 	ADDW	X25, X18
-	MOV	8(X2), X24
+	MOV	16(X2), X24
 	MOVW	4(X24), X25
 	ADDW	X23, X21
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	8(X23), X23
 	ADDW	X25, X19
-	MOV	8(X2), X24
+	MOV	16(X2), X24
 	MOVW	12(X24), X25
 	ADDW	X23, X20
 	ADDW	X25, X22
@@ -2365,9 +2365,9 @@ block:
 	ADD	$64, X10
 	ADD	$64, X11
 	ADD	$-64, X12
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	BEQZ	X12, L77
 	JMP	block
 L77:
@@ -2563,9 +2563,9 @@ byte:
 	ADD	$-1, X12
 	BNEZ	X12, byte
 skip:
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 L3:
 	// return
 	WORD	$0x0c3072d7	// vsetvli t0, zero, e8, m8, ta, ma
@@ -2573,7 +2573,7 @@ L3:
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
 	WORD	$0x5e003c57	// vmv.v.i v24, 0
-	MOV	X0, 16(X2)
+	MOV	X0, 8(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7
@@ -2615,9 +2615,9 @@ L34:
 	MOVW	20(X13), X17
 	MOVW	24(X13), X9
 	MOVW	28(X13), X18
-	MOV	16(X2), X19
+	MOV	8(X2), X19
 	MOVW	X19, X21
-	MOV	8(X2), X22
+	MOV	16(X2), X22
 	MOVW	4(X22), X19
 	MOVW	8(X22), X20
 	MOVW	12(X22), X22
@@ -3697,16 +3697,16 @@ L34:
 	ADDW	X25, X17
 	MOVW	28(X13), X25
 	ADDW	X23, X9
-	MOV	16(X2), X23
+	MOV	8(X2), X23
 	MOVW	X23, X23
 	ADDW	X25, X18
-	MOV	8(X2), X24
+	MOV	16(X2), X24
 	MOVW	4(X24), X25
 	ADDW	X23, X21
-	MOV	8(X2), X23
+	MOV	16(X2), X23
 	MOVW	8(X23), X23
 	ADDW	X25, X19
-	MOV	8(X2), X24
+	MOV	16(X2), X24
 	MOVW	12(X24), X25
 	ADDW	X23, X20
 	ADDW	X25, X22
@@ -3768,9 +3768,9 @@ L36:
 	ADD	$64, X10
 	ADD	$64, X11
 	ADD	$-64, X12
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 	BEQZ	X12, L79
 	JMP	L34
 L79:
@@ -4581,12 +4581,12 @@ L72:
 	ADD	$-1, X12
 	BNEZ	X12, L72
 L71:
-	MOV	16(X2), X5
+	MOV	8(X2), X5
 	ADDW	$1, X5
-	MOV	X5, 16(X2)
+	MOV	X5, 8(X2)
 L6:
 	// return
-	MOV	X0, 16(X2)
+	MOV	X0, 8(X2)
 	MOV	$0, X5
 	MOV	$0, X6
 	MOV	$0, X7

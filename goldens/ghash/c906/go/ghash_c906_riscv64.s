@@ -1110,8 +1110,8 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	MOV	Htable+8(FP), X11
 	MOV	inp+16(FP), X12
 	MOV	len+24(FP), X13
-	MOV	X13, 1544(X2)
-	MOV	X12, 1536(X2)
+	MOV	X12, 1544(X2)
+	MOV	X13, 1536(X2)
 	MOV	X10, 1528(X2)
 	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
 	MOV	$136, X29
@@ -1125,9 +1125,9 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	SRL	$2, X28, X6
 	SRL	$1, X28, X7
 	// len -= 16; len was 0 or at least 10 blocks: vector path entry
-	MOV	1544(X2), X30
+	MOV	1536(X2), X30
 	ADD	$-16, X30
-	MOV	X30, 1544(X2)
+	MOV	X30, 1536(X2)
 	BGEU	X30, X29, lanes
 	MOV	1528(X2), X28
 	MOV	(X28), X10
@@ -1135,7 +1135,7 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
 block:
-	MOV	1536(X2), X29
+	MOV	1544(X2), X29
 	MOV	(X29), X28
 	MOV	8(X29), X29
 	WORD	$0x820e1e0b	// th.rev t3, t3
@@ -1583,12 +1583,12 @@ block:
 	XOR	X14, X12
 	SRL	$7, X30, X28
 	XOR	X28, X12, X10
-	MOV	1536(X2), X28
-	ADD	$16, X28
-	MOV	X28, 1536(X2)
 	MOV	1544(X2), X28
-	ADD	$-16, X28
+	ADD	$16, X28
 	MOV	X28, 1544(X2)
+	MOV	1536(X2), X28
+	ADD	$-16, X28
+	MOV	X28, 1536(X2)
 	BGEZ	X28, block
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
@@ -1619,10 +1619,10 @@ done:
 	MOV	(X2), X1
 	JMP	kgen_ret
 lanes:
-	MOV	1544(X2), X29
+	MOV	1536(X2), X29
 	ADD	$16, X29
 	SRL	$4, X29
-	MOV	X29, 1544(X2)
+	MOV	X29, 1536(X2)
 	BEQZ	X29, done
 	// blocks[16l..16l+16] = H^(8-l) for l < 7 (table powers)
 	MOV	240(X11), X29
@@ -1816,7 +1816,7 @@ lanes:
 	WORD	$0x820e9e8b	// th.rev t4, t4
 	// blocks[l] = reverse(block l at src) (e8)
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	MOV	1536(X2), X30
+	MOV	1544(X2), X30
 	WORD	$0x020f7007	// th.vle.v v0, (t5)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
@@ -1839,11 +1839,11 @@ group:
 	MOV	1176(X2), X30
 	XOR	X10, X30
 	MOV	X30, 1176(X2)
-	MOV	1544(X2), X29
+	MOV	1536(X2), X29
 	SLTU	$16, X29, X30
 	ADD	$-1, X30
 	AND	$128, X30
-	MOV	1536(X2), X29
+	MOV	1544(X2), X29
 	ADD	X30, X29
 	// the vector pieces and the scalar ones, merged by modeled issue time
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
@@ -3619,20 +3619,20 @@ group:
 	XOR	X10, X30
 	SRL	$7, X17, X12
 	XOR	X12, X30, X10
-	MOV	1536(X2), X30
-	ADD	$128, X30
-	MOV	X30, 1536(X2)
 	MOV	1544(X2), X30
-	ADD	$-8, X30
+	ADD	$128, X30
 	MOV	X30, 1544(X2)
+	MOV	1536(X2), X30
+	ADD	$-8, X30
+	MOV	X30, 1536(X2)
 	ADD	$-8, X30
 	BLTZ	X30, L6
 	JMP	group
 L6:
-	MOV	1544(X2), X28
+	MOV	1536(X2), X28
 	BEQZ	X28, lanes_store
 lanes_block:
-	MOV	1536(X2), X30
+	MOV	1544(X2), X30
 	MOV	(X30), X28
 	MOV	8(X30), X30
 	WORD	$0x820e1e0b	// th.rev t3, t3
@@ -4080,12 +4080,12 @@ lanes_block:
 	XOR	X14, X12
 	SRL	$7, X30, X28
 	XOR	X28, X12, X10
-	MOV	1536(X2), X28
-	ADD	$16, X28
-	MOV	X28, 1536(X2)
 	MOV	1544(X2), X28
-	ADD	$-1, X28
+	ADD	$16, X28
 	MOV	X28, 1544(X2)
+	MOV	1536(X2), X28
+	ADD	$-1, X28
+	MOV	X28, 1536(X2)
 	BNEZ	X28, lanes_block
 lanes_store:
 	WORD	$0x8205150b	// th.rev a0, a0

@@ -15,225 +15,226 @@
 	.type	aes_gcm_encrypt_c906, @function
 aes_gcm_encrypt_c906:
 	# size_t aes_gcm_encrypt_c906(const unsigned char *in, unsigned char *out, size_t len, const void *key, unsigned char *ivec, u64 *Xi)
-	# aes_gcm_encrypt_c906: 6485 instructions, frame 2016 bytes
+	# aes_gcm_encrypt_c906: 6482 instructions, frame 2032 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 28 integer, 20 vector registers
-	#   spills: 16 values (key, k15, p0, q0, q1, q2, q3, ivec, done, extra, Xi, ctr, first, lo, hi, groups), 68 stores, 143 reloads, modeled cost 47319072628306500 cycles per pass (loops counted 8 times per level)
+	#   spills: 18 values (done, Xi, first, groups, lo, ivec, hi, sum7, hash_src, k15, extra, p0, key, q0, q1, q2, q3, in), 64 stores, 144 reloads, modeled cost 2806 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
 	#   declared leak SecretAddress (1182 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
-	addi       	sp, sp, -2016
-	sd         	s0, 1904(sp)
-	sd         	s1, 1912(sp)
-	sd         	s2, 1920(sp)
-	sd         	s3, 1928(sp)
-	sd         	s4, 1936(sp)
-	sd         	s5, 1944(sp)
-	sd         	s6, 1952(sp)
-	sd         	s7, 1960(sp)
-	sd         	s8, 1968(sp)
-	sd         	s9, 1976(sp)
-	sd         	s10, 1984(sp)
-	sd         	s11, 1992(sp)
-	sd         	ra, 2000(sp)
-	sd         	a5, 1856(sp)
-	sd         	a4, 1832(sp)
-	sd         	a3, 1776(sp)
+	addi       	sp, sp, -2032
+	sd         	s0, 1920(sp)
+	sd         	s1, 1928(sp)
+	sd         	s2, 1936(sp)
+	sd         	s3, 1944(sp)
+	sd         	s4, 1952(sp)
+	sd         	s5, 1960(sp)
+	sd         	s6, 1968(sp)
+	sd         	s7, 1976(sp)
+	sd         	s8, 1984(sp)
+	sd         	s9, 1992(sp)
+	sd         	s10, 2000(sp)
+	sd         	s11, 2008(sp)
+	sd         	ra, 2016(sp)
+	sd         	a0, 1912(sp)
+	sd         	a3, 1872(sp)
+	sd         	a4, 1816(sp)
+	sd         	a5, 1784(sp)
 	# done = the whole groups' bytes
 	srli       	t0, a2, 7
-	sd         	t0, 1896(sp)
+	sd         	t0, 1800(sp)
 	slli       	t0, t0, 7
-	sd         	t0, 1840(sp)
-	ld         	t0, 1896(sp)
+	sd         	t0, 1776(sp)
+	ld         	t0, 1800(sp)
 	bne        	t0, zero, .Laes_gcm_encrypt_c906_39
 	jal        	zero, .Laes_gcm_encrypt_c906_finish
 .Laes_gcm_encrypt_c906_39:
 .Laes_gcm_encrypt_c906_1:
-	auipc      	t0, %pcrel_hi(kgen_aes_gcm_c906_te)
-	addi       	t0, t0, %pcrel_lo(.Laes_gcm_encrypt_c906_1)
-	addi       	t1, t0, 1024
+	auipc      	t1, %pcrel_hi(kgen_aes_gcm_c906_te)
+	addi       	t1, t1, %pcrel_lo(.Laes_gcm_encrypt_c906_1)
 	addi       	t2, t1, 1024
 	addi       	t3, t2, 1024
+	addi       	t4, t3, 1024
 	# rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
-	ld         	t4, 1776(sp)
-	lw         	t4, 240(t4)
-	sd         	t4, 1848(sp)
-	slli       	a5, t4, 4
-	ld         	t4, 1776(sp)
-	add        	t4, t4, a5
-	addi       	t4, t4, -224
-	ld         	t5, 1848(sp)
-	addi       	t5, t5, -10
-	sd         	t5, 1848(sp)
+	ld         	t0, 1872(sp)
+	lw         	t0, 240(t0)
+	sd         	t0, 1856(sp)
+	slli       	a4, t0, 4
+	ld         	t0, 1872(sp)
+	add        	t5, t0, a4
+	addi       	t5, t5, -224
+	ld         	t0, 1856(sp)
+	addi       	t0, t0, -10
+	sd         	t0, 1856(sp)
 	# ctr = ivec[12..16] as a big-endian word
-	ld         	t5, 1832(sp)
-	lwu        	a5, 12(t5)
-	th.revw    	t5, a5
-	sd         	t5, 1864(sp)
+	ld         	t0, 1816(sp)
+	lwu        	a4, 12(t0)
+	th.revw    	t0, a4
 	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
-	ld         	t5, 1832(sp)
-	lwu        	a7, 0(t5)
-	ld         	t5, 1776(sp)
-	lw         	a6, 0(t5)
-	xor        	a7, a7, a6
-	ld         	t5, 1832(sp)
-	lwu        	s1, 4(t5)
-	ld         	t5, 1776(sp)
-	lw         	a6, 4(t5)
-	xor        	s1, s1, a6
-	ld         	t5, 1832(sp)
-	lwu        	s5, 8(t5)
-	ld         	t5, 1776(sp)
-	lw         	a6, 8(t5)
-	xor        	s5, s5, a6
-	ld         	t5, 1864(sp)
-	th.revw    	s7, t5
-	ld         	t5, 1776(sp)
-	lw         	a6, 12(t5)
-	xor        	s7, s7, a6
-	ld         	t5, 1776(sp)
-	lbu        	t6, 15(t5)
-	sd         	t6, 1784(sp)
+	ld         	t6, 1816(sp)
+	lwu        	a6, 0(t6)
+	ld         	t6, 1872(sp)
+	lw         	a5, 0(t6)
+	xor        	a6, a6, a5
+	ld         	t6, 1816(sp)
+	lwu        	a7, 4(t6)
+	ld         	t6, 1872(sp)
+	lw         	a5, 4(t6)
+	xor        	a7, a7, a5
+	ld         	t6, 1816(sp)
+	lwu        	s4, 8(t6)
+	ld         	t6, 1872(sp)
+	lw         	a5, 8(t6)
+	xor        	s4, s4, a5
+	th.revw    	s5, t0
+	ld         	t6, 1872(sp)
+	lw         	a5, 12(t6)
+	xor        	s5, s5, a5
+	ld         	t6, 1872(sp)
+	lbu        	t6, 15(t6)
+	sd         	t6, 1848(sp)
 	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	lw         	t6, 16(t5)
-	sd         	t6, 1792(sp)
-	lw         	s3, 20(t5)
-	lw         	s2, 24(t5)
-	lw         	s4, 28(t5)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	t5, 1792(sp)
-	xor        	t5, t5, a5
-	sd         	t5, 1792(sp)
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	ld         	t5, 1792(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1792(sp)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	ld         	t5, 1792(sp)
-	xor        	t5, t5, a5
-	sd         	t5, 1792(sp)
-	th.extu    	a5, s5, 15, 8
-	th.lrwu    	a5, t1, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, a7, 31, 24
-	th.lrwu    	a5, t3, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 15, 8
-	th.lrwu    	a5, t1, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, s1, 31, 24
-	th.lrwu    	a5, t3, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a5
+	ld         	t6, 1872(sp)
+	lw         	t6, 16(t6)
+	sd         	t6, 1864(sp)
+	ld         	t6, 1872(sp)
+	lw         	s2, 20(t6)
+	lw         	s1, 24(t6)
+	lw         	s3, 28(t6)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	th.extu    	a5, a7, 15, 8
-	th.lrwu    	a5, t1, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s5, 31, 24
-	th.lrwu    	a5, t3, a5, 2
-	xor        	s4, s4, a6
-	xor        	s4, s4, a5
-	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	ld         	t5, 1776(sp)
-	lw         	t6, 32(t5)
-	sd         	t6, 1800(sp)
-	lw         	t6, 36(t5)
-	sd         	t6, 1808(sp)
-	lw         	t6, 40(t5)
-	sd         	t6, 1816(sp)
-	lw         	t5, 44(t5)
-	sd         	t5, 1824(sp)
-	th.extu    	a5, s3, 15, 8
-	th.lrwu    	a5, t1, a5, 2
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	t5, 1800(sp)
-	xor        	t5, t5, a5
-	sd         	t5, 1800(sp)
-	th.extu    	a5, s4, 31, 24
-	th.lrwu    	a5, t3, a5, 2
-	ld         	t5, 1800(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1800(sp)
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	ld         	t5, 1800(sp)
-	xor        	t5, t5, a5
-	sd         	t5, 1800(sp)
-	th.extu    	a5, s2, 15, 8
-	th.lrwu    	a5, t1, a5, 2
-	ld         	t5, 1808(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1808(sp)
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	t5, 1808(sp)
-	xor        	t5, t5, a5
-	sd         	t5, 1808(sp)
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	ld         	t5, 1808(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1808(sp)
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	t5, 1816(sp)
-	xor        	t5, t5, a5
-	sd         	t5, 1816(sp)
-	th.extu    	a5, s3, 31, 24
-	th.lrwu    	a5, t3, a5, 2
-	ld         	t5, 1816(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1816(sp)
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	ld         	t5, 1816(sp)
-	xor        	t5, t5, a5
-	sd         	t5, 1816(sp)
-	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	t5, 1824(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1824(sp)
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	t5, 1824(sp)
-	xor        	t5, t5, a5
-	xor        	t5, t5, a6
-	sd         	t5, 1824(sp)
+	ld         	t6, 1864(sp)
+	xor        	t6, t6, a4
+	sd         	t6, 1864(sp)
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	t6, 1864(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1864(sp)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	ld         	t6, 1864(sp)
+	xor        	t6, t6, a4
+	sd         	t6, 1864(sp)
+	th.extu    	a4, s4, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, a6, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a7, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, s4, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	xor        	s3, s3, a5
+	xor        	s3, s3, a4
+	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	ld         	t6, 1872(sp)
+	lw         	a0, 32(t6)
+	sd         	a0, 1880(sp)
+	lw         	a0, 36(t6)
+	sd         	a0, 1888(sp)
+	lw         	a0, 40(t6)
+	sd         	a0, 1896(sp)
+	lw         	t6, 44(t6)
+	sd         	t6, 1904(sp)
+	th.extu    	a4, s2, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	ld         	t6, 1880(sp)
+	xor        	t6, t6, a4
+	sd         	t6, 1880(sp)
+	th.extu    	a4, s3, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	ld         	t6, 1880(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1880(sp)
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	ld         	t6, 1880(sp)
+	xor        	t6, t6, a4
+	sd         	t6, 1880(sp)
+	th.extu    	a4, s1, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	ld         	t6, 1888(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1888(sp)
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	ld         	t6, 1888(sp)
+	xor        	t6, t6, a4
+	sd         	t6, 1888(sp)
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	ld         	t6, 1888(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1888(sp)
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	ld         	t6, 1896(sp)
+	xor        	t6, t6, a4
+	sd         	t6, 1896(sp)
+	th.extu    	a4, s2, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	ld         	t6, 1896(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1896(sp)
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	ld         	t6, 1896(sp)
+	xor        	t6, t6, a4
+	sd         	t6, 1896(sp)
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	t6, 1904(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1904(sp)
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	t6, 1904(sp)
+	xor        	t6, t6, a4
+	xor        	t6, t6, a5
+	sd         	t6, 1904(sp)
 	# class masks: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
-	addi       	t6, zero, 136
-	slli       	t5, t6, 8
-	or         	t5, t5, t6
-	slli       	t6, t5, 16
-	or         	t5, t5, t6
-	slli       	t6, t5, 32
-	or         	t5, t5, t6
-	srli       	t6, t5, 3
-	srli       	a2, t5, 2
-	srli       	a3, t5, 1
-	ld         	a4, 1856(sp)
+	addi       	a0, zero, 136
+	slli       	t6, a0, 8
+	or         	t6, t6, a0
+	slli       	a0, t6, 16
+	or         	t6, t6, a0
+	slli       	a0, t6, 32
+	or         	t6, t6, a0
+	srli       	a0, t6, 3
+	srli       	a2, t6, 2
+	srli       	a3, t6, 1
+	ld         	a4, 1784(sp)
 	addi       	a4, a4, 32
 	# blocks[16l..16l+16] = H^(8-l) for l < 7 (the table's powers)
 	ld         	a5, 240(a4)
@@ -299,85 +300,85 @@ aes_gcm_encrypt_c906:
 	sw         	a5, 1276(sp)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# transpose: lane l of w[k] = word k of block l; the mid operands
-	addi       	s8, sp, 1152
-	.word	0x620c7407	# th.vlseg4e.v v8, (s8)
+	addi       	s7, sp, 1152
+	.word	0x620bf407	# th.vlseg4e.v v8, (s7)
 	.word	0x2e850857	# th.vxor.vv v16, v8, v10
 	.word	0x2ec70957	# th.vxor.vv v18, v12, v14
 	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
 	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
 	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
 	# key classes of piece t: segment (class 0..3 of each lane) at key_classes + 128t
-	.word	0x268fc057	# th.vand.vx v0, v8, t6
+	.word	0x26854057	# th.vand.vx v0, v8, a0
 	.word	0x26864157	# th.vand.vx v2, v8, a2
 	.word	0x2686c257	# th.vand.vx v4, v8, a3
-	.word	0x268f4357	# th.vand.vx v6, v8, t5
-	addi       	s8, sp, 0
-	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
-	.word	0x26afc057	# th.vand.vx v0, v10, t6
+	.word	0x268fc357	# th.vand.vx v6, v8, t6
+	addi       	s7, sp, 0
+	.word	0x620bf027	# th.vsseg4e.v v0, (s7)
+	.word	0x26a54057	# th.vand.vx v0, v10, a0
 	.word	0x26a64157	# th.vand.vx v2, v10, a2
 	.word	0x26a6c257	# th.vand.vx v4, v10, a3
-	.word	0x26af4357	# th.vand.vx v6, v10, t5
-	addi       	s8, sp, 128
-	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
-	.word	0x270fc057	# th.vand.vx v0, v16, t6
+	.word	0x26afc357	# th.vand.vx v6, v10, t6
+	addi       	s7, sp, 128
+	.word	0x620bf027	# th.vsseg4e.v v0, (s7)
+	.word	0x27054057	# th.vand.vx v0, v16, a0
 	.word	0x27064157	# th.vand.vx v2, v16, a2
 	.word	0x2706c257	# th.vand.vx v4, v16, a3
-	.word	0x270f4357	# th.vand.vx v6, v16, t5
-	addi       	s8, sp, 256
-	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
-	.word	0x26cfc057	# th.vand.vx v0, v12, t6
+	.word	0x270fc357	# th.vand.vx v6, v16, t6
+	addi       	s7, sp, 256
+	.word	0x620bf027	# th.vsseg4e.v v0, (s7)
+	.word	0x26c54057	# th.vand.vx v0, v12, a0
 	.word	0x26c64157	# th.vand.vx v2, v12, a2
 	.word	0x26c6c257	# th.vand.vx v4, v12, a3
-	.word	0x26cf4357	# th.vand.vx v6, v12, t5
-	addi       	s8, sp, 384
-	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
-	.word	0x26efc057	# th.vand.vx v0, v14, t6
+	.word	0x26cfc357	# th.vand.vx v6, v12, t6
+	addi       	s7, sp, 384
+	.word	0x620bf027	# th.vsseg4e.v v0, (s7)
+	.word	0x26e54057	# th.vand.vx v0, v14, a0
 	.word	0x26e64157	# th.vand.vx v2, v14, a2
 	.word	0x26e6c257	# th.vand.vx v4, v14, a3
-	.word	0x26ef4357	# th.vand.vx v6, v14, t5
-	addi       	s8, sp, 512
-	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
-	.word	0x272fc057	# th.vand.vx v0, v18, t6
+	.word	0x26efc357	# th.vand.vx v6, v14, t6
+	addi       	s7, sp, 512
+	.word	0x620bf027	# th.vsseg4e.v v0, (s7)
+	.word	0x27254057	# th.vand.vx v0, v18, a0
 	.word	0x27264157	# th.vand.vx v2, v18, a2
 	.word	0x2726c257	# th.vand.vx v4, v18, a3
-	.word	0x272f4357	# th.vand.vx v6, v18, t5
-	addi       	s8, sp, 640
-	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
-	.word	0x274fc057	# th.vand.vx v0, v20, t6
+	.word	0x272fc357	# th.vand.vx v6, v18, t6
+	addi       	s7, sp, 640
+	.word	0x620bf027	# th.vsseg4e.v v0, (s7)
+	.word	0x27454057	# th.vand.vx v0, v20, a0
 	.word	0x27464157	# th.vand.vx v2, v20, a2
 	.word	0x2746c257	# th.vand.vx v4, v20, a3
-	.word	0x274f4357	# th.vand.vx v6, v20, t5
-	addi       	s8, sp, 768
-	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
-	.word	0x276fc057	# th.vand.vx v0, v22, t6
+	.word	0x274fc357	# th.vand.vx v6, v20, t6
+	addi       	s7, sp, 768
+	.word	0x620bf027	# th.vsseg4e.v v0, (s7)
+	.word	0x27654057	# th.vand.vx v0, v22, a0
 	.word	0x27664157	# th.vand.vx v2, v22, a2
 	.word	0x2766c257	# th.vand.vx v4, v22, a3
-	.word	0x276f4357	# th.vand.vx v6, v22, t5
-	addi       	s8, sp, 896
-	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
-	.word	0x278fc057	# th.vand.vx v0, v24, t6
+	.word	0x276fc357	# th.vand.vx v6, v22, t6
+	addi       	s7, sp, 896
+	.word	0x620bf027	# th.vsseg4e.v v0, (s7)
+	.word	0x27854057	# th.vand.vx v0, v24, a0
 	.word	0x27864157	# th.vand.vx v2, v24, a2
 	.word	0x2786c257	# th.vand.vx v4, v24, a3
-	.word	0x278f4357	# th.vand.vx v6, v24, t5
-	addi       	s8, sp, 1024
-	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
+	.word	0x278fc357	# th.vand.vx v6, v24, t6
+	addi       	s7, sp, 1024
+	.word	0x620bf027	# th.vsseg4e.v v0, (s7)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
 	.word	0x5e003e57	# th.vmv.v.i v28, 0
 	.word	0x5a08aed7	# th.vid.v v29
 	.word	0x0fd7bed7	# th.vrsub.vi v29, v29, 15
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# (hi, lo) = Xi as a big-endian 128-bit value
-	ld         	a4, 1856(sp)
+	ld         	a4, 1784(sp)
 	ld         	a5, 0(a4)
-	sd         	a5, 1888(sp)
+	sd         	a5, 1824(sp)
 	ld         	a4, 8(a4)
-	sd         	a4, 1880(sp)
-	ld         	a4, 1888(sp)
+	sd         	a4, 1808(sp)
+	ld         	a4, 1824(sp)
 	th.rev     	a4, a4
-	sd         	a4, 1888(sp)
-	ld         	a4, 1880(sp)
+	sd         	a4, 1824(sp)
+	ld         	a4, 1808(sp)
 	th.rev     	a4, a4
-	sd         	a4, 1880(sp)
+	sd         	a4, 1808(sp)
 	# states = 0
 	sd         	zero, 1648(sp)
 	sd         	zero, 1656(sp)
@@ -396,4744 +397,4737 @@ aes_gcm_encrypt_c906:
 	sd         	zero, 1760(sp)
 	sd         	zero, 1768(sp)
 	# the first group's GHASH slot hashes its own input (dropped)
-	addi       	a4, a0, 0
-	addi       	a5, zero, 1
-	sd         	a5, 1872(sp)
+	ld         	a4, 1912(sp)
+	addi       	a4, a4, 0
+	sd         	a4, 1840(sp)
+	addi       	a4, zero, 1
+	sd         	a4, 1792(sp)
 .Laes_gcm_encrypt_c906_group:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a5, 1784(sp)
-	ld         	a6, 1864(sp)
-	xor        	a5, a6, a5
-	th.extu    	a5, a5, 7, 0
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1792(sp)
-	xor        	s6, a6, a5
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1800(sp)
+	ld         	a4, 1848(sp)
+	xor        	a4, t0, a4
+	th.extu    	a4, a4, 7, 0
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a5, 1864(sp)
+	xor        	s6, a5, a4
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	a7, 1888(sp)
 	xor        	a7, a7, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1816(sp)
-	xor        	s5, s2, a5
-	ld         	a5, 1824(sp)
-	xor        	s7, a5, a6
-	ld         	a5, 1848(sp)
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_40
+	ld         	s1, 1896(sp)
+	xor        	s4, s1, a4
+	ld         	a4, 1904(sp)
+	xor        	s5, a4, a5
+	ld         	a4, 1856(sp)
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_40
 	jal        	zero, .Laes_gcm_encrypt_c906_extra0
 .Laes_gcm_encrypt_c906_40:
 .Laes_gcm_encrypt_c906_extra_done0:
 	# states[0] = s; ctr += 1
-	sw         	a7, 1648(sp)
-	sw         	s1, 1652(sp)
-	sw         	s5, 1656(sp)
-	sw         	s7, 1660(sp)
-	ld         	a5, 1864(sp)
-	addiw      	a5, a5, 1
-	sd         	a5, 1864(sp)
-	andi       	a6, a5, 255
-	bne        	a6, zero, .Laes_gcm_encrypt_c906_41
+	sw         	a6, 1648(sp)
+	sw         	a7, 1652(sp)
+	sw         	s4, 1656(sp)
+	sw         	s5, 1660(sp)
+	addiw      	t0, t0, 1
+	andi       	a5, t0, 255
+	bne        	a5, zero, .Laes_gcm_encrypt_c906_41
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh0
 .Laes_gcm_encrypt_c906_41:
 .Laes_gcm_encrypt_c906_refreshed0:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a5, 1784(sp)
-	ld         	a6, 1864(sp)
-	xor        	a5, a6, a5
-	th.extu    	a5, a5, 7, 0
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1792(sp)
-	xor        	s6, a6, a5
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1800(sp)
+	ld         	a4, 1848(sp)
+	xor        	a4, t0, a4
+	th.extu    	a4, a4, 7, 0
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a5, 1864(sp)
+	xor        	s6, a5, a4
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	a7, 1888(sp)
 	xor        	a7, a7, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1816(sp)
-	xor        	s5, s2, a5
-	ld         	a5, 1824(sp)
-	xor        	s7, a5, a6
-	ld         	a5, 1848(sp)
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_42
+	ld         	s1, 1896(sp)
+	xor        	s4, s1, a4
+	ld         	a4, 1904(sp)
+	xor        	s5, a4, a5
+	ld         	a4, 1856(sp)
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_42
 	jal        	zero, .Laes_gcm_encrypt_c906_extra1
 .Laes_gcm_encrypt_c906_42:
 .Laes_gcm_encrypt_c906_extra_done1:
 	# states[1] = s; ctr += 1
-	sw         	a7, 1664(sp)
-	sw         	s1, 1668(sp)
-	sw         	s5, 1672(sp)
-	sw         	s7, 1676(sp)
-	ld         	a5, 1864(sp)
-	addiw      	a5, a5, 1
-	sd         	a5, 1864(sp)
-	andi       	a6, a5, 255
-	bne        	a6, zero, .Laes_gcm_encrypt_c906_43
+	sw         	a6, 1664(sp)
+	sw         	a7, 1668(sp)
+	sw         	s4, 1672(sp)
+	sw         	s5, 1676(sp)
+	addiw      	t0, t0, 1
+	andi       	a5, t0, 255
+	bne        	a5, zero, .Laes_gcm_encrypt_c906_43
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh1
 .Laes_gcm_encrypt_c906_43:
 .Laes_gcm_encrypt_c906_refreshed1:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a5, 1784(sp)
-	ld         	a6, 1864(sp)
-	xor        	a5, a6, a5
-	th.extu    	a5, a5, 7, 0
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1792(sp)
-	xor        	s6, a6, a5
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1800(sp)
+	ld         	a4, 1848(sp)
+	xor        	a4, t0, a4
+	th.extu    	a4, a4, 7, 0
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a5, 1864(sp)
+	xor        	s6, a5, a4
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	a7, 1888(sp)
 	xor        	a7, a7, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1816(sp)
-	xor        	s5, s2, a5
-	ld         	a5, 1824(sp)
-	xor        	s7, a5, a6
-	ld         	a5, 1848(sp)
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_44
+	ld         	s1, 1896(sp)
+	xor        	s4, s1, a4
+	ld         	a4, 1904(sp)
+	xor        	s5, a4, a5
+	ld         	a4, 1856(sp)
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_44
 	jal        	zero, .Laes_gcm_encrypt_c906_extra2
 .Laes_gcm_encrypt_c906_44:
 .Laes_gcm_encrypt_c906_extra_done2:
 	# states[2] = s; ctr += 1
-	sw         	a7, 1680(sp)
-	sw         	s1, 1684(sp)
-	sw         	s5, 1688(sp)
-	sw         	s7, 1692(sp)
-	ld         	a5, 1864(sp)
-	addiw      	a5, a5, 1
-	sd         	a5, 1864(sp)
-	andi       	a6, a5, 255
-	bne        	a6, zero, .Laes_gcm_encrypt_c906_45
+	sw         	a6, 1680(sp)
+	sw         	a7, 1684(sp)
+	sw         	s4, 1688(sp)
+	sw         	s5, 1692(sp)
+	addiw      	t0, t0, 1
+	andi       	a5, t0, 255
+	bne        	a5, zero, .Laes_gcm_encrypt_c906_45
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh2
 .Laes_gcm_encrypt_c906_45:
 .Laes_gcm_encrypt_c906_refreshed2:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a5, 1784(sp)
-	ld         	a6, 1864(sp)
-	xor        	a5, a6, a5
-	th.extu    	a5, a5, 7, 0
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1792(sp)
-	xor        	s6, a6, a5
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1800(sp)
+	ld         	a4, 1848(sp)
+	xor        	a4, t0, a4
+	th.extu    	a4, a4, 7, 0
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a5, 1864(sp)
+	xor        	s6, a5, a4
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	a7, 1888(sp)
 	xor        	a7, a7, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1816(sp)
-	xor        	s5, s2, a5
-	ld         	a5, 1824(sp)
-	xor        	s7, a5, a6
-	ld         	a5, 1848(sp)
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_46
+	ld         	s1, 1896(sp)
+	xor        	s4, s1, a4
+	ld         	a4, 1904(sp)
+	xor        	s5, a4, a5
+	ld         	a4, 1856(sp)
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_46
 	jal        	zero, .Laes_gcm_encrypt_c906_extra3
 .Laes_gcm_encrypt_c906_46:
 .Laes_gcm_encrypt_c906_extra_done3:
 	# states[3] = s; ctr += 1
-	sw         	a7, 1696(sp)
-	sw         	s1, 1700(sp)
-	sw         	s5, 1704(sp)
-	sw         	s7, 1708(sp)
-	ld         	a5, 1864(sp)
-	addiw      	a5, a5, 1
-	sd         	a5, 1864(sp)
-	andi       	a6, a5, 255
-	bne        	a6, zero, .Laes_gcm_encrypt_c906_47
+	sw         	a6, 1696(sp)
+	sw         	a7, 1700(sp)
+	sw         	s4, 1704(sp)
+	sw         	s5, 1708(sp)
+	addiw      	t0, t0, 1
+	andi       	a5, t0, 255
+	bne        	a5, zero, .Laes_gcm_encrypt_c906_47
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh3
 .Laes_gcm_encrypt_c906_47:
 .Laes_gcm_encrypt_c906_refreshed3:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a5, 1784(sp)
-	ld         	a6, 1864(sp)
-	xor        	a5, a6, a5
-	th.extu    	a5, a5, 7, 0
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1792(sp)
-	xor        	s6, a6, a5
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1800(sp)
+	ld         	a4, 1848(sp)
+	xor        	a4, t0, a4
+	th.extu    	a4, a4, 7, 0
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a5, 1864(sp)
+	xor        	s6, a5, a4
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	a7, 1888(sp)
 	xor        	a7, a7, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1816(sp)
-	xor        	s5, s2, a5
-	ld         	a5, 1824(sp)
-	xor        	s7, a5, a6
-	ld         	a5, 1848(sp)
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_48
+	ld         	s1, 1896(sp)
+	xor        	s4, s1, a4
+	ld         	a4, 1904(sp)
+	xor        	s5, a4, a5
+	ld         	a4, 1856(sp)
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_48
 	jal        	zero, .Laes_gcm_encrypt_c906_extra4
 .Laes_gcm_encrypt_c906_48:
 .Laes_gcm_encrypt_c906_extra_done4:
 	# states[4] = s; ctr += 1
-	sw         	a7, 1712(sp)
-	sw         	s1, 1716(sp)
-	sw         	s5, 1720(sp)
-	sw         	s7, 1724(sp)
-	ld         	a5, 1864(sp)
-	addiw      	a5, a5, 1
-	sd         	a5, 1864(sp)
-	andi       	a6, a5, 255
-	bne        	a6, zero, .Laes_gcm_encrypt_c906_49
+	sw         	a6, 1712(sp)
+	sw         	a7, 1716(sp)
+	sw         	s4, 1720(sp)
+	sw         	s5, 1724(sp)
+	addiw      	t0, t0, 1
+	andi       	a5, t0, 255
+	bne        	a5, zero, .Laes_gcm_encrypt_c906_49
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh4
 .Laes_gcm_encrypt_c906_49:
 .Laes_gcm_encrypt_c906_refreshed4:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a5, 1784(sp)
-	ld         	a6, 1864(sp)
-	xor        	a5, a6, a5
-	th.extu    	a5, a5, 7, 0
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1792(sp)
-	xor        	s6, a6, a5
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1800(sp)
+	ld         	a4, 1848(sp)
+	xor        	a4, t0, a4
+	th.extu    	a4, a4, 7, 0
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a5, 1864(sp)
+	xor        	s6, a5, a4
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	a7, 1888(sp)
 	xor        	a7, a7, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1816(sp)
-	xor        	s5, s2, a5
-	ld         	a5, 1824(sp)
-	xor        	s7, a5, a6
-	ld         	a5, 1848(sp)
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_50
+	ld         	s1, 1896(sp)
+	xor        	s4, s1, a4
+	ld         	a4, 1904(sp)
+	xor        	s5, a4, a5
+	ld         	a4, 1856(sp)
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_50
 	jal        	zero, .Laes_gcm_encrypt_c906_extra5
 .Laes_gcm_encrypt_c906_50:
 .Laes_gcm_encrypt_c906_extra_done5:
 	# states[5] = s; ctr += 1
-	sw         	a7, 1728(sp)
-	sw         	s1, 1732(sp)
-	sw         	s5, 1736(sp)
-	sw         	s7, 1740(sp)
-	ld         	a5, 1864(sp)
-	addiw      	a5, a5, 1
-	sd         	a5, 1864(sp)
-	andi       	a6, a5, 255
-	bne        	a6, zero, .Laes_gcm_encrypt_c906_51
+	sw         	a6, 1728(sp)
+	sw         	a7, 1732(sp)
+	sw         	s4, 1736(sp)
+	sw         	s5, 1740(sp)
+	addiw      	t0, t0, 1
+	andi       	a5, t0, 255
+	bne        	a5, zero, .Laes_gcm_encrypt_c906_51
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh5
 .Laes_gcm_encrypt_c906_51:
 .Laes_gcm_encrypt_c906_refreshed5:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a5, 1784(sp)
-	ld         	a6, 1864(sp)
-	xor        	a5, a6, a5
-	th.extu    	a5, a5, 7, 0
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1792(sp)
-	xor        	s6, a6, a5
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1800(sp)
+	ld         	a4, 1848(sp)
+	xor        	a4, t0, a4
+	th.extu    	a4, a4, 7, 0
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a5, 1864(sp)
+	xor        	s6, a5, a4
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	a7, 1888(sp)
 	xor        	a7, a7, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1816(sp)
-	xor        	s5, s2, a5
-	ld         	a5, 1824(sp)
-	xor        	s7, a5, a6
-	ld         	a5, 1848(sp)
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_52
+	ld         	s1, 1896(sp)
+	xor        	s4, s1, a4
+	ld         	a4, 1904(sp)
+	xor        	s5, a4, a5
+	ld         	a4, 1856(sp)
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_52
 	jal        	zero, .Laes_gcm_encrypt_c906_extra6
 .Laes_gcm_encrypt_c906_52:
 .Laes_gcm_encrypt_c906_extra_done6:
 	# states[6] = s; ctr += 1
-	sw         	a7, 1744(sp)
-	sw         	s1, 1748(sp)
-	sw         	s5, 1752(sp)
-	sw         	s7, 1756(sp)
-	ld         	a5, 1864(sp)
-	addiw      	a5, a5, 1
-	sd         	a5, 1864(sp)
-	andi       	a6, a5, 255
-	bne        	a6, zero, .Laes_gcm_encrypt_c906_53
+	sw         	a6, 1744(sp)
+	sw         	a7, 1748(sp)
+	sw         	s4, 1752(sp)
+	sw         	s5, 1756(sp)
+	addiw      	t0, t0, 1
+	andi       	a5, t0, 255
+	bne        	a5, zero, .Laes_gcm_encrypt_c906_53
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh6
 .Laes_gcm_encrypt_c906_53:
 .Laes_gcm_encrypt_c906_refreshed6:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a5, 1784(sp)
-	ld         	a6, 1864(sp)
-	xor        	a5, a6, a5
-	th.extu    	a5, a5, 7, 0
-	th.lrwu    	a5, t3, a5, 2
-	ld         	a6, 1792(sp)
-	xor        	s6, a6, a5
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1800(sp)
+	ld         	a4, 1848(sp)
+	xor        	a4, t0, a4
+	th.extu    	a4, a4, 7, 0
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a5, 1864(sp)
+	xor        	s6, a5, a4
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	a7, 1888(sp)
 	xor        	a7, a7, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	s2, 1816(sp)
-	xor        	s5, s2, a5
-	ld         	a5, 1824(sp)
-	xor        	s7, a5, a6
-	ld         	a5, 1848(sp)
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_54
+	ld         	s1, 1896(sp)
+	xor        	s4, s1, a4
+	ld         	a4, 1904(sp)
+	xor        	s5, a4, a5
+	ld         	a4, 1856(sp)
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_54
 	jal        	zero, .Laes_gcm_encrypt_c906_extra7
 .Laes_gcm_encrypt_c906_54:
 .Laes_gcm_encrypt_c906_extra_done7:
 	# states[7] = s; ctr += 1
-	sw         	a7, 1760(sp)
-	sw         	s1, 1764(sp)
-	sw         	s5, 1768(sp)
-	sw         	s7, 1772(sp)
-	ld         	a5, 1864(sp)
-	addiw      	a5, a5, 1
-	sd         	a5, 1864(sp)
-	andi       	a6, a5, 255
-	bne        	a6, zero, .Laes_gcm_encrypt_c906_55
+	sw         	a6, 1760(sp)
+	sw         	a7, 1764(sp)
+	sw         	s4, 1768(sp)
+	sw         	s5, 1772(sp)
+	addiw      	t0, t0, 1
+	andi       	a5, t0, 255
+	bne        	a5, zero, .Laes_gcm_encrypt_c906_55
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh7
 .Laes_gcm_encrypt_c906_55:
 .Laes_gcm_encrypt_c906_refreshed7:
 	# GHASH of the previous group's ciphertext, merged with this group's AES
 	# bytes = the group's 128 bytes
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
+	ld         	a4, 1840(sp)
 	.word	0x02077007	# th.vle.v v0, (a4)
 	# blocks[l] = reverse(block l) (e8)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
 	# block 0: s = states[0]
-	lw         	a7, 1648(sp)
-	lw         	s1, 1652(sp)
-	lw         	s5, 1656(sp)
-	lw         	s7, 1660(sp)
+	lw         	a6, 1648(sp)
+	lw         	a7, 1652(sp)
+	lw         	s4, 1656(sp)
+	lw         	s5, 1660(sp)
 	# round u = 7 of 13
-	lw         	s6, 112(t4)
-	lw         	s3, 116(t4)
-	lw         	s2, 120(t4)
-	lw         	s4, 124(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	lw         	s6, 112(t5)
+	lw         	s2, 116(t5)
+	lw         	s1, 120(t5)
+	lw         	s3, 124(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
 	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
-	th.lrwu    	a6, t3, a6, 2
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
+	th.extu    	a5, s5, 31, 24
+	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
 	.word	0x322e8557	# th.vrgather.vv v10, v2, v29
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	.word	0x323e85d7	# th.vrgather.vv v11, v3, v29
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
-	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
 	.word	0x325e86d7	# th.vrgather.vv v13, v5, v29
-	addi       	s8, sp, 1152
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
+	addi       	s7, sp, 1152
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
 	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
 	.word	0x327e87d7	# th.vrgather.vv v15, v7, v29
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x020c7427	# th.vse.v v8, (s8)
+	th.extu    	a5, s5, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x020bf427	# th.vse.v v8, (s7)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# block 0 ^= Xi
-	ld         	a4, 1152(sp)
-	xor        	s2, s2, a5
-	ld         	a5, 1880(sp)
-	xor        	a4, a4, a5
-	sd         	a4, 1152(sp)
-	ld         	a4, 1160(sp)
+	ld         	s8, 1152(sp)
+	xor        	s1, s1, a4
+	ld         	a4, 1808(sp)
+	xor        	s8, s8, a4
+	sd         	s8, 1152(sp)
+	ld         	s8, 1160(sp)
 	# transpose: lane l of w[k] = word k of block l; the mid operands
-	addi       	s8, sp, 1152
-	ld         	a5, 1888(sp)
-	xor        	a4, a4, a5
-	sd         	a4, 1160(sp)
-	th.extu    	a5, a7, 23, 16
+	addi       	s7, sp, 1152
+	ld         	a4, 1824(sp)
+	xor        	s8, s8, a4
+	sd         	s8, 1160(sp)
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	.word	0x620bf407	# th.vlseg4e.v v8, (s7)
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	.word	0x620c7407	# th.vlseg4e.v v8, (s8)
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 8 of 13
-	lw         	a7, 128(t4)
-	lw         	s1, 132(t4)
+	lw         	a6, 128(t5)
+	lw         	a7, 132(t5)
 	.word	0x2e850857	# th.vxor.vv v16, v8, v10
-	lw         	s5, 136(t4)
-	lw         	s7, 140(t4)
-	th.extu    	a5, s6, 7, 0
+	lw         	s4, 136(t5)
+	lw         	s5, 140(t5)
+	th.extu    	a4, s6, 7, 0
 	.word	0x2ec70957	# th.vxor.vv v18, v12, v14
 	# operands[t] = the operand of piece t
-	addi       	s8, sp, 1280
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
+	addi       	s7, sp, 1280
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
 	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
 	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
 	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
-	th.lrwu    	a6, t3, a6, 2
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	.word	0x020bf427	# th.vse.v v8, (s7)
+	addi       	s7, sp, 1312
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	.word	0x020bf527	# th.vse.v v10, (s7)
+	addi       	s7, sp, 1344
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x020bf827	# th.vse.v v16, (s7)
+	addi       	s7, sp, 1376
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	.word	0x020bf627	# th.vse.v v12, (s7)
+	addi       	s7, sp, 1408
+	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	.word	0x020c7427	# th.vse.v v8, (s8)
-	addi       	s8, sp, 1312
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	.word	0x020c7527	# th.vse.v v10, (s8)
-	addi       	s8, sp, 1344
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x020c7827	# th.vse.v v16, (s8)
-	addi       	s8, sp, 1376
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
-	.word	0x020c7627	# th.vse.v v12, (s8)
-	addi       	s8, sp, 1408
+	.word	0x020bf727	# th.vse.v v14, (s7)
+	addi       	s7, sp, 1440
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x020bf927	# th.vse.v v18, (s7)
+	addi       	s7, sp, 1472
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	.word	0x020bfa27	# th.vse.v v20, (s7)
+	addi       	s7, sp, 1504
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	.word	0x020bfb27	# th.vse.v v22, (s7)
+	addi       	s7, sp, 1536
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	.word	0x020c7727	# th.vse.v v14, (s8)
-	addi       	s8, sp, 1440
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x020c7927	# th.vse.v v18, (s8)
-	addi       	s8, sp, 1472
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	.word	0x020c7a27	# th.vse.v v20, (s8)
-	addi       	s8, sp, 1504
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	.word	0x020c7b27	# th.vse.v v22, (s8)
-	addi       	s8, sp, 1536
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x020c7c27	# th.vse.v v24, (s8)
+	.word	0x020bfc27	# th.vse.v v24, (s7)
 	# piece 0: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1280
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
-	addi       	s8, sp, 0
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
+	addi       	s7, sp, 1280
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	.word	0x26054457	# th.vand.vx v8, v0, a0
+	addi       	s7, sp, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
 	.word	0x26064557	# th.vand.vx v10, v0, a2
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	th.extu    	a5, s3, 23, 16
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	s5, s5, a4
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	# round u = 9 of 13
-	lw         	s6, 144(t4)
-	lw         	s3, 148(t4)
-	lw         	s2, 152(t4)
-	lw         	s4, 156(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	lw         	s6, 144(t5)
+	lw         	s2, 148(t5)
+	lw         	s1, 152(t5)
+	lw         	s3, 156(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 10 of 13
-	lw         	a7, 160(t4)
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
-	lw         	s1, 164(t4)
-	lw         	s5, 168(t4)
-	lw         	s7, 172(t4)
+	lw         	a6, 160(t5)
+	.word	0x27654757	# th.vand.vx v14, v22, a0
+	lw         	a7, 164(t5)
+	lw         	s4, 168(t5)
+	lw         	s5, 172(t5)
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
 	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	# round u = 11 of 13
-	lw         	s6, 176(t4)
-	lw         	s3, 180(t4)
-	lw         	s2, 184(t4)
+	lw         	s6, 176(t5)
+	lw         	s2, 180(t5)
+	lw         	s1, 184(t5)
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	lw         	s4, 188(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
+	lw         	s3, 188(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
+	th.extu    	a5, s4, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
-	th.extu    	a5, s7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
-	th.extu    	a5, a7, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
+	xor        	s1, s1, a4
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
+	xor        	s3, s3, a4
+	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	xor        	s4, s4, a6
+	xor        	s3, s3, a5
 	# round u = 12 of 13
-	lw         	a7, 192(t4)
-	lw         	s1, 196(t4)
+	lw         	a6, 192(t5)
+	lw         	a7, 196(t5)
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
-	lw         	s5, 200(t4)
-	lw         	s7, 204(t4)
-	th.extu    	a5, s6, 7, 0
+	lw         	s4, 200(t5)
+	lw         	s5, 204(t5)
+	th.extu    	a4, s6, 7, 0
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	# round u = 13 of 13
-	lw         	s6, 208(t4)
+	lw         	s6, 208(t5)
 	# sums[0] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	lw         	s3, 212(t4)
-	lw         	s2, 216(t4)
-	lw         	s4, 220(t4)
-	th.extu    	a5, a7, 7, 0
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	th.extu    	a5, s5, 23, 16
+	lw         	s2, 212(t5)
+	lw         	s1, 216(t5)
+	lw         	s3, 220(t5)
+	th.extu    	a4, a6, 7, 0
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
+	xor        	s6, s6, a4
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s5, 31, 24
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 1: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1312
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
+	addi       	s7, sp, 1312
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1568(sp)
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
-	addi       	s8, sp, 128
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
+	.word	0x26054457	# th.vand.vx v8, v0, a0
+	addi       	s7, sp, 128
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
 	.word	0x26064557	# th.vand.vx v10, v0, a2
-	th.extu    	a5, s7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
 	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	xor        	s4, s4, a6
+	xor        	s3, s3, a5
 	# final round
-	addi       	s1, t3, 1024
+	addi       	s4, t4, 1024
 	addi       	s9, zero, 256
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	lui        	s10, 16
 	lui        	s11, 4096
-	th.extu    	a4, s6, 7, 0
+	th.extu    	a6, s6, 7, 0
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s5, s3, 7, 0
-	th.lrbu    	s5, s1, s5, 0
+	th.lrbu    	a6, s4, a6, 0
+	th.extu    	s5, s2, 7, 0
+	th.lrbu    	s5, s4, s5, 0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a7, s2, 7, 0
-	th.lrbu    	a7, s1, a7, 0
-	th.extu    	s7, s4, 7, 0
+	th.extu    	a7, s1, 7, 0
+	th.lrbu    	a7, s4, a7, 0
+	th.extu    	s8, s3, 7, 0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrbu    	s7, s1, s7, 0
-	th.extu    	a5, s3, 15, 8
-	th.lrbu    	a5, s1, a5, 0
+	th.lrbu    	s8, s4, s8, 0
+	th.extu    	a4, s2, 15, 8
+	th.lrbu    	a4, s4, a4, 0
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	th.extu    	a6, s2, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s9
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
-	th.extu    	a5, s4, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s9
+	th.extu    	a5, s1, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s9
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
+	th.extu    	a4, s3, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s9
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s6, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s9
+	th.extu    	a5, s6, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s9
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, s2, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s9
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
-	th.extu    	a6, s4, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s10
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	th.extu    	a5, s6, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s10
+	th.extu    	a4, s1, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s9
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
+	th.extu    	a5, s3, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s10
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	th.extu    	a4, s6, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s10
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s10
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
-	th.extu    	a5, s4, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s10
+	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s10
+	.word	0x27654757	# th.vand.vx v14, v22, a0
+	th.extu    	a4, s3, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s10
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	th.extu    	a6, s6, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s11
+	th.extu    	a5, s6, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s11
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	th.extu    	a5, s3, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s11
+	th.extu    	a4, s2, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s11
 	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
-	th.extu    	a6, s2, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s11
+	th.extu    	a5, s1, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s11
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
-	th.mula    	s7, a6, s11
-	ld         	a5, 224(t4)
-	ld         	a6, 232(t4)
+	th.mula    	s8, a5, s11
+	ld         	a4, 224(t5)
+	ld         	a5, 232(t5)
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	slli       	s5, s5, 32
-	slli       	s7, s7, 32
-	xor        	a4, a4, a5
+	slli       	s8, s8, 32
+	xor        	a6, a6, a4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	a7, a7, a6
-	xor        	a4, a4, s5
-	xor        	a7, a7, s7
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	xor        	a7, a7, a5
+	xor        	a6, a6, s5
+	xor        	a7, a7, s8
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	# out[0] = in[0] ^ keystream
-	ld         	a6, 0(a0)
-	ld         	a5, 8(a0)
-	xor        	a4, a4, a6
+	ld         	a5, 1912(sp)
+	ld         	a4, 0(a5)
+	ld         	a5, 8(a5)
+	xor        	a6, a6, a4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	xor        	a7, a7, a5
-	sd         	a4, 0(a1)
+	sd         	a6, 0(a1)
 	sd         	a7, 8(a1)
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	# block 1: s = states[1]
-	lw         	a7, 1664(sp)
-	lw         	s1, 1668(sp)
-	lw         	s5, 1672(sp)
+	lw         	a6, 1664(sp)
+	lw         	a7, 1668(sp)
+	lw         	s4, 1672(sp)
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	lw         	s7, 1676(sp)
+	lw         	s5, 1676(sp)
 	# round u = 7 of 13
-	lw         	s6, 112(t4)
-	lw         	s3, 116(t4)
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
-	lw         	s2, 120(t4)
-	lw         	s4, 124(t4)
-	th.extu    	a5, a7, 7, 0
+	lw         	s6, 112(t5)
+	lw         	s2, 116(t5)
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
+	lw         	s1, 120(t5)
+	lw         	s3, 124(t5)
+	th.extu    	a4, a6, 7, 0
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 8 of 13
-	lw         	a7, 128(t4)
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
-	lw         	s1, 132(t4)
-	lw         	s5, 136(t4)
-	lw         	s7, 140(t4)
+	lw         	a6, 128(t5)
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
+	lw         	a7, 132(t5)
+	lw         	s4, 136(t5)
+	lw         	s5, 140(t5)
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	# round u = 9 of 13
-	lw         	s6, 144(t4)
-	lw         	s3, 148(t4)
-	lw         	s2, 152(t4)
+	lw         	s6, 144(t5)
+	lw         	s2, 148(t5)
+	lw         	s1, 152(t5)
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	lw         	s4, 156(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	lw         	s3, 156(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	th.extu    	a5, s5, 23, 16
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a4
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.extu    	a5, s4, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
 	# sums[1] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	th.extu    	a5, s7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 2: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1344
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
+	addi       	s7, sp, 1344
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1576(sp)
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
-	addi       	s8, sp, 256
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	.word	0x26054457	# th.vand.vx v8, v0, a0
+	addi       	s7, sp, 256
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x26064557	# th.vand.vx v10, v0, a2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 10 of 13
-	lw         	a7, 160(t4)
-	lw         	s1, 164(t4)
-	lw         	s5, 168(t4)
-	lw         	s7, 172(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
+	lw         	a6, 160(t5)
+	lw         	a7, 164(t5)
+	lw         	s4, 168(t5)
+	lw         	s5, 172(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
 	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	# round u = 11 of 13
-	lw         	s6, 176(t4)
-	lw         	s3, 180(t4)
-	lw         	s2, 184(t4)
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
-	lw         	s4, 188(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	lw         	s6, 176(t5)
+	lw         	s2, 180(t5)
+	lw         	s1, 184(t5)
+	.word	0x27654757	# th.vand.vx v14, v22, a0
+	lw         	s3, 188(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
+	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
+	xor        	s2, s2, a4
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, a7, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
+	xor        	s1, s1, a4
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
+	xor        	s3, s3, a4
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	xor        	s4, s4, a6
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	s3, s3, a5
 	# round u = 12 of 13
-	lw         	a7, 192(t4)
-	lw         	s1, 196(t4)
+	lw         	a6, 192(t5)
+	lw         	a7, 196(t5)
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	lw         	s5, 200(t4)
-	lw         	s7, 204(t4)
-	th.extu    	a5, s6, 7, 0
+	lw         	s4, 200(t5)
+	lw         	s5, 204(t5)
+	th.extu    	a4, s6, 7, 0
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	# round u = 13 of 13
-	lw         	s6, 208(t4)
+	lw         	s6, 208(t5)
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	lw         	s3, 212(t4)
-	lw         	s2, 216(t4)
-	lw         	s4, 220(t4)
+	lw         	s2, 212(t5)
+	lw         	s1, 216(t5)
+	lw         	s3, 220(t5)
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t3, a6, 2
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
+	th.extu    	a5, s5, 31, 24
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t3, a6, 2
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
+	th.extu    	a5, s4, 31, 24
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# final round
-	addi       	s1, t3, 1024
+	addi       	s4, t4, 1024
 	addi       	s9, zero, 256
 	lui        	s10, 16
 	# sums[2] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
 	lui        	s11, 4096
-	th.extu    	a4, s6, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s5, s3, 7, 0
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
-	th.lrbu    	s5, s1, s5, 0
-	th.extu    	a7, s2, 7, 0
-	th.lrbu    	a7, s1, a7, 0
-	th.extu    	s7, s4, 7, 0
+	th.extu    	a6, s6, 7, 0
+	th.lrbu    	a6, s4, a6, 0
+	th.extu    	s5, s2, 7, 0
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	th.lrbu    	s5, s4, s5, 0
+	th.extu    	a7, s1, 7, 0
+	th.lrbu    	a7, s4, a7, 0
+	th.extu    	s8, s3, 7, 0
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	th.lrbu    	s7, s1, s7, 0
-	th.extu    	a5, s3, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	a6, s2, 15, 8
+	th.lrbu    	s8, s4, s8, 0
+	th.extu    	a4, s2, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.extu    	a5, s1, 15, 8
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 3: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1376
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s9
-	th.extu    	a5, s4, 15, 8
+	addi       	s7, sp, 1376
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s9
+	th.extu    	a4, s3, 15, 8
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1584(sp)
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s9
-	th.extu    	a6, s6, 15, 8
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
-	addi       	s8, sp, 384
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s9
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s9
+	th.extu    	a5, s6, 15, 8
+	.word	0x26054457	# th.vand.vx v8, v0, a0
+	addi       	s7, sp, 384
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s9
 	.word	0x26064557	# th.vand.vx v10, v0, a2
-	th.extu    	a5, s2, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s9
+	th.extu    	a4, s1, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s9
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	th.extu    	a6, s4, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s10
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	th.extu    	a5, s6, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s10
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s10
-	th.extu    	a5, s4, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s10
-	th.extu    	a6, s6, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s11
-	th.extu    	a5, s3, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s11
-	th.extu    	a6, s2, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s11
+	th.extu    	a5, s3, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s10
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	th.extu    	a4, s6, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s10
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
+	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s10
+	th.extu    	a4, s3, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s10
+	th.extu    	a5, s6, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s11
+	th.extu    	a4, s2, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s11
+	th.extu    	a5, s1, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s11
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	th.mula    	s7, a6, s11
-	ld         	a5, 224(t4)
-	ld         	a6, 232(t4)
+	th.mula    	s8, a5, s11
+	ld         	a4, 224(t5)
+	ld         	a5, 232(t5)
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	slli       	s5, s5, 32
-	slli       	s7, s7, 32
-	xor        	a4, a4, a5
+	slli       	s8, s8, 32
+	xor        	a6, a6, a4
 	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	xor        	a7, a7, a6
-	xor        	a4, a4, s5
-	xor        	a7, a7, s7
+	xor        	a7, a7, a5
+	xor        	a6, a6, s5
+	xor        	a7, a7, s8
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	# out[1] = in[1] ^ keystream
-	ld         	a6, 16(a0)
-	ld         	a5, 24(a0)
-	xor        	a4, a4, a6
+	ld         	a5, 1912(sp)
+	ld         	a4, 16(a5)
+	ld         	a5, 24(a5)
+	xor        	a6, a6, a4
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
 	xor        	a7, a7, a5
-	sd         	a4, 16(a1)
+	sd         	a6, 16(a1)
 	sd         	a7, 24(a1)
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	# block 2: s = states[2]
-	lw         	a7, 1680(sp)
-	lw         	s1, 1684(sp)
-	lw         	s5, 1688(sp)
+	lw         	a6, 1680(sp)
+	lw         	a7, 1684(sp)
+	lw         	s4, 1688(sp)
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	lw         	s7, 1692(sp)
+	lw         	s5, 1692(sp)
 	# round u = 7 of 13
-	lw         	s6, 112(t4)
-	lw         	s3, 116(t4)
+	lw         	s6, 112(t5)
+	lw         	s2, 116(t5)
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	lw         	s2, 120(t4)
-	lw         	s4, 124(t4)
-	th.extu    	a5, a7, 7, 0
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	lw         	s1, 120(t5)
+	lw         	s3, 124(t5)
+	th.extu    	a4, a6, 7, 0
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x27654757	# th.vand.vx v14, v22, a0
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
-	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
-	# round u = 8 of 13
-	lw         	a7, 128(t4)
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	lw         	s1, 132(t4)
-	lw         	s5, 136(t4)
-	lw         	s7, 140(t4)
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.lrwu    	a6, t1, a6, 2
 	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
+	# round u = 8 of 13
+	lw         	a6, 128(t5)
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	lw         	a7, 132(t5)
+	lw         	s4, 136(t5)
+	lw         	s5, 140(t5)
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	# round u = 9 of 13
-	lw         	s6, 144(t4)
-	lw         	s3, 148(t4)
-	lw         	s2, 152(t4)
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
-	lw         	s4, 156(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	lw         	s6, 144(t5)
+	lw         	s2, 148(t5)
+	lw         	s1, 152(t5)
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
+	lw         	s3, 156(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, s5, 23, 16
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a4
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.extu    	a5, s4, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	th.extu    	a5, s7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, a7, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
+	xor        	s1, s1, a4
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	xor        	s4, s4, a6
-	# round u = 10 of 13
-	lw         	a7, 160(t4)
-	lw         	s1, 164(t4)
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
-	lw         	s5, 168(t4)
-	lw         	s7, 172(t4)
-	th.extu    	a5, s6, 7, 0
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	xor        	s3, s3, a5
+	# round u = 10 of 13
+	lw         	a6, 160(t5)
+	lw         	a7, 164(t5)
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
+	lw         	s4, 168(t5)
+	lw         	s5, 172(t5)
+	th.extu    	a4, s6, 7, 0
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	# sums[3] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 4: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1408
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	addi       	s7, sp, 1408
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1592(sp)
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
-	addi       	s8, sp, 512
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x26054457	# th.vand.vx v8, v0, a0
+	addi       	s7, sp, 512
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	.word	0x26064557	# th.vand.vx v10, v0, a2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# round u = 11 of 13
-	lw         	s6, 176(t4)
-	lw         	s3, 180(t4)
-	lw         	s2, 184(t4)
-	lw         	s4, 188(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	lw         	s6, 176(t5)
+	lw         	s2, 180(t5)
+	lw         	s1, 184(t5)
+	lw         	s3, 188(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
+	th.extu    	a5, s4, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
 	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	th.extu    	a5, s7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, a7, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
+	xor        	s1, s1, a4
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	xor        	s4, s4, a6
+	xor        	s3, s3, a4
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	xor        	s3, s3, a5
 	# round u = 12 of 13
-	lw         	a7, 192(t4)
-	lw         	s1, 196(t4)
+	lw         	a6, 192(t5)
+	lw         	a7, 196(t5)
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	lw         	s5, 200(t4)
-	lw         	s7, 204(t4)
-	th.extu    	a5, s6, 7, 0
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s4, 200(t5)
+	lw         	s5, 204(t5)
+	th.extu    	a4, s6, 7, 0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	# round u = 13 of 13
-	lw         	s6, 208(t4)
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	lw         	s3, 212(t4)
-	lw         	s2, 216(t4)
-	lw         	s4, 220(t4)
+	lw         	s6, 208(t5)
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	lw         	s2, 212(t5)
+	lw         	s1, 216(t5)
+	lw         	s3, 220(t5)
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s5, 31, 24
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t1, a6, 2
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
+	th.extu    	a5, s5, 15, 8
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# final round
-	addi       	s1, t3, 1024
+	addi       	s4, t4, 1024
 	addi       	s9, zero, 256
 	lui        	s10, 16
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	lui        	s11, 4096
-	th.extu    	a4, s6, 7, 0
-	th.lrbu    	a4, s1, a4, 0
+	th.extu    	a6, s6, 7, 0
+	th.lrbu    	a6, s4, a6, 0
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
-	th.extu    	s5, s3, 7, 0
-	th.lrbu    	s5, s1, s5, 0
-	th.extu    	a7, s2, 7, 0
+	th.extu    	s5, s2, 7, 0
+	th.lrbu    	s5, s4, s5, 0
+	th.extu    	a7, s1, 7, 0
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
-	th.lrbu    	a7, s1, a7, 0
-	th.extu    	s7, s4, 7, 0
-	th.lrbu    	s7, s1, s7, 0
+	th.lrbu    	a7, s4, a7, 0
+	th.extu    	s8, s3, 7, 0
+	th.lrbu    	s8, s4, s8, 0
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	th.extu    	a5, s3, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	a6, s2, 15, 8
+	th.extu    	a4, s2, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.extu    	a5, s1, 15, 8
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s9
-	th.extu    	a5, s4, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s9
+	th.extu    	a4, s3, 15, 8
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s9
-	th.extu    	a6, s6, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s9
+	th.extu    	a5, s6, 15, 8
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s9
-	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s9
+	th.extu    	a4, s1, 23, 16
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s9
-	th.extu    	a6, s4, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s9
+	th.extu    	a5, s3, 23, 16
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s10
-	th.extu    	a5, s6, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s10
+	th.extu    	a4, s6, 23, 16
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s10
-	th.extu    	a5, s4, 31, 24
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s10
-	th.extu    	a6, s6, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s10
+	th.extu    	a5, s2, 23, 16
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s10
+	th.extu    	a4, s3, 31, 24
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s10
+	th.extu    	a5, s6, 31, 24
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s11
-	th.extu    	a5, s3, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s11
+	th.extu    	a4, s2, 31, 24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s11
-	th.extu    	a6, s2, 31, 24
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s11
-	th.mula    	s7, a6, s11
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
-	ld         	a5, 224(t4)
-	ld         	a6, 232(t4)
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s11
+	th.extu    	a5, s1, 31, 24
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s11
+	th.mula    	s8, a5, s11
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
+	ld         	a4, 224(t5)
+	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	slli       	s7, s7, 32
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	xor        	a4, a4, s5
-	xor        	a7, a7, s7
+	slli       	s8, s8, 32
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	a6, a6, s5
+	xor        	a7, a7, s8
 	# out[2] = in[2] ^ keystream
-	ld         	a5, 32(a0)
+	ld         	a4, 1912(sp)
+	ld         	a4, 32(a4)
 	# sums[4] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	ld         	a6, 40(a0)
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
-	sd         	a4, 32(a1)
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	ld         	a5, 1912(sp)
+	ld         	a5, 40(a5)
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
+	sd         	a6, 32(a1)
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	sd         	a7, 40(a1)
 	# block 3: s = states[3]
-	lw         	a7, 1696(sp)
-	lw         	s1, 1700(sp)
-	lw         	s5, 1704(sp)
+	lw         	a6, 1696(sp)
+	lw         	a7, 1700(sp)
+	lw         	s4, 1704(sp)
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	lw         	s7, 1708(sp)
+	lw         	s5, 1708(sp)
 	# round u = 7 of 13
-	lw         	s6, 112(t4)
-	lw         	s3, 116(t4)
-	lw         	s2, 120(t4)
+	lw         	s6, 112(t5)
+	lw         	s2, 116(t5)
+	lw         	s1, 120(t5)
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 5: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1440
-	lw         	s4, 124(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	addi       	s7, sp, 1440
+	lw         	s3, 124(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1600(sp)
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
-	addi       	s8, sp, 640
-	th.extu    	a5, s5, 23, 16
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	.word	0x26054457	# th.vand.vx v8, v0, a0
+	addi       	s7, sp, 640
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x26064557	# th.vand.vx v10, v0, a2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x2606c657	# th.vand.vx v12, v0, a3
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x2606c657	# th.vand.vx v12, v0, a3
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 8 of 13
-	lw         	a7, 128(t4)
+	lw         	a6, 128(t5)
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	lw         	s1, 132(t4)
-	lw         	s5, 136(t4)
-	lw         	s7, 140(t4)
+	lw         	a7, 132(t5)
+	lw         	s4, 136(t5)
+	lw         	s5, 140(t5)
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	.word	0x27454957	# th.vand.vx v18, v20, a0
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	.word	0x27654757	# th.vand.vx v14, v22, a0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
 	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	# round u = 9 of 13
-	lw         	s6, 144(t4)
-	lw         	s3, 148(t4)
-	lw         	s2, 152(t4)
+	lw         	s6, 144(t5)
+	lw         	s2, 148(t5)
+	lw         	s1, 152(t5)
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	lw         	s4, 156(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
+	lw         	s3, 156(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
+	xor        	s2, s2, a4
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	th.extu    	a5, s5, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s4, s4, a6
-	# round u = 10 of 13
-	lw         	a7, 160(t4)
-	lw         	s1, 164(t4)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	lw         	s5, 168(t4)
-	lw         	s7, 172(t4)
-	th.extu    	a5, s6, 7, 0
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2746ca57	# th.vand.vx v20, v20, a3
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	s3, s3, a5
+	# round u = 10 of 13
+	lw         	a6, 160(t5)
+	lw         	a7, 164(t5)
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	lw         	s4, 168(t5)
+	lw         	s5, 172(t5)
+	th.extu    	a4, s6, 7, 0
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x2746ca57	# th.vand.vx v20, v20, a3
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x2766cb57	# th.vand.vx v22, v22, a3
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	# round u = 11 of 13
-	lw         	s6, 176(t4)
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	lw         	s3, 180(t4)
-	lw         	s2, 184(t4)
-	lw         	s4, 188(t4)
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
+	lw         	s6, 176(t5)
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	lw         	s2, 180(t5)
+	lw         	s1, 184(t5)
+	lw         	s3, 188(t5)
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	th.lrwu    	a6, t3, a6, 2
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
+	th.extu    	a5, s5, 31, 24
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
 	# sums[5] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	xor        	s2, s2, a5
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	th.extu    	a5, a7, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
+	xor        	s1, s1, a4
+	.word	0x32002457	# th.vext.x.v s0, v0, zero
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 6: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1472
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
+	addi       	s7, sp, 1472
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1608(sp)
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
-	addi       	s8, sp, 768
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	.word	0x26054457	# th.vand.vx v8, v0, a0
+	addi       	s7, sp, 768
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
 	.word	0x26064557	# th.vand.vx v10, v0, a2
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	xor        	s4, s4, a6
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	xor        	s3, s3, a5
 	# round u = 12 of 13
-	lw         	a7, 192(t4)
-	lw         	s1, 196(t4)
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
-	lw         	s5, 200(t4)
-	lw         	s7, 204(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
+	lw         	a6, 192(t5)
+	lw         	a7, 196(t5)
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
+	lw         	s4, 200(t5)
+	lw         	s5, 204(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
-	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
-	# round u = 13 of 13
-	lw         	s6, 208(t4)
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	lw         	s3, 212(t4)
-	lw         	s2, 216(t4)
-	lw         	s4, 220(t4)
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
+	# round u = 13 of 13
+	lw         	s6, 208(t5)
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	lw         	s2, 212(t5)
+	lw         	s1, 216(t5)
+	lw         	s3, 220(t5)
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	.word	0x27654757	# th.vand.vx v14, v22, a0
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	th.lrwu    	a6, t3, a6, 2
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
+	th.extu    	a5, s5, 31, 24
+	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
 	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	# final round
-	addi       	s1, t3, 1024
+	addi       	s4, t4, 1024
 	addi       	s9, zero, 256
 	lui        	s10, 16
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	lui        	s11, 4096
-	th.extu    	a4, s6, 7, 0
-	th.lrbu    	a4, s1, a4, 0
+	th.extu    	a6, s6, 7, 0
+	th.lrbu    	a6, s4, a6, 0
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	th.extu    	s5, s3, 7, 0
-	th.lrbu    	s5, s1, s5, 0
-	th.extu    	a7, s2, 7, 0
+	th.extu    	s5, s2, 7, 0
+	th.lrbu    	s5, s4, s5, 0
+	th.extu    	a7, s1, 7, 0
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	th.lrbu    	a7, s1, a7, 0
-	th.extu    	s7, s4, 7, 0
-	th.lrbu    	s7, s1, s7, 0
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
-	th.extu    	a5, s3, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	a6, s2, 15, 8
+	th.lrbu    	a7, s4, a7, 0
+	th.extu    	s8, s3, 7, 0
+	th.lrbu    	s8, s4, s8, 0
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	th.extu    	a4, s2, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.extu    	a5, s1, 15, 8
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s9
-	th.extu    	a5, s4, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s9
+	th.extu    	a4, s3, 15, 8
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s9
-	th.extu    	a6, s6, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s9
+	th.extu    	a5, s6, 15, 8
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s9
-	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s9
+	th.extu    	a4, s1, 23, 16
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s9
-	th.extu    	a6, s4, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s9
+	th.extu    	a5, s3, 23, 16
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s10
-	th.extu    	a5, s6, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s10
+	th.extu    	a4, s6, 23, 16
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s10
-	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s10
+	th.extu    	a5, s2, 23, 16
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s10
-	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s10
+	th.extu    	a4, s3, 31, 24
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s10
-	th.extu    	a6, s6, 31, 24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s11
-	th.extu    	a5, s3, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s10
+	th.extu    	a5, s6, 31, 24
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s11
+	th.extu    	a4, s2, 31, 24
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s11
-	th.extu    	a6, s2, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s11
+	th.extu    	a5, s1, 31, 24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s11
-	th.mula    	s7, a6, s11
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s11
+	th.mula    	s8, a5, s11
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	ld         	a5, 224(t4)
-	ld         	a6, 232(t4)
+	ld         	a4, 224(t5)
+	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	slli       	s7, s7, 32
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	xor        	a4, a4, s5
-	xor        	a7, a7, s7
+	slli       	s8, s8, 32
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	a6, a6, s5
+	xor        	a7, a7, s8
 	# out[3] = in[3] ^ keystream
-	ld         	a5, 48(a0)
+	ld         	a4, 1912(sp)
+	ld         	a4, 48(a4)
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	ld         	a6, 56(a0)
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
+	ld         	a5, 1912(sp)
+	ld         	a5, 56(a5)
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
-	sd         	a4, 48(a1)
+	sd         	a6, 48(a1)
 	sd         	a7, 56(a1)
 	# block 4: s = states[4]
-	lw         	a7, 1712(sp)
+	lw         	a6, 1712(sp)
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
-	lw         	s1, 1716(sp)
-	lw         	s5, 1720(sp)
-	lw         	s7, 1724(sp)
+	lw         	a7, 1716(sp)
+	lw         	s4, 1720(sp)
+	lw         	s5, 1724(sp)
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
 	# round u = 7 of 13
-	lw         	s6, 112(t4)
-	lw         	s3, 116(t4)
-	lw         	s2, 120(t4)
+	lw         	s6, 112(t5)
+	lw         	s2, 116(t5)
+	lw         	s1, 120(t5)
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	lw         	s4, 124(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	lw         	s3, 124(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
+	xor        	s2, s2, a4
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	th.extu    	a5, a7, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
+	xor        	s1, s1, a4
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
 	# sums[6] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 8 of 13
-	lw         	a7, 128(t4)
+	lw         	a6, 128(t5)
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	lw         	s1, 132(t4)
-	lw         	s5, 136(t4)
-	lw         	s7, 140(t4)
-	th.extu    	a5, s6, 7, 0
+	lw         	a7, 132(t5)
+	lw         	s4, 136(t5)
+	lw         	s5, 140(t5)
+	th.extu    	a4, s6, 7, 0
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 7: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1504
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	addi       	s7, sp, 1504
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1616(sp)
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
-	addi       	s8, sp, 896
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x26054457	# th.vand.vx v8, v0, a0
+	addi       	s7, sp, 896
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
 	.word	0x26064557	# th.vand.vx v10, v0, a2
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	# round u = 9 of 13
-	lw         	s6, 144(t4)
-	lw         	s3, 148(t4)
-	lw         	s2, 152(t4)
+	lw         	s6, 144(t5)
+	lw         	s2, 148(t5)
+	lw         	s1, 152(t5)
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	lw         	s4, 156(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	lw         	s3, 156(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
-	th.extu    	a5, s5, 23, 16
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a4
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
+	xor        	s2, s2, a4
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	.word	0x27654757	# th.vand.vx v14, v22, a0
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	xor        	s4, s4, a6
-	# round u = 10 of 13
-	lw         	a7, 160(t4)
-	lw         	s1, 164(t4)
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	lw         	s5, 168(t4)
-	lw         	s7, 172(t4)
-	th.extu    	a5, s6, 7, 0
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	.word	0x27464a57	# th.vand.vx v20, v20, a2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a4
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
+	xor        	s3, s3, a5
+	# round u = 10 of 13
+	lw         	a6, 160(t5)
+	lw         	a7, 164(t5)
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	lw         	s4, 168(t5)
+	lw         	s5, 172(t5)
+	th.extu    	a4, s6, 7, 0
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x27464a57	# th.vand.vx v20, v20, a2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x27664b57	# th.vand.vx v22, v22, a2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	# round u = 11 of 13
-	lw         	s6, 176(t4)
+	lw         	s6, 176(t5)
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	lw         	s3, 180(t4)
-	lw         	s2, 184(t4)
-	lw         	s4, 188(t4)
+	lw         	s2, 180(t5)
+	lw         	s1, 184(t5)
+	lw         	s3, 188(t5)
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a6, t3, a6, 2
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
+	th.extu    	a5, s5, 31, 24
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	# round u = 12 of 13
-	lw         	a7, 192(t4)
-	lw         	s1, 196(t4)
-	lw         	s5, 200(t4)
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	lw         	s7, 204(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
+	lw         	a6, 192(t5)
+	lw         	a7, 196(t5)
+	lw         	s4, 200(t5)
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	lw         	s5, 204(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
+	th.extu    	a5, s1, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
+	xor        	a7, a7, a4
+	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
 	# sums[7] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	# piece 8: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1536
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
+	addi       	s7, sp, 1536
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1624(sp)
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
-	addi       	s8, sp, 1024
-	th.extu    	a5, s3, 23, 16
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	.word	0x26054457	# th.vand.vx v8, v0, a0
+	addi       	s7, sp, 1024
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x26064557	# th.vand.vx v10, v0, a2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 	# round u = 13 of 13
-	lw         	s6, 208(t4)
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	lw         	s3, 212(t4)
-	lw         	s2, 216(t4)
-	lw         	s4, 220(t4)
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
+	lw         	s6, 208(t5)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	lw         	s2, 212(t5)
+	lw         	s1, 216(t5)
+	lw         	s3, 220(t5)
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a6, 31, 24
 	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 15, 8
 	.word	0x96c22c57	# th.vmul.vv v24, v12, v4
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
-	# final round
-	addi       	s1, t3, 1024
-	addi       	s9, zero, 256
-	lui        	s10, 16
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	lui        	s11, 4096
-	th.extu    	a4, s6, 7, 0
-	th.lrbu    	a4, s1, a4, 0
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	s5, s3, 7, 0
-	th.lrbu    	s5, s1, s5, 0
-	th.extu    	a7, s2, 7, 0
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
-	th.lrbu    	a7, s1, a7, 0
-	th.extu    	s7, s4, 7, 0
-	th.lrbu    	s7, s1, s7, 0
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x96812a57	# th.vmul.vv v20, v8, v2
-	th.extu    	a5, s3, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	a6, s2, 15, 8
-	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s9
-	th.extu    	a5, s4, 15, 8
-	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s9
-	th.extu    	a6, s6, 15, 8
-	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s9
-	th.extu    	a5, s2, 23, 16
-	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s9
-	th.extu    	a6, s4, 23, 16
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s10
-	th.extu    	a5, s6, 23, 16
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s10
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
 	th.extu    	a5, s4, 31, 24
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s10
-	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
+	# final round
+	addi       	s4, t4, 1024
+	addi       	s9, zero, 256
+	lui        	s10, 16
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	lui        	s11, 4096
+	th.extu    	a6, s6, 7, 0
+	th.lrbu    	a6, s4, a6, 0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s11
-	th.extu    	a5, s3, 31, 24
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s11
-	th.extu    	a6, s2, 31, 24
+	th.extu    	s5, s2, 7, 0
+	th.lrbu    	s5, s4, s5, 0
+	th.extu    	a7, s1, 7, 0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
+	th.lrbu    	a7, s4, a7, 0
+	th.extu    	s8, s3, 7, 0
+	th.lrbu    	s8, s4, s8, 0
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x96812a57	# th.vmul.vv v20, v8, v2
+	th.extu    	a4, s2, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.extu    	a5, s1, 15, 8
+	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s9
+	th.extu    	a4, s3, 15, 8
+	.word	0xb6662a57	# th.vmacc.vv v20, v12, v6
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s9
+	th.extu    	a5, s6, 15, 8
+	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s9
+	th.extu    	a4, s1, 23, 16
+	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s9
+	th.extu    	a5, s3, 23, 16
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s10
+	th.extu    	a4, s6, 23, 16
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s10
+	th.extu    	a5, s2, 23, 16
+	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s10
+	th.extu    	a4, s3, 31, 24
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s10
+	th.extu    	a5, s6, 31, 24
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s11
+	th.extu    	a4, s2, 31, 24
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s11
+	th.extu    	a5, s1, 31, 24
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s11
-	th.mula    	s7, a6, s11
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s11
+	th.mula    	s8, a5, s11
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	ld         	a5, 224(t4)
-	ld         	a6, 232(t4)
+	ld         	a4, 224(t5)
+	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	slli       	s7, s7, 32
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
+	slli       	s8, s8, 32
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	xor        	a4, a4, s5
-	xor        	a7, a7, s7
+	xor        	a6, a6, s5
+	xor        	a7, a7, s8
 	# out[4] = in[4] ^ keystream
-	ld         	a5, 64(a0)
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	ld         	a6, 72(a0)
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
+	ld         	a4, 1912(sp)
+	ld         	a4, 64(a4)
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	ld         	a5, 1912(sp)
+	ld         	a5, 72(a5)
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
-	sd         	a4, 64(a1)
+	sd         	a6, 64(a1)
 	sd         	a7, 72(a1)
 	# block 5: s = states[5]
-	lw         	a7, 1728(sp)
+	lw         	a6, 1728(sp)
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	lw         	s1, 1732(sp)
-	lw         	s5, 1736(sp)
-	lw         	s7, 1740(sp)
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	lw         	a7, 1732(sp)
+	lw         	s4, 1736(sp)
+	lw         	s5, 1740(sp)
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	# round u = 7 of 13
-	lw         	s6, 112(t4)
-	lw         	s3, 116(t4)
-	lw         	s2, 120(t4)
+	lw         	s6, 112(t5)
+	lw         	s2, 116(t5)
+	lw         	s1, 120(t5)
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
-	lw         	s4, 124(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	lw         	s3, 124(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, s5, 23, 16
+	th.extu    	a5, a7, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a4
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
 	.word	0x92c02d57	# th.vmulhu.vv v26, v12, v0
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
+	xor        	s2, s2, a4
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s2, s2, a5
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s2, s2, a5
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s2, s2, a5
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	th.extu    	a5, a7, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
+	xor        	s1, s1, a4
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s2, s2, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
-	th.extu    	a5, s1, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
 	.word	0x96a22c57	# th.vmul.vv v24, v10, v4
-	xor        	s4, s4, a6
+	xor        	s3, s3, a5
 	# round u = 8 of 13
-	lw         	a7, 128(t4)
-	lw         	s1, 132(t4)
+	lw         	a6, 128(t5)
+	lw         	a7, 132(t5)
 	.word	0x92a22d57	# th.vmulhu.vv v26, v10, v4
-	lw         	s5, 136(t4)
-	lw         	s7, 140(t4)
-	th.extu    	a5, s6, 7, 0
+	lw         	s4, 136(t5)
+	lw         	s5, 140(t5)
+	th.extu    	a4, s6, 7, 0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	.word	0x96c12c57	# th.vmul.vv v24, v12, v2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	# sums[8] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
-	xor        	s7, s7, a6
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
+	xor        	s5, s5, a5
 	# round u = 9 of 13
-	lw         	s6, 144(t4)
-	lw         	s3, 148(t4)
-	lw         	s2, 152(t4)
+	lw         	s6, 144(t5)
+	lw         	s2, 148(t5)
+	lw         	s1, 152(t5)
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	lw         	s4, 156(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
+	lw         	s3, 156(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1632(sp)
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 10 of 13
-	lw         	a7, 160(t4)
-	lw         	s1, 164(t4)
-	lw         	s5, 168(t4)
-	lw         	s7, 172(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	a6, 160(t5)
+	lw         	a7, 164(t5)
+	lw         	s4, 168(t5)
+	lw         	s5, 172(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
 	# round u = 11 of 13
-	lw         	s6, 176(t4)
-	lw         	s3, 180(t4)
-	lw         	s2, 184(t4)
-	lw         	s4, 188(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 176(t5)
+	lw         	s2, 180(t5)
+	lw         	s1, 184(t5)
+	lw         	s3, 188(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 12 of 13
-	lw         	a7, 192(t4)
-	lw         	s1, 196(t4)
-	lw         	s5, 200(t4)
-	lw         	s7, 204(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	a6, 192(t5)
+	lw         	a7, 196(t5)
+	lw         	s4, 200(t5)
+	lw         	s5, 204(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
 	# round u = 13 of 13
-	lw         	s6, 208(t4)
-	lw         	s3, 212(t4)
-	lw         	s2, 216(t4)
-	lw         	s4, 220(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 208(t5)
+	lw         	s2, 212(t5)
+	lw         	s1, 216(t5)
+	lw         	s3, 220(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# final round
-	addi       	s1, t3, 1024
+	addi       	s4, t4, 1024
 	addi       	s9, zero, 256
 	lui        	s10, 16
 	lui        	s11, 4096
-	th.extu    	a4, s6, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s5, s3, 7, 0
-	th.lrbu    	s5, s1, s5, 0
-	th.extu    	a7, s2, 7, 0
-	th.lrbu    	a7, s1, a7, 0
-	th.extu    	s7, s4, 7, 0
-	th.lrbu    	s7, s1, s7, 0
-	th.extu    	a5, s3, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	a6, s2, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s9
-	th.extu    	a5, s4, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s9
-	th.extu    	a6, s6, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s9
+	th.extu    	a6, s6, 7, 0
+	th.lrbu    	a6, s4, a6, 0
+	th.extu    	s5, s2, 7, 0
+	th.lrbu    	s5, s4, s5, 0
+	th.extu    	a7, s1, 7, 0
+	th.lrbu    	a7, s4, a7, 0
+	th.extu    	s8, s3, 7, 0
+	th.lrbu    	s8, s4, s8, 0
+	th.extu    	a4, s2, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.extu    	a5, s1, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s9
+	th.extu    	a4, s3, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s9
+	th.extu    	a5, s6, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s9
+	th.extu    	a4, s1, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s9
+	th.extu    	a5, s3, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s10
+	th.extu    	a4, s6, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s10
 	th.extu    	a5, s2, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s9
-	th.extu    	a6, s4, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s10
-	th.extu    	a5, s6, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s10
-	th.extu    	a5, s4, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s10
-	th.extu    	a6, s6, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s11
-	th.extu    	a5, s3, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s11
-	th.extu    	a6, s2, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s11
-	th.mula    	s7, a6, s11
-	ld         	a5, 224(t4)
-	ld         	a6, 232(t4)
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s10
+	th.extu    	a4, s3, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s10
+	th.extu    	a5, s6, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s11
+	th.extu    	a4, s2, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s11
+	th.extu    	a5, s1, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s11
+	th.mula    	s8, a5, s11
+	ld         	a4, 224(t5)
+	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	slli       	s7, s7, 32
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
-	xor        	a4, a4, s5
-	xor        	a7, a7, s7
+	slli       	s8, s8, 32
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
+	xor        	a6, a6, s5
+	xor        	a7, a7, s8
 	# out[5] = in[5] ^ keystream
-	ld         	a5, 80(a0)
-	ld         	a6, 88(a0)
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
-	sd         	a4, 80(a1)
+	ld         	a5, 1912(sp)
+	ld         	a4, 80(a5)
+	ld         	a5, 88(a5)
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
+	sd         	a6, 80(a1)
 	sd         	a7, 88(a1)
 	# block 6: s = states[6]
-	lw         	a7, 1744(sp)
-	lw         	s1, 1748(sp)
-	lw         	s5, 1752(sp)
-	lw         	s7, 1756(sp)
+	lw         	a6, 1744(sp)
+	lw         	a7, 1748(sp)
+	lw         	s4, 1752(sp)
+	lw         	s5, 1756(sp)
 	# round u = 7 of 13
-	lw         	s6, 112(t4)
-	lw         	s3, 116(t4)
-	lw         	s2, 120(t4)
-	lw         	s4, 124(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 112(t5)
+	lw         	s2, 116(t5)
+	lw         	s1, 120(t5)
+	lw         	s3, 124(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 8 of 13
-	lw         	a7, 128(t4)
-	lw         	s1, 132(t4)
-	lw         	s5, 136(t4)
-	lw         	s7, 140(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	a6, 128(t5)
+	lw         	a7, 132(t5)
+	lw         	s4, 136(t5)
+	lw         	s5, 140(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
 	# round u = 9 of 13
-	lw         	s6, 144(t4)
-	lw         	s3, 148(t4)
-	lw         	s2, 152(t4)
-	lw         	s4, 156(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 144(t5)
+	lw         	s2, 148(t5)
+	lw         	s1, 152(t5)
+	lw         	s3, 156(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 10 of 13
-	lw         	a7, 160(t4)
-	lw         	s1, 164(t4)
-	lw         	s5, 168(t4)
-	lw         	s7, 172(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	a6, 160(t5)
+	lw         	a7, 164(t5)
+	lw         	s4, 168(t5)
+	lw         	s5, 172(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
 	# round u = 11 of 13
-	lw         	s6, 176(t4)
-	lw         	s3, 180(t4)
-	lw         	s2, 184(t4)
-	lw         	s4, 188(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 176(t5)
+	lw         	s2, 180(t5)
+	lw         	s1, 184(t5)
+	lw         	s3, 188(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 12 of 13
-	lw         	a7, 192(t4)
-	lw         	s1, 196(t4)
-	lw         	s5, 200(t4)
-	lw         	s7, 204(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	a6, 192(t5)
+	lw         	a7, 196(t5)
+	lw         	s4, 200(t5)
+	lw         	s5, 204(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
 	# round u = 13 of 13
-	lw         	s6, 208(t4)
-	lw         	s3, 212(t4)
-	lw         	s2, 216(t4)
-	lw         	s4, 220(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 208(t5)
+	lw         	s2, 212(t5)
+	lw         	s1, 216(t5)
+	lw         	s3, 220(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# final round
-	addi       	s1, t3, 1024
+	addi       	s4, t4, 1024
 	addi       	s9, zero, 256
 	lui        	s10, 16
 	lui        	s11, 4096
-	th.extu    	a4, s6, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s5, s3, 7, 0
-	th.lrbu    	s5, s1, s5, 0
-	th.extu    	a7, s2, 7, 0
-	th.lrbu    	a7, s1, a7, 0
-	th.extu    	s7, s4, 7, 0
-	th.lrbu    	s7, s1, s7, 0
-	th.extu    	a5, s3, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	a6, s2, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s9
-	th.extu    	a5, s4, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s9
-	th.extu    	a6, s6, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s9
+	th.extu    	a6, s6, 7, 0
+	th.lrbu    	a6, s4, a6, 0
+	th.extu    	s5, s2, 7, 0
+	th.lrbu    	s5, s4, s5, 0
+	th.extu    	a7, s1, 7, 0
+	th.lrbu    	a7, s4, a7, 0
+	th.extu    	s8, s3, 7, 0
+	th.lrbu    	s8, s4, s8, 0
+	th.extu    	a4, s2, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.extu    	a5, s1, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s9
+	th.extu    	a4, s3, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s9
+	th.extu    	a5, s6, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s9
+	th.extu    	a4, s1, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s9
+	th.extu    	a5, s3, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s10
+	th.extu    	a4, s6, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s10
 	th.extu    	a5, s2, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s9
-	th.extu    	a6, s4, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s10
-	th.extu    	a5, s6, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s10
-	th.extu    	a5, s4, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s10
-	th.extu    	a6, s6, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s11
-	th.extu    	a5, s3, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s11
-	th.extu    	a6, s2, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s11
-	th.mula    	s7, a6, s11
-	ld         	a5, 224(t4)
-	ld         	a6, 232(t4)
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s10
+	th.extu    	a4, s3, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s10
+	th.extu    	a5, s6, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s11
+	th.extu    	a4, s2, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s11
+	th.extu    	a5, s1, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s11
+	th.mula    	s8, a5, s11
+	ld         	a4, 224(t5)
+	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	slli       	s7, s7, 32
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
-	xor        	a4, a4, s5
-	xor        	a7, a7, s7
+	slli       	s8, s8, 32
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
+	xor        	a6, a6, s5
+	xor        	a7, a7, s8
 	# out[6] = in[6] ^ keystream
-	ld         	a5, 96(a0)
-	ld         	a6, 104(a0)
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
-	sd         	a4, 96(a1)
+	ld         	a5, 1912(sp)
+	ld         	a4, 96(a5)
+	ld         	a5, 104(a5)
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
+	sd         	a6, 96(a1)
 	sd         	a7, 104(a1)
 	# block 7: s = states[7]
-	lw         	a7, 1760(sp)
-	lw         	s1, 1764(sp)
-	lw         	s5, 1768(sp)
-	lw         	s7, 1772(sp)
+	lw         	a6, 1760(sp)
+	lw         	a7, 1764(sp)
+	lw         	s4, 1768(sp)
+	lw         	s5, 1772(sp)
 	# round u = 7 of 13
-	lw         	s6, 112(t4)
-	lw         	s3, 116(t4)
-	lw         	s2, 120(t4)
-	lw         	s4, 124(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 112(t5)
+	lw         	s2, 116(t5)
+	lw         	s1, 120(t5)
+	lw         	s3, 124(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 8 of 13
-	lw         	a7, 128(t4)
-	lw         	s1, 132(t4)
-	lw         	s5, 136(t4)
-	lw         	s7, 140(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	a6, 128(t5)
+	lw         	a7, 132(t5)
+	lw         	s4, 136(t5)
+	lw         	s5, 140(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
 	# round u = 9 of 13
-	lw         	s6, 144(t4)
-	lw         	s3, 148(t4)
-	lw         	s2, 152(t4)
-	lw         	s4, 156(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 144(t5)
+	lw         	s2, 148(t5)
+	lw         	s1, 152(t5)
+	lw         	s3, 156(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 10 of 13
-	lw         	a7, 160(t4)
-	lw         	s1, 164(t4)
-	lw         	s5, 168(t4)
-	lw         	s7, 172(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	a6, 160(t5)
+	lw         	a7, 164(t5)
+	lw         	s4, 168(t5)
+	lw         	s5, 172(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
 	# round u = 11 of 13
-	lw         	s6, 176(t4)
-	lw         	s3, 180(t4)
-	lw         	s2, 184(t4)
-	lw         	s4, 188(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 176(t5)
+	lw         	s2, 180(t5)
+	lw         	s1, 184(t5)
+	lw         	s3, 188(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# round u = 12 of 13
-	lw         	a7, 192(t4)
-	lw         	s1, 196(t4)
-	lw         	s5, 200(t4)
-	lw         	s7, 204(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	a6, 192(t5)
+	lw         	a7, 196(t5)
+	lw         	s4, 200(t5)
+	lw         	s5, 204(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
+	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
 	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
 	# round u = 13 of 13
-	lw         	s6, 208(t4)
-	lw         	s3, 212(t4)
-	lw         	s2, 216(t4)
-	lw         	s4, 220(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 208(t5)
+	lw         	s2, 212(t5)
+	lw         	s1, 216(t5)
+	lw         	s3, 220(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
 	# final round
-	addi       	s1, t3, 1024
+	addi       	s4, t4, 1024
 	addi       	s9, zero, 256
 	lui        	s10, 16
 	lui        	s11, 4096
-	th.extu    	a4, s6, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s5, s3, 7, 0
-	th.lrbu    	s5, s1, s5, 0
-	th.extu    	a7, s2, 7, 0
-	th.lrbu    	a7, s1, a7, 0
-	th.extu    	s7, s4, 7, 0
-	th.lrbu    	s7, s1, s7, 0
-	th.extu    	a5, s3, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	a6, s2, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s9
-	th.extu    	a5, s4, 15, 8
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s9
-	th.extu    	a6, s6, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s9
+	th.extu    	a6, s6, 7, 0
+	th.lrbu    	a6, s4, a6, 0
+	th.extu    	s5, s2, 7, 0
+	th.lrbu    	s5, s4, s5, 0
+	th.extu    	a7, s1, 7, 0
+	th.lrbu    	a7, s4, a7, 0
+	th.extu    	s8, s3, 7, 0
+	th.lrbu    	s8, s4, s8, 0
+	th.extu    	a4, s2, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.extu    	a5, s1, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s9
+	th.extu    	a4, s3, 15, 8
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s9
+	th.extu    	a5, s6, 15, 8
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s9
+	th.extu    	a4, s1, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s9
+	th.extu    	a5, s3, 23, 16
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s10
+	th.extu    	a4, s6, 23, 16
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s10
 	th.extu    	a5, s2, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s9
-	th.extu    	a6, s4, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s10
-	th.extu    	a5, s6, 23, 16
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s10
-	th.extu    	a5, s4, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s7, a6, s10
-	th.extu    	a6, s6, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a4, a5, s11
-	th.extu    	a5, s3, 31, 24
-	th.lrbu    	a5, s1, a5, 0
-	th.mula    	s5, a6, s11
-	th.extu    	a6, s2, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	a7, a5, s11
-	th.mula    	s7, a6, s11
-	ld         	a5, 224(t4)
-	ld         	a6, 232(t4)
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s10
+	th.extu    	a4, s3, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s8, a5, s10
+	th.extu    	a5, s6, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a6, a4, s11
+	th.extu    	a4, s2, 31, 24
+	th.lrbu    	a4, s4, a4, 0
+	th.mula    	s5, a5, s11
+	th.extu    	a5, s1, 31, 24
+	th.lrbu    	a5, s4, a5, 0
+	th.mula    	a7, a4, s11
+	th.mula    	s8, a5, s11
+	ld         	a4, 224(t5)
+	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	slli       	s7, s7, 32
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
-	xor        	a4, a4, s5
-	xor        	a7, a7, s7
+	slli       	s8, s8, 32
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
+	xor        	a6, a6, s5
+	xor        	a7, a7, s8
 	# out[7] = in[7] ^ keystream
-	ld         	a5, 112(a0)
-	ld         	a6, 120(a0)
-	xor        	a4, a4, a5
-	xor        	a7, a7, a6
-	sd         	a4, 112(a1)
+	ld         	a5, 1912(sp)
+	ld         	a4, 112(a5)
+	ld         	a5, 120(a5)
+	xor        	a6, a6, a4
+	xor        	a7, a7, a5
+	sd         	a6, 112(a1)
 	sd         	a7, 120(a1)
-	ld         	a4, 1872(sp)
+	ld         	a4, 1792(sp)
 	bne        	a4, zero, .Laes_gcm_encrypt_c906_dropped
 	# Xi = the nine piece sums: Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	ld         	a4, 1568(sp)
 	ld         	a7, 1576(sp)
-	ld         	s5, 1584(sp)
+	ld         	s4, 1584(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s5, s5, a4
-	xor        	s5, s5, a7
-	ld         	s2, 1592(sp)
-	ld         	s3, 1600(sp)
-	ld         	s4, 1608(sp)
+	xor        	s4, s4, a4
+	xor        	s4, s4, a7
+	ld         	s3, 1592(sp)
+	ld         	s1, 1600(sp)
+	ld         	s2, 1608(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s4, s4, s2
-	xor        	s4, s4, s3
-	ld         	s1, 1616(sp)
-	ld         	a5, 1624(sp)
+	xor        	s2, s2, s3
+	xor        	s2, s2, s1
+	ld         	a5, 1616(sp)
+	ld         	a6, 1624(sp)
+	sd         	a6, 1832(sp)
 	ld         	a6, 1632(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, s1
 	xor        	a6, a6, a5
-	slli       	s6, s5, 32
-	xor        	a4, a4, s6
-	srli       	s6, s5, 32
-	xor        	a7, a7, s6
+	ld         	s5, 1832(sp)
+	xor        	a6, a6, s5
 	slli       	s5, s4, 32
-	xor        	s2, s2, s5
+	xor        	a4, a4, s5
 	srli       	s5, s4, 32
-	xor        	s3, s3, s5
-	slli       	s4, a6, 32
+	xor        	a7, a7, s5
+	slli       	s4, s2, 32
+	xor        	s3, s3, s4
+	srli       	s4, s2, 32
 	xor        	s1, s1, s4
-	srli       	s4, a6, 32
+	slli       	s2, a6, 32
+	xor        	a5, a5, s2
+	srli       	s2, a6, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	s1, s1, a4
-	xor        	a5, a5, s4
-	xor        	s1, s1, s2
-	xor        	a5, a5, a7
-	xor        	a7, a7, s1
+	xor        	a5, a5, a4
+	ld         	a6, 1832(sp)
+	xor        	a6, a6, s2
 	xor        	a5, a5, s3
-	xor        	s2, s2, a5
-	xor        	s2, s2, a4
+	xor        	a6, a6, a7
+	xor        	a7, a7, a5
+	xor        	a6, a6, s1
+	xor        	s3, s3, a6
+	xor        	s3, s3, a4
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	a5, a4, 63
 	xor        	a7, a7, a5
@@ -5143,42 +5137,45 @@ aes_gcm_encrypt_c906:
 	xor        	a7, a7, a5
 	srli       	a5, a4, 1
 	srli       	a6, a4, 2
-	xor        	s2, s2, a5
-	xor        	s2, s2, a6
-	srli       	a5, a4, 7
-	xor        	s2, s2, a5
-	slli       	a5, a7, 63
-	slli       	a6, a7, 62
-	xor        	s2, s2, a5
-	xor        	s2, s2, a6
-	slli       	a5, a7, 57
-	xor        	a4, s2, a5
-	sd         	a4, 1880(sp)
-	srli       	a5, a7, 1
-	xor        	s3, s3, a7
-	srli       	a6, a7, 2
 	xor        	s3, s3, a5
 	xor        	s3, s3, a6
-	srli       	a5, a7, 7
+	srli       	a5, a4, 7
+	xor        	s3, s3, a5
+	slli       	a5, a7, 63
+	slli       	a6, a7, 62
+	xor        	s3, s3, a5
+	xor        	s3, s3, a6
+	slli       	a5, a7, 57
 	xor        	a4, s3, a5
-	sd         	a4, 1888(sp)
+	sd         	a4, 1808(sp)
+	srli       	a5, a7, 1
+	xor        	s1, s1, a7
+	srli       	a6, a7, 2
+	xor        	s1, s1, a5
+	xor        	s1, s1, a6
+	srli       	a5, a7, 7
+	xor        	a4, s1, a5
+	sd         	a4, 1824(sp)
 .Laes_gcm_encrypt_c906_dropped:
 	addi       	a4, zero, 0
-	sd         	a4, 1872(sp)
+	sd         	a4, 1792(sp)
 	addi       	a4, a1, 0
-	addi       	a0, a0, 128
+	sd         	a4, 1840(sp)
+	ld         	a4, 1912(sp)
+	addi       	a4, a4, 128
+	sd         	a4, 1912(sp)
 	addi       	a1, a1, 128
-	ld         	a5, 1896(sp)
-	addi       	a5, a5, -1
-	sd         	a5, 1896(sp)
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_56
+	ld         	a4, 1800(sp)
+	addi       	a4, a4, -1
+	sd         	a4, 1800(sp)
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_56
 	jal        	zero, .Laes_gcm_encrypt_c906_group
 .Laes_gcm_encrypt_c906_56:
 	# the last group's GHASH
-	addi       	t0, a1, -128
+	addi       	t1, a1, -128
 	# bytes = the group's 128 bytes
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	.word	0x0202f007	# th.vle.v v0, (t0)
+	.word	0x02037007	# th.vle.v v0, (t1)
 	# blocks[l] = reverse(block l) (e8)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
 	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
@@ -5190,54 +5187,54 @@ aes_gcm_encrypt_c906:
 	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
 	.word	0x327e87d7	# th.vrgather.vv v15, v7, v29
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	addi       	s8, sp, 1152
-	.word	0x020c7427	# th.vse.v v8, (s8)
+	addi       	s7, sp, 1152
+	.word	0x020bf427	# th.vse.v v8, (s7)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# block 0 ^= Xi
-	ld         	t0, 1152(sp)
-	ld         	t1, 1880(sp)
-	xor        	t0, t0, t1
-	sd         	t0, 1152(sp)
-	ld         	t0, 1160(sp)
-	ld         	t1, 1888(sp)
-	xor        	t0, t0, t1
-	sd         	t0, 1160(sp)
+	ld         	t1, 1152(sp)
+	ld         	t2, 1808(sp)
+	xor        	t1, t1, t2
+	sd         	t1, 1152(sp)
+	ld         	t1, 1160(sp)
+	ld         	t2, 1824(sp)
+	xor        	t1, t1, t2
+	sd         	t1, 1160(sp)
 	# transpose: lane l of w[k] = word k of block l; the mid operands
-	addi       	s8, sp, 1152
-	.word	0x620c7407	# th.vlseg4e.v v8, (s8)
+	addi       	s7, sp, 1152
+	.word	0x620bf407	# th.vlseg4e.v v8, (s7)
 	.word	0x2e850857	# th.vxor.vv v16, v8, v10
 	.word	0x2ec70957	# th.vxor.vv v18, v12, v14
 	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
 	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
 	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
 	# operands[t] = the operand of piece t
-	addi       	s8, sp, 1280
-	.word	0x020c7427	# th.vse.v v8, (s8)
-	addi       	s8, sp, 1312
-	.word	0x020c7527	# th.vse.v v10, (s8)
-	addi       	s8, sp, 1344
-	.word	0x020c7827	# th.vse.v v16, (s8)
-	addi       	s8, sp, 1376
-	.word	0x020c7627	# th.vse.v v12, (s8)
-	addi       	s8, sp, 1408
-	.word	0x020c7727	# th.vse.v v14, (s8)
-	addi       	s8, sp, 1440
-	.word	0x020c7927	# th.vse.v v18, (s8)
-	addi       	s8, sp, 1472
-	.word	0x020c7a27	# th.vse.v v20, (s8)
-	addi       	s8, sp, 1504
-	.word	0x020c7b27	# th.vse.v v22, (s8)
-	addi       	s8, sp, 1536
-	.word	0x020c7c27	# th.vse.v v24, (s8)
+	addi       	s7, sp, 1280
+	.word	0x020bf427	# th.vse.v v8, (s7)
+	addi       	s7, sp, 1312
+	.word	0x020bf527	# th.vse.v v10, (s7)
+	addi       	s7, sp, 1344
+	.word	0x020bf827	# th.vse.v v16, (s7)
+	addi       	s7, sp, 1376
+	.word	0x020bf627	# th.vse.v v12, (s7)
+	addi       	s7, sp, 1408
+	.word	0x020bf727	# th.vse.v v14, (s7)
+	addi       	s7, sp, 1440
+	.word	0x020bf927	# th.vse.v v18, (s7)
+	addi       	s7, sp, 1472
+	.word	0x020bfa27	# th.vse.v v20, (s7)
+	addi       	s7, sp, 1504
+	.word	0x020bfb27	# th.vse.v v22, (s7)
+	addi       	s7, sp, 1536
+	.word	0x020bfc27	# th.vse.v v24, (s7)
 	# piece 0: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1280
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
+	addi       	s7, sp, 1280
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	addi       	s8, sp, 0
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	addi       	s7, sp, 0
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
@@ -5247,13 +5244,13 @@ aes_gcm_encrypt_c906:
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
@@ -5261,20 +5258,20 @@ aes_gcm_encrypt_c906:
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
@@ -5283,12 +5280,12 @@ aes_gcm_encrypt_c906:
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
@@ -5300,31 +5297,31 @@ aes_gcm_encrypt_c906:
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# sums[0] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1568(sp)
 	# piece 1: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1312
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
+	addi       	s7, sp, 1312
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	addi       	s8, sp, 128
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	addi       	s7, sp, 128
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
@@ -5334,13 +5331,13 @@ aes_gcm_encrypt_c906:
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
@@ -5348,20 +5345,20 @@ aes_gcm_encrypt_c906:
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
@@ -5370,12 +5367,12 @@ aes_gcm_encrypt_c906:
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
@@ -5387,31 +5384,31 @@ aes_gcm_encrypt_c906:
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# sums[1] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1576(sp)
 	# piece 2: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1344
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
+	addi       	s7, sp, 1344
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	addi       	s8, sp, 256
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	addi       	s7, sp, 256
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
@@ -5421,13 +5418,13 @@ aes_gcm_encrypt_c906:
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
@@ -5435,20 +5432,20 @@ aes_gcm_encrypt_c906:
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
@@ -5457,12 +5454,12 @@ aes_gcm_encrypt_c906:
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
@@ -5474,31 +5471,31 @@ aes_gcm_encrypt_c906:
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# sums[2] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1584(sp)
 	# piece 3: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1376
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
+	addi       	s7, sp, 1376
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	addi       	s8, sp, 384
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	addi       	s7, sp, 384
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
@@ -5508,13 +5505,13 @@ aes_gcm_encrypt_c906:
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
@@ -5522,20 +5519,20 @@ aes_gcm_encrypt_c906:
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
@@ -5544,12 +5541,12 @@ aes_gcm_encrypt_c906:
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
@@ -5561,31 +5558,31 @@ aes_gcm_encrypt_c906:
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# sums[3] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1592(sp)
 	# piece 4: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1408
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
+	addi       	s7, sp, 1408
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	addi       	s8, sp, 512
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	addi       	s7, sp, 512
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
@@ -5595,13 +5592,13 @@ aes_gcm_encrypt_c906:
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
@@ -5609,20 +5606,20 @@ aes_gcm_encrypt_c906:
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
@@ -5631,12 +5628,12 @@ aes_gcm_encrypt_c906:
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
@@ -5648,31 +5645,31 @@ aes_gcm_encrypt_c906:
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# sums[4] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1600(sp)
 	# piece 5: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1440
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
+	addi       	s7, sp, 1440
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	addi       	s8, sp, 640
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	addi       	s7, sp, 640
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
@@ -5682,13 +5679,13 @@ aes_gcm_encrypt_c906:
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
@@ -5696,20 +5693,20 @@ aes_gcm_encrypt_c906:
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
@@ -5718,12 +5715,12 @@ aes_gcm_encrypt_c906:
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
@@ -5735,31 +5732,31 @@ aes_gcm_encrypt_c906:
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# sums[5] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1608(sp)
 	# piece 6: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1472
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
+	addi       	s7, sp, 1472
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	addi       	s8, sp, 768
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	addi       	s7, sp, 768
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
@@ -5769,13 +5766,13 @@ aes_gcm_encrypt_c906:
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
@@ -5783,20 +5780,20 @@ aes_gcm_encrypt_c906:
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
@@ -5805,12 +5802,12 @@ aes_gcm_encrypt_c906:
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
@@ -5822,31 +5819,31 @@ aes_gcm_encrypt_c906:
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# sums[6] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1616(sp)
 	# piece 7: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1504
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
+	addi       	s7, sp, 1504
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	addi       	s8, sp, 896
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	addi       	s7, sp, 896
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
@@ -5856,13 +5853,13 @@ aes_gcm_encrypt_c906:
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
@@ -5870,20 +5867,20 @@ aes_gcm_encrypt_c906:
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
@@ -5892,12 +5889,12 @@ aes_gcm_encrypt_c906:
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
@@ -5909,31 +5906,31 @@ aes_gcm_encrypt_c906:
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# sums[7] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1624(sp)
 	# piece 8: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s8, sp, 1536
-	.word	0x020c7007	# th.vle.v v0, (s8)
-	.word	0x260fc457	# th.vand.vx v8, v0, t6
+	addi       	s7, sp, 1536
+	.word	0x020bf007	# th.vle.v v0, (s7)
+	.word	0x26054457	# th.vand.vx v8, v0, a0
 	.word	0x26064557	# th.vand.vx v10, v0, a2
 	.word	0x2606c657	# th.vand.vx v12, v0, a3
-	.word	0x260f4757	# th.vand.vx v14, v0, t5
-	addi       	s8, sp, 1024
-	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	.word	0x260fc857	# th.vand.vx v16, v0, t6
+	addi       	s7, sp, 1024
+	.word	0x620bf007	# th.vlseg4e.v v0, (s7)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96802a57	# th.vmul.vv v20, v8, v0
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
@@ -5943,13 +5940,13 @@ aes_gcm_encrypt_c906:
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x92c22d57	# th.vmulhu.vv v26, v12, v4
-	.word	0x96e12c57	# th.vmul.vv v24, v14, v2
+	.word	0x97012c57	# th.vmul.vv v24, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e12d57	# th.vmulhu.vv v26, v14, v2
+	.word	0x93012d57	# th.vmulhu.vv v26, v16, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274fc957	# th.vand.vx v18, v20, t6
-	.word	0x276fc857	# th.vand.vx v16, v22, t6
+	.word	0x27454957	# th.vand.vx v18, v20, a0
+	.word	0x27654757	# th.vand.vx v14, v22, a0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96812a57	# th.vmul.vv v20, v8, v2
 	.word	0x92812b57	# th.vmulhu.vv v22, v8, v2
@@ -5957,20 +5954,20 @@ aes_gcm_encrypt_c906:
 	.word	0x92a02d57	# th.vmulhu.vv v26, v10, v0
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0xb6472c57	# th.vmacc.vv v24, v14, v4
+	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	.word	0x92c32d57	# th.vmulhu.vv v26, v12, v6
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x92e22d57	# th.vmulhu.vv v26, v14, v4
+	.word	0x93022d57	# th.vmulhu.vv v26, v16, v4
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x27464a57	# th.vand.vx v20, v20, a2
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96822a57	# th.vmul.vv v20, v8, v4
 	.word	0x92822b57	# th.vmulhu.vv v22, v8, v4
-	.word	0xb6672a57	# th.vmacc.vv v20, v14, v6
+	.word	0xb6682a57	# th.vmacc.vv v20, v16, v6
 	.word	0x92a12d57	# th.vmulhu.vv v26, v10, v2
 	.word	0x96a12c57	# th.vmul.vv v24, v10, v2
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
@@ -5979,12 +5976,12 @@ aes_gcm_encrypt_c906:
 	.word	0x96c02c57	# th.vmul.vv v24, v12, v0
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
-	.word	0x92e32d57	# th.vmulhu.vv v26, v14, v6
+	.word	0x93032d57	# th.vmulhu.vv v26, v16, v6
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
 	.word	0x2746ca57	# th.vand.vx v20, v20, a3
 	.word	0x2766cb57	# th.vand.vx v22, v22, a3
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96832a57	# th.vmul.vv v20, v8, v6
 	.word	0x92832b57	# th.vmulhu.vv v22, v8, v6
@@ -5996,105 +5993,104 @@ aes_gcm_encrypt_c906:
 	.word	0x92c12d57	# th.vmulhu.vv v26, v12, v2
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x96e02c57	# th.vmul.vv v24, v14, v0
-	.word	0x92e02d57	# th.vmulhu.vv v26, v14, v0
+	.word	0x97002c57	# th.vmul.vv v24, v16, v0
+	.word	0x93002d57	# th.vmulhu.vv v26, v16, v0
 	.word	0x2f4c0a57	# th.vxor.vv v20, v20, v24
 	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	.word	0x274f4a57	# th.vand.vx v20, v20, t5
-	.word	0x276f4b57	# th.vand.vx v22, v22, t5
+	.word	0x274fca57	# th.vand.vx v20, v20, t6
+	.word	0x276fcb57	# th.vand.vx v22, v22, t6
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	.word	0x2b0b0857	# th.vor.vv v16, v16, v22
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	# sums[8] = lane sums (high word << 32 | low word)
 	.word	0x0f2e2057	# th.vredxor.vs v0, v18, v28
-	.word	0x0f0e2157	# th.vredxor.vs v2, v16, v28
+	.word	0x0eee2157	# th.vredxor.vs v2, v14, v28
 	.word	0x32002457	# th.vext.x.v s0, v0, zero
 	.word	0x322020d7	# th.vext.x.v ra, v2, zero
 	slli       	ra, ra, 32
 	or         	s0, s0, ra
 	sd         	s0, 1632(sp)
 	# Xi = the nine piece sums: Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
-	ld         	t0, 1568(sp)
-	ld         	a0, 1584(sp)
-	ld         	a1, 1616(sp)
-	ld         	a4, 1632(sp)
-	ld         	t6, 1576(sp)
-	ld         	a3, 1592(sp)
-	ld         	t2, 1608(sp)
-	ld         	t4, 1624(sp)
+	ld         	t1, 1568(sp)
+	ld         	a1, 1584(sp)
+	ld         	a2, 1616(sp)
+	ld         	a5, 1632(sp)
+	ld         	a0, 1576(sp)
+	ld         	a4, 1592(sp)
+	ld         	t3, 1608(sp)
+	ld         	t5, 1624(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a0, a0, t0
+	xor        	a1, a1, t1
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a4, a4, a1
-	ld         	t1, 1600(sp)
-	xor        	a0, a0, t6
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	t2, t2, a3
-	xor        	a4, a4, t4
-	slli       	a2, a0, 32
-	xor        	t2, t2, t1
-	slli       	t5, a4, 32
-	xor        	t0, t0, a2
-	slli       	t3, t2, 32
-	xor        	a1, a1, t5
-	srli       	a2, a0, 32
-	srli       	t5, a4, 32
-	xor        	a0, a3, t3
-	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	a1, a1, t0
-	xor        	t6, t6, a2
-	xor        	t4, t4, t5
+	xor        	a5, a5, a2
+	ld         	t2, 1600(sp)
 	xor        	a1, a1, a0
-	srli       	t3, t2, 32
-	xor        	t4, t4, t6
-	xor        	t6, t6, a1
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	t3, t3, a4
+	xor        	a5, a5, t5
+	slli       	a3, a1, 32
+	xor        	t3, t3, t2
+	slli       	t6, a5, 32
+	xor        	t1, t1, a3
+	slli       	t4, t3, 32
+	xor        	a2, a2, t6
+	srli       	a3, a1, 32
+	srli       	t6, a5, 32
+	xor        	a1, a4, t4
+	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	xor        	a2, a2, t1
+	xor        	a0, a0, a3
+	xor        	t5, t5, t6
+	xor        	a2, a2, a1
+	srli       	t4, t3, 32
+	xor        	t5, t5, a0
+	xor        	a0, a0, a2
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	t2, t0, 63
-	xor        	t1, t1, t3
-	slli       	t3, t0, 62
-	xor        	t6, t6, t2
-	xor        	t4, t4, t1
-	xor        	t6, t6, t3
-	slli       	t2, t0, 57
+	slli       	t3, t1, 63
+	xor        	t2, t2, t4
+	slli       	t4, t1, 62
+	xor        	a0, a0, t3
+	xor        	t5, t5, t2
 	xor        	a0, a0, t4
-	xor        	t6, t6, t2
-	srli       	t2, t0, 1
-	xor        	a0, a0, t0
-	srli       	t3, t0, 2
-	xor        	a0, a0, t2
+	slli       	t3, t1, 57
+	xor        	a1, a1, t5
 	xor        	a0, a0, t3
-	srli       	t2, t0, 7
-	xor        	a0, a0, t2
-	slli       	t2, t6, 63
-	slli       	t3, t6, 62
-	xor        	a0, a0, t2
-	xor        	a0, a0, t3
-	slli       	t2, t6, 57
-	xor        	t0, a0, t2
-	sd         	t0, 1880(sp)
-	srli       	t2, t6, 1
-	xor        	t1, t1, t6
-	srli       	t3, t6, 2
-	xor        	t1, t1, t2
-	xor        	t1, t1, t3
-	srli       	t2, t6, 7
-	xor        	t0, t1, t2
+	srli       	t3, t1, 1
+	xor        	a1, a1, t1
+	srli       	t4, t1, 2
+	xor        	a1, a1, t3
+	xor        	a1, a1, t4
+	srli       	t3, t1, 7
+	xor        	a1, a1, t3
+	slli       	t3, a0, 63
+	slli       	t4, a0, 62
+	xor        	a1, a1, t3
+	xor        	a1, a1, t4
+	slli       	t3, a0, 57
+	xor        	t1, a1, t3
+	sd         	t1, 1808(sp)
+	srli       	t3, a0, 1
+	xor        	t2, t2, a0
+	srli       	t4, a0, 2
+	xor        	t2, t2, t3
+	xor        	t2, t2, t4
+	srli       	t3, a0, 7
+	xor        	t1, t2, t3
 	# Xi = (hi, lo) as bytes; ivec[12..16] = ctr, big-endian
-	th.rev     	t0, t0
-	sd         	t0, 1888(sp)
-	ld         	t0, 1880(sp)
-	th.rev     	t0, t0
-	sd         	t0, 1880(sp)
-	ld         	t0, 1856(sp)
-	ld         	t1, 1888(sp)
-	sd         	t1, 0(t0)
-	ld         	t1, 1880(sp)
-	sd         	t1, 8(t0)
-	ld         	t0, 1864(sp)
-	th.revw    	a5, t0
-	ld         	t0, 1832(sp)
-	sw         	a5, 12(t0)
+	th.rev     	t1, t1
+	sd         	t1, 1824(sp)
+	ld         	t1, 1808(sp)
+	th.rev     	t1, t1
+	sd         	t1, 1808(sp)
+	ld         	t1, 1784(sp)
+	ld         	t2, 1824(sp)
+	sd         	t2, 0(t1)
+	ld         	t2, 1808(sp)
+	sd         	t2, 8(t1)
+	th.revw    	a4, t0
+	ld         	t0, 1816(sp)
+	sw         	a4, 12(t0)
 .Laes_gcm_encrypt_c906_finish:
-	ld         	t0, 1840(sp)
+	ld         	t0, 1776(sp)
 	addi       	a0, t0, 0
 	# return
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
@@ -6323,15 +6319,15 @@ aes_gcm_encrypt_c906:
 	sd         	zero, 1752(sp)
 	sd         	zero, 1760(sp)
 	sd         	zero, 1768(sp)
-	sd         	zero, 1784(sp)
-	sd         	zero, 1792(sp)
-	sd         	zero, 1800(sp)
 	sd         	zero, 1808(sp)
-	sd         	zero, 1816(sp)
 	sd         	zero, 1824(sp)
+	sd         	zero, 1832(sp)
+	sd         	zero, 1848(sp)
+	sd         	zero, 1864(sp)
 	sd         	zero, 1880(sp)
 	sd         	zero, 1888(sp)
-	addi       	t1, zero, 0
+	sd         	zero, 1896(sp)
+	sd         	zero, 1904(sp)
 	addi       	t2, zero, 0
 	addi       	a1, zero, 0
 	addi       	a2, zero, 0
@@ -6344,364 +6340,608 @@ aes_gcm_encrypt_c906:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 1904(sp)
-	ld         	s1, 1912(sp)
-	ld         	s2, 1920(sp)
-	ld         	s3, 1928(sp)
-	ld         	s4, 1936(sp)
-	ld         	s5, 1944(sp)
-	ld         	s6, 1952(sp)
-	ld         	s7, 1960(sp)
-	ld         	s8, 1968(sp)
-	ld         	s9, 1976(sp)
-	ld         	s10, 1984(sp)
-	ld         	s11, 1992(sp)
-	ld         	ra, 2000(sp)
-	addi       	sp, sp, 2016
+	ld         	s0, 1920(sp)
+	ld         	s1, 1928(sp)
+	ld         	s2, 1936(sp)
+	ld         	s3, 1944(sp)
+	ld         	s4, 1952(sp)
+	ld         	s5, 1960(sp)
+	ld         	s6, 1968(sp)
+	ld         	s7, 1976(sp)
+	ld         	s8, 1984(sp)
+	ld         	s9, 1992(sp)
+	ld         	s10, 2000(sp)
+	ld         	s11, 2008(sp)
+	ld         	ra, 2016(sp)
+	addi       	sp, sp, 2032
 	jalr       	zero, 0(ra)
 .Laes_gcm_encrypt_c906_extra0:
-	addi       	s8, zero, 0
+	addi       	s7, zero, 0
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_rounds
 .Laes_gcm_encrypt_c906_refresh0:
-	addi       	s8, zero, 0
+	addi       	s7, zero, 0
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh_cache
 .Laes_gcm_encrypt_c906_extra1:
-	addi       	s8, zero, 1
+	addi       	s7, zero, 1
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_rounds
 .Laes_gcm_encrypt_c906_refresh1:
-	addi       	s8, zero, 1
+	addi       	s7, zero, 1
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh_cache
 .Laes_gcm_encrypt_c906_extra2:
-	addi       	s8, zero, 2
+	addi       	s7, zero, 2
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_rounds
 .Laes_gcm_encrypt_c906_refresh2:
-	addi       	s8, zero, 2
+	addi       	s7, zero, 2
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh_cache
 .Laes_gcm_encrypt_c906_extra3:
-	addi       	s8, zero, 3
+	addi       	s7, zero, 3
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_rounds
 .Laes_gcm_encrypt_c906_refresh3:
-	addi       	s8, zero, 3
+	addi       	s7, zero, 3
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh_cache
 .Laes_gcm_encrypt_c906_extra4:
-	addi       	s8, zero, 4
+	addi       	s7, zero, 4
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_rounds
 .Laes_gcm_encrypt_c906_refresh4:
-	addi       	s8, zero, 4
+	addi       	s7, zero, 4
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh_cache
 .Laes_gcm_encrypt_c906_extra5:
-	addi       	s8, zero, 5
+	addi       	s7, zero, 5
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_rounds
 .Laes_gcm_encrypt_c906_refresh5:
-	addi       	s8, zero, 5
+	addi       	s7, zero, 5
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh_cache
 .Laes_gcm_encrypt_c906_extra6:
-	addi       	s8, zero, 6
+	addi       	s7, zero, 6
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_rounds
 .Laes_gcm_encrypt_c906_refresh6:
-	addi       	s8, zero, 6
+	addi       	s7, zero, 6
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh_cache
 .Laes_gcm_encrypt_c906_extra7:
-	addi       	s8, zero, 7
+	addi       	s7, zero, 7
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_rounds
 .Laes_gcm_encrypt_c906_refresh7:
-	addi       	s8, zero, 7
+	addi       	s7, zero, 7
 	jal        	zero, .Laes_gcm_encrypt_c906_refresh_cache
 .Laes_gcm_encrypt_c906_extra_rounds:
 	# AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
-	ld         	a5, 1848(sp)
-	addi       	a5, a5, -2
-	beq        	a5, zero, .Laes_gcm_encrypt_c906_aes192
-	lw         	s6, 48(t4)
-	lw         	s3, 52(t4)
-	lw         	s2, 56(t4)
-	lw         	s4, 60(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	ld         	a4, 1856(sp)
+	addi       	a4, a4, -2
+	beq        	a4, zero, .Laes_gcm_encrypt_c906_aes192
+	lw         	s6, 48(t5)
+	lw         	s2, 52(t5)
+	lw         	s1, 56(t5)
+	lw         	s3, 60(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
-	lw         	a7, 64(t4)
-	lw         	s1, 68(t4)
-	lw         	s5, 72(t4)
-	lw         	s7, 76(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
+	lw         	a6, 64(t5)
+	lw         	a7, 68(t5)
+	lw         	s4, 72(t5)
+	lw         	s5, 76(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
 .Laes_gcm_encrypt_c906_aes192:
-	lw         	s6, 80(t4)
-	lw         	s3, 84(t4)
-	lw         	s2, 88(t4)
-	lw         	s4, 92(t4)
-	th.extu    	a5, a7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	lw         	s6, 80(t5)
+	lw         	s2, 84(t5)
+	lw         	s1, 88(t5)
+	lw         	s3, 92(t5)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s5, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s6, s6, a4
+	th.extu    	a4, a7, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s6, s6, a5
-	th.extu    	a5, s1, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s7, 23, 16
+	th.extu    	a5, s4, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, a7, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a5
-	th.extu    	a5, s5, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, a7, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s4, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s2, s2, a5
-	th.extu    	a5, s7, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, a7, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a5
-	th.extu    	a5, s1, 23, 16
+	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a5
-	xor        	s4, s4, a6
-	lw         	a7, 96(t4)
-	lw         	s1, 100(t4)
-	lw         	s5, 104(t4)
-	lw         	s7, 108(t4)
-	th.extu    	a5, s6, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s2, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	a7, a7, a5
-	th.extu    	a5, s3, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	a7, a7, a6
-	th.extu    	a6, s2, 15, 8
-	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
 	xor        	s1, s1, a5
-	th.extu    	a5, s4, 23, 16
-	th.lrwu    	a5, t2, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, s5, 7, 0
+	th.lrwu    	a4, t1, a4, 2
 	xor        	s1, s1, a5
-	th.extu    	a5, s2, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s6, 23, 16
+	th.extu    	a5, a6, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s3, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a5
-	th.extu    	a5, s4, 7, 0
-	th.lrwu    	a5, t0, a5, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s7, s7, a5
-	th.extu    	a5, s3, 23, 16
+	xor        	s3, s3, a4
+	th.extu    	a4, a7, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s3, s3, a4
+	xor        	s3, s3, a5
+	lw         	a6, 96(t5)
+	lw         	a7, 100(t5)
+	lw         	s4, 104(t5)
+	lw         	s5, 108(t5)
+	th.extu    	a4, s6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t2, a5, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s7, s7, a5
-	xor        	s7, s7, a6
-	addi       	a6, zero, 0
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_57
+	xor        	a6, a6, a4
+	th.extu    	a4, s1, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a6, a6, a4
+	th.extu    	a4, s2, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a6, a6, a5
+	th.extu    	a5, s1, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s3, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s6, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	a7, a7, a4
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s6, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s2, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s4, s4, a4
+	th.extu    	a4, s3, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a4
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	xor        	s5, s5, a4
+	xor        	s5, s5, a5
+	addi       	a5, zero, 0
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_57
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_done0
 .Laes_gcm_encrypt_c906_57:
-	addi       	a6, zero, 1
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_58
+	addi       	a5, zero, 1
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_58
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_done1
 .Laes_gcm_encrypt_c906_58:
-	addi       	a6, zero, 2
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_59
+	addi       	a5, zero, 2
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_59
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_done2
 .Laes_gcm_encrypt_c906_59:
-	addi       	a6, zero, 3
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_60
+	addi       	a5, zero, 3
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_60
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_done3
 .Laes_gcm_encrypt_c906_60:
-	addi       	a6, zero, 4
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_61
+	addi       	a5, zero, 4
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_61
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_done4
 .Laes_gcm_encrypt_c906_61:
-	addi       	a6, zero, 5
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_62
+	addi       	a5, zero, 5
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_62
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_done5
 .Laes_gcm_encrypt_c906_62:
-	addi       	a6, zero, 6
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_63
+	addi       	a5, zero, 6
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_63
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_done6
 .Laes_gcm_encrypt_c906_63:
 	jal        	zero, .Laes_gcm_encrypt_c906_extra_done7
 .Laes_gcm_encrypt_c906_refresh_cache:
 	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
-	ld         	a5, 1832(sp)
-	lwu        	a7, 0(a5)
-	ld         	a5, 1776(sp)
-	lw         	a6, 0(a5)
-	xor        	a7, a7, a6
-	ld         	a5, 1832(sp)
-	lwu        	s1, 4(a5)
-	ld         	a5, 1776(sp)
-	lw         	a6, 4(a5)
-	xor        	s1, s1, a6
-	ld         	a5, 1832(sp)
-	lwu        	s5, 8(a5)
-	ld         	a5, 1776(sp)
-	lw         	a6, 8(a5)
-	xor        	s5, s5, a6
-	ld         	a5, 1864(sp)
-	th.revw    	s7, a5
-	ld         	a5, 1776(sp)
-	lw         	a6, 12(a5)
-	xor        	s7, s7, a6
-	ld         	a5, 1776(sp)
-	lbu        	a6, 15(a5)
-	sd         	a6, 1784(sp)
+	ld         	a4, 1816(sp)
+	lwu        	a6, 0(a4)
+	ld         	a4, 1872(sp)
+	lw         	a5, 0(a4)
+	xor        	a6, a6, a5
+	ld         	a4, 1816(sp)
+	lwu        	a7, 4(a4)
+	ld         	a4, 1872(sp)
+	lw         	a5, 4(a4)
+	xor        	a7, a7, a5
+	ld         	a4, 1816(sp)
+	lwu        	s4, 8(a4)
+	ld         	a4, 1872(sp)
+	lw         	a5, 8(a4)
+	xor        	s4, s4, a5
+	th.revw    	s5, t0
+	ld         	a4, 1872(sp)
+	lw         	a5, 12(a4)
+	xor        	s5, s5, a5
+	ld         	a4, 1872(sp)
+	lbu        	a4, 15(a4)
+	sd         	a4, 1848(sp)
 	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	lw         	a6, 16(a5)
-	sd         	a6, 1792(sp)
-	lw         	s3, 20(a5)
-	lw         	s2, 24(a5)
-	lw         	s4, 28(a5)
+	ld         	a4, 1872(sp)
+	lw         	a4, 16(a4)
+	sd         	a4, 1864(sp)
+	ld         	a4, 1872(sp)
+	lw         	s2, 20(a4)
+	lw         	s1, 24(a4)
+	lw         	s3, 28(a4)
+	th.extu    	a4, a6, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s6, 1864(sp)
+	xor        	s6, s6, a4
+	sd         	s6, 1864(sp)
+	th.extu    	a4, s4, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	s6, 1864(sp)
+	xor        	s6, s6, a5
+	sd         	s6, 1864(sp)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	ld         	s6, 1864(sp)
+	xor        	s6, s6, a4
+	sd         	s6, 1864(sp)
+	th.extu    	a4, s4, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, a6, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	xor        	s2, s2, a4
+	th.extu    	a4, s5, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, a6, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a7, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	xor        	s1, s1, a4
+	th.extu    	a4, a6, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	xor        	s3, s3, a4
+	th.extu    	a4, s4, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	xor        	s3, s3, a5
+	xor        	s3, s3, a4
+	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
+	ld         	a4, 1872(sp)
+	lw         	a5, 32(a4)
+	sd         	a5, 1880(sp)
+	lw         	a5, 36(a4)
+	sd         	a5, 1888(sp)
+	lw         	a5, 40(a4)
+	sd         	a5, 1896(sp)
+	lw         	a4, 44(a4)
+	sd         	a4, 1904(sp)
+	th.extu    	a4, s2, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	sd         	a6, 1880(sp)
+	th.extu    	a4, s3, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a5
+	sd         	a6, 1880(sp)
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	ld         	a6, 1880(sp)
+	xor        	a6, a6, a4
+	sd         	a6, 1880(sp)
+	th.extu    	a4, s1, 15, 8
+	th.lrwu    	a4, t2, a4, 2
+	ld         	a6, 1888(sp)
+	xor        	a6, a6, a5
+	sd         	a6, 1888(sp)
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t3, a5, 2
+	ld         	a6, 1888(sp)
+	xor        	a6, a6, a4
+	sd         	a6, 1888(sp)
+	th.extu    	a4, s1, 7, 0
+	th.lrwu    	a4, t1, a4, 2
+	ld         	a6, 1888(sp)
+	xor        	a6, a6, a5
+	sd         	a6, 1888(sp)
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t2, a5, 2
+	ld         	a6, 1896(sp)
+	xor        	a6, a6, a4
+	sd         	a6, 1896(sp)
+	th.extu    	a4, s2, 31, 24
+	th.lrwu    	a4, t4, a4, 2
+	ld         	a6, 1896(sp)
+	xor        	a6, a6, a5
+	sd         	a6, 1896(sp)
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t1, a5, 2
+	ld         	a6, 1896(sp)
+	xor        	a6, a6, a4
+	sd         	a6, 1896(sp)
+	th.extu    	a4, s2, 23, 16
+	th.lrwu    	a4, t3, a4, 2
+	ld         	a6, 1904(sp)
+	xor        	a6, a6, a5
+	sd         	a6, 1904(sp)
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t4, a5, 2
+	ld         	a6, 1904(sp)
+	xor        	a6, a6, a4
+	xor        	a6, a6, a5
+	sd         	a6, 1904(sp)
+	addi       	a5, zero, 0
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_64
+	jal        	zero, .Laes_gcm_encrypt_c906_refreshed0
+.Laes_gcm_encrypt_c906_64:
+	addi       	a5, zero, 1
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_65
+	jal        	zero, .Laes_gcm_encrypt_c906_refreshed1
+.Laes_gcm_encrypt_c906_65:
+	addi       	a5, zero, 2
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_66
+	jal        	zero, .Laes_gcm_encrypt_c906_refreshed2
+.Laes_gcm_encrypt_c906_66:
+	addi       	a5, zero, 3
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_67
+	jal        	zero, .Laes_gcm_encrypt_c906_refreshed3
+.Laes_gcm_encrypt_c906_67:
+	addi       	a5, zero, 4
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_68
+	jal        	zero, .Laes_gcm_encrypt_c906_refreshed4
+.Laes_gcm_encrypt_c906_68:
+	addi       	a5, zero, 5
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_69
+	jal        	zero, .Laes_gcm_encrypt_c906_refreshed5
+.Laes_gcm_encrypt_c906_69:
+	addi       	a5, zero, 6
+	bne        	s7, a5, .Laes_gcm_encrypt_c906_70
+	jal        	zero, .Laes_gcm_encrypt_c906_refreshed6
+.Laes_gcm_encrypt_c906_70:
+	jal        	zero, .Laes_gcm_encrypt_c906_refreshed7
+	.size	aes_gcm_encrypt_c906, .-aes_gcm_encrypt_c906
+
+	.p2align	2
+	.globl	aes_gcm_decrypt_c906
+	.type	aes_gcm_decrypt_c906, @function
+aes_gcm_decrypt_c906:
+	# size_t aes_gcm_decrypt_c906(const unsigned char *in, unsigned char *out, size_t len, const void *key, unsigned char *ivec, u64 *Xi)
+	# aes_gcm_decrypt_c906: 5613 instructions, frame 2016 bytes
+	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
+	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
+	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
+	#   most live values at once: 27 integer, 20 vector registers
+	#   spills: 16 values (done, Xi, groups, ivec, lo, k15, hi, extra, in0, p0, key, q0, q1, q2, in1, q3), 58 stores, 128 reloads, modeled cost 2444 cycles per pass (loops counted 8 times per level)
+	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
+	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
+	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
+	#   declared leak SecretAddress (1182 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
+	addi       	sp, sp, -2016
+	sd         	s0, 1904(sp)
+	sd         	s1, 1912(sp)
+	sd         	s2, 1920(sp)
+	sd         	s3, 1928(sp)
+	sd         	s4, 1936(sp)
+	sd         	s5, 1944(sp)
+	sd         	s6, 1952(sp)
+	sd         	s7, 1960(sp)
+	sd         	s8, 1968(sp)
+	sd         	s9, 1976(sp)
+	sd         	s10, 1984(sp)
+	sd         	s11, 1992(sp)
+	sd         	ra, 2000(sp)
+	sd         	a3, 1856(sp)
+	sd         	a4, 1800(sp)
+	sd         	a5, 1784(sp)
+	# done = the whole groups' bytes
+	srli       	t0, a2, 7
+	sd         	t0, 1792(sp)
+	slli       	t0, t0, 7
+	sd         	t0, 1776(sp)
+	ld         	t0, 1792(sp)
+	bne        	t0, zero, .Laes_gcm_decrypt_c906_38
+	jal        	zero, .Laes_gcm_decrypt_c906_finish
+.Laes_gcm_decrypt_c906_38:
+.Laes_gcm_decrypt_c906_1:
+	auipc      	t0, %pcrel_hi(kgen_aes_gcm_c906_te)
+	addi       	t0, t0, %pcrel_lo(.Laes_gcm_decrypt_c906_1)
+	addi       	t1, t0, 1024
+	addi       	t2, t1, 1024
+	addi       	t3, t2, 1024
+	# rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
+	ld         	t4, 1856(sp)
+	lw         	t4, 240(t4)
+	sd         	t4, 1832(sp)
+	slli       	a5, t4, 4
+	ld         	t4, 1856(sp)
+	add        	t5, t4, a5
+	addi       	t5, t5, -224
+	ld         	t4, 1832(sp)
+	addi       	t4, t4, -10
+	sd         	t4, 1832(sp)
+	# ctr = ivec[12..16] as a big-endian word
+	ld         	t4, 1800(sp)
+	lwu        	a5, 12(t4)
+	th.revw    	t4, a5
+	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
+	ld         	t6, 1800(sp)
+	lwu        	a7, 0(t6)
+	ld         	t6, 1856(sp)
+	lw         	a6, 0(t6)
+	xor        	a7, a7, a6
+	ld         	t6, 1800(sp)
+	lwu        	s1, 4(t6)
+	ld         	t6, 1856(sp)
+	lw         	a6, 4(t6)
+	xor        	s1, s1, a6
+	ld         	t6, 1800(sp)
+	lwu        	s5, 8(t6)
+	ld         	t6, 1856(sp)
+	lw         	a6, 8(t6)
+	xor        	s5, s5, a6
+	th.revw    	s6, t4
+	ld         	t6, 1856(sp)
+	lw         	a6, 12(t6)
+	xor        	s6, s6, a6
+	ld         	t6, 1856(sp)
+	lbu        	t6, 15(t6)
+	sd         	t6, 1816(sp)
+	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
+	ld         	t6, 1856(sp)
+	lw         	t6, 16(t6)
+	sd         	t6, 1848(sp)
+	ld         	t6, 1856(sp)
+	lw         	s3, 20(t6)
+	lw         	s2, 24(t6)
+	lw         	s4, 28(t6)
 	th.extu    	a5, a7, 7, 0
 	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	s6, 1792(sp)
-	xor        	s6, s6, a5
-	sd         	s6, 1792(sp)
+	ld         	t6, 1848(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1848(sp)
 	th.extu    	a5, s5, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	s6, 1792(sp)
-	xor        	s6, s6, a6
-	sd         	s6, 1792(sp)
+	ld         	t6, 1848(sp)
+	xor        	t6, t6, a6
+	sd         	t6, 1848(sp)
 	th.extu    	a6, s1, 7, 0
 	th.lrwu    	a6, t0, a6, 2
-	ld         	s6, 1792(sp)
-	xor        	s6, s6, a5
-	sd         	s6, 1792(sp)
+	ld         	t6, 1848(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1848(sp)
 	th.extu    	a5, s5, 15, 8
 	th.lrwu    	a5, t1, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s7, 23, 16
+	th.extu    	a6, s6, 23, 16
 	th.lrwu    	a6, t2, a6, 2
 	xor        	s3, s3, a5
 	th.extu    	a5, a7, 31, 24
@@ -6710,7 +6950,7 @@ aes_gcm_encrypt_c906:
 	th.extu    	a6, s5, 7, 0
 	th.lrwu    	a6, t0, a6, 2
 	xor        	s3, s3, a5
-	th.extu    	a5, s7, 15, 8
+	th.extu    	a5, s6, 15, 8
 	th.lrwu    	a5, t1, a5, 2
 	xor        	s2, s2, a6
 	th.extu    	a6, a7, 23, 16
@@ -6719,7 +6959,7 @@ aes_gcm_encrypt_c906:
 	th.extu    	a5, s1, 31, 24
 	th.lrwu    	a5, t3, a5, 2
 	xor        	s2, s2, a6
-	th.extu    	a6, s7, 7, 0
+	th.extu    	a6, s6, 7, 0
 	th.lrwu    	a6, t0, a6, 2
 	xor        	s2, s2, a5
 	th.extu    	a5, a7, 15, 8
@@ -6733,466 +6973,229 @@ aes_gcm_encrypt_c906:
 	xor        	s4, s4, a6
 	xor        	s4, s4, a5
 	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	ld         	a5, 1776(sp)
-	lw         	a6, 32(a5)
-	sd         	a6, 1800(sp)
-	lw         	a6, 36(a5)
-	sd         	a6, 1808(sp)
-	lw         	a6, 40(a5)
-	sd         	a6, 1816(sp)
-	lw         	a5, 44(a5)
-	sd         	a5, 1824(sp)
+	ld         	t6, 1856(sp)
+	lw         	a2, 32(t6)
+	sd         	a2, 1864(sp)
+	lw         	a2, 36(t6)
+	sd         	a2, 1872(sp)
+	lw         	a2, 40(t6)
+	sd         	a2, 1880(sp)
+	lw         	t6, 44(t6)
+	sd         	t6, 1896(sp)
 	th.extu    	a5, s3, 15, 8
 	th.lrwu    	a5, t1, a5, 2
 	th.extu    	a6, s2, 23, 16
 	th.lrwu    	a6, t2, a6, 2
-	ld         	a7, 1800(sp)
-	xor        	a7, a7, a5
-	sd         	a7, 1800(sp)
+	ld         	t6, 1864(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1864(sp)
 	th.extu    	a5, s4, 31, 24
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a7, 1800(sp)
-	xor        	a7, a7, a6
-	sd         	a7, 1800(sp)
+	ld         	t6, 1864(sp)
+	xor        	t6, t6, a6
+	sd         	t6, 1864(sp)
 	th.extu    	a6, s3, 7, 0
 	th.lrwu    	a6, t0, a6, 2
-	ld         	a7, 1800(sp)
-	xor        	a7, a7, a5
-	sd         	a7, 1800(sp)
+	ld         	t6, 1864(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1864(sp)
 	th.extu    	a5, s2, 15, 8
 	th.lrwu    	a5, t1, a5, 2
-	ld         	a7, 1808(sp)
-	xor        	a7, a7, a6
-	sd         	a7, 1808(sp)
+	ld         	t6, 1872(sp)
+	xor        	t6, t6, a6
+	sd         	t6, 1872(sp)
 	th.extu    	a6, s4, 23, 16
 	th.lrwu    	a6, t2, a6, 2
-	ld         	a7, 1808(sp)
-	xor        	a7, a7, a5
-	sd         	a7, 1808(sp)
+	ld         	t6, 1872(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1872(sp)
 	th.extu    	a5, s2, 7, 0
 	th.lrwu    	a5, t0, a5, 2
-	ld         	a7, 1808(sp)
-	xor        	a7, a7, a6
-	sd         	a7, 1808(sp)
+	ld         	t6, 1872(sp)
+	xor        	t6, t6, a6
+	sd         	t6, 1872(sp)
 	th.extu    	a6, s4, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	ld         	a7, 1816(sp)
-	xor        	a7, a7, a5
-	sd         	a7, 1816(sp)
+	ld         	t6, 1880(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1880(sp)
 	th.extu    	a5, s3, 31, 24
 	th.lrwu    	a5, t3, a5, 2
-	ld         	a7, 1816(sp)
-	xor        	a7, a7, a6
-	sd         	a7, 1816(sp)
+	ld         	t6, 1880(sp)
+	xor        	t6, t6, a6
+	sd         	t6, 1880(sp)
 	th.extu    	a6, s4, 7, 0
 	th.lrwu    	a6, t0, a6, 2
-	ld         	a7, 1816(sp)
-	xor        	a7, a7, a5
-	sd         	a7, 1816(sp)
+	ld         	t6, 1880(sp)
+	xor        	t6, t6, a5
+	sd         	t6, 1880(sp)
 	th.extu    	a5, s3, 23, 16
 	th.lrwu    	a5, t2, a5, 2
-	ld         	a7, 1824(sp)
-	xor        	a7, a7, a6
-	sd         	a7, 1824(sp)
+	ld         	t6, 1896(sp)
+	xor        	t6, t6, a6
+	sd         	t6, 1896(sp)
 	th.extu    	a6, s2, 31, 24
 	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1824(sp)
-	xor        	a7, a7, a5
-	xor        	a7, a7, a6
-	sd         	a7, 1824(sp)
-	addi       	a6, zero, 0
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_64
-	jal        	zero, .Laes_gcm_encrypt_c906_refreshed0
-.Laes_gcm_encrypt_c906_64:
-	addi       	a6, zero, 1
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_65
-	jal        	zero, .Laes_gcm_encrypt_c906_refreshed1
-.Laes_gcm_encrypt_c906_65:
-	addi       	a6, zero, 2
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_66
-	jal        	zero, .Laes_gcm_encrypt_c906_refreshed2
-.Laes_gcm_encrypt_c906_66:
-	addi       	a6, zero, 3
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_67
-	jal        	zero, .Laes_gcm_encrypt_c906_refreshed3
-.Laes_gcm_encrypt_c906_67:
-	addi       	a6, zero, 4
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_68
-	jal        	zero, .Laes_gcm_encrypt_c906_refreshed4
-.Laes_gcm_encrypt_c906_68:
-	addi       	a6, zero, 5
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_69
-	jal        	zero, .Laes_gcm_encrypt_c906_refreshed5
-.Laes_gcm_encrypt_c906_69:
-	addi       	a6, zero, 6
-	bne        	s8, a6, .Laes_gcm_encrypt_c906_70
-	jal        	zero, .Laes_gcm_encrypt_c906_refreshed6
-.Laes_gcm_encrypt_c906_70:
-	jal        	zero, .Laes_gcm_encrypt_c906_refreshed7
-	.size	aes_gcm_encrypt_c906, .-aes_gcm_encrypt_c906
-
-	.p2align	2
-	.globl	aes_gcm_decrypt_c906
-	.type	aes_gcm_decrypt_c906, @function
-aes_gcm_decrypt_c906:
-	# size_t aes_gcm_decrypt_c906(const unsigned char *in, unsigned char *out, size_t len, const void *key, unsigned char *ivec, u64 *Xi)
-	# aes_gcm_decrypt_c906: 5613 instructions, frame 1984 bytes
-	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
-	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
-	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
-	#   most live values at once: 26 integer, 20 vector registers
-	#   spills: 13 values (key, k15, p0, q0, q1, q2, q3, ivec, done, extra, Xi, ctr, groups), 57 stores, 133 reloads, modeled cost 15230925283291705 cycles per pass (loops counted 8 times per level)
-	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
-	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
-	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	#   declared leak SecretAddress (1182 instructions): T-table lookups index the AES tables by key- and data-dependent bytes
-	addi       	sp, sp, -1984
-	sd         	s0, 1880(sp)
-	sd         	s1, 1888(sp)
-	sd         	s2, 1896(sp)
-	sd         	s3, 1904(sp)
-	sd         	s4, 1912(sp)
-	sd         	s5, 1920(sp)
-	sd         	s6, 1928(sp)
-	sd         	s7, 1936(sp)
-	sd         	s8, 1944(sp)
-	sd         	s9, 1952(sp)
-	sd         	s10, 1960(sp)
-	sd         	s11, 1968(sp)
-	sd         	ra, 1976(sp)
-	sd         	a5, 1856(sp)
-	sd         	a4, 1832(sp)
-	sd         	a3, 1776(sp)
-	# done = the whole groups' bytes
-	srli       	t0, a2, 7
-	sd         	t0, 1872(sp)
-	slli       	t0, t0, 7
-	sd         	t0, 1840(sp)
-	ld         	t0, 1872(sp)
-	bne        	t0, zero, .Laes_gcm_decrypt_c906_38
-	jal        	zero, .Laes_gcm_decrypt_c906_finish
-.Laes_gcm_decrypt_c906_38:
-.Laes_gcm_decrypt_c906_1:
-	auipc      	t0, %pcrel_hi(kgen_aes_gcm_c906_te)
-	addi       	t0, t0, %pcrel_lo(.Laes_gcm_decrypt_c906_1)
-	addi       	t1, t0, 1024
-	addi       	t2, t1, 1024
-	addi       	t3, t2, 1024
-	# rk = key + 16*rounds - 224: shared round u of 13 finds its key at 16u(rk); extra = rounds - 10
-	ld         	t4, 1776(sp)
-	lw         	t4, 240(t4)
-	sd         	t4, 1848(sp)
-	slli       	a6, t4, 4
-	ld         	t4, 1776(sp)
-	add        	t4, t4, a6
-	addi       	t4, t4, -224
-	ld         	t5, 1848(sp)
-	addi       	t5, t5, -10
-	sd         	t5, 1848(sp)
-	# ctr = ivec[12..16] as a big-endian word
-	ld         	t5, 1832(sp)
-	lwu        	a6, 12(t5)
-	th.revw    	t5, a6
-	sd         	t5, 1864(sp)
-	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
-	ld         	t5, 1832(sp)
-	lwu        	s1, 0(t5)
-	ld         	t5, 1776(sp)
-	lw         	a7, 0(t5)
-	xor        	s1, s1, a7
-	ld         	t5, 1832(sp)
-	lwu        	s2, 4(t5)
-	ld         	t5, 1776(sp)
-	lw         	a7, 4(t5)
-	xor        	s2, s2, a7
-	ld         	t5, 1832(sp)
-	lwu        	s6, 8(t5)
-	ld         	t5, 1776(sp)
-	lw         	a7, 8(t5)
-	xor        	s6, s6, a7
-	ld         	t5, 1864(sp)
-	th.revw    	s8, t5
-	ld         	t5, 1776(sp)
-	lw         	a7, 12(t5)
-	xor        	s8, s8, a7
-	ld         	t5, 1776(sp)
-	lbu        	t6, 15(t5)
-	sd         	t6, 1784(sp)
-	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	lw         	t6, 16(t5)
-	sd         	t6, 1792(sp)
-	lw         	s4, 20(t5)
-	lw         	s3, 24(t5)
-	lw         	s5, 28(t5)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	t5, 1792(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1792(sp)
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	t5, 1792(sp)
-	xor        	t5, t5, a7
-	sd         	t5, 1792(sp)
-	th.extu    	a7, s2, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	ld         	t5, 1792(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1792(sp)
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s6, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s8, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s2, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a7
-	xor        	s5, s5, a6
-	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	ld         	t5, 1776(sp)
-	lw         	t6, 32(t5)
-	sd         	t6, 1800(sp)
-	lw         	t6, 36(t5)
-	sd         	t6, 1808(sp)
-	lw         	t6, 40(t5)
-	sd         	t6, 1816(sp)
-	lw         	t5, 44(t5)
-	sd         	t5, 1824(sp)
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	th.extu    	a7, s3, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	ld         	t5, 1800(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1800(sp)
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	t5, 1800(sp)
-	xor        	t5, t5, a7
-	sd         	t5, 1800(sp)
-	th.extu    	a7, s4, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	ld         	t5, 1800(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1800(sp)
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	t5, 1808(sp)
-	xor        	t5, t5, a7
-	sd         	t5, 1808(sp)
-	th.extu    	a7, s5, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	ld         	t5, 1808(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1808(sp)
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	ld         	t5, 1808(sp)
-	xor        	t5, t5, a7
-	sd         	t5, 1808(sp)
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	t5, 1816(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1816(sp)
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	t5, 1816(sp)
-	xor        	t5, t5, a7
-	sd         	t5, 1816(sp)
-	th.extu    	a7, s5, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	ld         	t5, 1816(sp)
-	xor        	t5, t5, a6
-	sd         	t5, 1816(sp)
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	t5, 1824(sp)
-	xor        	t5, t5, a7
-	sd         	t5, 1824(sp)
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	t5, 1824(sp)
-	xor        	t5, t5, a6
-	xor        	t5, t5, a7
-	sd         	t5, 1824(sp)
+	ld         	t6, 1896(sp)
+	xor        	t6, t6, a5
+	xor        	t6, t6, a6
+	sd         	t6, 1896(sp)
 	# class masks: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
-	addi       	t6, zero, 136
-	slli       	t5, t6, 8
-	or         	t5, t5, t6
-	slli       	t6, t5, 16
-	or         	t5, t5, t6
-	slli       	t6, t5, 32
-	or         	t5, t5, t6
-	srli       	t6, t5, 3
-	srli       	a2, t5, 2
-	srli       	a3, t5, 1
-	ld         	a4, 1856(sp)
-	addi       	a4, a4, 32
+	addi       	a2, zero, 136
+	slli       	t6, a2, 8
+	or         	t6, t6, a2
+	slli       	a2, t6, 16
+	or         	t6, t6, a2
+	slli       	a2, t6, 32
+	or         	t6, t6, a2
+	srli       	a2, t6, 3
+	srli       	a3, t6, 2
+	srli       	a4, t6, 1
+	ld         	a5, 1784(sp)
+	addi       	a5, a5, 32
 	# blocks[16l..16l+16] = H^(8-l) for l < 7 (the table's powers)
-	ld         	a5, 240(a4)
-	ld         	a6, 248(a4)
-	sd         	a5, 1152(sp)
-	sd         	a6, 1160(sp)
-	ld         	a5, 224(a4)
-	ld         	a6, 232(a4)
-	sd         	a5, 1168(sp)
-	sd         	a6, 1176(sp)
-	ld         	a5, 208(a4)
-	ld         	a6, 216(a4)
-	sd         	a5, 1184(sp)
-	sd         	a6, 1192(sp)
-	ld         	a5, 192(a4)
-	ld         	a6, 200(a4)
-	sd         	a5, 1200(sp)
-	sd         	a6, 1208(sp)
-	ld         	a5, 176(a4)
-	ld         	a6, 184(a4)
-	sd         	a5, 1216(sp)
-	sd         	a6, 1224(sp)
-	ld         	a5, 160(a4)
-	ld         	a6, 168(a4)
-	sd         	a5, 1232(sp)
-	sd         	a6, 1240(sp)
-	ld         	a5, 144(a4)
-	ld         	a6, 152(a4)
-	sd         	a5, 1248(sp)
-	sd         	a6, 1256(sp)
+	ld         	a6, 240(a5)
+	ld         	a7, 248(a5)
+	sd         	a6, 1152(sp)
+	sd         	a7, 1160(sp)
+	ld         	a6, 224(a5)
+	ld         	a7, 232(a5)
+	sd         	a6, 1168(sp)
+	sd         	a7, 1176(sp)
+	ld         	a6, 208(a5)
+	ld         	a7, 216(a5)
+	sd         	a6, 1184(sp)
+	sd         	a7, 1192(sp)
+	ld         	a6, 192(a5)
+	ld         	a7, 200(a5)
+	sd         	a6, 1200(sp)
+	sd         	a7, 1208(sp)
+	ld         	a6, 176(a5)
+	ld         	a7, 184(a5)
+	sd         	a6, 1216(sp)
+	sd         	a7, 1224(sp)
+	ld         	a6, 160(a5)
+	ld         	a7, 168(a5)
+	sd         	a6, 1232(sp)
+	sd         	a7, 1240(sp)
+	ld         	a6, 144(a5)
+	ld         	a7, 152(a5)
+	sd         	a6, 1248(sp)
+	sd         	a7, 1256(sp)
 	# blocks[112..128] = H: each word the OR of its four classes (table slots 0, 1, 3, 4)
-	lwu        	a5, 0(a4)
-	lwu        	a6, 4(a4)
-	or         	a5, a5, a6
-	lwu        	a6, 8(a4)
-	or         	a5, a5, a6
-	lwu        	a6, 12(a4)
-	or         	a5, a5, a6
-	sw         	a5, 1264(sp)
-	lwu        	a5, 16(a4)
-	lwu        	a6, 20(a4)
-	or         	a5, a5, a6
-	lwu        	a6, 24(a4)
-	or         	a5, a5, a6
-	lwu        	a6, 28(a4)
-	or         	a5, a5, a6
-	sw         	a5, 1268(sp)
-	lwu        	a5, 48(a4)
-	lwu        	a6, 52(a4)
-	or         	a5, a5, a6
-	lwu        	a6, 56(a4)
-	or         	a5, a5, a6
-	lwu        	a6, 60(a4)
-	or         	a5, a5, a6
-	sw         	a5, 1272(sp)
-	lwu        	a5, 64(a4)
-	lwu        	a6, 68(a4)
-	or         	a5, a5, a6
-	lwu        	a6, 72(a4)
-	or         	a5, a5, a6
-	lwu        	a6, 76(a4)
-	or         	a5, a5, a6
-	sw         	a5, 1276(sp)
+	lwu        	a6, 0(a5)
+	lwu        	a7, 4(a5)
+	or         	a6, a6, a7
+	lwu        	a7, 8(a5)
+	or         	a6, a6, a7
+	lwu        	a7, 12(a5)
+	or         	a6, a6, a7
+	sw         	a6, 1264(sp)
+	lwu        	a6, 16(a5)
+	lwu        	a7, 20(a5)
+	or         	a6, a6, a7
+	lwu        	a7, 24(a5)
+	or         	a6, a6, a7
+	lwu        	a7, 28(a5)
+	or         	a6, a6, a7
+	sw         	a6, 1268(sp)
+	lwu        	a6, 48(a5)
+	lwu        	a7, 52(a5)
+	or         	a6, a6, a7
+	lwu        	a7, 56(a5)
+	or         	a6, a6, a7
+	lwu        	a7, 60(a5)
+	or         	a6, a6, a7
+	sw         	a6, 1272(sp)
+	lwu        	a6, 64(a5)
+	lwu        	a7, 68(a5)
+	or         	a6, a6, a7
+	lwu        	a7, 72(a5)
+	or         	a6, a6, a7
+	lwu        	a7, 76(a5)
+	or         	a6, a6, a7
+	sw         	a6, 1276(sp)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# transpose: lane l of w[k] = word k of block l; the mid operands
-	addi       	s9, sp, 1152
-	.word	0x620cf407	# th.vlseg4e.v v8, (s9)
+	addi       	s8, sp, 1152
+	.word	0x620c7407	# th.vlseg4e.v v8, (s8)
 	.word	0x2e850857	# th.vxor.vv v16, v8, v10
 	.word	0x2ec70957	# th.vxor.vv v18, v12, v14
 	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
 	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
 	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
 	# key classes of piece t: segment (class 0..3 of each lane) at key_classes + 128t
-	.word	0x268fc057	# th.vand.vx v0, v8, t6
-	.word	0x26864157	# th.vand.vx v2, v8, a2
-	.word	0x2686c257	# th.vand.vx v4, v8, a3
-	.word	0x268f4357	# th.vand.vx v6, v8, t5
-	addi       	s9, sp, 0
-	.word	0x620cf027	# th.vsseg4e.v v0, (s9)
-	.word	0x26afc057	# th.vand.vx v0, v10, t6
-	.word	0x26a64157	# th.vand.vx v2, v10, a2
-	.word	0x26a6c257	# th.vand.vx v4, v10, a3
-	.word	0x26af4357	# th.vand.vx v6, v10, t5
-	addi       	s9, sp, 128
-	.word	0x620cf027	# th.vsseg4e.v v0, (s9)
-	.word	0x270fc057	# th.vand.vx v0, v16, t6
-	.word	0x27064157	# th.vand.vx v2, v16, a2
-	.word	0x2706c257	# th.vand.vx v4, v16, a3
-	.word	0x270f4357	# th.vand.vx v6, v16, t5
-	addi       	s9, sp, 256
-	.word	0x620cf027	# th.vsseg4e.v v0, (s9)
-	.word	0x26cfc057	# th.vand.vx v0, v12, t6
-	.word	0x26c64157	# th.vand.vx v2, v12, a2
-	.word	0x26c6c257	# th.vand.vx v4, v12, a3
-	.word	0x26cf4357	# th.vand.vx v6, v12, t5
-	addi       	s9, sp, 384
-	.word	0x620cf027	# th.vsseg4e.v v0, (s9)
-	.word	0x26efc057	# th.vand.vx v0, v14, t6
-	.word	0x26e64157	# th.vand.vx v2, v14, a2
-	.word	0x26e6c257	# th.vand.vx v4, v14, a3
-	.word	0x26ef4357	# th.vand.vx v6, v14, t5
-	addi       	s9, sp, 512
-	.word	0x620cf027	# th.vsseg4e.v v0, (s9)
-	.word	0x272fc057	# th.vand.vx v0, v18, t6
-	.word	0x27264157	# th.vand.vx v2, v18, a2
-	.word	0x2726c257	# th.vand.vx v4, v18, a3
-	.word	0x272f4357	# th.vand.vx v6, v18, t5
-	addi       	s9, sp, 640
-	.word	0x620cf027	# th.vsseg4e.v v0, (s9)
-	.word	0x274fc057	# th.vand.vx v0, v20, t6
-	.word	0x27464157	# th.vand.vx v2, v20, a2
-	.word	0x2746c257	# th.vand.vx v4, v20, a3
-	.word	0x274f4357	# th.vand.vx v6, v20, t5
-	addi       	s9, sp, 768
-	.word	0x620cf027	# th.vsseg4e.v v0, (s9)
-	.word	0x276fc057	# th.vand.vx v0, v22, t6
-	.word	0x27664157	# th.vand.vx v2, v22, a2
-	.word	0x2766c257	# th.vand.vx v4, v22, a3
-	.word	0x276f4357	# th.vand.vx v6, v22, t5
-	addi       	s9, sp, 896
-	.word	0x620cf027	# th.vsseg4e.v v0, (s9)
-	.word	0x278fc057	# th.vand.vx v0, v24, t6
-	.word	0x27864157	# th.vand.vx v2, v24, a2
-	.word	0x2786c257	# th.vand.vx v4, v24, a3
-	.word	0x278f4357	# th.vand.vx v6, v24, t5
-	addi       	s9, sp, 1024
-	.word	0x620cf027	# th.vsseg4e.v v0, (s9)
+	.word	0x26864057	# th.vand.vx v0, v8, a2
+	.word	0x2686c157	# th.vand.vx v2, v8, a3
+	.word	0x26874257	# th.vand.vx v4, v8, a4
+	.word	0x268fc357	# th.vand.vx v6, v8, t6
+	addi       	s8, sp, 0
+	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
+	.word	0x26a64057	# th.vand.vx v0, v10, a2
+	.word	0x26a6c157	# th.vand.vx v2, v10, a3
+	.word	0x26a74257	# th.vand.vx v4, v10, a4
+	.word	0x26afc357	# th.vand.vx v6, v10, t6
+	addi       	s8, sp, 128
+	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
+	.word	0x27064057	# th.vand.vx v0, v16, a2
+	.word	0x2706c157	# th.vand.vx v2, v16, a3
+	.word	0x27074257	# th.vand.vx v4, v16, a4
+	.word	0x270fc357	# th.vand.vx v6, v16, t6
+	addi       	s8, sp, 256
+	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
+	.word	0x26c64057	# th.vand.vx v0, v12, a2
+	.word	0x26c6c157	# th.vand.vx v2, v12, a3
+	.word	0x26c74257	# th.vand.vx v4, v12, a4
+	.word	0x26cfc357	# th.vand.vx v6, v12, t6
+	addi       	s8, sp, 384
+	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
+	.word	0x26e64057	# th.vand.vx v0, v14, a2
+	.word	0x26e6c157	# th.vand.vx v2, v14, a3
+	.word	0x26e74257	# th.vand.vx v4, v14, a4
+	.word	0x26efc357	# th.vand.vx v6, v14, t6
+	addi       	s8, sp, 512
+	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
+	.word	0x27264057	# th.vand.vx v0, v18, a2
+	.word	0x2726c157	# th.vand.vx v2, v18, a3
+	.word	0x27274257	# th.vand.vx v4, v18, a4
+	.word	0x272fc357	# th.vand.vx v6, v18, t6
+	addi       	s8, sp, 640
+	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
+	.word	0x27464057	# th.vand.vx v0, v20, a2
+	.word	0x2746c157	# th.vand.vx v2, v20, a3
+	.word	0x27474257	# th.vand.vx v4, v20, a4
+	.word	0x274fc357	# th.vand.vx v6, v20, t6
+	addi       	s8, sp, 768
+	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
+	.word	0x27664057	# th.vand.vx v0, v22, a2
+	.word	0x2766c157	# th.vand.vx v2, v22, a3
+	.word	0x27674257	# th.vand.vx v4, v22, a4
+	.word	0x276fc357	# th.vand.vx v6, v22, t6
+	addi       	s8, sp, 896
+	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
+	.word	0x27864057	# th.vand.vx v0, v24, a2
+	.word	0x2786c157	# th.vand.vx v2, v24, a3
+	.word	0x27874257	# th.vand.vx v4, v24, a4
+	.word	0x278fc357	# th.vand.vx v6, v24, t6
+	addi       	s8, sp, 1024
+	.word	0x620c7027	# th.vsseg4e.v v0, (s8)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
 	.word	0x5e003e57	# th.vmv.v.i v28, 0
 	.word	0x5a08aed7	# th.vid.v v29
 	.word	0x0fd7bed7	# th.vrsub.vi v29, v29, 15
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# (hi, lo) = Xi as a big-endian 128-bit value
-	ld         	a4, 1856(sp)
-	ld         	a5, 0(a4)
-	ld         	a4, 8(a4)
+	ld         	a5, 1784(sp)
+	ld         	a6, 0(a5)
+	sd         	a6, 1824(sp)
+	ld         	a5, 8(a5)
+	sd         	a5, 1808(sp)
+	ld         	a5, 1824(sp)
 	th.rev     	a5, a5
-	th.rev     	a4, a4
+	sd         	a5, 1824(sp)
+	ld         	a5, 1808(sp)
+	th.rev     	a5, a5
+	sd         	a5, 1808(sp)
 	# states = 0
 	sd         	zero, 1648(sp)
 	sd         	zero, 1656(sp)
@@ -7212,338 +7215,314 @@ aes_gcm_decrypt_c906:
 	sd         	zero, 1768(sp)
 .Laes_gcm_decrypt_c906_group:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a6, 1784(sp)
-	ld         	a7, 1864(sp)
-	xor        	a6, a7, a6
-	th.extu    	a6, a6, 7, 0
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1792(sp)
-	xor        	s7, a7, a6
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	s2, 1808(sp)
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s3, 1816(sp)
-	xor        	s6, s3, a6
-	ld         	a6, 1824(sp)
-	xor        	s8, a6, a7
+	ld         	a5, 1816(sp)
+	xor        	a5, t4, a5
+	th.extu    	a5, a5, 7, 0
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a6, 1848(sp)
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_39
+	xor        	s7, a6, a5
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s1, 1872(sp)
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	s2, 1880(sp)
+	xor        	s5, s2, a5
+	ld         	a5, 1896(sp)
+	xor        	s6, a5, a6
+	ld         	a5, 1832(sp)
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_39
 	jal        	zero, .Laes_gcm_decrypt_c906_extra0
 .Laes_gcm_decrypt_c906_39:
 .Laes_gcm_decrypt_c906_extra_done0:
 	# states[0] = s; ctr += 1
-	sw         	s1, 1648(sp)
-	sw         	s2, 1652(sp)
-	sw         	s6, 1656(sp)
-	sw         	s8, 1660(sp)
-	ld         	a6, 1864(sp)
-	addiw      	a6, a6, 1
-	sd         	a6, 1864(sp)
-	andi       	a7, a6, 255
-	bne        	a7, zero, .Laes_gcm_decrypt_c906_40
+	sw         	a7, 1648(sp)
+	sw         	s1, 1652(sp)
+	sw         	s5, 1656(sp)
+	sw         	s6, 1660(sp)
+	addiw      	t4, t4, 1
+	andi       	a6, t4, 255
+	bne        	a6, zero, .Laes_gcm_decrypt_c906_40
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh0
 .Laes_gcm_decrypt_c906_40:
 .Laes_gcm_decrypt_c906_refreshed0:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a6, 1784(sp)
-	ld         	a7, 1864(sp)
-	xor        	a6, a7, a6
-	th.extu    	a6, a6, 7, 0
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1792(sp)
-	xor        	s7, a7, a6
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	s2, 1808(sp)
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s3, 1816(sp)
-	xor        	s6, s3, a6
-	ld         	a6, 1824(sp)
-	xor        	s8, a6, a7
+	ld         	a5, 1816(sp)
+	xor        	a5, t4, a5
+	th.extu    	a5, a5, 7, 0
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a6, 1848(sp)
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_41
+	xor        	s7, a6, a5
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s1, 1872(sp)
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	s2, 1880(sp)
+	xor        	s5, s2, a5
+	ld         	a5, 1896(sp)
+	xor        	s6, a5, a6
+	ld         	a5, 1832(sp)
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_41
 	jal        	zero, .Laes_gcm_decrypt_c906_extra1
 .Laes_gcm_decrypt_c906_41:
 .Laes_gcm_decrypt_c906_extra_done1:
 	# states[1] = s; ctr += 1
-	sw         	s1, 1664(sp)
-	sw         	s2, 1668(sp)
-	sw         	s6, 1672(sp)
-	sw         	s8, 1676(sp)
-	ld         	a6, 1864(sp)
-	addiw      	a6, a6, 1
-	sd         	a6, 1864(sp)
-	andi       	a7, a6, 255
-	bne        	a7, zero, .Laes_gcm_decrypt_c906_42
+	sw         	a7, 1664(sp)
+	sw         	s1, 1668(sp)
+	sw         	s5, 1672(sp)
+	sw         	s6, 1676(sp)
+	addiw      	t4, t4, 1
+	andi       	a6, t4, 255
+	bne        	a6, zero, .Laes_gcm_decrypt_c906_42
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh1
 .Laes_gcm_decrypt_c906_42:
 .Laes_gcm_decrypt_c906_refreshed1:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a6, 1784(sp)
-	ld         	a7, 1864(sp)
-	xor        	a6, a7, a6
-	th.extu    	a6, a6, 7, 0
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1792(sp)
-	xor        	s7, a7, a6
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	s2, 1808(sp)
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s3, 1816(sp)
-	xor        	s6, s3, a6
-	ld         	a6, 1824(sp)
-	xor        	s8, a6, a7
+	ld         	a5, 1816(sp)
+	xor        	a5, t4, a5
+	th.extu    	a5, a5, 7, 0
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a6, 1848(sp)
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_43
+	xor        	s7, a6, a5
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s1, 1872(sp)
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	s2, 1880(sp)
+	xor        	s5, s2, a5
+	ld         	a5, 1896(sp)
+	xor        	s6, a5, a6
+	ld         	a5, 1832(sp)
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_43
 	jal        	zero, .Laes_gcm_decrypt_c906_extra2
 .Laes_gcm_decrypt_c906_43:
 .Laes_gcm_decrypt_c906_extra_done2:
 	# states[2] = s; ctr += 1
-	sw         	s1, 1680(sp)
-	sw         	s2, 1684(sp)
-	sw         	s6, 1688(sp)
-	sw         	s8, 1692(sp)
-	ld         	a6, 1864(sp)
-	addiw      	a6, a6, 1
-	sd         	a6, 1864(sp)
-	andi       	a7, a6, 255
-	bne        	a7, zero, .Laes_gcm_decrypt_c906_44
+	sw         	a7, 1680(sp)
+	sw         	s1, 1684(sp)
+	sw         	s5, 1688(sp)
+	sw         	s6, 1692(sp)
+	addiw      	t4, t4, 1
+	andi       	a6, t4, 255
+	bne        	a6, zero, .Laes_gcm_decrypt_c906_44
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh2
 .Laes_gcm_decrypt_c906_44:
 .Laes_gcm_decrypt_c906_refreshed2:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a6, 1784(sp)
-	ld         	a7, 1864(sp)
-	xor        	a6, a7, a6
-	th.extu    	a6, a6, 7, 0
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1792(sp)
-	xor        	s7, a7, a6
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	s2, 1808(sp)
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s3, 1816(sp)
-	xor        	s6, s3, a6
-	ld         	a6, 1824(sp)
-	xor        	s8, a6, a7
+	ld         	a5, 1816(sp)
+	xor        	a5, t4, a5
+	th.extu    	a5, a5, 7, 0
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a6, 1848(sp)
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_45
+	xor        	s7, a6, a5
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s1, 1872(sp)
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	s2, 1880(sp)
+	xor        	s5, s2, a5
+	ld         	a5, 1896(sp)
+	xor        	s6, a5, a6
+	ld         	a5, 1832(sp)
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_45
 	jal        	zero, .Laes_gcm_decrypt_c906_extra3
 .Laes_gcm_decrypt_c906_45:
 .Laes_gcm_decrypt_c906_extra_done3:
 	# states[3] = s; ctr += 1
-	sw         	s1, 1696(sp)
-	sw         	s2, 1700(sp)
-	sw         	s6, 1704(sp)
-	sw         	s8, 1708(sp)
-	ld         	a6, 1864(sp)
-	addiw      	a6, a6, 1
-	sd         	a6, 1864(sp)
-	andi       	a7, a6, 255
-	bne        	a7, zero, .Laes_gcm_decrypt_c906_46
+	sw         	a7, 1696(sp)
+	sw         	s1, 1700(sp)
+	sw         	s5, 1704(sp)
+	sw         	s6, 1708(sp)
+	addiw      	t4, t4, 1
+	andi       	a6, t4, 255
+	bne        	a6, zero, .Laes_gcm_decrypt_c906_46
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh3
 .Laes_gcm_decrypt_c906_46:
 .Laes_gcm_decrypt_c906_refreshed3:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a6, 1784(sp)
-	ld         	a7, 1864(sp)
-	xor        	a6, a7, a6
-	th.extu    	a6, a6, 7, 0
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1792(sp)
-	xor        	s7, a7, a6
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	s2, 1808(sp)
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s3, 1816(sp)
-	xor        	s6, s3, a6
-	ld         	a6, 1824(sp)
-	xor        	s8, a6, a7
+	ld         	a5, 1816(sp)
+	xor        	a5, t4, a5
+	th.extu    	a5, a5, 7, 0
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a6, 1848(sp)
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_47
+	xor        	s7, a6, a5
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s1, 1872(sp)
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	s2, 1880(sp)
+	xor        	s5, s2, a5
+	ld         	a5, 1896(sp)
+	xor        	s6, a5, a6
+	ld         	a5, 1832(sp)
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_47
 	jal        	zero, .Laes_gcm_decrypt_c906_extra4
 .Laes_gcm_decrypt_c906_47:
 .Laes_gcm_decrypt_c906_extra_done4:
 	# states[4] = s; ctr += 1
-	sw         	s1, 1712(sp)
-	sw         	s2, 1716(sp)
-	sw         	s6, 1720(sp)
-	sw         	s8, 1724(sp)
-	ld         	a6, 1864(sp)
-	addiw      	a6, a6, 1
-	sd         	a6, 1864(sp)
-	andi       	a7, a6, 255
-	bne        	a7, zero, .Laes_gcm_decrypt_c906_48
+	sw         	a7, 1712(sp)
+	sw         	s1, 1716(sp)
+	sw         	s5, 1720(sp)
+	sw         	s6, 1724(sp)
+	addiw      	t4, t4, 1
+	andi       	a6, t4, 255
+	bne        	a6, zero, .Laes_gcm_decrypt_c906_48
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh4
 .Laes_gcm_decrypt_c906_48:
 .Laes_gcm_decrypt_c906_refreshed4:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a6, 1784(sp)
-	ld         	a7, 1864(sp)
-	xor        	a6, a7, a6
-	th.extu    	a6, a6, 7, 0
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1792(sp)
-	xor        	s7, a7, a6
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	s2, 1808(sp)
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s3, 1816(sp)
-	xor        	s6, s3, a6
-	ld         	a6, 1824(sp)
-	xor        	s8, a6, a7
+	ld         	a5, 1816(sp)
+	xor        	a5, t4, a5
+	th.extu    	a5, a5, 7, 0
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a6, 1848(sp)
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_49
+	xor        	s7, a6, a5
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s1, 1872(sp)
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	s2, 1880(sp)
+	xor        	s5, s2, a5
+	ld         	a5, 1896(sp)
+	xor        	s6, a5, a6
+	ld         	a5, 1832(sp)
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_49
 	jal        	zero, .Laes_gcm_decrypt_c906_extra5
 .Laes_gcm_decrypt_c906_49:
 .Laes_gcm_decrypt_c906_extra_done5:
 	# states[5] = s; ctr += 1
-	sw         	s1, 1728(sp)
-	sw         	s2, 1732(sp)
-	sw         	s6, 1736(sp)
-	sw         	s8, 1740(sp)
-	ld         	a6, 1864(sp)
-	addiw      	a6, a6, 1
-	sd         	a6, 1864(sp)
-	andi       	a7, a6, 255
-	bne        	a7, zero, .Laes_gcm_decrypt_c906_50
+	sw         	a7, 1728(sp)
+	sw         	s1, 1732(sp)
+	sw         	s5, 1736(sp)
+	sw         	s6, 1740(sp)
+	addiw      	t4, t4, 1
+	andi       	a6, t4, 255
+	bne        	a6, zero, .Laes_gcm_decrypt_c906_50
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh5
 .Laes_gcm_decrypt_c906_50:
 .Laes_gcm_decrypt_c906_refreshed5:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a6, 1784(sp)
-	ld         	a7, 1864(sp)
-	xor        	a6, a7, a6
-	th.extu    	a6, a6, 7, 0
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1792(sp)
-	xor        	s7, a7, a6
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	s2, 1808(sp)
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s3, 1816(sp)
-	xor        	s6, s3, a6
-	ld         	a6, 1824(sp)
-	xor        	s8, a6, a7
+	ld         	a5, 1816(sp)
+	xor        	a5, t4, a5
+	th.extu    	a5, a5, 7, 0
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a6, 1848(sp)
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_51
+	xor        	s7, a6, a5
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s1, 1872(sp)
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	s2, 1880(sp)
+	xor        	s5, s2, a5
+	ld         	a5, 1896(sp)
+	xor        	s6, a5, a6
+	ld         	a5, 1832(sp)
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_51
 	jal        	zero, .Laes_gcm_decrypt_c906_extra6
 .Laes_gcm_decrypt_c906_51:
 .Laes_gcm_decrypt_c906_extra_done6:
 	# states[6] = s; ctr += 1
-	sw         	s1, 1744(sp)
-	sw         	s2, 1748(sp)
-	sw         	s6, 1752(sp)
-	sw         	s8, 1756(sp)
-	ld         	a6, 1864(sp)
-	addiw      	a6, a6, 1
-	sd         	a6, 1864(sp)
-	andi       	a7, a6, 255
-	bne        	a7, zero, .Laes_gcm_decrypt_c906_52
+	sw         	a7, 1744(sp)
+	sw         	s1, 1748(sp)
+	sw         	s5, 1752(sp)
+	sw         	s6, 1756(sp)
+	addiw      	t4, t4, 1
+	andi       	a6, t4, 255
+	bne        	a6, zero, .Laes_gcm_decrypt_c906_52
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh6
 .Laes_gcm_decrypt_c906_52:
 .Laes_gcm_decrypt_c906_refreshed6:
 	# rounds 1, 2 from the cache: n0 = p0 ^ T3[ctr.b0 ^ k15]; s[j] = q[j] ^ T_k[n0.b_k]
-	ld         	a6, 1784(sp)
-	ld         	a7, 1864(sp)
-	xor        	a6, a7, a6
-	th.extu    	a6, a6, 7, 0
-	th.lrwu    	a6, t3, a6, 2
-	ld         	a7, 1792(sp)
-	xor        	s7, a7, a6
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	s2, 1808(sp)
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s3, 1816(sp)
-	xor        	s6, s3, a6
-	ld         	a6, 1824(sp)
-	xor        	s8, a6, a7
+	ld         	a5, 1816(sp)
+	xor        	a5, t4, a5
+	th.extu    	a5, a5, 7, 0
+	th.lrwu    	a5, t3, a5, 2
 	ld         	a6, 1848(sp)
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_53
+	xor        	s7, a6, a5
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s1, 1872(sp)
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	s2, 1880(sp)
+	xor        	s5, s2, a5
+	ld         	a5, 1896(sp)
+	xor        	s6, a5, a6
+	ld         	a5, 1832(sp)
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_53
 	jal        	zero, .Laes_gcm_decrypt_c906_extra7
 .Laes_gcm_decrypt_c906_53:
 .Laes_gcm_decrypt_c906_extra_done7:
 	# states[7] = s; ctr += 1
-	sw         	s1, 1760(sp)
-	sw         	s2, 1764(sp)
-	sw         	s6, 1768(sp)
-	sw         	s8, 1772(sp)
-	ld         	a6, 1864(sp)
-	addiw      	a6, a6, 1
-	sd         	a6, 1864(sp)
-	andi       	a7, a6, 255
-	bne        	a7, zero, .Laes_gcm_decrypt_c906_54
+	sw         	a7, 1760(sp)
+	sw         	s1, 1764(sp)
+	sw         	s5, 1768(sp)
+	sw         	s6, 1772(sp)
+	addiw      	t4, t4, 1
+	andi       	a6, t4, 255
+	bne        	a6, zero, .Laes_gcm_decrypt_c906_54
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh7
 .Laes_gcm_decrypt_c906_54:
 .Laes_gcm_decrypt_c906_refreshed7:
@@ -7555,4438 +7534,4451 @@ aes_gcm_decrypt_c906:
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
 	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
 	# block 0: s = states[0]
-	lw         	s1, 1648(sp)
-	lw         	s2, 1652(sp)
-	lw         	s6, 1656(sp)
+	lw         	a7, 1648(sp)
+	lw         	s1, 1652(sp)
+	lw         	s5, 1656(sp)
 	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
-	lw         	s8, 1660(sp)
+	lw         	s6, 1660(sp)
 	# round u = 7 of 13
-	lw         	s7, 112(t4)
-	lw         	s4, 116(t4)
+	lw         	s7, 112(t5)
+	lw         	s3, 116(t5)
 	.word	0x322e8557	# th.vrgather.vv v10, v2, v29
-	lw         	s3, 120(t4)
-	lw         	s5, 124(t4)
-	th.extu    	a6, s1, 7, 0
+	lw         	s2, 120(t5)
+	lw         	s4, 124(t5)
+	th.extu    	a5, a7, 7, 0
 	.word	0x323e85d7	# th.vrgather.vv v11, v3, v29
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x325e86d7	# th.vrgather.vv v13, v5, v29
-	addi       	s9, sp, 1152
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
-	th.lrwu    	a7, t3, a7, 2
+	addi       	s8, sp, 1152
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
+	th.extu    	a6, s6, 31, 24
+	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
 	.word	0x327e87d7	# th.vrgather.vv v15, v7, v29
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	.word	0x020cf427	# th.vse.v v8, (s9)
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	.word	0x020c7427	# th.vse.v v8, (s8)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# block 0 ^= Xi
-	ld         	s10, 1152(sp)
-	th.extu    	a7, s6, 15, 8
-	xor        	s10, s10, a4
-	sd         	s10, 1152(sp)
-	ld         	s10, 1160(sp)
+	ld         	s9, 1152(sp)
+	th.extu    	a6, s5, 15, 8
+	ld         	s8, 1808(sp)
+	xor        	s9, s9, s8
+	sd         	s9, 1152(sp)
+	ld         	s9, 1160(sp)
 	# transpose: lane l of w[k] = word k of block l; the mid operands
-	addi       	s9, sp, 1152
-	xor        	s10, s10, a5
-	sd         	s10, 1160(sp)
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	.word	0x620cf407	# th.vlseg4e.v v8, (s9)
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	addi       	s8, sp, 1152
+	ld         	s10, 1824(sp)
+	xor        	s9, s9, s10
+	sd         	s9, 1160(sp)
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, a7, 31, 24
+	.word	0x620c7407	# th.vlseg4e.v v8, (s8)
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
 	.word	0x2e850857	# th.vxor.vv v16, v8, v10
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	.word	0x2ec70957	# th.vxor.vv v18, v12, v14
 	# operands[t] = the operand of piece t
-	addi       	s9, sp, 1280
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
+	addi       	s8, sp, 1280
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
 	.word	0x2e860a57	# th.vxor.vv v20, v8, v12
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
 	.word	0x2ea70b57	# th.vxor.vv v22, v10, v14
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
 	.word	0x2f4b0c57	# th.vxor.vv v24, v20, v22
-	xor        	s5, s5, a7
+	xor        	s4, s4, a6
 	# round u = 8 of 13
-	lw         	s1, 128(t4)
-	lw         	s2, 132(t4)
-	.word	0x020cf427	# th.vse.v v8, (s9)
-	addi       	s9, sp, 1312
-	lw         	s6, 136(t4)
-	lw         	s8, 140(t4)
-	.word	0x020cf527	# th.vse.v v10, (s9)
-	addi       	s9, sp, 1344
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x020cf827	# th.vse.v v16, (s9)
-	addi       	s9, sp, 1376
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	.word	0x020cf627	# th.vse.v v12, (s9)
-	addi       	s9, sp, 1408
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	.word	0x020cf727	# th.vse.v v14, (s9)
-	addi       	s9, sp, 1440
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	.word	0x020cf927	# th.vse.v v18, (s9)
-	addi       	s9, sp, 1472
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x020cfa27	# th.vse.v v20, (s9)
-	addi       	s9, sp, 1504
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	.word	0x020cfb27	# th.vse.v v22, (s9)
-	addi       	s9, sp, 1536
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	.word	0x020cfc27	# th.vse.v v24, (s9)
+	lw         	a7, 128(t5)
+	lw         	s1, 132(t5)
+	.word	0x020c7427	# th.vse.v v8, (s8)
+	addi       	s8, sp, 1312
+	lw         	s5, 136(t5)
+	lw         	s6, 140(t5)
+	.word	0x020c7527	# th.vse.v v10, (s8)
+	addi       	s8, sp, 1344
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x020c7827	# th.vse.v v16, (s8)
+	addi       	s8, sp, 1376
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x020c7627	# th.vse.v v12, (s8)
+	addi       	s8, sp, 1408
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	.word	0x020c7727	# th.vse.v v14, (s8)
+	addi       	s8, sp, 1440
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	.word	0x020c7927	# th.vse.v v18, (s8)
+	addi       	s8, sp, 1472
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x020c7a27	# th.vse.v v20, (s8)
+	addi       	s8, sp, 1504
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	.word	0x020c7b27	# th.vse.v v22, (s8)
+	addi       	s8, sp, 1536
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	.word	0x020c7c27	# th.vse.v v24, (s8)
 	# piece 0: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s9, sp, 1280
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	.word	0x020cf007	# th.vle.v v0, (s9)
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x260fc657	# th.vand.vx v12, v0, t6
-	addi       	s9, sp, 0
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	.word	0x26064757	# th.vand.vx v14, v0, a2
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	.word	0x2606c457	# th.vand.vx v8, v0, a3
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	.word	0x260f4557	# th.vand.vx v10, v0, t5
-	th.lrwu    	a7, t1, a7, 2
+	addi       	s8, sp, 1280
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x020c7007	# th.vle.v v0, (s8)
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x26064657	# th.vand.vx v12, v0, a2
+	addi       	s8, sp, 0
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	.word	0x26074457	# th.vand.vx v8, v0, a4
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	.word	0x620cf007	# th.vlseg4e.v v0, (s9)
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
+	th.extu    	a6, s2, 31, 24
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
 	# round u = 9 of 13
-	lw         	s7, 144(t4)
-	lw         	s4, 148(t4)
-	lw         	s3, 152(t4)
+	lw         	s7, 144(t5)
+	lw         	s3, 148(t5)
+	lw         	s2, 152(t5)
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	lw         	s5, 156(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s4, 156(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
 	.word	0x96822d57	# th.vmul.vv v26, v8, v4
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
 	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
 	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	.word	0x270fcc57	# th.vand.vx v24, v16, t6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	.word	0x272fcb57	# th.vand.vx v22, v18, t6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
 	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	xor        	s5, s5, a7
+	xor        	s4, s4, a6
 	# round u = 10 of 13
-	lw         	s1, 160(t4)
-	lw         	s2, 164(t4)
+	lw         	a7, 160(t5)
+	lw         	s1, 164(t5)
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	lw         	s6, 168(t4)
-	lw         	s8, 172(t4)
-	th.extu    	a6, s7, 7, 0
+	lw         	s5, 168(t5)
+	lw         	s6, 172(t5)
+	th.extu    	a5, s7, 7, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x27064857	# th.vand.vx v16, v16, a2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x27264957	# th.vand.vx v18, v18, a2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
 	# round u = 11 of 13
-	lw         	s7, 176(t4)
+	lw         	s7, 176(t5)
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	lw         	s4, 180(t4)
-	lw         	s3, 184(t4)
-	lw         	s5, 188(t4)
+	lw         	s3, 180(t5)
+	lw         	s2, 184(t5)
+	lw         	s4, 188(t5)
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
 	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t3, a7, 2
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
+	th.extu    	a6, s6, 31, 24
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	.word	0x27074857	# th.vand.vx v16, v16, a4
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
+	th.extu    	a6, a7, 31, 24
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	.word	0x27274957	# th.vand.vx v18, v18, a4
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	.word	0x2b880c57	# th.vor.vv v24, v24, v16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
 	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
 	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	# round u = 12 of 13
-	lw         	s1, 192(t4)
-	lw         	s2, 196(t4)
-	lw         	s6, 200(t4)
+	lw         	a7, 192(t5)
+	lw         	s1, 196(t5)
+	lw         	s5, 200(t5)
 	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	lw         	s8, 204(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s6, 204(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	.word	0x270f4857	# th.vand.vx v16, v16, t5
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	.word	0x272f4957	# th.vand.vx v18, v18, t5
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
 	# sums[0] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	.word	0x32202d57	# th.vext.x.v s10, v2, zero
 	# piece 1: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s9, sp, 1312
-	xor        	s8, s8, a7
+	addi       	s8, sp, 1312
+	xor        	s6, s6, a6
 	# round u = 13 of 13
-	lw         	s7, 208(t4)
-	lw         	s4, 212(t4)
-	slli       	ra, ra, 32
-	or         	s0, s0, ra
-	sd         	s0, 1568(sp)
-	.word	0x020cf007	# th.vle.v v0, (s9)
-	lw         	s3, 216(t4)
-	lw         	s5, 220(t4)
-	th.extu    	a6, s1, 7, 0
-	.word	0x260fc657	# th.vand.vx v12, v0, t6
-	addi       	s9, sp, 128
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	.word	0x26064757	# th.vand.vx v14, v0, a2
-	th.lrwu    	a7, t1, a7, 2
+	lw         	s7, 208(t5)
+	lw         	s3, 212(t5)
+	slli       	s10, s10, 32
+	or         	ra, ra, s10
+	sd         	ra, 1568(sp)
+	.word	0x020c7007	# th.vle.v v0, (s8)
+	lw         	s2, 216(t5)
+	lw         	s4, 220(t5)
+	th.extu    	a5, a7, 7, 0
+	.word	0x26064657	# th.vand.vx v12, v0, a2
+	addi       	s8, sp, 128
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	.word	0x26074457	# th.vand.vx v8, v0, a4
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	.word	0x2606c457	# th.vand.vx v8, v0, a3
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x260f4557	# th.vand.vx v10, v0, t5
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s6, 31, 24
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	.word	0x620cf007	# th.vlseg4e.v v0, (s9)
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
 	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	.word	0x96822d57	# th.vmul.vv v26, v8, v4
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	# final round
-	addi       	s1, t3, 1024
-	addi       	s10, zero, 256
-	lui        	s11, 16
+	addi       	s5, t3, 1024
+	addi       	s11, zero, 256
+	lui        	s0, 16
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	lui        	s6, 4096
-	th.extu    	a4, s7, 7, 0
-	th.lrbu    	a4, s1, a4, 0
+	lui        	s9, 4096
+	th.extu    	a7, s7, 7, 0
+	th.lrbu    	a7, s5, a7, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	s8, s4, 7, 0
-	th.lrbu    	s8, s1, s8, 0
-	th.extu    	a5, s3, 7, 0
+	th.extu    	s10, s3, 7, 0
+	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s1, s2, 7, 0
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	s2, s5, 7, 0
-	th.lrbu    	s2, s1, s2, 0
+	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s6, s4, 7, 0
+	th.lrbu    	s6, s5, s6, 0
 	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
-	th.extu    	a6, s4, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.extu    	a7, s3, 15, 8
-	.word	0x270fcc57	# th.vand.vx v24, v16, t6
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s10
-	th.extu    	a6, s5, 15, 8
+	th.extu    	a5, s3, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	th.extu    	a6, s2, 15, 8
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
+	th.extu    	a5, s4, 15, 8
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s10
-	th.extu    	a7, s7, 15, 8
-	.word	0x272fcb57	# th.vand.vx v22, v18, t6
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s10
-	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s11
+	th.extu    	a6, s7, 15, 8
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s11
+	th.extu    	a5, s2, 23, 16
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s10
-	th.extu    	a7, s5, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
+	th.extu    	a6, s4, 23, 16
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s11
-	th.extu    	a6, s7, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s0
+	th.extu    	a5, s7, 23, 16
 	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s11
-	th.extu    	a7, s4, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s0
+	th.extu    	a6, s3, 23, 16
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s11
-	th.extu    	a6, s5, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s0
+	th.extu    	a5, s4, 31, 24
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s11
-	th.extu    	a7, s7, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
+	th.extu    	a6, s7, 31, 24
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s6
-	th.extu    	a6, s4, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s9
+	th.extu    	a5, s3, 31, 24
 	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s6
-	th.extu    	a7, s3, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s9
+	th.extu    	a6, s2, 31, 24
 	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s6
-	th.mula    	s2, a7, s6
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s9
+	th.mula    	s6, a6, s9
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	ld         	a6, 224(t4)
-	ld         	a7, 232(t4)
-	slli       	s8, s8, 32
+	ld         	a5, 224(t5)
+	ld         	a6, 232(t5)
+	slli       	s10, s10, 32
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	slli       	s2, s2, 32
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
+	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
 	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
-	xor        	a4, a4, s8
-	xor        	a5, a5, s2
+	xor        	a7, a7, s10
+	xor        	s1, s1, s6
 	# out[0] = in[0] ^ keystream
-	ld         	a6, 0(a0)
-	.word	0x27064857	# th.vand.vx v16, v16, a2
-	ld         	a7, 8(a0)
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
+	ld         	a5, 0(a0)
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
+	ld         	a6, 8(a0)
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	sd         	a4, 0(a1)
-	sd         	a5, 8(a1)
+	sd         	a7, 0(a1)
+	sd         	s1, 8(a1)
 	# block 1: s = states[1]
-	lw         	s1, 1664(sp)
-	.word	0x27264957	# th.vand.vx v18, v18, a2
-	lw         	s2, 1668(sp)
-	lw         	s6, 1672(sp)
-	lw         	s8, 1676(sp)
+	lw         	a7, 1664(sp)
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	lw         	s1, 1668(sp)
+	lw         	s5, 1672(sp)
+	lw         	s6, 1676(sp)
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
 	# round u = 7 of 13
-	lw         	s7, 112(t4)
-	lw         	s4, 116(t4)
-	lw         	s3, 120(t4)
+	lw         	s7, 112(t5)
+	lw         	s3, 116(t5)
+	lw         	s2, 120(t5)
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	lw         	s5, 124(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s4, 124(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
 	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
 	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
 	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
 	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
 	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	.word	0x27074857	# th.vand.vx v16, v16, a4
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	.word	0x27274957	# th.vand.vx v18, v18, a4
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	xor        	s5, s5, a7
+	xor        	s4, s4, a6
 	# round u = 8 of 13
-	lw         	s1, 128(t4)
-	lw         	s2, 132(t4)
+	lw         	a7, 128(t5)
+	lw         	s1, 132(t5)
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	lw         	s6, 136(t4)
-	lw         	s8, 140(t4)
-	th.extu    	a6, s7, 7, 0
+	lw         	s5, 136(t5)
+	lw         	s6, 140(t5)
+	th.extu    	a5, s7, 7, 0
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x270f4857	# th.vand.vx v16, v16, t5
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x272f4957	# th.vand.vx v18, v18, t5
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
 	# round u = 9 of 13
-	lw         	s7, 144(t4)
+	lw         	s7, 144(t5)
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	lw         	s4, 148(t4)
-	lw         	s3, 152(t4)
-	lw         	s5, 156(t4)
+	lw         	s3, 148(t5)
+	lw         	s2, 152(t5)
+	lw         	s4, 156(t5)
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	# sums[1] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
 	xor        	s7, s7, a6
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	.word	0x32202d57	# th.vext.x.v s10, v2, zero
 	# piece 2: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s9, sp, 1344
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	slli       	ra, ra, 32
-	or         	s0, s0, ra
-	sd         	s0, 1576(sp)
-	.word	0x020cf007	# th.vle.v v0, (s9)
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	.word	0x260fc657	# th.vand.vx v12, v0, t6
-	addi       	s9, sp, 256
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	.word	0x26064757	# th.vand.vx v14, v0, a2
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	.word	0x2606c457	# th.vand.vx v8, v0, a3
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	addi       	s8, sp, 1344
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	slli       	s10, s10, 32
+	or         	ra, ra, s10
+	sd         	ra, 1576(sp)
+	.word	0x020c7007	# th.vle.v v0, (s8)
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	.word	0x260f4557	# th.vand.vx v10, v0, t5
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	.word	0x620cf007	# th.vlseg4e.v v0, (s9)
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, a7, 31, 24
+	.word	0x26064657	# th.vand.vx v12, v0, a2
+	addi       	s8, sp, 256
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
+	.word	0x26074457	# th.vand.vx v8, v0, a4
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	xor        	s5, s5, a7
+	xor        	s4, s4, a6
 	# round u = 10 of 13
-	lw         	s1, 160(t4)
-	lw         	s2, 164(t4)
+	lw         	a7, 160(t5)
+	lw         	s1, 164(t5)
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
-	lw         	s6, 168(t4)
-	lw         	s8, 172(t4)
-	th.extu    	a6, s7, 7, 0
+	lw         	s5, 168(t5)
+	lw         	s6, 172(t5)
+	th.extu    	a5, s7, 7, 0
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96822d57	# th.vmul.vv v26, v8, v4
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x270fcc57	# th.vand.vx v24, v16, t6
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x272fcb57	# th.vand.vx v22, v18, t6
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
 	# round u = 11 of 13
-	lw         	s7, 176(t4)
+	lw         	s7, 176(t5)
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	lw         	s4, 180(t4)
-	lw         	s3, 184(t4)
-	lw         	s5, 188(t4)
+	lw         	s3, 180(t5)
+	lw         	s2, 184(t5)
+	lw         	s4, 188(t5)
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
 	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	th.lrwu    	a7, t3, a7, 2
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
+	th.extu    	a6, s6, 31, 24
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
 	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	.word	0x27064857	# th.vand.vx v16, v16, a2
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	.word	0x27264957	# th.vand.vx v18, v18, a2
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
+	th.extu    	a6, s6, 15, 8
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
 	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
 	# round u = 12 of 13
-	lw         	s1, 192(t4)
-	lw         	s2, 196(t4)
-	lw         	s6, 200(t4)
+	lw         	a7, 192(t5)
+	lw         	s1, 196(t5)
+	lw         	s5, 200(t5)
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	lw         	s8, 204(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s6, 204(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
 	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
 	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	.word	0x27074857	# th.vand.vx v16, v16, a4
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	.word	0x27274957	# th.vand.vx v18, v18, a4
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
 	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
 	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
 	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s8, s8, a7
+	xor        	s6, s6, a6
 	# round u = 13 of 13
-	lw         	s7, 208(t4)
-	lw         	s4, 212(t4)
+	lw         	s7, 208(t5)
+	lw         	s3, 212(t5)
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	lw         	s3, 216(t4)
-	lw         	s5, 220(t4)
-	th.extu    	a6, s1, 7, 0
+	lw         	s2, 216(t5)
+	lw         	s4, 220(t5)
+	th.extu    	a5, a7, 7, 0
 	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x270f4857	# th.vand.vx v16, v16, t5
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	.word	0x272f4957	# th.vand.vx v18, v18, t5
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# sums[2] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	# final round
-	addi       	s1, t3, 1024
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
+	addi       	s5, t3, 1024
+	.word	0x32202d57	# th.vext.x.v s10, v2, zero
 	# piece 3: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s9, sp, 1376
-	addi       	s10, zero, 256
-	lui        	s11, 16
-	lui        	s6, 4096
-	slli       	ra, ra, 32
-	or         	s0, s0, ra
-	sd         	s0, 1584(sp)
-	.word	0x020cf007	# th.vle.v v0, (s9)
-	th.extu    	a4, s7, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s8, s4, 7, 0
-	.word	0x260fc657	# th.vand.vx v12, v0, t6
-	addi       	s9, sp, 384
-	th.lrbu    	s8, s1, s8, 0
-	th.extu    	a5, s3, 7, 0
-	.word	0x26064757	# th.vand.vx v14, v0, a2
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	s2, s5, 7, 0
-	th.lrbu    	s2, s1, s2, 0
-	.word	0x2606c457	# th.vand.vx v8, v0, a3
-	th.extu    	a6, s4, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.extu    	a7, s3, 15, 8
-	.word	0x260f4557	# th.vand.vx v10, v0, t5
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s10
-	th.extu    	a6, s5, 15, 8
-	.word	0x620cf007	# th.vlseg4e.v v0, (s9)
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s10
-	th.extu    	a7, s7, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s10
+	addi       	s8, sp, 1376
+	addi       	s11, zero, 256
+	lui        	s0, 16
+	lui        	s9, 4096
+	slli       	s10, s10, 32
+	or         	ra, ra, s10
+	sd         	ra, 1584(sp)
+	.word	0x020c7007	# th.vle.v v0, (s8)
+	th.extu    	a7, s7, 7, 0
+	th.lrbu    	a7, s5, a7, 0
+	th.extu    	s10, s3, 7, 0
+	.word	0x26064657	# th.vand.vx v12, v0, a2
+	addi       	s8, sp, 384
+	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s1, s2, 7, 0
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s6, s4, 7, 0
+	th.lrbu    	s6, s5, s6, 0
+	.word	0x26074457	# th.vand.vx v8, v0, a4
+	th.extu    	a5, s3, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	th.extu    	a6, s2, 15, 8
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
+	th.extu    	a5, s4, 15, 8
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s11
+	th.extu    	a6, s7, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s11
+	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
+	th.extu    	a6, s4, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s0
+	th.extu    	a5, s7, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s0
 	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s10
-	th.extu    	a7, s5, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s11
-	th.extu    	a6, s7, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s11
-	th.extu    	a7, s4, 23, 16
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s11
-	th.extu    	a6, s5, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s0
+	th.extu    	a5, s4, 31, 24
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s11
-	th.extu    	a7, s7, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
+	th.extu    	a6, s7, 31, 24
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s6
-	th.extu    	a6, s4, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s9
+	th.extu    	a5, s3, 31, 24
 	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s6
-	th.extu    	a7, s3, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s9
+	th.extu    	a6, s2, 31, 24
 	.word	0x96822d57	# th.vmul.vv v26, v8, v4
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s6
-	th.mula    	s2, a7, s6
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s9
+	th.mula    	s6, a6, s9
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	ld         	a6, 224(t4)
-	ld         	a7, 232(t4)
-	slli       	s8, s8, 32
+	ld         	a5, 224(t5)
+	ld         	a6, 232(t5)
+	slli       	s10, s10, 32
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	slli       	s2, s2, 32
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
+	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
 	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
-	xor        	a4, a4, s8
-	xor        	a5, a5, s2
+	xor        	a7, a7, s10
+	xor        	s1, s1, s6
 	# out[1] = in[1] ^ keystream
-	ld         	a6, 16(a0)
+	ld         	a5, 16(a0)
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	ld         	a7, 24(a0)
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
+	ld         	a6, 24(a0)
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	sd         	a4, 16(a1)
-	sd         	a5, 24(a1)
+	sd         	a7, 16(a1)
+	sd         	s1, 24(a1)
 	# block 2: s = states[2]
-	lw         	s1, 1680(sp)
+	lw         	a7, 1680(sp)
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	lw         	s2, 1684(sp)
-	lw         	s6, 1688(sp)
-	lw         	s8, 1692(sp)
+	lw         	s1, 1684(sp)
+	lw         	s5, 1688(sp)
+	lw         	s6, 1692(sp)
 	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
 	# round u = 7 of 13
-	lw         	s7, 112(t4)
-	lw         	s4, 116(t4)
-	lw         	s3, 120(t4)
-	.word	0x270fcc57	# th.vand.vx v24, v16, t6
-	lw         	s5, 124(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s7, 112(t5)
+	lw         	s3, 116(t5)
+	lw         	s2, 120(t5)
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
+	lw         	s4, 124(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	.word	0x272fcb57	# th.vand.vx v22, v18, t6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
 	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	.word	0x27064857	# th.vand.vx v16, v16, a2
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	.word	0x27264957	# th.vand.vx v18, v18, a2
-	xor        	s5, s5, a7
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	xor        	s4, s4, a6
 	# round u = 8 of 13
-	lw         	s1, 128(t4)
-	lw         	s2, 132(t4)
+	lw         	a7, 128(t5)
+	lw         	s1, 132(t5)
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	lw         	s6, 136(t4)
-	lw         	s8, 140(t4)
-	th.extu    	a6, s7, 7, 0
+	lw         	s5, 136(t5)
+	lw         	s6, 140(t5)
+	th.extu    	a5, s7, 7, 0
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x27074857	# th.vand.vx v16, v16, a4
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x27274957	# th.vand.vx v18, v18, a4
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
 	# round u = 9 of 13
-	lw         	s7, 144(t4)
+	lw         	s7, 144(t5)
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	lw         	s4, 148(t4)
-	lw         	s3, 152(t4)
-	lw         	s5, 156(t4)
+	lw         	s3, 148(t5)
+	lw         	s2, 152(t5)
+	lw         	s4, 156(t5)
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
 	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
-	th.lrwu    	a7, t3, a7, 2
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
+	th.extu    	a6, s6, 31, 24
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
 	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
 	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
 	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
+	th.extu    	a6, s6, 15, 8
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
 	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
 	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	.word	0x270f4857	# th.vand.vx v16, v16, t5
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	.word	0x272f4957	# th.vand.vx v18, v18, t5
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
 	# round u = 10 of 13
-	lw         	s1, 160(t4)
-	lw         	s2, 164(t4)
-	lw         	s6, 168(t4)
+	lw         	a7, 160(t5)
+	lw         	s1, 164(t5)
+	lw         	s5, 168(t5)
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	lw         	s8, 172(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s6, 172(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	# sums[3] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	.word	0x32202d57	# th.vext.x.v s10, v2, zero
 	# piece 4: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s9, sp, 1408
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	slli       	ra, ra, 32
-	or         	s0, s0, ra
-	sd         	s0, 1592(sp)
-	.word	0x020cf007	# th.vle.v v0, (s9)
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	.word	0x260fc657	# th.vand.vx v12, v0, t6
-	addi       	s9, sp, 512
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x26064757	# th.vand.vx v14, v0, a2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	.word	0x2606c457	# th.vand.vx v8, v0, a3
+	addi       	s8, sp, 1408
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	slli       	s10, s10, 32
+	or         	ra, ra, s10
+	sd         	ra, 1592(sp)
+	.word	0x020c7007	# th.vle.v v0, (s8)
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	.word	0x26064657	# th.vand.vx v12, v0, a2
+	addi       	s8, sp, 512
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x26074457	# th.vand.vx v8, v0, a4
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x260f4557	# th.vand.vx v10, v0, t5
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x620cf007	# th.vlseg4e.v v0, (s9)
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
 	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
 	# round u = 11 of 13
-	lw         	s7, 176(t4)
+	lw         	s7, 176(t5)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	lw         	s4, 180(t4)
-	lw         	s3, 184(t4)
-	lw         	s5, 188(t4)
+	lw         	s3, 180(t5)
+	lw         	s2, 184(t5)
+	lw         	s4, 188(t5)
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
 	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x96822d57	# th.vmul.vv v26, v8, v4
-	th.lrwu    	a7, t3, a7, 2
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
+	th.extu    	a6, s6, 31, 24
+	.word	0x96822d57	# th.vmul.vv v26, v8, v4
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
 	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
 	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	.word	0x270fcc57	# th.vand.vx v24, v16, t6
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	.word	0x272fcb57	# th.vand.vx v22, v18, t6
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
 	# round u = 12 of 13
-	lw         	s1, 192(t4)
-	lw         	s2, 196(t4)
-	lw         	s6, 200(t4)
+	lw         	a7, 192(t5)
+	lw         	s1, 196(t5)
+	lw         	s5, 200(t5)
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	lw         	s8, 204(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s6, 204(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
 	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
 	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	.word	0x27064857	# th.vand.vx v16, v16, a2
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
-	.word	0x27264957	# th.vand.vx v18, v18, a2
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
 	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
 	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	xor        	s8, s8, a7
+	xor        	s6, s6, a6
 	# round u = 13 of 13
-	lw         	s7, 208(t4)
-	lw         	s4, 212(t4)
+	lw         	s7, 208(t5)
+	lw         	s3, 212(t5)
 	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
-	lw         	s3, 216(t4)
-	lw         	s5, 220(t4)
-	th.extu    	a6, s1, 7, 0
+	lw         	s2, 216(t5)
+	lw         	s4, 220(t5)
+	th.extu    	a5, a7, 7, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x27074857	# th.vand.vx v16, v16, a4
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x27274957	# th.vand.vx v18, v18, a4
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# final round
-	addi       	s1, t3, 1024
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	addi       	s10, zero, 256
-	lui        	s11, 16
-	lui        	s6, 4096
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a4, s7, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s8, s4, 7, 0
-	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	th.lrbu    	s8, s1, s8, 0
-	th.extu    	a5, s3, 7, 0
-	th.lrbu    	a5, s1, a5, 0
-	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
-	th.extu    	s2, s5, 7, 0
-	th.lrbu    	s2, s1, s2, 0
-	th.extu    	a6, s4, 15, 8
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrbu    	a6, s1, a6, 0
-	th.extu    	a7, s3, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	a4, a6, s10
-	th.extu    	a6, s5, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	th.mula    	s8, a7, s10
-	th.extu    	a7, s7, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	th.mula    	a5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.mula    	s2, a7, s10
-	th.extu    	a7, s5, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	a4, a6, s11
-	th.extu    	a6, s7, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	.word	0x270f4857	# th.vand.vx v16, v16, t5
-	th.mula    	s8, a7, s11
-	th.extu    	a7, s4, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	.word	0x272f4957	# th.vand.vx v18, v18, t5
-	th.mula    	a5, a6, s11
+	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.lrbu    	a6, s1, a6, 0
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# final round
+	addi       	s5, t3, 1024
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	addi       	s11, zero, 256
+	lui        	s0, 16
+	lui        	s9, 4096
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.extu    	a7, s7, 7, 0
+	th.lrbu    	a7, s5, a7, 0
+	th.extu    	s10, s3, 7, 0
+	.word	0x96812d57	# th.vmul.vv v26, v8, v2
+	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s1, s2, 7, 0
+	th.lrbu    	s1, s5, s1, 0
+	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
+	th.extu    	s6, s4, 7, 0
+	th.lrbu    	s6, s5, s6, 0
+	th.extu    	a5, s3, 15, 8
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.lrbu    	a5, s5, a5, 0
+	th.extu    	a6, s2, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.mula    	a7, a5, s11
+	th.extu    	a5, s4, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
+	th.mula    	s10, a6, s11
+	th.extu    	a6, s7, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
+	th.mula    	s1, a5, s11
+	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.mula    	s6, a6, s11
+	th.extu    	a6, s4, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.mula    	a7, a5, s0
+	th.extu    	a5, s7, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
+	th.mula    	s10, a6, s0
+	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
+	th.mula    	s1, a5, s0
+	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.mula    	s2, a7, s11
-	th.extu    	a7, s7, 31, 24
-	th.lrbu    	a7, s1, a7, 0
+	th.mula    	s6, a6, s0
+	th.extu    	a6, s7, 31, 24
+	th.lrbu    	a6, s5, a6, 0
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.mula    	a4, a6, s6
-	th.extu    	a6, s4, 31, 24
-	th.lrbu    	a6, s1, a6, 0
+	th.mula    	a7, a5, s9
+	th.extu    	a5, s3, 31, 24
+	th.lrbu    	a5, s5, a5, 0
 	# sums[4] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.mula    	s8, a7, s6
-	th.extu    	a7, s3, 31, 24
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s6
+	th.mula    	s10, a6, s9
+	th.extu    	a6, s2, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s9
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	th.mula    	s2, a7, s6
-	ld         	a6, 224(t4)
-	ld         	a7, 232(t4)
-	slli       	s8, s8, 32
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	slli       	s2, s2, 32
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	xor        	a4, a4, s8
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
+	th.mula    	s6, a6, s9
+	ld         	a5, 224(t5)
+	ld         	a6, 232(t5)
+	slli       	s10, s10, 32
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	xor        	a7, a7, s10
+	.word	0x32202d57	# th.vext.x.v s10, v2, zero
 	# piece 5: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s9, sp, 1440
-	xor        	a5, a5, s2
+	addi       	s8, sp, 1440
+	xor        	s1, s1, s6
 	# out[2] = in[2] ^ keystream
-	ld         	a6, 32(a0)
-	ld         	a7, 40(a0)
-	slli       	ra, ra, 32
-	or         	s0, s0, ra
-	sd         	s0, 1600(sp)
-	.word	0x020cf007	# th.vle.v v0, (s9)
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	sd         	a4, 32(a1)
-	.word	0x260fc657	# th.vand.vx v12, v0, t6
-	addi       	s9, sp, 640
-	sd         	a5, 40(a1)
+	ld         	a5, 32(a0)
+	sd         	a5, 1840(sp)
+	ld         	a5, 40(a0)
+	sd         	a5, 1888(sp)
+	slli       	s10, s10, 32
+	or         	ra, ra, s10
+	sd         	ra, 1600(sp)
+	.word	0x020c7007	# th.vle.v v0, (s8)
+	ld         	a5, 1840(sp)
+	xor        	a7, a7, a5
+	ld         	a5, 1888(sp)
+	xor        	s1, s1, a5
+	sd         	a7, 32(a1)
+	.word	0x26064657	# th.vand.vx v12, v0, a2
+	addi       	s8, sp, 640
+	sd         	s1, 40(a1)
 	# block 3: s = states[3]
-	lw         	s1, 1696(sp)
-	.word	0x26064757	# th.vand.vx v14, v0, a2
-	lw         	s2, 1700(sp)
-	lw         	s6, 1704(sp)
-	lw         	s8, 1708(sp)
-	.word	0x2606c457	# th.vand.vx v8, v0, a3
+	lw         	a7, 1696(sp)
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	lw         	s1, 1700(sp)
+	lw         	s5, 1704(sp)
+	lw         	s6, 1708(sp)
+	.word	0x26074457	# th.vand.vx v8, v0, a4
 	# round u = 7 of 13
-	lw         	s7, 112(t4)
-	lw         	s4, 116(t4)
-	lw         	s3, 120(t4)
-	.word	0x260f4557	# th.vand.vx v10, v0, t5
-	lw         	s5, 124(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x620cf007	# th.vlseg4e.v v0, (s9)
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	lw         	s7, 112(t5)
+	lw         	s3, 116(t5)
+	lw         	s2, 120(t5)
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	lw         	s4, 124(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
 	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
 	.word	0x96822d57	# th.vmul.vv v26, v8, v4
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
 	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s5, s5, a7
+	xor        	s4, s4, a6
 	# round u = 8 of 13
-	lw         	s1, 128(t4)
-	lw         	s2, 132(t4)
+	lw         	a7, 128(t5)
+	lw         	s1, 132(t5)
 	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
-	lw         	s6, 136(t4)
-	lw         	s8, 140(t4)
-	th.extu    	a6, s7, 7, 0
-	.word	0x270fcc57	# th.vand.vx v24, v16, t6
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	lw         	s5, 136(t5)
+	lw         	s6, 140(t5)
+	th.extu    	a5, s7, 7, 0
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x272fcb57	# th.vand.vx v22, v18, t6
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x27064857	# th.vand.vx v16, v16, a2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
 	# round u = 9 of 13
-	lw         	s7, 144(t4)
-	.word	0x27264957	# th.vand.vx v18, v18, a2
-	lw         	s4, 148(t4)
-	lw         	s3, 152(t4)
-	lw         	s5, 156(t4)
+	lw         	s7, 144(t5)
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	lw         	s3, 148(t5)
+	lw         	s2, 152(t5)
+	lw         	s4, 156(t5)
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
-	th.lrwu    	a7, t3, a7, 2
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
+	th.extu    	a6, s6, 31, 24
+	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
 	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
 	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
 	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
 	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	.word	0x27074857	# th.vand.vx v16, v16, a4
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	.word	0x27274957	# th.vand.vx v18, v18, a4
 	# round u = 10 of 13
-	lw         	s1, 160(t4)
-	lw         	s2, 164(t4)
-	lw         	s6, 168(t4)
+	lw         	a7, 160(t5)
+	lw         	s1, 164(t5)
+	lw         	s5, 168(t5)
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	lw         	s8, 172(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s6, 172(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
 	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
 	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
 	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
 	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
 	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	.word	0x270f4857	# th.vand.vx v16, v16, t5
-	xor        	s8, s8, a7
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
+	xor        	s6, s6, a6
 	# round u = 11 of 13
-	lw         	s7, 176(t4)
-	lw         	s4, 180(t4)
-	.word	0x272f4957	# th.vand.vx v18, v18, t5
-	lw         	s3, 184(t4)
-	lw         	s5, 188(t4)
-	th.extu    	a6, s1, 7, 0
+	lw         	s7, 176(t5)
+	lw         	s3, 180(t5)
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
+	lw         	s2, 184(t5)
+	lw         	s4, 188(t5)
+	th.extu    	a5, a7, 7, 0
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	# sums[5] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
 	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x32202d57	# th.vext.x.v s10, v2, zero
 	# piece 6: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s9, sp, 1472
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	slli       	ra, ra, 32
-	or         	s0, s0, ra
-	sd         	s0, 1608(sp)
-	.word	0x020cf007	# th.vle.v v0, (s9)
+	addi       	s8, sp, 1472
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	slli       	s10, s10, 32
+	or         	ra, ra, s10
+	sd         	ra, 1608(sp)
+	.word	0x020c7007	# th.vle.v v0, (s8)
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x26064657	# th.vand.vx v12, v0, a2
+	addi       	s8, sp, 768
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	.word	0x26074457	# th.vand.vx v8, v0, a4
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x260fc657	# th.vand.vx v12, v0, t6
-	addi       	s9, sp, 768
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	.word	0x26064757	# th.vand.vx v14, v0, a2
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	.word	0x2606c457	# th.vand.vx v8, v0, a3
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	.word	0x260f4557	# th.vand.vx v10, v0, t5
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	.word	0x620cf007	# th.vlseg4e.v v0, (s9)
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	# round u = 12 of 13
-	lw         	s1, 192(t4)
-	lw         	s2, 196(t4)
-	lw         	s6, 200(t4)
+	lw         	a7, 192(t5)
+	lw         	s1, 196(t5)
+	lw         	s5, 200(t5)
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	lw         	s8, 204(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s6, 204(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
 	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	.word	0x96822d57	# th.vmul.vv v26, v8, v4
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
 	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
 	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	.word	0x270fcc57	# th.vand.vx v24, v16, t6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	.word	0x272fcb57	# th.vand.vx v22, v18, t6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	xor        	s8, s8, a7
+	xor        	s6, s6, a6
 	# round u = 13 of 13
-	lw         	s7, 208(t4)
-	lw         	s4, 212(t4)
+	lw         	s7, 208(t5)
+	lw         	s3, 212(t5)
 	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
-	lw         	s3, 216(t4)
-	lw         	s5, 220(t4)
-	th.extu    	a6, s1, 7, 0
+	lw         	s2, 216(t5)
+	lw         	s4, 220(t5)
+	th.extu    	a5, a7, 7, 0
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x27064857	# th.vand.vx v16, v16, a2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x27264957	# th.vand.vx v18, v18, a2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# final round
-	addi       	s1, t3, 1024
-	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	addi       	s10, zero, 256
-	lui        	s11, 16
-	lui        	s6, 4096
-	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
-	th.extu    	a4, s7, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s8, s4, 7, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrbu    	s8, s1, s8, 0
-	th.extu    	a5, s3, 7, 0
-	th.lrbu    	a5, s1, a5, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	s2, s5, 7, 0
-	th.lrbu    	s2, s1, s2, 0
-	th.extu    	a6, s4, 15, 8
-	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	th.lrbu    	a6, s1, a6, 0
-	th.extu    	a7, s3, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	th.mula    	a4, a6, s10
-	th.extu    	a6, s5, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	s8, a7, s10
-	th.extu    	a7, s7, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.mula    	a5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	th.mula    	s2, a7, s10
-	th.extu    	a7, s5, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	th.mula    	a4, a6, s11
-	th.extu    	a6, s7, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	s8, a7, s11
-	th.extu    	a7, s4, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
-	th.mula    	a5, a6, s11
+	xor        	s4, s4, a6
 	th.extu    	a6, s5, 31, 24
-	th.lrbu    	a6, s1, a6, 0
+	th.lrwu    	a6, t3, a6, 2
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# final round
+	addi       	s5, t3, 1024
+	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
+	addi       	s11, zero, 256
+	lui        	s0, 16
+	lui        	s9, 4096
+	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
+	th.extu    	a7, s7, 7, 0
+	th.lrbu    	a7, s5, a7, 0
+	th.extu    	s10, s3, 7, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s1, s2, 7, 0
+	th.lrbu    	s1, s5, s1, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.extu    	s6, s4, 7, 0
+	th.lrbu    	s6, s5, s6, 0
+	th.extu    	a5, s3, 15, 8
+	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
+	th.lrbu    	a5, s5, a5, 0
+	th.extu    	a6, s2, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	.word	0x96802d57	# th.vmul.vv v26, v8, v0
+	th.mula    	a7, a5, s11
+	th.extu    	a5, s4, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.mula    	s10, a6, s11
+	th.extu    	a6, s7, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.mula    	s1, a5, s11
+	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
+	th.mula    	s6, a6, s11
+	th.extu    	a6, s4, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	.word	0x27074857	# th.vand.vx v16, v16, a4
+	th.mula    	a7, a5, s0
+	th.extu    	a5, s7, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.mula    	s10, a6, s0
+	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	.word	0x27274957	# th.vand.vx v18, v18, a4
+	th.mula    	s1, a5, s0
+	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.mula    	s2, a7, s11
-	th.extu    	a7, s7, 31, 24
-	th.lrbu    	a7, s1, a7, 0
+	th.mula    	s6, a6, s0
+	th.extu    	a6, s7, 31, 24
+	th.lrbu    	a6, s5, a6, 0
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.mula    	a4, a6, s6
-	th.extu    	a6, s4, 31, 24
-	th.lrbu    	a6, s1, a6, 0
+	th.mula    	a7, a5, s9
+	th.extu    	a5, s3, 31, 24
+	th.lrbu    	a5, s5, a5, 0
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.mula    	s8, a7, s6
-	th.extu    	a7, s3, 31, 24
-	th.lrbu    	a7, s1, a7, 0
+	th.mula    	s10, a6, s9
+	th.extu    	a6, s2, 31, 24
+	th.lrbu    	a6, s5, a6, 0
 	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
-	th.mula    	a5, a6, s6
-	th.mula    	s2, a7, s6
-	ld         	a6, 224(t4)
+	th.mula    	s1, a5, s9
+	th.mula    	s6, a6, s9
+	ld         	a5, 224(t5)
 	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
-	ld         	a7, 232(t4)
-	slli       	s8, s8, 32
-	slli       	s2, s2, 32
+	ld         	a6, 232(t5)
+	slli       	s10, s10, 32
+	slli       	s6, s6, 32
 	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	xor        	a4, a4, s8
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	xor        	a7, a7, s10
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	a5, a5, s2
+	xor        	s1, s1, s6
 	# out[3] = in[3] ^ keystream
-	ld         	a6, 48(a0)
-	ld         	a7, 56(a0)
+	ld         	a5, 48(a0)
+	ld         	a6, 56(a0)
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	sd         	a4, 48(a1)
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	sd         	a7, 48(a1)
 	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	sd         	a5, 56(a1)
+	sd         	s1, 56(a1)
 	# block 4: s = states[4]
-	lw         	s1, 1712(sp)
-	lw         	s2, 1716(sp)
+	lw         	a7, 1712(sp)
+	lw         	s1, 1716(sp)
 	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
-	lw         	s6, 1720(sp)
-	lw         	s8, 1724(sp)
+	lw         	s5, 1720(sp)
+	lw         	s6, 1724(sp)
 	# round u = 7 of 13
-	lw         	s7, 112(t4)
+	lw         	s7, 112(t5)
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	lw         	s4, 116(t4)
-	lw         	s3, 120(t4)
-	lw         	s5, 124(t4)
+	lw         	s3, 116(t5)
+	lw         	s2, 120(t5)
+	lw         	s4, 124(t5)
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
 	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a7, t3, a7, 2
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
+	th.extu    	a6, s6, 31, 24
+	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	.word	0x270f4857	# th.vand.vx v16, v16, t5
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	.word	0x272f4957	# th.vand.vx v18, v18, t5
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
 	# sums[6] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
-	# piece 7: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s9, sp, 1504
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	slli       	ra, ra, 32
-	or         	s0, s0, ra
-	sd         	s0, 1616(sp)
-	.word	0x020cf007	# th.vle.v v0, (s9)
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	.word	0x260fc657	# th.vand.vx v12, v0, t6
-	addi       	s9, sp, 896
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	.word	0x26064757	# th.vand.vx v14, v0, a2
-	xor        	s5, s5, a7
-	# round u = 8 of 13
-	lw         	s1, 128(t4)
-	lw         	s2, 132(t4)
-	.word	0x2606c457	# th.vand.vx v8, v0, a3
-	lw         	s6, 136(t4)
-	lw         	s8, 140(t4)
-	th.extu    	a6, s7, 7, 0
-	.word	0x260f4557	# th.vand.vx v10, v0, t5
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	.word	0x620cf007	# th.vlseg4e.v v0, (s9)
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
 	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	# piece 7: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
+	addi       	s8, sp, 1504
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	slli       	s10, s10, 32
+	or         	ra, ra, s10
+	sd         	ra, 1616(sp)
+	.word	0x020c7007	# th.vle.v v0, (s8)
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	.word	0x26064657	# th.vand.vx v12, v0, a2
+	addi       	s8, sp, 896
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	xor        	s4, s4, a6
+	# round u = 8 of 13
+	lw         	a7, 128(t5)
+	lw         	s1, 132(t5)
+	.word	0x26074457	# th.vand.vx v8, v0, a4
+	lw         	s5, 136(t5)
+	lw         	s6, 140(t5)
+	th.extu    	a5, s7, 7, 0
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96822d57	# th.vmul.vv v26, v8, v4
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
 	# round u = 9 of 13
-	lw         	s7, 144(t4)
+	lw         	s7, 144(t5)
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	lw         	s4, 148(t4)
-	lw         	s3, 152(t4)
-	lw         	s5, 156(t4)
+	lw         	s3, 148(t5)
+	lw         	s2, 152(t5)
+	lw         	s4, 156(t5)
 	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	.word	0x270fcc57	# th.vand.vx v24, v16, t6
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x272fcb57	# th.vand.vx v22, v18, t6
-	th.lrwu    	a7, t3, a7, 2
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
+	th.extu    	a6, s6, 31, 24
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
 	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
+	th.extu    	a6, s6, 15, 8
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
 	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
 	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
 	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	.word	0x27064857	# th.vand.vx v16, v16, a2
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	# round u = 10 of 13
-	lw         	s1, 160(t4)
-	lw         	s2, 164(t4)
-	lw         	s6, 168(t4)
-	.word	0x27264957	# th.vand.vx v18, v18, a2
-	lw         	s8, 172(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	a7, 160(t5)
+	lw         	s1, 164(t5)
+	lw         	s5, 168(t5)
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	lw         	s6, 172(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
 	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
 	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
 	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
 	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
+	.word	0x27074857	# th.vand.vx v16, v16, a4
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s8, s8, a7
+	xor        	s6, s6, a6
 	# round u = 11 of 13
-	lw         	s7, 176(t4)
-	lw         	s4, 180(t4)
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
-	lw         	s3, 184(t4)
-	lw         	s5, 188(t4)
-	th.extu    	a6, s1, 7, 0
+	lw         	s7, 176(t5)
+	lw         	s3, 180(t5)
+	.word	0x27274957	# th.vand.vx v18, v18, a4
+	lw         	s2, 184(t5)
+	lw         	s4, 188(t5)
+	th.extu    	a5, a7, 7, 0
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	# round u = 12 of 13
-	lw         	s1, 192(t4)
-	.word	0x270f4857	# th.vand.vx v16, v16, t5
-	lw         	s2, 196(t4)
-	lw         	s6, 200(t4)
-	lw         	s8, 204(t4)
-	.word	0x272f4957	# th.vand.vx v18, v18, t5
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
+	lw         	a7, 192(t5)
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
+	lw         	s1, 196(t5)
+	lw         	s5, 200(t5)
+	lw         	s6, 204(t5)
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
 	# sums[7] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	.word	0x32202d57	# th.vext.x.v s10, v2, zero
 	# piece 8: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
-	addi       	s9, sp, 1536
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	slli       	ra, ra, 32
-	or         	s0, s0, ra
-	sd         	s0, 1624(sp)
-	.word	0x020cf007	# th.vle.v v0, (s9)
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	.word	0x260fc657	# th.vand.vx v12, v0, t6
-	addi       	s9, sp, 1024
-	th.lrwu    	a7, t1, a7, 2
+	addi       	s8, sp, 1536
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	slli       	s10, s10, 32
+	or         	ra, ra, s10
+	sd         	ra, 1624(sp)
+	.word	0x020c7007	# th.vle.v v0, (s8)
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	.word	0x26064657	# th.vand.vx v12, v0, a2
+	addi       	s8, sp, 1024
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	.word	0x2606c757	# th.vand.vx v14, v0, a3
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	.word	0x26074457	# th.vand.vx v8, v0, a4
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	.word	0x260fc557	# th.vand.vx v10, v0, t6
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	.word	0x620c7007	# th.vlseg4e.v v0, (s8)
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	.word	0x26064757	# th.vand.vx v14, v0, a2
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	.word	0x2606c457	# th.vand.vx v8, v0, a3
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
 	xor        	s6, s6, a6
-	.word	0x260f4557	# th.vand.vx v10, v0, t5
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	.word	0x620cf007	# th.vlseg4e.v v0, (s9)
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
 	# round u = 13 of 13
-	lw         	s7, 208(t4)
-	lw         	s4, 212(t4)
-	lw         	s3, 216(t4)
-	lw         	s5, 220(t4)
-	th.extu    	a6, s1, 7, 0
+	lw         	s7, 208(t5)
+	lw         	s3, 212(t5)
+	lw         	s2, 216(t5)
+	lw         	s4, 220(t5)
+	th.extu    	a5, a7, 7, 0
 	# class 0: low words (pairs added), high words; out |= z & m[0]
 	.word	0x96c02857	# th.vmul.vv v16, v12, v0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x92c02957	# th.vmulhu.vv v18, v12, v0
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0xb6672857	# th.vmacc.vv v16, v14, v6
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	.word	0x92e32a57	# th.vmulhu.vv v20, v14, v6
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x96822d57	# th.vmul.vv v26, v8, v4
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x96a12d57	# th.vmul.vv v26, v10, v2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	.word	0x92a12a57	# th.vmulhu.vv v20, v10, v2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x270fcc57	# th.vand.vx v24, v16, t6
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x27064c57	# th.vand.vx v24, v16, a2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	.word	0x272fcb57	# th.vand.vx v22, v18, t6
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	.word	0x27264b57	# th.vand.vx v22, v18, a2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
 	# class 1: low words (pairs added), high words; out |= z & m[1]
 	.word	0x96c12857	# th.vmul.vv v16, v12, v2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	# final round
-	addi       	s1, t3, 1024
+	addi       	s5, t3, 1024
 	.word	0x92c12957	# th.vmulhu.vv v18, v12, v2
-	addi       	s10, zero, 256
-	lui        	s11, 16
-	lui        	s6, 4096
+	addi       	s11, zero, 256
+	lui        	s0, 16
+	lui        	s9, 4096
 	.word	0xb6642857	# th.vmacc.vv v16, v8, v6
-	th.extu    	a4, s7, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s8, s4, 7, 0
+	th.extu    	a7, s7, 7, 0
+	th.lrbu    	a7, s5, a7, 0
+	th.extu    	s10, s3, 7, 0
 	.word	0x92e02a57	# th.vmulhu.vv v20, v14, v0
-	th.lrbu    	s8, s1, s8, 0
-	th.extu    	a5, s3, 7, 0
-	th.lrbu    	a5, s1, a5, 0
+	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s1, s2, 7, 0
+	th.lrbu    	s1, s5, s1, 0
 	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
-	th.extu    	s2, s5, 7, 0
-	th.lrbu    	s2, s1, s2, 0
-	th.extu    	a6, s4, 15, 8
+	th.extu    	s6, s4, 7, 0
+	th.lrbu    	s6, s5, s6, 0
+	th.extu    	a5, s3, 15, 8
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrbu    	a6, s1, a6, 0
-	th.extu    	a7, s3, 15, 8
-	th.lrbu    	a7, s1, a7, 0
+	th.lrbu    	a5, s5, a5, 0
+	th.extu    	a6, s2, 15, 8
+	th.lrbu    	a6, s5, a6, 0
 	.word	0xb6452d57	# th.vmacc.vv v26, v10, v4
-	th.mula    	a4, a6, s10
-	th.extu    	a6, s5, 15, 8
-	th.lrbu    	a6, s1, a6, 0
+	th.mula    	a7, a5, s11
+	th.extu    	a5, s4, 15, 8
+	th.lrbu    	a5, s5, a5, 0
 	.word	0x92832a57	# th.vmulhu.vv v20, v8, v6
-	th.mula    	s8, a7, s10
-	th.extu    	a7, s7, 15, 8
-	th.lrbu    	a7, s1, a7, 0
+	th.mula    	s10, a6, s11
+	th.extu    	a6, s7, 15, 8
+	th.lrbu    	a6, s5, a6, 0
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.mula    	a5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
+	th.mula    	s1, a5, s11
+	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s5, a5, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	s2, a7, s10
-	th.extu    	a7, s5, 23, 16
-	th.lrbu    	a7, s1, a7, 0
+	th.mula    	s6, a6, s11
+	th.extu    	a6, s4, 23, 16
+	th.lrbu    	a6, s5, a6, 0
 	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
-	th.mula    	a4, a6, s11
-	th.extu    	a6, s7, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	.word	0x27064857	# th.vand.vx v16, v16, a2
-	th.mula    	s8, a7, s11
-	th.extu    	a7, s4, 23, 16
-	th.lrbu    	a7, s1, a7, 0
+	th.mula    	a7, a5, s0
+	th.extu    	a5, s7, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	.word	0x2706c857	# th.vand.vx v16, v16, a3
+	th.mula    	s10, a6, s0
+	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a6, s5, a6, 0
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.mula    	a5, a6, s11
-	th.extu    	a6, s5, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	.word	0x27264957	# th.vand.vx v18, v18, a2
-	th.mula    	s2, a7, s11
-	th.extu    	a7, s7, 31, 24
-	th.lrbu    	a7, s1, a7, 0
+	th.mula    	s1, a5, s0
+	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	.word	0x2726c957	# th.vand.vx v18, v18, a3
+	th.mula    	s6, a6, s0
+	th.extu    	a6, s7, 31, 24
+	th.lrbu    	a6, s5, a6, 0
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.mula    	a4, a6, s6
-	th.extu    	a6, s4, 31, 24
-	th.lrbu    	a6, s1, a6, 0
+	th.mula    	a7, a5, s9
+	th.extu    	a5, s3, 31, 24
+	th.lrbu    	a5, s5, a5, 0
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.mula    	s8, a7, s6
-	th.extu    	a7, s3, 31, 24
-	th.lrbu    	a7, s1, a7, 0
+	th.mula    	s10, a6, s9
+	th.extu    	a6, s2, 31, 24
+	th.lrbu    	a6, s5, a6, 0
 	# class 2: low words (pairs added), high words; out |= z & m[2]
 	.word	0x96c22857	# th.vmul.vv v16, v12, v4
-	th.mula    	a5, a6, s6
-	th.mula    	s2, a7, s6
-	ld         	a6, 224(t4)
+	th.mula    	s1, a5, s9
+	th.mula    	s6, a6, s9
+	ld         	a5, 224(t5)
 	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
-	ld         	a7, 232(t4)
-	slli       	s8, s8, 32
-	slli       	s2, s2, 32
+	ld         	a6, 232(t5)
+	slli       	s10, s10, 32
+	slli       	s6, s6, 32
 	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	xor        	a4, a4, s8
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	xor        	a7, a7, s10
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
-	xor        	a5, a5, s2
+	xor        	s1, s1, s6
 	# out[4] = in[4] ^ keystream
-	ld         	a6, 64(a0)
-	ld         	a7, 72(a0)
+	ld         	a5, 64(a0)
+	ld         	a6, 72(a0)
 	.word	0x96e12d57	# th.vmul.vv v26, v14, v2
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	sd         	a4, 64(a1)
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	sd         	a7, 64(a1)
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	sd         	a5, 72(a1)
+	sd         	s1, 72(a1)
 	# block 5: s = states[5]
-	lw         	s1, 1728(sp)
-	lw         	s2, 1732(sp)
+	lw         	a7, 1728(sp)
+	lw         	s1, 1732(sp)
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	lw         	s6, 1736(sp)
-	lw         	s8, 1740(sp)
+	lw         	s5, 1736(sp)
+	lw         	s6, 1740(sp)
 	# round u = 7 of 13
-	lw         	s7, 112(t4)
+	lw         	s7, 112(t5)
 	.word	0x92802a57	# th.vmulhu.vv v20, v8, v0
-	lw         	s4, 116(t4)
-	lw         	s3, 120(t4)
-	lw         	s5, 124(t4)
+	lw         	s3, 116(t5)
+	lw         	s2, 120(t5)
+	lw         	s4, 124(t5)
 	.word	0x96802d57	# th.vmul.vv v26, v8, v0
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
-	th.lrwu    	a7, t3, a7, 2
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	.word	0x2706c857	# th.vand.vx v16, v16, a3
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
+	th.extu    	a6, s6, 31, 24
+	.word	0x92a32a57	# th.vmulhu.vv v20, v10, v6
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	.word	0x27074857	# th.vand.vx v16, v16, a4
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	.word	0x2726c957	# th.vand.vx v18, v18, a3
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	.word	0x27274957	# th.vand.vx v18, v18, a4
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
 	# class 3: low words (pairs added), high words; out |= z & m[3]
 	.word	0x96c32857	# th.vmul.vv v16, v12, v6
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
 	.word	0x92c32957	# th.vmulhu.vv v18, v12, v6
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
 	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
 	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
 	.word	0x96812d57	# th.vmul.vv v26, v8, v2
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
 	.word	0x92812a57	# th.vmulhu.vv v20, v8, v2
 	# round u = 8 of 13
-	lw         	s1, 128(t4)
-	lw         	s2, 132(t4)
-	lw         	s6, 136(t4)
+	lw         	a7, 128(t5)
+	lw         	s1, 132(t5)
+	lw         	s5, 136(t5)
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	lw         	s8, 140(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
+	lw         	s6, 140(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
 	.word	0x96a02d57	# th.vmul.vv v26, v10, v0
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
 	.word	0x92a02a57	# th.vmulhu.vv v20, v10, v0
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	.word	0x270f4857	# th.vand.vx v16, v16, t5
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	.word	0x272f4957	# th.vand.vx v18, v18, t5
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	.word	0x270fc857	# th.vand.vx v16, v16, t6
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	.word	0x272fc957	# th.vand.vx v18, v18, t6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
 	.word	0x2b880c57	# th.vor.vv v24, v24, v16
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
 	.word	0x2b690b57	# th.vor.vv v22, v22, v18
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
 	# sums[8] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2057	# th.vredxor.vs v0, v24, v28
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
 	.word	0x0f6e2157	# th.vredxor.vs v2, v22, v28
-	th.lrwu    	a7, t3, a7, 2
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	.word	0x320020d7	# th.vext.x.v ra, v0, zero
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	.word	0x32202d57	# th.vext.x.v s10, v2, zero
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	.word	0x32002457	# th.vext.x.v s0, v0, zero
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	.word	0x322020d7	# th.vext.x.v ra, v2, zero
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	slli       	ra, ra, 32
-	or         	s0, s0, ra
-	sd         	s0, 1632(sp)
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
+	th.extu    	a6, s2, 31, 24
+	slli       	s10, s10, 32
+	or         	ra, ra, s10
+	sd         	ra, 1632(sp)
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
 	# round u = 9 of 13
-	lw         	s7, 144(t4)
-	lw         	s4, 148(t4)
-	lw         	s3, 152(t4)
-	lw         	s5, 156(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	lw         	s7, 144(t5)
+	lw         	s3, 148(t5)
+	lw         	s2, 152(t5)
+	lw         	s4, 156(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# round u = 10 of 13
-	lw         	s1, 160(t4)
-	lw         	s2, 164(t4)
-	lw         	s6, 168(t4)
-	lw         	s8, 172(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
-	# round u = 11 of 13
-	lw         	s7, 176(t4)
-	lw         	s4, 180(t4)
-	lw         	s3, 184(t4)
-	lw         	s5, 188(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# round u = 12 of 13
-	lw         	s1, 192(t4)
-	lw         	s2, 196(t4)
-	lw         	s6, 200(t4)
-	lw         	s8, 204(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
-	# round u = 13 of 13
-	lw         	s7, 208(t4)
-	lw         	s4, 212(t4)
-	lw         	s3, 216(t4)
-	lw         	s5, 220(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# final round
-	addi       	s1, t3, 1024
-	addi       	s10, zero, 256
-	lui        	s11, 16
-	lui        	s6, 4096
-	th.extu    	a4, s7, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s8, s4, 7, 0
-	th.lrbu    	s8, s1, s8, 0
-	th.extu    	a5, s3, 7, 0
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	s2, s5, 7, 0
-	th.lrbu    	s2, s1, s2, 0
-	th.extu    	a6, s4, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.extu    	a7, s3, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s10
 	th.extu    	a6, s5, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s10
-	th.extu    	a7, s7, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s10
-	th.extu    	a7, s5, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s11
-	th.extu    	a6, s7, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s11
-	th.extu    	a7, s4, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s11
-	th.extu    	a6, s5, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s11
-	th.extu    	a7, s7, 31, 24
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s6
-	th.extu    	a6, s4, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s6
-	th.extu    	a7, s3, 31, 24
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s6
-	th.mula    	s2, a7, s6
-	ld         	a6, 224(t4)
-	ld         	a7, 232(t4)
-	slli       	s8, s8, 32
-	slli       	s2, s2, 32
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	xor        	a4, a4, s8
-	xor        	a5, a5, s2
-	# out[5] = in[5] ^ keystream
-	ld         	a6, 80(a0)
-	ld         	a7, 88(a0)
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	sd         	a4, 80(a1)
-	sd         	a5, 88(a1)
-	# block 6: s = states[6]
-	lw         	s1, 1744(sp)
-	lw         	s2, 1748(sp)
-	lw         	s6, 1752(sp)
-	lw         	s8, 1756(sp)
-	# round u = 7 of 13
-	lw         	s7, 112(t4)
-	lw         	s4, 116(t4)
-	lw         	s3, 120(t4)
-	lw         	s5, 124(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# round u = 8 of 13
-	lw         	s1, 128(t4)
-	lw         	s2, 132(t4)
-	lw         	s6, 136(t4)
-	lw         	s8, 140(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
-	# round u = 9 of 13
-	lw         	s7, 144(t4)
-	lw         	s4, 148(t4)
-	lw         	s3, 152(t4)
-	lw         	s5, 156(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# round u = 10 of 13
-	lw         	s1, 160(t4)
-	lw         	s2, 164(t4)
-	lw         	s6, 168(t4)
-	lw         	s8, 172(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
-	# round u = 11 of 13
-	lw         	s7, 176(t4)
-	lw         	s4, 180(t4)
-	lw         	s3, 184(t4)
-	lw         	s5, 188(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# round u = 12 of 13
-	lw         	s1, 192(t4)
-	lw         	s2, 196(t4)
-	lw         	s6, 200(t4)
-	lw         	s8, 204(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
-	# round u = 13 of 13
-	lw         	s7, 208(t4)
-	lw         	s4, 212(t4)
-	lw         	s3, 216(t4)
-	lw         	s5, 220(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# final round
-	addi       	s1, t3, 1024
-	addi       	s10, zero, 256
-	lui        	s11, 16
-	lui        	s6, 4096
-	th.extu    	a4, s7, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s8, s4, 7, 0
-	th.lrbu    	s8, s1, s8, 0
-	th.extu    	a5, s3, 7, 0
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	s2, s5, 7, 0
-	th.lrbu    	s2, s1, s2, 0
-	th.extu    	a6, s4, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.extu    	a7, s3, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s10
-	th.extu    	a6, s5, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s10
-	th.extu    	a7, s7, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s10
-	th.extu    	a7, s5, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s11
-	th.extu    	a6, s7, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s11
-	th.extu    	a7, s4, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s11
-	th.extu    	a6, s5, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s11
-	th.extu    	a7, s7, 31, 24
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s6
-	th.extu    	a6, s4, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s6
-	th.extu    	a7, s3, 31, 24
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s6
-	th.mula    	s2, a7, s6
-	ld         	a6, 224(t4)
-	ld         	a7, 232(t4)
-	slli       	s8, s8, 32
-	slli       	s2, s2, 32
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	xor        	a4, a4, s8
-	xor        	a5, a5, s2
-	# out[6] = in[6] ^ keystream
-	ld         	a6, 96(a0)
-	ld         	a7, 104(a0)
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	sd         	a4, 96(a1)
-	sd         	a5, 104(a1)
-	# block 7: s = states[7]
-	lw         	s1, 1760(sp)
-	lw         	s2, 1764(sp)
-	lw         	s6, 1768(sp)
-	lw         	s8, 1772(sp)
-	# round u = 7 of 13
-	lw         	s7, 112(t4)
-	lw         	s4, 116(t4)
-	lw         	s3, 120(t4)
-	lw         	s5, 124(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# round u = 8 of 13
-	lw         	s1, 128(t4)
-	lw         	s2, 132(t4)
-	lw         	s6, 136(t4)
-	lw         	s8, 140(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
-	# round u = 9 of 13
-	lw         	s7, 144(t4)
-	lw         	s4, 148(t4)
-	lw         	s3, 152(t4)
-	lw         	s5, 156(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# round u = 10 of 13
-	lw         	s1, 160(t4)
-	lw         	s2, 164(t4)
-	lw         	s6, 168(t4)
-	lw         	s8, 172(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
-	# round u = 11 of 13
-	lw         	s7, 176(t4)
-	lw         	s4, 180(t4)
-	lw         	s3, 184(t4)
-	lw         	s5, 188(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# round u = 12 of 13
-	lw         	s1, 192(t4)
-	lw         	s2, 196(t4)
-	lw         	s6, 200(t4)
-	lw         	s8, 204(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
-	# round u = 13 of 13
-	lw         	s7, 208(t4)
-	lw         	s4, 212(t4)
-	lw         	s3, 216(t4)
-	lw         	s5, 220(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	# final round
-	addi       	s1, t3, 1024
-	addi       	s10, zero, 256
-	lui        	s11, 16
-	lui        	s6, 4096
-	th.extu    	a4, s7, 7, 0
-	th.lrbu    	a4, s1, a4, 0
-	th.extu    	s8, s4, 7, 0
-	th.lrbu    	s8, s1, s8, 0
-	th.extu    	a5, s3, 7, 0
-	th.lrbu    	a5, s1, a5, 0
-	th.extu    	s2, s5, 7, 0
-	th.lrbu    	s2, s1, s2, 0
-	th.extu    	a6, s4, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.extu    	a7, s3, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s10
-	th.extu    	a6, s5, 15, 8
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s10
-	th.extu    	a7, s7, 15, 8
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s10
-	th.extu    	a6, s3, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s10
-	th.extu    	a7, s5, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s11
-	th.extu    	a6, s7, 23, 16
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s11
-	th.extu    	a7, s4, 23, 16
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s11
-	th.extu    	a6, s5, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s2, a7, s11
-	th.extu    	a7, s7, 31, 24
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a4, a6, s6
-	th.extu    	a6, s4, 31, 24
-	th.lrbu    	a6, s1, a6, 0
-	th.mula    	s8, a7, s6
-	th.extu    	a7, s3, 31, 24
-	th.lrbu    	a7, s1, a7, 0
-	th.mula    	a5, a6, s6
-	th.mula    	s2, a7, s6
-	ld         	a6, 224(t4)
-	ld         	a7, 232(t4)
-	slli       	s8, s8, 32
-	slli       	s2, s2, 32
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	xor        	a4, a4, s8
-	xor        	a5, a5, s2
-	# out[7] = in[7] ^ keystream
-	ld         	a6, 112(a0)
-	ld         	a7, 120(a0)
-	xor        	a4, a4, a6
-	xor        	a5, a5, a7
-	sd         	a4, 112(a1)
-	sd         	a5, 120(a1)
-	# Xi = the nine piece sums: Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
-	ld         	a4, 1568(sp)
-	ld         	a7, 1576(sp)
-	ld         	s5, 1584(sp)
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s5, s5, a4
-	xor        	s5, s5, a7
-	ld         	s2, 1592(sp)
-	ld         	s3, 1600(sp)
-	ld         	s4, 1608(sp)
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s4, s4, s2
-	xor        	s4, s4, s3
-	ld         	s1, 1616(sp)
-	ld         	a5, 1624(sp)
-	ld         	a6, 1632(sp)
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, s1
-	xor        	a6, a6, a5
-	slli       	s6, s5, 32
-	xor        	a4, a4, s6
-	srli       	s6, s5, 32
-	xor        	a7, a7, s6
-	slli       	s5, s4, 32
-	xor        	s2, s2, s5
-	srli       	s5, s4, 32
-	xor        	s3, s3, s5
-	slli       	s4, a6, 32
-	xor        	s1, s1, s4
-	srli       	s4, a6, 32
-	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	s1, s1, a4
-	xor        	a5, a5, s4
-	xor        	s1, s1, s2
-	xor        	a5, a5, a7
-	xor        	a7, a7, s1
-	xor        	a5, a5, s3
-	xor        	s2, s2, a5
-	xor        	s2, s2, a4
-	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	a5, a4, 63
-	xor        	a7, a7, a5
-	slli       	a5, a4, 57
-	slli       	a6, a4, 62
-	xor        	a7, a7, a6
-	xor        	a7, a7, a5
-	srli       	a5, a4, 1
-	srli       	a6, a4, 2
-	xor        	s2, s2, a5
-	xor        	s2, s2, a6
-	srli       	a5, a4, 7
-	xor        	s2, s2, a5
-	slli       	a5, a7, 63
-	slli       	a6, a7, 62
-	xor        	s2, s2, a5
-	xor        	s2, s2, a6
-	slli       	a5, a7, 57
-	xor        	a4, s2, a5
-	srli       	a5, a7, 1
-	xor        	s3, s3, a7
-	srli       	a6, a7, 2
+	th.lrwu    	a6, t1, a6, 2
 	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	srli       	a5, a7, 7
-	xor        	a5, s3, a5
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# round u = 10 of 13
+	lw         	a7, 160(t5)
+	lw         	s1, 164(t5)
+	lw         	s5, 168(t5)
+	lw         	s6, 172(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
+	# round u = 11 of 13
+	lw         	s7, 176(t5)
+	lw         	s3, 180(t5)
+	lw         	s2, 184(t5)
+	lw         	s4, 188(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# round u = 12 of 13
+	lw         	a7, 192(t5)
+	lw         	s1, 196(t5)
+	lw         	s5, 200(t5)
+	lw         	s6, 204(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
+	# round u = 13 of 13
+	lw         	s7, 208(t5)
+	lw         	s3, 212(t5)
+	lw         	s2, 216(t5)
+	lw         	s4, 220(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# final round
+	addi       	s5, t3, 1024
+	addi       	s11, zero, 256
+	lui        	s0, 16
+	lui        	s9, 4096
+	th.extu    	a7, s7, 7, 0
+	th.lrbu    	a7, s5, a7, 0
+	th.extu    	s10, s3, 7, 0
+	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s1, s2, 7, 0
+	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s6, s4, 7, 0
+	th.lrbu    	s6, s5, s6, 0
+	th.extu    	a5, s3, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	th.extu    	a6, s2, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
+	th.extu    	a5, s4, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s11
+	th.extu    	a6, s7, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s11
+	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
+	th.extu    	a6, s4, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s0
+	th.extu    	a5, s7, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s0
+	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s0
+	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
+	th.extu    	a6, s7, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s9
+	th.extu    	a5, s3, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s9
+	th.extu    	a6, s2, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s9
+	th.mula    	s6, a6, s9
+	ld         	a5, 224(t5)
+	ld         	a6, 232(t5)
+	slli       	s10, s10, 32
+	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	xor        	a7, a7, s10
+	xor        	s1, s1, s6
+	# out[5] = in[5] ^ keystream
+	ld         	a5, 80(a0)
+	ld         	a6, 88(a0)
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	sd         	a7, 80(a1)
+	sd         	s1, 88(a1)
+	# block 6: s = states[6]
+	lw         	a7, 1744(sp)
+	lw         	s1, 1748(sp)
+	lw         	s5, 1752(sp)
+	lw         	s6, 1756(sp)
+	# round u = 7 of 13
+	lw         	s7, 112(t5)
+	lw         	s3, 116(t5)
+	lw         	s2, 120(t5)
+	lw         	s4, 124(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# round u = 8 of 13
+	lw         	a7, 128(t5)
+	lw         	s1, 132(t5)
+	lw         	s5, 136(t5)
+	lw         	s6, 140(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
+	# round u = 9 of 13
+	lw         	s7, 144(t5)
+	lw         	s3, 148(t5)
+	lw         	s2, 152(t5)
+	lw         	s4, 156(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# round u = 10 of 13
+	lw         	a7, 160(t5)
+	lw         	s1, 164(t5)
+	lw         	s5, 168(t5)
+	lw         	s6, 172(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
+	# round u = 11 of 13
+	lw         	s7, 176(t5)
+	lw         	s3, 180(t5)
+	lw         	s2, 184(t5)
+	lw         	s4, 188(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# round u = 12 of 13
+	lw         	a7, 192(t5)
+	lw         	s1, 196(t5)
+	lw         	s5, 200(t5)
+	lw         	s6, 204(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
+	# round u = 13 of 13
+	lw         	s7, 208(t5)
+	lw         	s3, 212(t5)
+	lw         	s2, 216(t5)
+	lw         	s4, 220(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# final round
+	addi       	s5, t3, 1024
+	addi       	s11, zero, 256
+	lui        	s0, 16
+	lui        	s9, 4096
+	th.extu    	a7, s7, 7, 0
+	th.lrbu    	a7, s5, a7, 0
+	th.extu    	s10, s3, 7, 0
+	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s1, s2, 7, 0
+	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s6, s4, 7, 0
+	th.lrbu    	s6, s5, s6, 0
+	th.extu    	a5, s3, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	th.extu    	a6, s2, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
+	th.extu    	a5, s4, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s11
+	th.extu    	a6, s7, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s11
+	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
+	th.extu    	a6, s4, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s0
+	th.extu    	a5, s7, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s0
+	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s0
+	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
+	th.extu    	a6, s7, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s9
+	th.extu    	a5, s3, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s9
+	th.extu    	a6, s2, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s9
+	th.mula    	s6, a6, s9
+	ld         	a5, 224(t5)
+	ld         	a6, 232(t5)
+	slli       	s10, s10, 32
+	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	xor        	a7, a7, s10
+	xor        	s1, s1, s6
+	# out[6] = in[6] ^ keystream
+	ld         	a5, 96(a0)
+	ld         	a6, 104(a0)
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	sd         	a7, 96(a1)
+	sd         	s1, 104(a1)
+	# block 7: s = states[7]
+	lw         	a7, 1760(sp)
+	lw         	s1, 1764(sp)
+	lw         	s5, 1768(sp)
+	lw         	s6, 1772(sp)
+	# round u = 7 of 13
+	lw         	s7, 112(t5)
+	lw         	s3, 116(t5)
+	lw         	s2, 120(t5)
+	lw         	s4, 124(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# round u = 8 of 13
+	lw         	a7, 128(t5)
+	lw         	s1, 132(t5)
+	lw         	s5, 136(t5)
+	lw         	s6, 140(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
+	# round u = 9 of 13
+	lw         	s7, 144(t5)
+	lw         	s3, 148(t5)
+	lw         	s2, 152(t5)
+	lw         	s4, 156(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# round u = 10 of 13
+	lw         	a7, 160(t5)
+	lw         	s1, 164(t5)
+	lw         	s5, 168(t5)
+	lw         	s6, 172(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
+	# round u = 11 of 13
+	lw         	s7, 176(t5)
+	lw         	s3, 180(t5)
+	lw         	s2, 184(t5)
+	lw         	s4, 188(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# round u = 12 of 13
+	lw         	a7, 192(t5)
+	lw         	s1, 196(t5)
+	lw         	s5, 200(t5)
+	lw         	s6, 204(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s6, s6, a6
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
+	xor        	s6, s6, a6
+	# round u = 13 of 13
+	lw         	s7, 208(t5)
+	lw         	s3, 212(t5)
+	lw         	s2, 216(t5)
+	lw         	s4, 220(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s7, s7, a6
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	# final round
+	addi       	s5, t3, 1024
+	addi       	s11, zero, 256
+	lui        	s0, 16
+	lui        	s9, 4096
+	th.extu    	a7, s7, 7, 0
+	th.lrbu    	a7, s5, a7, 0
+	th.extu    	s10, s3, 7, 0
+	th.lrbu    	s10, s5, s10, 0
+	th.extu    	s1, s2, 7, 0
+	th.lrbu    	s1, s5, s1, 0
+	th.extu    	s6, s4, 7, 0
+	th.lrbu    	s6, s5, s6, 0
+	th.extu    	a5, s3, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	th.extu    	a6, s2, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s11
+	th.extu    	a5, s4, 15, 8
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s11
+	th.extu    	a6, s7, 15, 8
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s11
+	th.extu    	a5, s2, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s11
+	th.extu    	a6, s4, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s0
+	th.extu    	a5, s7, 23, 16
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s0
+	th.extu    	a6, s3, 23, 16
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s0
+	th.extu    	a5, s4, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s6, a6, s0
+	th.extu    	a6, s7, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	a7, a5, s9
+	th.extu    	a5, s3, 31, 24
+	th.lrbu    	a5, s5, a5, 0
+	th.mula    	s10, a6, s9
+	th.extu    	a6, s2, 31, 24
+	th.lrbu    	a6, s5, a6, 0
+	th.mula    	s1, a5, s9
+	th.mula    	s6, a6, s9
+	ld         	a5, 224(t5)
+	ld         	a6, 232(t5)
+	slli       	s10, s10, 32
+	slli       	s6, s6, 32
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	xor        	a7, a7, s10
+	xor        	s1, s1, s6
+	# out[7] = in[7] ^ keystream
+	ld         	a5, 112(a0)
+	ld         	a6, 120(a0)
+	xor        	a7, a7, a5
+	xor        	s1, s1, a6
+	sd         	a7, 112(a1)
+	sd         	s1, 120(a1)
+	# Xi = the nine piece sums: Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
+	ld         	a5, 1568(sp)
+	ld         	s1, 1576(sp)
+	ld         	s6, 1584(sp)
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s6, s6, a5
+	xor        	s6, s6, s1
+	ld         	s3, 1592(sp)
+	ld         	s4, 1600(sp)
+	ld         	s5, 1608(sp)
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s5, s5, s3
+	xor        	s5, s5, s4
+	ld         	s2, 1616(sp)
+	ld         	a6, 1624(sp)
+	ld         	a7, 1632(sp)
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a7, a7, s2
+	xor        	a7, a7, a6
+	slli       	s7, s6, 32
+	xor        	a5, a5, s7
+	srli       	s7, s6, 32
+	xor        	s1, s1, s7
+	slli       	s6, s5, 32
+	xor        	s3, s3, s6
+	srli       	s6, s5, 32
+	xor        	s4, s4, s6
+	slli       	s5, a7, 32
+	xor        	s2, s2, s5
+	srli       	s5, a7, 32
+	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	xor        	s2, s2, a5
+	xor        	a6, a6, s5
+	xor        	s2, s2, s3
+	xor        	a6, a6, s1
+	xor        	s1, s1, s2
+	xor        	a6, a6, s4
+	xor        	s3, s3, a6
+	xor        	s3, s3, a5
+	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	slli       	a6, a5, 63
+	xor        	s1, s1, a6
+	slli       	a6, a5, 57
+	slli       	a7, a5, 62
+	xor        	s1, s1, a7
+	xor        	s1, s1, a6
+	srli       	a6, a5, 1
+	srli       	a7, a5, 2
+	xor        	s3, s3, a6
+	xor        	s3, s3, a7
+	srli       	a6, a5, 7
+	xor        	s3, s3, a6
+	slli       	a6, s1, 63
+	slli       	a7, s1, 62
+	xor        	s3, s3, a6
+	xor        	s3, s3, a7
+	slli       	a6, s1, 57
+	xor        	a5, s3, a6
+	sd         	a5, 1808(sp)
+	srli       	a6, s1, 1
+	xor        	s4, s4, s1
+	srli       	a7, s1, 2
+	xor        	s4, s4, a6
+	xor        	s4, s4, a7
+	srli       	a6, s1, 7
+	xor        	a5, s4, a6
+	sd         	a5, 1824(sp)
 	addi       	a0, a0, 128
 	addi       	a1, a1, 128
-	ld         	a6, 1872(sp)
-	addi       	a6, a6, -1
-	sd         	a6, 1872(sp)
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_55
+	ld         	a5, 1792(sp)
+	addi       	a5, a5, -1
+	sd         	a5, 1792(sp)
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_55
 	jal        	zero, .Laes_gcm_decrypt_c906_group
 .Laes_gcm_decrypt_c906_55:
 	# Xi = (hi, lo) as bytes; ivec[12..16] = ctr, big-endian
-	th.rev     	a5, a5
-	th.rev     	a4, a4
-	ld         	t0, 1856(sp)
-	sd         	a5, 0(t0)
-	sd         	a4, 8(t0)
-	ld         	t0, 1864(sp)
-	th.revw    	a6, t0
-	ld         	t0, 1832(sp)
-	sw         	a6, 12(t0)
+	ld         	t0, 1824(sp)
+	th.rev     	t0, t0
+	sd         	t0, 1824(sp)
+	ld         	t0, 1808(sp)
+	th.rev     	t0, t0
+	sd         	t0, 1808(sp)
+	ld         	t0, 1784(sp)
+	ld         	t1, 1824(sp)
+	sd         	t1, 0(t0)
+	ld         	t1, 1808(sp)
+	sd         	t1, 8(t0)
+	th.revw    	a5, t4
+	ld         	t0, 1800(sp)
+	sw         	a5, 12(t0)
 .Laes_gcm_decrypt_c906_finish:
-	ld         	t0, 1840(sp)
+	ld         	t0, 1776(sp)
 	addi       	a0, t0, 0
 	# return
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
@@ -12215,498 +12207,503 @@ aes_gcm_decrypt_c906:
 	sd         	zero, 1752(sp)
 	sd         	zero, 1760(sp)
 	sd         	zero, 1768(sp)
-	sd         	zero, 1784(sp)
-	sd         	zero, 1792(sp)
-	sd         	zero, 1800(sp)
 	sd         	zero, 1808(sp)
 	sd         	zero, 1816(sp)
 	sd         	zero, 1824(sp)
-	addi       	a4, zero, 0
+	sd         	zero, 1840(sp)
+	sd         	zero, 1848(sp)
+	sd         	zero, 1864(sp)
+	sd         	zero, 1872(sp)
+	sd         	zero, 1880(sp)
+	sd         	zero, 1888(sp)
+	sd         	zero, 1896(sp)
+	addi       	t1, zero, 0
 	addi       	a5, zero, 0
 	addi       	a6, zero, 0
 	addi       	a7, zero, 0
-	ld         	s0, 1880(sp)
-	ld         	s1, 1888(sp)
-	ld         	s2, 1896(sp)
-	ld         	s3, 1904(sp)
-	ld         	s4, 1912(sp)
-	ld         	s5, 1920(sp)
-	ld         	s6, 1928(sp)
-	ld         	s7, 1936(sp)
-	ld         	s8, 1944(sp)
-	ld         	s9, 1952(sp)
-	ld         	s10, 1960(sp)
-	ld         	s11, 1968(sp)
-	ld         	ra, 1976(sp)
-	addi       	sp, sp, 1984
+	ld         	s0, 1904(sp)
+	ld         	s1, 1912(sp)
+	ld         	s2, 1920(sp)
+	ld         	s3, 1928(sp)
+	ld         	s4, 1936(sp)
+	ld         	s5, 1944(sp)
+	ld         	s6, 1952(sp)
+	ld         	s7, 1960(sp)
+	ld         	s8, 1968(sp)
+	ld         	s9, 1976(sp)
+	ld         	s10, 1984(sp)
+	ld         	s11, 1992(sp)
+	ld         	ra, 2000(sp)
+	addi       	sp, sp, 2016
 	jalr       	zero, 0(ra)
 .Laes_gcm_decrypt_c906_extra0:
-	addi       	s9, zero, 0
+	addi       	s8, zero, 0
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_rounds
 .Laes_gcm_decrypt_c906_refresh0:
-	addi       	s9, zero, 0
+	addi       	s8, zero, 0
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh_cache
 .Laes_gcm_decrypt_c906_extra1:
-	addi       	s9, zero, 1
+	addi       	s8, zero, 1
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_rounds
 .Laes_gcm_decrypt_c906_refresh1:
-	addi       	s9, zero, 1
+	addi       	s8, zero, 1
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh_cache
 .Laes_gcm_decrypt_c906_extra2:
-	addi       	s9, zero, 2
+	addi       	s8, zero, 2
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_rounds
 .Laes_gcm_decrypt_c906_refresh2:
-	addi       	s9, zero, 2
+	addi       	s8, zero, 2
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh_cache
 .Laes_gcm_decrypt_c906_extra3:
-	addi       	s9, zero, 3
+	addi       	s8, zero, 3
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_rounds
 .Laes_gcm_decrypt_c906_refresh3:
-	addi       	s9, zero, 3
+	addi       	s8, zero, 3
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh_cache
 .Laes_gcm_decrypt_c906_extra4:
-	addi       	s9, zero, 4
+	addi       	s8, zero, 4
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_rounds
 .Laes_gcm_decrypt_c906_refresh4:
-	addi       	s9, zero, 4
+	addi       	s8, zero, 4
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh_cache
 .Laes_gcm_decrypt_c906_extra5:
-	addi       	s9, zero, 5
+	addi       	s8, zero, 5
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_rounds
 .Laes_gcm_decrypt_c906_refresh5:
-	addi       	s9, zero, 5
+	addi       	s8, zero, 5
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh_cache
 .Laes_gcm_decrypt_c906_extra6:
-	addi       	s9, zero, 6
+	addi       	s8, zero, 6
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_rounds
 .Laes_gcm_decrypt_c906_refresh6:
-	addi       	s9, zero, 6
+	addi       	s8, zero, 6
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh_cache
 .Laes_gcm_decrypt_c906_extra7:
-	addi       	s9, zero, 7
+	addi       	s8, zero, 7
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_rounds
 .Laes_gcm_decrypt_c906_refresh7:
-	addi       	s9, zero, 7
+	addi       	s8, zero, 7
 	jal        	zero, .Laes_gcm_decrypt_c906_refresh_cache
 .Laes_gcm_decrypt_c906_extra_rounds:
 	# AES-256: rounds 3..6 (u = 3..6); AES-192: rounds 3, 4 (u = 5, 6)
-	ld         	a6, 1848(sp)
-	addi       	a6, a6, -2
-	beq        	a6, zero, .Laes_gcm_decrypt_c906_aes192
-	lw         	s7, 48(t4)
-	lw         	s4, 52(t4)
-	lw         	s3, 56(t4)
-	lw         	s5, 60(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	ld         	a5, 1832(sp)
+	addi       	a5, a5, -2
+	beq        	a5, zero, .Laes_gcm_decrypt_c906_aes192
+	lw         	s7, 48(t5)
+	lw         	s3, 52(t5)
+	lw         	s2, 56(t5)
+	lw         	s4, 60(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	lw         	s1, 64(t4)
-	lw         	s2, 68(t4)
-	lw         	s6, 72(t4)
-	lw         	s8, 76(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	lw         	a7, 64(t5)
+	lw         	s1, 68(t5)
+	lw         	s5, 72(t5)
+	lw         	s6, 76(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
 	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
 .Laes_gcm_decrypt_c906_aes192:
-	lw         	s7, 80(t4)
-	lw         	s4, 84(t4)
-	lw         	s3, 88(t4)
-	lw         	s5, 92(t4)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	lw         	s7, 80(t5)
+	lw         	s3, 84(t5)
+	lw         	s2, 88(t5)
+	lw         	s4, 92(t5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s1, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s8, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s6, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s7, s7, a5
+	th.extu    	a5, s1, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s7, s7, a6
-	th.extu    	a6, s2, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s7, s7, a7
-	th.extu    	a7, s6, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s1, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s6, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.extu    	a6, s5, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s1, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s2, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, a7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s5, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s3, s3, a6
-	th.extu    	a6, s8, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s2, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s6, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	lw         	s1, 96(t4)
-	lw         	s2, 100(t4)
-	lw         	s6, 104(t4)
-	lw         	s8, 108(t4)
-	th.extu    	a6, s7, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s4, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s3, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s5, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s1, s1, a6
-	th.extu    	a6, s4, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s1, s1, a7
-	th.extu    	a7, s3, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.extu    	a6, s6, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s2, s2, a6
-	th.extu    	a6, s5, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s7, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s1, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s6, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	xor        	s2, s2, a6
-	th.extu    	a6, s3, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s2, s2, a7
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
+	th.extu    	a6, a7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s1, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s5, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s4, s4, a5
+	xor        	s4, s4, a6
+	lw         	a7, 96(t5)
+	lw         	s1, 100(t5)
+	lw         	s5, 104(t5)
+	lw         	s6, 108(t5)
+	th.extu    	a5, s7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	th.extu    	a6, s3, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s2, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s4, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	a7, a7, a5
+	th.extu    	a5, s3, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	a7, a7, a6
+	th.extu    	a6, s2, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s4, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s7, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s1, s1, a5
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s1, s1, a6
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s7, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s3, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s5, s5, a5
+	th.extu    	a5, s4, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	xor        	s5, s5, a6
+	th.extu    	a6, s7, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	xor        	s6, s6, a5
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
 	xor        	s6, s6, a6
-	th.extu    	a6, s7, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s4, 31, 24
-	th.lrwu    	a7, t3, a7, 2
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	xor        	s6, s6, a5
 	xor        	s6, s6, a6
-	th.extu    	a6, s5, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	xor        	s6, s6, a7
-	th.extu    	a7, s7, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	xor        	s8, s8, a6
-	th.extu    	a6, s4, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	xor        	s8, s8, a7
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	xor        	s8, s8, a6
-	xor        	s8, s8, a7
-	addi       	a7, zero, 0
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_56
+	addi       	a6, zero, 0
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_56
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_done0
 .Laes_gcm_decrypt_c906_56:
-	addi       	a7, zero, 1
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_57
+	addi       	a6, zero, 1
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_57
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_done1
 .Laes_gcm_decrypt_c906_57:
-	addi       	a7, zero, 2
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_58
+	addi       	a6, zero, 2
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_58
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_done2
 .Laes_gcm_decrypt_c906_58:
-	addi       	a7, zero, 3
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_59
+	addi       	a6, zero, 3
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_59
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_done3
 .Laes_gcm_decrypt_c906_59:
-	addi       	a7, zero, 4
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_60
+	addi       	a6, zero, 4
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_60
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_done4
 .Laes_gcm_decrypt_c906_60:
-	addi       	a7, zero, 5
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_61
+	addi       	a6, zero, 5
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_61
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_done5
 .Laes_gcm_decrypt_c906_61:
-	addi       	a7, zero, 6
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_62
+	addi       	a6, zero, 6
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_62
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_done6
 .Laes_gcm_decrypt_c906_62:
 	jal        	zero, .Laes_gcm_decrypt_c906_extra_done7
 .Laes_gcm_decrypt_c906_refresh_cache:
 	# s[j] = ivec word j ^ rk0[j]; s3 = bswap32(ctr) ^ rk0[3]; k15 = byte 15 of rk0
-	ld         	a6, 1832(sp)
-	lwu        	s1, 0(a6)
-	ld         	a6, 1776(sp)
-	lw         	a7, 0(a6)
-	xor        	s1, s1, a7
-	ld         	a6, 1832(sp)
-	lwu        	s2, 4(a6)
-	ld         	a6, 1776(sp)
-	lw         	a7, 4(a6)
-	xor        	s2, s2, a7
-	ld         	a6, 1832(sp)
-	lwu        	s6, 8(a6)
-	ld         	a6, 1776(sp)
-	lw         	a7, 8(a6)
-	xor        	s6, s6, a7
-	ld         	a6, 1864(sp)
-	th.revw    	s8, a6
-	ld         	a6, 1776(sp)
-	lw         	a7, 12(a6)
-	xor        	s8, s8, a7
-	ld         	a6, 1776(sp)
-	lbu        	a7, 15(a6)
-	sd         	a7, 1784(sp)
+	ld         	a5, 1800(sp)
+	lwu        	a7, 0(a5)
+	ld         	a5, 1856(sp)
+	lw         	a6, 0(a5)
+	xor        	a7, a7, a6
+	ld         	a5, 1800(sp)
+	lwu        	s1, 4(a5)
+	ld         	a5, 1856(sp)
+	lw         	a6, 4(a5)
+	xor        	s1, s1, a6
+	ld         	a5, 1800(sp)
+	lwu        	s5, 8(a5)
+	ld         	a5, 1856(sp)
+	lw         	a6, 8(a5)
+	xor        	s5, s5, a6
+	th.revw    	s6, t4
+	ld         	a5, 1856(sp)
+	lw         	a6, 12(a5)
+	xor        	s6, s6, a6
+	ld         	a5, 1856(sp)
+	lbu        	a5, 15(a5)
+	sd         	a5, 1816(sp)
 	# round 1: p0 = rk1[0] ^ T0[s0.b0] ^ T1[s1.b1] ^ T2[s2.b2]; n[1..4] whole
-	lw         	a7, 16(a6)
-	sd         	a7, 1792(sp)
-	lw         	s4, 20(a6)
-	lw         	s3, 24(a6)
-	lw         	s5, 28(a6)
-	th.extu    	a6, s1, 7, 0
-	th.lrwu    	a6, t0, a6, 2
-	th.extu    	a7, s2, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s7, 1792(sp)
-	xor        	s7, s7, a6
-	sd         	s7, 1792(sp)
-	th.extu    	a6, s6, 23, 16
-	th.lrwu    	a6, t2, a6, 2
-	ld         	s7, 1792(sp)
-	xor        	s7, s7, a7
-	sd         	s7, 1792(sp)
-	th.extu    	a7, s2, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	ld         	s7, 1792(sp)
-	xor        	s7, s7, a6
-	sd         	s7, 1792(sp)
-	th.extu    	a6, s6, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s8, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s1, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s4, s4, a7
-	th.extu    	a7, s6, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	xor        	s4, s4, a6
-	th.extu    	a6, s8, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s1, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	xor        	s3, s3, a6
-	th.extu    	a6, s2, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s3, s3, a7
-	th.extu    	a7, s8, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	xor        	s3, s3, a6
+	ld         	a5, 1856(sp)
+	lw         	a5, 16(a5)
+	sd         	a5, 1848(sp)
+	ld         	a5, 1856(sp)
+	lw         	s3, 20(a5)
+	lw         	s2, 24(a5)
+	lw         	s4, 28(a5)
+	th.extu    	a5, a7, 7, 0
+	th.lrwu    	a5, t0, a5, 2
 	th.extu    	a6, s1, 15, 8
 	th.lrwu    	a6, t1, a6, 2
-	xor        	s5, s5, a7
-	th.extu    	a7, s2, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	xor        	s5, s5, a6
-	th.extu    	a6, s6, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	xor        	s5, s5, a7
-	xor        	s5, s5, a6
+	ld         	s7, 1848(sp)
+	xor        	s7, s7, a5
+	sd         	s7, 1848(sp)
+	th.extu    	a5, s5, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	s7, 1848(sp)
+	xor        	s7, s7, a6
+	sd         	s7, 1848(sp)
+	th.extu    	a6, s1, 7, 0
+	th.lrwu    	a6, t0, a6, 2
+	ld         	s7, 1848(sp)
+	xor        	s7, s7, a5
+	sd         	s7, 1848(sp)
+	th.extu    	a5, s5, 15, 8
+	th.lrwu    	a5, t1, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s6, 23, 16
+	th.lrwu    	a6, t2, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, a7, 31, 24
+	th.lrwu    	a5, t3, a5, 2
+	xor        	s3, s3, a6
+	th.extu    	a6, s5, 7, 0
+	th.lrwu    	a6, t0, a6, 2
+	xor        	s3, s3, a5
+	th.extu    	a5, s6, 15, 8
+	th.lrwu    	a5, t1, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, a7, 23, 16
+	th.lrwu    	a6, t2, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, s1, 31, 24
+	th.lrwu    	a5, t3, a5, 2
+	xor        	s2, s2, a6
+	th.extu    	a6, s6, 7, 0
+	th.lrwu    	a6, t0, a6, 2
+	xor        	s2, s2, a5
+	th.extu    	a5, a7, 15, 8
+	th.lrwu    	a5, t1, a5, 2
+	xor        	s4, s4, a6
+	th.extu    	a6, s1, 23, 16
+	th.lrwu    	a6, t2, a6, 2
+	xor        	s4, s4, a5
+	th.extu    	a5, s5, 31, 24
+	th.lrwu    	a5, t3, a5, 2
+	xor        	s4, s4, a6
+	xor        	s4, s4, a5
 	# round 2: q[j] = rk2[j] ^ the lookups of n1..n3
-	ld         	a6, 1776(sp)
-	lw         	a7, 32(a6)
-	sd         	a7, 1800(sp)
-	lw         	a7, 36(a6)
-	sd         	a7, 1808(sp)
-	lw         	a7, 40(a6)
-	sd         	a7, 1816(sp)
-	lw         	a6, 44(a6)
-	sd         	a6, 1824(sp)
-	th.extu    	a6, s4, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	th.extu    	a7, s3, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	sd         	s1, 1800(sp)
-	th.extu    	a6, s5, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a7
-	sd         	s1, 1800(sp)
-	th.extu    	a7, s4, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	ld         	s1, 1800(sp)
-	xor        	s1, s1, a6
-	sd         	s1, 1800(sp)
-	th.extu    	a6, s3, 15, 8
-	th.lrwu    	a6, t1, a6, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a7
-	sd         	s1, 1808(sp)
-	th.extu    	a7, s5, 23, 16
-	th.lrwu    	a7, t2, a7, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a6
-	sd         	s1, 1808(sp)
+	ld         	a5, 1856(sp)
+	lw         	a6, 32(a5)
+	sd         	a6, 1864(sp)
+	lw         	a6, 36(a5)
+	sd         	a6, 1872(sp)
+	lw         	a6, 40(a5)
+	sd         	a6, 1880(sp)
+	lw         	a5, 44(a5)
+	sd         	a5, 1896(sp)
+	th.extu    	a5, s3, 15, 8
+	th.lrwu    	a5, t1, a5, 2
+	th.extu    	a6, s2, 23, 16
+	th.lrwu    	a6, t2, a6, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	sd         	a7, 1864(sp)
+	th.extu    	a5, s4, 31, 24
+	th.lrwu    	a5, t3, a5, 2
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a6
+	sd         	a7, 1864(sp)
 	th.extu    	a6, s3, 7, 0
 	th.lrwu    	a6, t0, a6, 2
-	ld         	s1, 1808(sp)
-	xor        	s1, s1, a7
-	sd         	s1, 1808(sp)
-	th.extu    	a7, s5, 15, 8
-	th.lrwu    	a7, t1, a7, 2
-	ld         	s1, 1816(sp)
-	xor        	s1, s1, a6
-	sd         	s1, 1816(sp)
-	th.extu    	a6, s4, 31, 24
-	th.lrwu    	a6, t3, a6, 2
-	ld         	s1, 1816(sp)
-	xor        	s1, s1, a7
-	sd         	s1, 1816(sp)
-	th.extu    	a7, s5, 7, 0
-	th.lrwu    	a7, t0, a7, 2
-	ld         	s1, 1816(sp)
-	xor        	s1, s1, a6
-	sd         	s1, 1816(sp)
+	ld         	a7, 1864(sp)
+	xor        	a7, a7, a5
+	sd         	a7, 1864(sp)
+	th.extu    	a5, s2, 15, 8
+	th.lrwu    	a5, t1, a5, 2
+	ld         	a7, 1872(sp)
+	xor        	a7, a7, a6
+	sd         	a7, 1872(sp)
 	th.extu    	a6, s4, 23, 16
 	th.lrwu    	a6, t2, a6, 2
-	ld         	s1, 1824(sp)
-	xor        	s1, s1, a7
-	sd         	s1, 1824(sp)
-	th.extu    	a7, s3, 31, 24
-	th.lrwu    	a7, t3, a7, 2
-	ld         	s1, 1824(sp)
-	xor        	s1, s1, a6
-	xor        	s1, s1, a7
-	sd         	s1, 1824(sp)
-	addi       	a7, zero, 0
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_63
+	ld         	a7, 1872(sp)
+	xor        	a7, a7, a5
+	sd         	a7, 1872(sp)
+	th.extu    	a5, s2, 7, 0
+	th.lrwu    	a5, t0, a5, 2
+	ld         	a7, 1872(sp)
+	xor        	a7, a7, a6
+	sd         	a7, 1872(sp)
+	th.extu    	a6, s4, 15, 8
+	th.lrwu    	a6, t1, a6, 2
+	ld         	a7, 1880(sp)
+	xor        	a7, a7, a5
+	sd         	a7, 1880(sp)
+	th.extu    	a5, s3, 31, 24
+	th.lrwu    	a5, t3, a5, 2
+	ld         	a7, 1880(sp)
+	xor        	a7, a7, a6
+	sd         	a7, 1880(sp)
+	th.extu    	a6, s4, 7, 0
+	th.lrwu    	a6, t0, a6, 2
+	ld         	a7, 1880(sp)
+	xor        	a7, a7, a5
+	sd         	a7, 1880(sp)
+	th.extu    	a5, s3, 23, 16
+	th.lrwu    	a5, t2, a5, 2
+	ld         	a7, 1896(sp)
+	xor        	a7, a7, a6
+	sd         	a7, 1896(sp)
+	th.extu    	a6, s2, 31, 24
+	th.lrwu    	a6, t3, a6, 2
+	ld         	a7, 1896(sp)
+	xor        	a7, a7, a5
+	xor        	a7, a7, a6
+	sd         	a7, 1896(sp)
+	addi       	a6, zero, 0
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_63
 	jal        	zero, .Laes_gcm_decrypt_c906_refreshed0
 .Laes_gcm_decrypt_c906_63:
-	addi       	a7, zero, 1
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_64
+	addi       	a6, zero, 1
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_64
 	jal        	zero, .Laes_gcm_decrypt_c906_refreshed1
 .Laes_gcm_decrypt_c906_64:
-	addi       	a7, zero, 2
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_65
+	addi       	a6, zero, 2
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_65
 	jal        	zero, .Laes_gcm_decrypt_c906_refreshed2
 .Laes_gcm_decrypt_c906_65:
-	addi       	a7, zero, 3
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_66
+	addi       	a6, zero, 3
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_66
 	jal        	zero, .Laes_gcm_decrypt_c906_refreshed3
 .Laes_gcm_decrypt_c906_66:
-	addi       	a7, zero, 4
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_67
+	addi       	a6, zero, 4
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_67
 	jal        	zero, .Laes_gcm_decrypt_c906_refreshed4
 .Laes_gcm_decrypt_c906_67:
-	addi       	a7, zero, 5
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_68
+	addi       	a6, zero, 5
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_68
 	jal        	zero, .Laes_gcm_decrypt_c906_refreshed5
 .Laes_gcm_decrypt_c906_68:
-	addi       	a7, zero, 6
-	bne        	s9, a7, .Laes_gcm_decrypt_c906_69
+	addi       	a6, zero, 6
+	bne        	s8, a6, .Laes_gcm_decrypt_c906_69
 	jal        	zero, .Laes_gcm_decrypt_c906_refreshed6
 .Laes_gcm_decrypt_c906_69:
 	jal        	zero, .Laes_gcm_decrypt_c906_refreshed7

@@ -778,11 +778,11 @@ gcm_gmult_rv64gc:
 	.type	gcm_ghash_rv64gc, @function
 gcm_ghash_rv64gc:
 	# void gcm_ghash_rv64gc(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
-	# gcm_ghash_rv64gc: 635 instructions, frame 128 bytes
+	# gcm_ghash_rv64gc: 634 instructions, frame 128 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 26 integer, 0 vector registers
-	#   spills: 2 values (Xi, inp), 3 stores, 6 reloads, modeled cost 357 cycles per pass (loops counted 8 times per level)
+	#   spills: 2 values (Xi, len), 4 stores, 4 reloads, modeled cost 44 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
@@ -800,7 +800,7 @@ gcm_ghash_rv64gc:
 	sd         	s10, 96(sp)
 	sd         	s11, 104(sp)
 	sd         	ra, 112(sp)
-	sd         	a2, 8(sp)
+	sd         	a3, 8(sp)
 	sd         	a0, 0(sp)
 	# class masks: m[k] = 0x1111111111111111 << k
 	lui        	t2, 4369
@@ -826,8 +826,10 @@ gcm_ghash_rv64gc:
 	addi       	t1, t1, 1
 	slli       	t1, t1, 16
 	addi       	t1, t1, -1
-	srli       	a3, a3, 4
-	beq        	a3, zero, .Lgcm_ghash_rv64gc_done
+	ld         	t6, 8(sp)
+	srli       	t6, t6, 4
+	sd         	t6, 8(sp)
+	beq        	t6, zero, .Lgcm_ghash_rv64gc_done
 	ld         	t6, 0(sp)
 	ld         	a4, 0(t6)
 	ld         	a6, 8(t6)
@@ -860,41 +862,39 @@ gcm_ghash_rv64gc:
 	slli       	a6, a6, 32
 	or         	a6, a6, t6
 .Lgcm_ghash_rv64gc_block:
-	ld         	t6, 8(sp)
-	andi       	a2, t6, 7
-	bne        	a2, zero, .Lgcm_ghash_rv64gc_unaligned
-	ld         	a0, 8(sp)
-	ld         	t6, 0(a0)
-	ld         	a0, 8(a0)
+	andi       	a3, a2, 7
+	bne        	a3, zero, .Lgcm_ghash_rv64gc_unaligned
+	ld         	t6, 0(a2)
+	ld         	a0, 8(a2)
 .Lgcm_ghash_rv64gc_loaded:
 	# swap bytes in halfwords, halfwords in words, words
-	srli       	a2, t6, 8
-	and        	a2, a2, t0
+	srli       	a3, t6, 8
+	and        	a3, a3, t0
 	and        	t6, t6, t0
 	slli       	t6, t6, 8
-	or         	t6, t6, a2
-	srli       	a2, t6, 16
-	and        	a2, a2, t1
+	or         	t6, t6, a3
+	srli       	a3, t6, 16
+	and        	a3, a3, t1
 	and        	t6, t6, t1
 	slli       	t6, t6, 16
-	or         	t6, t6, a2
-	srli       	a2, t6, 32
+	or         	t6, t6, a3
+	srli       	a3, t6, 32
 	slli       	t6, t6, 32
-	or         	t6, t6, a2
+	or         	t6, t6, a3
 	# swap bytes in halfwords, halfwords in words, words
-	srli       	a2, a0, 8
-	and        	a2, a2, t0
+	srli       	a3, a0, 8
+	and        	a3, a3, t0
 	and        	a0, a0, t0
 	slli       	a0, a0, 8
-	or         	a0, a0, a2
-	srli       	a2, a0, 16
-	and        	a2, a2, t1
+	or         	a0, a0, a3
+	srli       	a3, a0, 16
+	and        	a3, a3, t1
 	and        	a0, a0, t1
 	slli       	a0, a0, 16
-	or         	a0, a0, a2
-	srli       	a2, a0, 32
+	or         	a0, a0, a3
+	srli       	a3, a0, 32
 	slli       	a0, a0, 32
-	or         	a0, a0, a2
+	or         	a0, a0, a3
 	xor        	a4, a4, t6
 	xor        	a6, a6, a0
 	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
@@ -911,7 +911,7 @@ gcm_ghash_rv64gc:
 	mul        	s9, s2, s3
 	mul        	s5, a5, a7
 	mul        	s10, s2, s4
-	mul        	a2, a5, s1
+	mul        	a3, a5, s1
 	and        	a0, s7, t4
 	mul        	s6, s2, a7
 	xor        	s8, s8, s9
@@ -921,7 +921,7 @@ gcm_ghash_rv64gc:
 	and        	s7, s7, t5
 	mul        	a5, a5, s3
 	mul        	s2, s2, s1
-	xor        	a2, a2, s6
+	xor        	a3, a3, s6
 	mul        	s6, a0, s4
 	xor        	s8, s8, s9
 	xor        	a5, a5, s2
@@ -929,7 +929,7 @@ gcm_ghash_rv64gc:
 	mul        	s9, s7, a7
 	mul        	s2, a0, a7
 	mul        	s10, s7, s1
-	xor        	a2, a2, s6
+	xor        	a3, a3, s6
 	mul        	s6, s7, s3
 	xor        	s8, s8, s9
 	xor        	a5, a5, s2
@@ -942,7 +942,7 @@ gcm_ghash_rv64gc:
 	mul        	s2, s7, s4
 	and        	s5, s5, t3
 	and        	s4, s8, t5
-	xor        	a2, a2, s6
+	xor        	a3, a3, s6
 	or         	a0, a0, s5
 	lwu        	s5, 16(a1)
 	lwu        	s6, 20(a1)
@@ -950,11 +950,11 @@ gcm_ghash_rv64gc:
 	lwu        	s9, 24(a1)
 	mul        	s11, s3, s5
 	mul        	s0, s1, s7
-	and        	a2, a2, t4
+	and        	a3, a3, t4
 	xor        	a5, a5, s2
 	xor        	s11, s11, s0
 	mul        	s0, a7, s9
-	or         	a0, a0, a2
+	or         	a0, a0, a3
 	mul        	s8, s3, s6
 	mul        	s10, s1, s5
 	xor        	s11, s11, s0
@@ -962,7 +962,7 @@ gcm_ghash_rv64gc:
 	xor        	s8, s8, s10
 	mul        	s10, a7, s7
 	xor        	s11, s11, s0
-	and        	a2, s11, t2
+	and        	a3, s11, t2
 	xor        	s8, s8, s10
 	and        	a5, a5, t5
 	mul        	s10, s4, s9
@@ -987,7 +987,7 @@ gcm_ghash_rv64gc:
 	and        	s8, s8, t3
 	and        	s4, s2, t2
 	xor        	a6, a6, s1
-	or         	a2, a2, s8
+	or         	a3, a3, s8
 	lwu        	a7, 32(a1)
 	lwu        	s5, 36(a1)
 	lwu        	s7, 44(a1)
@@ -999,7 +999,7 @@ gcm_ghash_rv64gc:
 	and        	a6, a6, t4
 	mul        	s10, s9, s7
 	xor        	a5, a5, s3
-	or         	a2, a2, a6
+	or         	a3, a3, a6
 	mul        	a6, s4, s5
 	mul        	s11, s9, a7
 	xor        	s8, s8, s10
@@ -1008,7 +1008,7 @@ gcm_ghash_rv64gc:
 	xor        	a6, a6, s11
 	xor        	s8, s8, s10
 	mul        	s10, s2, s5
-	or         	a2, a2, a5
+	or         	a3, a3, a5
 	mul        	s3, s4, s6
 	mul        	a5, s4, s7
 	mul        	s11, s1, s7
@@ -1054,7 +1054,7 @@ gcm_ghash_rv64gc:
 	mul        	s4, s6, s2
 	xor        	s10, s10, s11
 	mul        	s11, a7, s2
-	xor        	s5, s5, a2
+	xor        	s5, s5, a3
 	mul        	s8, s7, a6
 	xor        	s10, s10, s11
 	and        	a5, s10, t2
@@ -1063,7 +1063,7 @@ gcm_ghash_rv64gc:
 	xor        	a0, a0, s10
 	mul        	s8, s1, s3
 	srli       	s10, s5, 32
-	xor        	a2, a2, s10
+	xor        	a3, a3, s10
 	srli       	s11, a4, 32
 	mul        	s5, s6, s9
 	mul        	s6, s6, s3
@@ -1331,17 +1331,17 @@ gcm_ghash_rv64gc:
 	xor        	t6, t6, a0
 	xor        	a6, a7, s1
 	xor        	t6, t6, a4
-	xor        	a6, a6, a2
-	xor        	a2, a2, t6
+	xor        	a6, a6, a3
+	xor        	a3, a3, t6
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	t6, a0, 63
 	slli       	a7, a0, 62
-	xor        	a2, a2, t6
+	xor        	a3, a3, t6
 	xor        	a6, a6, a5
-	xor        	a2, a2, a7
+	xor        	a3, a3, a7
 	slli       	t6, a0, 57
 	xor        	a4, a4, a6
-	xor        	a2, a2, t6
+	xor        	a3, a3, t6
 	srli       	t6, a0, 1
 	xor        	a4, a4, a0
 	srli       	a7, a0, 2
@@ -1349,24 +1349,24 @@ gcm_ghash_rv64gc:
 	xor        	a4, a4, a7
 	srli       	t6, a0, 7
 	xor        	a4, a4, t6
-	slli       	t6, a2, 63
-	slli       	a7, a2, 62
+	slli       	t6, a3, 63
+	slli       	a7, a3, 62
 	xor        	a4, a4, t6
 	xor        	a4, a4, a7
-	slli       	t6, a2, 57
+	slli       	t6, a3, 57
 	xor        	a6, a4, t6
-	srli       	t6, a2, 1
-	xor        	a5, a5, a2
-	srli       	a7, a2, 2
+	srli       	t6, a3, 1
+	xor        	a5, a5, a3
+	srli       	a7, a3, 2
 	xor        	a5, a5, t6
 	xor        	a5, a5, a7
-	srli       	t6, a2, 7
+	srli       	t6, a3, 7
 	xor        	a4, a5, t6
+	addi       	a2, a2, 16
 	ld         	t6, 8(sp)
-	addi       	t6, t6, 16
+	addi       	t6, t6, -1
 	sd         	t6, 8(sp)
-	addi       	a3, a3, -1
-	bne        	a3, zero, .Lgcm_ghash_rv64gc_block
+	bne        	t6, zero, .Lgcm_ghash_rv64gc_block
 	# swap bytes in halfwords, halfwords in words, words
 	srli       	t2, a4, 8
 	and        	t2, t2, t0
@@ -1402,7 +1402,7 @@ gcm_ghash_rv64gc:
 	# return
 	addi       	t2, zero, 0
 	addi       	a0, zero, 0
-	addi       	a2, zero, 0
+	addi       	a3, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
 	addi       	a6, zero, 0
@@ -1423,20 +1423,19 @@ gcm_ghash_rv64gc:
 	addi       	sp, sp, 128
 	jalr       	zero, 0(ra)
 .Lgcm_ghash_rv64gc_unaligned:
-	ld         	t6, 8(sp)
-	sub        	a5, t6, a2
-	slli       	a2, a2, 3
+	sub        	a5, a2, a3
+	slli       	a3, a3, 3
 	ld         	t6, 0(a5)
 	ld         	a0, 8(a5)
 	ld         	a7, 16(a5)
-	srl        	t6, t6, a2
-	sub        	a2, zero, a2
-	sll        	a5, a0, a2
+	srl        	t6, t6, a3
+	sub        	a3, zero, a3
+	sll        	a5, a0, a3
 	or         	t6, t6, a5
-	sub        	a2, zero, a2
-	srl        	a0, a0, a2
-	sub        	a2, zero, a2
-	sll        	a7, a7, a2
+	sub        	a3, zero, a3
+	srl        	a0, a0, a3
+	sub        	a3, zero, a3
+	sll        	a7, a7, a3
 	or         	a0, a0, a7
 	jal        	zero, .Lgcm_ghash_rv64gc_loaded
 	.size	gcm_ghash_rv64gc, .-gcm_ghash_rv64gc
