@@ -99,6 +99,65 @@ pub struct C906 {
     last_mul_dest: Option<usize>,
     /// The last two loads: destination and issue cycle.
     last_loads: [(usize, u64); 2],
+    /// The L1 data cache, when modelled ([`C906::with_l1`]); it keeps its contents across
+    /// [`C906::reset`], as the predictor does.
+    pub l1: Option<L1>,
+    /// Lines missed in the L1 (since the last reset).
+    pub l1_misses: u64,
+}
+
+/// Bytes per L1 data-cache line [RTL: openc906 `aq_lsu_*`, 64-byte refills].
+pub const L1_LINE: u64 = 64;
+/// L1 data-cache ways [RTL: `aq_dcache_top.v`, `dcache_tag_way[3:0]`].
+pub const L1_WAYS: usize = 4;
+/// L1 data-cache sets: 32 KiB (the D1's, `DCACHE_32K` in openc906's `cpu_cfig.h`) over
+/// four ways of 64-byte lines, 8 KiB a way.
+pub const L1_SETS: u64 = 128;
+/// Cycles an L1 miss adds [M: D1 memcpy, fitted: the 8347-byte aligned rows (rvv m1-m8)
+/// take 600-800 cycles more than the L1 plateau predicts, for the 12 lines of the three
+/// sets holding four lines of the copy; see docs/cost-model.md, "L1 data cache"].
+pub const L1_MISS: u64 = 100;
+
+/// The C906's L1 data cache as far as timing goes: 4 ways, 128 sets of 64-byte lines,
+/// indexed by the (virtual) address, **FIFO replacement** [RTL: the refill takes the way a
+/// one-hot pointer kept per set names (`aq_lsu_rdl.v`, `rdl_replace_fifo`), and the refill
+/// rotates it (`aq_lsu_lfb.v`, `lfb_arb_dirty_din[7:4]`); hits do not move it]. With FIFO
+/// a set whose four ways all hold lines a loop uses cycles through misses as soon as one
+/// other line enters it: each refill evicts the next line the loop needs.
+#[derive(Clone, Debug)]
+pub struct L1 {
+    tags: Vec<[Option<u64>; L1_WAYS]>,
+    fifo: Vec<u8>,
+}
+
+impl Default for L1 {
+    fn default() -> L1 {
+        L1 { tags: vec![[None; L1_WAYS]; L1_SETS as usize], fifo: vec![0; L1_SETS as usize] }
+    }
+}
+
+impl L1 {
+    /// Accesses the line holding `addr`; true on a miss (the line is then filled).
+    pub fn access(&mut self, addr: u64) -> bool {
+        let line = addr / L1_LINE;
+        let set = (line % L1_SETS) as usize;
+        if self.tags[set].contains(&Some(line)) {
+            return false;
+        }
+        let w = self.fifo[set] as usize;
+        self.tags[set][w] = Some(line);
+        self.fifo[set] = ((w + 1) % L1_WAYS) as u8;
+        true
+    }
+
+    /// Accesses every line of `[addr, addr + len)`; the number of misses.
+    pub fn access_range(&mut self, addr: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0;
+        }
+        let (first, last) = (addr / L1_LINE, (addr + len - 1) / L1_LINE);
+        (first..=last.min(first + 4096)).filter(|l| self.access(l * L1_LINE)).count() as u64
+    }
 }
 
 /// A multiply in the C906's multiplier (EX1, EX2, EX3) [M: openc906 RTL, see
@@ -128,6 +187,50 @@ impl C906 {
         C906::default()
     }
 
+    /// The model with an L1 data cache (empty: the first touch of each line misses).
+    pub fn with_l1(mut self) -> C906 {
+        self.l1 = Some(L1::default());
+        self
+    }
+
+    /// L1 misses of the access `row` makes with operands `ops` (the hart's registers as
+    /// they are before it executes). Indexed accesses are taken as unit-stride from the
+    /// base [A].
+    fn l1_misses_of(&mut self, h: &Hart, row: &kgen_dsl::Row, ops: &[i64]) -> u64 {
+        let (Some(l1), Some(mem)) = (self.l1.as_mut(), row.mem) else { return 0 };
+        use kgen_dsl::isa::Addr;
+        let x = |k: u8| h.x(ops[k as usize]);
+        let imm = |k: u8| ops[k as usize] as u64;
+        let bytes = mem.bytes as u64;
+        let vector = row.class.is_vector();
+        let (elem, vl, nf) = if vector {
+            let d = row.vdialect.unwrap_or(VDialect::Thead);
+            let c = h.vconf(d).ok();
+            let sew = c.map(|c| c.sew as u64 / 8).unwrap_or(4);
+            let nf = match row.ops.first().map(|o| o.kind) {
+                Some(Kind::V(kgen_dsl::isa::VGroup::Seg(n))) | Some(Kind::V(kgen_dsl::isa::VGroup::Eew { nf: n, .. })) => n as u64,
+                _ => 1,
+            };
+            (if bytes == 0 { sew } else { bytes }, c.map(|c| c.vl as u64).unwrap_or(0), nf)
+        } else {
+            (bytes.max(1), 1, 1)
+        };
+        match mem.addr {
+            Addr::BaseOff { base, off } => l1.access_range(x(base).wrapping_add(imm(off)), elem),
+            Addr::BaseIdx { base, index, shift, .. } => l1.access_range(x(base).wrapping_add(x(index) << (imm(shift) & 63)), elem),
+            Addr::Incr { base, off, shift, before } => {
+                let a = if before { x(base).wrapping_add(imm(off) << (imm(shift) & 63)) } else { x(base) };
+                l1.access_range(a, elem)
+            }
+            Addr::Pair { base, off, shift } => l1.access_range(x(base).wrapping_add(imm(off) << (imm(shift) & 63)), 2 * elem),
+            Addr::VUnit { base } | Addr::VIndexed { base, .. } => l1.access_range(x(base), elem * vl * nf),
+            Addr::VStrided { base, stride } => {
+                let (b, st) = (x(base), x(stride));
+                (0..vl.min(4096)).map(|i| l1.access_range(b.wrapping_add(i.wrapping_mul(st)), elem * nf)).sum()
+            }
+        }
+    }
+
     /// Total cycles so far: until the scalar pipeline has issued everything and the vector
     /// unit has finished [M: a D1 call of one LMUL-8 vector store takes the store's 16
     /// cycles more than a scalar call].
@@ -135,10 +238,12 @@ impl C906 {
         self.cycle.max(self.vpu_free)
     }
 
+    /// Starts a new measurement: the clock, the pipeline and the predictor restart; the L1
+    /// keeps its lines (a warm cache, as rvv-bench's untimed calls leave it).
     pub fn reset(&mut self) {
-        let slow = self.slow;
+        let (slow, l1) = (self.slow, self.l1.take());
         *self = C906::default();
-        self.slow = slow;
+        (self.slow, self.l1) = (slow, l1);
     }
 
     /// EX3 arrival and write-back cycles of the queued multiplies, supposing nothing new
@@ -321,6 +426,10 @@ impl C906 {
             _ if row.class.is_vector() => return self.issue_vector(h, row, ops, start, vdst, xdst[0]),
             _ => (base.slots, base.latency),
         };
+        // An L1 miss holds the pipeline until the line is in [M, fitted: see L1_MISS].
+        let missed = self.l1_misses_of(h, row, ops);
+        self.l1_misses += missed;
+        let (slots, lat) = (slots + missed * L1_MISS, lat + missed * L1_MISS);
         self.cycle = start + slots;
         let done = start + lat;
         for d in xdst.into_iter().flatten() {
@@ -372,6 +481,11 @@ impl C906 {
                 }
             }
         }
+        // An L1 miss keeps the load/store pipe busy until the line is in [M, fitted].
+        let missed = self.l1_misses_of(h, row, ops);
+        self.l1_misses += missed;
+        busy += missed * L1_MISS;
+        lat += missed * L1_MISS;
         // The registers the instruction writes: no earlier than the last write's rewrite
         // distance allows.
         let regs = match (vdst, row.class) {
