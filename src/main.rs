@@ -384,7 +384,7 @@ fn run(cmd: Cmd) -> Result<(), String> {
             } else if let Some(path) = asm.first() {
                 let kernel = kernel.ok_or("--asm needs the kernel whose ABI the file implements")?;
                 let t = target(&tgt).ok_or_else(|| format!("unknown target `{tgt}`"))?;
-                let src = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                let src = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
                 let a = assemble_file(&src, &t).map_err(|e| format!("{}: {e}", path.display()))?;
                 let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 rows.extend(bench::bench_object(&kernel, &name, &a.object, &t, &sizes)?);

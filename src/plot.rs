@@ -137,27 +137,6 @@ fn trim(v: f64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_chart_has_a_line_per_series() {
-        let s = svg(
-            "t",
-            &[
-                Series { label: "a (model)".into(), style: Style::Model, points: vec![(64.0, 17.0), (1024.0, 9.0)] },
-                Series { label: "a (RTL)".into(), style: Style::Rtl, points: vec![(64.0, 18.0), (1024.0, 9.5)] },
-            ],
-            false,
-        );
-        assert_eq!(s.matches("<polyline").count(), 2);
-        assert!(s.contains("stroke-dasharray=\"6 3\""));
-        assert!(s.starts_with("<svg") && s.ends_with("</svg>\n"));
-        // No points: an empty chart, not a panic.
-        assert!(svg("e", &[Series { label: "x".into(), style: Style::Model, points: vec![] }], true).ends_with("</svg>\n"));
-    }
-}
 
 /// The chart of `kgen bench --plot`: a line per kernel, variant and function (the model),
 /// and a dashed one per row set the RTL measured.
@@ -194,4 +173,26 @@ pub fn bench_chart(title: &str, rows: &[crate::bench::Row], rtl: Option<&crate::
     // Single-size rows (key set-up) are not lines.
     series.retain(|s| s.points.len() > 1);
     svg(title, &series, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chart_has_a_line_per_series() {
+        let s = svg(
+            "t",
+            &[
+                Series { label: "a (model)".into(), style: Style::Model, points: vec![(64.0, 17.0), (1024.0, 9.0)] },
+                Series { label: "a (RTL)".into(), style: Style::Rtl, points: vec![(64.0, 18.0), (1024.0, 9.5)] },
+            ],
+            false,
+        );
+        assert_eq!(s.matches("<polyline").count(), 2);
+        assert!(s.contains("stroke-dasharray=\"6 3\""));
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>\n"));
+        // No points: an empty chart, not a panic.
+        assert!(svg("e", &[Series { label: "x".into(), style: Style::Model, points: vec![] }], true).ends_with("</svg>\n"));
+    }
 }

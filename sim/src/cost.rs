@@ -475,7 +475,7 @@ impl C906 {
         // [M] a unit-stride access not aligned to 16 bytes takes one cycle more.
         if let Some(mem) = row.mem {
             if let kgen_dsl::isa::Addr::VUnit { base } = mem.addr {
-                if h.x(ops[base as usize]) % 16 != 0 {
+                if !h.x(ops[base as usize]).is_multiple_of(16) {
                     busy += timing::MISALIGNED_VECTOR_ACCESS;
                     lat += timing::MISALIGNED_VECTOR_ACCESS;
                 }
