@@ -104,7 +104,18 @@ pub struct C906 {
     pub l1: Option<L1>,
     /// Lines missed in the L1 (since the last reset).
     pub l1_misses: u64,
+    /// The last scalar stores: issue cycle, address, bytes.
+    recent_stores: VecDeque<(u64, u64, u64)>,
 }
+
+/// Cycles a load waits for each store that issued at most [`STORE_OVERLAP_WINDOW`] cycles
+/// before it and wrote some of its bytes without being exactly the same access (a store
+/// of the same address and width forwards) [M: openc906 RTL: `sb; lw` of that word 4.0
+/// cycles, `sw; lbu` 4.0, `sb; add; lw` 5.0, `sb; add; add; lw` 4.0, two to four `sb`
+/// then `lw` +4, `4 sb; add; lw` +2, `sb` x2 to another word in between: no wait].
+pub const STORE_OVERLAP_WAIT: u64 = 2;
+/// See [`STORE_OVERLAP_WAIT`].
+pub const STORE_OVERLAP_WINDOW: u64 = 2;
 
 /// Bytes per L1 data-cache line [RTL: openc906 `aq_lsu_*`, 64-byte refills].
 pub const L1_LINE: u64 = 64;
@@ -177,6 +188,25 @@ struct MulOp {
     dest: Option<usize>,
 }
 
+/// The bytes a scalar load or store accesses: (address, length).
+fn scalar_access(h: &Hart, row: &kgen_dsl::Row, ops: &[i64]) -> Option<(u64, u64)> {
+    use kgen_dsl::isa::Addr;
+    let mem = row.mem?;
+    if row.class.is_vector() {
+        return None;
+    }
+    let x = |k: u8| h.x(ops[k as usize]);
+    let imm = |k: u8| ops[k as usize] as u64;
+    let elem = (mem.bytes as u64).max(1);
+    Some(match mem.addr {
+        Addr::BaseOff { base, off } => (x(base).wrapping_add(imm(off)), elem),
+        Addr::BaseIdx { base, index, shift, .. } => (x(base).wrapping_add(x(index) << (imm(shift) & 63)), elem),
+        Addr::Incr { base, off, shift, before } => (if before { x(base).wrapping_add(imm(off) << (imm(shift) & 63)) } else { x(base) }, elem),
+        Addr::Pair { base, off, shift } => (x(base).wrapping_add(imm(off) << (imm(shift) & 63)), 2 * elem),
+        _ => return None,
+    })
+}
+
 fn upper_clear(v: u64, signed: bool) -> bool {
     let hi = v >> 32;
     hi == 0 || (signed && hi == 0xffff_ffff && (v >> 31) & 1 == 1)
@@ -197,6 +227,12 @@ impl C906 {
     /// they are before it executes). Indexed accesses are taken as unit-stride from the
     /// base [A].
     fn l1_misses_of(&mut self, h: &Hart, row: &kgen_dsl::Row, ops: &[i64]) -> u64 {
+        if self.l1.is_none() {
+            return 0;
+        }
+        if let Some((a, len)) = scalar_access(h, row, ops) {
+            return self.l1.as_mut().map(|l1| l1.access_range(a, len)).unwrap_or(0);
+        }
         let (Some(l1), Some(mem)) = (self.l1.as_mut(), row.mem) else { return 0 };
         use kgen_dsl::isa::Addr;
         let x = |k: u8| h.x(ops[k as usize]);
@@ -377,6 +413,24 @@ impl C906 {
         if let (Some(m), Class::MulAcc | Class::MulAccW) = (row.mul, row.class) {
             if m.ops.iter().any(|&k| ops[k as usize] != 0 && self.last_mul_dest == Some(ops[k as usize] as usize)) {
                 start = start.max(self.cycle + 2);
+            }
+        }
+        // [M] a load waits for recent stores that wrote part of it (no forwarding).
+        if matches!(row.class, Class::Load | Class::Store) {
+            if let Some((a, len)) = scalar_access(h, row, ops) {
+                if row.class == Class::Load {
+                    let waits = self
+                        .recent_stores
+                        .iter()
+                        .filter(|&&(t, sa, sl)| t + STORE_OVERLAP_WINDOW >= start && sa < a.wrapping_add(len) && a < sa.wrapping_add(sl) && (sa, sl) != (a, len))
+                        .count() as u64;
+                    start += waits * STORE_OVERLAP_WAIT;
+                } else {
+                    self.recent_stores.push_back((start, a, len));
+                    if self.recent_stores.len() > 4 {
+                        self.recent_stores.pop_front();
+                    }
+                }
             }
         }
         self.breakdown.dependency_stalls += start - self.cycle;
