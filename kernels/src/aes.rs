@@ -439,12 +439,27 @@ fn final_round(f: &mut Func, isa: Isa, r: &Regs, src: [Reg; 4], c: [Reg; 4], con
     let _ = key;
     load_key64(f, r, t0, 224, r.s[0]);
     load_key64(f, r, t1, 232, r.s[0]);
+    // out[0..8] = (c0 | c1 << 32) ^ rk, out[8..16] = (c2 | c3 << 32) ^ rk. c3, the last
+    // accumulation, is read last; where misaligned stores are fast the first store comes
+    // before it, leaving the multiplier's result a write-back slot (docs/cost-model.md).
     kasm!(f,
         slli {c1}, {c1}, 32;
-        slli {c3}, {c3}, 32;
         xor {c0}, {c0}, {t0};
-        xor {c2}, {c2}, {t1};
         xor {c0}, {c0}, {c1};
+    );
+    if f.target.misaligned == Misaligned::Fast {
+        kasm!(f,
+            sd {c0}, 0({out});
+            slli {c3}, {c3}, 32;
+            xor {c2}, {c2}, {t1};
+            xor {c2}, {c2}, {c3};
+            sd {c2}, 8({out});
+        );
+        return;
+    }
+    kasm!(f,
+        slli {c3}, {c3}, 32;
+        xor {c2}, {c2}, {t1};
         xor {c2}, {c2}, {c3};
     );
     store_block(f, out, [c0, c2], t0);
@@ -470,33 +485,22 @@ fn block_fn(isa: Isa, e: &'static Entry, variant: &str, t: &Target, abi: Abi, ta
     let rounds = f.xreg("rounds");
     table_bases(&mut f, &r, tables);
     block_entry(&mut f, &r, inp, rounds);
-    // Layout: AES-128 falls through (rounds 5..13, final); AES-256 and AES-192 start
-    // elsewhere and jump in. The first round of each path reads the packed entry state.
+    // Layout: AES-256 (rounds 1..5) and AES-192 (rounds 3..5) first, then AES-128's
+    // rounds 5..13 and the final round, which they jump into at round 6; AES-128 gets there
+    // with one taken branch (a branch seen first is predicted taken: no misprediction on a
+    // cold predictor). The first round of each path reads the packed entry state.
     let [s0, _, s2, _] = r.s;
     let packed = [(s0, 0), (s0, 32), (s2, 0), (s2, 32)];
     let t = r.tmp[0];
-    kasm!(f, addi {t}, zero, 10; bne {rounds}, {t}, not128;);
     let emit_round = |f: &mut Func, u: i64, first: bool| {
         let (src, dst) = if u % 2 == 1 { (r.s, r.n) } else { (r.n, r.s) };
         let cols = if first { packed } else { [(src[0], 0), (src[1], 0), (src[2], 0), (src[3], 0)] };
         f.comment(format!("round {u} of 13{}", if first { " (first round of this key size)" } else { "" }));
         round(f, isa, &r, cols, dst, u, inverse);
     };
-    emit_round(&mut f, 5, true);
-    for u in 6..=13 {
-        if u == 6 || u == 4 {
-            let l = f.named_label(&format!("r{u}"));
-            f.bind(l);
-        }
-        emit_round(&mut f, u, false);
-    }
-    f.comment("final round: S-box bytes, no MixColumns");
-    let (s4, t3) = (r.tab[4], r.tab[3]);
-    kasm!(f, addi {s4}, {t3}, 1024;);
-    final_round(&mut f, isa, &r, r.n, col, consts, inverse);
-    f.ret();
-    f.comment("AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5");
-    kasm!(f, not128: addi {t}, zero, 12; beq {rounds}, {t}, aes192;);
+    kasm!(f, addi {t}, zero, 10; beq {rounds}, {t}, aes128;);
+    f.comment("AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5");
+    kasm!(f, addi {t}, zero, 12; beq {rounds}, {t}, aes192;);
     emit_round(&mut f, 1, true);
     for u in 2..=5 {
         if u == 4 {
@@ -507,7 +511,20 @@ fn block_fn(isa: Isa, e: &'static Entry, variant: &str, t: &Target, abi: Abi, ta
     }
     kasm!(f, j r6; aes192:);
     emit_round(&mut f, 3, true);
-    kasm!(f, j r4;);
+    kasm!(f, j r4; aes128:);
+    emit_round(&mut f, 5, true);
+    for u in 6..=13 {
+        if u == 6 {
+            let l = f.named_label("r6");
+            f.bind(l);
+        }
+        emit_round(&mut f, u, false);
+    }
+    f.comment("final round: S-box bytes, no MixColumns");
+    let (s4, t3) = (r.tab[4], r.tab[3]);
+    kasm!(f, addi {s4}, {t3}, 1024;);
+    final_round(&mut f, isa, &r, r.n, col, consts, inverse);
+    f.ret();
     f
 }
 
