@@ -1132,7 +1132,333 @@ TEXT ·aesEncryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x00560633	// add a2, a2, t0
 	WORD	$0xf2060613	// addi a2, a2, -224
 	WORD	$0x00a00293	// addi t0, zero, 10
-	WORD	$0x065390e3	// bne t2, t0, .LAES_encrypt_c906_not128
+	WORD	$0x4e538a63	// beq t2, t0, .LAES_encrypt_c906_aes128
+	// AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	WORD	$0x00c00293	// addi t0, zero, 12
+	WORD	$0x40538c63	// beq t2, t0, .LAES_encrypt_c906_aes192
+	// round 1 of 13 (first round of this key size)
+	WORD	$0x01062383	// lw t2, 16(a2)
+	WORD	$0x01462e03	// lw t3, 20(a2)
+	WORD	$0x01862e83	// lw t4, 24(a2)
+	WORD	$0x01c62f03	// lw t5, 28(a2)
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	// round 2 of 13
+	WORD	$0x02062883	// lw a7, 32(a2)
+	WORD	$0x02462483	// lw s1, 36(a2)
+	WORD	$0x02862503	// lw a0, 40(a2)
+	WORD	$0x02c62903	// lw s2, 44(a2)
+	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0058c8b3	// xor a7, a7, t0
+	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0068c8b3	// xor a7, a7, t1
+	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0058c8b3	// xor a7, a7, t0
+	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0068c8b3	// xor a7, a7, t1
+	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x00594933	// xor s2, s2, t0
+	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x00594933	// xor s2, s2, t0
+	WORD	$0x00694933	// xor s2, s2, t1
+	// round 3 of 13
+	WORD	$0x03062383	// lw t2, 48(a2)
+	WORD	$0x03462e03	// lw t3, 52(a2)
+	WORD	$0x03862e83	// lw t4, 56(a2)
+	WORD	$0x03c62f03	// lw t5, 60(a2)
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	// .LAES_encrypt_c906_r4:
+	// round 4 of 13
+	WORD	$0x04062883	// lw a7, 64(a2)
+	WORD	$0x04462483	// lw s1, 68(a2)
+	WORD	$0x04862503	// lw a0, 72(a2)
+	WORD	$0x04c62903	// lw s2, 76(a2)
+	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0058c8b3	// xor a7, a7, t0
+	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0068c8b3	// xor a7, a7, t1
+	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0058c8b3	// xor a7, a7, t0
+	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0068c8b3	// xor a7, a7, t1
+	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x00594933	// xor s2, s2, t0
+	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x00594933	// xor s2, s2, t0
+	WORD	$0x00694933	// xor s2, s2, t1
+	// round 5 of 13
+	WORD	$0x05062383	// lw t2, 80(a2)
+	WORD	$0x05462e03	// lw t3, 84(a2)
+	WORD	$0x05862e83	// lw t4, 88(a2)
+	WORD	$0x05c62f03	// lw t5, 92(a2)
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x1a80006f	// jal zero, .LAES_encrypt_c906_r6
+	// .LAES_encrypt_c906_aes192:
+	// round 3 of 13 (first round of this key size)
+	WORD	$0x03062383	// lw t2, 48(a2)
+	WORD	$0x03462e03	// lw t3, 52(a2)
+	WORD	$0x03862e83	// lw t4, 56(a2)
+	WORD	$0x03c62f03	// lw t5, 60(a2)
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0xd8dff06f	// jal zero, .LAES_encrypt_c906_r4
+	// .LAES_encrypt_c906_aes128:
 	// round 5 of 13 (first round of this key size)
 	WORD	$0x05062383	// lw t2, 80(a2)
 	WORD	$0x05462e03	// lw t3, 84(a2)
@@ -1663,12 +1989,12 @@ TEXT ·aesEncryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x0e063283	// ld t0, 224(a2)
 	WORD	$0x0e863303	// ld t1, 232(a2)
 	WORD	$0x02089893	// slli a7, a7, 32
-	WORD	$0x02091913	// slli s2, s2, 32
 	WORD	$0x00584833	// xor a6, a6, t0
-	WORD	$0x0064c4b3	// xor s1, s1, t1
 	WORD	$0x01184833	// xor a6, a6, a7
-	WORD	$0x0124c4b3	// xor s1, s1, s2
 	WORD	$0x0105b023	// sd a6, 0(a1)
+	WORD	$0x02091913	// slli s2, s2, 32
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x0124c4b3	// xor s1, s1, s2
 	WORD	$0x0095b423	// sd s1, 8(a1)
 	// return
 	WORD	$0x00000293	// addi t0, zero, 0
@@ -1680,332 +2006,6 @@ TEXT ·aesEncryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
-	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-	// .LAES_encrypt_c906_not128:
-	WORD	$0x00c00293	// addi t0, zero, 12
-	WORD	$0x40538c63	// beq t2, t0, .LAES_encrypt_c906_aes192
-	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062383	// lw t2, 16(a2)
-	WORD	$0x01462e03	// lw t3, 20(a2)
-	WORD	$0x01862e83	// lw t4, 24(a2)
-	WORD	$0x01c62f03	// lw t5, 28(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// round 2 of 13
-	WORD	$0x02062883	// lw a7, 32(a2)
-	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862503	// lw a0, 40(a2)
-	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
-	// round 3 of 13
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// .LAES_encrypt_c906_r4:
-	// round 4 of 13
-	WORD	$0x04062883	// lw a7, 64(a2)
-	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862503	// lw a0, 72(a2)
-	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
-	// round 5 of 13
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xc5cff06f	// jal zero, .LAES_encrypt_c906_r6
-	// .LAES_encrypt_c906_aes192:
-	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xd8dff06f	// jal zero, .LAES_encrypt_c906_r4
 
 // void AES_decrypt_c906(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesDecryptC906(in *byte, out *byte, key *byte)
@@ -2029,7 +2029,333 @@ TEXT ·aesDecryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x00560633	// add a2, a2, t0
 	WORD	$0xf2060613	// addi a2, a2, -224
 	WORD	$0x00a00293	// addi t0, zero, 10
-	WORD	$0x065390e3	// bne t2, t0, .LAES_decrypt_c906_not128
+	WORD	$0x4e538a63	// beq t2, t0, .LAES_decrypt_c906_aes128
+	// AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	WORD	$0x00c00293	// addi t0, zero, 12
+	WORD	$0x40538c63	// beq t2, t0, .LAES_decrypt_c906_aes192
+	// round 1 of 13 (first round of this key size)
+	WORD	$0x01062383	// lw t2, 16(a2)
+	WORD	$0x01462e03	// lw t3, 20(a2)
+	WORD	$0x01862e83	// lw t4, 24(a2)
+	WORD	$0x01c62f03	// lw t5, 28(a2)
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	// round 2 of 13
+	WORD	$0x02062883	// lw a7, 32(a2)
+	WORD	$0x02462483	// lw s1, 36(a2)
+	WORD	$0x02862503	// lw a0, 40(a2)
+	WORD	$0x02c62903	// lw s2, 44(a2)
+	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0058c8b3	// xor a7, a7, t0
+	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0068c8b3	// xor a7, a7, t1
+	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0058c8b3	// xor a7, a7, t0
+	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0068c8b3	// xor a7, a7, t1
+	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x00594933	// xor s2, s2, t0
+	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x00594933	// xor s2, s2, t0
+	WORD	$0x00694933	// xor s2, s2, t1
+	// round 3 of 13
+	WORD	$0x03062383	// lw t2, 48(a2)
+	WORD	$0x03462e03	// lw t3, 52(a2)
+	WORD	$0x03862e83	// lw t4, 56(a2)
+	WORD	$0x03c62f03	// lw t5, 60(a2)
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	// .LAES_decrypt_c906_r4:
+	// round 4 of 13
+	WORD	$0x04062883	// lw a7, 64(a2)
+	WORD	$0x04462483	// lw s1, 68(a2)
+	WORD	$0x04862503	// lw a0, 72(a2)
+	WORD	$0x04c62903	// lw s2, 76(a2)
+	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0058c8b3	// xor a7, a7, t0
+	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0068c8b3	// xor a7, a7, t1
+	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0058c8b3	// xor a7, a7, t0
+	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0068c8b3	// xor a7, a7, t1
+	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x00594933	// xor s2, s2, t0
+	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x00694933	// xor s2, s2, t1
+	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x00594933	// xor s2, s2, t0
+	WORD	$0x00694933	// xor s2, s2, t1
+	// round 5 of 13
+	WORD	$0x05062383	// lw t2, 80(a2)
+	WORD	$0x05462e03	// lw t3, 84(a2)
+	WORD	$0x05862e83	// lw t4, 88(a2)
+	WORD	$0x05c62f03	// lw t5, 92(a2)
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x1a80006f	// jal zero, .LAES_decrypt_c906_r6
+	// .LAES_decrypt_c906_aes192:
+	// round 3 of 13 (first round of this key size)
+	WORD	$0x03062383	// lw t2, 48(a2)
+	WORD	$0x03462e03	// lw t3, 52(a2)
+	WORD	$0x03862e83	// lw t4, 56(a2)
+	WORD	$0x03c62f03	// lw t5, 60(a2)
+	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x0053c3b3	// xor t2, t2, t0
+	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x0063c3b3	// xor t2, t2, t1
+	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005e4e33	// xor t3, t3, t0
+	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006e4e33	// xor t3, t3, t1
+	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005eceb3	// xor t4, t4, t0
+	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
+	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
+	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
+	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
+	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x006f4f33	// xor t5, t5, t1
+	WORD	$0xd8dff06f	// jal zero, .LAES_decrypt_c906_r4
+	// .LAES_decrypt_c906_aes128:
 	// round 5 of 13 (first round of this key size)
 	WORD	$0x05062383	// lw t2, 80(a2)
 	WORD	$0x05462e03	// lw t3, 84(a2)
@@ -2560,12 +2886,12 @@ TEXT ·aesDecryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x0e063283	// ld t0, 224(a2)
 	WORD	$0x0e863303	// ld t1, 232(a2)
 	WORD	$0x02089893	// slli a7, a7, 32
-	WORD	$0x02091913	// slli s2, s2, 32
 	WORD	$0x00584833	// xor a6, a6, t0
-	WORD	$0x0064c4b3	// xor s1, s1, t1
 	WORD	$0x01184833	// xor a6, a6, a7
-	WORD	$0x0124c4b3	// xor s1, s1, s2
 	WORD	$0x0105b023	// sd a6, 0(a1)
+	WORD	$0x02091913	// slli s2, s2, 32
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x0124c4b3	// xor s1, s1, s2
 	WORD	$0x0095b423	// sd s1, 8(a1)
 	// return
 	WORD	$0x00000293	// addi t0, zero, 0
@@ -2577,332 +2903,6 @@ TEXT ·aesDecryptC906(SB), NOSPLIT, $0-24
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
-	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-	// .LAES_decrypt_c906_not128:
-	WORD	$0x00c00293	// addi t0, zero, 12
-	WORD	$0x40538c63	// beq t2, t0, .LAES_decrypt_c906_aes192
-	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062383	// lw t2, 16(a2)
-	WORD	$0x01462e03	// lw t3, 20(a2)
-	WORD	$0x01862e83	// lw t4, 24(a2)
-	WORD	$0x01c62f03	// lw t5, 28(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// round 2 of 13
-	WORD	$0x02062883	// lw a7, 32(a2)
-	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862503	// lw a0, 40(a2)
-	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
-	// round 3 of 13
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	// .LAES_decrypt_c906_r4:
-	// round 4 of 13
-	WORD	$0x04062883	// lw a7, 64(a2)
-	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862503	// lw a0, 72(a2)
-	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x1c03b28b	// th.extu t0, t2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c8f330b	// th.extu t1, t5, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x5d0eb28b	// th.extu t0, t4, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x7d8e330b	// th.extu t1, t3, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0058c8b3	// xor a7, a7, t0
-	WORD	$0x1c0e328b	// th.extu t0, t3, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0068c8b3	// xor a7, a7, t1
-	WORD	$0x3c83b30b	// th.extu t1, t2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x5d0f328b	// th.extu t0, t5, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x7d8eb30b	// th.extu t1, t4, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0054c4b3	// xor s1, s1, t0
-	WORD	$0x1c0eb28b	// th.extu t0, t4, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0064c4b3	// xor s1, s1, t1
-	WORD	$0x3c8e330b	// th.extu t1, t3, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x5d03b28b	// th.extu t0, t2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x7d8f330b	// th.extu t1, t5, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x1c0f328b	// th.extu t0, t5, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x3c8eb30b	// th.extu t1, t4, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x5d0e328b	// th.extu t0, t3, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x00694933	// xor s2, s2, t1
-	WORD	$0x7d83b30b	// th.extu t1, t2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x00594933	// xor s2, s2, t0
-	WORD	$0x00694933	// xor s2, s2, t1
-	// round 5 of 13
-	WORD	$0x05062383	// lw t2, 80(a2)
-	WORD	$0x05462e03	// lw t3, 84(a2)
-	WORD	$0x05862e83	// lw t4, 88(a2)
-	WORD	$0x05c62f03	// lw t5, 92(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x3c89330b	// th.extu t1, s2, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x7d84b30b	// th.extu t1, s1, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x1c04b28b	// th.extu t0, s1, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x5d09328b	// th.extu t0, s2, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x3c84b30b	// th.extu t1, s1, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x7d89330b	// th.extu t1, s2, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x1c09328b	// th.extu t0, s2, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x5d04b28b	// th.extu t0, s1, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xc5cff06f	// jal zero, .LAES_decrypt_c906_r6
-	// .LAES_decrypt_c906_aes192:
-	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062383	// lw t2, 48(a2)
-	WORD	$0x03462e03	// lw t3, 52(a2)
-	WORD	$0x03862e83	// lw t4, 56(a2)
-	WORD	$0x03c62f03	// lw t5, 60(a2)
-	WORD	$0x1c08b28b	// th.extu t0, a7, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0xbe85330b	// th.extu t1, a0, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x5d05328b	// th.extu t0, a0, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0xff88b30b	// th.extu t1, a7, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x0053c3b3	// xor t2, t2, t0
-	WORD	$0x9e08b28b	// th.extu t0, a7, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x0063c3b3	// xor t2, t2, t1
-	WORD	$0x3c88b30b	// th.extu t1, a7, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0xdf05328b	// th.extu t0, a0, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0x7d85330b	// th.extu t1, a0, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005e4e33	// xor t3, t3, t0
-	WORD	$0x1c05328b	// th.extu t0, a0, 7, 0
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006e4e33	// xor t3, t3, t1
-	WORD	$0xbe88b30b	// th.extu t1, a7, 47, 40
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x5d08b28b	// th.extu t0, a7, 23, 16
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0xff85330b	// th.extu t1, a0, 63, 56
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005eceb3	// xor t4, t4, t0
-	WORD	$0x9e05328b	// th.extu t0, a0, 39, 32
-	WORD	$0xc456c28b	// th.lrwu t0, a3, t0, 2
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x3c85330b	// th.extu t1, a0, 15, 8
-	WORD	$0xc467430b	// th.lrwu t1, a4, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0xdf08b28b	// th.extu t0, a7, 55, 48
-	WORD	$0xc457c28b	// th.lrwu t0, a5, t0, 2
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0x7d88b30b	// th.extu t1, a7, 31, 24
-	WORD	$0xc468430b	// th.lrwu t1, a6, t1, 2
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x006f4f33	// xor t5, t5, t1
-	WORD	$0xd8dff06f	// jal zero, .LAES_decrypt_c906_r4
 
 // int AES_set_encrypt_key_c906(const unsigned char *userKey, int bits, AES_KEY *key)
 // func aesSetEncryptKeyC906(userKey *byte, bits int32, key *byte) int32

@@ -1143,7 +1143,525 @@ TEXT ·aesEncryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x00760633	// add a2, a2, t2
 	WORD	$0xf2060613	// addi a2, a2, -224
 	WORD	$0x00a00393	// addi t2, zero, 10
-	WORD	$0x5a7312e3	// bne t1, t2, .LAES_encrypt_rv64gc_not128
+	WORD	$0x7e730a63	// beq t1, t2, .LAES_encrypt_rv64gc_aes128
+	// AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	WORD	$0x00c00393	// addi t2, zero, 12
+	WORD	$0x68730c63	// beq t1, t2, .LAES_encrypt_rv64gc_aes192
+	// round 1 of 13 (first round of this key size)
+	WORD	$0x01062e83	// lw t4, 16(a2)
+	WORD	$0x01462303	// lw t1, 20(a2)
+	WORD	$0x01862f03	// lw t5, 24(a2)
+	WORD	$0x01c62503	// lw a0, 28(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	// round 2 of 13
+	WORD	$0x02062283	// lw t0, 32(a2)
+	WORD	$0x02462483	// lw s1, 36(a2)
+	WORD	$0x02862883	// lw a7, 40(a2)
+	WORD	$0x02c62903	// lw s2, 44(a2)
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
+	// round 3 of 13
+	WORD	$0x03062e83	// lw t4, 48(a2)
+	WORD	$0x03462303	// lw t1, 52(a2)
+	WORD	$0x03862f03	// lw t5, 56(a2)
+	WORD	$0x03c62503	// lw a0, 60(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	// .LAES_encrypt_rv64gc_r4:
+	// round 4 of 13
+	WORD	$0x04062283	// lw t0, 64(a2)
+	WORD	$0x04462483	// lw s1, 68(a2)
+	WORD	$0x04862883	// lw a7, 72(a2)
+	WORD	$0x04c62903	// lw s2, 76(a2)
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
+	// round 5 of 13
+	WORD	$0x05062e83	// lw t4, 80(a2)
+	WORD	$0x05462303	// lw t1, 84(a2)
+	WORD	$0x05862f03	// lw t5, 88(a2)
+	WORD	$0x05c62503	// lw a0, 92(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x2a80006f	// jal zero, .LAES_encrypt_rv64gc_r6
+	// .LAES_encrypt_rv64gc_aes192:
+	// round 3 of 13 (first round of this key size)
+	WORD	$0x03062e83	// lw t4, 48(a2)
+	WORD	$0x03462303	// lw t1, 52(a2)
+	WORD	$0x03862f03	// lw t5, 56(a2)
+	WORD	$0x03c62503	// lw a0, 60(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0xc0dff06f	// jal zero, .LAES_encrypt_rv64gc_r4
+	// .LAES_encrypt_rv64gc_aes128:
 	// round 5 of 13 (first round of this key size)
 	WORD	$0x05062e83	// lw t4, 80(a2)
 	WORD	$0x05462303	// lw t1, 84(a2)
@@ -2005,13 +2523,13 @@ TEXT ·aesEncryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x02029293	// slli t0, t0, 32
 	WORD	$0x005e6e33	// or t3, t3, t0
 	WORD	$0x02071713	// slli a4, a4, 32
-	WORD	$0x02081813	// slli a6, a6, 32
 	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
 	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x02081813	// slli a6, a6, 32
+	WORD	$0x01c7c7b3	// xor a5, a5, t3
 	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x0075f393	// andi t2, a1, 7
-	WORD	$0x060392e3	// bne t2, zero, .LAES_encrypt_rv64gc_out_unaligned
+	WORD	$0x06039a63	// bne t2, zero, .LAES_encrypt_rv64gc_out_unaligned
 	WORD	$0x00d5b023	// sd a3, 0(a1)
 	WORD	$0x00f5b423	// sd a5, 8(a1)
 	// .LAES_encrypt_rv64gc_out_stored:
@@ -2029,524 +2547,6 @@ TEXT ·aesEncryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
-	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-	// .LAES_encrypt_rv64gc_not128:
-	WORD	$0x00c00393	// addi t2, zero, 12
-	WORD	$0x68730c63	// beq t1, t2, .LAES_encrypt_rv64gc_aes192
-	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062e83	// lw t4, 16(a2)
-	WORD	$0x01462303	// lw t1, 20(a2)
-	WORD	$0x01862f03	// lw t5, 24(a2)
-	WORD	$0x01c62503	// lw a0, 28(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// round 2 of 13
-	WORD	$0x02062283	// lw t0, 32(a2)
-	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862883	// lw a7, 40(a2)
-	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 3 of 13
-	WORD	$0x03062e83	// lw t4, 48(a2)
-	WORD	$0x03462303	// lw t1, 52(a2)
-	WORD	$0x03862f03	// lw t5, 56(a2)
-	WORD	$0x03c62503	// lw a0, 60(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// .LAES_encrypt_rv64gc_r4:
-	// round 4 of 13
-	WORD	$0x04062283	// lw t0, 64(a2)
-	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862883	// lw a7, 72(a2)
-	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 5 of 13
-	WORD	$0x05062e83	// lw t4, 80(a2)
-	WORD	$0x05462303	// lw t1, 84(a2)
-	WORD	$0x05862f03	// lw t5, 88(a2)
-	WORD	$0x05c62503	// lw a0, 92(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0xd19fe06f	// jal zero, .LAES_encrypt_rv64gc_r6
-	// .LAES_encrypt_rv64gc_aes192:
-	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062e83	// lw t4, 48(a2)
-	WORD	$0x03462303	// lw t1, 52(a2)
-	WORD	$0x03862f03	// lw t5, 56(a2)
-	WORD	$0x03c62503	// lw a0, 60(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0xc0dff06f	// jal zero, .LAES_encrypt_rv64gc_r4
 	// .LAES_encrypt_rv64gc_in_unaligned:
 	WORD	$0x40650eb3	// sub t4, a0, t1
 	WORD	$0x00331313	// slli t1, t1, 3
@@ -2592,7 +2592,7 @@ TEXT ·aesEncryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x00f58723	// sb a5, 14(a1)
 	WORD	$0x0087d793	// srli a5, a5, 8
 	WORD	$0x00f587a3	// sb a5, 15(a1)
-	WORD	$0xf30ff06f	// jal zero, .LAES_encrypt_rv64gc_out_stored
+	WORD	$0xf21ff06f	// jal zero, .LAES_encrypt_rv64gc_out_stored
 
 // void AES_decrypt_rv64gc(const unsigned char *in, unsigned char *out, const AES_KEY *key)
 // func aesDecryptRv64gc(in *byte, out *byte, key *byte)
@@ -2627,7 +2627,525 @@ TEXT ·aesDecryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x00760633	// add a2, a2, t2
 	WORD	$0xf2060613	// addi a2, a2, -224
 	WORD	$0x00a00393	// addi t2, zero, 10
-	WORD	$0x5a7312e3	// bne t1, t2, .LAES_decrypt_rv64gc_not128
+	WORD	$0x7e730a63	// beq t1, t2, .LAES_decrypt_rv64gc_aes128
+	// AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	WORD	$0x00c00393	// addi t2, zero, 12
+	WORD	$0x68730c63	// beq t1, t2, .LAES_decrypt_rv64gc_aes192
+	// round 1 of 13 (first round of this key size)
+	WORD	$0x01062e83	// lw t4, 16(a2)
+	WORD	$0x01462303	// lw t1, 20(a2)
+	WORD	$0x01862f03	// lw t5, 24(a2)
+	WORD	$0x01c62503	// lw a0, 28(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	// round 2 of 13
+	WORD	$0x02062283	// lw t0, 32(a2)
+	WORD	$0x02462483	// lw s1, 36(a2)
+	WORD	$0x02862883	// lw a7, 40(a2)
+	WORD	$0x02c62903	// lw s2, 44(a2)
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
+	// round 3 of 13
+	WORD	$0x03062e83	// lw t4, 48(a2)
+	WORD	$0x03462303	// lw t1, 52(a2)
+	WORD	$0x03862f03	// lw t5, 56(a2)
+	WORD	$0x03c62503	// lw a0, 60(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	// .LAES_decrypt_rv64gc_r4:
+	// round 4 of 13
+	WORD	$0x04062283	// lw t0, 64(a2)
+	WORD	$0x04462483	// lw s1, 68(a2)
+	WORD	$0x04862883	// lw a7, 72(a2)
+	WORD	$0x04c62903	// lw s2, 76(a2)
+	WORD	$0x002e9393	// slli t2, t4, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00655e13	// srli t3, a0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00ef5393	// srli t2, t5, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x01635e13	// srli t3, t1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0072c2b3	// xor t0, t0, t2
+	WORD	$0x00231393	// slli t2, t1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c2c2b3	// xor t0, t0, t3
+	WORD	$0x006ede13	// srli t3, t4, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x00e55393	// srli t2, a0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x016f5e13	// srli t3, t5, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x002f1393	// slli t2, t5, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x00635e13	// srli t3, t1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00eed393	// srli t2, t4, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x01655e13	// srli t3, a0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x0078c8b3	// xor a7, a7, t2
+	WORD	$0x00251393	// slli t2, a0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x006f5e13	// srli t3, t5, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x00e35393	// srli t2, t1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c94933	// xor s2, s2, t3
+	WORD	$0x016ede13	// srli t3, t4, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00794933	// xor s2, s2, t2
+	WORD	$0x01c94933	// xor s2, s2, t3
+	// round 5 of 13
+	WORD	$0x05062e83	// lw t4, 80(a2)
+	WORD	$0x05462303	// lw t1, 84(a2)
+	WORD	$0x05862f03	// lw t5, 88(a2)
+	WORD	$0x05c62503	// lw a0, 92(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x00695e13	// srli t3, s2, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0164de13	// srli t3, s1, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00249393	// slli t2, s1, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00e95393	// srli t2, s2, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0064de13	// srli t3, s1, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x01695e13	// srli t3, s2, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00291393	// slli t2, s2, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x00e4d393	// srli t2, s1, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x2a80006f	// jal zero, .LAES_decrypt_rv64gc_r6
+	// .LAES_decrypt_rv64gc_aes192:
+	// round 3 of 13 (first round of this key size)
+	WORD	$0x03062e83	// lw t4, 48(a2)
+	WORD	$0x03462303	// lw t1, 52(a2)
+	WORD	$0x03862f03	// lw t5, 56(a2)
+	WORD	$0x03c62503	// lw a0, 60(a2)
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x0268de13	// srli t3, a7, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x00e8d393	// srli t2, a7, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0362de13	// srli t3, t0, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x01e2d393	// srli t2, t0, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x0062de13	// srli t3, t0, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x02e8d393	// srli t2, a7, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0168de13	// srli t3, a7, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00734333	// xor t1, t1, t2
+	WORD	$0x00289393	// slli t2, a7, 2
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c34333	// xor t1, t1, t3
+	WORD	$0x0262de13	// srli t3, t0, 38
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x00e2d393	// srli t2, t0, 14
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0368de13	// srli t3, a7, 54
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x01e8d393	// srli t2, a7, 30
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00d383b3	// add t2, t2, a3
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x0068de13	// srli t3, a7, 6
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x02e2d393	// srli t2, t0, 46
+	WORD	$0x3fc3f393	// andi t2, t2, 1020
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0003e383	// lwu t2, 0(t2)
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x0162de13	// srli t3, t0, 22
+	WORD	$0x3fce7e13	// andi t3, t3, 1020
+	WORD	$0x010e0e33	// add t3, t3, a6
+	WORD	$0x000e6e03	// lwu t3, 0(t3)
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0xc0dff06f	// jal zero, .LAES_decrypt_rv64gc_r4
+	// .LAES_decrypt_rv64gc_aes128:
 	// round 5 of 13 (first round of this key size)
 	WORD	$0x05062e83	// lw t4, 80(a2)
 	WORD	$0x05462303	// lw t1, 84(a2)
@@ -3489,13 +4007,13 @@ TEXT ·aesDecryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x02029293	// slli t0, t0, 32
 	WORD	$0x005e6e33	// or t3, t3, t0
 	WORD	$0x02071713	// slli a4, a4, 32
-	WORD	$0x02081813	// slli a6, a6, 32
 	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
 	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x02081813	// slli a6, a6, 32
+	WORD	$0x01c7c7b3	// xor a5, a5, t3
 	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x0075f393	// andi t2, a1, 7
-	WORD	$0x060392e3	// bne t2, zero, .LAES_decrypt_rv64gc_out_unaligned
+	WORD	$0x06039a63	// bne t2, zero, .LAES_decrypt_rv64gc_out_unaligned
 	WORD	$0x00d5b023	// sd a3, 0(a1)
 	WORD	$0x00f5b423	// sd a5, 8(a1)
 	// .LAES_decrypt_rv64gc_out_stored:
@@ -3513,524 +4031,6 @@ TEXT ·aesDecryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
 	RET	// jalr zero, 0(ra)
-	// AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-	// .LAES_decrypt_rv64gc_not128:
-	WORD	$0x00c00393	// addi t2, zero, 12
-	WORD	$0x68730c63	// beq t1, t2, .LAES_decrypt_rv64gc_aes192
-	// round 1 of 13 (first round of this key size)
-	WORD	$0x01062e83	// lw t4, 16(a2)
-	WORD	$0x01462303	// lw t1, 20(a2)
-	WORD	$0x01862f03	// lw t5, 24(a2)
-	WORD	$0x01c62503	// lw a0, 28(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// round 2 of 13
-	WORD	$0x02062283	// lw t0, 32(a2)
-	WORD	$0x02462483	// lw s1, 36(a2)
-	WORD	$0x02862883	// lw a7, 40(a2)
-	WORD	$0x02c62903	// lw s2, 44(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 3 of 13
-	WORD	$0x03062e83	// lw t4, 48(a2)
-	WORD	$0x03462303	// lw t1, 52(a2)
-	WORD	$0x03862f03	// lw t5, 56(a2)
-	WORD	$0x03c62503	// lw a0, 60(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	// .LAES_decrypt_rv64gc_r4:
-	// round 4 of 13
-	WORD	$0x04062283	// lw t0, 64(a2)
-	WORD	$0x04462483	// lw s1, 68(a2)
-	WORD	$0x04862883	// lw a7, 72(a2)
-	WORD	$0x04c62903	// lw s2, 76(a2)
-	WORD	$0x002e9393	// slli t2, t4, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00655e13	// srli t3, a0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00ef5393	// srli t2, t5, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x01635e13	// srli t3, t1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0072c2b3	// xor t0, t0, t2
-	WORD	$0x00231393	// slli t2, t1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c2c2b3	// xor t0, t0, t3
-	WORD	$0x006ede13	// srli t3, t4, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x00e55393	// srli t2, a0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x016f5e13	// srli t3, t5, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0074c4b3	// xor s1, s1, t2
-	WORD	$0x002f1393	// slli t2, t5, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c4c4b3	// xor s1, s1, t3
-	WORD	$0x00635e13	// srli t3, t1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00eed393	// srli t2, t4, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x01655e13	// srli t3, a0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x0078c8b3	// xor a7, a7, t2
-	WORD	$0x00251393	// slli t2, a0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x006f5e13	// srli t3, t5, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x00e35393	// srli t2, t1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c94933	// xor s2, s2, t3
-	WORD	$0x016ede13	// srli t3, t4, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00794933	// xor s2, s2, t2
-	WORD	$0x01c94933	// xor s2, s2, t3
-	// round 5 of 13
-	WORD	$0x05062e83	// lw t4, 80(a2)
-	WORD	$0x05462303	// lw t1, 84(a2)
-	WORD	$0x05862f03	// lw t5, 88(a2)
-	WORD	$0x05c62503	// lw a0, 92(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x00695e13	// srli t3, s2, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0164de13	// srli t3, s1, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00249393	// slli t2, s1, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00e95393	// srli t2, s2, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0064de13	// srli t3, s1, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x01695e13	// srli t3, s2, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00291393	// slli t2, s2, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x00e4d393	// srli t2, s1, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0xd19fe06f	// jal zero, .LAES_decrypt_rv64gc_r6
-	// .LAES_decrypt_rv64gc_aes192:
-	// round 3 of 13 (first round of this key size)
-	WORD	$0x03062e83	// lw t4, 48(a2)
-	WORD	$0x03462303	// lw t1, 52(a2)
-	WORD	$0x03862f03	// lw t5, 56(a2)
-	WORD	$0x03c62503	// lw a0, 60(a2)
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x0268de13	// srli t3, a7, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x00e8d393	// srli t2, a7, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0362de13	// srli t3, t0, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x01e2d393	// srli t2, t0, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x0062de13	// srli t3, t0, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x02e8d393	// srli t2, a7, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0168de13	// srli t3, a7, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00734333	// xor t1, t1, t2
-	WORD	$0x00289393	// slli t2, a7, 2
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c34333	// xor t1, t1, t3
-	WORD	$0x0262de13	// srli t3, t0, 38
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x00e2d393	// srli t2, t0, 14
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0368de13	// srli t3, a7, 54
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x01e8d393	// srli t2, a7, 30
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00d383b3	// add t2, t2, a3
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x0068de13	// srli t3, a7, 6
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x02e2d393	// srli t2, t0, 46
-	WORD	$0x3fc3f393	// andi t2, t2, 1020
-	WORD	$0x00f383b3	// add t2, t2, a5
-	WORD	$0x0003e383	// lwu t2, 0(t2)
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x0162de13	// srli t3, t0, 22
-	WORD	$0x3fce7e13	// andi t3, t3, 1020
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x000e6e03	// lwu t3, 0(t3)
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0xc0dff06f	// jal zero, .LAES_decrypt_rv64gc_r4
 	// .LAES_decrypt_rv64gc_in_unaligned:
 	WORD	$0x40650eb3	// sub t4, a0, t1
 	WORD	$0x00331313	// slli t1, t1, 3
@@ -4076,7 +4076,7 @@ TEXT ·aesDecryptRv64gc(SB), NOSPLIT, $0-24
 	WORD	$0x00f58723	// sb a5, 14(a1)
 	WORD	$0x0087d793	// srli a5, a5, 8
 	WORD	$0x00f587a3	// sb a5, 15(a1)
-	WORD	$0xf30ff06f	// jal zero, .LAES_decrypt_rv64gc_out_stored
+	WORD	$0xf21ff06f	// jal zero, .LAES_decrypt_rv64gc_out_stored
 
 // int AES_set_encrypt_key_rv64gc(const unsigned char *userKey, int bits, AES_KEY *key)
 // func aesSetEncryptKeyRv64gc(userKey *byte, bits int32, key *byte) int32

@@ -68,7 +68,525 @@ AES_encrypt_rv64gc:
 	add        	a2, a2, t2
 	addi       	a2, a2, -224
 	addi       	t2, zero, 10
-	bne        	t1, t2, .LAES_encrypt_rv64gc_not128
+	beq        	t1, t2, .LAES_encrypt_rv64gc_aes128
+	# AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	addi       	t2, zero, 12
+	beq        	t1, t2, .LAES_encrypt_rv64gc_aes192
+	# round 1 of 13 (first round of this key size)
+	lw         	t4, 16(a2)
+	lw         	t1, 20(a2)
+	lw         	t5, 24(a2)
+	lw         	t6, 28(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	# round 2 of 13
+	lw         	t0, 32(a2)
+	lw         	a7, 36(a2)
+	lw         	a0, 40(a2)
+	lw         	s1, 44(a2)
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
+	# round 3 of 13
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+.LAES_encrypt_rv64gc_r4:
+	# round 4 of 13
+	lw         	t0, 64(a2)
+	lw         	a7, 68(a2)
+	lw         	a0, 72(a2)
+	lw         	s1, 76(a2)
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
+	# round 5 of 13
+	lw         	t4, 80(a2)
+	lw         	t1, 84(a2)
+	lw         	t5, 88(a2)
+	lw         	t6, 92(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	jal        	zero, .LAES_encrypt_rv64gc_r6
+.LAES_encrypt_rv64gc_aes192:
+	# round 3 of 13 (first round of this key size)
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	jal        	zero, .LAES_encrypt_rv64gc_r4
+.LAES_encrypt_rv64gc_aes128:
 	# round 5 of 13 (first round of this key size)
 	lw         	t4, 80(a2)
 	lw         	t1, 84(a2)
@@ -930,10 +1448,10 @@ AES_encrypt_rv64gc:
 	slli       	t0, t0, 32
 	or         	t3, t3, t0
 	slli       	a3, a3, 32
-	slli       	a5, a5, 32
 	xor        	a0, a0, t2
-	xor        	a4, a4, t3
 	xor        	a0, a0, a3
+	slli       	a5, a5, 32
+	xor        	a4, a4, t3
 	xor        	a4, a4, a5
 	andi       	t2, a1, 7
 	bne        	t2, zero, .LAES_encrypt_rv64gc_out_unaligned
@@ -954,524 +1472,6 @@ AES_encrypt_rv64gc:
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
-	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-.LAES_encrypt_rv64gc_not128:
-	addi       	t2, zero, 12
-	beq        	t1, t2, .LAES_encrypt_rv64gc_aes192
-	# round 1 of 13 (first round of this key size)
-	lw         	t4, 16(a2)
-	lw         	t1, 20(a2)
-	lw         	t5, 24(a2)
-	lw         	t6, 28(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, t0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, a0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, a0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, t0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	# round 2 of 13
-	lw         	t0, 32(a2)
-	lw         	a7, 36(a2)
-	lw         	a0, 40(a2)
-	lw         	s1, 44(a2)
-	slli       	t2, t4, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	srli       	t2, t5, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t6, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	slli       	t2, t1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t5, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	srli       	t2, t6, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t4, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	slli       	t2, t5, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t6, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	srli       	t2, t4, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	slli       	t2, t6, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t4, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	srli       	t2, t1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	s1, s1, t3
-	srli       	t3, t5, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	xor        	s1, s1, t3
-	# round 3 of 13
-	lw         	t4, 48(a2)
-	lw         	t1, 52(a2)
-	lw         	t5, 56(a2)
-	lw         	t6, 60(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, a7, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, s1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	slli       	t2, a7, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, s1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, s1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a7, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	slli       	t2, s1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, a7, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-.LAES_encrypt_rv64gc_r4:
-	# round 4 of 13
-	lw         	t0, 64(a2)
-	lw         	a7, 68(a2)
-	lw         	a0, 72(a2)
-	lw         	s1, 76(a2)
-	slli       	t2, t4, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	srli       	t2, t5, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t6, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	slli       	t2, t1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t5, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	srli       	t2, t6, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t4, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	slli       	t2, t5, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t6, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	srli       	t2, t4, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	slli       	t2, t6, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t4, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	srli       	t2, t1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	s1, s1, t3
-	srli       	t3, t5, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	xor        	s1, s1, t3
-	# round 5 of 13
-	lw         	t4, 80(a2)
-	lw         	t1, 84(a2)
-	lw         	t5, 88(a2)
-	lw         	t6, 92(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, a7, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, s1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	slli       	t2, a7, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, s1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, s1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a7, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	slli       	t2, s1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, a7, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	jal        	zero, .LAES_encrypt_rv64gc_r6
-.LAES_encrypt_rv64gc_aes192:
-	# round 3 of 13 (first round of this key size)
-	lw         	t4, 48(a2)
-	lw         	t1, 52(a2)
-	lw         	t5, 56(a2)
-	lw         	t6, 60(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, t0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, a0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, a0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, t0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	jal        	zero, .LAES_encrypt_rv64gc_r4
 .LAES_encrypt_rv64gc_in_unaligned:
 	sub        	t4, a0, t1
 	slli       	t1, t1, 3
@@ -1567,7 +1567,525 @@ AES_decrypt_rv64gc:
 	add        	a2, a2, t2
 	addi       	a2, a2, -224
 	addi       	t2, zero, 10
-	bne        	t1, t2, .LAES_decrypt_rv64gc_not128
+	beq        	t1, t2, .LAES_decrypt_rv64gc_aes128
+	# AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	addi       	t2, zero, 12
+	beq        	t1, t2, .LAES_decrypt_rv64gc_aes192
+	# round 1 of 13 (first round of this key size)
+	lw         	t4, 16(a2)
+	lw         	t1, 20(a2)
+	lw         	t5, 24(a2)
+	lw         	t6, 28(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	# round 2 of 13
+	lw         	t0, 32(a2)
+	lw         	a7, 36(a2)
+	lw         	a0, 40(a2)
+	lw         	s1, 44(a2)
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
+	# round 3 of 13
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+.LAES_decrypt_rv64gc_r4:
+	# round 4 of 13
+	lw         	t0, 64(a2)
+	lw         	a7, 68(a2)
+	lw         	a0, 72(a2)
+	lw         	s1, 76(a2)
+	slli       	t2, t4, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, t6, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	srli       	t2, t5, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t0, t0, t2
+	slli       	t2, t1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t0, t0, t3
+	srli       	t3, t4, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	srli       	t2, t6, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t5, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a7, a7, t2
+	slli       	t2, t5, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a7, a7, t3
+	srli       	t3, t1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	srli       	t2, t4, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t6, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	a0, a0, t2
+	slli       	t2, t6, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	a0, a0, t3
+	srli       	t3, t5, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	srli       	t2, t1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	s1, s1, t3
+	srli       	t3, t4, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	s1, s1, t2
+	xor        	s1, s1, t3
+	# round 5 of 13
+	lw         	t4, 80(a2)
+	lw         	t1, 84(a2)
+	lw         	t5, 88(a2)
+	lw         	t6, 92(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, s1, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, a7, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	slli       	t2, a7, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, s1, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a7, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, s1, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	slli       	t2, s1, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, a7, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	jal        	zero, .LAES_decrypt_rv64gc_r6
+.LAES_decrypt_rv64gc_aes192:
+	# round 3 of 13 (first round of this key size)
+	lw         	t4, 48(a2)
+	lw         	t1, 52(a2)
+	lw         	t5, 56(a2)
+	lw         	t6, 60(a2)
+	slli       	t2, t0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	srli       	t3, a0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, a0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t4, t4, t2
+	srli       	t2, t0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t4, t4, t3
+	srli       	t3, t0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	srli       	t2, a0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, a0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t1, t1, t2
+	slli       	t2, a0, 2
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t1, t1, t3
+	srli       	t3, t0, 38
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, t0, 14
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 54
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t5, t5, t2
+	srli       	t2, a0, 30
+	andi       	t2, t2, 1020
+	add        	t2, t2, a3
+	lwu        	t2, 0(t2)
+	xor        	t5, t5, t3
+	srli       	t3, a0, 6
+	andi       	t3, t3, 1020
+	add        	t3, t3, a4
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	srli       	t2, t0, 46
+	andi       	t2, t2, 1020
+	add        	t2, t2, a5
+	lwu        	t2, 0(t2)
+	xor        	t6, t6, t3
+	srli       	t3, t0, 22
+	andi       	t3, t3, 1020
+	add        	t3, t3, a6
+	lwu        	t3, 0(t3)
+	xor        	t6, t6, t2
+	xor        	t6, t6, t3
+	jal        	zero, .LAES_decrypt_rv64gc_r4
+.LAES_decrypt_rv64gc_aes128:
 	# round 5 of 13 (first round of this key size)
 	lw         	t4, 80(a2)
 	lw         	t1, 84(a2)
@@ -2429,10 +2947,10 @@ AES_decrypt_rv64gc:
 	slli       	t0, t0, 32
 	or         	t3, t3, t0
 	slli       	a3, a3, 32
-	slli       	a5, a5, 32
 	xor        	a0, a0, t2
-	xor        	a4, a4, t3
 	xor        	a0, a0, a3
+	slli       	a5, a5, 32
+	xor        	a4, a4, t3
 	xor        	a4, a4, a5
 	andi       	t2, a1, 7
 	bne        	t2, zero, .LAES_decrypt_rv64gc_out_unaligned
@@ -2453,524 +2971,6 @@ AES_decrypt_rv64gc:
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
-	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-.LAES_decrypt_rv64gc_not128:
-	addi       	t2, zero, 12
-	beq        	t1, t2, .LAES_decrypt_rv64gc_aes192
-	# round 1 of 13 (first round of this key size)
-	lw         	t4, 16(a2)
-	lw         	t1, 20(a2)
-	lw         	t5, 24(a2)
-	lw         	t6, 28(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, a0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, t0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, a0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, a0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, t0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	# round 2 of 13
-	lw         	t0, 32(a2)
-	lw         	a7, 36(a2)
-	lw         	a0, 40(a2)
-	lw         	s1, 44(a2)
-	slli       	t2, t4, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t6, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	srli       	t2, t5, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	slli       	t2, t1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t4, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	srli       	t2, t6, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t5, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	slli       	t2, t5, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	srli       	t2, t4, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t6, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	slli       	t2, t6, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t5, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	srli       	t2, t1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	s1, s1, t3
-	srli       	t3, t4, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	xor        	s1, s1, t3
-	# round 3 of 13
-	lw         	t4, 48(a2)
-	lw         	t1, 52(a2)
-	lw         	t5, 56(a2)
-	lw         	t6, 60(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, s1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a7, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	slli       	t2, a7, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, s1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a7, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, s1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	slli       	t2, s1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, a7, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-.LAES_decrypt_rv64gc_r4:
-	# round 4 of 13
-	lw         	t0, 64(a2)
-	lw         	a7, 68(a2)
-	lw         	a0, 72(a2)
-	lw         	s1, 76(a2)
-	slli       	t2, t4, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, t6, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	srli       	t2, t5, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t0, t0, t2
-	slli       	t2, t1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t0, t0, t3
-	srli       	t3, t4, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	srli       	t2, t6, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t5, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a7, a7, t2
-	slli       	t2, t5, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a7, a7, t3
-	srli       	t3, t1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	srli       	t2, t4, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t6, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	a0, a0, t2
-	slli       	t2, t6, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	a0, a0, t3
-	srli       	t3, t5, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	srli       	t2, t1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	s1, s1, t3
-	srli       	t3, t4, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	s1, s1, t2
-	xor        	s1, s1, t3
-	# round 5 of 13
-	lw         	t4, 80(a2)
-	lw         	t1, 84(a2)
-	lw         	t5, 88(a2)
-	lw         	t6, 92(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, s1, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, a7, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	slli       	t2, a7, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, s1, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a7, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, s1, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	slli       	t2, s1, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, a7, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	jal        	zero, .LAES_decrypt_rv64gc_r6
-.LAES_decrypt_rv64gc_aes192:
-	# round 3 of 13 (first round of this key size)
-	lw         	t4, 48(a2)
-	lw         	t1, 52(a2)
-	lw         	t5, 56(a2)
-	lw         	t6, 60(a2)
-	slli       	t2, t0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	srli       	t3, a0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, a0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t4, t4, t2
-	srli       	t2, t0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t4, t4, t3
-	srli       	t3, t0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	srli       	t2, a0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, a0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t1, t1, t2
-	slli       	t2, a0, 2
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t1, t1, t3
-	srli       	t3, t0, 38
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, t0, 14
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 54
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t5, t5, t2
-	srli       	t2, a0, 30
-	andi       	t2, t2, 1020
-	add        	t2, t2, a3
-	lwu        	t2, 0(t2)
-	xor        	t5, t5, t3
-	srli       	t3, a0, 6
-	andi       	t3, t3, 1020
-	add        	t3, t3, a4
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	srli       	t2, t0, 46
-	andi       	t2, t2, 1020
-	add        	t2, t2, a5
-	lwu        	t2, 0(t2)
-	xor        	t6, t6, t3
-	srli       	t3, t0, 22
-	andi       	t3, t3, 1020
-	add        	t3, t3, a6
-	lwu        	t3, 0(t3)
-	xor        	t6, t6, t2
-	xor        	t6, t6, t3
-	jal        	zero, .LAES_decrypt_rv64gc_r4
 .LAES_decrypt_rv64gc_in_unaligned:
 	sub        	t4, a0, t1
 	slli       	t1, t1, 3

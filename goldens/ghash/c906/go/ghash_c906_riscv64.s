@@ -1690,120 +1690,120 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
 	WORD	$0x49010713	// addi a4, sp, 1168
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
-	WORD	$0x2e010457	// th.vxor.vv v8, v0, v2
-	WORD	$0x2e430557	// th.vxor.vv v10, v4, v6
-	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
-	WORD	$0x2e230a57	// th.vxor.vv v20, v2, v6
-	WORD	$0x2f0a0957	// th.vxor.vv v18, v16, v20
+	WORD	$0x2e010757	// th.vxor.vv v14, v0, v2
+	WORD	$0x2e430957	// th.vxor.vv v18, v4, v6
+	WORD	$0x2e020557	// th.vxor.vv v10, v0, v4
+	WORD	$0x2e230657	// th.vxor.vv v12, v2, v6
+	WORD	$0x2ea60a57	// th.vxor.vv v20, v10, v12
 	// key classes: kp[t][j] = piece t of the lanes' powers & m[j]
 	WORD	$0x2602cd57	// th.vand.vx v26, v0, t0
 	WORD	$0x01010713	// addi a4, sp, 16
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26034757	// th.vand.vx v14, v0, t1
+	WORD	$0x26034857	// th.vand.vx v16, v0, t1
 	WORD	$0x03010713	// addi a4, sp, 48
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2603cc57	// th.vand.vx v24, v0, t2
 	WORD	$0x05010713	// addi a4, sp, 80
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x260e4657	// th.vand.vx v12, v0, t3
+	WORD	$0x260e4457	// th.vand.vx v8, v0, t3
 	WORD	$0x07010713	// addi a4, sp, 112
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2622cd57	// th.vand.vx v26, v2, t0
 	WORD	$0x09010713	// addi a4, sp, 144
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26234757	// th.vand.vx v14, v2, t1
+	WORD	$0x26234857	// th.vand.vx v16, v2, t1
 	WORD	$0x0b010713	// addi a4, sp, 176
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2623cc57	// th.vand.vx v24, v2, t2
 	WORD	$0x0d010713	// addi a4, sp, 208
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x262e4657	// th.vand.vx v12, v2, t3
+	WORD	$0x262e4457	// th.vand.vx v8, v2, t3
 	WORD	$0x0f010713	// addi a4, sp, 240
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2682cd57	// th.vand.vx v26, v8, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x26e2cd57	// th.vand.vx v26, v14, t0
 	WORD	$0x11010713	// addi a4, sp, 272
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26834757	// th.vand.vx v14, v8, t1
+	WORD	$0x26e34857	// th.vand.vx v16, v14, t1
 	WORD	$0x13010713	// addi a4, sp, 304
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2683cc57	// th.vand.vx v24, v8, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x26e3cc57	// th.vand.vx v24, v14, t2
 	WORD	$0x15010713	// addi a4, sp, 336
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x268e4657	// th.vand.vx v12, v8, t3
+	WORD	$0x26ee4457	// th.vand.vx v8, v14, t3
 	WORD	$0x17010713	// addi a4, sp, 368
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2642cd57	// th.vand.vx v26, v4, t0
 	WORD	$0x19010713	// addi a4, sp, 400
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26434757	// th.vand.vx v14, v4, t1
+	WORD	$0x26434857	// th.vand.vx v16, v4, t1
 	WORD	$0x1b010713	// addi a4, sp, 432
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2643cc57	// th.vand.vx v24, v4, t2
 	WORD	$0x1d010713	// addi a4, sp, 464
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x264e4657	// th.vand.vx v12, v4, t3
+	WORD	$0x264e4457	// th.vand.vx v8, v4, t3
 	WORD	$0x1f010713	// addi a4, sp, 496
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x2662cd57	// th.vand.vx v26, v6, t0
 	WORD	$0x21010713	// addi a4, sp, 528
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x26634857	// th.vand.vx v16, v6, t1
 	WORD	$0x23010713	// addi a4, sp, 560
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x2663cc57	// th.vand.vx v24, v6, t2
 	WORD	$0x25010713	// addi a4, sp, 592
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
 	WORD	$0x27010713	// addi a4, sp, 624
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x26a2cd57	// th.vand.vx v26, v10, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x2722cd57	// th.vand.vx v26, v18, t0
 	WORD	$0x29010713	// addi a4, sp, 656
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26a34757	// th.vand.vx v14, v10, t1
+	WORD	$0x27234857	// th.vand.vx v16, v18, t1
 	WORD	$0x2b010713	// addi a4, sp, 688
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x26a3cc57	// th.vand.vx v24, v10, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x2723cc57	// th.vand.vx v24, v18, t2
 	WORD	$0x2d010713	// addi a4, sp, 720
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x26ae4657	// th.vand.vx v12, v10, t3
+	WORD	$0x272e4457	// th.vand.vx v8, v18, t3
 	WORD	$0x2f010713	// addi a4, sp, 752
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2702cd57	// th.vand.vx v26, v16, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x26a2cd57	// th.vand.vx v26, v10, t0
 	WORD	$0x31010713	// addi a4, sp, 784
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27034757	// th.vand.vx v14, v16, t1
+	WORD	$0x26a34857	// th.vand.vx v16, v10, t1
 	WORD	$0x33010713	// addi a4, sp, 816
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2703cc57	// th.vand.vx v24, v16, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x26a3cc57	// th.vand.vx v24, v10, t2
 	WORD	$0x35010713	// addi a4, sp, 848
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x270e4657	// th.vand.vx v12, v16, t3
+	WORD	$0x26ae4457	// th.vand.vx v8, v10, t3
 	WORD	$0x37010713	// addi a4, sp, 880
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2742cd57	// th.vand.vx v26, v20, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x26c2cd57	// th.vand.vx v26, v12, t0
 	WORD	$0x39010713	// addi a4, sp, 912
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27434757	// th.vand.vx v14, v20, t1
+	WORD	$0x26c34857	// th.vand.vx v16, v12, t1
 	WORD	$0x3b010713	// addi a4, sp, 944
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2743cc57	// th.vand.vx v24, v20, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x26c3cc57	// th.vand.vx v24, v12, t2
 	WORD	$0x3d010713	// addi a4, sp, 976
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x274e4657	// th.vand.vx v12, v20, t3
+	WORD	$0x26ce4457	// th.vand.vx v8, v12, t3
 	WORD	$0x3f010713	// addi a4, sp, 1008
-	WORD	$0x02077627	// th.vse.v v12, (a4)
-	WORD	$0x2722cd57	// th.vand.vx v26, v18, t0
+	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x2742cd57	// th.vand.vx v26, v20, t0
 	WORD	$0x41010713	// addi a4, sp, 1040
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27234757	// th.vand.vx v14, v18, t1
+	WORD	$0x27434857	// th.vand.vx v16, v20, t1
 	WORD	$0x43010713	// addi a4, sp, 1072
-	WORD	$0x02077727	// th.vse.v v14, (a4)
-	WORD	$0x2723cc57	// th.vand.vx v24, v18, t2
+	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x2743cc57	// th.vand.vx v24, v20, t2
 	WORD	$0x45010713	// addi a4, sp, 1104
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x272e4657	// th.vand.vx v12, v18, t3
+	WORD	$0x274e4457	// th.vand.vx v8, v20, t3
 	WORD	$0x47010713	// addi a4, sp, 1136
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	WORD	$0x5e003e57	// th.vmv.v.i v28, 0
 	WORD	$0x5a08aed7	// th.vid.v v29
@@ -1851,1690 +1851,1690 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
 	// piece 0: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	WORD	$0x49016683	// lwu a3, 1168(sp)
-	WORD	$0x05016703	// lwu a4, 80(sp)
-	WORD	$0x07016483	// lwu s1, 112(sp)
+	WORD	$0x05016803	// lwu a6, 80(sp)
+	WORD	$0x07016903	// lwu s2, 112(sp)
 	WORD	$0x0056f633	// and a2, a3, t0
-	WORD	$0x0066f9b3	// and s3, a3, t1
-	WORD	$0x03016a03	// lwu s4, 48(sp)
-	WORD	$0x0076f8b3	// and a7, a3, t2
-	WORD	$0x02960f33	// mul t5, a2, s1
-	WORD	$0x02e98533	// mul a0, s3, a4
-	WORD	$0x01016903	// lwu s2, 16(sp)
-	WORD	$0x01c6f7b3	// and a5, a3, t3
-	WORD	$0x034886b3	// mul a3, a7, s4
+	WORD	$0x0066fa33	// and s4, a3, t1
+	WORD	$0x03016a83	// lwu s5, 48(sp)
+	WORD	$0x0076f7b3	// and a5, a3, t2
+	WORD	$0x03260f33	// mul t5, a2, s2
+	WORD	$0x030a0533	// mul a0, s4, a6
+	WORD	$0x01016983	// lwu s3, 16(sp)
+	WORD	$0x01c6f4b3	// and s1, a3, t3
+	WORD	$0x035786b3	// mul a3, a5, s5
 	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x03278533	// mul a0, a5, s2
+	WORD	$0x03348533	// mul a0, s1, s3
 	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x032606b3	// mul a3, a2, s2
+	WORD	$0x2e010757	// th.vxor.vv v14, v0, v2
+	WORD	$0x033606b3	// mul a3, a2, s3
 	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x4a016803	// lwu a6, 1184(sp)
-	WORD	$0x2099968b	// th.mula a3, s3, s1
-	WORD	$0x02e88ab3	// mul s5, a7, a4
-	WORD	$0x03478b33	// mul s6, a5, s4
-	WORD	$0x03460533	// mul a0, a2, s4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x03498a33	// mul s4, s3, s4
-	WORD	$0x032989b3	// mul s3, s3, s2
-	WORD	$0x2097960b	// th.mula a2, a5, s1
-	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0x2098950b	// th.mula a0, a7, s1
-	WORD	$0x07416903	// lwu s2, 116(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x00587ab3	// and s5, a6, t0
-	WORD	$0x2e010457	// th.vxor.vv v8, v0, v2
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x05416a03	// lwu s4, 84(sp)
-	WORD	$0x20e7998b	// th.mula s3, a5, a4
-	WORD	$0x2e430557	// th.vxor.vv v10, v4, v6
+	WORD	$0x4a016883	// lwu a7, 1184(sp)
+	WORD	$0x2e430957	// th.vxor.vv v18, v4, v6
 	WORD	$0x51010713	// addi a4, sp, 1296
-	WORD	$0x006874b3	// and s1, a6, t1
-	WORD	$0x03416883	// lwu a7, 52(sp)
-	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
-	WORD	$0x01354533	// xor a0, a0, s3
-	WORD	$0x007877b3	// and a5, a6, t2
-	WORD	$0x01c879b3	// and s3, a6, t3
-	WORD	$0x2e230a57	// th.vxor.vv v20, v2, v6
-	WORD	$0x01416803	// lwu a6, 20(sp)
-	WORD	$0x03478bb3	// mul s7, a5, s4
-	WORD	$0x030a8b33	// mul s6, s5, a6
-	WORD	$0x2f0a0957	// th.vxor.vv v18, v16, v20
-	WORD	$0x03198c33	// mul s8, s3, a7
-	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	WORD	$0x031a8cb3	// mul s9, s5, a7
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	WORD	$0x53010713	// addi a4, sp, 1328
+	WORD	$0x212a168b	// th.mula a3, s4, s2
+	WORD	$0x03078533	// mul a0, a5, a6
+	WORD	$0x2e020557	// th.vxor.vv v10, v0, v4
+	WORD	$0x03548b33	// mul s6, s1, s5
+	WORD	$0x00a6c6b3	// xor a3, a3, a0
+	WORD	$0x03560533	// mul a0, a2, s5
+	WORD	$0x2e230657	// th.vxor.vv v12, v2, v6
 	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x02077527	// th.vse.v v10, (a4)
-	WORD	$0x55010713	// addi a4, sp, 1360
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x21279c8b	// th.mula s9, a5, s2
-	WORD	$0x02077827	// th.vse.v v16, (a4)
-	WORD	$0x57010713	// addi a4, sp, 1392
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x03048bb3	// mul s7, s1, a6
-	WORD	$0x02077a27	// th.vse.v v20, (a4)
-	WORD	$0x59010713	// addi a4, sp, 1424
-	WORD	$0x21499b8b	// th.mula s7, s3, s4
-	WORD	$0x034a8b33	// mul s6, s5, s4
+	WORD	$0x03060633	// mul a2, a2, a6
+	WORD	$0x035a0b33	// mul s6, s4, s5
+	WORD	$0x2ea60a57	// th.vxor.vv v20, v10, v12
+	WORD	$0x033a0ab3	// mul s5, s4, s3
+	WORD	$0x2124960b	// th.mula a2, s1, s2
+	WORD	$0x03378a33	// mul s4, a5, s3
+	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x53010713	// addi a4, sp, 1328
+	WORD	$0x2127950b	// th.mula a0, a5, s2
+	WORD	$0x07416783	// lwu a5, 116(sp)
 	WORD	$0x02077927	// th.vse.v v18, (a4)
+	WORD	$0x55010713	// addi a4, sp, 1360
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x0058f9b3	// and s3, a7, t0
+	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x57010713	// addi a4, sp, 1392
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x05416a03	// lwu s4, 84(sp)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x59010713	// addi a4, sp, 1424
+	WORD	$0x21049a8b	// th.mula s5, s1, a6
+	WORD	$0x0068f4b3	// and s1, a7, t1
+	WORD	$0x02077a27	// th.vse.v v20, (a4)
 	// piece 2: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x51010713	// addi a4, sp, 1296
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x032a8ab3	// mul s5, s5, s2
+	WORD	$0x03416903	// lwu s2, 52(sp)
+	WORD	$0x01554533	// xor a0, a0, s5
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x11010713	// addi a4, sp, 272
-	WORD	$0x03448a33	// mul s4, s1, s4
-	WORD	$0x21299b0b	// th.mula s6, s3, s2
+	WORD	$0x0078f833	// and a6, a7, t2
+	WORD	$0x01c8fab3	// and s5, a7, t3
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x13010713	// addi a4, sp, 304
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x01416883	// lwu a7, 20(sp)
+	WORD	$0x03480c33	// mul s8, a6, s4
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x15010713	// addi a4, sp, 336
-	WORD	$0x4b016a03	// lwu s4, 1200(sp)
-	WORD	$0x030989b3	// mul s3, s3, a6
+	WORD	$0x03198b33	// mul s6, s3, a7
+	WORD	$0x032a8cb3	// mul s9, s5, s2
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x17010713	// addi a4, sp, 368
-	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x03178933	// mul s2, a5, a7
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x07816883	// lwu a7, 120(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x20f49b0b	// th.mula s6, s1, a5
+	WORD	$0x03298bb3	// mul s7, s3, s2
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x005a7933	// and s2, s4, t0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x05816983	// lwu s3, 88(sp)
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x03078833	// mul a6, a5, a6
-	WORD	$0x006a77b3	// and a5, s4, t1
-	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x0196c6b3	// xor a3, a3, s9
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x20f81b8b	// th.mula s7, a6, a5
+	WORD	$0x03148c33	// mul s8, s1, a7
+	WORD	$0x03498b33	// mul s6, s3, s4
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x214a9c0b	// th.mula s8, s5, s4
+	WORD	$0x02f98733	// mul a4, s3, a5
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	WORD	$0x01854533	// xor a0, a0, s8
+	WORD	$0x034489b3	// mul s3, s1, s4
+	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x4b016a03	// lwu s4, 1200(sp)
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x031a89b3	// mul s3, s5, a7
+	WORD	$0x03248733	// mul a4, s1, s2
+	WORD	$0x032804b3	// mul s1, a6, s2
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x07816783	// lwu a5, 120(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	WORD	$0x005a74b3	// and s1, s4, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x05816903	// lwu s2, 88(sp)
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	WORD	$0x03180833	// mul a6, a6, a7
+	WORD	$0x006a78b3	// and a7, s4, t1
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x01816703	// lwu a4, 24(sp)
 	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03816483	// lwu s1, 56(sp)
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
+	WORD	$0x03816983	// lwu s3, 56(sp)
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
 	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x01ca7a33	// and s4, s4, t3
-	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x03380b33	// mul s6, a6, s3
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x029a0bb3	// mul s7, s4, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x02e78bb3	// mul s7, a5, a4
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x033789b3	// mul s3, a5, s3
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x01ca7ab3	// and s5, s4, t3
+	WORD	$0x02e48a33	// mul s4, s1, a4
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4c016983	// lwu s3, 1216(sp)
-	WORD	$0x02ea0a33	// mul s4, s4, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02978b33	// mul s6, a5, s1
-	WORD	$0x029807b3	// mul a5, a6, s1
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x07c16883	// lwu a7, 124(sp)
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x0059f933	// and s2, s3, t0
+	WORD	$0x03280b33	// mul s6, a6, s2
+	WORD	$0x20f89a0b	// th.mula s4, a7, a5
+	WORD	$0x033a8bb3	// mul s7, s5, s3
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	WORD	$0x03348a33	// mul s4, s1, s3
+	WORD	$0x02e88bb3	// mul s7, a7, a4
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x20f81a0b	// th.mula s4, a6, a5
+	WORD	$0x212a9b8b	// th.mula s7, s5, s2
+	WORD	$0x03248b33	// mul s6, s1, s2
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x02f484b3	// mul s1, s1, a5
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x03288933	// mul s2, a7, s2
+	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x4c016a03	// lwu s4, 1216(sp)
+	WORD	$0x02ea87b3	// mul a5, s5, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x03388933	// mul s2, a7, s3
+	WORD	$0x033804b3	// mul s1, a6, s3
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	WORD	$0x07c16883	// lwu a7, 124(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x005a74b3	// and s1, s4, t0
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x00ff4f33	// xor t5, t5, a5
 	WORD	$0x01c16783	// lwu a5, 28(sp)
 	WORD	$0x02e80833	// mul a6, a6, a4
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x05c16a03	// lwu s4, 92(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x0069f733	// and a4, s3, t1
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03c16483	// lwu s1, 60(sp)
-	WORD	$0x0079f833	// and a6, s3, t2
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x03480bb3	// mul s7, a6, s4
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
+	WORD	$0x05c16983	// lwu s3, 92(sp)
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x006a7733	// and a4, s4, t1
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x03c16903	// lwu s2, 60(sp)
+	WORD	$0x007a7833	// and a6, s4, t2
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x01ca7a33	// and s4, s4, t3
+	WORD	$0x02f48ab3	// mul s5, s1, a5
+	WORD	$0x03380bb3	// mul s7, a6, s3
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	WORD	$0x02998c33	// mul s8, s3, s1
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
+	WORD	$0x032a0c33	// mul s8, s4, s2
+	WORD	$0x03248b33	// mul s6, s1, s2
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0176c6b3	// xor a3, a3, s7
 	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
 	WORD	$0x21181b0b	// th.mula s6, a6, a7
 	WORD	$0x02f70bb3	// mul s7, a4, a5
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
+	WORD	$0x03348ab3	// mul s5, s1, s3
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
 	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21499b8b	// th.mula s7, s3, s4
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03470a33	// mul s4, a4, s4
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4d016903	// lwu s2, 1232(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02f989b3	// mul s3, s3, a5
-	WORD	$0x02970b33	// mul s6, a4, s1
-	WORD	$0x029808b3	// mul a7, a6, s1
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
+	WORD	$0x033709b3	// mul s3, a4, s3
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x4d016983	// lwu s3, 1232(sp)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x02fa0a33	// mul s4, s4, a5
+	WORD	$0x032704b3	// mul s1, a4, s2
+	WORD	$0x032808b3	// mul a7, a6, s2
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
 	WORD	$0x01564633	// xor a2, a2, s5
 	WORD	$0x02016703	// lwu a4, 32(sp)
 	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x08016883	// lwu a7, 128(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x005979b3	// and s3, s2, t0
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x0059f933	// and s2, s3, t0
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	WORD	$0x02f80833	// mul a6, a6, a5
 	WORD	$0x06016a03	// lwu s4, 96(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	WORD	$0x006977b3	// and a5, s2, t1
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x0069f7b3	// and a5, s3, t1
 	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x02e98ab3	// mul s5, s3, a4
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
+	WORD	$0x02e90ab3	// mul s5, s2, a4
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
 	WORD	$0x04016483	// lwu s1, 64(sp)
 	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x00797833	// and a6, s2, t2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0079f833	// and a6, s3, t2
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
 	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c97ab3	// and s5, s2, t3
+	WORD	$0x01c9f9b3	// and s3, s3, t3
 	WORD	$0x03480b33	// mul s6, a6, s4
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x029a8933	// mul s2, s5, s1
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0126c6b3	// xor a3, a3, s2
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x02e78933	// mul s2, a5, a4
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x214a990b	// th.mula s2, s5, s4
-	WORD	$0x03498b33	// mul s6, s3, s4
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x01254533	// xor a0, a0, s2
-	WORD	$0x03198933	// mul s2, s3, a7
-	WORD	$0x034789b3	// mul s3, a5, s4
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x211a9b0b	// th.mula s6, s5, a7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	WORD	$0x4e016903	// lwu s2, 1248(sp)
-	WORD	$0x02ea89b3	// mul s3, s5, a4
-	WORD	$0x029788b3	// mul a7, a5, s1
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x02416783	// lwu a5, 36(sp)
+	WORD	$0x02998ab3	// mul s5, s3, s1
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x02990b33	// mul s6, s2, s1
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x21181b0b	// th.mula s6, a6, a7
+	WORD	$0x02e78bb3	// mul s7, a5, a4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x21499b8b	// th.mula s7, s3, s4
+	WORD	$0x03490ab3	// mul s5, s2, s4
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x03478a33	// mul s4, a5, s4
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	WORD	$0x4e016883	// lwu a7, 1248(sp)
+	WORD	$0x02e989b3	// mul s3, s3, a4
+	WORD	$0x02978933	// mul s2, a5, s1
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x029804b3	// mul s1, a6, s1
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x02416783	// lwu a5, 36(sp)
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
 	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x005974b3	// and s1, s2, t0
+	WORD	$0x0058f4b3	// and s1, a7, t0
 	WORD	$0x02e80a33	// mul s4, a6, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x06416703	// lwu a4, 100(sp)
 	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x08416803	// lwu a6, 132(sp)
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	WORD	$0x01164633	// xor a2, a2, a7
-	WORD	$0x02f488b3	// mul a7, s1, a5
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x02f48933	// mul s2, s1, a5
 	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
-	WORD	$0x006979b3	// and s3, s2, t1
-	WORD	$0x2109988b	// th.mula a7, s3, a6
-	WORD	$0x02e48a33	// mul s4, s1, a4
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x007978b3	// and a7, s2, t2
-	WORD	$0x01c97933	// and s2, s2, t3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21091a0b	// th.mula s4, s2, a6
-	WORD	$0x04416a83	// lwu s5, 68(sp)
-	WORD	$0x02e88b33	// mul s6, a7, a4
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03590b33	// mul s6, s2, s5
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x0068f9b3	// and s3, a7, t1
+	WORD	$0x2109990b	// th.mula s2, s3, a6
+	WORD	$0x02e48b33	// mul s6, s1, a4
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x03548a33	// mul s4, s1, s5
+	WORD	$0x0126c6b3	// xor a3, a3, s2
+	WORD	$0x0078f933	// and s2, a7, t2
+	WORD	$0x01c8fa33	// and s4, a7, t3
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x210a1b0b	// th.mula s6, s4, a6
+	WORD	$0x04416a83	// lwu s5, 68(sp)
+	WORD	$0x02e908b3	// mul a7, s2, a4
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x035a0b33	// mul s6, s4, s5
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x035488b3	// mul a7, s1, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
 	WORD	$0x030484b3	// mul s1, s1, a6
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x21089a0b	// th.mula s4, a7, a6
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	WORD	$0x2109188b	// th.mula a7, s2, a6
 	WORD	$0x009f4f33	// xor t5, t5, s1
 	WORD	$0x4f016803	// lwu a6, 1264(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x02f98a33	// mul s4, s3, a5
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	WORD	$0x01154533	// xor a0, a0, a7
+	WORD	$0x02f988b3	// mul a7, s3, a5
 	WORD	$0x02e98b33	// mul s6, s3, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x20e91a0b	// th.mula s4, s2, a4
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x20ea188b	// th.mula a7, s4, a4
 	WORD	$0x035984b3	// mul s1, s3, s5
-	WORD	$0x035889b3	// mul s3, a7, s5
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x035909b3	// mul s3, s2, s5
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
 	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x02f887b3	// mul a5, a7, a5
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x02fa0a33	// mul s4, s4, a5
+	WORD	$0x02f907b3	// mul a5, s2, a5
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
 	WORD	$0x02816703	// lwu a4, 40(sp)
 	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x00587933	// and s2, a6, t0
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x00964633	// xor a2, a2, s1
 	WORD	$0x06816983	// lwu s3, 104(sp)
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
 	WORD	$0x04816483	// lwu s1, 72(sp)
 	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x00687ab3	// and s5, a6, t1
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x02e90a33	// mul s4, s2, a4
-	WORD	$0x007878b3	// and a7, a6, t2
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01c877b3	// and a5, a6, t3
-	WORD	$0x08816803	// lwu a6, 136(sp)
-	WORD	$0x03388b33	// mul s6, a7, s3
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
-	WORD	$0x210a9a0b	// th.mula s4, s5, a6
-	WORD	$0x02978c33	// mul s8, a5, s1
-	WORD	$0x02990bb3	// mul s7, s2, s1
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	WORD	$0x0146c6b3	// xor a3, a3, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21089b8b	// th.mula s7, a7, a6
-	WORD	$0x02ea8b33	// mul s6, s5, a4
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x21379b0b	// th.mula s6, a5, s3
-	WORD	$0x03090bb3	// mul s7, s2, a6
+	WORD	$0x00687a33	// and s4, a6, t1
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x033a8933	// mul s2, s5, s3
-	WORD	$0x21079a0b	// th.mula s4, a5, a6
+	WORD	$0x01154533	// xor a0, a0, a7
+	WORD	$0x02e90ab3	// mul s5, s2, a4
+	WORD	$0x007877b3	// and a5, a6, t2
 	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x029a8833	// mul a6, s5, s1
-	WORD	$0x017f4f33	// xor t5, t5, s7
-	WORD	$0x029889b3	// mul s3, a7, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x50016483	// lwu s1, 1280(sp)
-	WORD	$0x02e88a33	// mul s4, a7, a4
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x02c16883	// lwu a7, 44(sp)
-	WORD	$0x02e78ab3	// mul s5, a5, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0054f7b3	// and a5, s1, t0
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x04c16703	// lwu a4, 76(sp)
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x06c16903	// lwu s2, 108(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x03178b33	// mul s6, a5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x08c16983	// lwu s3, 140(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0064fa33	// and s4, s1, t1
-	WORD	$0x213a1b0b	// th.mula s6, s4, s3
-	WORD	$0x0074f833	// and a6, s1, t2
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x03280ab3	// mul s5, a6, s2
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x02e48b33	// mul s6, s1, a4
+	WORD	$0x01c87833	// and a6, a6, t3
+	WORD	$0x08816883	// lwu a7, 136(sp)
+	WORD	$0x03378bb3	// mul s7, a5, s3
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	WORD	$0x02980c33	// mul s8, a6, s1
+	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
 	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02e78ab3	// mul s5, a5, a4
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	// sums[0] = OR of z[k] & m[k]
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x21381a8b	// th.mula s5, a6, s3
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x031a0b33	// mul s6, s4, a7
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x03278ab3	// mul s5, a5, s2
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	WORD	$0x033787b3	// mul a5, a5, s3
-	WORD	$0x032a0933	// mul s2, s4, s2
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21179b0b	// th.mula s6, a5, a7
+	WORD	$0x02ea0bb3	// mul s7, s4, a4
+	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
 	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x00657533	// and a0, a0, t1
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x033a0b33	// mul s6, s4, s3
+	WORD	$0x21181a8b	// th.mula s5, a6, a7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x029a0a33	// mul s4, s4, s1
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x02978bb3	// mul s7, a5, s1
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x50016983	// lwu s3, 1280(sp)
+	WORD	$0x02e787b3	// mul a5, a5, a4
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x02c16883	// lwu a7, 44(sp)
+	WORD	$0x02e80733	// mul a4, a6, a4
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x0059f933	// and s2, s3, t0
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x04c16483	// lwu s1, 76(sp)
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x06c16a83	// lwu s5, 108(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x031907b3	// mul a5, s2, a7
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x08c16b83	// lwu s7, 140(sp)
+	WORD	$0x0069fb33	// and s6, s3, t1
 	// sums[2] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x21349a8b	// th.mula s5, s1, s3
-	WORD	$0x02ea0a33	// mul s4, s4, a4
-	WORD	$0x031809b3	// mul s3, a6, a7
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x217b178b	// th.mula a5, s6, s7
+	WORD	$0x0079fa33	// and s4, s3, t2
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x02e80ab3	// mul s5, a6, a4
+	WORD	$0x035a0733	// mul a4, s4, s5
+	WORD	$0x02998cb3	// mul s9, s3, s1
+	WORD	$0x02990c33	// mul s8, s2, s1
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x02079793	// slli a5, a5, 32
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 5: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x53010713	// addi a4, sp, 1328
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x0196c6b3	// xor a3, a3, s9
+	// sums[0] = OR of z[k] & m[k]
+	WORD	$0x0056f6b3	// and a3, a3, t0
+	WORD	$0x217a1c0b	// th.mula s8, s4, s7
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5d013023	// sd a6, 1472(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x29010713	// addi a4, sp, 656
-	WORD	$0x031487b3	// mul a5, s1, a7
-	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x01854533	// xor a0, a0, s8
+	WORD	$0x031b0833	// mul a6, s6, a7
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x2b010713	// addi a4, sp, 688
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x2159980b	// th.mula a6, s3, s5
+	WORD	$0x035907b3	// mul a5, s2, s5
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x2d010713	// addi a4, sp, 720
-	WORD	$0x00a6e6b3	// or a3, a3, a0
-	WORD	$0x00767633	// and a2, a2, t2
+	WORD	$0x01054533	// xor a0, a0, a6
+	WORD	$0x00657533	// and a0, a0, t1
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x2f010713	// addi a4, sp, 752
+	WORD	$0x03790c33	// mul s8, s2, s7
+	WORD	$0x035b0933	// mul s2, s6, s5
+	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
+	WORD	$0x2179978b	// th.mula a5, s3, s7
+	WORD	$0x029b0ab3	// mul s5, s6, s1
+	WORD	$0x031a0833	// mul a6, s4, a7
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x018f4f33	// xor t5, t5, s8
+	WORD	$0x029a07b3	// mul a5, s4, s1
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x03198733	// mul a4, s3, a7
+	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	WORD	$0x00a6e6b3	// or a3, a3, a0
+	WORD	$0x00767633	// and a2, a2, t2
 	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
 	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x02077807	// th.vle.v v16, (a4)
 	WORD	$0x01e6e6b3	// or a3, a3, t5
 	WORD	$0x5ad13823	// sd a3, 1456(sp)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	// piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49416503	// lwu a0, 1172(sp)
-	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
+	WORD	$0x49416683	// lwu a3, 1172(sp)
 	WORD	$0x0d016703	// lwu a4, 208(sp)
-	WORD	$0x0f016483	// lwu s1, 240(sp)
-	WORD	$0x00557633	// and a2, a0, t0
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x006579b3	// and s3, a0, t1
+	WORD	$0x0f016803	// lwu a6, 240(sp)
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	WORD	$0x0056f633	// and a2, a3, t0
+	WORD	$0x0066f9b3	// and s3, a3, t1
 	WORD	$0x0b016a03	// lwu s4, 176(sp)
-	WORD	$0x00757833	// and a6, a0, t2
-	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x02960f33	// mul t5, a2, s1
-	WORD	$0x02e986b3	// mul a3, s3, a4
-	WORD	$0x09016903	// lwu s2, 144(sp)
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	WORD	$0x01c578b3	// and a7, a0, t3
-	WORD	$0x03480533	// mul a0, a6, s4
-	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x032887b3	// mul a5, a7, s2
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	WORD	$0x0076f8b3	// and a7, a3, t2
+	WORD	$0x03060f33	// mul t5, a2, a6
+	WORD	$0x02e98533	// mul a0, s3, a4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x09016483	// lwu s1, 144(sp)
+	WORD	$0x01c6f7b3	// and a5, a3, t3
+	WORD	$0x034886b3	// mul a3, a7, s4
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
 	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x032606b3	// mul a3, a2, s2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x4a416783	// lwu a5, 1188(sp)
-	WORD	$0x2099968b	// th.mula a3, s3, s1
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x03460533	// mul a0, a2, s4
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x03298a33	// mul s4, s3, s2
-	WORD	$0x2098960b	// th.mula a2, a7, s1
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x032809b3	// mul s3, a6, s2
-	WORD	$0x2098150b	// th.mula a0, a6, s1
-	WORD	$0x0f416803	// lwu a6, 244(sp)
+	WORD	$0x02978533	// mul a0, a5, s1
+	WORD	$0x00df4f33	// xor t5, t5, a3
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0057f933	// and s2, a5, t0
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0d416983	// lwu s3, 212(sp)
-	WORD	$0x20e89a0b	// th.mula s4, a7, a4
-	WORD	$0x0067f4b3	// and s1, a5, t1
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x0b416883	// lwu a7, 180(sp)
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x0077f733	// and a4, a5, t2
+	WORD	$0x029606b3	// mul a3, a2, s1
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0x4a416903	// lwu s2, 1188(sp)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x2109968b	// th.mula a3, s3, a6
+	WORD	$0x02e88533	// mul a0, a7, a4
+	WORD	$0x03478ab3	// mul s5, a5, s4
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	WORD	$0x00a6c6b3	// xor a3, a3, a0
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x03460533	// mul a0, a2, s4
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x01c7fb33	// and s6, a5, t3
-	WORD	$0x09416783	// lwu a5, 148(sp)
-	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x031b0c33	// mul s8, s6, a7
+	WORD	$0x02e60633	// mul a2, a2, a4
+	WORD	$0x03498a33	// mul s4, s3, s4
+	WORD	$0x02998ab3	// mul s5, s3, s1
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	WORD	$0x2107960b	// th.mula a2, a5, a6
+	WORD	$0x029884b3	// mul s1, a7, s1
+	WORD	$0x2108950b	// th.mula a0, a7, a6
 	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x0f416803	// lwu a6, 244(sp)
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x005979b3	// and s3, s2, t0
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x0d416a03	// lwu s4, 212(sp)
+	WORD	$0x20e79a8b	// th.mula s5, a5, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x006974b3	// and s1, s2, t1
+	WORD	$0x0b416883	// lwu a7, 180(sp)
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	WORD	$0x00797733	// and a4, s2, t2
+	WORD	$0x01c97933	// and s2, s2, t3
+	WORD	$0x09416783	// lwu a5, 148(sp)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x02f98ab3	// mul s5, s3, a5
+	WORD	$0x03470bb3	// mul s7, a4, s4
+	WORD	$0x03190c33	// mul s8, s2, a7
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
 	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	WORD	$0x03190a33	// mul s4, s2, a7
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	WORD	$0x03198b33	// mul s6, s3, a7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0176c6b3	// xor a3, a3, s7
 	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21071a0b	// th.mula s4, a4, a6
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x21071b0b	// th.mula s6, a4, a6
 	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x213b1b8b	// th.mula s7, s6, s3
-	WORD	$0x03090933	// mul s2, s2, a6
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x03498ab3	// mul s5, s3, s4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x21491b8b	// th.mula s7, s2, s4
+	WORD	$0x030989b3	// mul s3, s3, a6
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033489b3	// mul s3, s1, s3
-	WORD	$0x210b1a8b	// th.mula s5, s6, a6
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x03448a33	// mul s4, s1, s4
+	WORD	$0x21091a8b	// th.mula s5, s2, a6
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
 	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x014f4f33	// xor t5, t5, s4
 	WORD	$0x4b416a03	// lwu s4, 1204(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02fb0933	// mul s2, s6, a5
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	WORD	$0x02f90933	// mul s2, s2, a5
 	WORD	$0x03148833	// mul a6, s1, a7
 	WORD	$0x031704b3	// mul s1, a4, a7
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
 	WORD	$0x01564633	// xor a2, a2, s5
 	WORD	$0x0f816883	// lwu a7, 248(sp)
 	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
 	WORD	$0x005a74b3	// and s1, s4, t0
 	WORD	$0x012f4f33	// xor t5, t5, s2
 	WORD	$0x0d816983	// lwu s3, 216(sp)
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x02f70933	// mul s2, a4, a5
 	WORD	$0x006a77b3	// and a5, s4, t1
 	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
 	WORD	$0x09816703	// lwu a4, 152(sp)
 	WORD	$0x01264633	// xor a2, a2, s2
 	WORD	$0x0b816903	// lwu s2, 184(sp)
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x007a7833	// and a6, s4, t2
 	WORD	$0x01ca7a33	// and s4, s4, t3
 	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	WORD	$0x03380b33	// mul s6, a6, s3
 	WORD	$0x21179a8b	// th.mula s5, a5, a7
 	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
 	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
+	WORD	$0x03248b33	// mul s6, s1, s2
 	WORD	$0x02e78bb3	// mul s7, a5, a4
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
+	WORD	$0x21181b0b	// th.mula s6, a6, a7
 	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03348b33	// mul s6, s1, s3
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x03348ab3	// mul s5, s1, s3
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x033789b3	// mul s3, a5, s3
-	WORD	$0x211a1b0b	// th.mula s6, s4, a7
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4c416a83	// lwu s5, 1220(sp)
-	WORD	$0x02ea09b3	// mul s3, s4, a4
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x03278a33	// mul s4, a5, s2
-	WORD	$0x032807b3	// mul a5, a6, s2
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	WORD	$0x0fc16883	// lwu a7, 252(sp)
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x005af4b3	// and s1, s5, t0
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x09c16783	// lwu a5, 156(sp)
-	WORD	$0x02e80833	// mul a6, a6, a4
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x0dc16983	// lwu s3, 220(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x006af733	// and a4, s5, t1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x033789b3	// mul s3, a5, s3
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x4c416983	// lwu s3, 1220(sp)
+	WORD	$0x02ea0a33	// mul s4, s4, a4
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	WORD	$0x03278b33	// mul s6, a5, s2
+	WORD	$0x032807b3	// mul a5, a6, s2
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	WORD	$0x0fc16883	// lwu a7, 252(sp)
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x0059f4b3	// and s1, s3, t0
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x09c16783	// lwu a5, 156(sp)
+	WORD	$0x02e80833	// mul a6, a6, a4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x0dc16a03	// lwu s4, 220(sp)
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x0069f733	// and a4, s3, t1
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
 	WORD	$0x01064633	// xor a2, a2, a6
 	WORD	$0x0bc16903	// lwu s2, 188(sp)
-	WORD	$0x007af833	// and a6, s5, t2
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	WORD	$0x01cafa33	// and s4, s5, t3
+	WORD	$0x0079f833	// and a6, s3, t2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01c9f9b3	// and s3, s3, t3
 	WORD	$0x02f48ab3	// mul s5, s1, a5
-	WORD	$0x03380bb3	// mul s7, a6, s3
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
+	WORD	$0x03480bb3	// mul s7, a6, s4
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
 	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	WORD	$0x032a0c33	// mul s8, s4, s2
+	WORD	$0x03298c33	// mul s8, s3, s2
 	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0176c6b3	// xor a3, a3, s7
 	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x21181b0b	// th.mula s6, a6, a7
 	WORD	$0x02f70bb3	// mul s7, a4, a5
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
+	WORD	$0x03448ab3	// mul s5, s1, s4
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
 	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	WORD	$0x21499b8b	// th.mula s7, s3, s4
 	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033709b3	// mul s3, a4, s3
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x03470a33	// mul s4, a4, s4
+	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4d416983	// lwu s3, 1236(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02fa0a33	// mul s4, s4, a5
-	WORD	$0x032704b3	// mul s1, a4, s2
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x4d416483	// lwu s1, 1236(sp)
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	WORD	$0x02f98a33	// mul s4, s3, a5
+	WORD	$0x032709b3	// mul s3, a4, s2
 	WORD	$0x032808b3	// mul a7, a6, s2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
 	WORD	$0x01564633	// xor a2, a2, s5
 	WORD	$0x0a016703	// lwu a4, 160(sp)
 	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
 	WORD	$0x10016883	// lwu a7, 256(sp)
 	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x0059f933	// and s2, s3, t0
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x0054f933	// and s2, s1, t0
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
 	WORD	$0x02f807b3	// mul a5, a6, a5
 	WORD	$0x0e016a03	// lwu s4, 224(sp)
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x0069f833	// and a6, s3, t1
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	WORD	$0x0064f833	// and a6, s1, t1
 	WORD	$0x00f64633	// xor a2, a2, a5
 	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	WORD	$0x0c016483	// lwu s1, 192(sp)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x0c016983	// lwu s3, 192(sp)
 	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	WORD	$0x0079f7b3	// and a5, s3, t2
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
+	WORD	$0x0074f7b3	// and a5, s1, t2
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
 	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x03478ab3	// mul s5, a5, s4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02990ab3	// mul s5, s2, s1
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x03478b33	// mul s6, a5, s4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x03348ab3	// mul s5, s1, s3
 	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x02e80b33	// mul s6, a6, a4
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x03390b33	// mul s6, s2, s3
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x21179b0b	// th.mula s6, a5, a7
+	WORD	$0x02e80bb3	// mul s7, a6, a4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x21449b8b	// th.mula s7, s1, s4
+	WORD	$0x03490ab3	// mul s5, s2, s4
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
+	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x03190933	// mul s2, s2, a7
 	WORD	$0x03480a33	// mul s4, a6, s4
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21149a8b	// th.mula s5, s1, a7
 	WORD	$0x012f4f33	// xor t5, t5, s2
 	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x4e416883	// lwu a7, 1252(sp)
-	WORD	$0x02e98933	// mul s2, s3, a4
-	WORD	$0x029809b3	// mul s3, a6, s1
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x029784b3	// mul s1, a5, s1
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	WORD	$0x4e416a03	// lwu s4, 1252(sp)
+	WORD	$0x02e48b33	// mul s6, s1, a4
+	WORD	$0x033804b3	// mul s1, a6, s3
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x03378833	// mul a6, a5, s3
 	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0a416803	// lwu a6, 164(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x0058f4b3	// and s1, a7, t0
+	WORD	$0x0a416883	// lwu a7, 164(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x005a7833	// and a6, s4, t0
 	WORD	$0x02e787b3	// mul a5, a5, a4
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x0e416703	// lwu a4, 228(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x10416903	// lwu s2, 260(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x03048a33	// mul s4, s1, a6
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x0068f9b3	// and s3, a7, t1
-	WORD	$0x21299a0b	// th.mula s4, s3, s2
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0146c6b3	// xor a3, a3, s4
-	WORD	$0x0078f7b3	// and a5, a7, t2
-	WORD	$0x01c8f8b3	// and a7, a7, t3
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21289a8b	// th.mula s5, a7, s2
-	WORD	$0x0c416a03	// lwu s4, 196(sp)
-	WORD	$0x02e78b33	// mul s6, a5, a4
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03488b33	// mul s6, a7, s4
+	WORD	$0x0e416903	// lwu s2, 228(sp)
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x10416703	// lwu a4, 260(sp)
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x03448ab3	// mul s5, s1, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x032484b3	// mul s1, s1, s2
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x21279a8b	// th.mula s5, a5, s2
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x4f416903	// lwu s2, 1268(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x031804b3	// mul s1, a6, a7
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x006a7b33	// and s6, s4, t1
+	WORD	$0x20eb148b	// th.mula s1, s6, a4
+	WORD	$0x032807b3	// mul a5, a6, s2
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x03098b33	// mul s6, s3, a6
-	WORD	$0x02e984b3	// mul s1, s3, a4
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x20e89b0b	// th.mula s6, a7, a4
-	WORD	$0x03498733	// mul a4, s3, s4
-	WORD	$0x034789b3	// mul s3, a5, s4
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x030884b3	// mul s1, a7, a6
+	WORD	$0x0096c6b3	// xor a3, a3, s1
+	WORD	$0x007a79b3	// and s3, s4, t2
+	WORD	$0x01ca7a33	// and s4, s4, t3
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x20ea178b	// th.mula a5, s4, a4
+	WORD	$0x0c416b83	// lwu s7, 196(sp)
+	WORD	$0x032984b3	// mul s1, s3, s2
+	WORD	$0x00f64633	// xor a2, a2, a5
 	// sums[5] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x03078ab3	// mul s5, a5, a6
-	WORD	$0x0a816883	// lwu a7, 168(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x005979b3	// and s3, s2, t0
-	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x0096c6b3	// xor a3, a3, s1
+	WORD	$0x037a04b3	// mul s1, s4, s7
+	WORD	$0x03780ab3	// mul s5, a6, s7
+	WORD	$0x02e80833	// mul a6, a6, a4
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x0e816a03	// lwu s4, 232(sp)
+	WORD	$0x0096c6b3	// xor a3, a3, s1
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x20e99a8b	// th.mula s5, s3, a4
+	WORD	$0x4f416483	// lwu s1, 1268(sp)
+	WORD	$0x02079793	// slli a5, a5, 32
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 6: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x55010713	// addi a4, sp, 1360
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x0c816483	// lwu s1, 200(sp)
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x031b0ab3	// mul s5, s6, a7
+	WORD	$0x032b0c33	// mul s8, s6, s2
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5d013c23	// sd a6, 1496(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x31010713	// addi a4, sp, 784
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x00697ab3	// and s5, s2, t1
+	WORD	$0x212a1a8b	// th.mula s5, s4, s2
+	WORD	$0x037b0833	// mul a6, s6, s7
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x33010713	// addi a4, sp, 816
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x03198bb3	// mul s7, s3, a7
+	WORD	$0x03798933	// mul s2, s3, s7
+	WORD	$0x018f4f33	// xor t5, t5, s8
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x35010713	// addi a4, sp, 848
-	WORD	$0x00797833	// and a6, s2, t2
-	WORD	$0x01c977b3	// and a5, s2, t3
+	WORD	$0x031a0a33	// mul s4, s4, a7
+	WORD	$0x03198b33	// mul s6, s3, a7
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x37010713	// addi a4, sp, 880
-	WORD	$0x10816903	// lwu s2, 264(sp)
-	WORD	$0x03480c33	// mul s8, a6, s4
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x212a9b8b	// th.mula s7, s5, s2
-	WORD	$0x02978733	// mul a4, a5, s1
-	WORD	$0x02998b33	// mul s6, s3, s1
+	WORD	$0x0a816783	// lwu a5, 168(sp)
+	WORD	$0x012f4f33	// xor t5, t5, s2
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x21281b0b	// th.mula s6, a6, s2
-	WORD	$0x031a8bb3	// mul s7, s5, a7
-	WORD	$0x03498733	// mul a4, s3, s4
+	WORD	$0x0054f933	// and s2, s1, t0
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x0e816983	// lwu s3, 232(sp)
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x0c816883	// lwu a7, 200(sp)
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x0064fa33	// and s4, s1, t1
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x02f90ab3	// mul s5, s2, a5
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21479b8b	// th.mula s7, a5, s4
-	WORD	$0x032989b3	// mul s3, s3, s2
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x034a8b33	// mul s6, s5, s4
-	WORD	$0x2127970b	// th.mula a4, a5, s2
+	WORD	$0x0074f733	// and a4, s1, t2
+	WORD	$0x01c4f833	// and a6, s1, t3
+	WORD	$0x10816483	// lwu s1, 264(sp)
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	WORD	$0x209a1a8b	// th.mula s5, s4, s1
+	WORD	$0x03370b33	// mul s6, a4, s3
+	WORD	$0x03180bb3	// mul s7, a6, a7
 	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x029a8933	// mul s2, s5, s1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x029809b3	// mul s3, a6, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x50416483	// lwu s1, 1284(sp)
-	WORD	$0x03180a33	// mul s4, a6, a7
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x03190b33	// mul s6, s2, a7
+	WORD	$0x02fa0bb3	// mul s7, s4, a5
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	WORD	$0x20971b0b	// th.mula s6, a4, s1
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x033a09b3	// mul s3, s4, s3
+	WORD	$0x20981a8b	// th.mula s5, a6, s1
+	WORD	$0x031a0933	// mul s2, s4, a7
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
 	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x0ac16703	// lwu a4, 172(sp)
-	WORD	$0x031788b3	// mul a7, a5, a7
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x0054f833	// and a6, s1, t0
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x0cc16783	// lwu a5, 204(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x0ec16903	// lwu s2, 236(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x10c16a03	// lwu s4, 268(sp)
+	WORD	$0x03170b33	// mul s6, a4, a7
+	WORD	$0x01564633	// xor a2, a2, s5
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x0064f9b3	// and s3, s1, t1
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x0074f8b3	// and a7, s1, t2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x02f48b33	// mul s6, s1, a5
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02f80ab3	// mul s5, a6, a5
+	WORD	$0x50416883	// lwu a7, 1284(sp)
+	WORD	$0x02f70a33	// mul s4, a4, a5
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x0ac16703	// lwu a4, 172(sp)
+	WORD	$0x02f80833	// mul a6, a6, a5
+	WORD	$0x0058f4b3	// and s1, a7, t0
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x0cc16783	// lwu a5, 204(sp)
+	WORD	$0x016f4f33	// xor t5, t5, s6
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
+	WORD	$0x0ec16983	// lwu s3, 236(sp)
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x02e48ab3	// mul s5, s1, a4
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x10c16a03	// lwu s4, 268(sp)
+	WORD	$0x0068f933	// and s2, a7, t1
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x21491a8b	// th.mula s5, s2, s4
+	WORD	$0x0078f833	// and a6, a7, t2
+	WORD	$0x01c8f8b3	// and a7, a7, t3
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x03380ab3	// mul s5, a6, s3
+	WORD	$0x02f88b33	// mul s6, a7, a5
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
 	// sums[1] = OR of z[k] & m[k]
 	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x02e98b33	// mul s6, s3, a4
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x03280ab3	// mul s5, a6, s2
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	WORD	$0x03480833	// mul a6, a6, s4
-	WORD	$0x03298933	// mul s2, s3, s2
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	WORD	$0x02f48b33	// mul s6, s1, a5
+	WORD	$0x02e90bb3	// mul s7, s2, a4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x21481b0b	// th.mula s6, a6, s4
+	WORD	$0x21389b8b	// th.mula s7, a7, s3
+	WORD	$0x03348ab3	// mul s5, s1, s3
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
 	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02f98a33	// mul s4, s3, a5
-	WORD	$0x02e889b3	// mul s3, a7, a4
+	WORD	$0x034484b3	// mul s1, s1, s4
+	WORD	$0x033909b3	// mul s3, s2, s3
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x02f90a33	// mul s4, s2, a5
+	WORD	$0x02e80933	// mul s2, a6, a4
 	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02f887b3	// mul a5, a7, a5
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x02f807b3	// mul a5, a6, a5
 	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x02e48733	// mul a4, s1, a4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x02e88733	// mul a4, a7, a4
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
 	WORD	$0x00ff4f33	// xor t5, t5, a5
 	WORD	$0x00ef4f33	// xor t5, t5, a4
 	WORD	$0x00a6e6b3	// or a3, a3, a0
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
 	WORD	$0x00767633	// and a2, a2, t2
 	WORD	$0x00c6e6b3	// or a3, a3, a2
 	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
 	WORD	$0x01e6e6b3	// or a3, a3, t5
 	WORD	$0x5ad13c23	// sd a3, 1464(sp)
 	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	WORD	$0x49816683	// lwu a3, 1176(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
 	WORD	$0x1d016703	// lwu a4, 464(sp)
-	WORD	$0x1f016883	// lwu a7, 496(sp)
+	WORD	$0x1f016483	// lwu s1, 496(sp)
 	WORD	$0x0056f633	// and a2, a3, t0
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x0066f9b3	// and s3, a3, t1
 	WORD	$0x1b016a03	// lwu s4, 432(sp)
 	WORD	$0x0076f833	// and a6, a3, t2
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	WORD	$0x03160f33	// mul t5, a2, a7
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x02960f33	// mul t5, a2, s1
 	WORD	$0x02e98533	// mul a0, s3, a4
 	WORD	$0x19016903	// lwu s2, 400(sp)
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
-	WORD	$0x01c6f7b3	// and a5, a3, t3
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01c6f8b3	// and a7, a3, t3
 	WORD	$0x034806b3	// mul a3, a6, s4
 	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	WORD	$0x03278533	// mul a0, a5, s2
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x03288533	// mul a0, a7, s2
 	WORD	$0x00df4f33	// xor t5, t5, a3
 	WORD	$0x032606b3	// mul a3, a2, s2
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
 	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x4a816483	// lwu s1, 1192(sp)
-	WORD	$0x2119968b	// th.mula a3, s3, a7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x4a816783	// lwu a5, 1192(sp)
+	WORD	$0x2099968b	// th.mula a3, s3, s1
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
 	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x03478b33	// mul s6, a5, s4
+	WORD	$0x03488b33	// mul s6, a7, s4
 	WORD	$0x03460533	// mul a0, a2, s4
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
 	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x03498a33	// mul s4, s3, s4
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x2117960b	// th.mula a2, a5, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x03280933	// mul s2, a6, s2
-	WORD	$0x2118150b	// th.mula a0, a6, a7
-	WORD	$0x1f416803	// lwu a6, 500(sp)
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x0054f9b3	// and s3, s1, t0
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x1d416a03	// lwu s4, 468(sp)
-	WORD	$0x20e79a8b	// th.mula s5, a5, a4
-	WORD	$0x0064f933	// and s2, s1, t1
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	WORD	$0x1b416883	// lwu a7, 436(sp)
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x0074f733	// and a4, s1, t2
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x19416783	// lwu a5, 404(sp)
-	WORD	$0x03470bb3	// mul s7, a4, s4
+	WORD	$0x03498ab3	// mul s5, s3, s4
+	WORD	$0x03298a33	// mul s4, s3, s2
+	WORD	$0x2098960b	// th.mula a2, a7, s1
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x02f98ab3	// mul s5, s3, a5
-	WORD	$0x03148c33	// mul s8, s1, a7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21091a8b	// th.mula s5, s2, a6
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
+	WORD	$0x032809b3	// mul s3, a6, s2
+	WORD	$0x2098150b	// th.mula a0, a6, s1
+	WORD	$0x1f416803	// lwu a6, 500(sp)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x0057f933	// and s2, a5, t0
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	WORD	$0x1d416983	// lwu s3, 468(sp)
+	WORD	$0x20e89a0b	// th.mula s4, a7, a4
+	WORD	$0x0067f4b3	// and s1, a5, t1
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	WORD	$0x1b416883	// lwu a7, 436(sp)
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x0077f733	// and a4, a5, t2
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	WORD	$0x01c7fa33	// and s4, a5, t3
+	WORD	$0x19416783	// lwu a5, 404(sp)
+	WORD	$0x03370bb3	// mul s7, a4, s3
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x02f90ab3	// mul s5, s2, a5
+	WORD	$0x031a0c33	// mul s8, s4, a7
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
+	WORD	$0x21049a8b	// th.mula s5, s1, a6
+	WORD	$0x03190b33	// mul s6, s2, a7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0176c6b3	// xor a3, a3, s7
 	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
-	WORD	$0x21071b0b	// th.mula s6, a4, a6
-	WORD	$0x02f90bb3	// mul s7, s2, a5
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21449b8b	// th.mula s7, s1, s4
-	WORD	$0x030989b3	// mul s3, s3, a6
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03490a33	// mul s4, s2, s4
-	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4b816a03	// lwu s4, 1208(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x031708b3	// mul a7, a4, a7
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x21071b0b	// th.mula s6, a4, a6
+	WORD	$0x02f48bb3	// mul s7, s1, a5
+	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	WORD	$0x03090933	// mul s2, s2, a6
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x033489b3	// mul s3, s1, s3
+	WORD	$0x210a1a8b	// th.mula s5, s4, a6
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x4b816b03	// lwu s6, 1208(sp)
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x02fa09b3	// mul s3, s4, a5
+	WORD	$0x03148933	// mul s2, s1, a7
+	WORD	$0x031708b3	// mul a7, a4, a7
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	WORD	$0x01564633	// xor a2, a2, s5
 	WORD	$0x1f816803	// lwu a6, 504(sp)
 	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x005a74b3	// and s1, s4, t0
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	WORD	$0x005b74b3	// and s1, s6, t0
 	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x1d816983	// lwu s3, 472(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
 	WORD	$0x02f707b3	// mul a5, a4, a5
-	WORD	$0x006a78b3	// and a7, s4, t1
+	WORD	$0x006b78b3	// and a7, s6, t1
 	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
 	WORD	$0x19816703	// lwu a4, 408(sp)
 	WORD	$0x00f64633	// xor a2, a2, a5
 	WORD	$0x1b816903	// lwu s2, 440(sp)
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x01ca7a33	// and s4, s4, t3
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	WORD	$0x007b77b3	// and a5, s6, t2
+	WORD	$0x01cb7a33	// and s4, s6, t3
 	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
 	WORD	$0x03378b33	// mul s6, a5, s3
 	WORD	$0x21089a8b	// th.mula s5, a7, a6
 	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
 	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
 	WORD	$0x03248b33	// mul s6, s1, s2
 	WORD	$0x02e88bb3	// mul s7, a7, a4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x21079b0b	// th.mula s6, a5, a6
 	WORD	$0x213a1b8b	// th.mula s7, s4, s3
 	WORD	$0x03348ab3	// mul s5, s1, s3
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x030484b3	// mul s1, s1, a6
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x033889b3	// mul s3, a7, s3
 	WORD	$0x210a1a8b	// th.mula s5, s4, a6
 	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
 	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4c816983	// lwu s3, 1224(sp)
-	WORD	$0x02ea0833	// mul a6, s4, a4
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0x032784b3	// mul s1, a5, s2
+	WORD	$0x4c816b03	// lwu s6, 1224(sp)
+	WORD	$0x02ea0a33	// mul s4, s4, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x032884b3	// mul s1, a7, s2
+	WORD	$0x032788b3	// mul a7, a5, s2
 	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x1fc16883	// lwu a7, 508(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x0059f4b3	// and s1, s3, t0
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x19c16803	// lwu a6, 412(sp)
-	WORD	$0x02e78733	// mul a4, a5, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x1dc16a03	// lwu s4, 476(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x0069f7b3	// and a5, s3, t1
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x1bc16903	// lwu s2, 444(sp)
-	WORD	$0x0079f733	// and a4, s3, t2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x03048ab3	// mul s5, s1, a6
-	WORD	$0x03470b33	// mul s6, a4, s4
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x03298c33	// mul s8, s3, s2
-	WORD	$0x03248bb3	// mul s7, s1, s2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21171b8b	// th.mula s7, a4, a7
-	WORD	$0x03078b33	// mul s6, a5, a6
-	WORD	$0x03448ab3	// mul s5, s1, s4
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
-	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x03478a33	// mul s4, a5, s4
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	WORD	$0x1fc16803	// lwu a6, 508(sp)
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x005b79b3	// and s3, s6, t0
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4d816b03	// lwu s6, 1240(sp)
+	WORD	$0x19c16883	// lwu a7, 412(sp)
+	WORD	$0x02e787b3	// mul a5, a5, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x1dc16703	// lwu a4, 476(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x006b7933	// and s2, s6, t1
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x1bc16a03	// lwu s4, 444(sp)
+	WORD	$0x007b74b3	// and s1, s6, t2
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x01cb7ab3	// and s5, s6, t3
+	WORD	$0x03198b33	// mul s6, s3, a7
+	WORD	$0x02e48bb3	// mul s7, s1, a4
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x21091b0b	// th.mula s6, s2, a6
+	WORD	$0x034a8c33	// mul s8, s5, s4
+	WORD	$0x034987b3	// mul a5, s3, s4
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x030989b3	// mul s3, s3, a6
-	WORD	$0x032787b3	// mul a5, a5, s2
-	WORD	$0x032704b3	// mul s1, a4, s2
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x1a016883	// lwu a7, 416(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x20016483	// lwu s1, 512(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x2104978b	// th.mula a5, s1, a6
+	WORD	$0x03190bb3	// mul s7, s2, a7
+	WORD	$0x02e98b33	// mul s6, s3, a4
+	WORD	$0x00f54533	// xor a0, a0, a5
 	// sums[6] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x005b7a33	// and s4, s6, t0
-	WORD	$0x03070733	// mul a4, a4, a6
-	WORD	$0x1e016a83	// lwu s5, 480(sp)
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x006b7933	// and s2, s6, t1
+	WORD	$0x20ea9b8b	// th.mula s7, s5, a4
+	WORD	$0x030989b3	// mul s3, s3, a6
+	WORD	$0x02e90733	// mul a4, s2, a4
+	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x210a9b0b	// th.mula s6, s5, a6
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x4d816983	// lwu s3, 1240(sp)
+	WORD	$0x02079793	// slli a5, a5, 32
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 7: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x57010713	// addi a4, sp, 1392
-	WORD	$0x031a0bb3	// mul s7, s4, a7
-	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x1c016983	// lwu s3, 448(sp)
+	WORD	$0x031a8ab3	// mul s5, s5, a7
+	WORD	$0x03490bb3	// mul s7, s2, s4
+	WORD	$0x03448933	// mul s2, s1, s4
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5f013023	// sd a6, 1504(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x39010713	// addi a4, sp, 912
-	WORD	$0x20991b8b	// th.mula s7, s2, s1
-	WORD	$0x007b77b3	// and a5, s6, t2
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x1a016783	// lwu a5, 416(sp)
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x3b010713	// addi a4, sp, 944
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x01cb7833	// and a6, s6, t3
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x20016903	// lwu s2, 512(sp)
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x3d010713	// addi a4, sp, 976
-	WORD	$0x03578b33	// mul s6, a5, s5
-	WORD	$0x03380bb3	// mul s7, a6, s3
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x0059fa33	// and s4, s3, t0
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x3f010713	// addi a4, sp, 1008
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x033a0b33	// mul s6, s4, s3
-	WORD	$0x03190bb3	// mul s7, s2, a7
+	WORD	$0x03148833	// mul a6, s1, a7
+	WORD	$0x1e016a83	// lwu s5, 480(sp)
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x20979b0b	// th.mula s6, a5, s1
-	WORD	$0x21581b8b	// th.mula s7, a6, s5
-	WORD	$0x035a0733	// mul a4, s4, s5
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x0069f8b3	// and a7, s3, t1
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x02fa0b33	// mul s6, s4, a5
+	WORD	$0x1c016483	// lwu s1, 448(sp)
+	WORD	$0x0079f833	// and a6, s3, t2
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x21289b0b	// th.mula s6, a7, s2
+	WORD	$0x01c9f733	// and a4, s3, t3
+	WORD	$0x035809b3	// mul s3, a6, s5
+	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0136c6b3	// xor a3, a3, s3
+	WORD	$0x029709b3	// mul s3, a4, s1
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	WORD	$0x029a0b33	// mul s6, s4, s1
+	WORD	$0x0136c6b3	// xor a3, a3, s3
+	WORD	$0x02f88bb3	// mul s7, a7, a5
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x21281b0b	// th.mula s6, a6, s2
+	WORD	$0x21571b8b	// th.mula s7, a4, s5
+	WORD	$0x035a09b3	// mul s3, s4, s5
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x029a0a33	// mul s4, s4, s1
-	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x03590ab3	// mul s5, s2, s5
-	WORD	$0x2098170b	// th.mula a4, a6, s1
+	WORD	$0x032a0a33	// mul s4, s4, s2
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	WORD	$0x03588ab3	// mul s5, a7, s5
+	WORD	$0x2127198b	// th.mula s3, a4, s2
 	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
 	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4e816483	// lwu s1, 1256(sp)
-	WORD	$0x03180a33	// mul s4, a6, a7
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x03390933	// mul s2, s2, s3
-	WORD	$0x03378833	// mul a6, a5, s3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x4e816903	// lwu s2, 1256(sp)
+	WORD	$0x02f70a33	// mul s4, a4, a5
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x029888b3	// mul a7, a7, s1
+	WORD	$0x029804b3	// mul s1, a6, s1
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
 	WORD	$0x1a416703	// lwu a4, 420(sp)
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x0054f833	// and a6, s1, t0
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	WORD	$0x031788b3	// mul a7, a5, a7
-	WORD	$0x1e416783	// lwu a5, 484(sp)
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x20416a03	// lwu s4, 516(sp)
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x02e809b3	// mul s3, a6, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01164633	// xor a2, a2, a7
-	WORD	$0x0064f933	// and s2, s1, t1
-	WORD	$0x2149198b	// th.mula s3, s2, s4
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x02f80ab3	// mul s5, a6, a5
-	WORD	$0x0136c6b3	// xor a3, a3, s3
-	WORD	$0x0074f8b3	// and a7, s1, t2
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x005974b3	// and s1, s2, t0
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x1c416983	// lwu s3, 452(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02f88ab3	// mul s5, a7, a5
-	WORD	$0x03348b33	// mul s6, s1, s3
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03380ab3	// mul s5, a6, s3
+	WORD	$0x02f809b3	// mul s3, a6, a5
+	WORD	$0x1e416803	// lwu a6, 484(sp)
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x20416783	// lwu a5, 516(sp)
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x02e488b3	// mul a7, s1, a4
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x006979b3	// and s3, s2, t1
+	WORD	$0x20f9988b	// th.mula a7, s3, a5
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x03480b33	// mul s6, a6, s4
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x4f816803	// lwu a6, 1272(sp)
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x02e90a33	// mul s4, s2, a4
+	WORD	$0x03048a33	// mul s4, s1, a6
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x007978b3	// and a7, s2, t2
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	WORD	$0x01c97933	// and s2, s2, t3
+	WORD	$0x20f91a0b	// th.mula s4, s2, a5
+	WORD	$0x1c416a83	// lwu s5, 452(sp)
 	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x20f49a0b	// th.mula s4, s1, a5
-	WORD	$0x033907b3	// mul a5, s2, s3
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
-	WORD	$0x03388933	// mul s2, a7, s3
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x02e489b3	// mul s3, s1, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02e88ab3	// mul s5, a7, a4
-	WORD	$0x1a816703	// lwu a4, 424(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
-	WORD	$0x005874b3	// and s1, a6, t0
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x1e816903	// lwu s2, 488(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x1c816883	// lwu a7, 456(sp)
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
-	WORD	$0x006879b3	// and s3, a6, t1
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x007877b3	// and a5, a6, t2
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x20816a03	// lwu s4, 520(sp)
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x03278b33	// mul s6, a5, s2
-	WORD	$0x03180bb3	// mul s7, a6, a7
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x03088a33	// mul s4, a7, a6
+	WORD	$0x03590b33	// mul s6, s2, s5
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	WORD	$0x0146c6b3	// xor a3, a3, s4
 	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x03548a33	// mul s4, s1, s5
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02f484b3	// mul s1, s1, a5
+	WORD	$0x20f89a0b	// th.mula s4, a7, a5
+	WORD	$0x4f816783	// lwu a5, 1272(sp)
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x02e98a33	// mul s4, s3, a4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x030984b3	// mul s1, s3, a6
+	WORD	$0x21091a0b	// th.mula s4, s2, a6
+	WORD	$0x03598833	// mul a6, s3, s5
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
+	WORD	$0x035889b3	// mul s3, a7, s5
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x02e904b3	// mul s1, s2, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02e888b3	// mul a7, a7, a4
+	WORD	$0x1a816703	// lwu a4, 424(sp)
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x0057f933	// and s2, a5, t0
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x1e816983	// lwu s3, 488(sp)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x1c816483	// lwu s1, 456(sp)
+	WORD	$0x01164633	// xor a2, a2, a7
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x03148b33	// mul s6, s1, a7
-	WORD	$0x02e98bb3	// mul s7, s3, a4
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	WORD	$0x21479b0b	// th.mula s6, a5, s4
-	WORD	$0x21281b8b	// th.mula s7, a6, s2
-	WORD	$0x03248ab3	// mul s5, s1, s2
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	WORD	$0x0067fab3	// and s5, a5, t1
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x02e90a33	// mul s4, s2, a4
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
+	WORD	$0x0077f8b3	// and a7, a5, t2
+	WORD	$0x01c7f833	// and a6, a5, t3
+	WORD	$0x20816783	// lwu a5, 520(sp)
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	WORD	$0x20fa9a0b	// th.mula s4, s5, a5
+	WORD	$0x03388b33	// mul s6, a7, s3
+	WORD	$0x02980bb3	// mul s7, a6, s1
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x02ea8bb3	// mul s7, s5, a4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x20f89b0b	// th.mula s6, a7, a5
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	WORD	$0x03390a33	// mul s4, s2, s3
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
-	WORD	$0x03298b33	// mul s6, s3, s2
-	WORD	$0x21481a8b	// th.mula s5, a6, s4
-	WORD	$0x03198933	// mul s2, s3, a7
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x031788b3	// mul a7, a5, a7
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x50816483	// lwu s1, 1288(sp)
-	WORD	$0x02e78a33	// mul s4, a5, a4
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x1ac16783	// lwu a5, 428(sp)
-	WORD	$0x02e80b33	// mul s6, a6, a4
-	WORD	$0x0054f833	// and a6, s1, t0
+	WORD	$0x02f90bb3	// mul s7, s2, a5
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x033a8b33	// mul s6, s5, s3
+	WORD	$0x20f81a0b	// th.mula s4, a6, a5
+	WORD	$0x029a8933	// mul s2, s5, s1
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x029889b3	// mul s3, a7, s1
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x50816483	// lwu s1, 1288(sp)
+	WORD	$0x02e888b3	// mul a7, a7, a4
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
+	WORD	$0x1ac16783	// lwu a5, 428(sp)
+	WORD	$0x02e80a33	// mul s4, a6, a4
+	WORD	$0x0054f833	// and a6, s1, t0
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
 	WORD	$0x01264633	// xor a2, a2, s2
 	WORD	$0x1cc16703	// lwu a4, 460(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x1ec16983	// lwu s3, 492(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x1ec16903	// lwu s2, 492(sp)
+	WORD	$0x01164633	// xor a2, a2, a7
 	WORD	$0x02f80ab3	// mul s5, a6, a5
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	WORD	$0x014f4f33	// xor t5, t5, s4
 	WORD	$0x20c16a03	// lwu s4, 524(sp)
-	WORD	$0x0064f933	// and s2, s1, t1
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x21491a8b	// th.mula s5, s2, s4
+	WORD	$0x0064f9b3	// and s3, s1, t1
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x21499a8b	// th.mula s5, s3, s4
 	WORD	$0x0074f8b3	// and a7, s1, t2
 	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
 	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x03388ab3	// mul s5, a7, s3
+	WORD	$0x03288ab3	// mul s5, a7, s2
 	WORD	$0x02e48b33	// mul s6, s1, a4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
 	// sums[3] = OR of z[k] & m[k]
 	WORD	$0x0056f6b3	// and a3, a3, t0
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
 	WORD	$0x02e80b33	// mul s6, a6, a4
-	WORD	$0x02f90bb3	// mul s7, s2, a5
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x02f98bb3	// mul s7, s3, a5
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x21489b0b	// th.mula s6, a7, s4
-	WORD	$0x21349b8b	// th.mula s7, s1, s3
-	WORD	$0x03380ab3	// mul s5, a6, s3
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
+	WORD	$0x21249b8b	// th.mula s7, s1, s2
+	WORD	$0x03280ab3	// mul s5, a6, s2
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x03480833	// mul a6, a6, s4
-	WORD	$0x033909b3	// mul s3, s2, s3
+	WORD	$0x03298933	// mul s2, s3, s2
 	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x02e90a33	// mul s4, s2, a4
-	WORD	$0x02f88933	// mul s2, a7, a5
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x02e98a33	// mul s4, s3, a4
+	WORD	$0x02f889b3	// mul s3, a7, a5
 	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x010f4f33	// xor t5, t5, a6
 	WORD	$0x02e88733	// mul a4, a7, a4
 	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x02f487b3	// mul a5, s1, a5
-	WORD	$0x01264633	// xor a2, a2, s2
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x02f487b3	// mul a5, s1, a5
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
 	WORD	$0x00ef4f33	// xor t5, t5, a4
 	WORD	$0x00ff4f33	// xor t5, t5, a5
 	WORD	$0x00a6e6b3	// or a3, a3, a0
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
 	WORD	$0x00767633	// and a2, a2, t2
 	WORD	$0x00c6e6b3	// or a3, a3, a2
 	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	WORD	$0x01e6e6b3	// or a3, a3, t5
 	WORD	$0x5cd13423	// sd a3, 1480(sp)
 	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
 	WORD	$0x49c16683	// lwu a3, 1180(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
 	WORD	$0x25016703	// lwu a4, 592(sp)
-	WORD	$0x27016483	// lwu s1, 624(sp)
+	WORD	$0x27016883	// lwu a7, 624(sp)
 	WORD	$0x0056f633	// and a2, a3, t0
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x0066f9b3	// and s3, a3, t1
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	WORD	$0x0066f933	// and s2, a3, t1
 	WORD	$0x23016a03	// lwu s4, 560(sp)
-	WORD	$0x0076f8b3	// and a7, a3, t2
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x02960f33	// mul t5, a2, s1
-	WORD	$0x02e98533	// mul a0, s3, a4
-	WORD	$0x21016903	// lwu s2, 528(sp)
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x01c6f7b3	// and a5, a3, t3
-	WORD	$0x034886b3	// mul a3, a7, s4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	WORD	$0x03278533	// mul a0, a5, s2
-	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x032606b3	// mul a3, a2, s2
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x4ac16803	// lwu a6, 1196(sp)
-	WORD	$0x2099968b	// th.mula a3, s3, s1
+	WORD	$0x0076f7b3	// and a5, a3, t2
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x02e88ab3	// mul s5, a7, a4
-	WORD	$0x03478b33	// mul s6, a5, s4
-	WORD	$0x03460533	// mul a0, a2, s4
+	WORD	$0x03160f33	// mul t5, a2, a7
+	WORD	$0x02e90533	// mul a0, s2, a4
+	WORD	$0x21016483	// lwu s1, 528(sp)
 	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	WORD	$0x01c6f833	// and a6, a3, t3
+	WORD	$0x034786b3	// mul a3, a5, s4
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	WORD	$0x02980533	// mul a0, a6, s1
+	WORD	$0x00df4f33	// xor t5, t5, a3
+	WORD	$0x029606b3	// mul a3, a2, s1
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0x4ac16983	// lwu s3, 1196(sp)
+	WORD	$0x2119168b	// th.mula a3, s2, a7
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
+	WORD	$0x02e78ab3	// mul s5, a5, a4
+	WORD	$0x03480b33	// mul s6, a6, s4
+	WORD	$0x03460533	// mul a0, a2, s4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
 	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
-	WORD	$0x03498a33	// mul s4, s3, s4
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x2097960b	// th.mula a2, a5, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x032889b3	// mul s3, a7, s2
-	WORD	$0x2098950b	// th.mula a0, a7, s1
-	WORD	$0x27416883	// lwu a7, 628(sp)
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x00587933	// and s2, a6, t0
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x25416a03	// lwu s4, 596(sp)
-	WORD	$0x20e79a8b	// th.mula s5, a5, a4
-	WORD	$0x006874b3	// and s1, a6, t1
 	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x23416983	// lwu s3, 564(sp)
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x00787733	// and a4, a6, t2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x21416783	// lwu a5, 532(sp)
-	WORD	$0x03470bb3	// mul s7, a4, s4
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x02f90b33	// mul s6, s2, a5
-	WORD	$0x03380c33	// mul s8, a6, s3
+	WORD	$0x03490a33	// mul s4, s2, s4
+	WORD	$0x02990933	// mul s2, s2, s1
+	WORD	$0x2118160b	// th.mula a2, a6, a7
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x029784b3	// mul s1, a5, s1
+	WORD	$0x2117950b	// th.mula a0, a5, a7
+	WORD	$0x27416783	// lwu a5, 628(sp)
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x0059fa33	// and s4, s3, t0
+	WORD	$0x00964633	// xor a2, a2, s1
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21149b0b	// th.mula s6, s1, a7
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x03490b33	// mul s6, s2, s4
+	WORD	$0x25416883	// lwu a7, 596(sp)
+	WORD	$0x20e8190b	// th.mula s2, a6, a4
+	WORD	$0x0069f733	// and a4, s3, t1
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
+	WORD	$0x23416803	// lwu a6, 564(sp)
+	WORD	$0x01254533	// xor a0, a0, s2
+	WORD	$0x0079f4b3	// and s1, s3, t2
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	WORD	$0x21416903	// lwu s2, 532(sp)
+	WORD	$0x03148b33	// mul s6, s1, a7
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x21481b8b	// th.mula s7, a6, s4
-	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x032a0bb3	// mul s7, s4, s2
+	WORD	$0x03098c33	// mul s8, s3, a6
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03448a33	// mul s4, s1, s4
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
+	WORD	$0x20f71b8b	// th.mula s7, a4, a5
+	WORD	$0x030a0ab3	// mul s5, s4, a6
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4bc16b83	// lwu s7, 1212(sp)
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x02f808b3	// mul a7, a6, a5
-	WORD	$0x03348833	// mul a6, s1, s3
-	WORD	$0x033704b3	// mul s1, a4, s3
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x20f49a8b	// th.mula s5, s1, a5
+	WORD	$0x03270bb3	// mul s7, a4, s2
+	WORD	$0x031a0b33	// mul s6, s4, a7
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x27816903	// lwu s2, 632(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
-	WORD	$0x005bfab3	// and s5, s7, t0
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x25816b03	// lwu s6, 600(sp)
-	WORD	$0x02f70733	// mul a4, a4, a5
-	WORD	$0x006bf9b3	// and s3, s7, t1
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x21199b8b	// th.mula s7, s3, a7
+	WORD	$0x02fa0a33	// mul s4, s4, a5
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x031708b3	// mul a7, a4, a7
+	WORD	$0x20f99b0b	// th.mula s6, s3, a5
+	WORD	$0x014f4f33	// xor t5, t5, s4
 	// sums[7] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x21816883	// lwu a7, 536(sp)
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x23816a03	// lwu s4, 568(sp)
-	WORD	$0x007bf4b3	// and s1, s7, t2
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x4bc16a83	// lwu s5, 1212(sp)
+	WORD	$0x032989b3	// mul s3, s3, s2
+	WORD	$0x03070bb3	// mul s7, a4, a6
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x01cbfbb3	// and s7, s7, t3
+	WORD	$0x03048733	// mul a4, s1, a6
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x27816883	// lwu a7, 632(sp)
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x02079793	// slli a5, a5, 32
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 8: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x59010713	// addi a4, sp, 1424
-	WORD	$0x031a8c33	// mul s8, s5, a7
-	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x03648cb3	// mul s9, s1, s6
+	WORD	$0x005afa33	// and s4, s5, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x25816983	// lwu s3, 600(sp)
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5f013423	// sd a6, 1512(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x41010713	// addi a4, sp, 1040
-	WORD	$0x21299c0b	// th.mula s8, s3, s2
-	WORD	$0x034b87b3	// mul a5, s7, s4
+	WORD	$0x032484b3	// mul s1, s1, s2
+	WORD	$0x006af7b3	// and a5, s5, t1
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x43010713	// addi a4, sp, 1072
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x0196c6b3	// xor a3, a3, s9
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x21816803	// lwu a6, 536(sp)
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x45010713	// addi a4, sp, 1104
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x034a8833	// mul a6, s5, s4
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x23816903	// lwu s2, 568(sp)
 	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x47010713	// addi a4, sp, 1136
-	WORD	$0x2124980b	// th.mula a6, s1, s2
-	WORD	$0x031987b3	// mul a5, s3, a7
-	WORD	$0x02077807	// th.vle.v v16, (a4)
-	WORD	$0x01054533	// xor a0, a0, a6
-	WORD	$0x216b978b	// th.mula a5, s7, s6
-	WORD	$0x036a8733	// mul a4, s5, s6
+	WORD	$0x007af4b3	// and s1, s5, t2
+	WORD	$0x01cafab3	// and s5, s5, t3
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x032a87b3	// mul a5, s5, s2
-	WORD	$0x03698833	// mul a6, s3, s6
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x212b970b	// th.mula a4, s7, s2
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x030a0bb3	// mul s7, s4, a6
+	WORD	$0x03348c33	// mul s8, s1, s3
+	WORD	$0x032a8cb3	// mul s9, s5, s2
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
+	WORD	$0x21179b8b	// th.mula s7, a5, a7
+	WORD	$0x032a0b33	// mul s6, s4, s2
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x0196c6b3	// xor a3, a3, s9
 	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x4cc16a83	// lwu s5, 1228(sp)
-	WORD	$0x031b87b3	// mul a5, s7, a7
-	WORD	$0x03498833	// mul a6, s3, s4
-	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
-	WORD	$0x03448933	// mul s2, s1, s4
+	WORD	$0x21149b0b	// th.mula s6, s1, a7
+	WORD	$0x03078bb3	// mul s7, a5, a6
+	WORD	$0x033a0733	// mul a4, s4, s3
+	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x213a9b8b	// th.mula s7, s5, s3
+	WORD	$0x031a0a33	// mul s4, s4, a7
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x033789b3	// mul s3, a5, s3
+	WORD	$0x211a970b	// th.mula a4, s5, a7
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x4cc16a03	// lwu s4, 1228(sp)
+	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
+	WORD	$0x030a89b3	// mul s3, s5, a6
+	WORD	$0x03278ab3	// mul s5, a5, s2
+	WORD	$0x032487b3	// mul a5, s1, s2
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
 	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x27c16703	// lwu a4, 636(sp)
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x005af933	// and s2, s5, t0
 	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x005a78b3	// and a7, s4, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x21c16783	// lwu a5, 540(sp)
-	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
+	WORD	$0x03048833	// mul a6, s1, a6
 	WORD	$0x25c16983	// lwu s3, 604(sp)
-	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x006af8b3	// and a7, s5, t1
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
-	WORD	$0x23c16483	// lwu s1, 572(sp)
-	WORD	$0x007af833	// and a6, s5, t2
-	WORD	$0x01cafa33	// and s4, s5, t3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x03380bb3	// mul s7, a6, s3
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
-	WORD	$0x20e89a8b	// th.mula s5, a7, a4
-	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x01564633	// xor a2, a2, s5
 	// class 0: low words (pairs added), high words; out |= z & m[0]
 	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x20e81b0b	// th.mula s6, a6, a4
-	WORD	$0x02f88bb3	// mul s7, a7, a5
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x02e90933	// mul s2, s2, a4
+	WORD	$0x006a74b3	// and s1, s4, t1
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x23c16903	// lwu s2, 572(sp)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x007a7833	// and a6, s4, t2
+	WORD	$0x01ca7a33	// and s4, s4, t3
+	WORD	$0x02f88ab3	// mul s5, a7, a5
+	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
+	WORD	$0x03380b33	// mul s6, a6, s3
+	WORD	$0x20e49a8b	// th.mula s5, s1, a4
+	WORD	$0x032a0bb3	// mul s7, s4, s2
 	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
+	WORD	$0x03288b33	// mul s6, a7, s2
+	WORD	$0x02f48bb3	// mul s7, s1, a5
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x20e81b0b	// th.mula s6, a6, a4
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	WORD	$0x03388ab3	// mul s5, a7, s3
+	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033889b3	// mul s3, a7, s3
+	WORD	$0x02e888b3	// mul a7, a7, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x033489b3	// mul s3, s1, s3
 	WORD	$0x20ea1a8b	// th.mula s5, s4, a4
-	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
 	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x4dc16983	// lwu s3, 1244(sp)
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x02fa0933	// mul s2, s4, a5
-	WORD	$0x02988b33	// mul s6, a7, s1
-	WORD	$0x029808b3	// mul a7, a6, s1
-	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	WORD	$0x02fa0a33	// mul s4, s4, a5
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x032484b3	// mul s1, s1, s2
+	WORD	$0x032808b3	// mul a7, a6, s2
 	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
 	WORD	$0x22016703	// lwu a4, 544(sp)
 	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x28016883	// lwu a7, 640(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x014f4f33	// xor t5, t5, s4
 	WORD	$0x0059f933	// and s2, s3, t0
-	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
 	WORD	$0x02f80833	// mul a6, a6, a5
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
 	WORD	$0x26016a03	// lwu s4, 608(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x00964633	// xor a2, a2, s1
 	WORD	$0x0069f7b3	// and a5, s3, t1
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
 	WORD	$0x01064633	// xor a2, a2, a6
 	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
 	WORD	$0x24016483	// lwu s1, 576(sp)
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x0079f833	// and a6, s3, t2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x03480ab3	// mul s5, a6, s4
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02990ab3	// mul s5, s2, s1
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	WORD	$0x02e78b33	// mul s6, a5, a4
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x21179a8b	// th.mula s5, a5, a7
+	WORD	$0x0079f833	// and a6, s3, t2
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x03480ab3	// mul s5, a6, s4
+	WORD	$0x02998b33	// mul s6, s3, s1
+	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x02990bb3	// mul s7, s2, s1
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	WORD	$0x02e78b33	// mul s6, a5, a4
+	WORD	$0x21181b8b	// th.mula s7, a6, a7
 	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
-	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
 	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x03478a33	// mul s4, a5, s4
-	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
 	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
 	WORD	$0x012f4f33	// xor t5, t5, s2
 	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
 	WORD	$0x4ec16883	// lwu a7, 1260(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x02e989b3	// mul s3, s3, a4
 	WORD	$0x02978933	// mul s2, a5, s1
-	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
 	WORD	$0x029804b3	// mul s1, a6, s1
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
 	WORD	$0x01564633	// xor a2, a2, s5
 	WORD	$0x22416783	// lwu a5, 548(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x0058f4b3	// and s1, a7, t0
-	WORD	$0x02e80a33	// mul s4, a6, a4
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x26416703	// lwu a4, 612(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x28416803	// lwu a6, 644(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x02f48933	// mul s2, s1, a5
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x0068fa33	// and s4, a7, t1
-	WORD	$0x210a190b	// th.mula s2, s4, a6
-	WORD	$0x02e489b3	// mul s3, s1, a4
 	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x0126c6b3	// xor a3, a3, s2
-	WORD	$0x0078f933	// and s2, a7, t2
-	WORD	$0x01c8f8b3	// and a7, a7, t3
+	WORD	$0x0058f4b3	// and s1, a7, t0
+	WORD	$0x02e80833	// mul a6, a6, a4
+	WORD	$0x26416703	// lwu a4, 612(sp)
 	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x2108998b	// th.mula s3, a7, a6
-	WORD	$0x24416a83	// lwu s5, 580(sp)
-	WORD	$0x02e90b33	// mul s6, s2, a4
-	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03588b33	// mul s6, a7, s5
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x28416a03	// lwu s4, 644(sp)
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
+	WORD	$0x02f489b3	// mul s3, s1, a5
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x0068f933	// and s2, a7, t1
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x035489b3	// mul s3, s1, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x030484b3	// mul s1, s1, a6
+	WORD	$0x2149198b	// th.mula s3, s2, s4
+	WORD	$0x02e48b33	// mul s6, s1, a4
+	WORD	$0x0078f833	// and a6, a7, t2
 	// class 2: low words (pairs added), high words; out |= z & m[2]
 	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x2109198b	// th.mula s3, s2, a6
+	WORD	$0x0136c6b3	// xor a3, a3, s3
+	WORD	$0x01c8f9b3	// and s3, a7, t3
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x24416a83	// lwu s5, 580(sp)
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x02e808b3	// mul a7, a6, a4
+	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	WORD	$0x03598b33	// mul s6, s3, s5
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x035488b3	// mul a7, s1, s5
+	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x034484b3	// mul s1, s1, s4
+	WORD	$0x2148188b	// th.mula a7, a6, s4
+	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
 	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x4fc16803	// lwu a6, 1276(sp)
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01354533	// xor a0, a0, s3
-	WORD	$0x02fa09b3	// mul s3, s4, a5
-	WORD	$0x02ea0b33	// mul s6, s4, a4
-	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
-	WORD	$0x20e8998b	// th.mula s3, a7, a4
-	WORD	$0x035a0a33	// mul s4, s4, s5
+	WORD	$0x01154533	// xor a0, a0, a7
+	WORD	$0x4fc16883	// lwu a7, 1276(sp)
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x02f90a33	// mul s4, s2, a5
+	WORD	$0x02e90b33	// mul s6, s2, a4
 	WORD	$0x035904b3	// mul s1, s2, s5
-	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
+	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
+	WORD	$0x20e99a0b	// th.mula s4, s3, a4
+	WORD	$0x03580933	// mul s2, a6, s5
 	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02f888b3	// mul a7, a7, a5
-	WORD	$0x02f907b3	// mul a5, s2, a5
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02f98ab3	// mul s5, s3, a5
+	WORD	$0x02f807b3	// mul a5, a6, a5
 	WORD	$0x22816703	// lwu a4, 552(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x005874b3	// and s1, a6, t0
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x26816903	// lwu s2, 616(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
-	WORD	$0x24816883	// lwu a7, 584(sp)
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x00687a33	// and s4, a6, t1
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01354533	// xor a0, a0, s3
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x007877b3	// and a5, a6, t2
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x28816983	// lwu s3, 648(sp)
-	WORD	$0x03278bb3	// mul s7, a5, s2
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x213a1a8b	// th.mula s5, s4, s3
-	WORD	$0x03180c33	// mul s8, a6, a7
-	WORD	$0x03148b33	// mul s6, s1, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x21379b0b	// th.mula s6, a5, s3
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x03248ab3	// mul s5, s1, s2
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21281b8b	// th.mula s7, a6, s2
-	WORD	$0x03348c33	// mul s8, s1, s3
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x032a0b33	// mul s6, s4, s2
-	WORD	$0x21381a8b	// th.mula s5, a6, s3
-	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
-	WORD	$0x031a04b3	// mul s1, s4, a7
-	WORD	$0x018f4f33	// xor t5, t5, s8
-	WORD	$0x03178933	// mul s2, a5, a7
-	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x50c16883	// lwu a7, 1292(sp)
-	WORD	$0x02e789b3	// mul s3, a5, a4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x22c16783	// lwu a5, 556(sp)
-	WORD	$0x02e80a33	// mul s4, a6, a4
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
-	WORD	$0x0058f833	// and a6, a7, t0
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x24c16703	// lwu a4, 588(sp)
-	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
 	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x0058f933	// and s2, a7, t0
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x26816983	// lwu s3, 616(sp)
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x24816483	// lwu s1, 584(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x0068fab3	// and s5, a7, t1
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x02e90a33	// mul s4, s2, a4
+	WORD	$0x0078f7b3	// and a5, a7, t2
+	WORD	$0x01c8f833	// and a6, a7, t3
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x28816883	// lwu a7, 648(sp)
+	WORD	$0x03378b33	// mul s6, a5, s3
+	WORD	$0x211a9a0b	// th.mula s4, s5, a7
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x02980bb3	// mul s7, a6, s1
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x02ea8bb3	// mul s7, s5, a4
+	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
+	WORD	$0x21179b0b	// th.mula s6, a5, a7
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	WORD	$0x03390a33	// mul s4, s2, s3
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x03190b33	// mul s6, s2, a7
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
+	WORD	$0x033a89b3	// mul s3, s5, s3
+	WORD	$0x21181a0b	// th.mula s4, a6, a7
+	WORD	$0x029a8933	// mul s2, s5, s1
+	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x029784b3	// mul s1, a5, s1
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x50c16883	// lwu a7, 1292(sp)
+	WORD	$0x02e78a33	// mul s4, a5, a4
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
+	WORD	$0x22c16783	// lwu a5, 556(sp)
+	WORD	$0x02e809b3	// mul s3, a6, a4
+	WORD	$0x0058f833	// and a6, a7, t0
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x24c16703	// lwu a4, 588(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
 	WORD	$0x26c16903	// lwu s2, 620(sp)
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01464633	// xor a2, a2, s4
 	WORD	$0x02f80ab3	// mul s5, a6, a5
-	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x28c16a03	// lwu s4, 652(sp)
-	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
 	WORD	$0x0068f9b3	// and s3, a7, t1
+	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
 	WORD	$0x21499a8b	// th.mula s5, s3, s4
 	WORD	$0x0078f4b3	// and s1, a7, t2
+	WORD	$0x01c8f8b3	// and a7, a7, t3
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c8f8b3	// and a7, a7, t3
 	WORD	$0x03248ab3	// mul s5, s1, s2
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
 	WORD	$0x02e88b33	// mul s6, a7, a4
+	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
 	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x0166c6b3	// xor a3, a3, s6
 	// sums[4] = OR of z[k] & m[k]
 	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
-	WORD	$0x02f98b33	// mul s6, s3, a5
-	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x02e80b33	// mul s6, a6, a4
+	WORD	$0x02f98bb3	// mul s7, s3, a5
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21449b0b	// th.mula s6, s1, s4
+	WORD	$0x21289b8b	// th.mula s7, a7, s2
 	WORD	$0x03280ab3	// mul s5, a6, s2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21289b0b	// th.mula s6, a7, s2
-	WORD	$0x03480833	// mul a6, a6, s4
-	WORD	$0x03298933	// mul s2, s3, s2
-	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
-	WORD	$0x02e98a33	// mul s4, s3, a4
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02e48733	// mul a4, s1, a4
-	WORD	$0x01464633	// xor a2, a2, s4
 	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x02f887b3	// mul a5, a7, a5
-	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x00657533	// and a0, a0, t1
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x00a6e6b3	// or a3, a3, a0
-	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x01cf7f33	// and t5, t5, t3
+	WORD	$0x03480b33	// mul s6, a6, s4
+	WORD	$0x03298833	// mul a6, s3, s2
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x02e989b3	// mul s3, s3, a4
+	WORD	$0x02f48933	// mul s2, s1, a5
+	WORD	$0x01564633	// xor a2, a2, s5
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01e6e6b3	// or a3, a3, t5
-	WORD	$0x5cd13823	// sd a3, 1488(sp)
-	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x02e48733	// mul a4, s1, a4
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x02f887b3	// mul a5, a7, a5
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x00ef4f33	// xor t5, t5, a4
 	// sums[8] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x00a6e6b3	// or a3, a3, a0
+	WORD	$0x00767633	// and a2, a2, t2
+	WORD	$0x00c6e6b3	// or a3, a3, a2
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
+	WORD	$0x01cf7f33	// and t5, t5, t3
+	WORD	$0x01e6e6b3	// or a3, a3, t5
+	WORD	$0x5cd13823	// sd a3, 1488(sp)
 	WORD	$0x02079793	// slli a5, a5, 32
+	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5f013823	// sd a6, 1520(sp)
 	// the group's sum, reduced, alongside the next group's byte reversal
@@ -3545,60 +3545,60 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	WORD	$0x5b013e83	// ld t4, 1456(sp)
 	WORD	$0x5c013783	// ld a5, 1472(sp)
-	WORD	$0x5e013883	// ld a7, 1504(sp)
+	WORD	$0x5e013803	// ld a6, 1504(sp)
 	WORD	$0x5f013983	// ld s3, 1520(sp)
-	WORD	$0x5b813803	// ld a6, 1464(sp)
+	WORD	$0x5b813883	// ld a7, 1464(sp)
 	WORD	$0x5c813903	// ld s2, 1480(sp)
 	WORD	$0x5d813603	// ld a2, 1496(sp)
 	WORD	$0x5e813683	// ld a3, 1512(sp)
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	WORD	$0x01d7c7b3	// xor a5, a5, t4
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x0109c9b3	// xor s3, s3, a6
 	WORD	$0x5d013f03	// ld t5, 1488(sp)
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x0117c7b3	// xor a5, a5, a7
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	WORD	$0x01264633	// xor a2, a2, s2
 	WORD	$0x00d9c9b3	// xor s3, s3, a3
+	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
 	WORD	$0x02079493	// slli s1, a5, 32
 	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
 	WORD	$0x02099713	// slli a4, s3, 32
+	WORD	$0x321e84d7	// th.vrgather.vv v9, v1, v29
 	WORD	$0x009eceb3	// xor t4, t4, s1
 	WORD	$0x02061513	// slli a0, a2, 32
-	WORD	$0x321e84d7	// th.vrgather.vv v9, v1, v29
-	WORD	$0x00e8c8b3	// xor a7, a7, a4
+	WORD	$0x00e84833	// xor a6, a6, a4
+	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
 	WORD	$0x0207d493	// srli s1, a5, 32
 	WORD	$0x0209d713	// srli a4, s3, 32
-	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
 	WORD	$0x00a947b3	// xor a5, s2, a0
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x00984833	// xor a6, a6, s1
 	WORD	$0x323e85d7	// th.vrgather.vv v11, v3, v29
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	WORD	$0x01d84833	// xor a6, a6, t4
+	WORD	$0x0098c8b3	// xor a7, a7, s1
 	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x00f8c8b3	// xor a7, a7, a5
-	WORD	$0x02065513	// srli a0, a2, 32
 	WORD	$0x324e8657	// th.vrgather.vv v12, v4, v29
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x01184833	// xor a6, a6, a7
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9613	// slli a2, t4, 63
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x02065513	// srli a0, a2, 32
+	WORD	$0x0116c6b3	// xor a3, a3, a7
 	WORD	$0x325e86d7	// th.vrgather.vv v13, v5, v29
 	WORD	$0x49010713	// addi a4, sp, 1168
+	WORD	$0x0108c8b3	// xor a7, a7, a6
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	WORD	$0x03fe9613	// slli a2, t4, 63
+	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
 	WORD	$0x00af4f33	// xor t5, t5, a0
 	WORD	$0x03ee9513	// slli a0, t4, 62
-	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x00a84833	// xor a6, a6, a0
+	WORD	$0x00c8c8b3	// xor a7, a7, a2
 	WORD	$0x327e87d7	// th.vrgather.vv v15, v7, v29
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	WORD	$0x039e9613	// slli a2, t4, 57
-	WORD	$0x00d7c7b3	// xor a5, a5, a3
+	WORD	$0x01e6c6b3	// xor a3, a3, t5
+	WORD	$0x00a8c8b3	// xor a7, a7, a0
 	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
-	WORD	$0x00c84833	// xor a6, a6, a2
+	WORD	$0x039e9613	// slli a2, t4, 57
+	WORD	$0x00d7c7b3	// xor a5, a5, a3
+	WORD	$0x00c8c8b3	// xor a7, a7, a2
 	WORD	$0x001ed613	// srli a2, t4, 1
 	WORD	$0x01d7c7b3	// xor a5, a5, t4
 	WORD	$0x002ed513	// srli a0, t4, 2
@@ -3606,18 +3606,18 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x00a7c7b3	// xor a5, a5, a0
 	WORD	$0x007ed613	// srli a2, t4, 7
 	WORD	$0x00c7c7b3	// xor a5, a5, a2
-	WORD	$0x03f81613	// slli a2, a6, 63
-	WORD	$0x03e81513	// slli a0, a6, 62
+	WORD	$0x03f89613	// slli a2, a7, 63
+	WORD	$0x03e89513	// slli a0, a7, 62
 	WORD	$0x00c7c7b3	// xor a5, a5, a2
 	WORD	$0x00a7c7b3	// xor a5, a5, a0
-	WORD	$0x03981613	// slli a2, a6, 57
+	WORD	$0x03989613	// slli a2, a7, 57
 	WORD	$0x00c7ceb3	// xor t4, a5, a2
-	WORD	$0x00185613	// srli a2, a6, 1
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x00285513	// srli a0, a6, 2
+	WORD	$0x0018d613	// srli a2, a7, 1
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x0028d513	// srli a0, a7, 2
 	WORD	$0x00cf4f33	// xor t5, t5, a2
 	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x00785613	// srli a2, a6, 7
+	WORD	$0x0078d613	// srli a2, a7, 7
 	WORD	$0x00cf4533	// xor a0, t5, a2
 	WORD	$0x60013f03	// ld t5, 1536(sp)
 	WORD	$0x080f0f13	// addi t5, t5, 128

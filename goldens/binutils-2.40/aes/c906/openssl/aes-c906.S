@@ -45,7 +45,333 @@ AES_encrypt_c906:
 	add        	a2, a2, t0
 	addi       	a2, a2, -224
 	addi       	t0, zero, 10
-	bne        	t2, t0, .LAES_encrypt_c906_not128
+	beq        	t2, t0, .LAES_encrypt_c906_aes128
+	# AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	addi       	t0, zero, 12
+	beq        	t2, t0, .LAES_encrypt_c906_aes192
+	# round 1 of 13 (first round of this key size)
+	lw         	t2, 16(a2)
+	lw         	t3, 20(a2)
+	lw         	t4, 24(a2)
+	lw         	t5, 28(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a6, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a6, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a0, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a6, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	# round 2 of 13
+	lw         	a6, 32(a2)
+	lw         	a7, 36(a2)
+	lw         	a0, 40(a2)
+	lw         	s1, 44(a2)
+	th.extu    	t0, t2, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, t3, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t4, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t5, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t3, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t4, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t5, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t2, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t4, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t5, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t2, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t3, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t5, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t2, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	s1, s1, t0
+	th.extu    	t0, t3, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	s1, s1, t1
+	th.extu    	t1, t4, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	s1, s1, t0
+	xor        	s1, s1, t1
+	# round 3 of 13
+	lw         	t2, 48(a2)
+	lw         	t3, 52(a2)
+	lw         	t4, 56(a2)
+	lw         	t5, 60(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a7, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, s1, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a7, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, s1, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, s1, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a7, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, s1, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a7, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+.LAES_encrypt_c906_r4:
+	# round 4 of 13
+	lw         	a6, 64(a2)
+	lw         	a7, 68(a2)
+	lw         	a0, 72(a2)
+	lw         	s1, 76(a2)
+	th.extu    	t0, t2, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, t3, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t4, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t5, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t3, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t4, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t5, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t2, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t4, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t5, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t2, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t3, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t5, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t2, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	s1, s1, t0
+	th.extu    	t0, t3, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	s1, s1, t1
+	th.extu    	t1, t4, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	s1, s1, t0
+	xor        	s1, s1, t1
+	# round 5 of 13
+	lw         	t2, 80(a2)
+	lw         	t3, 84(a2)
+	lw         	t4, 88(a2)
+	lw         	t5, 92(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a7, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, s1, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a7, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, s1, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, s1, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a7, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, s1, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a7, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	jal        	zero, .LAES_encrypt_c906_r6
+.LAES_encrypt_c906_aes192:
+	# round 3 of 13 (first round of this key size)
+	lw         	t2, 48(a2)
+	lw         	t3, 52(a2)
+	lw         	t4, 56(a2)
+	lw         	t5, 60(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a6, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a6, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a0, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a6, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	jal        	zero, .LAES_encrypt_c906_r4
+.LAES_encrypt_c906_aes128:
 	# round 5 of 13 (first round of this key size)
 	lw         	t2, 80(a2)
 	lw         	t3, 84(a2)
@@ -576,12 +902,12 @@ AES_encrypt_c906:
 	ld         	t0, 224(a2)
 	ld         	t1, 232(a2)
 	slli       	a6, a6, 32
-	slli       	s1, s1, 32
 	xor        	a5, a5, t0
-	xor        	a7, a7, t1
 	xor        	a5, a5, a6
-	xor        	a7, a7, s1
 	sd         	a5, 0(a1)
+	slli       	s1, s1, 32
+	xor        	a7, a7, t1
+	xor        	a7, a7, s1
 	sd         	a7, 8(a1)
 	# return
 	addi       	t0, zero, 0
@@ -594,332 +920,6 @@ AES_encrypt_c906:
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
-	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-.LAES_encrypt_c906_not128:
-	addi       	t0, zero, 12
-	beq        	t2, t0, .LAES_encrypt_c906_aes192
-	# round 1 of 13 (first round of this key size)
-	lw         	t2, 16(a2)
-	lw         	t3, 20(a2)
-	lw         	t4, 24(a2)
-	lw         	t5, 28(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a6, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a6, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a0, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a6, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	# round 2 of 13
-	lw         	a6, 32(a2)
-	lw         	a7, 36(a2)
-	lw         	a0, 40(a2)
-	lw         	s1, 44(a2)
-	th.extu    	t0, t2, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, t3, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t4, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t5, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t3, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t4, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t5, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t2, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t4, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t5, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t2, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t3, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t5, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t2, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	s1, s1, t0
-	th.extu    	t0, t3, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	s1, s1, t1
-	th.extu    	t1, t4, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
-	# round 3 of 13
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a7, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, s1, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a7, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, s1, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, s1, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a7, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, s1, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a7, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-.LAES_encrypt_c906_r4:
-	# round 4 of 13
-	lw         	a6, 64(a2)
-	lw         	a7, 68(a2)
-	lw         	a0, 72(a2)
-	lw         	s1, 76(a2)
-	th.extu    	t0, t2, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, t3, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t4, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t5, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t3, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t4, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t5, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t2, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t4, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t5, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t2, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t3, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t5, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t2, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	s1, s1, t0
-	th.extu    	t0, t3, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	s1, s1, t1
-	th.extu    	t1, t4, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
-	# round 5 of 13
-	lw         	t2, 80(a2)
-	lw         	t3, 84(a2)
-	lw         	t4, 88(a2)
-	lw         	t5, 92(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a7, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, s1, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a7, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, s1, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, s1, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a7, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, s1, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a7, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	jal        	zero, .LAES_encrypt_c906_r6
-.LAES_encrypt_c906_aes192:
-	# round 3 of 13 (first round of this key size)
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a6, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a6, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a0, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a6, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	jal        	zero, .LAES_encrypt_c906_r4
 	.size	AES_encrypt_c906, .-AES_encrypt_c906
 
 	.p2align	2
@@ -958,7 +958,333 @@ AES_decrypt_c906:
 	add        	a2, a2, t0
 	addi       	a2, a2, -224
 	addi       	t0, zero, 10
-	bne        	t2, t0, .LAES_decrypt_c906_not128
+	beq        	t2, t0, .LAES_decrypt_c906_aes128
+	# AES-256: rounds 1..5, then round 6 onwards below; AES-192: rounds 3..5
+	addi       	t0, zero, 12
+	beq        	t2, t0, .LAES_decrypt_c906_aes192
+	# round 1 of 13 (first round of this key size)
+	lw         	t2, 16(a2)
+	lw         	t3, 20(a2)
+	lw         	t4, 24(a2)
+	lw         	t5, 28(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a0, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a6, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a0, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a6, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	# round 2 of 13
+	lw         	a6, 32(a2)
+	lw         	a7, 36(a2)
+	lw         	a0, 40(a2)
+	lw         	s1, 44(a2)
+	th.extu    	t0, t2, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, t5, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t4, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t3, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t3, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t2, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t5, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t4, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t4, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t3, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t2, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t5, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t5, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t4, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	s1, s1, t0
+	th.extu    	t0, t3, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	s1, s1, t1
+	th.extu    	t1, t2, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	s1, s1, t0
+	xor        	s1, s1, t1
+	# round 3 of 13
+	lw         	t2, 48(a2)
+	lw         	t3, 52(a2)
+	lw         	t4, 56(a2)
+	lw         	t5, 60(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, s1, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a7, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a7, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, s1, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a7, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, s1, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, s1, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a7, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+.LAES_decrypt_c906_r4:
+	# round 4 of 13
+	lw         	a6, 64(a2)
+	lw         	a7, 68(a2)
+	lw         	a0, 72(a2)
+	lw         	s1, 76(a2)
+	th.extu    	t0, t2, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, t5, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t4, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t3, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a6, a6, t0
+	th.extu    	t0, t3, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a6, a6, t1
+	th.extu    	t1, t2, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t5, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t4, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a7, a7, t0
+	th.extu    	t0, t4, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a7, a7, t1
+	th.extu    	t1, t3, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t2, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t5, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	a0, a0, t0
+	th.extu    	t0, t5, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	a0, a0, t1
+	th.extu    	t1, t4, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	s1, s1, t0
+	th.extu    	t0, t3, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	s1, s1, t1
+	th.extu    	t1, t2, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	s1, s1, t0
+	xor        	s1, s1, t1
+	# round 5 of 13
+	lw         	t2, 80(a2)
+	lw         	t3, 84(a2)
+	lw         	t4, 88(a2)
+	lw         	t5, 92(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, s1, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a7, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a7, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, s1, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a7, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, s1, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, s1, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a7, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	jal        	zero, .LAES_decrypt_c906_r6
+.LAES_decrypt_c906_aes192:
+	# round 3 of 13 (first round of this key size)
+	lw         	t2, 48(a2)
+	lw         	t3, 52(a2)
+	lw         	t4, 56(a2)
+	lw         	t5, 60(a2)
+	th.extu    	t0, a6, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	th.extu    	t1, a0, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a0, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t2, t2, t0
+	th.extu    	t0, a6, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t2, t2, t1
+	th.extu    	t1, a6, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a0, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t3, t3, t0
+	th.extu    	t0, a0, 7, 0
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t3, t3, t1
+	th.extu    	t1, a6, 47, 40
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a6, 23, 16
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 63, 56
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t4, t4, t0
+	th.extu    	t0, a0, 39, 32
+	th.lrwu    	t0, t6, t0, 2
+	xor        	t4, t4, t1
+	th.extu    	t1, a0, 15, 8
+	th.lrwu    	t1, a3, t1, 2
+	xor        	t5, t5, t0
+	th.extu    	t0, a6, 55, 48
+	th.lrwu    	t0, a4, t0, 2
+	xor        	t5, t5, t1
+	th.extu    	t1, a6, 31, 24
+	th.lrwu    	t1, a5, t1, 2
+	xor        	t5, t5, t0
+	xor        	t5, t5, t1
+	jal        	zero, .LAES_decrypt_c906_r4
+.LAES_decrypt_c906_aes128:
 	# round 5 of 13 (first round of this key size)
 	lw         	t2, 80(a2)
 	lw         	t3, 84(a2)
@@ -1489,12 +1815,12 @@ AES_decrypt_c906:
 	ld         	t0, 224(a2)
 	ld         	t1, 232(a2)
 	slli       	a6, a6, 32
-	slli       	s1, s1, 32
 	xor        	a5, a5, t0
-	xor        	a7, a7, t1
 	xor        	a5, a5, a6
-	xor        	a7, a7, s1
 	sd         	a5, 0(a1)
+	slli       	s1, s1, 32
+	xor        	a7, a7, t1
+	xor        	a7, a7, s1
 	sd         	a7, 8(a1)
 	# return
 	addi       	t0, zero, 0
@@ -1507,332 +1833,6 @@ AES_decrypt_c906:
 	ld         	s1, 0(sp)
 	addi       	sp, sp, 16
 	jalr       	zero, 0(ra)
-	# AES-256: rounds 1..5, then round 6 onwards above; AES-192: rounds 3..5
-.LAES_decrypt_c906_not128:
-	addi       	t0, zero, 12
-	beq        	t2, t0, .LAES_decrypt_c906_aes192
-	# round 1 of 13 (first round of this key size)
-	lw         	t2, 16(a2)
-	lw         	t3, 20(a2)
-	lw         	t4, 24(a2)
-	lw         	t5, 28(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a0, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a6, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a0, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a6, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	# round 2 of 13
-	lw         	a6, 32(a2)
-	lw         	a7, 36(a2)
-	lw         	a0, 40(a2)
-	lw         	s1, 44(a2)
-	th.extu    	t0, t2, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, t5, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t4, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t3, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t3, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t2, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t5, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t4, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t4, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t3, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t2, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t5, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t5, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t4, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	s1, s1, t0
-	th.extu    	t0, t3, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	s1, s1, t1
-	th.extu    	t1, t2, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
-	# round 3 of 13
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, s1, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a7, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a7, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, s1, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a7, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, s1, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, s1, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a7, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-.LAES_decrypt_c906_r4:
-	# round 4 of 13
-	lw         	a6, 64(a2)
-	lw         	a7, 68(a2)
-	lw         	a0, 72(a2)
-	lw         	s1, 76(a2)
-	th.extu    	t0, t2, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, t5, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t4, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t3, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a6, a6, t0
-	th.extu    	t0, t3, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a6, a6, t1
-	th.extu    	t1, t2, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t5, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t4, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a7, a7, t0
-	th.extu    	t0, t4, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a7, a7, t1
-	th.extu    	t1, t3, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t2, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t5, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	a0, a0, t0
-	th.extu    	t0, t5, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	a0, a0, t1
-	th.extu    	t1, t4, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	s1, s1, t0
-	th.extu    	t0, t3, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	s1, s1, t1
-	th.extu    	t1, t2, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	s1, s1, t0
-	xor        	s1, s1, t1
-	# round 5 of 13
-	lw         	t2, 80(a2)
-	lw         	t3, 84(a2)
-	lw         	t4, 88(a2)
-	lw         	t5, 92(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, s1, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a7, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a7, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, s1, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a7, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, s1, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, s1, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a7, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	jal        	zero, .LAES_decrypt_c906_r6
-.LAES_decrypt_c906_aes192:
-	# round 3 of 13 (first round of this key size)
-	lw         	t2, 48(a2)
-	lw         	t3, 52(a2)
-	lw         	t4, 56(a2)
-	lw         	t5, 60(a2)
-	th.extu    	t0, a6, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	th.extu    	t1, a0, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a0, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t2, t2, t0
-	th.extu    	t0, a6, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t2, t2, t1
-	th.extu    	t1, a6, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a0, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t3, t3, t0
-	th.extu    	t0, a0, 7, 0
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t3, t3, t1
-	th.extu    	t1, a6, 47, 40
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a6, 23, 16
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 63, 56
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t4, t4, t0
-	th.extu    	t0, a0, 39, 32
-	th.lrwu    	t0, t6, t0, 2
-	xor        	t4, t4, t1
-	th.extu    	t1, a0, 15, 8
-	th.lrwu    	t1, a3, t1, 2
-	xor        	t5, t5, t0
-	th.extu    	t0, a6, 55, 48
-	th.lrwu    	t0, a4, t0, 2
-	xor        	t5, t5, t1
-	th.extu    	t1, a6, 31, 24
-	th.lrwu    	t1, a5, t1, 2
-	xor        	t5, t5, t0
-	xor        	t5, t5, t1
-	jal        	zero, .LAES_decrypt_c906_r4
 	.size	AES_decrypt_c906, .-AES_decrypt_c906
 
 	.p2align	2
