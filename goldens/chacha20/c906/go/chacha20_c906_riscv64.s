@@ -15,2703 +15,1393 @@ GLOBL ·kgen_chacha_c906_sigma(SB), RODATA|NOPTR, $16
 
 // void ChaCha20_ctr32_c906(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 // func chaCha20Ctr32C906(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
-TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $24-40
+TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $48-40
 	MOV	out+0(FP), X10
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	WORD	$0x00c13c23	// sd a2, 24(sp)
-	WORD	$0x00e13823	// sd a4, 16(sp)
+	WORD	$0x02e13823	// sd a4, 48(sp)
 	// .LChaCha20_ctr32_c906_0:
 	MOV	$·kgen_chacha_c906_sigma(SB), X19	// auipc s3, %pcrel_hi(kgen_chacha_c906_sigma); addi s3, s3, %pcrel_lo
-	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x03013283	// ld t0, 48(sp)
 	WORD	$0x0002a283	// lw t0, 0(t0)
 	WORD	$0x00513423	// sd t0, 8(sp)
-	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
-	WORD	$0x08000b13	// addi s6, zero, 128
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x0162f463	// bgeu t0, s6, .LChaCha20_ctr32_c906_55
-	WORD	$0x78c0206f	// jal zero, .LChaCha20_ctr32_c906_4
-	// .LChaCha20_ctr32_c906_55:
-	WORD	$0x00b56b33	// or s6, a0, a1
-	WORD	$0x003b7b13	// andi s6, s6, 3
-	WORD	$0x000b0463	// beq s6, zero, .LChaCha20_ctr32_c906_56
-	WORD	$0x77c0206f	// jal zero, .LChaCha20_ctr32_c906_4
+	WORD	$0x08000c93	// addi s9, zero, 128
+	WORD	$0x01966463	// bltu a2, s9, .LChaCha20_ctr32_c906_4
+	WORD	$0x3dc0106f	// jal zero, .LChaCha20_ctr32_c906_7
+	// .LChaCha20_ctr32_c906_4:
+	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_c906_56
+	WORD	$0x3780106f	// jal zero, .LChaCha20_ctr32_c906_6
 	// .LChaCha20_ctr32_c906_56:
-	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	WORD	$0x00400c93	// addi s9, zero, 4
-	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
-	WORD	$0x00010b37	// lui s6, 16
-	WORD	$0x5e0b40d7	// th.vmv.v.x v1, s6
-	WORD	$0x00001b37	// lui s6, 1
-	WORD	$0x5e0b4157	// th.vmv.v.x v2, s6
-	WORD	$0x10000b13	// addi s6, zero, 256
-	WORD	$0x5e0b41d7	// th.vmv.v.x v3, s6
-	WORD	$0x08000b13	// addi s6, zero, 128
-	WORD	$0x5e0b4257	// th.vmv.v.x v4, s6
-	WORD	$0x5a08a2d7	// th.vid.v v5
-	// .LChaCha20_ctr32_c906_lanes_loop:
-	WORD	$0x14000b13	// addi s6, zero, 320
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x7362ea63	// bltu t0, s6, .LChaCha20_ctr32_c906_lanes_rest
-	WORD	$0x00400c93	// addi s9, zero, 4
-	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x0009ac03	// lw s8, 0(s3)
-	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x0106a783	// lw a5, 16(a3)
-	WORD	$0x0146a703	// lw a4, 20(a3)
-	WORD	$0x0186af03	// lw t5, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002861b	// addiw a2, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813e83	// ld t4, 8(sp)
-	WORD	$0x019e863b	// addw a2, t4, s9
-	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
-	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
-	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
-	WORD	$0x5e0a44d7	// th.vmv.v.x v9, s4
-	WORD	$0x5e094957	// th.vmv.v.x v18, s2
-	WORD	$0x5e04c9d7	// th.vmv.v.x v19, s1
-	WORD	$0x5e08ca57	// th.vmv.v.x v20, a7
-	WORD	$0x5e084ad7	// th.vmv.v.x v21, a6
-	WORD	$0x5e07c557	// th.vmv.v.x v10, a5
-	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
-	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
-	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	WORD	$0x00813e83	// ld t4, 8(sp)
-	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
-	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
-	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
-	WORD	$0x5e034857	// th.vmv.v.x v16, t1
-	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
-	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	WORD	$0x00a00e93	// addi t4, zero, 10
-	// .LChaCha20_ctr32_c906_dr:
-	// four vector lanes interleaved with the scalar block
-	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
-	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
-	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x0173c3b3	// xor t2, t2, s7
-	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
-	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	WORD	$0x0173c3b3	// xor t2, t2, s7
-	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
-	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
-	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
-	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
-	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
-	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
-	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
-	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
-	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
-	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfffe8e93	// addi t4, t4, -1
-	WORD	$0xc60e9ee3	// bne t4, zero, .LChaCha20_ctr32_c906_dr
-	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
-	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
-	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
-	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
-	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
-	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
-	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
-	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
-	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
-	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
-	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x000b0b1b	// addiw s6, s6, 0
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
-	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	WORD	$0x01013b03	// ld s6, 16(sp)
-	WORD	$0x008b2b03	// lw s6, 8(s6)
-	WORD	$0x01d383bb	// addw t2, t2, t4
-	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
-	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
-	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
-	WORD	$0x0196063b	// addw a2, a2, s9
-	// output: lane k's word i at 64k + 4i (strided by 64)
-	// ... interleaved with the scalar block's, bytes 256..320
-	WORD	$0x00058c93	// addi s9, a1, 0
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x1005ab03	// lw s6, 256(a1)
-	WORD	$0x04000093	// addi ra, zero, 64
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x1045ae83	// lw t4, 260(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x11652023	// sw s6, 256(a0)
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1085ab03	// lw s6, 264(a1)
-	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x017eceb3	// xor t4, t4, s7
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x11d52223	// sw t4, 260(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x10c5ae83	// lw t4, 268(a1)
-	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x11652423	// sw s6, 264(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
-	WORD	$0x1105ab03	// lw s6, 272(a1)
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x11d52623	// sw t4, 268(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
-	WORD	$0x1145ae83	// lw t4, 276(a1)
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x11652823	// sw s6, 272(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
-	WORD	$0x1185ab03	// lw s6, 280(a1)
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x11d52a23	// sw t4, 276(a0)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	WORD	$0x11c5ae83	// lw t4, 284(a1)
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x11652c23	// sw s6, 280(a0)
-	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
-	WORD	$0x1205ab03	// lw s6, 288(a1)
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x11d52e23	// sw t4, 284(a0)
-	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
-	WORD	$0x1245ae83	// lw t4, 292(a1)
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13652023	// sw s6, 288(a0)
-	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x1285ab03	// lw s6, 296(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13d52223	// sw t4, 292(a0)
-	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x12c5ae83	// lw t4, 300(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13652423	// sw s6, 296(a0)
-	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x1305ab03	// lw s6, 304(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13d52623	// sw t4, 300(a0)
-	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x1345ae83	// lw t4, 308(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
-	WORD	$0x13652823	// sw s6, 304(a0)
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x1385ab03	// lw s6, 312(a1)
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
-	WORD	$0x13d52a23	// sw t4, 308(a0)
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13c5ae83	// lw t4, 316(a1)
-	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13652c23	// sw s6, 312(a0)
-	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x13d52e23	// sw t4, 316(a0)
-	WORD	$0x14050513	// addi a0, a0, 320
-	WORD	$0x14058593	// addi a1, a1, 320
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xec028293	// addi t0, t0, -320
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0052829b	// addiw t0, t0, 5
-	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x8c9ff06f	// jal zero, .LChaCha20_ctr32_c906_lanes_loop
-	// .LChaCha20_ctr32_c906_lanes_rest:
-	WORD	$0x08000b13	// addi s6, zero, 128
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x3362eee3	// bltu t0, s6, .LChaCha20_ctr32_c906_1
-	WORD	$0x0c000b13	// addi s6, zero, 192
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x6962ea63	// bltu t0, s6, .LChaCha20_ctr32_c906_rows
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x0062dc93	// srli s9, t0, 6
-	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
-	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x0009ac03	// lw s8, 0(s3)
-	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x0106a783	// lw a5, 16(a3)
-	WORD	$0x0146a703	// lw a4, 20(a3)
-	WORD	$0x0186af03	// lw t5, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002861b	// addiw a2, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813e83	// ld t4, 8(sp)
-	WORD	$0x019e863b	// addw a2, t4, s9
-	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
-	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
-	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
-	WORD	$0x5e0a44d7	// th.vmv.v.x v9, s4
-	WORD	$0x5e094957	// th.vmv.v.x v18, s2
-	WORD	$0x5e04c9d7	// th.vmv.v.x v19, s1
-	WORD	$0x5e08ca57	// th.vmv.v.x v20, a7
-	WORD	$0x5e084ad7	// th.vmv.v.x v21, a6
-	WORD	$0x5e07c557	// th.vmv.v.x v10, a5
-	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
-	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
-	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	WORD	$0x00813e83	// ld t4, 8(sp)
-	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
-	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
-	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
-	WORD	$0x5e034857	// th.vmv.v.x v16, t1
-	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
-	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	WORD	$0x00a00e93	// addi t4, zero, 10
-	// .LChaCha20_ctr32_c906_dr.1:
-	// four vector lanes interleaved with the scalar block
-	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
-	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
-	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x0173c3b3	// xor t2, t2, s7
-	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
-	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	WORD	$0x0173c3b3	// xor t2, t2, s7
-	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
-	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
-	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
-	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
-	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
-	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
-	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
-	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
-	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
-	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfffe8e93	// addi t4, t4, -1
-	WORD	$0xc60e9ee3	// bne t4, zero, .LChaCha20_ctr32_c906_dr.1
-	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
-	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
-	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
-	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
-	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
-	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
-	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
-	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
-	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
-	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
-	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x00068b1b	// addiw s6, a3, 0
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
-	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d383bb	// addw t2, t2, t4
-	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
-	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
-	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
-	WORD	$0x0196063b	// addw a2, a2, s9
-	// output: lane k's word i at 64k + 4i (strided by 64)
-	WORD	$0x00058c93	// addi s9, a1, 0
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x04000093	// addi ra, zero, 64
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	WORD	$0x00440413	// addi s0, s0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0066dc93	// srli s9, a3, 6
-	WORD	$0x006c9b13	// slli s6, s9, 6
-	WORD	$0x01650533	// add a0, a0, s6
-	WORD	$0x016585b3	// add a1, a1, s6
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x416686b3	// sub a3, a3, s6
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x019686bb	// addw a3, a3, s9
-	WORD	$0x00d13423	// sd a3, 8(sp)
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x00068463	// beq a3, zero, .LChaCha20_ctr32_c906_57
-	WORD	$0x5840106f	// jal zero, .LChaCha20_ctr32_c906_2
-	// .LChaCha20_ctr32_c906_57:
-	WORD	$0x0fd0106f	// jal zero, .LChaCha20_ctr32_c906_3
-	// .LChaCha20_ctr32_c906_rows:
-	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	WORD	$0x0250b557	// th.vadd.vi v10, v5, 1
-	WORD	$0x26a1b557	// th.vand.vi v10, v10, 3
-	WORD	$0x025135d7	// th.vadd.vi v11, v5, 2
-	WORD	$0x26b1b5d7	// th.vand.vi v11, v11, 3
-	WORD	$0x0251b657	// th.vadd.vi v12, v5, 3
-	WORD	$0x26c1b657	// th.vand.vi v12, v12, 3
-	WORD	$0x625038d7	// th.vmseq.vi v17, v5, 0
-	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	WORD	$0x00098c93	// addi s9, s3, 0
-	WORD	$0x120ce687	// th.vlw.v v13, (s9)
-	WORD	$0x00068c93	// addi s9, a3, 0
-	WORD	$0x120ce707	// th.vlw.v v14, (s9)
-	WORD	$0x01068c93	// addi s9, a3, 16
-	WORD	$0x120ce787	// th.vlw.v v15, (s9)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028c93	// addi s9, t0, 0
-	WORD	$0x120ce807	// th.vlw.v v16, (s9)
-	WORD	$0x5e088057	// th.vmv.v.v v0, v17
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x5d02c857	// th.vmerge.vxm v16, v16, t0, v0
-	WORD	$0x5e068357	// th.vmv.v.v v6, v13
-	WORD	$0x5e0703d7	// th.vmv.v.v v7, v14
-	WORD	$0x5e078457	// th.vmv.v.v v8, v15
-	WORD	$0x5e0804d7	// th.vmv.v.v v9, v16
-	// the scalar block is the second: counter ctr + 1
-	WORD	$0x0009ac03	// lw s8, 0(s3)
-	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x0106a783	// lw a5, 16(a3)
-	WORD	$0x0146a703	// lw a4, 20(a3)
-	WORD	$0x0186af03	// lw t5, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0012861b	// addiw a2, t0, 1
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00a00e93	// addi t4, zero, 10
-	// .LChaCha20_ctr32_c906_dr.2:
-	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0xa2983957	// th.vsrl.vi v18, v9, 16
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0xa720a4d7	// th.vmadd.vv v9, v1, v18
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x0173c3b3	// xor t2, t2, s7
-	WORD	$0xa27a3957	// th.vsrl.vi v18, v7, 20
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0xa72123d7	// th.vmadd.vv v7, v2, v18
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
-	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
-	WORD	$0x0173c3b3	// xor t2, t2, s7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0xa29c3957	// th.vsrl.vi v18, v9, 24
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0xa721a4d7	// th.vmadd.vv v9, v3, v18
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0xa27cb957	// th.vsrl.vi v18, v7, 25
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0xa72223d7	// th.vmadd.vv v7, v4, v18
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x327509d7	// th.vrgather.vv v19, v7, v10
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x32858a57	// th.vrgather.vv v20, v8, v11
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x32960ad7	// th.vrgather.vv v21, v9, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0xa3583957	// th.vsrl.vi v18, v21, 16
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0xa720aad7	// th.vmadd.vv v21, v1, v18
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0xa33a3957	// th.vsrl.vi v18, v19, 20
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0xa72129d7	// th.vmadd.vv v19, v2, v18
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0xa35c3957	// th.vsrl.vi v18, v21, 24
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0xa721aad7	// th.vmadd.vv v21, v3, v18
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0xa33cb957	// th.vsrl.vi v18, v19, 25
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0xa72229d7	// th.vmadd.vv v19, v4, v18
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x333603d7	// th.vrgather.vv v7, v19, v12
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x33458457	// th.vrgather.vv v8, v20, v11
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x335504d7	// th.vrgather.vv v9, v21, v10
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfffe8e93	// addi t4, t4, -1
-	WORD	$0xde0e92e3	// bne t4, zero, .LChaCha20_ctr32_c906_dr.2
-	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	WORD	$0x02668357	// th.vadd.vv v6, v6, v13
-	WORD	$0x027703d7	// th.vadd.vv v7, v7, v14
-	WORD	$0x02878457	// th.vadd.vv v8, v8, v15
-	WORD	$0x029804d7	// th.vadd.vv v9, v9, v16
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x001b0b1b	// addiw s6, s6, 1
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
-	WORD	$0x01013b03	// ld s6, 16(sp)
-	WORD	$0x008b2b03	// lw s6, 8(s6)
-	WORD	$0x01d383bb	// addw t2, t2, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
-	WORD	$0x00058c93	// addi s9, a1, 0
-	WORD	$0x0405ab03	// lw s6, 64(a1)
-	WORD	$0x0445ae83	// lw t4, 68(a1)
-	WORD	$0x120ce907	// th.vlw.v v18, (s9)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x05652023	// sw s6, 64(a0)
-	WORD	$0x01058c93	// addi s9, a1, 16
-	WORD	$0x0485ab03	// lw s6, 72(a1)
-	WORD	$0x017eceb3	// xor t4, t4, s7
-	WORD	$0x05d52223	// sw t4, 68(a0)
-	WORD	$0x120ce987	// th.vlw.v v19, (s9)
-	WORD	$0x04c5ae83	// lw t4, 76(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x02058c93	// addi s9, a1, 32
-	WORD	$0x05652423	// sw s6, 72(a0)
-	WORD	$0x0505ab03	// lw s6, 80(a1)
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x120cea07	// th.vlw.v v20, (s9)
-	WORD	$0x05d52623	// sw t4, 76(a0)
-	WORD	$0x0545ae83	// lw t4, 84(a1)
-	WORD	$0x03058c93	// addi s9, a1, 48
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x05652823	// sw s6, 80(a0)
-	WORD	$0x120cea87	// th.vlw.v v21, (s9)
-	WORD	$0x0585ab03	// lw s6, 88(a1)
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x05d52a23	// sw t4, 84(a0)
-	WORD	$0x2f230957	// th.vxor.vv v18, v18, v6
-	WORD	$0x05c5ae83	// lw t4, 92(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x00050413	// addi s0, a0, 0
-	WORD	$0x05652c23	// sw s6, 88(a0)
-	WORD	$0x0605ab03	// lw s6, 96(a1)
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x02046927	// th.vsw.v v18, (s0)
-	WORD	$0x05d52e23	// sw t4, 92(a0)
-	WORD	$0x0645ae83	// lw t4, 100(a1)
-	WORD	$0x2f3389d7	// th.vxor.vv v19, v19, v7
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x07652023	// sw s6, 96(a0)
-	WORD	$0x01050413	// addi s0, a0, 16
-	WORD	$0x0685ab03	// lw s6, 104(a1)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x07d52223	// sw t4, 100(a0)
-	WORD	$0x020469a7	// th.vsw.v v19, (s0)
-	WORD	$0x06c5ae83	// lw t4, 108(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x2f440a57	// th.vxor.vv v20, v20, v8
-	WORD	$0x07652423	// sw s6, 104(a0)
-	WORD	$0x0705ab03	// lw s6, 112(a1)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x02050413	// addi s0, a0, 32
-	WORD	$0x07d52623	// sw t4, 108(a0)
-	WORD	$0x0745ae83	// lw t4, 116(a1)
-	WORD	$0x02046a27	// th.vsw.v v20, (s0)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x07652823	// sw s6, 112(a0)
-	WORD	$0x2f548ad7	// th.vxor.vv v21, v21, v9
-	WORD	$0x0785ab03	// lw s6, 120(a1)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x07d52a23	// sw t4, 116(a0)
-	WORD	$0x03050413	// addi s0, a0, 48
-	WORD	$0x07c5ae83	// lw t4, 124(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x02046aa7	// th.vsw.v v21, (s0)
-	WORD	$0x07652c23	// sw s6, 120(a0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x07d52e23	// sw t4, 124(a0)
-	WORD	$0x08050513	// addi a0, a0, 128
-	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xf8028293	// addi t0, t0, -128
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0022829b	// addiw t0, t0, 2
-	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x0040006f	// jal zero, .LChaCha20_ctr32_c906_1
-	// .LChaCha20_ctr32_c906_1:
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_c906_58
-	WORD	$0x4540106f	// jal zero, .LChaCha20_ctr32_c906_3
-	// .LChaCha20_ctr32_c906_58:
 	// .LChaCha20_ctr32_c906_block:
 	WORD	$0x0009ac03	// lw s8, 0(s3)
 	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x00c9aa83	// lw s5, 12(s3)
+	WORD	$0x0006aa03	// lw s4, 0(a3)
+	WORD	$0x0046a903	// lw s2, 4(a3)
+	WORD	$0x0086a483	// lw s1, 8(a3)
+	WORD	$0x00c6a883	// lw a7, 12(a3)
 	WORD	$0x0106a783	// lw a5, 16(a3)
 	WORD	$0x0146a703	// lw a4, 20(a3)
 	WORD	$0x0186af03	// lw t5, 24(a3)
 	WORD	$0x01c6ae03	// lw t3, 28(a3)
 	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002861b	// addiw a2, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
+	WORD	$0x00028e9b	// addiw t4, t0, 0
+	WORD	$0x03013303	// ld t1, 48(sp)
 	WORD	$0x00432383	// lw t2, 4(t1)
 	WORD	$0x00832283	// lw t0, 8(t1)
 	WORD	$0x00c32303	// lw t1, 12(t1)
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x000b0b1b	// addiw s6, s6, 0
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
-	WORD	$0x01013b03	// ld s6, 16(sp)
-	WORD	$0x008b2b03	// lw s6, 8(s6)
-	WORD	$0x01d383bb	// addw t2, t2, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
-	WORD	$0x04000b13	// addi s6, zero, 64
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x0f6cea63	// bltu s9, s6, .LChaCha20_ctr32_c906_2
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x0045ae83	// lw t4, 4(a1)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x0085ab03	// lw s6, 8(a1)
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
 	WORD	$0x017eceb3	// xor t4, t4, s7
-	WORD	$0x01d52223	// sw t4, 4(a0)
-	WORD	$0x00c5ae83	// lw t4, 12(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x01652423	// sw s6, 8(a0)
-	WORD	$0x0105ab03	// lw s6, 16(a1)
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x01d52623	// sw t4, 12(a0)
-	WORD	$0x0145ae83	// lw t4, 20(a1)
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x01652823	// sw s6, 16(a0)
-	WORD	$0x0185ab03	// lw s6, 24(a1)
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x01d52a23	// sw t4, 20(a0)
-	WORD	$0x01c5ae83	// lw t4, 28(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x01652c23	// sw s6, 24(a0)
-	WORD	$0x0205ab03	// lw s6, 32(a1)
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x01d52e23	// sw t4, 28(a0)
-	WORD	$0x0245ae83	// lw t4, 36(a1)
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x03652023	// sw s6, 32(a0)
-	WORD	$0x0285ab03	// lw s6, 40(a1)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x03d52223	// sw t4, 36(a0)
-	WORD	$0x02c5ae83	// lw t4, 44(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x03652423	// sw s6, 40(a0)
-	WORD	$0x0305ab03	// lw s6, 48(a1)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x03d52623	// sw t4, 44(a0)
-	WORD	$0x0345ae83	// lw t4, 52(a1)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x03652823	// sw s6, 48(a0)
-	WORD	$0x0385ab03	// lw s6, 56(a1)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x03d52a23	// sw t4, 52(a0)
-	WORD	$0x03c5ae83	// lw t4, 60(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x03652c23	// sw s6, 56(a0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x03d52e23	// sw t4, 60(a0)
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
+	WORD	$0x0009ac83	// lw s9, 0(s3)
+	WORD	$0x0049a803	// lw a6, 4(s3)
+	WORD	$0x019c0c3b	// addw s8, s8, s9
+	WORD	$0x0089ac83	// lw s9, 8(s3)
+	WORD	$0x010b8bbb	// addw s7, s7, a6
+	WORD	$0x00c9a803	// lw a6, 12(s3)
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x0006ac83	// lw s9, 0(a3)
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0046a803	// lw a6, 4(a3)
+	WORD	$0x019a0a3b	// addw s4, s4, s9
+	WORD	$0x0086ac83	// lw s9, 8(a3)
+	WORD	$0x0109093b	// addw s2, s2, a6
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x019484bb	// addw s1, s1, s9
+	WORD	$0x0106ac83	// lw s9, 16(a3)
+	WORD	$0x010888bb	// addw a7, a7, a6
+	WORD	$0x0146a803	// lw a6, 20(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x0186ac83	// lw s9, 24(a3)
+	WORD	$0x0107073b	// addw a4, a4, a6
+	WORD	$0x01c6a803	// lw a6, 28(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x00813c83	// ld s9, 8(sp)
+	WORD	$0x000c8c9b	// addiw s9, s9, 0
+	WORD	$0x010e0e3b	// addw t3, t3, a6
+	WORD	$0x03013803	// ld a6, 48(sp)
+	WORD	$0x00482803	// lw a6, 4(a6)
+	WORD	$0x019e8ebb	// addw t4, t4, s9
+	WORD	$0x03013c83	// ld s9, 48(sp)
+	WORD	$0x008cac83	// lw s9, 8(s9)
+	WORD	$0x010383bb	// addw t2, t2, a6
+	WORD	$0x03013803	// ld a6, 48(sp)
+	WORD	$0x00c82803	// lw a6, 12(a6)
+	WORD	$0x019282bb	// addw t0, t0, s9
+	WORD	$0x0103033b	// addw t1, t1, a6
+	WORD	$0x04000c93	// addi s9, zero, 64
+	WORD	$0x0f966463	// bltu a2, s9, .LChaCha20_ctr32_c906_5
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x0045a803	// lw a6, 4(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x0085ac83	// lw s9, 8(a1)
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x01052223	// sw a6, 4(a0)
+	WORD	$0x00c5a803	// lw a6, 12(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x01952423	// sw s9, 8(a0)
+	WORD	$0x0105ac83	// lw s9, 16(a1)
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x01052623	// sw a6, 12(a0)
+	WORD	$0x0145a803	// lw a6, 20(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x01952823	// sw s9, 16(a0)
+	WORD	$0x0185ac83	// lw s9, 24(a1)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x01052a23	// sw a6, 20(a0)
+	WORD	$0x01c5a803	// lw a6, 28(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x01952c23	// sw s9, 24(a0)
+	WORD	$0x0205ac83	// lw s9, 32(a1)
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x01052e23	// sw a6, 28(a0)
+	WORD	$0x0245a803	// lw a6, 36(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x03952023	// sw s9, 32(a0)
+	WORD	$0x0285ac83	// lw s9, 40(a1)
+	WORD	$0x00e84833	// xor a6, a6, a4
+	WORD	$0x03052223	// sw a6, 36(a0)
+	WORD	$0x02c5a803	// lw a6, 44(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x03952423	// sw s9, 40(a0)
+	WORD	$0x0305ac83	// lw s9, 48(a1)
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x03052623	// sw a6, 44(a0)
+	WORD	$0x0345a803	// lw a6, 52(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x03952823	// sw s9, 48(a0)
+	WORD	$0x0385ac83	// lw s9, 56(a1)
+	WORD	$0x00784833	// xor a6, a6, t2
+	WORD	$0x03052a23	// sw a6, 52(a0)
+	WORD	$0x03c5a803	// lw a6, 60(a1)
+	WORD	$0x005cccb3	// xor s9, s9, t0
+	WORD	$0x03952c23	// sw s9, 56(a0)
+	WORD	$0x00684833	// xor a6, a6, t1
+	WORD	$0x03052e23	// sw a6, 60(a0)
 	WORD	$0x04050513	// addi a0, a0, 64
 	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0xfc060613	// addi a2, a2, -64
 	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
 	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_c906_59
-	WORD	$0xf35fe06f	// jal zero, .LChaCha20_ctr32_c906_block
-	// .LChaCha20_ctr32_c906_59:
-	WORD	$0x3800006f	// jal zero, .LChaCha20_ctr32_c906_3
-	// .LChaCha20_ctr32_c906_2:
+	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_c906_57
+	WORD	$0xf45fe06f	// jal zero, .LChaCha20_ctr32_c906_block
+	// .LChaCha20_ctr32_c906_57:
+	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_c906_6
+	// .LChaCha20_ctr32_c906_5:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_15
-	WORD	$0x000c0e93	// addi t4, s8, 0
-	WORD	$0x3300006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_10
+	WORD	$0x000c0813	// addi a6, s8, 0
+	WORD	$0x2740006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_10:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_12
+	WORD	$0x000b8813	// addi a6, s7, 0
+	WORD	$0x24c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_12:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_13
+	WORD	$0x000b0813	// addi a6, s6, 0
+	WORD	$0x2240006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_13:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_14
+	WORD	$0x000a8813	// addi a6, s5, 0
+	WORD	$0x1fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_14:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_15
+	WORD	$0x000a0813	// addi a6, s4, 0
+	WORD	$0x1d40006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_15:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_17
-	WORD	$0x000b8e93	// addi t4, s7, 0
-	WORD	$0x2fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_16
+	WORD	$0x00090813	// addi a6, s2, 0
+	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_16:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_17
+	WORD	$0x00048813	// addi a6, s1, 0
+	WORD	$0x1840006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_17:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_18
-	WORD	$0x000a8e93	// addi t4, s5, 0
-	WORD	$0x2c80006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_18:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_19
-	WORD	$0x000a0e93	// addi t4, s4, 0
-	WORD	$0x2940006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_19:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x014b4b33	// xor s6, s6, s4
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_20
-	WORD	$0x00090e93	// addi t4, s2, 0
-	WORD	$0x2600006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_20:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_21
-	WORD	$0x00048e93	// addi t4, s1, 0
-	WORD	$0x22c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_21:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x009b4b33	// xor s6, s6, s1
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_22
-	WORD	$0x00088e93	// addi t4, a7, 0
-	WORD	$0x1f80006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_22:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_23
-	WORD	$0x00080e93	// addi t4, a6, 0
-	WORD	$0x1c40006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_23:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_24
-	WORD	$0x00078e93	// addi t4, a5, 0
-	WORD	$0x1900006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_24:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_25
-	WORD	$0x00070e93	// addi t4, a4, 0
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_18
+	WORD	$0x00088813	// addi a6, a7, 0
 	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_18:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_19
+	WORD	$0x00078813	// addi a6, a5, 0
+	WORD	$0x1340006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_19:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_20
+	WORD	$0x00070813	// addi a6, a4, 0
+	WORD	$0x10c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_20:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x00ecccb3	// xor s9, s9, a4
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_21
+	WORD	$0x000f0813	// addi a6, t5, 0
+	WORD	$0x0e40006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_21:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_22
+	WORD	$0x000e0813	// addi a6, t3, 0
+	WORD	$0x0bc0006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_22:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_23
+	WORD	$0x000e8813	// addi a6, t4, 0
+	WORD	$0x0940006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_23:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_24
+	WORD	$0x00038813	// addi a6, t2, 0
+	WORD	$0x06c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	// .LChaCha20_ctr32_c906_24:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_25
+	WORD	$0x00028813	// addi a6, t0, 0
+	WORD	$0x0440006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_25:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00eb4b33	// xor s6, s6, a4
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x005cccb3	// xor s9, s9, t0
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_26
-	WORD	$0x000f0e93	// addi t4, t5, 0
-	WORD	$0x1280006f	// jal zero, .LChaCha20_ctr32_c906_tail
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_26
+	WORD	$0x00030813	// addi a6, t1, 0
+	WORD	$0x01c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_26:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813f03	// ld t5, 24(sp)
-	WORD	$0xffcf0f13	// addi t5, t5, -4
-	WORD	$0x01e13c23	// sd t5, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813f03	// ld t5, 24(sp)
-	WORD	$0x016f7663	// bgeu t5, s6, .LChaCha20_ctr32_c906_27
-	WORD	$0x000e0e93	// addi t4, t3, 0
-	WORD	$0x0f40006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_27:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_28
-	WORD	$0x00060e93	// addi t4, a2, 0
-	WORD	$0x0c00006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_28:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_29
-	WORD	$0x00038e93	// addi t4, t2, 0
-	WORD	$0x08c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_29:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813383	// ld t2, 24(sp)
-	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x00713c23	// sd t2, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813383	// ld t2, 24(sp)
-	WORD	$0x0163f663	// bgeu t2, s6, .LChaCha20_ctr32_c906_30
-	WORD	$0x00028e93	// addi t4, t0, 0
-	WORD	$0x0580006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_30:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x0162f663	// bgeu t0, s6, .LChaCha20_ctr32_c906_31
-	WORD	$0x00030e93	// addi t4, t1, 0
-	WORD	$0x0240006f	// jal zero, .LChaCha20_ctr32_c906_tail
-	// .LChaCha20_ctr32_c906_31:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x006b4b33	// xor s6, s6, t1
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0xffc60613	// addi a2, a2, -4
 	// unreachable: len < 64 leaves at most 15 whole words
 	// .LChaCha20_ctr32_c906_tail:
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_c906_skip
+	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_c906_skip
 	// .LChaCha20_ctr32_c906_byte:
-	WORD	$0x0005cb03	// lbu s6, 0(a1)
-	WORD	$0x01db4b33	// xor s6, s6, t4
-	WORD	$0x01650023	// sb s6, 0(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
 	WORD	$0x00158593	// addi a1, a1, 1
 	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_c906_byte
+	WORD	$0xfff60613	// addi a2, a2, -1
+	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_c906_byte
 	// .LChaCha20_ctr32_c906_skip:
 	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
 	WORD	$0x00513423	// sd t0, 8(sp)
-	// .LChaCha20_ctr32_c906_3:
+	// .LChaCha20_ctr32_c906_6:
 	// return
-	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	WORD	$0x5e003057	// th.vmv.v.i v0, 0
-	WORD	$0x5e003457	// th.vmv.v.i v8, 0
-	WORD	$0x5e003857	// th.vmv.v.i v16, 0
-	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
 	WORD	$0x00013423	// sd zero, 8(sp)
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000793	// addi a5, zero, 0
 	WORD	$0x00000813	// addi a6, zero, 0
@@ -2728,1434 +1418,2864 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $24-40
 	WORD	$0x00000f13	// addi t5, zero, 0
 	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
-	// .LChaCha20_ctr32_c906_4:
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_c906_60
-	WORD	$0x4540106f	// jal zero, .LChaCha20_ctr32_c906_6
-	// .LChaCha20_ctr32_c906_60:
-	// .LChaCha20_ctr32_c906_block.1:
+	// .LChaCha20_ctr32_c906_7:
+	// unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
+	WORD	$0x00b56cb3	// or s9, a0, a1
+	WORD	$0x003cfc93	// andi s9, s9, 3
+	WORD	$0x000c8463	// beq s9, zero, .LChaCha20_ctr32_c906_58
+	WORD	$0xc1dfe06f	// jal zero, .LChaCha20_ctr32_c906_4
+	// .LChaCha20_ctr32_c906_58:
+	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
+	WORD	$0x00400293	// addi t0, zero, 4
+	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x0082f057	// th.vsetvli zero, t0, e32, m1, d1
+	WORD	$0x00010cb7	// lui s9, 16
+	WORD	$0x5e0cc457	// th.vmv.v.x v8, s9
+	WORD	$0x00001cb7	// lui s9, 1
+	WORD	$0x5e0cc4d7	// th.vmv.v.x v9, s9
+	WORD	$0x10000c93	// addi s9, zero, 256
+	WORD	$0x5e0cc557	// th.vmv.v.x v10, s9
+	WORD	$0x08000c93	// addi s9, zero, 128
+	WORD	$0x5e0cc5d7	// th.vmv.v.x v11, s9
+	WORD	$0x5a08a6d7	// th.vid.v v13
+	// .LChaCha20_ctr32_c906_lanes_loop:
+	WORD	$0x14000c93	// addi s9, zero, 320
+	WORD	$0x11966ae3	// bltu a2, s9, .LChaCha20_ctr32_c906_lanes_rest
+	WORD	$0x00400293	// addi t0, zero, 4
+	WORD	$0x00513c23	// sd t0, 24(sp)
+	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
 	WORD	$0x0009ac03	// lw s8, 0(s3)
 	WORD	$0x0049ab83	// lw s7, 4(s3)
-	WORD	$0x0089aa83	// lw s5, 8(s3)
-	WORD	$0x00c9aa03	// lw s4, 12(s3)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x00c9aa83	// lw s5, 12(s3)
+	WORD	$0x0006aa03	// lw s4, 0(a3)
+	WORD	$0x0046a903	// lw s2, 4(a3)
+	WORD	$0x0086a483	// lw s1, 8(a3)
+	WORD	$0x00c6a883	// lw a7, 12(a3)
 	WORD	$0x0106a783	// lw a5, 16(a3)
 	WORD	$0x0146a703	// lw a4, 20(a3)
 	WORD	$0x0186af03	// lw t5, 24(a3)
 	WORD	$0x01c6ae03	// lw t3, 28(a3)
 	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x0002861b	// addiw a2, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
+	WORD	$0x00028e9b	// addiw t4, t0, 0
+	WORD	$0x03013303	// ld t1, 48(sp)
+	WORD	$0x00432383	// lw t2, 4(t1)
+	WORD	$0x00832283	// lw t0, 8(t1)
+	WORD	$0x00c32303	// lw t1, 12(t1)
+	WORD	$0x00813e83	// ld t4, 8(sp)
+	WORD	$0x01813803	// ld a6, 24(sp)
+	WORD	$0x010e8ebb	// addw t4, t4, a6
+	WORD	$0x5e0c4cd7	// th.vmv.v.x v25, s8
+	WORD	$0x5e0bcc57	// th.vmv.v.x v24, s7
+	WORD	$0x5e0b4bd7	// th.vmv.v.x v23, s6
+	WORD	$0x5e0acad7	// th.vmv.v.x v21, s5
+	WORD	$0x5e0a4b57	// th.vmv.v.x v22, s4
+	WORD	$0x5e094a57	// th.vmv.v.x v20, s2
+	WORD	$0x5e04c7d7	// th.vmv.v.x v15, s1
+	WORD	$0x5e08c757	// th.vmv.v.x v14, a7
+	WORD	$0x5e07c657	// th.vmv.v.x v12, a5
+	WORD	$0x5e0743d7	// th.vmv.v.x v7, a4
+	WORD	$0x5e0f4357	// th.vmv.v.x v6, t5
+	WORD	$0x5e0e42d7	// th.vmv.v.x v5, t3
+	WORD	$0x00813803	// ld a6, 8(sp)
+	WORD	$0x5e084257	// th.vmv.v.x v4, a6
+	WORD	$0x5e03c1d7	// th.vmv.v.x v3, t2
+	WORD	$0x5e02c157	// th.vmv.v.x v2, t0
+	WORD	$0x5e0340d7	// th.vmv.v.x v1, t1
+	WORD	$0x02468257	// th.vadd.vv v4, v4, v13
+	WORD	$0x5e020d57	// th.vmv.v.v v26, v4
+	WORD	$0x00a00813	// addi a6, zero, 10
+	// .LChaCha20_ctr32_c906_dr:
+	// four vector lanes interleaved with the scalar block
+	WORD	$0x039b0cd7	// th.vadd.vv v25, v25, v22
+	WORD	$0x038a0c57	// th.vadd.vv v24, v24, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x03778bd7	// th.vadd.vv v23, v23, v15
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x03570ad7	// th.vadd.vv v21, v21, v14
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x2e4c8257	// th.vxor.vv v4, v4, v25
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x2e3c01d7	// th.vxor.vv v3, v3, v24
+	WORD	$0x2e2b8157	// th.vxor.vv v2, v2, v23
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x2e1a80d7	// th.vxor.vv v1, v1, v21
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0xa2483957	// th.vsrl.vi v18, v4, 16
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0xa2383857	// th.vsrl.vi v16, v3, 16
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0xa22838d7	// th.vsrl.vi v17, v2, 16
+	WORD	$0xa21839d7	// th.vsrl.vi v19, v1, 16
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0xa7242257	// th.vmadd.vv v4, v8, v18
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0xa70421d7	// th.vmadd.vv v3, v8, v16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0xa7142157	// th.vmadd.vv v2, v8, v17
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0xa73420d7	// th.vmadd.vv v1, v8, v19
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
+	WORD	$0x02c20657	// th.vadd.vv v12, v12, v4
+	WORD	$0x027183d7	// th.vadd.vv v7, v7, v3
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02610357	// th.vadd.vv v6, v6, v2
+	WORD	$0x012b8bbb	// addw s7, s7, s2
+	WORD	$0x025082d7	// th.vadd.vv v5, v5, v1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
+	WORD	$0x2f660b57	// th.vxor.vv v22, v22, v12
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x2f438a57	// th.vxor.vv v20, v20, v7
+	WORD	$0x2ef307d7	// th.vxor.vv v15, v15, v6
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x2ee28757	// th.vxor.vv v14, v14, v5
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0xa36a3957	// th.vsrl.vi v18, v22, 20
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0xa34a3857	// th.vsrl.vi v16, v20, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
+	WORD	$0xa2fa38d7	// th.vsrl.vi v17, v15, 20
+	WORD	$0xa2ea39d7	// th.vsrl.vi v19, v14, 20
+	WORD	$0x0173c3b3	// xor t2, t2, s7
+	WORD	$0xa724ab57	// th.vmadd.vv v22, v9, v18
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0xa704aa57	// th.vmadd.vv v20, v9, v16
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0xa714a7d7	// th.vmadd.vv v15, v9, v17
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0xa734a757	// th.vmadd.vv v14, v9, v19
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x039b0cd7	// th.vadd.vv v25, v25, v22
+	WORD	$0x038a0c57	// th.vadd.vv v24, v24, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x03778bd7	// th.vadd.vv v23, v23, v15
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x03570ad7	// th.vadd.vv v21, v21, v14
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x2e4c8257	// th.vxor.vv v4, v4, v25
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x2e3c01d7	// th.vxor.vv v3, v3, v24
+	WORD	$0x2e2b8157	// th.vxor.vv v2, v2, v23
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x2e1a80d7	// th.vxor.vv v1, v1, v21
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0xa24c3957	// th.vsrl.vi v18, v4, 24
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0xa23c3857	// th.vsrl.vi v16, v3, 24
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0xa22c38d7	// th.vsrl.vi v17, v2, 24
+	WORD	$0xa21c39d7	// th.vsrl.vi v19, v1, 24
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0xa7252257	// th.vmadd.vv v4, v10, v18
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0xa70521d7	// th.vmadd.vv v3, v10, v16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0xa7152157	// th.vmadd.vv v2, v10, v17
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0xa73520d7	// th.vmadd.vv v1, v10, v19
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	WORD	$0x02c20657	// th.vadd.vv v12, v12, v4
+	WORD	$0x027183d7	// th.vadd.vv v7, v7, v3
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02610357	// th.vadd.vv v6, v6, v2
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x025082d7	// th.vadd.vv v5, v5, v1
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x2f660b57	// th.vxor.vv v22, v22, v12
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x2f438a57	// th.vxor.vv v20, v20, v7
+	WORD	$0x2ef307d7	// th.vxor.vv v15, v15, v6
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x2ee28757	// th.vxor.vv v14, v14, v5
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0xa36cb957	// th.vsrl.vi v18, v22, 25
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0xa34cb857	// th.vsrl.vi v16, v20, 25
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0xa2fcb8d7	// th.vsrl.vi v17, v15, 25
+	WORD	$0xa2ecb9d7	// th.vsrl.vi v19, v14, 25
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0xa725ab57	// th.vmadd.vv v22, v11, v18
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0xa705aa57	// th.vmadd.vv v20, v11, v16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0xa715a7d7	// th.vmadd.vv v15, v11, v17
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0xa735a757	// th.vmadd.vv v14, v11, v19
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	WORD	$0x039a0cd7	// th.vadd.vv v25, v25, v20
+	WORD	$0x03878c57	// th.vadd.vv v24, v24, v15
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x03770bd7	// th.vadd.vv v23, v23, v14
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x035b0ad7	// th.vadd.vv v21, v21, v22
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x2e1c80d7	// th.vxor.vv v1, v1, v25
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x2e4c0257	// th.vxor.vv v4, v4, v24
+	WORD	$0x2e3b81d7	// th.vxor.vv v3, v3, v23
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x2e2a8157	// th.vxor.vv v2, v2, v21
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0xa2183957	// th.vsrl.vi v18, v1, 16
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0xa2483857	// th.vsrl.vi v16, v4, 16
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0xa23838d7	// th.vsrl.vi v17, v3, 16
+	WORD	$0xa22839d7	// th.vsrl.vi v19, v2, 16
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0xa72420d7	// th.vmadd.vv v1, v8, v18
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0xa7042257	// th.vmadd.vv v4, v8, v16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0xa71421d7	// th.vmadd.vv v3, v8, v17
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0xa7342157	// th.vmadd.vv v2, v8, v19
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x02608357	// th.vadd.vv v6, v6, v1
+	WORD	$0x025202d7	// th.vadd.vv v5, v5, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c18657	// th.vadd.vv v12, v12, v3
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x027103d7	// th.vadd.vv v7, v7, v2
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x2f430a57	// th.vxor.vv v20, v20, v6
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x2ef287d7	// th.vxor.vv v15, v15, v5
+	WORD	$0x2ee60757	// th.vxor.vv v14, v14, v12
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x2f638b57	// th.vxor.vv v22, v22, v7
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0xa34a3957	// th.vsrl.vi v18, v20, 20
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0xa2fa3857	// th.vsrl.vi v16, v15, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0xa2ea38d7	// th.vsrl.vi v17, v14, 20
+	WORD	$0xa36a39d7	// th.vsrl.vi v19, v22, 20
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0xa724aa57	// th.vmadd.vv v20, v9, v18
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0xa704a7d7	// th.vmadd.vv v15, v9, v16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0xa714a757	// th.vmadd.vv v14, v9, v17
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0xa734ab57	// th.vmadd.vv v22, v9, v19
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	WORD	$0x039a0cd7	// th.vadd.vv v25, v25, v20
+	WORD	$0x03878c57	// th.vadd.vv v24, v24, v15
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x03770bd7	// th.vadd.vv v23, v23, v14
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x035b0ad7	// th.vadd.vv v21, v21, v22
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x2e1c80d7	// th.vxor.vv v1, v1, v25
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x2e4c0257	// th.vxor.vv v4, v4, v24
+	WORD	$0x2e3b81d7	// th.vxor.vv v3, v3, v23
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x2e2a8157	// th.vxor.vv v2, v2, v21
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0xa21c3957	// th.vsrl.vi v18, v1, 24
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0xa24c3857	// th.vsrl.vi v16, v4, 24
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0xa23c38d7	// th.vsrl.vi v17, v3, 24
+	WORD	$0xa22c39d7	// th.vsrl.vi v19, v2, 24
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0xa72520d7	// th.vmadd.vv v1, v10, v18
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0xa7052257	// th.vmadd.vv v4, v10, v16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0xa71521d7	// th.vmadd.vv v3, v10, v17
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0xa7352157	// th.vmadd.vv v2, v10, v19
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	WORD	$0x02608357	// th.vadd.vv v6, v6, v1
+	WORD	$0x025202d7	// th.vadd.vv v5, v5, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c18657	// th.vadd.vv v12, v12, v3
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x027103d7	// th.vadd.vv v7, v7, v2
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x2f430a57	// th.vxor.vv v20, v20, v6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x2ef287d7	// th.vxor.vv v15, v15, v5
+	WORD	$0x2ee60757	// th.vxor.vv v14, v14, v12
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x2f638b57	// th.vxor.vv v22, v22, v7
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0xa34cb957	// th.vsrl.vi v18, v20, 25
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0xa2fcb857	// th.vsrl.vi v16, v15, 25
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0xa2ecb8d7	// th.vsrl.vi v17, v14, 25
+	WORD	$0xa36cb9d7	// th.vsrl.vi v19, v22, 25
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0xa725aa57	// th.vmadd.vv v20, v11, v18
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0xa705a7d7	// th.vmadd.vv v15, v11, v16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0xa715a757	// th.vmadd.vv v14, v11, v17
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0xa735ab57	// th.vmadd.vv v22, v11, v19
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
+	WORD	$0xfff80813	// addi a6, a6, -1
+	WORD	$0xc6081ee3	// bne a6, zero, .LChaCha20_ctr32_c906_dr
+	// feed-forward: the scalar block and the lanes add the same state words
+	WORD	$0x0009ac83	// lw s9, 0(s3)
+	WORD	$0x0049a803	// lw a6, 4(s3)
+	WORD	$0x019c0c3b	// addw s8, s8, s9
+	WORD	$0x039cccd7	// th.vadd.vx v25, v25, s9
+	WORD	$0x0089ac83	// lw s9, 8(s3)
+	WORD	$0x010b8bbb	// addw s7, s7, a6
+	WORD	$0x03884c57	// th.vadd.vx v24, v24, a6
+	WORD	$0x00c9a803	// lw a6, 12(s3)
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x037ccbd7	// th.vadd.vx v23, v23, s9
+	WORD	$0x0006ac83	// lw s9, 0(a3)
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x03584ad7	// th.vadd.vx v21, v21, a6
+	WORD	$0x0046a803	// lw a6, 4(a3)
+	WORD	$0x019a0a3b	// addw s4, s4, s9
+	WORD	$0x036ccb57	// th.vadd.vx v22, v22, s9
+	WORD	$0x0086ac83	// lw s9, 8(a3)
+	WORD	$0x0109093b	// addw s2, s2, a6
+	WORD	$0x03484a57	// th.vadd.vx v20, v20, a6
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x019484bb	// addw s1, s1, s9
+	WORD	$0x02fcc7d7	// th.vadd.vx v15, v15, s9
+	WORD	$0x0106ac83	// lw s9, 16(a3)
+	WORD	$0x010888bb	// addw a7, a7, a6
+	WORD	$0x02e84757	// th.vadd.vx v14, v14, a6
+	WORD	$0x0146a803	// lw a6, 20(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x02ccc657	// th.vadd.vx v12, v12, s9
+	WORD	$0x0186ac83	// lw s9, 24(a3)
+	WORD	$0x0107073b	// addw a4, a4, a6
+	WORD	$0x027843d7	// th.vadd.vx v7, v7, a6
+	WORD	$0x01c6a803	// lw a6, 28(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x026cc357	// th.vadd.vx v6, v6, s9
+	WORD	$0x00813c83	// ld s9, 8(sp)
+	WORD	$0x000c8c9b	// addiw s9, s9, 0
+	WORD	$0x010e0e3b	// addw t3, t3, a6
+	WORD	$0x025842d7	// th.vadd.vx v5, v5, a6
+	WORD	$0x03013803	// ld a6, 48(sp)
+	WORD	$0x00482803	// lw a6, 4(a6)
+	WORD	$0x019e8ebb	// addw t4, t4, s9
+	WORD	$0x024d0257	// th.vadd.vv v4, v4, v26
+	WORD	$0x03013c83	// ld s9, 48(sp)
+	WORD	$0x008cac83	// lw s9, 8(s9)
+	WORD	$0x010383bb	// addw t2, t2, a6
+	WORD	$0x023841d7	// th.vadd.vx v3, v3, a6
+	WORD	$0x03013803	// ld a6, 48(sp)
+	WORD	$0x00c82803	// lw a6, 12(a6)
+	WORD	$0x019282bb	// addw t0, t0, s9
+	WORD	$0x022cc157	// th.vadd.vx v2, v2, s9
+	WORD	$0x0103033b	// addw t1, t1, a6
+	WORD	$0x021840d7	// th.vadd.vx v1, v1, a6
+	WORD	$0x01813803	// ld a6, 24(sp)
+	WORD	$0x010e8ebb	// addw t4, t4, a6
+	// output: lane k's word i at 64k + 4i (strided by 64)
+	// ... interleaved with the scalar block's, bytes 256..320
+	WORD	$0x00058813	// addi a6, a1, 0
+	WORD	$0x03013423	// sd a6, 40(sp)
+	WORD	$0x00050813	// addi a6, a0, 0
+	WORD	$0x03013023	// sd a6, 32(sp)
+	WORD	$0x1005ac83	// lw s9, 256(a1)
+	WORD	$0x04000813	// addi a6, zero, 64
+	WORD	$0x01013823	// sd a6, 16(sp)
+	WORD	$0x02813403	// ld s0, 40(sp)
+	WORD	$0x1b046907	// th.vlsw.v v18, (s0), a6
+	WORD	$0x1045a803	// lw a6, 260(a1)
+	WORD	$0x02813403	// ld s0, 40(sp)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x02813423	// sd s0, 40(sp)
+	WORD	$0x01013403	// ld s0, 16(sp)
+	WORD	$0x02813083	// ld ra, 40(sp)
+	WORD	$0x1a80e807	// th.vlsw.v v16, (ra), s0
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x02813c03	// ld s8, 40(sp)
+	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x03813423	// sd s8, 40(sp)
+	WORD	$0x11952023	// sw s9, 256(a0)
+	WORD	$0x01013c83	// ld s9, 16(sp)
+	WORD	$0x02813c03	// ld s8, 40(sp)
+	WORD	$0x1b9c6887	// th.vlsw.v v17, (s8), s9
+	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x03813423	// sd s8, 40(sp)
+	WORD	$0x1085ac83	// lw s9, 264(a1)
+	WORD	$0x2f2c8957	// th.vxor.vv v18, v18, v25
+	WORD	$0x01013c03	// ld s8, 16(sp)
+	WORD	$0x02013403	// ld s0, 32(sp)
+	WORD	$0x0b846927	// th.vssw.v v18, (s0), s8
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x02013b83	// ld s7, 32(sp)
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x03713023	// sd s7, 32(sp)
+	WORD	$0x01013b83	// ld s7, 16(sp)
+	WORD	$0x02813c03	// ld s8, 40(sp)
+	WORD	$0x1b7c6987	// th.vlsw.v v19, (s8), s7
+	WORD	$0x11052223	// sw a6, 260(a0)
+	WORD	$0x02813803	// ld a6, 40(sp)
+	WORD	$0x00480813	// addi a6, a6, 4
+	WORD	$0x03013423	// sd a6, 40(sp)
+	WORD	$0x10c5a803	// lw a6, 268(a1)
+	WORD	$0x2f0c0857	// th.vxor.vv v16, v16, v24
+	WORD	$0x01013b83	// ld s7, 16(sp)
+	WORD	$0x02013c03	// ld s8, 32(sp)
+	WORD	$0x0b7c6827	// th.vssw.v v16, (s8), s7
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x02013b03	// ld s6, 32(sp)
+	WORD	$0x004b0b13	// addi s6, s6, 4
+	WORD	$0x03613023	// sd s6, 32(sp)
+	WORD	$0x01013b03	// ld s6, 16(sp)
+	WORD	$0x02813b83	// ld s7, 40(sp)
+	WORD	$0x1b6be907	// th.vlsw.v v18, (s7), s6
+	WORD	$0x11952423	// sw s9, 264(a0)
+	WORD	$0x02813b03	// ld s6, 40(sp)
+	WORD	$0x004b0b13	// addi s6, s6, 4
+	WORD	$0x03613423	// sd s6, 40(sp)
+	WORD	$0x2f1b88d7	// th.vxor.vv v17, v17, v23
+	WORD	$0x1105ac83	// lw s9, 272(a1)
+	WORD	$0x01013b03	// ld s6, 16(sp)
+	WORD	$0x02013b83	// ld s7, 32(sp)
+	WORD	$0x0b6be8a7	// th.vssw.v v17, (s7), s6
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x02013a83	// ld s5, 32(sp)
+	WORD	$0x004a8a93	// addi s5, s5, 4
+	WORD	$0x03513023	// sd s5, 32(sp)
+	WORD	$0x01013a83	// ld s5, 16(sp)
+	WORD	$0x02813b03	// ld s6, 40(sp)
+	WORD	$0x1b5b6807	// th.vlsw.v v16, (s6), s5
+	WORD	$0x11052623	// sw a6, 268(a0)
+	WORD	$0x02813803	// ld a6, 40(sp)
+	WORD	$0x00480813	// addi a6, a6, 4
+	WORD	$0x03013423	// sd a6, 40(sp)
+	WORD	$0x2f3a89d7	// th.vxor.vv v19, v19, v21
+	WORD	$0x1145a803	// lw a6, 276(a1)
+	WORD	$0x01013a83	// ld s5, 16(sp)
+	WORD	$0x02013b03	// ld s6, 32(sp)
+	WORD	$0x0b5b69a7	// th.vssw.v v19, (s6), s5
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x02013a03	// ld s4, 32(sp)
+	WORD	$0x004a0a13	// addi s4, s4, 4
+	WORD	$0x03413023	// sd s4, 32(sp)
+	WORD	$0x01013a03	// ld s4, 16(sp)
+	WORD	$0x02813a83	// ld s5, 40(sp)
+	WORD	$0x1b4ae887	// th.vlsw.v v17, (s5), s4
+	WORD	$0x11952823	// sw s9, 272(a0)
+	WORD	$0x02813a03	// ld s4, 40(sp)
+	WORD	$0x004a0a13	// addi s4, s4, 4
+	WORD	$0x03413423	// sd s4, 40(sp)
+	WORD	$0x2f2b0957	// th.vxor.vv v18, v18, v22
+	WORD	$0x1185ac83	// lw s9, 280(a1)
+	WORD	$0x01013a03	// ld s4, 16(sp)
+	WORD	$0x02013a83	// ld s5, 32(sp)
+	WORD	$0x0b4ae927	// th.vssw.v v18, (s5), s4
+	WORD	$0x004a8a93	// addi s5, s5, 4
+	WORD	$0x03513023	// sd s5, 32(sp)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x01013903	// ld s2, 16(sp)
+	WORD	$0x02813a03	// ld s4, 40(sp)
+	WORD	$0x1b2a6987	// th.vlsw.v v19, (s4), s2
+	WORD	$0x11052a23	// sw a6, 276(a0)
+	WORD	$0x02813803	// ld a6, 40(sp)
+	WORD	$0x00480813	// addi a6, a6, 4
+	WORD	$0x03013423	// sd a6, 40(sp)
+	WORD	$0x2f0a0857	// th.vxor.vv v16, v16, v20
+	WORD	$0x11c5a803	// lw a6, 284(a1)
+	WORD	$0x01013903	// ld s2, 16(sp)
+	WORD	$0x02013a03	// ld s4, 32(sp)
+	WORD	$0x0b2a6827	// th.vssw.v v16, (s4), s2
+	WORD	$0x004a0a13	// addi s4, s4, 4
+	WORD	$0x03413023	// sd s4, 32(sp)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x01013903	// ld s2, 16(sp)
+	WORD	$0x02813483	// ld s1, 40(sp)
+	WORD	$0x1b24e907	// th.vlsw.v v18, (s1), s2
+	WORD	$0x00448493	// addi s1, s1, 4
+	WORD	$0x02913423	// sd s1, 40(sp)
+	WORD	$0x11952c23	// sw s9, 280(a0)
+	WORD	$0x2f1788d7	// th.vxor.vv v17, v17, v15
+	WORD	$0x1205ac83	// lw s9, 288(a1)
+	WORD	$0x01013483	// ld s1, 16(sp)
+	WORD	$0x02013903	// ld s2, 32(sp)
+	WORD	$0x0a9968a7	// th.vssw.v v17, (s2), s1
+	WORD	$0x00490913	// addi s2, s2, 4
+	WORD	$0x03213023	// sd s2, 32(sp)
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x01013483	// ld s1, 16(sp)
+	WORD	$0x02813883	// ld a7, 40(sp)
+	WORD	$0x1a98e807	// th.vlsw.v v16, (a7), s1
+	WORD	$0x00488893	// addi a7, a7, 4
+	WORD	$0x03113423	// sd a7, 40(sp)
+	WORD	$0x11052e23	// sw a6, 284(a0)
+	WORD	$0x2f3709d7	// th.vxor.vv v19, v19, v14
+	WORD	$0x1245a803	// lw a6, 292(a1)
+	WORD	$0x01013883	// ld a7, 16(sp)
+	WORD	$0x02013483	// ld s1, 32(sp)
+	WORD	$0x0b14e9a7	// th.vssw.v v19, (s1), a7
+	WORD	$0x00448493	// addi s1, s1, 4
+	WORD	$0x02913023	// sd s1, 32(sp)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01013883	// ld a7, 16(sp)
+	WORD	$0x02813783	// ld a5, 40(sp)
+	WORD	$0x1b17e887	// th.vlsw.v v17, (a5), a7
+	WORD	$0x00478793	// addi a5, a5, 4
+	WORD	$0x02f13423	// sd a5, 40(sp)
+	WORD	$0x13952023	// sw s9, 288(a0)
+	WORD	$0x2f260957	// th.vxor.vv v18, v18, v12
+	WORD	$0x01013783	// ld a5, 16(sp)
+	WORD	$0x02013883	// ld a7, 32(sp)
+	WORD	$0x0af8e927	// th.vssw.v v18, (a7), a5
+	WORD	$0x1285ac83	// lw s9, 296(a1)
+	WORD	$0x02013783	// ld a5, 32(sp)
+	WORD	$0x00478793	// addi a5, a5, 4
+	WORD	$0x02f13023	// sd a5, 32(sp)
+	WORD	$0x00e84833	// xor a6, a6, a4
+	WORD	$0x01013783	// ld a5, 16(sp)
+	WORD	$0x02813703	// ld a4, 40(sp)
+	WORD	$0x1af76987	// th.vlsw.v v19, (a4), a5
+	WORD	$0x00470713	// addi a4, a4, 4
+	WORD	$0x02e13423	// sd a4, 40(sp)
+	WORD	$0x13052223	// sw a6, 292(a0)
+	WORD	$0x2f038857	// th.vxor.vv v16, v16, v7
+	WORD	$0x01013703	// ld a4, 16(sp)
+	WORD	$0x02013783	// ld a5, 32(sp)
+	WORD	$0x0ae7e827	// th.vssw.v v16, (a5), a4
+	WORD	$0x12c5a803	// lw a6, 300(a1)
+	WORD	$0x02013703	// ld a4, 32(sp)
+	WORD	$0x00470713	// addi a4, a4, 4
+	WORD	$0x02e13023	// sd a4, 32(sp)
+	WORD	$0x01013703	// ld a4, 16(sp)
+	WORD	$0x02813783	// ld a5, 40(sp)
+	WORD	$0x1ae7e907	// th.vlsw.v v18, (a5), a4
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x02813f03	// ld t5, 40(sp)
+	WORD	$0x004f0f13	// addi t5, t5, 4
+	WORD	$0x03e13423	// sd t5, 40(sp)
+	WORD	$0x13952423	// sw s9, 296(a0)
+	WORD	$0x2f1308d7	// th.vxor.vv v17, v17, v6
+	WORD	$0x01013f03	// ld t5, 16(sp)
+	WORD	$0x02013703	// ld a4, 32(sp)
+	WORD	$0x0be768a7	// th.vssw.v v17, (a4), t5
+	WORD	$0x1305ac83	// lw s9, 304(a1)
+	WORD	$0x02013f03	// ld t5, 32(sp)
+	WORD	$0x004f0f13	// addi t5, t5, 4
+	WORD	$0x03e13023	// sd t5, 32(sp)
+	WORD	$0x01013f03	// ld t5, 16(sp)
+	WORD	$0x02813703	// ld a4, 40(sp)
+	WORD	$0x1be76807	// th.vlsw.v v16, (a4), t5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x02813e03	// ld t3, 40(sp)
+	WORD	$0x004e0e13	// addi t3, t3, 4
+	WORD	$0x03c13423	// sd t3, 40(sp)
+	WORD	$0x13052623	// sw a6, 300(a0)
+	WORD	$0x2f3289d7	// th.vxor.vv v19, v19, v5
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0x02013f03	// ld t5, 32(sp)
+	WORD	$0x0bcf69a7	// th.vssw.v v19, (t5), t3
+	WORD	$0x1345a803	// lw a6, 308(a1)
+	WORD	$0x02013e03	// ld t3, 32(sp)
+	WORD	$0x004e0e13	// addi t3, t3, 4
+	WORD	$0x03c13023	// sd t3, 32(sp)
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0x02813f03	// ld t5, 40(sp)
+	WORD	$0x1bcf6887	// th.vlsw.v v17, (t5), t3
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x02813e03	// ld t3, 40(sp)
+	WORD	$0x004e0e13	// addi t3, t3, 4
+	WORD	$0x03c13423	// sd t3, 40(sp)
+	WORD	$0x2f220957	// th.vxor.vv v18, v18, v4
+	WORD	$0x13952823	// sw s9, 304(a0)
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0x02013e83	// ld t4, 32(sp)
+	WORD	$0x0bcee927	// th.vssw.v v18, (t4), t3
+	WORD	$0x1385ac83	// lw s9, 312(a1)
+	WORD	$0x02013e03	// ld t3, 32(sp)
+	WORD	$0x004e0e13	// addi t3, t3, 4
+	WORD	$0x03c13023	// sd t3, 32(sp)
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0x02813e83	// ld t4, 40(sp)
+	WORD	$0x1bcee987	// th.vlsw.v v19, (t4), t3
+	WORD	$0x00784833	// xor a6, a6, t2
+	WORD	$0x02813383	// ld t2, 40(sp)
+	WORD	$0x00438393	// addi t2, t2, 4
+	WORD	$0x02713423	// sd t2, 40(sp)
+	WORD	$0x2f018857	// th.vxor.vv v16, v16, v3
+	WORD	$0x13052a23	// sw a6, 308(a0)
+	WORD	$0x01013383	// ld t2, 16(sp)
+	WORD	$0x02013e03	// ld t3, 32(sp)
+	WORD	$0x0a7e6827	// th.vssw.v v16, (t3), t2
+	WORD	$0x004e0e13	// addi t3, t3, 4
+	WORD	$0x03c13023	// sd t3, 32(sp)
+	WORD	$0x13c5a803	// lw a6, 316(a1)
+	WORD	$0x2f1108d7	// th.vxor.vv v17, v17, v2
+	WORD	$0x005cccb3	// xor s9, s9, t0
+	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x02013383	// ld t2, 32(sp)
+	WORD	$0x0a53e8a7	// th.vssw.v v17, (t2), t0
+	WORD	$0x00438393	// addi t2, t2, 4
+	WORD	$0x02713023	// sd t2, 32(sp)
+	WORD	$0x13952c23	// sw s9, 312(a0)
+	WORD	$0x2f3089d7	// th.vxor.vv v19, v19, v1
+	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x02013383	// ld t2, 32(sp)
+	WORD	$0x0a53e9a7	// th.vssw.v v19, (t2), t0
+	WORD	$0x00684833	// xor a6, a6, t1
+	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x00428293	// addi t0, t0, 4
+	WORD	$0x02513023	// sd t0, 32(sp)
+	WORD	$0x13052e23	// sw a6, 316(a0)
+	WORD	$0x14050513	// addi a0, a0, 320
+	WORD	$0x14058593	// addi a1, a1, 320
+	WORD	$0xec060613	// addi a2, a2, -320
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x0052829b	// addiw t0, t0, 5
+	WORD	$0x00513423	// sd t0, 8(sp)
+	WORD	$0xeecff06f	// jal zero, .LChaCha20_ctr32_c906_lanes_loop
+	// .LChaCha20_ctr32_c906_lanes_rest:
+	WORD	$0x08000c93	// addi s9, zero, 128
+	WORD	$0x4f966ee3	// bltu a2, s9, .LChaCha20_ctr32_c906_1
+	WORD	$0x0c000c93	// addi s9, zero, 192
+	WORD	$0x01966ee3	// bltu a2, s9, .LChaCha20_ctr32_c906_rows
+	WORD	$0x00665293	// srli t0, a2, 6
+	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x0082f057	// th.vsetvli zero, t0, e32, m1, d1
+	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	WORD	$0x0009ac03	// lw s8, 0(s3)
+	WORD	$0x0049ab83	// lw s7, 4(s3)
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x00c9aa83	// lw s5, 12(s3)
+	WORD	$0x0006aa03	// lw s4, 0(a3)
+	WORD	$0x0046a903	// lw s2, 4(a3)
+	WORD	$0x0086a483	// lw s1, 8(a3)
+	WORD	$0x00c6a883	// lw a7, 12(a3)
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x0146a703	// lw a4, 20(a3)
+	WORD	$0x0186af03	// lw t5, 24(a3)
+	WORD	$0x01c6ae03	// lw t3, 28(a3)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x00028e9b	// addiw t4, t0, 0
+	WORD	$0x03013303	// ld t1, 48(sp)
+	WORD	$0x00432383	// lw t2, 4(t1)
+	WORD	$0x00832283	// lw t0, 8(t1)
+	WORD	$0x00c32303	// lw t1, 12(t1)
+	WORD	$0x00813e83	// ld t4, 8(sp)
+	WORD	$0x01813803	// ld a6, 24(sp)
+	WORD	$0x010e8ebb	// addw t4, t4, a6
+	WORD	$0x5e0c4cd7	// th.vmv.v.x v25, s8
+	WORD	$0x5e0bcc57	// th.vmv.v.x v24, s7
+	WORD	$0x5e0b4bd7	// th.vmv.v.x v23, s6
+	WORD	$0x5e0acad7	// th.vmv.v.x v21, s5
+	WORD	$0x5e0a4b57	// th.vmv.v.x v22, s4
+	WORD	$0x5e094a57	// th.vmv.v.x v20, s2
+	WORD	$0x5e04c7d7	// th.vmv.v.x v15, s1
+	WORD	$0x5e08c757	// th.vmv.v.x v14, a7
+	WORD	$0x5e07c657	// th.vmv.v.x v12, a5
+	WORD	$0x5e0743d7	// th.vmv.v.x v7, a4
+	WORD	$0x5e0f4357	// th.vmv.v.x v6, t5
+	WORD	$0x5e0e42d7	// th.vmv.v.x v5, t3
+	WORD	$0x00813803	// ld a6, 8(sp)
+	WORD	$0x5e084257	// th.vmv.v.x v4, a6
+	WORD	$0x5e03c1d7	// th.vmv.v.x v3, t2
+	WORD	$0x5e02c157	// th.vmv.v.x v2, t0
+	WORD	$0x5e0340d7	// th.vmv.v.x v1, t1
+	WORD	$0x02468257	// th.vadd.vv v4, v4, v13
+	WORD	$0x5e020d57	// th.vmv.v.v v26, v4
+	WORD	$0x00a00813	// addi a6, zero, 10
+	// .LChaCha20_ctr32_c906_dr.1:
+	// four vector lanes interleaved with the scalar block
+	WORD	$0x039b0cd7	// th.vadd.vv v25, v25, v22
+	WORD	$0x038a0c57	// th.vadd.vv v24, v24, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x03778bd7	// th.vadd.vv v23, v23, v15
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x03570ad7	// th.vadd.vv v21, v21, v14
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x2e4c8257	// th.vxor.vv v4, v4, v25
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x2e3c01d7	// th.vxor.vv v3, v3, v24
+	WORD	$0x2e2b8157	// th.vxor.vv v2, v2, v23
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x2e1a80d7	// th.vxor.vv v1, v1, v21
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0xa2483957	// th.vsrl.vi v18, v4, 16
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0xa2383857	// th.vsrl.vi v16, v3, 16
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0xa22838d7	// th.vsrl.vi v17, v2, 16
+	WORD	$0xa21839d7	// th.vsrl.vi v19, v1, 16
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0xa7242257	// th.vmadd.vv v4, v8, v18
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0xa70421d7	// th.vmadd.vv v3, v8, v16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0xa7142157	// th.vmadd.vv v2, v8, v17
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0xa73420d7	// th.vmadd.vv v1, v8, v19
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
+	WORD	$0x02c20657	// th.vadd.vv v12, v12, v4
+	WORD	$0x027183d7	// th.vadd.vv v7, v7, v3
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02610357	// th.vadd.vv v6, v6, v2
+	WORD	$0x012b8bbb	// addw s7, s7, s2
+	WORD	$0x025082d7	// th.vadd.vv v5, v5, v1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
+	WORD	$0x2f660b57	// th.vxor.vv v22, v22, v12
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x2f438a57	// th.vxor.vv v20, v20, v7
+	WORD	$0x2ef307d7	// th.vxor.vv v15, v15, v6
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x2ee28757	// th.vxor.vv v14, v14, v5
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0xa36a3957	// th.vsrl.vi v18, v22, 20
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0xa34a3857	// th.vsrl.vi v16, v20, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
+	WORD	$0xa2fa38d7	// th.vsrl.vi v17, v15, 20
+	WORD	$0xa2ea39d7	// th.vsrl.vi v19, v14, 20
+	WORD	$0x0173c3b3	// xor t2, t2, s7
+	WORD	$0xa724ab57	// th.vmadd.vv v22, v9, v18
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0xa704aa57	// th.vmadd.vv v20, v9, v16
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0xa714a7d7	// th.vmadd.vv v15, v9, v17
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0xa734a757	// th.vmadd.vv v14, v9, v19
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x039b0cd7	// th.vadd.vv v25, v25, v22
+	WORD	$0x038a0c57	// th.vadd.vv v24, v24, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x03778bd7	// th.vadd.vv v23, v23, v15
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x03570ad7	// th.vadd.vv v21, v21, v14
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x2e4c8257	// th.vxor.vv v4, v4, v25
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x2e3c01d7	// th.vxor.vv v3, v3, v24
+	WORD	$0x2e2b8157	// th.vxor.vv v2, v2, v23
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x2e1a80d7	// th.vxor.vv v1, v1, v21
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0xa24c3957	// th.vsrl.vi v18, v4, 24
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0xa23c3857	// th.vsrl.vi v16, v3, 24
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0xa22c38d7	// th.vsrl.vi v17, v2, 24
+	WORD	$0xa21c39d7	// th.vsrl.vi v19, v1, 24
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0xa7252257	// th.vmadd.vv v4, v10, v18
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0xa70521d7	// th.vmadd.vv v3, v10, v16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0xa7152157	// th.vmadd.vv v2, v10, v17
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0xa73520d7	// th.vmadd.vv v1, v10, v19
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	WORD	$0x02c20657	// th.vadd.vv v12, v12, v4
+	WORD	$0x027183d7	// th.vadd.vv v7, v7, v3
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02610357	// th.vadd.vv v6, v6, v2
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x025082d7	// th.vadd.vv v5, v5, v1
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x2f660b57	// th.vxor.vv v22, v22, v12
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x2f438a57	// th.vxor.vv v20, v20, v7
+	WORD	$0x2ef307d7	// th.vxor.vv v15, v15, v6
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x2ee28757	// th.vxor.vv v14, v14, v5
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0xa36cb957	// th.vsrl.vi v18, v22, 25
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0xa34cb857	// th.vsrl.vi v16, v20, 25
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0xa2fcb8d7	// th.vsrl.vi v17, v15, 25
+	WORD	$0xa2ecb9d7	// th.vsrl.vi v19, v14, 25
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0xa725ab57	// th.vmadd.vv v22, v11, v18
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0xa705aa57	// th.vmadd.vv v20, v11, v16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0xa715a7d7	// th.vmadd.vv v15, v11, v17
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0xa735a757	// th.vmadd.vv v14, v11, v19
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	WORD	$0x039a0cd7	// th.vadd.vv v25, v25, v20
+	WORD	$0x03878c57	// th.vadd.vv v24, v24, v15
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x03770bd7	// th.vadd.vv v23, v23, v14
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x035b0ad7	// th.vadd.vv v21, v21, v22
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x2e1c80d7	// th.vxor.vv v1, v1, v25
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x2e4c0257	// th.vxor.vv v4, v4, v24
+	WORD	$0x2e3b81d7	// th.vxor.vv v3, v3, v23
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x2e2a8157	// th.vxor.vv v2, v2, v21
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0xa2183957	// th.vsrl.vi v18, v1, 16
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0xa2483857	// th.vsrl.vi v16, v4, 16
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0xa23838d7	// th.vsrl.vi v17, v3, 16
+	WORD	$0xa22839d7	// th.vsrl.vi v19, v2, 16
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0xa72420d7	// th.vmadd.vv v1, v8, v18
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0xa7042257	// th.vmadd.vv v4, v8, v16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0xa71421d7	// th.vmadd.vv v3, v8, v17
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0xa7342157	// th.vmadd.vv v2, v8, v19
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x02608357	// th.vadd.vv v6, v6, v1
+	WORD	$0x025202d7	// th.vadd.vv v5, v5, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c18657	// th.vadd.vv v12, v12, v3
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x027103d7	// th.vadd.vv v7, v7, v2
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x2f430a57	// th.vxor.vv v20, v20, v6
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x2ef287d7	// th.vxor.vv v15, v15, v5
+	WORD	$0x2ee60757	// th.vxor.vv v14, v14, v12
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x2f638b57	// th.vxor.vv v22, v22, v7
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0xa34a3957	// th.vsrl.vi v18, v20, 20
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0xa2fa3857	// th.vsrl.vi v16, v15, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0xa2ea38d7	// th.vsrl.vi v17, v14, 20
+	WORD	$0xa36a39d7	// th.vsrl.vi v19, v22, 20
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0xa724aa57	// th.vmadd.vv v20, v9, v18
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0xa704a7d7	// th.vmadd.vv v15, v9, v16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0xa714a757	// th.vmadd.vv v14, v9, v17
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0xa734ab57	// th.vmadd.vv v22, v9, v19
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	WORD	$0x039a0cd7	// th.vadd.vv v25, v25, v20
+	WORD	$0x03878c57	// th.vadd.vv v24, v24, v15
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x03770bd7	// th.vadd.vv v23, v23, v14
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x035b0ad7	// th.vadd.vv v21, v21, v22
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x2e1c80d7	// th.vxor.vv v1, v1, v25
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x2e4c0257	// th.vxor.vv v4, v4, v24
+	WORD	$0x2e3b81d7	// th.vxor.vv v3, v3, v23
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x2e2a8157	// th.vxor.vv v2, v2, v21
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0xa21c3957	// th.vsrl.vi v18, v1, 24
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0xa24c3857	// th.vsrl.vi v16, v4, 24
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0xa23c38d7	// th.vsrl.vi v17, v3, 24
+	WORD	$0xa22c39d7	// th.vsrl.vi v19, v2, 24
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0xa72520d7	// th.vmadd.vv v1, v10, v18
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0xa7052257	// th.vmadd.vv v4, v10, v16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0xa71521d7	// th.vmadd.vv v3, v10, v17
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0xa7352157	// th.vmadd.vv v2, v10, v19
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	WORD	$0x02608357	// th.vadd.vv v6, v6, v1
+	WORD	$0x025202d7	// th.vadd.vv v5, v5, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c18657	// th.vadd.vv v12, v12, v3
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x027103d7	// th.vadd.vv v7, v7, v2
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x2f430a57	// th.vxor.vv v20, v20, v6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x2ef287d7	// th.vxor.vv v15, v15, v5
+	WORD	$0x2ee60757	// th.vxor.vv v14, v14, v12
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x2f638b57	// th.vxor.vv v22, v22, v7
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0xa34cb957	// th.vsrl.vi v18, v20, 25
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0xa2fcb857	// th.vsrl.vi v16, v15, 25
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0xa2ecb8d7	// th.vsrl.vi v17, v14, 25
+	WORD	$0xa36cb9d7	// th.vsrl.vi v19, v22, 25
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0xa725aa57	// th.vmadd.vv v20, v11, v18
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0xa705a7d7	// th.vmadd.vv v15, v11, v16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0xa715a757	// th.vmadd.vv v14, v11, v17
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0xa735ab57	// th.vmadd.vv v22, v11, v19
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
+	WORD	$0xfff80813	// addi a6, a6, -1
+	WORD	$0xc6081ee3	// bne a6, zero, .LChaCha20_ctr32_c906_dr.1
+	// feed-forward: the scalar block and the lanes add the same state words
+	WORD	$0x0009ac83	// lw s9, 0(s3)
+	WORD	$0x0049a803	// lw a6, 4(s3)
+	WORD	$0x019c0c3b	// addw s8, s8, s9
+	WORD	$0x039cccd7	// th.vadd.vx v25, v25, s9
+	WORD	$0x0089ac83	// lw s9, 8(s3)
+	WORD	$0x010b8bbb	// addw s7, s7, a6
+	WORD	$0x03884c57	// th.vadd.vx v24, v24, a6
+	WORD	$0x00c9a803	// lw a6, 12(s3)
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x037ccbd7	// th.vadd.vx v23, v23, s9
+	WORD	$0x0006ac83	// lw s9, 0(a3)
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x03584ad7	// th.vadd.vx v21, v21, a6
+	WORD	$0x0046a803	// lw a6, 4(a3)
+	WORD	$0x019a0a3b	// addw s4, s4, s9
+	WORD	$0x036ccb57	// th.vadd.vx v22, v22, s9
+	WORD	$0x0086ac83	// lw s9, 8(a3)
+	WORD	$0x0109093b	// addw s2, s2, a6
+	WORD	$0x03484a57	// th.vadd.vx v20, v20, a6
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x019484bb	// addw s1, s1, s9
+	WORD	$0x02fcc7d7	// th.vadd.vx v15, v15, s9
+	WORD	$0x0106ac83	// lw s9, 16(a3)
+	WORD	$0x010888bb	// addw a7, a7, a6
+	WORD	$0x02e84757	// th.vadd.vx v14, v14, a6
+	WORD	$0x0146a803	// lw a6, 20(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x02ccc657	// th.vadd.vx v12, v12, s9
+	WORD	$0x0186ac83	// lw s9, 24(a3)
+	WORD	$0x0107073b	// addw a4, a4, a6
+	WORD	$0x027843d7	// th.vadd.vx v7, v7, a6
+	WORD	$0x01c6a803	// lw a6, 28(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x026cc357	// th.vadd.vx v6, v6, s9
+	WORD	$0x00813683	// ld a3, 8(sp)
+	WORD	$0x00068c9b	// addiw s9, a3, 0
+	WORD	$0x010e0e3b	// addw t3, t3, a6
+	WORD	$0x025842d7	// th.vadd.vx v5, v5, a6
+	WORD	$0x03013683	// ld a3, 48(sp)
+	WORD	$0x0046a803	// lw a6, 4(a3)
+	WORD	$0x019e8ebb	// addw t4, t4, s9
+	WORD	$0x024d0257	// th.vadd.vv v4, v4, v26
+	WORD	$0x03013683	// ld a3, 48(sp)
+	WORD	$0x0086ac83	// lw s9, 8(a3)
+	WORD	$0x010383bb	// addw t2, t2, a6
+	WORD	$0x023841d7	// th.vadd.vx v3, v3, a6
+	WORD	$0x03013683	// ld a3, 48(sp)
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x019282bb	// addw t0, t0, s9
+	WORD	$0x022cc157	// th.vadd.vx v2, v2, s9
+	WORD	$0x0103033b	// addw t1, t1, a6
+	WORD	$0x021840d7	// th.vadd.vx v1, v1, a6
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x00de8ebb	// addw t4, t4, a3
+	// output: lane k's word i at 64k + 4i (strided by 64)
+	WORD	$0x00058693	// addi a3, a1, 0
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x00050693	// addi a3, a0, 0
+	WORD	$0x02d13023	// sd a3, 32(sp)
+	WORD	$0x04000993	// addi s3, zero, 64
+	WORD	$0x01313823	// sd s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e907	// th.vlsw.v v18, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e807	// th.vlsw.v v16, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e887	// th.vlsw.v v17, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f2c8957	// th.vxor.vv v18, v18, v25
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e927	// th.vssw.v v18, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e987	// th.vlsw.v v19, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f0c0857	// th.vxor.vv v16, v16, v24
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e827	// th.vssw.v v16, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e907	// th.vlsw.v v18, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f1b88d7	// th.vxor.vv v17, v17, v23
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e8a7	// th.vssw.v v17, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e807	// th.vlsw.v v16, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f3a89d7	// th.vxor.vv v19, v19, v21
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e9a7	// th.vssw.v v19, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e887	// th.vlsw.v v17, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f2b0957	// th.vxor.vv v18, v18, v22
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e927	// th.vssw.v v18, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e987	// th.vlsw.v v19, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f0a0857	// th.vxor.vv v16, v16, v20
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e827	// th.vssw.v v16, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e907	// th.vlsw.v v18, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f1788d7	// th.vxor.vv v17, v17, v15
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e8a7	// th.vssw.v v17, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e807	// th.vlsw.v v16, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f3709d7	// th.vxor.vv v19, v19, v14
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e9a7	// th.vssw.v v19, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e887	// th.vlsw.v v17, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f260957	// th.vxor.vv v18, v18, v12
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e927	// th.vssw.v v18, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e987	// th.vlsw.v v19, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f038857	// th.vxor.vv v16, v16, v7
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e827	// th.vssw.v v16, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e907	// th.vlsw.v v18, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f1308d7	// th.vxor.vv v17, v17, v6
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e8a7	// th.vssw.v v17, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e807	// th.vlsw.v v16, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f3289d7	// th.vxor.vv v19, v19, v5
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e9a7	// th.vssw.v v19, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e887	// th.vlsw.v v17, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f220957	// th.vxor.vv v18, v18, v4
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e927	// th.vssw.v v18, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x02813683	// ld a3, 40(sp)
+	WORD	$0x1b36e987	// th.vlsw.v v19, (a3), s3
+	WORD	$0x00468693	// addi a3, a3, 4
+	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0x2f018857	// th.vxor.vv v16, v16, v3
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e827	// th.vssw.v v16, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x2f1108d7	// th.vxor.vv v17, v17, v2
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e8a7	// th.vssw.v v17, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x2f3089d7	// th.vxor.vv v19, v19, v1
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x02013983	// ld s3, 32(sp)
+	WORD	$0x0ad9e9a7	// th.vssw.v v19, (s3), a3
+	WORD	$0x00498993	// addi s3, s3, 4
+	WORD	$0x03313023	// sd s3, 32(sp)
+	WORD	$0x00665693	// srli a3, a2, 6
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00669c93	// slli s9, a3, 6
+	WORD	$0x01950533	// add a0, a0, s9
+	WORD	$0x019585b3	// add a1, a1, s9
+	WORD	$0x41960633	// sub a2, a2, s9
+	WORD	$0x00813683	// ld a3, 8(sp)
+	WORD	$0x01813983	// ld s3, 24(sp)
+	WORD	$0x013686bb	// addw a3, a3, s3
+	WORD	$0x00d13423	// sd a3, 8(sp)
+	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_c906_59
+	WORD	$0x5ac0106f	// jal zero, .LChaCha20_ctr32_c906_2
+	// .LChaCha20_ctr32_c906_59:
+	WORD	$0x0590106f	// jal zero, .LChaCha20_ctr32_c906_3
+	// .LChaCha20_ctr32_c906_rows:
+	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
+	WORD	$0x02d0b657	// th.vadd.vi v12, v13, 1
+	WORD	$0x26c1b657	// th.vand.vi v12, v12, 3
+	WORD	$0x02d133d7	// th.vadd.vi v7, v13, 2
+	WORD	$0x2671b3d7	// th.vand.vi v7, v7, 3
+	WORD	$0x02d1b357	// th.vadd.vi v6, v13, 3
+	WORD	$0x2661b357	// th.vand.vi v6, v6, 3
+	WORD	$0x62d032d7	// th.vmseq.vi v5, v13, 0
+	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
+	WORD	$0x00098293	// addi t0, s3, 0
+	WORD	$0x1202e207	// th.vlw.v v4, (t0)
+	WORD	$0x00068293	// addi t0, a3, 0
+	WORD	$0x1202e187	// th.vlw.v v3, (t0)
+	WORD	$0x01068293	// addi t0, a3, 16
+	WORD	$0x1202e107	// th.vlw.v v2, (t0)
+	WORD	$0x03013283	// ld t0, 48(sp)
+	WORD	$0x00028293	// addi t0, t0, 0
+	WORD	$0x02513423	// sd t0, 40(sp)
+	WORD	$0x1202e087	// th.vlw.v v1, (t0)
+	WORD	$0x5e028057	// th.vmv.v.v v0, v5
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x5c12c0d7	// th.vmerge.vxm v1, v1, t0, v0
+	WORD	$0x5e020cd7	// th.vmv.v.v v25, v4
+	WORD	$0x5e018c57	// th.vmv.v.v v24, v3
+	WORD	$0x5e010bd7	// th.vmv.v.v v23, v2
+	WORD	$0x5e008ad7	// th.vmv.v.v v21, v1
+	// the scalar block is the second: counter ctr + 1
+	WORD	$0x0009ac03	// lw s8, 0(s3)
+	WORD	$0x0049ab83	// lw s7, 4(s3)
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x00c9aa83	// lw s5, 12(s3)
+	WORD	$0x0006aa03	// lw s4, 0(a3)
+	WORD	$0x0046a903	// lw s2, 4(a3)
+	WORD	$0x0086a483	// lw s1, 8(a3)
+	WORD	$0x00c6a883	// lw a7, 12(a3)
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x0146a703	// lw a4, 20(a3)
+	WORD	$0x0186af03	// lw t5, 24(a3)
+	WORD	$0x01c6ae03	// lw t3, 28(a3)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x00128e9b	// addiw t4, t0, 1
+	WORD	$0x03013303	// ld t1, 48(sp)
+	WORD	$0x00432383	// lw t2, 4(t1)
+	WORD	$0x00832283	// lw t0, 8(t1)
+	WORD	$0x00c32303	// lw t1, 12(t1)
+	WORD	$0x00a00813	// addi a6, zero, 10
+	// .LChaCha20_ctr32_c906_dr.2:
+	WORD	$0x039c0cd7	// th.vadd.vv v25, v25, v24
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x2f5c8ad7	// th.vxor.vv v21, v21, v25
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0xa3583b57	// th.vsrl.vi v22, v21, 16
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0xa7642ad7	// th.vmadd.vv v21, v8, v22
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x037a8bd7	// th.vadd.vv v23, v23, v21
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
+	WORD	$0x2f8b8c57	// th.vxor.vv v24, v24, v23
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012b8bbb	// addw s7, s7, s2
+	WORD	$0x0173c3b3	// xor t2, t2, s7
+	WORD	$0xa38a3b57	// th.vsrl.vi v22, v24, 20
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0xa764ac57	// th.vmadd.vv v24, v9, v22
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
+	WORD	$0x039c0cd7	// th.vadd.vv v25, v25, v24
+	WORD	$0x0173c3b3	// xor t2, t2, s7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x2f5c8ad7	// th.vxor.vv v21, v21, v25
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0xa35c3b57	// th.vsrl.vi v22, v21, 24
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0xa7652ad7	// th.vmadd.vv v21, v10, v22
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x037a8bd7	// th.vadd.vv v23, v23, v21
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x2f8b8c57	// th.vxor.vv v24, v24, v23
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0xa38cbb57	// th.vsrl.vi v22, v24, 25
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0xa765ac57	// th.vmadd.vv v24, v11, v22
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x33860a57	// th.vrgather.vv v20, v24, v12
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x337387d7	// th.vrgather.vv v15, v23, v7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x33530757	// th.vrgather.vv v14, v21, v6
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	WORD	$0x039a0cd7	// th.vadd.vv v25, v25, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x2eec8757	// th.vxor.vv v14, v14, v25
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0xa2e83b57	// th.vsrl.vi v22, v14, 16
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0xa7642757	// th.vmadd.vv v14, v8, v22
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x02f707d7	// th.vadd.vv v15, v15, v14
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x2f478a57	// th.vxor.vv v20, v20, v15
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0xa34a3b57	// th.vsrl.vi v22, v20, 20
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0xa764aa57	// th.vmadd.vv v20, v9, v22
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x039a0cd7	// th.vadd.vv v25, v25, v20
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x2eec8757	// th.vxor.vv v14, v14, v25
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0xa2ec3b57	// th.vsrl.vi v22, v14, 24
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0xa7652757	// th.vmadd.vv v14, v10, v22
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x02f707d7	// th.vadd.vv v15, v15, v14
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x2f478a57	// th.vxor.vv v20, v20, v15
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0xa34cbb57	// th.vsrl.vi v22, v20, 25
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0xa765aa57	// th.vmadd.vv v20, v11, v22
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x33430c57	// th.vrgather.vv v24, v20, v6
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x32f38bd7	// th.vrgather.vv v23, v15, v7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x32e60ad7	// th.vrgather.vv v21, v14, v12
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
+	WORD	$0xfff80813	// addi a6, a6, -1
+	WORD	$0xde0812e3	// bne a6, zero, .LChaCha20_ctr32_c906_dr.2
+	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
+	WORD	$0x03920cd7	// th.vadd.vv v25, v25, v4
+	WORD	$0x03818c57	// th.vadd.vv v24, v24, v3
+	WORD	$0x03710bd7	// th.vadd.vv v23, v23, v2
+	WORD	$0x03508ad7	// th.vadd.vv v21, v21, v1
+	WORD	$0x0009ac83	// lw s9, 0(s3)
+	WORD	$0x0049a803	// lw a6, 4(s3)
+	WORD	$0x019c0c3b	// addw s8, s8, s9
+	WORD	$0x0089ac83	// lw s9, 8(s3)
+	WORD	$0x010b8bbb	// addw s7, s7, a6
+	WORD	$0x00c9a803	// lw a6, 12(s3)
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x0006ac83	// lw s9, 0(a3)
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0046a803	// lw a6, 4(a3)
+	WORD	$0x019a0a3b	// addw s4, s4, s9
+	WORD	$0x0086ac83	// lw s9, 8(a3)
+	WORD	$0x0109093b	// addw s2, s2, a6
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x019484bb	// addw s1, s1, s9
+	WORD	$0x0106ac83	// lw s9, 16(a3)
+	WORD	$0x010888bb	// addw a7, a7, a6
+	WORD	$0x0146a803	// lw a6, 20(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x0186ac83	// lw s9, 24(a3)
+	WORD	$0x0107073b	// addw a4, a4, a6
+	WORD	$0x01c6a803	// lw a6, 28(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x00813c83	// ld s9, 8(sp)
+	WORD	$0x001c8c9b	// addiw s9, s9, 1
+	WORD	$0x010e0e3b	// addw t3, t3, a6
+	WORD	$0x03013803	// ld a6, 48(sp)
+	WORD	$0x00482803	// lw a6, 4(a6)
+	WORD	$0x019e8ebb	// addw t4, t4, s9
+	WORD	$0x03013c83	// ld s9, 48(sp)
+	WORD	$0x008cac83	// lw s9, 8(s9)
+	WORD	$0x010383bb	// addw t2, t2, a6
+	WORD	$0x03013803	// ld a6, 48(sp)
+	WORD	$0x00c82803	// lw a6, 12(a6)
+	WORD	$0x019282bb	// addw t0, t0, s9
+	WORD	$0x0103033b	// addw t1, t1, a6
+	WORD	$0x00058813	// addi a6, a1, 0
+	WORD	$0x03013423	// sd a6, 40(sp)
+	WORD	$0x0405ac83	// lw s9, 64(a1)
+	WORD	$0x0445a803	// lw a6, 68(a1)
+	WORD	$0x02813403	// ld s0, 40(sp)
+	WORD	$0x12046b07	// th.vlw.v v22, (s0)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x05952023	// sw s9, 64(a0)
+	WORD	$0x01058c13	// addi s8, a1, 16
+	WORD	$0x03813423	// sd s8, 40(sp)
+	WORD	$0x0485ac83	// lw s9, 72(a1)
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x05052223	// sw a6, 68(a0)
+	WORD	$0x02813803	// ld a6, 40(sp)
+	WORD	$0x12086a07	// th.vlw.v v20, (a6)
+	WORD	$0x04c5a803	// lw a6, 76(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x02058b13	// addi s6, a1, 32
+	WORD	$0x03613423	// sd s6, 40(sp)
+	WORD	$0x05952423	// sw s9, 72(a0)
+	WORD	$0x0505ac83	// lw s9, 80(a1)
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x02813a83	// ld s5, 40(sp)
+	WORD	$0x120ae787	// th.vlw.v v15, (s5)
+	WORD	$0x05052623	// sw a6, 76(a0)
+	WORD	$0x0545a803	// lw a6, 84(a1)
+	WORD	$0x03058a93	// addi s5, a1, 48
+	WORD	$0x03513423	// sd s5, 40(sp)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x05952823	// sw s9, 80(a0)
+	WORD	$0x02813a03	// ld s4, 40(sp)
+	WORD	$0x120a6707	// th.vlw.v v14, (s4)
+	WORD	$0x0585ac83	// lw s9, 88(a1)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x05052a23	// sw a6, 84(a0)
+	WORD	$0x2f6c8b57	// th.vxor.vv v22, v22, v25
+	WORD	$0x05c5a803	// lw a6, 92(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x00050493	// addi s1, a0, 0
+	WORD	$0x02913023	// sd s1, 32(sp)
+	WORD	$0x05952c23	// sw s9, 88(a0)
+	WORD	$0x0605ac83	// lw s9, 96(a1)
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x02013883	// ld a7, 32(sp)
+	WORD	$0x0208eb27	// th.vsw.v v22, (a7)
+	WORD	$0x05052e23	// sw a6, 92(a0)
+	WORD	$0x0645a803	// lw a6, 100(a1)
+	WORD	$0x2f4c0a57	// th.vxor.vv v20, v20, v24
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x07952023	// sw s9, 96(a0)
+	WORD	$0x01050793	// addi a5, a0, 16
+	WORD	$0x02f13023	// sd a5, 32(sp)
+	WORD	$0x0685ac83	// lw s9, 104(a1)
+	WORD	$0x00e84833	// xor a6, a6, a4
+	WORD	$0x07052223	// sw a6, 100(a0)
+	WORD	$0x02013703	// ld a4, 32(sp)
+	WORD	$0x02076a27	// th.vsw.v v20, (a4)
+	WORD	$0x06c5a803	// lw a6, 108(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x2efb87d7	// th.vxor.vv v15, v15, v23
+	WORD	$0x07952423	// sw s9, 104(a0)
+	WORD	$0x0705ac83	// lw s9, 112(a1)
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x02050e13	// addi t3, a0, 32
+	WORD	$0x03c13023	// sd t3, 32(sp)
+	WORD	$0x07052623	// sw a6, 108(a0)
+	WORD	$0x0745a803	// lw a6, 116(a1)
+	WORD	$0x02013e03	// ld t3, 32(sp)
+	WORD	$0x020e67a7	// th.vsw.v v15, (t3)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x07952823	// sw s9, 112(a0)
+	WORD	$0x2eea8757	// th.vxor.vv v14, v14, v21
+	WORD	$0x0785ac83	// lw s9, 120(a1)
+	WORD	$0x00784833	// xor a6, a6, t2
+	WORD	$0x07052a23	// sw a6, 116(a0)
+	WORD	$0x03050393	// addi t2, a0, 48
+	WORD	$0x02713023	// sd t2, 32(sp)
+	WORD	$0x07c5a803	// lw a6, 124(a1)
+	WORD	$0x005cccb3	// xor s9, s9, t0
+	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x0202e727	// th.vsw.v v14, (t0)
+	WORD	$0x07952c23	// sw s9, 120(a0)
+	WORD	$0x00684833	// xor a6, a6, t1
+	WORD	$0x07052e23	// sw a6, 124(a0)
+	WORD	$0x08050513	// addi a0, a0, 128
+	WORD	$0x08058593	// addi a1, a1, 128
+	WORD	$0xf8060613	// addi a2, a2, -128
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x0022829b	// addiw t0, t0, 2
+	WORD	$0x00513423	// sd t0, 8(sp)
+	WORD	$0x0040006f	// jal zero, .LChaCha20_ctr32_c906_1
+	// .LChaCha20_ctr32_c906_1:
+	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_c906_60
+	WORD	$0x3780106f	// jal zero, .LChaCha20_ctr32_c906_3
+	// .LChaCha20_ctr32_c906_60:
+	// .LChaCha20_ctr32_c906_block.1:
+	WORD	$0x0009ac03	// lw s8, 0(s3)
+	WORD	$0x0049ab83	// lw s7, 4(s3)
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x00c9aa83	// lw s5, 12(s3)
+	WORD	$0x0006aa03	// lw s4, 0(a3)
+	WORD	$0x0046a903	// lw s2, 4(a3)
+	WORD	$0x0086a483	// lw s1, 8(a3)
+	WORD	$0x00c6a883	// lw a7, 12(a3)
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x0146a703	// lw a4, 20(a3)
+	WORD	$0x0186af03	// lw t5, 24(a3)
+	WORD	$0x01c6ae03	// lw t3, 28(a3)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x00028e9b	// addiw t4, t0, 0
+	WORD	$0x03013303	// ld t1, 48(sp)
 	WORD	$0x00432383	// lw t2, 4(t1)
 	WORD	$0x00832283	// lw t0, 8(t1)
 	WORD	$0x00c32303	// lw t1, 12(t1)
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012c0c3b	// addw s8, s8, s2
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00c787bb	// addw a5, a5, a2
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014c0c3b	// addw s8, s8, s4
+	WORD	$0x018eceb3	// xor t4, t4, s8
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01d787bb	// addw a5, a5, t4
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012b8bbb	// addw s7, s7, s2
 	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x0152c2b3	// xor t0, t0, s5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005f0f3b	// addw t5, t5, t0
-	WORD	$0x01e8c8b3	// xor a7, a7, t5
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009c0c3b	// addw s8, s8, s1
-	WORD	$0x01834333	// xor t1, t1, s8
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006f0f3b	// addw t5, t5, t1
-	WORD	$0x01e4c4b3	// xor s1, s1, t5
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011b8bbb	// addw s7, s7, a7
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x00ce0e3b	// addw t3, t3, a2
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x007787bb	// addw a5, a5, t2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0057073b	// addw a4, a4, t0
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x0009ab03	// lw s6, 0(s3)
-	WORD	$0x0049ae83	// lw t4, 4(s3)
-	WORD	$0x016c0c3b	// addw s8, s8, s6
-	WORD	$0x0089ab03	// lw s6, 8(s3)
-	WORD	$0x01db8bbb	// addw s7, s7, t4
-	WORD	$0x00c9ae83	// lw t4, 12(s3)
-	WORD	$0x016a8abb	// addw s5, s5, s6
-	WORD	$0x0006ab03	// lw s6, 0(a3)
-	WORD	$0x01da0a3b	// addw s4, s4, t4
-	WORD	$0x0046ae83	// lw t4, 4(a3)
-	WORD	$0x0169093b	// addw s2, s2, s6
-	WORD	$0x0086ab03	// lw s6, 8(a3)
-	WORD	$0x01d484bb	// addw s1, s1, t4
-	WORD	$0x00c6ae83	// lw t4, 12(a3)
-	WORD	$0x016888bb	// addw a7, a7, s6
-	WORD	$0x0106ab03	// lw s6, 16(a3)
-	WORD	$0x01d8083b	// addw a6, a6, t4
-	WORD	$0x0146ae83	// lw t4, 20(a3)
-	WORD	$0x016787bb	// addw a5, a5, s6
-	WORD	$0x0186ab03	// lw s6, 24(a3)
-	WORD	$0x01d7073b	// addw a4, a4, t4
-	WORD	$0x01c6ae83	// lw t4, 28(a3)
-	WORD	$0x016f0f3b	// addw t5, t5, s6
-	WORD	$0x00813b03	// ld s6, 8(sp)
-	WORD	$0x000b0b1b	// addiw s6, s6, 0
-	WORD	$0x01de0e3b	// addw t3, t3, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x004eae83	// lw t4, 4(t4)
-	WORD	$0x0166063b	// addw a2, a2, s6
-	WORD	$0x01013b03	// ld s6, 16(sp)
-	WORD	$0x008b2b03	// lw s6, 8(s6)
-	WORD	$0x01d383bb	// addw t2, t2, t4
-	WORD	$0x01013e83	// ld t4, 16(sp)
-	WORD	$0x00ceae83	// lw t4, 12(t4)
-	WORD	$0x016282bb	// addw t0, t0, s6
-	WORD	$0x01d3033b	// addw t1, t1, t4
-	WORD	$0x04000b13	// addi s6, zero, 64
-	WORD	$0x01813c83	// ld s9, 24(sp)
-	WORD	$0x0f6cea63	// bltu s9, s6, .LChaCha20_ctr32_c906_5
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x0045ae83	// lw t4, 4(a1)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x0085ab03	// lw s6, 8(a1)
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x0162c2b3	// xor t0, t0, s6
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x01534333	// xor t1, t1, s5
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009b8bbb	// addw s7, s7, s1
 	WORD	$0x017eceb3	// xor t4, t4, s7
-	WORD	$0x01d52223	// sw t4, 4(a0)
-	WORD	$0x00c5ae83	// lw t4, 12(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x01652423	// sw s6, 8(a0)
-	WORD	$0x0105ab03	// lw s6, 16(a1)
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x01d52623	// sw t4, 12(a0)
-	WORD	$0x0145ae83	// lw t4, 20(a1)
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x01652823	// sw s6, 16(a0)
-	WORD	$0x0185ab03	// lw s6, 24(a1)
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x01d52a23	// sw t4, 20(a0)
-	WORD	$0x01c5ae83	// lw t4, 28(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x01652c23	// sw s6, 24(a0)
-	WORD	$0x0205ab03	// lw s6, 32(a1)
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x01d52e23	// sw t4, 28(a0)
-	WORD	$0x0245ae83	// lw t4, 36(a1)
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x03652023	// sw s6, 32(a0)
-	WORD	$0x0285ab03	// lw s6, 40(a1)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x03d52223	// sw t4, 36(a0)
-	WORD	$0x02c5ae83	// lw t4, 44(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x03652423	// sw s6, 40(a0)
-	WORD	$0x0305ab03	// lw s6, 48(a1)
-	WORD	$0x01ceceb3	// xor t4, t4, t3
-	WORD	$0x03d52623	// sw t4, 44(a0)
-	WORD	$0x0345ae83	// lw t4, 52(a1)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x03652823	// sw s6, 48(a0)
-	WORD	$0x0385ab03	// lw s6, 56(a1)
-	WORD	$0x007eceb3	// xor t4, t4, t2
-	WORD	$0x03d52a23	// sw t4, 52(a0)
-	WORD	$0x03c5ae83	// lw t4, 60(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x03652c23	// sw s6, 56(a0)
-	WORD	$0x006eceb3	// xor t4, t4, t1
-	WORD	$0x03d52e23	// sw t4, 60(a0)
+	WORD	$0x150e9e8b	// th.srriw t4, t4, 16
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x158e9e8b	// th.srriw t4, t4, 24
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b0b3b	// addw s6, s6, a7
+	WORD	$0x0163c3b3	// xor t2, t2, s6
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x154a1a0b	// th.srriw s4, s4, 20
+	WORD	$0x014a8abb	// addw s5, s5, s4
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00ea4a33	// xor s4, s4, a4
+	WORD	$0x159a1a0b	// th.srriw s4, s4, 25
+	WORD	$0x0009ac83	// lw s9, 0(s3)
+	WORD	$0x0049a803	// lw a6, 4(s3)
+	WORD	$0x019c0c3b	// addw s8, s8, s9
+	WORD	$0x0089ac83	// lw s9, 8(s3)
+	WORD	$0x010b8bbb	// addw s7, s7, a6
+	WORD	$0x00c9a803	// lw a6, 12(s3)
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x0006ac83	// lw s9, 0(a3)
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0046a803	// lw a6, 4(a3)
+	WORD	$0x019a0a3b	// addw s4, s4, s9
+	WORD	$0x0086ac83	// lw s9, 8(a3)
+	WORD	$0x0109093b	// addw s2, s2, a6
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x019484bb	// addw s1, s1, s9
+	WORD	$0x0106ac83	// lw s9, 16(a3)
+	WORD	$0x010888bb	// addw a7, a7, a6
+	WORD	$0x0146a803	// lw a6, 20(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x0186ac83	// lw s9, 24(a3)
+	WORD	$0x0107073b	// addw a4, a4, a6
+	WORD	$0x01c6a803	// lw a6, 28(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x00813c83	// ld s9, 8(sp)
+	WORD	$0x000c8c9b	// addiw s9, s9, 0
+	WORD	$0x010e0e3b	// addw t3, t3, a6
+	WORD	$0x03013803	// ld a6, 48(sp)
+	WORD	$0x00482803	// lw a6, 4(a6)
+	WORD	$0x019e8ebb	// addw t4, t4, s9
+	WORD	$0x03013c83	// ld s9, 48(sp)
+	WORD	$0x008cac83	// lw s9, 8(s9)
+	WORD	$0x010383bb	// addw t2, t2, a6
+	WORD	$0x03013803	// ld a6, 48(sp)
+	WORD	$0x00c82803	// lw a6, 12(a6)
+	WORD	$0x019282bb	// addw t0, t0, s9
+	WORD	$0x0103033b	// addw t1, t1, a6
+	WORD	$0x04000c93	// addi s9, zero, 64
+	WORD	$0x0f966463	// bltu a2, s9, .LChaCha20_ctr32_c906_2
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x0045a803	// lw a6, 4(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x0085ac83	// lw s9, 8(a1)
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x01052223	// sw a6, 4(a0)
+	WORD	$0x00c5a803	// lw a6, 12(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x01952423	// sw s9, 8(a0)
+	WORD	$0x0105ac83	// lw s9, 16(a1)
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x01052623	// sw a6, 12(a0)
+	WORD	$0x0145a803	// lw a6, 20(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x01952823	// sw s9, 16(a0)
+	WORD	$0x0185ac83	// lw s9, 24(a1)
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x01052a23	// sw a6, 20(a0)
+	WORD	$0x01c5a803	// lw a6, 28(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x01952c23	// sw s9, 24(a0)
+	WORD	$0x0205ac83	// lw s9, 32(a1)
+	WORD	$0x01184833	// xor a6, a6, a7
+	WORD	$0x01052e23	// sw a6, 28(a0)
+	WORD	$0x0245a803	// lw a6, 36(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x03952023	// sw s9, 32(a0)
+	WORD	$0x0285ac83	// lw s9, 40(a1)
+	WORD	$0x00e84833	// xor a6, a6, a4
+	WORD	$0x03052223	// sw a6, 36(a0)
+	WORD	$0x02c5a803	// lw a6, 44(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x03952423	// sw s9, 40(a0)
+	WORD	$0x0305ac83	// lw s9, 48(a1)
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x03052623	// sw a6, 44(a0)
+	WORD	$0x0345a803	// lw a6, 52(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x03952823	// sw s9, 48(a0)
+	WORD	$0x0385ac83	// lw s9, 56(a1)
+	WORD	$0x00784833	// xor a6, a6, t2
+	WORD	$0x03052a23	// sw a6, 52(a0)
+	WORD	$0x03c5a803	// lw a6, 60(a1)
+	WORD	$0x005cccb3	// xor s9, s9, t0
+	WORD	$0x03952c23	// sw s9, 56(a0)
+	WORD	$0x00684833	// xor a6, a6, t1
+	WORD	$0x03052e23	// sw a6, 60(a0)
 	WORD	$0x04050513	// addi a0, a0, 64
 	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0xfc060613	// addi a2, a2, -64
 	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
 	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_c906_61
-	WORD	$0xf35fe06f	// jal zero, .LChaCha20_ctr32_c906_block.1
+	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_c906_61
+	WORD	$0xf45fe06f	// jal zero, .LChaCha20_ctr32_c906_block.1
 	// .LChaCha20_ctr32_c906_61:
-	WORD	$0x3800006f	// jal zero, .LChaCha20_ctr32_c906_6
-	// .LChaCha20_ctr32_c906_5:
+	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_c906_3
+	// .LChaCha20_ctr32_c906_2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_36
-	WORD	$0x000c0e93	// addi t4, s8, 0
-	WORD	$0x3300006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_36:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_37
+	WORD	$0x000c0813	// addi a6, s8, 0
+	WORD	$0x2740006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	// .LChaCha20_ctr32_c906_37:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_38
-	WORD	$0x000b8e93	// addi t4, s7, 0
-	WORD	$0x2fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_38:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_39
-	WORD	$0x000a8e93	// addi t4, s5, 0
-	WORD	$0x2c80006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_39
+	WORD	$0x000b8813	// addi a6, s7, 0
+	WORD	$0x24c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_39:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x017cccb3	// xor s9, s9, s7
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_40
-	WORD	$0x000a0e93	// addi t4, s4, 0
-	WORD	$0x2940006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_40
+	WORD	$0x000b0813	// addi a6, s6, 0
+	WORD	$0x2240006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_40:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x014b4b33	// xor s6, s6, s4
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_41
-	WORD	$0x00090e93	// addi t4, s2, 0
-	WORD	$0x2600006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_41
+	WORD	$0x000a8813	// addi a6, s5, 0
+	WORD	$0x1fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_41:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x012b4b33	// xor s6, s6, s2
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_42
-	WORD	$0x00048e93	// addi t4, s1, 0
-	WORD	$0x22c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_42
+	WORD	$0x000a0813	// addi a6, s4, 0
+	WORD	$0x1d40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_42:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x009b4b33	// xor s6, s6, s1
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_43
-	WORD	$0x00088e93	// addi t4, a7, 0
-	WORD	$0x1f80006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_43
+	WORD	$0x00090813	// addi a6, s2, 0
+	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_43:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x011b4b33	// xor s6, s6, a7
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_44
-	WORD	$0x00080e93	// addi t4, a6, 0
-	WORD	$0x1c40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_44
+	WORD	$0x00048813	// addi a6, s1, 0
+	WORD	$0x1840006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_44:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_45
-	WORD	$0x00078e93	// addi t4, a5, 0
-	WORD	$0x1900006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
-	// .LChaCha20_ctr32_c906_45:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00fb4b33	// xor s6, s6, a5
-	WORD	$0x01652023	// sw s6, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_46
-	WORD	$0x00070e93	// addi t4, a4, 0
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_45
+	WORD	$0x00088813	// addi a6, a7, 0
 	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	// .LChaCha20_ctr32_c906_45:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_46
+	WORD	$0x00078813	// addi a6, a5, 0
+	WORD	$0x1340006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_46:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00eb4b33	// xor s6, s6, a4
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x00d13c23	// sd a3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_47
-	WORD	$0x000f0e93	// addi t4, t5, 0
-	WORD	$0x1280006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_47
+	WORD	$0x00070813	// addi a6, a4, 0
+	WORD	$0x10c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_47:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x00ecccb3	// xor s9, s9, a4
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813f03	// ld t5, 24(sp)
-	WORD	$0xffcf0f13	// addi t5, t5, -4
-	WORD	$0x01e13c23	// sd t5, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813f03	// ld t5, 24(sp)
-	WORD	$0x016f7663	// bgeu t5, s6, .LChaCha20_ctr32_c906_48
-	WORD	$0x000e0e93	// addi t4, t3, 0
-	WORD	$0x0f40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_48
+	WORD	$0x000f0813	// addi a6, t5, 0
+	WORD	$0x0e40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_48:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_49
-	WORD	$0x00060e93	// addi t4, a2, 0
-	WORD	$0x0c00006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_49
+	WORD	$0x000e0813	// addi a6, t3, 0
+	WORD	$0x0bc0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_49:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813e03	// ld t3, 24(sp)
-	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_50
-	WORD	$0x00038e93	// addi t4, t2, 0
-	WORD	$0x08c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_50
+	WORD	$0x000e8813	// addi a6, t4, 0
+	WORD	$0x0940006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_50:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x007b4b33	// xor s6, s6, t2
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813383	// ld t2, 24(sp)
-	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x00713c23	// sd t2, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813383	// ld t2, 24(sp)
-	WORD	$0x0163f663	// bgeu t2, s6, .LChaCha20_ctr32_c906_51
-	WORD	$0x00028e93	// addi t4, t0, 0
-	WORD	$0x0580006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_51
+	WORD	$0x00038813	// addi a6, t2, 0
+	WORD	$0x06c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_51:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x005b4b33	// xor s6, s6, t0
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x007cccb3	// xor s9, s9, t2
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x00400b13	// addi s6, zero, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x0162f663	// bgeu t0, s6, .LChaCha20_ctr32_c906_52
-	WORD	$0x00030e93	// addi t4, t1, 0
-	WORD	$0x0240006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_52
+	WORD	$0x00028813	// addi a6, t0, 0
+	WORD	$0x0440006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_52:
-	WORD	$0x0005ab03	// lw s6, 0(a1)
-	WORD	$0x006b4b33	// xor s6, s6, t1
-	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x005cccb3	// xor s9, s9, t0
+	WORD	$0x01952023	// sw s9, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x01967663	// bgeu a2, s9, .LChaCha20_ctr32_c906_53
+	WORD	$0x00030813	// addi a6, t1, 0
+	WORD	$0x01c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
+	// .LChaCha20_ctr32_c906_53:
+	WORD	$0x0005ac83	// lw s9, 0(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x01952023	// sw s9, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
 	// unreachable: len < 64 leaves at most 15 whole words
 	// .LChaCha20_ctr32_c906_tail.1:
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_c906_skip.1
+	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_c906_skip.1
 	// .LChaCha20_ctr32_c906_byte.1:
-	WORD	$0x0005cb03	// lbu s6, 0(a1)
-	WORD	$0x01db4b33	// xor s6, s6, t4
-	WORD	$0x01650023	// sb s6, 0(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0005cc83	// lbu s9, 0(a1)
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x01950023	// sb s9, 0(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
 	WORD	$0x00158593	// addi a1, a1, 1
 	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_c906_byte.1
+	WORD	$0xfff60613	// addi a2, a2, -1
+	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_c906_byte.1
 	// .LChaCha20_ctr32_c906_skip.1:
 	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
 	WORD	$0x00513423	// sd t0, 8(sp)
-	// .LChaCha20_ctr32_c906_6:
+	// .LChaCha20_ctr32_c906_3:
 	// return
+	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
+	WORD	$0x5e003057	// th.vmv.v.i v0, 0
+	WORD	$0x5e003457	// th.vmv.v.i v8, 0
+	WORD	$0x5e003857	// th.vmv.v.i v16, 0
+	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
 	WORD	$0x00013423	// sd zero, 8(sp)
+	WORD	$0x00013823	// sd zero, 16(sp)
+	WORD	$0x02013023	// sd zero, 32(sp)
+	WORD	$0x02013423	// sd zero, 40(sp)
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000793	// addi a5, zero, 0
 	WORD	$0x00000813	// addi a6, zero, 0

@@ -11,7 +11,7 @@
 
 // void gcm_init_c906(u128 *Htable, const u64 *H)
 // func gcmInitC906(Htable *byte, H *uint64)
-TEXT ·gcmInitC906(SB), NOSPLIT, $8-16
+TEXT ·gcmInitC906(SB), NOSPLIT, $16-16
 	MOV	Htable+0(FP), X10
 	MOV	H+8(FP), X11
 	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
@@ -27,564 +27,567 @@ TEXT ·gcmInitC906(SB), NOSPLIT, $8-16
 	WORD	$0x0013d393	// srli t2, t2, 1
 	// H[0], H[1]: E(0) as two host-order (big-endian read) words
 	WORD	$0x0005b603	// ld a2, 0(a1)
-	WORD	$0x0085b703	// ld a4, 8(a1)
+	WORD	$0x0085be83	// ld t4, 8(a1)
 	// H·x^-1: (hi:lo) <<= 1; if the bit shifted out was set, ^= 0xc2000000_00000000_00000000_00000001
 	WORD	$0x43f65e13	// srai t3, a2, 63
-	WORD	$0x03f75e93	// srli t4, a4, 63
+	WORD	$0x03fedf13	// srli t5, t4, 63
 	WORD	$0x00161613	// slli a2, a2, 1
-	WORD	$0x01d66633	// or a2, a2, t4
-	WORD	$0x00171713	// slli a4, a4, 1
-	WORD	$0x001e7e93	// andi t4, t3, 1
-	WORD	$0x01d74733	// xor a4, a4, t4
-	WORD	$0xfe100e93	// addi t4, zero, -31
-	WORD	$0x039e9e93	// slli t4, t4, 57
-	WORD	$0x01de7e33	// and t3, t3, t4
+	WORD	$0x01e66633	// or a2, a2, t5
+	WORD	$0x001e9e93	// slli t4, t4, 1
+	WORD	$0x001e7f13	// andi t5, t3, 1
+	WORD	$0x01eeceb3	// xor t4, t4, t5
+	WORD	$0xfe100f13	// addi t5, zero, -31
+	WORD	$0x039f1f13	// slli t5, t5, 57
+	WORD	$0x01ee7e33	// and t3, t3, t5
 	WORD	$0x01c64633	// xor a2, a2, t3
 	// table: for each key piece (Hlo[31:0], Hlo[63:32], their xor, the same for Hhi and Hlo^Hhi), its four classes as 32-bit words
-	WORD	$0x00c74eb3	// xor t4, a4, a2
-	WORD	$0x7c073f0b	// th.extu t5, a4, 31, 0
-	WORD	$0x02075593	// srli a1, a4, 32
-	WORD	$0x005f7e33	// and t3, t5, t0
+	WORD	$0x00cecf33	// xor t5, t4, a2
+	WORD	$0x7c0eb58b	// th.extu a1, t4, 31, 0
+	WORD	$0x020ed693	// srli a3, t4, 32
+	WORD	$0x0055fe33	// and t3, a1, t0
 	WORD	$0x01c52023	// sw t3, 0(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
+	WORD	$0x0065fe33	// and t3, a1, t1
 	WORD	$0x01c52223	// sw t3, 4(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
+	WORD	$0x0075fe33	// and t3, a1, t2
 	WORD	$0x01c52423	// sw t3, 8(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
+	WORD	$0x01c5fe33	// and t3, a1, t3
 	WORD	$0x01c52623	// sw t3, 12(a0)
-	WORD	$0x0055fe33	// and t3, a1, t0
+	WORD	$0x0056fe33	// and t3, a3, t0
 	WORD	$0x01c52823	// sw t3, 16(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
+	WORD	$0x0066fe33	// and t3, a3, t1
 	WORD	$0x01c52a23	// sw t3, 20(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
+	WORD	$0x0076fe33	// and t3, a3, t2
 	WORD	$0x01c52c23	// sw t3, 24(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
+	WORD	$0x01c6fe33	// and t3, a3, t3
 	WORD	$0x01c52e23	// sw t3, 28(a0)
-	WORD	$0x00bf4f33	// xor t5, t5, a1
-	WORD	$0x005f7e33	// and t3, t5, t0
+	WORD	$0x00d5c5b3	// xor a1, a1, a3
+	WORD	$0x0055fe33	// and t3, a1, t0
 	WORD	$0x03c52023	// sw t3, 32(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
+	WORD	$0x0065fe33	// and t3, a1, t1
 	WORD	$0x03c52223	// sw t3, 36(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
+	WORD	$0x0075fe33	// and t3, a1, t2
 	WORD	$0x03c52423	// sw t3, 40(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
+	WORD	$0x01c5fe33	// and t3, a1, t3
 	WORD	$0x03c52623	// sw t3, 44(a0)
-	WORD	$0x7c063f0b	// th.extu t5, a2, 31, 0
-	WORD	$0x02065593	// srli a1, a2, 32
-	WORD	$0x005f7e33	// and t3, t5, t0
+	WORD	$0x7c06358b	// th.extu a1, a2, 31, 0
+	WORD	$0x02065693	// srli a3, a2, 32
+	WORD	$0x0055fe33	// and t3, a1, t0
 	WORD	$0x03c52823	// sw t3, 48(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
+	WORD	$0x0065fe33	// and t3, a1, t1
 	WORD	$0x03c52a23	// sw t3, 52(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
+	WORD	$0x0075fe33	// and t3, a1, t2
 	WORD	$0x03c52c23	// sw t3, 56(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
+	WORD	$0x01c5fe33	// and t3, a1, t3
 	WORD	$0x03c52e23	// sw t3, 60(a0)
-	WORD	$0x0055fe33	// and t3, a1, t0
+	WORD	$0x0056fe33	// and t3, a3, t0
 	WORD	$0x05c52023	// sw t3, 64(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
+	WORD	$0x0066fe33	// and t3, a3, t1
 	WORD	$0x05c52223	// sw t3, 68(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
+	WORD	$0x0076fe33	// and t3, a3, t2
 	WORD	$0x05c52423	// sw t3, 72(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
+	WORD	$0x01c6fe33	// and t3, a3, t3
 	WORD	$0x05c52623	// sw t3, 76(a0)
-	WORD	$0x00bf4f33	// xor t5, t5, a1
-	WORD	$0x005f7e33	// and t3, t5, t0
+	WORD	$0x00d5c5b3	// xor a1, a1, a3
+	WORD	$0x0055fe33	// and t3, a1, t0
 	WORD	$0x05c52823	// sw t3, 80(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
+	WORD	$0x0065fe33	// and t3, a1, t1
 	WORD	$0x05c52a23	// sw t3, 84(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
+	WORD	$0x0075fe33	// and t3, a1, t2
 	WORD	$0x05c52c23	// sw t3, 88(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
+	WORD	$0x01c5fe33	// and t3, a1, t3
 	WORD	$0x05c52e23	// sw t3, 92(a0)
-	WORD	$0x7c0ebf0b	// th.extu t5, t4, 31, 0
-	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x005f7e33	// and t3, t5, t0
+	WORD	$0x7c0f358b	// th.extu a1, t5, 31, 0
+	WORD	$0x020f5f13	// srli t5, t5, 32
+	WORD	$0x0055fe33	// and t3, a1, t0
 	WORD	$0x07c52023	// sw t3, 96(a0)
-	WORD	$0x006f7e33	// and t3, t5, t1
+	WORD	$0x0065fe33	// and t3, a1, t1
 	WORD	$0x07c52223	// sw t3, 100(a0)
-	WORD	$0x007f7e33	// and t3, t5, t2
+	WORD	$0x0075fe33	// and t3, a1, t2
 	WORD	$0x07c52423	// sw t3, 104(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cf7e33	// and t3, t5, t3
+	WORD	$0x01c5fe33	// and t3, a1, t3
 	WORD	$0x07c52623	// sw t3, 108(a0)
-	WORD	$0x005efe33	// and t3, t4, t0
+	WORD	$0x005f7e33	// and t3, t5, t0
 	WORD	$0x07c52823	// sw t3, 112(a0)
-	WORD	$0x006efe33	// and t3, t4, t1
+	WORD	$0x006f7e33	// and t3, t5, t1
 	WORD	$0x07c52a23	// sw t3, 116(a0)
-	WORD	$0x007efe33	// and t3, t4, t2
+	WORD	$0x007f7e33	// and t3, t5, t2
 	WORD	$0x07c52c23	// sw t3, 120(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cefe33	// and t3, t4, t3
+	WORD	$0x01cf7e33	// and t3, t5, t3
 	WORD	$0x07c52e23	// sw t3, 124(a0)
-	WORD	$0x01df4eb3	// xor t4, t5, t4
-	WORD	$0x005efe33	// and t3, t4, t0
+	WORD	$0x01e5cf33	// xor t5, a1, t5
+	WORD	$0x005f7e33	// and t3, t5, t0
 	WORD	$0x09c52023	// sw t3, 128(a0)
-	WORD	$0x006efe33	// and t3, t4, t1
+	WORD	$0x006f7e33	// and t3, t5, t1
 	WORD	$0x09c52223	// sw t3, 132(a0)
-	WORD	$0x007efe33	// and t3, t4, t2
+	WORD	$0x007f7e33	// and t3, t5, t2
 	WORD	$0x09c52423	// sw t3, 136(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cefe33	// and t3, t4, t3
+	WORD	$0x01cf7e33	// and t3, t5, t3
 	WORD	$0x09c52623	// sw t3, 140(a0)
 	// for k = 2..8: (hi:lo) = (hi:lo) • H; table[POWERS + 16(k-2)] = (lo, hi)
 	WORD	$0x09050e13	// addi t3, a0, 144
-	WORD	$0x00700e93	// addi t4, zero, 7
-	WORD	$0x01d13423	// sd t4, 8(sp)
+	WORD	$0x01c13823	// sd t3, 16(sp)
+	WORD	$0x00700e13	// addi t3, zero, 7
+	WORD	$0x01c13423	// sd t3, 8(sp)
 	// .Lgcm_init_c906_powers:
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00c74eb3	// xor t4, a4, a2
-	WORD	$0x7c07368b	// th.extu a3, a4, 31, 0
-	WORD	$0x00056883	// lwu a7, 0(a0)
-	WORD	$0x0056f9b3	// and s3, a3, t0
-	WORD	$0x00856903	// lwu s2, 8(a0)
-	WORD	$0x00c56a83	// lwu s5, 12(a0)
-	WORD	$0x0066fa33	// and s4, a3, t1
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x0076ff33	// and t5, a3, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00456483	// lwu s1, 4(a0)
-	WORD	$0x032985b3	// mul a1, s3, s2
-	WORD	$0x0106f833	// and a6, a3, a6
-	WORD	$0x035986b3	// mul a3, s3, s5
-	WORD	$0x032a07b3	// mul a5, s4, s2
-	WORD	$0x215a1b0b	// th.mula s6, s4, s5
-	WORD	$0x032f0bb3	// mul s7, t5, s2
-	WORD	$0x029989b3	// mul s3, s3, s1
-	WORD	$0x031a0c33	// mul s8, s4, a7
-	WORD	$0x2158158b	// th.mula a1, a6, s5
-	WORD	$0x029a0a33	// mul s4, s4, s1
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x029f07b3	// mul a5, t5, s1
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00cece33	// xor t3, t4, a2
+	WORD	$0x7c0eb58b	// th.extu a1, t4, 31, 0
+	WORD	$0x00056483	// lwu s1, 0(a0)
+	WORD	$0x0055f7b3	// and a5, a1, t0
+	WORD	$0x00856983	// lwu s3, 8(a0)
+	WORD	$0x00c56a03	// lwu s4, 12(a0)
+	WORD	$0x0065f833	// and a6, a1, t1
+	WORD	$0x02978ab3	// mul s5, a5, s1
+	WORD	$0x03378733	// mul a4, a5, s3
+	WORD	$0x0075ff33	// and t5, a1, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x00456903	// lwu s2, 4(a0)
+	WORD	$0x0115f8b3	// and a7, a1, a7
+	WORD	$0x034785b3	// mul a1, a5, s4
+	WORD	$0x033806b3	// mul a3, a6, s3
+	WORD	$0x033f0b33	// mul s6, t5, s3
+	WORD	$0x032787b3	// mul a5, a5, s2
+	WORD	$0x21481a8b	// th.mula s5, a6, s4
 	WORD	$0x02980bb3	// mul s7, a6, s1
-	WORD	$0x215f198b	// th.mula s3, t5, s5
-	WORD	$0x21281c0b	// th.mula s8, a6, s2
-	WORD	$0x0145c5b3	// xor a1, a1, s4
-	WORD	$0x031f0a33	// mul s4, t5, a7
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x031807b3	// mul a5, a6, a7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x005b7f33	// and t5, s6, t0
-	WORD	$0x02075c13	// srli s8, a4, 32
-	WORD	$0x005c7933	// and s2, s8, t0
-	WORD	$0x006c74b3	// and s1, s8, t1
-	WORD	$0x007c7833	// and a6, s8, t2
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0145c5b3	// xor a1, a1, s4
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x013f6f33	// or t5, t5, s3
-	WORD	$0x01056983	// lwu s3, 16(a0)
-	WORD	$0x01856b83	// lwu s7, 24(a0)
-	WORD	$0x01c56a83	// lwu s5, 28(a0)
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x01456a03	// lwu s4, 20(a0)
-	WORD	$0x011c78b3	// and a7, s8, a7
-	WORD	$0x21549b0b	// th.mula s6, s1, s5
-	WORD	$0x0075f5b3	// and a1, a1, t2
-	WORD	$0x03780cb3	// mul s9, a6, s7
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00bf6f33	// or t5, t5, a1
-	WORD	$0x03490c33	// mul s8, s2, s4
-	WORD	$0x03348433	// mul s0, s1, s3
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03488cb3	// mul s9, a7, s4
-	WORD	$0x21581c0b	// th.mula s8, a6, s5
-	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x005b75b3	// and a1, s6, t0
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x00f6f6b3	// and a3, a3, a5
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00df6f33	// or t5, t5, a3
-	WORD	$0x7c073b0b	// th.extu s6, a4, 31, 0
-	WORD	$0x02075693	// srli a3, a4, 32
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x005b77b3	// and a5, s6, t0
-	WORD	$0x006b76b3	// and a3, s6, t1
-	WORD	$0x03790cb3	// mul s9, s2, s7
-	WORD	$0x03590933	// mul s2, s2, s5
-	WORD	$0x03748733	// mul a4, s1, s7
-	WORD	$0x21589c8b	// th.mula s9, a7, s5
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03480733	// mul a4, a6, s4
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x033804b3	// mul s1, a6, s3
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03388733	// mul a4, a7, s3
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x0185e5b3	// or a1, a1, s8
-	WORD	$0x02056983	// lwu s3, 32(a0)
-	WORD	$0x02856a83	// lwu s5, 40(a0)
-	WORD	$0x02c56b83	// lwu s7, 44(a0)
-	WORD	$0x007b78b3	// and a7, s6, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x02456a03	// lwu s4, 36(a0)
-	WORD	$0x009b74b3	// and s1, s6, s1
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x03378833	// mul a6, a5, s3
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x0195e5b3	// or a1, a1, s9
-	WORD	$0x2176980b	// th.mula a6, a3, s7
-	WORD	$0x03588b33	// mul s6, a7, s5
-	WORD	$0x03478c33	// mul s8, a5, s4
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x03448b33	// mul s6, s1, s4
-	WORD	$0x21789c0b	// th.mula s8, a7, s7
-	WORD	$0x00e97933	// and s2, s2, a4
-	WORD	$0x21549c8b	// th.mula s9, s1, s5
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x00587733	// and a4, a6, t0
-	WORD	$0x0125e5b3	// or a1, a1, s2
-	WORD	$0x03578b33	// mul s6, a5, s5
-	WORD	$0x03778833	// mul a6, a5, s7
-	WORD	$0x03568ab3	// mul s5, a3, s5
-	WORD	$0x21749b0b	// th.mula s6, s1, s7
-	WORD	$0x034686b3	// mul a3, a3, s4
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x03488ab3	// mul s5, a7, s4
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x033886b3	// mul a3, a7, s3
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01876733	// or a4, a4, s8
-	WORD	$0x7c06368b	// th.extu a3, a2, 31, 0
-	WORD	$0x0056f4b3	// and s1, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f7b3	// and a5, a3, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0116f8b3	// and a7, a3, a7
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x03056983	// lwu s3, 48(a0)
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x01676733	// or a4, a4, s6
-	WORD	$0x03856b83	// lwu s7, 56(a0)
-	WORD	$0x03c56c83	// lwu s9, 60(a0)
-	WORD	$0x033486b3	// mul a3, s1, s3
-	WORD	$0x03456a03	// lwu s4, 52(a0)
-	WORD	$0x03778b33	// mul s6, a5, s7
-	WORD	$0x2199168b	// th.mula a3, s2, s9
-	WORD	$0x01587833	// and a6, a6, s5
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03448ab3	// mul s5, s1, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03488b33	// mul s6, a7, s4
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01e74733	// xor a4, a4, t5
-	WORD	$0x21979a8b	// th.mula s5, a5, s9
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x00b74733	// xor a4, a4, a1
-	WORD	$0x03390433	// mul s0, s2, s3
-	WORD	$0x02071813	// slli a6, a4, 32
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x02075813	// srli a6, a4, 32
-	WORD	$0x0105c5b3	// xor a1, a1, a6
-	WORD	$0x02065c13	// srli s8, a2, 32
-	WORD	$0x005c7733	// and a4, s8, t0
-	WORD	$0x03748b33	// mul s6, s1, s7
-	WORD	$0x039484b3	// mul s1, s1, s9
-	WORD	$0x03790bb3	// mul s7, s2, s7
-	WORD	$0x21989b0b	// th.mula s6, a7, s9
-	WORD	$0x006c7833	// and a6, s8, t1
-	WORD	$0x03490cb3	// mul s9, s2, s4
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x03478bb3	// mul s7, a5, s4
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03378cb3	// mul s9, a5, s3
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x03388bb3	// mul s7, a7, s3
-	WORD	$0x008acab3	// xor s5, s5, s0
-	WORD	$0x007c78b3	// and a7, s8, t2
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x04056a03	// lwu s4, 64(a0)
-	WORD	$0x04856403	// lwu s0, 72(a0)
-	WORD	$0x04c56c83	// lwu s9, 76(a0)
-	WORD	$0x034707b3	// mul a5, a4, s4
-	WORD	$0x04456a83	// lwu s5, 68(a0)
-	WORD	$0x012c7933	// and s2, s8, s2
-	WORD	$0x2198178b	// th.mula a5, a6, s9
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x028889b3	// mul s3, a7, s0
-	WORD	$0x00329b93	// slli s7, t0, 3
-	WORD	$0x0166e6b3	// or a3, a3, s6
-	WORD	$0x03570b33	// mul s6, a4, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x035909b3	// mul s3, s2, s5
-	WORD	$0x21989b0b	// th.mula s6, a7, s9
-	WORD	$0x0174f4b3	// and s1, s1, s7
-	WORD	$0x03480bb3	// mul s7, a6, s4
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x20891b8b	// th.mula s7, s2, s0
-	WORD	$0x0096e6b3	// or a3, a3, s1
-	WORD	$0x7c06348b	// th.extu s1, a2, 31, 0
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x028709b3	// mul s3, a4, s0
-	WORD	$0x03970633	// mul a2, a4, s9
-	WORD	$0x02880733	// mul a4, a6, s0
-	WORD	$0x2199198b	// th.mula s3, s2, s9
-	WORD	$0x03580833	// mul a6, a6, s5
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03588733	// mul a4, a7, s5
-	WORD	$0x0109c9b3	// xor s3, s3, a6
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03490733	// mul a4, s2, s4
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0054fc33	// and s8, s1, t0
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x0064f8b3	// and a7, s1, t1
-	WORD	$0x0109c9b3	// xor s3, s3, a6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x0167e7b3	// or a5, a5, s6
-	WORD	$0x05056a83	// lwu s5, 80(a0)
-	WORD	$0x05856403	// lwu s0, 88(a0)
-	WORD	$0x05c56c83	// lwu s9, 92(a0)
-	WORD	$0x0074f933	// and s2, s1, t2
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x05456b03	// lwu s6, 84(a0)
-	WORD	$0x0144fa33	// and s4, s1, s4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x035c0833	// mul a6, s8, s5
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x0137e7b3	// or a5, a5, s3
-	WORD	$0x2198980b	// th.mula a6, a7, s9
-	WORD	$0x02890bb3	// mul s7, s2, s0
-	WORD	$0x036c04b3	// mul s1, s8, s6
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x035889b3	// mul s3, a7, s5
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x036a0bb3	// mul s7, s4, s6
-	WORD	$0x2199148b	// th.mula s1, s2, s9
-	WORD	$0x208a198b	// th.mula s3, s4, s0
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x00587833	// and a6, a6, t0
-	WORD	$0x00c7e7b3	// or a5, a5, a2
-	WORD	$0x028c0bb3	// mul s7, s8, s0
-	WORD	$0x039c0633	// mul a2, s8, s9
-	WORD	$0x02888733	// mul a4, a7, s0
-	WORD	$0x219a1b8b	// th.mula s7, s4, s9
-	WORD	$0x036888b3	// mul a7, a7, s6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03690733	// mul a4, s2, s6
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x035908b3	// mul a7, s2, s5
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x035a0733	// mul a4, s4, s5
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x00986833	// or a6, a6, s1
-	WORD	$0x7c0eb70b	// th.extu a4, t4, 31, 0
-	WORD	$0x00577a33	// and s4, a4, t0
-	WORD	$0x006779b3	// and s3, a4, t1
-	WORD	$0x007778b3	// and a7, a4, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x009774b3	// and s1, a4, s1
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x06056903	// lwu s2, 96(a0)
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x01786833	// or a6, a6, s7
-	WORD	$0x06856403	// lwu s0, 104(a0)
-	WORD	$0x06c56b83	// lwu s7, 108(a0)
-	WORD	$0x032a0c33	// mul s8, s4, s2
-	WORD	$0x06456a83	// lwu s5, 100(a0)
-	WORD	$0x02888cb3	// mul s9, a7, s0
-	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x00c86833	// or a6, a6, a2
-	WORD	$0x035a0b33	// mul s6, s4, s5
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03548cb3	// mul s9, s1, s5
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d84833	// xor a6, a6, a3
-	WORD	$0x21789b0b	// th.mula s6, a7, s7
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c7733	// and a4, s8, t0
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x03298c33	// mul s8, s3, s2
-	WORD	$0x02081c93	// slli s9, a6, 32
-	WORD	$0x0196c633	// xor a2, a3, s9
-	WORD	$0x20849c0b	// th.mula s8, s1, s0
-	WORD	$0x02085c93	// srli s9, a6, 32
-	WORD	$0x0197c6b3	// xor a3, a5, s9
+	WORD	$0x2148970b	// th.mula a4, a7, s4
+	WORD	$0x03280833	// mul a6, a6, s2
+	WORD	$0x00d5c5b3	// xor a1, a1, a3
+	WORD	$0x032f06b3	// mul a3, t5, s2
+	WORD	$0x214f178b	// th.mula a5, t5, s4
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x03288b33	// mul s6, a7, s2
+	WORD	$0x21389b8b	// th.mula s7, a7, s3
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x029f0833	// mul a6, t5, s1
+	WORD	$0x00d5c5b3	// xor a1, a1, a3
+	WORD	$0x029886b3	// mul a3, a7, s1
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x005aff33	// and t5, s5, t0
 	WORD	$0x020edc93	// srli s9, t4, 32
-	WORD	$0x005cf7b3	// and a5, s9, t0
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x028a0c33	// mul s8, s4, s0
-	WORD	$0x037a0833	// mul a6, s4, s7
-	WORD	$0x02898433	// mul s0, s3, s0
-	WORD	$0x21749c0b	// th.mula s8, s1, s7
-	WORD	$0x006cfa33	// and s4, s9, t1
-	WORD	$0x03598bb3	// mul s7, s3, s5
-	WORD	$0x00884833	// xor a6, a6, s0
-	WORD	$0x03588433	// mul s0, a7, s5
-	WORD	$0x007cf9b3	// and s3, s9, t2
-	WORD	$0x017c4c33	// xor s8, s8, s7
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x00884833	// xor a6, a6, s0
-	WORD	$0x03248433	// mul s0, s1, s2
-	WORD	$0x006b7b33	// and s6, s6, t1
+	WORD	$0x005cfc33	// and s8, s9, t0
+	WORD	$0x006cf933	// and s2, s9, t1
+	WORD	$0x007cf8b3	// and a7, s9, t2
+	WORD	$0x0067f7b3	// and a5, a5, t1
 	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x017c4c33	// xor s8, s8, s7
-	WORD	$0x00884833	// xor a6, a6, s0
-	WORD	$0x01676733	// or a4, a4, s6
-	WORD	$0x07056a83	// lwu s5, 112(a0)
-	WORD	$0x07856b03	// lwu s6, 120(a0)
-	WORD	$0x07c56083	// lwu ra, 124(a0)
-	WORD	$0x03578bb3	// mul s7, a5, s5
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x00d5c5b3	// xor a1, a1, a3
+	WORD	$0x00ff6f33	// or t5, t5, a5
+	WORD	$0x01056983	// lwu s3, 16(a0)
+	WORD	$0x01856a83	// lwu s5, 24(a0)
+	WORD	$0x01c56b03	// lwu s6, 28(a0)
+	WORD	$0x033c0bb3	// mul s7, s8, s3
+	WORD	$0x01456a03	// lwu s4, 20(a0)
 	WORD	$0x009cf4b3	// and s1, s9, s1
-	WORD	$0x07456c83	// lwu s9, 116(a0)
-	WORD	$0x201a1b8b	// th.mula s7, s4, ra
-	WORD	$0x007c7c33	// and s8, s8, t2
-	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x01876733	// or a4, a4, s8
-	WORD	$0x036988b3	// mul a7, s3, s6
-	WORD	$0x00887833	// and a6, a6, s0
-	WORD	$0x03978933	// mul s2, a5, s9
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x039488b3	// mul a7, s1, s9
-	WORD	$0x2019990b	// th.mula s2, s3, ra
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03678833	// mul a6, a5, s6
-	WORD	$0x021787b3	// mul a5, a5, ra
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x036a08b3	// mul a7, s4, s6
-	WORD	$0x2014980b	// th.mula a6, s1, ra
-	WORD	$0x035a0c33	// mul s8, s4, s5
-	WORD	$0x039a0a33	// mul s4, s4, s9
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x039988b3	// mul a7, s3, s9
-	WORD	$0x21649c0b	// th.mula s8, s1, s6
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03598a33	// mul s4, s3, s5
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x035488b3	// mul a7, s1, s5
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x005bf4b3	// and s1, s7, t0
-	WORD	$0x7c0ebc8b	// th.extu s9, t4, 31, 0
+	WORD	$0x00777733	// and a4, a4, t2
+	WORD	$0x03588cb3	// mul s9, a7, s5
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x00ef6f33	// or t5, t5, a4
+	WORD	$0x034c0833	// mul a6, s8, s4
+	WORD	$0x03390433	// mul s0, s2, s3
+	WORD	$0x00d5f5b3	// and a1, a1, a3
+	WORD	$0x21691b8b	// th.mula s7, s2, s6
+	WORD	$0x00bf6f33	// or t5, t5, a1
+	WORD	$0x035c07b3	// mul a5, s8, s5
+	WORD	$0x036c06b3	// mul a3, s8, s6
+	WORD	$0x03590733	// mul a4, s2, s5
+	WORD	$0x03490933	// mul s2, s2, s4
+	WORD	$0x2164978b	// th.mula a5, s1, s6
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x03488733	// mul a4, a7, s4
+	WORD	$0x03448cb3	// mul s9, s1, s4
+	WORD	$0x2168980b	// th.mula a6, a7, s6
+	WORD	$0x2154940b	// th.mula s0, s1, s5
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x03388933	// mul s2, a7, s3
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x03348733	// mul a4, s1, s3
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x005bf5b3	// and a1, s7, t0
+	WORD	$0x7c0ebb0b	// th.extu s6, t4, 31, 0
 	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x01dcccb3	// xor s9, s9, t4
-	WORD	$0x005cfb33	// and s6, s9, t0
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x006cfeb3	// and t4, s9, t1
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x0124e4b3	// or s1, s1, s2
-	WORD	$0x08056a03	// lwu s4, 128(a0)
-	WORD	$0x08856c03	// lwu s8, 136(a0)
-	WORD	$0x08c56b83	// lwu s7, 140(a0)
-	WORD	$0x007cf933	// and s2, s9, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x08456a83	// lwu s5, 132(a0)
-	WORD	$0x013cf9b3	// and s3, s9, s3
-	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x034b0433	// mul s0, s6, s4
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0104e4b3	// or s1, s1, a6
-	WORD	$0x217e940b	// th.mula s0, t4, s7
-	WORD	$0x038900b3	// mul ra, s2, s8
-	WORD	$0x035b0833	// mul a6, s6, s5
-	WORD	$0x0117f7b3	// and a5, a5, a7
-	WORD	$0x034e8cb3	// mul s9, t4, s4
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x035980b3	// mul ra, s3, s5
-	WORD	$0x2179180b	// th.mula a6, s2, s7
-	WORD	$0x21899c8b	// th.mula s9, s3, s8
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x005478b3	// and a7, s0, t0
-	WORD	$0x00f4e4b3	// or s1, s1, a5
-	WORD	$0x038b07b3	// mul a5, s6, s8
-	WORD	$0x037b0b33	// mul s6, s6, s7
-	WORD	$0x038e8c33	// mul s8, t4, s8
-	WORD	$0x2179978b	// th.mula a5, s3, s7
-	WORD	$0x035e8eb3	// mul t4, t4, s5
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x01d7c7b3	// xor a5, a5, t4
-	WORD	$0x03490eb3	// mul t4, s2, s4
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03498c33	// mul s8, s3, s4
-	WORD	$0x01984833	// xor a6, a6, s9
+	WORD	$0x01db4b33	// xor s6, s6, t4
+	WORD	$0x005b7eb3	// and t4, s6, t0
 	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x01d7c7b3	// xor a5, a5, t4
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x0108e8b3	// or a7, a7, a6
+	WORD	$0x006b78b3	// and a7, s6, t1
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x0105e5b3	// or a1, a1, a6
+	WORD	$0x02056903	// lwu s2, 32(a0)
+	WORD	$0x02856a03	// lwu s4, 40(a0)
+	WORD	$0x02c56a83	// lwu s5, 44(a0)
+	WORD	$0x007b7833	// and a6, s6, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x02456983	// lwu s3, 36(a0)
+	WORD	$0x009b74b3	// and s1, s6, s1
 	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x00f8e8b3	// or a7, a7, a5
-	WORD	$0x018b7b33	// and s6, s6, s8
-	WORD	$0x0168e8b3	// or a7, a7, s6
+	WORD	$0x032e8bb3	// mul s7, t4, s2
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x00f5e5b3	// or a1, a1, a5
+	WORD	$0x03480c33	// mul s8, a6, s4
+	WORD	$0x033e87b3	// mul a5, t4, s3
+	WORD	$0x03288cb3	// mul s9, a7, s2
+	WORD	$0x00e6f6b3	// and a3, a3, a4
+	WORD	$0x00d5e5b3	// or a1, a1, a3
+	WORD	$0x034e8733	// mul a4, t4, s4
+	WORD	$0x035e8eb3	// mul t4, t4, s5
+	WORD	$0x034886b3	// mul a3, a7, s4
+	WORD	$0x21589b8b	// th.mula s7, a7, s5
+	WORD	$0x03388b33	// mul s6, a7, s3
+	WORD	$0x2154970b	// th.mula a4, s1, s5
+	WORD	$0x2158178b	// th.mula a5, a6, s5
+	WORD	$0x00deceb3	// xor t4, t4, a3
+	WORD	$0x033806b3	// mul a3, a6, s3
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x03348c33	// mul s8, s1, s3
+	WORD	$0x21449c8b	// th.mula s9, s1, s4
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x03280b33	// mul s6, a6, s2
+	WORD	$0x00deceb3	// xor t4, t4, a3
+	WORD	$0x032486b3	// mul a3, s1, s2
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x005bfcb3	// and s9, s7, t0
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x00fcecb3	// or s9, s9, a5
+	WORD	$0x7c06380b	// th.extu a6, a2, 31, 0
+	WORD	$0x005877b3	// and a5, a6, t0
+	WORD	$0x00687933	// and s2, a6, t1
+	WORD	$0x007878b3	// and a7, a6, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x009874b3	// and s1, a6, s1
+	WORD	$0x00deceb3	// xor t4, t4, a3
+	WORD	$0x00777733	// and a4, a4, t2
+	WORD	$0x03056983	// lwu s3, 48(a0)
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x00ececb3	// or s9, s9, a4
+	WORD	$0x03856a83	// lwu s5, 56(a0)
+	WORD	$0x03c56b03	// lwu s6, 60(a0)
+	WORD	$0x03378bb3	// mul s7, a5, s3
+	WORD	$0x03456a03	// lwu s4, 52(a0)
+	WORD	$0x03588c33	// mul s8, a7, s5
+	WORD	$0x00defeb3	// and t4, t4, a3
+	WORD	$0x01dcecb3	// or s9, s9, t4
+	WORD	$0x03478833	// mul a6, a5, s4
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e8c8b3	// xor a7, a7, a4
-	WORD	$0x0098c8b3	// xor a7, a7, s1
-	WORD	$0x02089793	// slli a5, a7, 32
-	WORD	$0x00f74eb3	// xor t4, a4, a5
-	WORD	$0x0208d793	// srli a5, a7, 32
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01eeceb3	// xor t4, t4, t5
-	WORD	$0x00f4c733	// xor a4, s1, a5
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x00b74733	// xor a4, a4, a1
-	WORD	$0x01d5c5b3	// xor a1, a1, t4
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03ff1e93	// slli t4, t5, 63
-	WORD	$0x03ef1793	// slli a5, t5, 62
-	WORD	$0x01d5c5b3	// xor a1, a1, t4
-	WORD	$0x00d74733	// xor a4, a4, a3
-	WORD	$0x00f5c5b3	// xor a1, a1, a5
-	WORD	$0x039f1e93	// slli t4, t5, 57
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x01d5c5b3	// xor a1, a1, t4
-	WORD	$0x001f5e93	// srli t4, t5, 1
-	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5793	// srli a5, t5, 2
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x007f5e93	// srli t4, t5, 7
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x03f59e93	// slli t4, a1, 63
-	WORD	$0x03e59793	// slli a5, a1, 62
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x03959e93	// slli t4, a1, 57
-	WORD	$0x01d64733	// xor a4, a2, t4
-	WORD	$0x0015de93	// srli t4, a1, 1
-	WORD	$0x00b6c6b3	// xor a3, a3, a1
-	WORD	$0x0025d793	// srli a5, a1, 2
-	WORD	$0x01d6c6b3	// xor a3, a3, t4
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x00bcccb3	// xor s9, s9, a1
+	WORD	$0x03390433	// mul s0, s2, s3
+	WORD	$0x020c9693	// slli a3, s9, 32
+	WORD	$0x21691b8b	// th.mula s7, s2, s6
+	WORD	$0x00df4eb3	// xor t4, t5, a3
+	WORD	$0x020cd693	// srli a3, s9, 32
+	WORD	$0x00d5cf33	// xor t5, a1, a3
+	WORD	$0x03578733	// mul a4, a5, s5
+	WORD	$0x036786b3	// mul a3, a5, s6
+	WORD	$0x035907b3	// mul a5, s2, s5
+	WORD	$0x03490933	// mul s2, s2, s4
+	WORD	$0x2168980b	// th.mula a6, a7, s6
+	WORD	$0x2154940b	// th.mula s0, s1, s5
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x03448c33	// mul s8, s1, s4
+	WORD	$0x2164970b	// th.mula a4, s1, s6
 	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x0075de93	// srli t4, a1, 7
-	WORD	$0x01d6c633	// xor a2, a3, t4
-	WORD	$0x00ee3023	// sd a4, 0(t3)
+	WORD	$0x034887b3	// mul a5, a7, s4
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x03388933	// mul s2, a7, s3
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x033487b3	// mul a5, s1, s3
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x005bf5b3	// and a1, s7, t0
+	WORD	$0x02065c93	// srli s9, a2, 32
+	WORD	$0x005cfc33	// and s8, s9, t0
+	WORD	$0x006cfa33	// and s4, s9, t1
+	WORD	$0x007cf9b3	// and s3, s9, t2
+	WORD	$0x00687833	// and a6, a6, t1
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x0105e5b3	// or a1, a1, a6
+	WORD	$0x04056483	// lwu s1, 64(a0)
+	WORD	$0x04856b03	// lwu s6, 72(a0)
+	WORD	$0x04c56803	// lwu a6, 76(a0)
+	WORD	$0x029c0bb3	// mul s7, s8, s1
+	WORD	$0x04456a83	// lwu s5, 68(a0)
+	WORD	$0x011cf8b3	// and a7, s9, a7
+	WORD	$0x00777733	// and a4, a4, t2
+	WORD	$0x03698cb3	// mul s9, s3, s6
+	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x00e5e5b3	// or a1, a1, a4
+	WORD	$0x035c0933	// mul s2, s8, s5
+	WORD	$0x00f6f6b3	// and a3, a3, a5
+	WORD	$0x029a0433	// mul s0, s4, s1
+	WORD	$0x210a1b8b	// th.mula s7, s4, a6
+	WORD	$0x00d5e5b3	// or a1, a1, a3
+	WORD	$0x036c07b3	// mul a5, s8, s6
+	WORD	$0x030c0733	// mul a4, s8, a6
+	WORD	$0x2108978b	// th.mula a5, a7, a6
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x03588cb3	// mul s9, a7, s5
+	WORD	$0x2109990b	// th.mula s2, s3, a6
+	WORD	$0x036a0833	// mul a6, s4, s6
+	WORD	$0x035a0a33	// mul s4, s4, s5
+	WORD	$0x2168940b	// th.mula s0, a7, s6
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x03598833	// mul a6, s3, s5
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x02998a33	// mul s4, s3, s1
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x00894933	// xor s2, s2, s0
+	WORD	$0x005bf6b3	// and a3, s7, t0
+	WORD	$0x7c063a8b	// th.extu s5, a2, 31, 0
+	WORD	$0x02065613	// srli a2, a2, 32
+	WORD	$0x00cacab3	// xor s5, s5, a2
+	WORD	$0x005af633	// and a2, s5, t0
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x02988833	// mul a6, a7, s1
+	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x006af8b3	// and a7, s5, t1
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x0126e6b3	// or a3, a3, s2
+	WORD	$0x05056983	// lwu s3, 80(a0)
+	WORD	$0x05856b83	// lwu s7, 88(a0)
+	WORD	$0x05c56a03	// lwu s4, 92(a0)
+	WORD	$0x007af4b3	// and s1, s5, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x05456b03	// lwu s6, 84(a0)
+	WORD	$0x012af933	// and s2, s5, s2
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x03360c33	// mul s8, a2, s3
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x00f6e6b3	// or a3, a3, a5
+	WORD	$0x03748cb3	// mul s9, s1, s7
+	WORD	$0x036607b3	// mul a5, a2, s6
+	WORD	$0x01077733	// and a4, a4, a6
+	WORD	$0x03388433	// mul s0, a7, s3
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x03760ab3	// mul s5, a2, s7
+	WORD	$0x03460633	// mul a2, a2, s4
+	WORD	$0x21489c0b	// th.mula s8, a7, s4
+	WORD	$0x21491a8b	// th.mula s5, s2, s4
+	WORD	$0x2144978b	// th.mula a5, s1, s4
+	WORD	$0x03788a33	// mul s4, a7, s7
+	WORD	$0x03688833	// mul a6, a7, s6
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03690cb3	// mul s9, s2, s6
+	WORD	$0x2179140b	// th.mula s0, s2, s7
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x03648a33	// mul s4, s1, s6
+	WORD	$0x010acab3	// xor s5, s5, a6
+	WORD	$0x03348833	// mul a6, s1, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x0087c7b3	// xor a5, a5, s0
+	WORD	$0x005c7b33	// and s6, s8, t0
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x00fb6b33	// or s6, s6, a5
+	WORD	$0x7c0e3b8b	// th.extu s7, t3, 31, 0
+	WORD	$0x005bf4b3	// and s1, s7, t0
+	WORD	$0x006bf8b3	// and a7, s7, t1
+	WORD	$0x007bf7b3	// and a5, s7, t2
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x03390a33	// mul s4, s2, s3
+	WORD	$0x010acab3	// xor s5, s5, a6
+	WORD	$0x00ebf733	// and a4, s7, a4
+	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x06056803	// lwu a6, 96(a0)
+	WORD	$0x015b6b33	// or s6, s6, s5
+	WORD	$0x06856c03	// lwu s8, 104(a0)
+	WORD	$0x06c56a83	// lwu s5, 108(a0)
+	WORD	$0x03048933	// mul s2, s1, a6
+	WORD	$0x06456983	// lwu s3, 100(a0)
+	WORD	$0x03878bb3	// mul s7, a5, s8
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x01467633	// and a2, a2, s4
+	WORD	$0x00cb6b33	// or s6, s6, a2
+	WORD	$0x03348cb3	// mul s9, s1, s3
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00bb4b33	// xor s6, s6, a1
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x2158990b	// th.mula s2, a7, s5
+	WORD	$0x03088a33	// mul s4, a7, a6
+	WORD	$0x01794933	// xor s2, s2, s7
+	WORD	$0x03370bb3	// mul s7, a4, s3
+	WORD	$0x21579c8b	// th.mula s9, a5, s5
+	WORD	$0x01794933	// xor s2, s2, s7
+	WORD	$0x00597633	// and a2, s2, t0
+	WORD	$0x020b1913	// slli s2, s6, 32
+	WORD	$0x21871a0b	// th.mula s4, a4, s8
+	WORD	$0x0125c5b3	// xor a1, a1, s2
+	WORD	$0x020b5913	// srli s2, s6, 32
+	WORD	$0x0126c6b3	// xor a3, a3, s2
+	WORD	$0x020e5b93	// srli s7, t3, 32
+	WORD	$0x005bf933	// and s2, s7, t0
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x03848b33	// mul s6, s1, s8
+	WORD	$0x03548a33	// mul s4, s1, s5
+	WORD	$0x03888433	// mul s0, a7, s8
+	WORD	$0x03388c33	// mul s8, a7, s3
+	WORD	$0x006cfcb3	// and s9, s9, t1
+	WORD	$0x01966633	// or a2, a2, s9
+	WORD	$0x07056883	// lwu a7, 112(a0)
+	WORD	$0x21571b0b	// th.mula s6, a4, s5
+	WORD	$0x07856483	// lwu s1, 120(a0)
+	WORD	$0x008a4a33	// xor s4, s4, s0
+	WORD	$0x03378433	// mul s0, a5, s3
+	WORD	$0x006bfab3	// and s5, s7, t1
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03078c33	// mul s8, a5, a6
+	WORD	$0x07c56c83	// lwu s9, 124(a0)
+	WORD	$0x008a4a33	// xor s4, s4, s0
+	WORD	$0x03070433	// mul s0, a4, a6
+	WORD	$0x03190733	// mul a4, s2, a7
+	WORD	$0x007bf9b3	// and s3, s7, t2
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x018bfc33	// and s8, s7, s8
+	WORD	$0x07456083	// lwu ra, 116(a0)
+	WORD	$0x219a970b	// th.mula a4, s5, s9
+	WORD	$0x008a4a33	// xor s4, s4, s0
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x00329413	// slli s0, t0, 3
+	WORD	$0x01666633	// or a2, a2, s6
+	WORD	$0x02998bb3	// mul s7, s3, s1
+	WORD	$0x008a7a33	// and s4, s4, s0
+	WORD	$0x02190b33	// mul s6, s2, ra
+	WORD	$0x01466633	// or a2, a2, s4
+	WORD	$0x02990833	// mul a6, s2, s1
+	WORD	$0x039907b3	// mul a5, s2, s9
+	WORD	$0x219c180b	// th.mula a6, s8, s9
+	WORD	$0x01774733	// xor a4, a4, s7
+	WORD	$0x021c0bb3	// mul s7, s8, ra
+	WORD	$0x21999b0b	// th.mula s6, s3, s9
+	WORD	$0x029a8933	// mul s2, s5, s1
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x02198933	// mul s2, s3, ra
+	WORD	$0x021a8cb3	// mul s9, s5, ra
+	WORD	$0x031a8ab3	// mul s5, s5, a7
+	WORD	$0x01774733	// xor a4, a4, s7
+	WORD	$0x00577733	// and a4, a4, t0
+	WORD	$0x7c0e3a0b	// th.extu s4, t3, 31, 0
+	WORD	$0x020e5e13	// srli t3, t3, 32
+	WORD	$0x209c1a8b	// th.mula s5, s8, s1
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x01984833	// xor a6, a6, s9
+	WORD	$0x03198cb3	// mul s9, s3, a7
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x031c0933	// mul s2, s8, a7
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x005a7bb3	// and s7, s4, t0
+	WORD	$0x006b7b33	// and s6, s6, t1
+	WORD	$0x006a7e33	// and t3, s4, t1
+	WORD	$0x01984833	// xor a6, a6, s9
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x01676733	// or a4, a4, s6
+	WORD	$0x08056483	// lwu s1, 128(a0)
+	WORD	$0x08856b03	// lwu s6, 136(a0)
+	WORD	$0x08c56c03	// lwu s8, 140(a0)
+	WORD	$0x007a79b3	// and s3, s4, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x08456a83	// lwu s5, 132(a0)
+	WORD	$0x011a78b3	// and a7, s4, a7
+	WORD	$0x00787833	// and a6, a6, t2
+	WORD	$0x029b8a33	// mul s4, s7, s1
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x03698cb3	// mul s9, s3, s6
+	WORD	$0x035b8833	// mul a6, s7, s5
+	WORD	$0x0127f7b3	// and a5, a5, s2
+	WORD	$0x029e0933	// mul s2, t3, s1
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x036b8433	// mul s0, s7, s6
+	WORD	$0x038b87b3	// mul a5, s7, s8
+	WORD	$0x218e1a0b	// th.mula s4, t3, s8
+	WORD	$0x2188940b	// th.mula s0, a7, s8
+	WORD	$0x2189980b	// th.mula a6, s3, s8
+	WORD	$0x036e0bb3	// mul s7, t3, s6
+	WORD	$0x035e0e33	// mul t3, t3, s5
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x03588cb3	// mul s9, a7, s5
+	WORD	$0x2168990b	// th.mula s2, a7, s6
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x03598bb3	// mul s7, s3, s5
+	WORD	$0x01c44433	// xor s0, s0, t3
+	WORD	$0x02998e33	// mul t3, s3, s1
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x01284833	// xor a6, a6, s2
+	WORD	$0x005a7933	// and s2, s4, t0
+	WORD	$0x00687833	// and a6, a6, t1
+	WORD	$0x01096933	// or s2, s2, a6
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x02988bb3	// mul s7, a7, s1
+	WORD	$0x01c44433	// xor s0, s0, t3
+	WORD	$0x00747433	// and s0, s0, t2
+	WORD	$0x00896933	// or s2, s2, s0
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	WORD	$0x03fe9e13	// slli t3, t4, 63
+	WORD	$0x03ee9813	// slli a6, t4, 62
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x00329b93	// slli s7, t0, 3
+	WORD	$0x0177f7b3	// and a5, a5, s7
+	WORD	$0x00f96933	// or s2, s2, a5
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x02091793	// slli a5, s2, 32
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x02095793	// srli a5, s2, 32
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	WORD	$0x01d64633	// xor a2, a2, t4
+	WORD	$0x00f74733	// xor a4, a4, a5
+	WORD	$0x00b64633	// xor a2, a2, a1
+	WORD	$0x01e74733	// xor a4, a4, t5
+	WORD	$0x00cf4f33	// xor t5, t5, a2
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x00d74733	// xor a4, a4, a3
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x039e9e13	// slli t3, t4, 57
+	WORD	$0x00e5c5b3	// xor a1, a1, a4
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x001ede13	// srli t3, t4, 1
+	WORD	$0x01d5c5b3	// xor a1, a1, t4
+	WORD	$0x002ed813	// srli a6, t4, 2
+	WORD	$0x01c5c5b3	// xor a1, a1, t3
+	WORD	$0x0105c5b3	// xor a1, a1, a6
+	WORD	$0x007ede13	// srli t3, t4, 7
+	WORD	$0x01c5c5b3	// xor a1, a1, t3
+	WORD	$0x03ff1e13	// slli t3, t5, 63
+	WORD	$0x03ef1813	// slli a6, t5, 62
+	WORD	$0x01c5c5b3	// xor a1, a1, t3
+	WORD	$0x0105c5b3	// xor a1, a1, a6
+	WORD	$0x039f1e13	// slli t3, t5, 57
+	WORD	$0x01c5ceb3	// xor t4, a1, t3
+	WORD	$0x001f5e13	// srli t3, t5, 1
+	WORD	$0x01e6c6b3	// xor a3, a3, t5
+	WORD	$0x002f5813	// srli a6, t5, 2
+	WORD	$0x01c6c6b3	// xor a3, a3, t3
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x007f5e13	// srli t3, t5, 7
+	WORD	$0x01c6c633	// xor a2, a3, t3
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0x01de3023	// sd t4, 0(t3)
 	WORD	$0x00ce3423	// sd a2, 8(t3)
 	WORD	$0x010e0e13	// addi t3, t3, 16
-	WORD	$0x00813e83	// ld t4, 8(sp)
-	WORD	$0xfffe8e93	// addi t4, t4, -1
-	WORD	$0x01d13423	// sd t4, 8(sp)
-	WORD	$0x900e9ee3	// bne t4, zero, .Lgcm_init_c906_powers
+	WORD	$0x01c13823	// sd t3, 16(sp)
+	WORD	$0x00813e03	// ld t3, 8(sp)
+	WORD	$0xfffe0e13	// addi t3, t3, -1
+	WORD	$0x01c13423	// sd t3, 8(sp)
+	WORD	$0x900e1ae3	// bne t3, zero, .Lgcm_init_c906_powers
 	// return
 	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
@@ -603,6 +606,7 @@ TEXT ·gcmInitC906(SB), NOSPLIT, $8-16
 	WORD	$0x00000b93	// addi s7, zero, 0
 	WORD	$0x00000c13	// addi s8, zero, 0
 	WORD	$0x00000c93	// addi s9, zero, 0
+	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
 	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
@@ -614,6 +618,7 @@ kgen_ret:
 TEXT ·gcmGmultC906(SB), NOSPLIT, $8-16
 	MOV	Xi+0(FP), X10
 	MOV	Htable+8(FP), X11
+	WORD	$0x00a13423	// sd a0, 8(sp)
 	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
 	WORD	$0x08800313	// addi t1, zero, 136
 	WORD	$0x00831293	// slli t0, t1, 8
@@ -625,461 +630,463 @@ TEXT ·gcmGmultC906(SB), NOSPLIT, $8-16
 	WORD	$0x0033d293	// srli t0, t2, 3
 	WORD	$0x0023d313	// srli t1, t2, 2
 	WORD	$0x0013d393	// srli t2, t2, 1
-	WORD	$0x00053603	// ld a2, 0(a0)
-	WORD	$0x00853703	// ld a4, 8(a0)
-	WORD	$0x8206160b	// th.rev a2, a2
-	WORD	$0x8207170b	// th.rev a4, a4
+	WORD	$0x00813e03	// ld t3, 8(sp)
+	WORD	$0x000e3503	// ld a0, 0(t3)
+	WORD	$0x008e3683	// ld a3, 8(t3)
+	WORD	$0x8205150b	// th.rev a0, a0
+	WORD	$0x8206968b	// th.rev a3, a3
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00c74e33	// xor t3, a4, a2
-	WORD	$0x7c07368b	// th.extu a3, a4, 31, 0
-	WORD	$0x0005e883	// lwu a7, 0(a1)
-	WORD	$0x0056f9b3	// and s3, a3, t0
-	WORD	$0x0085e903	// lwu s2, 8(a1)
-	WORD	$0x00c5ea83	// lwu s5, 12(a1)
-	WORD	$0x0066fa33	// and s4, a3, t1
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x0076feb3	// and t4, a3, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0045e483	// lwu s1, 4(a1)
-	WORD	$0x03298f33	// mul t5, s3, s2
-	WORD	$0x0106f833	// and a6, a3, a6
-	WORD	$0x035986b3	// mul a3, s3, s5
-	WORD	$0x032a07b3	// mul a5, s4, s2
-	WORD	$0x215a1b0b	// th.mula s6, s4, s5
-	WORD	$0x032e8bb3	// mul s7, t4, s2
-	WORD	$0x029989b3	// mul s3, s3, s1
-	WORD	$0x031a0c33	// mul s8, s4, a7
-	WORD	$0x21581f0b	// th.mula t5, a6, s5
-	WORD	$0x029a0a33	// mul s4, s4, s1
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x029e87b3	// mul a5, t4, s1
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a6ce33	// xor t3, a3, a0
+	WORD	$0x7c06bf0b	// th.extu t5, a3, 31, 0
+	WORD	$0x0005e483	// lwu s1, 0(a1)
+	WORD	$0x005f77b3	// and a5, t5, t0
+	WORD	$0x0085e983	// lwu s3, 8(a1)
+	WORD	$0x00c5ea03	// lwu s4, 12(a1)
+	WORD	$0x006f7833	// and a6, t5, t1
+	WORD	$0x02978ab3	// mul s5, a5, s1
+	WORD	$0x03378733	// mul a4, a5, s3
+	WORD	$0x007f7eb3	// and t4, t5, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0045e903	// lwu s2, 4(a1)
+	WORD	$0x011f78b3	// and a7, t5, a7
+	WORD	$0x03478f33	// mul t5, a5, s4
+	WORD	$0x03380633	// mul a2, a6, s3
+	WORD	$0x033e8b33	// mul s6, t4, s3
+	WORD	$0x032787b3	// mul a5, a5, s2
+	WORD	$0x21481a8b	// th.mula s5, a6, s4
 	WORD	$0x02980bb3	// mul s7, a6, s1
-	WORD	$0x215e998b	// th.mula s3, t4, s5
-	WORD	$0x21281c0b	// th.mula s8, a6, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x031e8a33	// mul s4, t4, a7
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x031807b3	// mul a5, a6, a7
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x005b7eb3	// and t4, s6, t0
-	WORD	$0x02075c13	// srli s8, a4, 32
-	WORD	$0x005c7933	// and s2, s8, t0
-	WORD	$0x006c74b3	// and s1, s8, t1
-	WORD	$0x007c7833	// and a6, s8, t2
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x013eeeb3	// or t4, t4, s3
+	WORD	$0x2148970b	// th.mula a4, a7, s4
+	WORD	$0x03280833	// mul a6, a6, s2
+	WORD	$0x00cf4f33	// xor t5, t5, a2
+	WORD	$0x032e8633	// mul a2, t4, s2
+	WORD	$0x214e978b	// th.mula a5, t4, s4
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x03288b33	// mul s6, a7, s2
+	WORD	$0x21389b8b	// th.mula s7, a7, s3
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x029e8833	// mul a6, t4, s1
+	WORD	$0x00cf4f33	// xor t5, t5, a2
+	WORD	$0x02988633	// mul a2, a7, s1
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x005afeb3	// and t4, s5, t0
+	WORD	$0x0206dc93	// srli s9, a3, 32
+	WORD	$0x005cfc33	// and s8, s9, t0
+	WORD	$0x006cf933	// and s2, s9, t1
+	WORD	$0x007cf8b3	// and a7, s9, t2
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x00cf4f33	// xor t5, t5, a2
+	WORD	$0x00feeeb3	// or t4, t4, a5
 	WORD	$0x0105e983	// lwu s3, 16(a1)
-	WORD	$0x0185eb83	// lwu s7, 24(a1)
-	WORD	$0x01c5ea83	// lwu s5, 28(a1)
-	WORD	$0x03390b33	// mul s6, s2, s3
+	WORD	$0x0185ea83	// lwu s5, 24(a1)
+	WORD	$0x01c5eb03	// lwu s6, 28(a1)
+	WORD	$0x033c0bb3	// mul s7, s8, s3
 	WORD	$0x0145ea03	// lwu s4, 20(a1)
-	WORD	$0x011c78b3	// and a7, s8, a7
-	WORD	$0x21549b0b	// th.mula s6, s1, s5
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x03780cb3	// mul s9, a6, s7
-	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x009cf4b3	// and s1, s9, s1
+	WORD	$0x00777733	// and a4, a4, t2
+	WORD	$0x03588cb3	// mul s9, a7, s5
+	WORD	$0x00329613	// slli a2, t0, 3
+	WORD	$0x00eeeeb3	// or t4, t4, a4
+	WORD	$0x034c0833	// mul a6, s8, s4
+	WORD	$0x03390433	// mul s0, s2, s3
+	WORD	$0x00cf7f33	// and t5, t5, a2
+	WORD	$0x21691b8b	// th.mula s7, s2, s6
 	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03490c33	// mul s8, s2, s4
-	WORD	$0x03348433	// mul s0, s1, s3
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03488cb3	// mul s9, a7, s4
-	WORD	$0x21581c0b	// th.mula s8, a6, s5
-	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x005b7f33	// and t5, s6, t0
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x00f6f6b3	// and a3, a3, a5
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00deeeb3	// or t4, t4, a3
-	WORD	$0x7c073b0b	// th.extu s6, a4, 31, 0
-	WORD	$0x02075693	// srli a3, a4, 32
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x005b77b3	// and a5, s6, t0
-	WORD	$0x006b76b3	// and a3, s6, t1
-	WORD	$0x03790cb3	// mul s9, s2, s7
-	WORD	$0x03590933	// mul s2, s2, s5
-	WORD	$0x03748733	// mul a4, s1, s7
-	WORD	$0x21589c8b	// th.mula s9, a7, s5
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03480733	// mul a4, a6, s4
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x033804b3	// mul s1, a6, s3
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x03388733	// mul a4, a7, s3
-	WORD	$0x009cccb3	// xor s9, s9, s1
-	WORD	$0x018f6f33	// or t5, t5, s8
-	WORD	$0x0205e983	// lwu s3, 32(a1)
-	WORD	$0x0285ea03	// lwu s4, 40(a1)
-	WORD	$0x02c5eb83	// lwu s7, 44(a1)
-	WORD	$0x007b78b3	// and a7, s6, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0245ea83	// lwu s5, 36(a1)
-	WORD	$0x009b74b3	// and s1, s6, s1
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x03378833	// mul a6, a5, s3
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x019f6f33	// or t5, t5, s9
-	WORD	$0x2176980b	// th.mula a6, a3, s7
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x03578c33	// mul s8, a5, s5
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x03548b33	// mul s6, s1, s5
-	WORD	$0x21789c0b	// th.mula s8, a7, s7
-	WORD	$0x00e97933	// and s2, s2, a4
-	WORD	$0x21449c8b	// th.mula s9, s1, s4
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x00587733	// and a4, a6, t0
-	WORD	$0x012f6f33	// or t5, t5, s2
-	WORD	$0x03478b33	// mul s6, a5, s4
-	WORD	$0x03778833	// mul a6, a5, s7
-	WORD	$0x03468a33	// mul s4, a3, s4
-	WORD	$0x21749b0b	// th.mula s6, s1, s7
-	WORD	$0x035686b3	// mul a3, a3, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03588a33	// mul s4, a7, s5
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x033886b3	// mul a3, a7, s3
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x01876733	// or a4, a4, s8
-	WORD	$0x7c06368b	// th.extu a3, a2, 31, 0
-	WORD	$0x0056f4b3	// and s1, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f7b3	// and a5, a3, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0116f8b3	// and a7, a3, a7
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x0305e983	// lwu s3, 48(a1)
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x01676733	// or a4, a4, s6
-	WORD	$0x0385e403	// lwu s0, 56(a1)
-	WORD	$0x03c5ec03	// lwu s8, 60(a1)
-	WORD	$0x033486b3	// mul a3, s1, s3
-	WORD	$0x0345ea83	// lwu s5, 52(a1)
-	WORD	$0x02878bb3	// mul s7, a5, s0
-	WORD	$0x2189168b	// th.mula a3, s2, s8
-	WORD	$0x01487833	// and a6, a6, s4
-	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03548b33	// mul s6, s1, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x03588bb3	// mul s7, a7, s5
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d74733	// xor a4, a4, t4
-	WORD	$0x21879b0b	// th.mula s6, a5, s8
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x01e74733	// xor a4, a4, t5
-	WORD	$0x033900b3	// mul ra, s2, s3
-	WORD	$0x02071813	// slli a6, a4, 32
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x2088908b	// th.mula ra, a7, s0
-	WORD	$0x02075813	// srli a6, a4, 32
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02065c93	// srli s9, a2, 32
-	WORD	$0x005cf733	// and a4, s9, t0
-	WORD	$0x02848bb3	// mul s7, s1, s0
-	WORD	$0x038484b3	// mul s1, s1, s8
-	WORD	$0x02890a33	// mul s4, s2, s0
-	WORD	$0x006cf833	// and a6, s9, t1
-	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x0144c4b3	// xor s1, s1, s4
-	WORD	$0x03578a33	// mul s4, a5, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x03378c33	// mul s8, a5, s3
-	WORD	$0x0144c4b3	// xor s1, s1, s4
-	WORD	$0x03388a33	// mul s4, a7, s3
-	WORD	$0x001b4b33	// xor s6, s6, ra
-	WORD	$0x007cf933	// and s2, s9, t2
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x0144c4b3	// xor s1, s1, s4
-	WORD	$0x0166e6b3	// or a3, a3, s6
-	WORD	$0x0405ea83	// lwu s5, 64(a1)
-	WORD	$0x0485e403	// lwu s0, 72(a1)
-	WORD	$0x04c5ec03	// lwu s8, 76(a1)
-	WORD	$0x035707b3	// mul a5, a4, s5
-	WORD	$0x0445eb03	// lwu s6, 68(a1)
-	WORD	$0x013cf9b3	// and s3, s9, s3
-	WORD	$0x2188178b	// th.mula a5, a6, s8
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x028908b3	// mul a7, s2, s0
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03670bb3	// mul s7, a4, s6
-	WORD	$0x03580cb3	// mul s9, a6, s5
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x036988b3	// mul a7, s3, s6
-	WORD	$0x21891b8b	// th.mula s7, s2, s8
-	WORD	$0x20899c8b	// th.mula s9, s3, s0
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x0057f7b3	// and a5, a5, t0
+	WORD	$0x035c07b3	// mul a5, s8, s5
+	WORD	$0x036c0633	// mul a2, s8, s6
+	WORD	$0x03590733	// mul a4, s2, s5
+	WORD	$0x03490933	// mul s2, s2, s4
+	WORD	$0x2164978b	// th.mula a5, s1, s6
 	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x0144f4b3	// and s1, s1, s4
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0096e6b3	// or a3, a3, s1
-	WORD	$0x7c063a0b	// th.extu s4, a2, 31, 0
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x00ca4a33	// xor s4, s4, a2
-	WORD	$0x005a78b3	// and a7, s4, t0
-	WORD	$0x006a7633	// and a2, s4, t1
-	WORD	$0x02870cb3	// mul s9, a4, s0
-	WORD	$0x03870733	// mul a4, a4, s8
-	WORD	$0x028804b3	// mul s1, a6, s0
-	WORD	$0x21899c8b	// th.mula s9, s3, s8
-	WORD	$0x03680833	// mul a6, a6, s6
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x036904b3	// mul s1, s2, s6
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03590833	// mul a6, s2, s5
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x035984b3	// mul s1, s3, s5
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x0177e7b3	// or a5, a5, s7
-	WORD	$0x0505eb03	// lwu s6, 80(a1)
-	WORD	$0x0585e983	// lwu s3, 88(a1)
-	WORD	$0x05c5e403	// lwu s0, 92(a1)
-	WORD	$0x007a7933	// and s2, s4, t2
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x0545eb83	// lwu s7, 84(a1)
-	WORD	$0x015a7ab3	// and s5, s4, s5
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x03688833	// mul a6, a7, s6
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x03488733	// mul a4, a7, s4
+	WORD	$0x03448cb3	// mul s9, s1, s4
+	WORD	$0x2168980b	// th.mula a6, a7, s6
+	WORD	$0x2154940b	// th.mula s0, s1, s5
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x03388933	// mul s2, a7, s3
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x03348733	// mul a4, s1, s3
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x005bff33	// and t5, s7, t0
+	WORD	$0x7c06bb0b	// th.extu s6, a3, 31, 0
+	WORD	$0x0206d693	// srli a3, a3, 32
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x005b76b3	// and a3, s6, t0
+	WORD	$0x00687833	// and a6, a6, t1
+	WORD	$0x006b78b3	// and a7, s6, t1
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x010f6f33	// or t5, t5, a6
+	WORD	$0x0205e903	// lwu s2, 32(a1)
+	WORD	$0x0285ea03	// lwu s4, 40(a1)
+	WORD	$0x02c5ea83	// lwu s5, 44(a1)
+	WORD	$0x007b7833	// and a6, s6, t2
 	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x2086180b	// th.mula a6, a2, s0
-	WORD	$0x03390c33	// mul s8, s2, s3
-	WORD	$0x03788a33	// mul s4, a7, s7
-	WORD	$0x03660cb3	// mul s9, a2, s6
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x037a8c33	// mul s8, s5, s7
-	WORD	$0x20891a0b	// th.mula s4, s2, s0
-	WORD	$0x00977733	// and a4, a4, s1
-	WORD	$0x213a9c8b	// th.mula s9, s5, s3
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x00587833	// and a6, a6, t0
-	WORD	$0x00e7e7b3	// or a5, a5, a4
-	WORD	$0x03388c33	// mul s8, a7, s3
-	WORD	$0x02888733	// mul a4, a7, s0
-	WORD	$0x033609b3	// mul s3, a2, s3
-	WORD	$0x208a9c0b	// th.mula s8, s5, s0
-	WORD	$0x03760633	// mul a2, a2, s7
-	WORD	$0x01374733	// xor a4, a4, s3
-	WORD	$0x037909b3	// mul s3, s2, s7
-	WORD	$0x00cc4c33	// xor s8, s8, a2
-	WORD	$0x03690633	// mul a2, s2, s6
-	WORD	$0x01374733	// xor a4, a4, s3
-	WORD	$0x036a89b3	// mul s3, s5, s6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x00cc4c33	// xor s8, s8, a2
-	WORD	$0x01374733	// xor a4, a4, s3
-	WORD	$0x01486833	// or a6, a6, s4
-	WORD	$0x7c0e360b	// th.extu a2, t3, 31, 0
-	WORD	$0x005678b3	// and a7, a2, t0
-	WORD	$0x00667a33	// and s4, a2, t1
-	WORD	$0x007674b3	// and s1, a2, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x01267933	// and s2, a2, s2
-	WORD	$0x007c7c33	// and s8, s8, t2
-	WORD	$0x0605ea83	// lwu s5, 96(a1)
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x01886833	// or a6, a6, s8
-	WORD	$0x0685ec03	// lwu s8, 104(a1)
-	WORD	$0x06c5e403	// lwu s0, 108(a1)
-	WORD	$0x03588633	// mul a2, a7, s5
-	WORD	$0x0645eb03	// lwu s6, 100(a1)
-	WORD	$0x03848cb3	// mul s9, s1, s8
-	WORD	$0x208a160b	// th.mula a2, s4, s0
-	WORD	$0x01377733	// and a4, a4, s3
-	WORD	$0x00e86833	// or a6, a6, a4
-	WORD	$0x03688bb3	// mul s7, a7, s6
-	WORD	$0x01964633	// xor a2, a2, s9
-	WORD	$0x03690cb3	// mul s9, s2, s6
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d84833	// xor a6, a6, a3
-	WORD	$0x20849b8b	// th.mula s7, s1, s0
-	WORD	$0x01964633	// xor a2, a2, s9
-	WORD	$0x00567733	// and a4, a2, t0
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x035a00b3	// mul ra, s4, s5
-	WORD	$0x02081993	// slli s3, a6, 32
-	WORD	$0x0136c633	// xor a2, a3, s3
-	WORD	$0x2189108b	// th.mula ra, s2, s8
-	WORD	$0x02085993	// srli s3, a6, 32
-	WORD	$0x0137c6b3	// xor a3, a5, s3
-	WORD	$0x020e5c93	// srli s9, t3, 32
-	WORD	$0x005cf833	// and a6, s9, t0
-	WORD	$0x038887b3	// mul a5, a7, s8
-	WORD	$0x028889b3	// mul s3, a7, s0
-	WORD	$0x038a0c33	// mul s8, s4, s8
-	WORD	$0x2089178b	// th.mula a5, s2, s0
-	WORD	$0x006cf8b3	// and a7, s9, t1
-	WORD	$0x036a0a33	// mul s4, s4, s6
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x03648c33	// mul s8, s1, s6
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x001bcbb3	// xor s7, s7, ra
-	WORD	$0x007cf4b3	// and s1, s9, t2
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x0705ea83	// lwu s5, 112(a1)
-	WORD	$0x0785e083	// lwu ra, 120(a1)
-	WORD	$0x07c5e403	// lwu s0, 124(a1)
-	WORD	$0x03580a33	// mul s4, a6, s5
-	WORD	$0x0745eb03	// lwu s6, 116(a1)
-	WORD	$0x012cf933	// and s2, s9, s2
-	WORD	$0x20889a0b	// th.mula s4, a7, s0
+	WORD	$0x0245e983	// lwu s3, 36(a1)
+	WORD	$0x009b74b3	// and s1, s6, s1
 	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x02148cb3	// mul s9, s1, ra
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03680bb3	// mul s7, a6, s6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x03690cb3	// mul s9, s2, s6
-	WORD	$0x20849b8b	// th.mula s7, s1, s0
-	WORD	$0x0189f9b3	// and s3, s3, s8
-	WORD	$0x03588c33	// mul s8, a7, s5
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x005a77b3	// and a5, s4, t0
-	WORD	$0x20191c0b	// th.mula s8, s2, ra
-	WORD	$0x01376733	// or a4, a4, s3
-	WORD	$0x7c0e398b	// th.extu s3, t3, 31, 0
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x02180a33	// mul s4, a6, ra
-	WORD	$0x02880e33	// mul t3, a6, s0
-	WORD	$0x02188833	// mul a6, a7, ra
-	WORD	$0x20891a0b	// th.mula s4, s2, s0
+	WORD	$0x03268bb3	// mul s7, a3, s2
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x00ff6f33	// or t5, t5, a5
+	WORD	$0x034807b3	// mul a5, a6, s4
+	WORD	$0x03368c33	// mul s8, a3, s3
+	WORD	$0x03288cb3	// mul s9, a7, s2
+	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x00cf6f33	// or t5, t5, a2
+	WORD	$0x03468733	// mul a4, a3, s4
+	WORD	$0x03568633	// mul a2, a3, s5
+	WORD	$0x034886b3	// mul a3, a7, s4
+	WORD	$0x21589b8b	// th.mula s7, a7, s5
+	WORD	$0x03388b33	// mul s6, a7, s3
+	WORD	$0x2154970b	// th.mula a4, s1, s5
+	WORD	$0x21581c0b	// th.mula s8, a6, s5
+	WORD	$0x00d64633	// xor a2, a2, a3
+	WORD	$0x033806b3	// mul a3, a6, s3
+	WORD	$0x00fbcbb3	// xor s7, s7, a5
+	WORD	$0x033487b3	// mul a5, s1, s3
+	WORD	$0x21449c8b	// th.mula s9, s1, s4
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x03280b33	// mul s6, a6, s2
+	WORD	$0x00d64633	// xor a2, a2, a3
+	WORD	$0x032486b3	// mul a3, s1, s2
+	WORD	$0x00fbcbb3	// xor s7, s7, a5
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x005bf7b3	// and a5, s7, t0
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x0187e7b3	// or a5, a5, s8
+	WORD	$0x7c05380b	// th.extu a6, a0, 31, 0
+	WORD	$0x00587a33	// and s4, a6, t0
+	WORD	$0x00687933	// and s2, a6, t1
+	WORD	$0x007878b3	// and a7, a6, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x009874b3	// and s1, a6, s1
+	WORD	$0x00d64633	// xor a2, a2, a3
+	WORD	$0x00777733	// and a4, a4, t2
+	WORD	$0x0305e983	// lwu s3, 48(a1)
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x00e7e7b3	// or a5, a5, a4
+	WORD	$0x0385eb03	// lwu s6, 56(a1)
+	WORD	$0x03c5eb83	// lwu s7, 60(a1)
+	WORD	$0x033a0c33	// mul s8, s4, s3
+	WORD	$0x0345ea83	// lwu s5, 52(a1)
 	WORD	$0x03688cb3	// mul s9, a7, s6
-	WORD	$0x010e4e33	// xor t3, t3, a6
-	WORD	$0x03648833	// mul a6, s1, s6
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x03548cb3	// mul s9, s1, s5
-	WORD	$0x010e4e33	// xor t3, t3, a6
-	WORD	$0x03590833	// mul a6, s2, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x0059fb33	// and s6, s3, t0
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0069f8b3	// and a7, s3, t1
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x010e4e33	// xor t3, t3, a6
-	WORD	$0x0177e7b3	// or a5, a5, s7
-	WORD	$0x0805ea83	// lwu s5, 128(a1)
-	WORD	$0x0885ec03	// lwu s8, 136(a1)
-	WORD	$0x08c5eb83	// lwu s7, 140(a1)
-	WORD	$0x0079f4b3	// and s1, s3, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0845e583	// lwu a1, 132(a1)
-	WORD	$0x0129f933	// and s2, s3, s2
-	WORD	$0x007a7a33	// and s4, s4, t2
-	WORD	$0x035b0cb3	// mul s9, s6, s5
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0147e7b3	// or a5, a5, s4
-	WORD	$0x21789c8b	// th.mula s9, a7, s7
-	WORD	$0x03848433	// mul s0, s1, s8
-	WORD	$0x02bb09b3	// mul s3, s6, a1
-	WORD	$0x03588a33	// mul s4, a7, s5
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x02b90433	// mul s0, s2, a1
-	WORD	$0x2174998b	// th.mula s3, s1, s7
-	WORD	$0x010e7e33	// and t3, t3, a6
-	WORD	$0x21891a0b	// th.mula s4, s2, s8
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x005cf833	// and a6, s9, t0
-	WORD	$0x01c7e7b3	// or a5, a5, t3
-	WORD	$0x038b0e33	// mul t3, s6, s8
-	WORD	$0x037b0b33	// mul s6, s6, s7
-	WORD	$0x03888c33	// mul s8, a7, s8
-	WORD	$0x21791e0b	// th.mula t3, s2, s7
-	WORD	$0x02b888b3	// mul a7, a7, a1
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x02b48c33	// mul s8, s1, a1
-	WORD	$0x011e4e33	// xor t3, t3, a7
-	WORD	$0x035488b3	// mul a7, s1, s5
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x0149c9b3	// xor s3, s3, s4
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x011e4e33	// xor t3, t3, a7
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x01386833	// or a6, a6, s3
-	WORD	$0x007e7e33	// and t3, t3, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01c86833	// or a6, a6, t3
-	WORD	$0x018b7b33	// and s6, s6, s8
-	WORD	$0x01686833	// or a6, a6, s6
+	WORD	$0x00d67633	// and a2, a2, a3
+	WORD	$0x00c7e7b3	// or a5, a5, a2
+	WORD	$0x035a0833	// mul a6, s4, s5
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e84833	// xor a6, a6, a4
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x02081313	// slli t1, a6, 32
-	WORD	$0x006742b3	// xor t0, a4, t1
-	WORD	$0x02085313	// srli t1, a6, 32
+	WORD	$0x01d7c7b3	// xor a5, a5, t4
+	WORD	$0x01e7c7b3	// xor a5, a5, t5
+	WORD	$0x03390633	// mul a2, s2, s3
+	WORD	$0x02079693	// slli a3, a5, 32
+	WORD	$0x21791c0b	// th.mula s8, s2, s7
+	WORD	$0x00deceb3	// xor t4, t4, a3
+	WORD	$0x0207d693	// srli a3, a5, 32
+	WORD	$0x00df4f33	// xor t5, t5, a3
+	WORD	$0x036a07b3	// mul a5, s4, s6
+	WORD	$0x037a06b3	// mul a3, s4, s7
+	WORD	$0x03690733	// mul a4, s2, s6
+	WORD	$0x03590a33	// mul s4, s2, s5
+	WORD	$0x2178980b	// th.mula a6, a7, s7
+	WORD	$0x2164960b	// th.mula a2, s1, s6
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03548cb3	// mul s9, s1, s5
+	WORD	$0x2174978b	// th.mula a5, s1, s7
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x03588733	// mul a4, a7, s5
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x03388a33	// mul s4, a7, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x03348733	// mul a4, s1, s3
+	WORD	$0x00c84833	// xor a6, a6, a2
+	WORD	$0x005c7633	// and a2, s8, t0
+	WORD	$0x02055893	// srli a7, a0, 32
+	WORD	$0x0058fcb3	// and s9, a7, t0
+	WORD	$0x0068f9b3	// and s3, a7, t1
+	WORD	$0x0078f4b3	// and s1, a7, t2
+	WORD	$0x00687833	// and a6, a6, t1
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x01066633	// or a2, a2, a6
+	WORD	$0x0405ea03	// lwu s4, 64(a1)
+	WORD	$0x0485eb03	// lwu s6, 72(a1)
+	WORD	$0x04c5eb83	// lwu s7, 76(a1)
+	WORD	$0x034c8c33	// mul s8, s9, s4
+	WORD	$0x0445ea83	// lwu s5, 68(a1)
+	WORD	$0x0128f933	// and s2, a7, s2
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x03648433	// mul s0, s1, s6
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x00f66633	// or a2, a2, a5
+	WORD	$0x035c88b3	// mul a7, s9, s5
+	WORD	$0x034980b3	// mul ra, s3, s4
+	WORD	$0x00e6f6b3	// and a3, a3, a4
+	WORD	$0x21799c0b	// th.mula s8, s3, s7
+	WORD	$0x00d66633	// or a2, a2, a3
+	WORD	$0x036c8833	// mul a6, s9, s6
+	WORD	$0x037c8733	// mul a4, s9, s7
+	WORD	$0x036987b3	// mul a5, s3, s6
+	WORD	$0x035989b3	// mul s3, s3, s5
+	WORD	$0x2179180b	// th.mula a6, s2, s7
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x00f74733	// xor a4, a4, a5
+	WORD	$0x035487b3	// mul a5, s1, s5
+	WORD	$0x03590433	// mul s0, s2, s5
+	WORD	$0x2174988b	// th.mula a7, s1, s7
+	WORD	$0x2169108b	// th.mula ra, s2, s6
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x034489b3	// mul s3, s1, s4
+	WORD	$0x00f74733	// xor a4, a4, a5
+	WORD	$0x034907b3	// mul a5, s2, s4
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x0018c8b3	// xor a7, a7, ra
+	WORD	$0x005c76b3	// and a3, s8, t0
+	WORD	$0x7c053b8b	// th.extu s7, a0, 31, 0
+	WORD	$0x02055513	// srli a0, a0, 32
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x005bf533	// and a0, s7, t0
+	WORD	$0x0068f8b3	// and a7, a7, t1
+	WORD	$0x006bf4b3	// and s1, s7, t1
+	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x00f74733	// xor a4, a4, a5
+	WORD	$0x0116e6b3	// or a3, a3, a7
+	WORD	$0x0505e983	// lwu s3, 80(a1)
+	WORD	$0x0585ea83	// lwu s5, 88(a1)
+	WORD	$0x05c5eb03	// lwu s6, 92(a1)
+	WORD	$0x007bf8b3	// and a7, s7, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0545ea03	// lwu s4, 84(a1)
+	WORD	$0x012bf933	// and s2, s7, s2
+	WORD	$0x00787833	// and a6, a6, t2
+	WORD	$0x03350c33	// mul s8, a0, s3
+	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x0106e6b3	// or a3, a3, a6
+	WORD	$0x03588cb3	// mul s9, a7, s5
+	WORD	$0x03450833	// mul a6, a0, s4
+	WORD	$0x03348433	// mul s0, s1, s3
+	WORD	$0x00f77733	// and a4, a4, a5
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x035507b3	// mul a5, a0, s5
+	WORD	$0x03650533	// mul a0, a0, s6
+	WORD	$0x03548733	// mul a4, s1, s5
+	WORD	$0x21649c0b	// th.mula s8, s1, s6
+	WORD	$0x03448bb3	// mul s7, s1, s4
+	WORD	$0x2169178b	// th.mula a5, s2, s6
+	WORD	$0x2168980b	// th.mula a6, a7, s6
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x03488733	// mul a4, a7, s4
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03490cb3	// mul s9, s2, s4
+	WORD	$0x2159140b	// th.mula s0, s2, s5
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x03388bb3	// mul s7, a7, s3
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x03390733	// mul a4, s2, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x005c7433	// and s0, s8, t0
+	WORD	$0x00687833	// and a6, a6, t1
+	WORD	$0x01046433	// or s0, s0, a6
+	WORD	$0x7c0e388b	// th.extu a7, t3, 31, 0
+	WORD	$0x0058f833	// and a6, a7, t0
+	WORD	$0x0068f9b3	// and s3, a7, t1
+	WORD	$0x0078f4b3	// and s1, a7, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x0128f933	// and s2, a7, s2
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x0605ea03	// lwu s4, 96(a1)
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x00f46433	// or s0, s0, a5
+	WORD	$0x0685eb03	// lwu s6, 104(a1)
+	WORD	$0x06c5eb83	// lwu s7, 108(a1)
+	WORD	$0x03480c33	// mul s8, a6, s4
+	WORD	$0x0645ea83	// lwu s5, 100(a1)
+	WORD	$0x03648cb3	// mul s9, s1, s6
+	WORD	$0x00e57533	// and a0, a0, a4
+	WORD	$0x00a46433	// or s0, s0, a0
+	WORD	$0x035808b3	// mul a7, a6, s5
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00c44433	// xor s0, s0, a2
+	WORD	$0x00d44433	// xor s0, s0, a3
+	WORD	$0x034980b3	// mul ra, s3, s4
+	WORD	$0x02041713	// slli a4, s0, 32
+	WORD	$0x21799c0b	// th.mula s8, s3, s7
+	WORD	$0x00e64533	// xor a0, a2, a4
+	WORD	$0x02045713	// srli a4, s0, 32
+	WORD	$0x00e6c633	// xor a2, a3, a4
+	WORD	$0x036807b3	// mul a5, a6, s6
+	WORD	$0x03780733	// mul a4, a6, s7
+	WORD	$0x03698833	// mul a6, s3, s6
+	WORD	$0x035989b3	// mul s3, s3, s5
+	WORD	$0x2174988b	// th.mula a7, s1, s7
+	WORD	$0x2169108b	// th.mula ra, s2, s6
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03590cb3	// mul s9, s2, s5
+	WORD	$0x2179178b	// th.mula a5, s2, s7
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x03548833	// mul a6, s1, s5
+	WORD	$0x0137c7b3	// xor a5, a5, s3
+	WORD	$0x034489b3	// mul s3, s1, s4
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x03490833	// mul a6, s2, s4
+	WORD	$0x0018c8b3	// xor a7, a7, ra
+	WORD	$0x005c76b3	// and a3, s8, t0
+	WORD	$0x020e5413	// srli s0, t3, 32
+	WORD	$0x00547cb3	// and s9, s0, t0
+	WORD	$0x00647ab3	// and s5, s0, t1
+	WORD	$0x00747a33	// and s4, s0, t2
+	WORD	$0x0068f8b3	// and a7, a7, t1
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x0137c7b3	// xor a5, a5, s3
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x0116e6b3	// or a3, a3, a7
+	WORD	$0x0705e903	// lwu s2, 112(a1)
+	WORD	$0x0785eb83	// lwu s7, 120(a1)
+	WORD	$0x07c5e083	// lwu ra, 124(a1)
+	WORD	$0x032c8c33	// mul s8, s9, s2
+	WORD	$0x0745eb03	// lwu s6, 116(a1)
+	WORD	$0x009474b3	// and s1, s0, s1
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x037a0433	// mul s0, s4, s7
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x00f6e6b3	// or a3, a3, a5
+	WORD	$0x036c89b3	// mul s3, s9, s6
+	WORD	$0x01077733	// and a4, a4, a6
+	WORD	$0x032a87b3	// mul a5, s5, s2
+	WORD	$0x201a9c0b	// th.mula s8, s5, ra
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x037c88b3	// mul a7, s9, s7
+	WORD	$0x021c8733	// mul a4, s9, ra
+	WORD	$0x2014988b	// th.mula a7, s1, ra
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x03648433	// mul s0, s1, s6
+	WORD	$0x201a198b	// th.mula s3, s4, ra
+	WORD	$0x037a8833	// mul a6, s5, s7
+	WORD	$0x036a8ab3	// mul s5, s5, s6
+	WORD	$0x2174978b	// th.mula a5, s1, s7
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x036a0833	// mul a6, s4, s6
+	WORD	$0x0158c8b3	// xor a7, a7, s5
+	WORD	$0x032a0ab3	// mul s5, s4, s2
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x00f9c9b3	// xor s3, s3, a5
+	WORD	$0x005c77b3	// and a5, s8, t0
+	WORD	$0x7c0e3b8b	// th.extu s7, t3, 31, 0
+	WORD	$0x020e5e13	// srli t3, t3, 32
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x005bfe33	// and t3, s7, t0
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x03248833	// mul a6, s1, s2
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x006bf4b3	// and s1, s7, t1
+	WORD	$0x0158c8b3	// xor a7, a7, s5
+	WORD	$0x0137e7b3	// or a5, a5, s3
+	WORD	$0x0805ea03	// lwu s4, 128(a1)
+	WORD	$0x0885ea83	// lwu s5, 136(a1)
+	WORD	$0x08c5eb03	// lwu s6, 140(a1)
+	WORD	$0x007bf933	// and s2, s7, t2
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x0845e583	// lwu a1, 132(a1)
+	WORD	$0x013bf9b3	// and s3, s7, s3
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x0078f8b3	// and a7, a7, t2
+	WORD	$0x034e0bb3	// mul s7, t3, s4
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0117e7b3	// or a5, a5, a7
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x02be08b3	// mul a7, t3, a1
+	WORD	$0x03448cb3	// mul s9, s1, s4
+	WORD	$0x01077733	// and a4, a4, a6
+	WORD	$0x00e7e7b3	// or a5, a5, a4
+	WORD	$0x035e0733	// mul a4, t3, s5
+	WORD	$0x036e0e33	// mul t3, t3, s6
+	WORD	$0x03548833	// mul a6, s1, s5
+	WORD	$0x21649b8b	// th.mula s7, s1, s6
+	WORD	$0x02b484b3	// mul s1, s1, a1
+	WORD	$0x2169970b	// th.mula a4, s3, s6
+	WORD	$0x2169188b	// th.mula a7, s2, s6
+	WORD	$0x010e4e33	// xor t3, t3, a6
+	WORD	$0x02b90833	// mul a6, s2, a1
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x02b98c33	// mul s8, s3, a1
+	WORD	$0x21599c8b	// th.mula s9, s3, s5
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x034904b3	// mul s1, s2, s4
+	WORD	$0x010e4e33	// xor t3, t3, a6
+	WORD	$0x03498833	// mul a6, s3, s4
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x0198c8b3	// xor a7, a7, s9
+	WORD	$0x005bf5b3	// and a1, s7, t0
+	WORD	$0x0068f8b3	// and a7, a7, t1
+	WORD	$0x0115e5b3	// or a1, a1, a7
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x00777733	// and a4, a4, t2
+	WORD	$0x00e5e5b3	// or a1, a1, a4
+	WORD	$0x010e4e33	// xor t3, t3, a6
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x010e7e33	// and t3, t3, a6
+	WORD	$0x01c5e5b3	// or a1, a1, t3
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00d5c5b3	// xor a1, a1, a3
+	WORD	$0x00f5c5b3	// xor a1, a1, a5
+	WORD	$0x02059313	// slli t1, a1, 32
+	WORD	$0x0066c2b3	// xor t0, a3, t1
+	WORD	$0x0205d313	// srli t1, a1, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	WORD	$0x01d2c2b3	// xor t0, t0, t4
 	WORD	$0x0067c333	// xor t1, a5, t1
-	WORD	$0x00c2c2b3	// xor t0, t0, a2
+	WORD	$0x00a2c2b3	// xor t0, t0, a0
 	WORD	$0x01e34333	// xor t1, t1, t5
 	WORD	$0x005f4f33	// xor t5, t5, t0
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	WORD	$0x03fe9293	// slli t0, t4, 63
 	WORD	$0x03ee9393	// slli t2, t4, 62
 	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00d34333	// xor t1, t1, a3
+	WORD	$0x00c34333	// xor t1, t1, a2
 	WORD	$0x007f4f33	// xor t5, t5, t2
 	WORD	$0x039e9293	// slli t0, t4, 57
-	WORD	$0x00664633	// xor a2, a2, t1
+	WORD	$0x00654533	// xor a0, a0, t1
 	WORD	$0x005f4f33	// xor t5, t5, t0
 	WORD	$0x001ed293	// srli t0, t4, 1
-	WORD	$0x01d64633	// xor a2, a2, t4
+	WORD	$0x01d54533	// xor a0, a0, t4
 	WORD	$0x002ed393	// srli t2, t4, 2
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x00754533	// xor a0, a0, t2
 	WORD	$0x007ed293	// srli t0, t4, 7
-	WORD	$0x00564633	// xor a2, a2, t0
+	WORD	$0x00554533	// xor a0, a0, t0
 	WORD	$0x03ff1293	// slli t0, t5, 63
 	WORD	$0x03ef1393	// slli t2, t5, 62
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x039f1293	// slli t0, t5, 57
+	WORD	$0x005546b3	// xor a3, a0, t0
+	WORD	$0x001f5293	// srli t0, t5, 1
+	WORD	$0x01e64633	// xor a2, a2, t5
+	WORD	$0x002f5393	// srli t2, t5, 2
 	WORD	$0x00564633	// xor a2, a2, t0
 	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x039f1293	// slli t0, t5, 57
-	WORD	$0x00564733	// xor a4, a2, t0
-	WORD	$0x001f5293	// srli t0, t5, 1
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x002f5393	// srli t2, t5, 2
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x0076c6b3	// xor a3, a3, t2
 	WORD	$0x007f5293	// srli t0, t5, 7
-	WORD	$0x0056c633	// xor a2, a3, t0
-	WORD	$0x8206160b	// th.rev a2, a2
-	WORD	$0x8207170b	// th.rev a4, a4
-	WORD	$0x00c53023	// sd a2, 0(a0)
-	WORD	$0x00e53423	// sd a4, 8(a0)
+	WORD	$0x00564533	// xor a0, a2, t0
+	WORD	$0x8205150b	// th.rev a0, a0
+	WORD	$0x8206968b	// th.rev a3, a3
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x00a2b023	// sd a0, 0(t0)
+	WORD	$0x00d2b423	// sd a3, 8(t0)
 	// return
-	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000593	// addi a1, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
@@ -1144,410 +1151,410 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x01d6c6b3	// xor a3, a3, t4
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	WORD	$0x00a6ce33	// xor t3, a3, a0
-	WORD	$0x7c06b60b	// th.extu a2, a3, 31, 0
-	WORD	$0x0005e803	// lwu a6, 0(a1)
-	WORD	$0x00567933	// and s2, a2, t0
-	WORD	$0x0085e483	// lwu s1, 8(a1)
+	WORD	$0x7c06bf0b	// th.extu t5, a3, 31, 0
+	WORD	$0x0005e483	// lwu s1, 0(a1)
+	WORD	$0x005f77b3	// and a5, t5, t0
+	WORD	$0x0085e983	// lwu s3, 8(a1)
 	WORD	$0x00c5ea03	// lwu s4, 12(a1)
-	WORD	$0x006679b3	// and s3, a2, t1
-	WORD	$0x03090ab3	// mul s5, s2, a6
-	WORD	$0x00767eb3	// and t4, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0045e883	// lwu a7, 4(a1)
-	WORD	$0x02990f33	// mul t5, s2, s1
-	WORD	$0x00f677b3	// and a5, a2, a5
-	WORD	$0x03490633	// mul a2, s2, s4
-	WORD	$0x02998733	// mul a4, s3, s1
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x029e8b33	// mul s6, t4, s1
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x03098bb3	// mul s7, s3, a6
-	WORD	$0x21479f0b	// th.mula t5, a5, s4
-	WORD	$0x031989b3	// mul s3, s3, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x031e8733	// mul a4, t4, a7
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x03178b33	// mul s6, a5, a7
-	WORD	$0x214e990b	// th.mula s2, t4, s4
-	WORD	$0x20979b8b	// th.mula s7, a5, s1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x030e89b3	// mul s3, t4, a6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03078733	// mul a4, a5, a6
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x01794933	// xor s2, s2, s7
-	WORD	$0x005afeb3	// and t4, s5, t0
-	WORD	$0x0206da13	// srli s4, a3, 32
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x006f78b3	// and a7, t5, t1
+	WORD	$0x02978ab3	// mul s5, a5, s1
+	WORD	$0x03378633	// mul a2, a5, s3
+	WORD	$0x007f7eb3	// and t4, t5, t2
 	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x012eeeb3	// or t4, t4, s2
-	WORD	$0x0105e903	// lwu s2, 16(a1)
-	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x01c5ea83	// lwu s5, 28(a1)
-	WORD	$0x03248c33	// mul s8, s1, s2
-	WORD	$0x0145e983	// lwu s3, 20(a1)
-	WORD	$0x010a7833	// and a6, s4, a6
-	WORD	$0x21589c0b	// th.mula s8, a7, s5
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x03678cb3	// mul s9, a5, s6
+	WORD	$0x0045e903	// lwu s2, 4(a1)
+	WORD	$0x010f7833	// and a6, t5, a6
+	WORD	$0x03478f33	// mul t5, a5, s4
+	WORD	$0x03388733	// mul a4, a7, s3
+	WORD	$0x033e8b33	// mul s6, t4, s3
+	WORD	$0x032787b3	// mul a5, a5, s2
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x02988bb3	// mul s7, a7, s1
+	WORD	$0x2148160b	// th.mula a2, a6, s4
+	WORD	$0x032888b3	// mul a7, a7, s2
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x032e8733	// mul a4, t4, s2
+	WORD	$0x214e978b	// th.mula a5, t4, s4
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x03280b33	// mul s6, a6, s2
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x029e88b3	// mul a7, t4, s1
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x02980733	// mul a4, a6, s1
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x005afeb3	// and t4, s5, t0
+	WORD	$0x0206d493	// srli s1, a3, 32
+	WORD	$0x0054fbb3	// and s7, s1, t0
+	WORD	$0x0064f9b3	// and s3, s1, t1
+	WORD	$0x0074f933	// and s2, s1, t2
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x00feeeb3	// or t4, t4, a5
+	WORD	$0x0105e883	// lwu a7, 16(a1)
+	WORD	$0x0185ea83	// lwu s5, 24(a1)
+	WORD	$0x01c5e783	// lwu a5, 28(a1)
+	WORD	$0x031b8b33	// mul s6, s7, a7
+	WORD	$0x0145ea03	// lwu s4, 20(a1)
+	WORD	$0x0104f833	// and a6, s1, a6
+	WORD	$0x00767633	// and a2, a2, t2
+	WORD	$0x03590c33	// mul s8, s2, s5
 	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03380cb3	// mul s9, a6, s3
-	WORD	$0x21579a0b	// th.mula s4, a5, s5
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c7f33	// and t5, s8, t0
-	WORD	$0x21681b8b	// th.mula s7, a6, s6
 	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x7c06b70b	// th.extu a4, a3, 31, 0
-	WORD	$0x0206d613	// srli a2, a3, 32
-	WORD	$0x00c74733	// xor a4, a4, a2
-	WORD	$0x036486b3	// mul a3, s1, s6
-	WORD	$0x03548633	// mul a2, s1, s5
-	WORD	$0x036884b3	// mul s1, a7, s6
-	WORD	$0x2158168b	// th.mula a3, a6, s5
-	WORD	$0x033888b3	// mul a7, a7, s3
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x033784b3	// mul s1, a5, s3
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x032788b3	// mul a7, a5, s2
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x032804b3	// mul s1, a6, s2
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x005779b3	// and s3, a4, t0
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x006777b3	// and a5, a4, t1
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x014f6f33	// or t5, t5, s4
+	WORD	$0x034b84b3	// mul s1, s7, s4
+	WORD	$0x00ef7f33	// and t5, t5, a4
+	WORD	$0x03198cb3	// mul s9, s3, a7
+	WORD	$0x20f99b0b	// th.mula s6, s3, a5
+	WORD	$0x01eeeeb3	// or t4, t4, t5
+	WORD	$0x035b8733	// mul a4, s7, s5
+	WORD	$0x02fb8633	// mul a2, s7, a5
+	WORD	$0x20f8170b	// th.mula a4, a6, a5
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03480c33	// mul s8, a6, s4
+	WORD	$0x20f9148b	// th.mula s1, s2, a5
+	WORD	$0x035987b3	// mul a5, s3, s5
+	WORD	$0x034989b3	// mul s3, s3, s4
+	WORD	$0x21581c8b	// th.mula s9, a6, s5
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x034907b3	// mul a5, s2, s4
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x031909b3	// mul s3, s2, a7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x0194c4b3	// xor s1, s1, s9
+	WORD	$0x005b7f33	// and t5, s6, t0
+	WORD	$0x7c06ba0b	// th.extu s4, a3, 31, 0
+	WORD	$0x0206d693	// srli a3, a3, 32
+	WORD	$0x00da4a33	// xor s4, s4, a3
+	WORD	$0x005a76b3	// and a3, s4, t0
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x031807b3	// mul a5, a6, a7
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x006a7833	// and a6, s4, t1
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x009f6f33	// or t5, t5, s1
 	WORD	$0x0205e903	// lwu s2, 32(a1)
-	WORD	$0x0285eb83	// lwu s7, 40(a1)
-	WORD	$0x02c5eb03	// lwu s6, 44(a1)
-	WORD	$0x00777833	// and a6, a4, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0245ea03	// lwu s4, 36(a1)
-	WORD	$0x011778b3	// and a7, a4, a7
-	WORD	$0x0076f6b3	// and a3, a3, t2
-	WORD	$0x03298ab3	// mul s5, s3, s2
+	WORD	$0x0285eb03	// lwu s6, 40(a1)
+	WORD	$0x02c5e983	// lwu s3, 44(a1)
+	WORD	$0x007a78b3	// and a7, s4, t2
 	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x00df6f33	// or t5, t5, a3
-	WORD	$0x21679a8b	// th.mula s5, a5, s6
-	WORD	$0x037806b3	// mul a3, a6, s7
-	WORD	$0x03498733	// mul a4, s3, s4
-	WORD	$0x00967633	// and a2, a2, s1
-	WORD	$0x032784b3	// mul s1, a5, s2
-	WORD	$0x00dacab3	// xor s5, s5, a3
-	WORD	$0x034886b3	// mul a3, a7, s4
-	WORD	$0x2168170b	// th.mula a4, a6, s6
-	WORD	$0x2178948b	// th.mula s1, a7, s7
-	WORD	$0x00dacab3	// xor s5, s5, a3
-	WORD	$0x005af6b3	// and a3, s5, t0
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x03798ab3	// mul s5, s3, s7
-	WORD	$0x03698633	// mul a2, s3, s6
-	WORD	$0x037789b3	// mul s3, a5, s7
-	WORD	$0x21689a8b	// th.mula s5, a7, s6
-	WORD	$0x034787b3	// mul a5, a5, s4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x034809b3	// mul s3, a6, s4
-	WORD	$0x00facab3	// xor s5, s5, a5
-	WORD	$0x032807b3	// mul a5, a6, s2
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x032889b3	// mul s3, a7, s2
-	WORD	$0x00974733	// xor a4, a4, s1
-	WORD	$0x00677733	// and a4, a4, t1
-	WORD	$0x00facab3	// xor s5, s5, a5
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x7c05380b	// th.extu a6, a0, 31, 0
-	WORD	$0x005874b3	// and s1, a6, t0
-	WORD	$0x006878b3	// and a7, a6, t1
-	WORD	$0x00787733	// and a4, a6, t2
+	WORD	$0x0245ea83	// lwu s5, 36(a1)
+	WORD	$0x009a74b3	// and s1, s4, s1
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x00777733	// and a4, a4, t2
+	WORD	$0x03268bb3	// mul s7, a3, s2
 	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00f877b3	// and a5, a6, a5
-	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x0305e803	// lwu a6, 48(a1)
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x0385ec03	// lwu s8, 56(a1)
-	WORD	$0x03c5ea83	// lwu s5, 60(a1)
-	WORD	$0x03048a33	// mul s4, s1, a6
-	WORD	$0x0345e903	// lwu s2, 52(a1)
-	WORD	$0x03870b33	// mul s6, a4, s8
-	WORD	$0x21589a0b	// th.mula s4, a7, s5
-	WORD	$0x01367633	// and a2, a2, s3
-	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x00ef6f33	// or t5, t5, a4
+	WORD	$0x03688c33	// mul s8, a7, s6
+	WORD	$0x03568733	// mul a4, a3, s5
+	WORD	$0x00f67633	// and a2, a2, a5
+	WORD	$0x03280cb3	// mul s9, a6, s2
+	WORD	$0x00cf6f33	// or t5, t5, a2
+	WORD	$0x03668a33	// mul s4, a3, s6
+	WORD	$0x03368633	// mul a2, a3, s3
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	WORD	$0x21349a0b	// th.mula s4, s1, s3
+	WORD	$0x2138970b	// th.mula a4, a7, s3
+	WORD	$0x036809b3	// mul s3, a6, s6
+	WORD	$0x035807b3	// mul a5, a6, s5
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x03548c33	// mul s8, s1, s5
+	WORD	$0x21649c8b	// th.mula s9, s1, s6
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x035889b3	// mul s3, a7, s5
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x032887b3	// mul a5, a7, s2
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x01974733	// xor a4, a4, s9
+	WORD	$0x005bfab3	// and s5, s7, t0
+	WORD	$0x00677733	// and a4, a4, t1
+	WORD	$0x00eaeab3	// or s5, s5, a4
+	WORD	$0x7c053b0b	// th.extu s6, a0, 31, 0
+	WORD	$0x005b78b3	// and a7, s6, t0
+	WORD	$0x006b7833	// and a6, s6, t1
+	WORD	$0x007b7733	// and a4, s6, t2
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x01364633	// xor a2, a2, s3
 	WORD	$0x032489b3	// mul s3, s1, s2
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x03278b33	// mul s6, a5, s2
+	WORD	$0x00fa4a33	// xor s4, s4, a5
+	WORD	$0x00db76b3	// and a3, s6, a3
+	WORD	$0x007a7a33	// and s4, s4, t2
+	WORD	$0x0305e783	// lwu a5, 48(a1)
+	WORD	$0x014aeab3	// or s5, s5, s4
+	WORD	$0x0385eb83	// lwu s7, 56(a1)
+	WORD	$0x03c5ea03	// lwu s4, 60(a1)
+	WORD	$0x02f884b3	// mul s1, a7, a5
+	WORD	$0x0345e903	// lwu s2, 52(a1)
+	WORD	$0x03770b33	// mul s6, a4, s7
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x01367633	// and a2, a2, s3
+	WORD	$0x00caeab3	// or s5, s5, a2
+	WORD	$0x03288c33	// mul s8, a7, s2
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d6c6b3	// xor a3, a3, t4
-	WORD	$0x2157198b	// th.mula s3, a4, s5
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x005a7633	// and a2, s4, t0
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x03088a33	// mul s4, a7, a6
-	WORD	$0x02069b13	// slli s6, a3, 32
-	WORD	$0x016eceb3	// xor t4, t4, s6
-	WORD	$0x21879a0b	// th.mula s4, a5, s8
-	WORD	$0x0206db13	// srli s6, a3, 32
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02055b93	// srli s7, a0, 32
-	WORD	$0x005bf6b3	// and a3, s7, t0
-	WORD	$0x0149c9b3	// xor s3, s3, s4
-	WORD	$0x03848b33	// mul s6, s1, s8
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x03888c33	// mul s8, a7, s8
-	WORD	$0x21579b0b	// th.mula s6, a5, s5
-	WORD	$0x006bf4b3	// and s1, s7, t1
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03270c33	// mul s8, a4, s2
-	WORD	$0x007bf8b3	// and a7, s7, t2
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x03070ab3	// mul s5, a4, a6
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03078c33	// mul s8, a5, a6
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x01dacab3	// xor s5, s5, t4
+	WORD	$0x01eacab3	// xor s5, s5, t5
+	WORD	$0x2148148b	// th.mula s1, a6, s4
+	WORD	$0x02f809b3	// mul s3, a6, a5
+	WORD	$0x0164c4b3	// xor s1, s1, s6
+	WORD	$0x03268b33	// mul s6, a3, s2
+	WORD	$0x21471c0b	// th.mula s8, a4, s4
+	WORD	$0x0164c4b3	// xor s1, s1, s6
+	WORD	$0x0054f633	// and a2, s1, t0
+	WORD	$0x020a9493	// slli s1, s5, 32
+	WORD	$0x2176998b	// th.mula s3, a3, s7
+	WORD	$0x009eceb3	// xor t4, t4, s1
+	WORD	$0x020ad493	// srli s1, s5, 32
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x02055b13	// srli s6, a0, 32
+	WORD	$0x005b74b3	// and s1, s6, t0
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x03788ab3	// mul s5, a7, s7
+	WORD	$0x034889b3	// mul s3, a7, s4
+	WORD	$0x03780cb3	// mul s9, a6, s7
+	WORD	$0x03280bb3	// mul s7, a6, s2
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x01866633	// or a2, a2, s8
+	WORD	$0x0405e803	// lwu a6, 64(a1)
+	WORD	$0x21469a8b	// th.mula s5, a3, s4
+	WORD	$0x0485e883	// lwu a7, 72(a1)
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x03270cb3	// mul s9, a4, s2
+	WORD	$0x006b7a33	// and s4, s6, t1
+	WORD	$0x017acab3	// xor s5, s5, s7
+	WORD	$0x02f70bb3	// mul s7, a4, a5
+	WORD	$0x04c5ec03	// lwu s8, 76(a1)
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x02f68cb3	// mul s9, a3, a5
+	WORD	$0x03048733	// mul a4, s1, a6
+	WORD	$0x007b7933	// and s2, s6, t2
+	WORD	$0x017acab3	// xor s5, s5, s7
+	WORD	$0x00329b93	// slli s7, t0, 3
+	WORD	$0x017b7bb3	// and s7, s6, s7
+	WORD	$0x0445e403	// lwu s0, 68(a1)
+	WORD	$0x218a170b	// th.mula a4, s4, s8
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x00329c93	// slli s9, t0, 3
+	WORD	$0x01566633	// or a2, a2, s5
+	WORD	$0x03190b33	// mul s6, s2, a7
+	WORD	$0x0199f9b3	// and s3, s3, s9
+	WORD	$0x02848ab3	// mul s5, s1, s0
 	WORD	$0x01366633	// or a2, a2, s3
-	WORD	$0x0405e983	// lwu s3, 64(a1)
-	WORD	$0x0485ea83	// lwu s5, 72(a1)
-	WORD	$0x04c5e403	// lwu s0, 76(a1)
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x00ebf733	// and a4, s7, a4
-	WORD	$0x0445eb83	// lwu s7, 68(a1)
-	WORD	$0x20849c8b	// th.mula s9, s1, s0
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01666633	// or a2, a2, s6
-	WORD	$0x03588833	// mul a6, a7, s5
-	WORD	$0x018a7a33	// and s4, s4, s8
-	WORD	$0x03768933	// mul s2, a3, s7
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03770833	// mul a6, a4, s7
-	WORD	$0x2088990b	// th.mula s2, a7, s0
-	WORD	$0x01466633	// or a2, a2, s4
-	WORD	$0x035687b3	// mul a5, a3, s5
-	WORD	$0x028686b3	// mul a3, a3, s0
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03548833	// mul a6, s1, s5
-	WORD	$0x2087178b	// th.mula a5, a4, s0
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x037484b3	// mul s1, s1, s7
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03788833	// mul a6, a7, s7
-	WORD	$0x21571a0b	// th.mula s4, a4, s5
-	WORD	$0x0097c7b3	// xor a5, a5, s1
-	WORD	$0x033884b3	// mul s1, a7, s3
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03370833	// mul a6, a4, s3
-	WORD	$0x01494933	// xor s2, s2, s4
-	WORD	$0x005cf733	// and a4, s9, t0
+	WORD	$0x031487b3	// mul a5, s1, a7
+	WORD	$0x038486b3	// mul a3, s1, s8
+	WORD	$0x218b978b	// th.mula a5, s7, s8
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x028b8b33	// mul s6, s7, s0
+	WORD	$0x21891a8b	// th.mula s5, s2, s8
+	WORD	$0x031a04b3	// mul s1, s4, a7
+	WORD	$0x0096c6b3	// xor a3, a3, s1
+	WORD	$0x028904b3	// mul s1, s2, s0
+	WORD	$0x028a0c33	// mul s8, s4, s0
+	WORD	$0x030a0a33	// mul s4, s4, a6
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x00577733	// and a4, a4, t0
 	WORD	$0x7c05398b	// th.extu s3, a0, 31, 0
 	WORD	$0x02055513	// srli a0, a0, 32
+	WORD	$0x211b9a0b	// th.mula s4, s7, a7
 	WORD	$0x00a9c9b3	// xor s3, s3, a0
+	WORD	$0x0187c7b3	// xor a5, a5, s8
+	WORD	$0x03090c33	// mul s8, s2, a6
+	WORD	$0x0096c6b3	// xor a3, a3, s1
+	WORD	$0x030b84b3	// mul s1, s7, a6
+	WORD	$0x014acab3	// xor s5, s5, s4
 	WORD	$0x0059f533	// and a0, s3, t0
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x0069f8b3	// and a7, s3, t1
-	WORD	$0x0097c7b3	// xor a5, a5, s1
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x01276733	// or a4, a4, s2
+	WORD	$0x006afab3	// and s5, s5, t1
+	WORD	$0x0069f833	// and a6, s3, t1
+	WORD	$0x0187c7b3	// xor a5, a5, s8
+	WORD	$0x0096c6b3	// xor a3, a3, s1
+	WORD	$0x01576733	// or a4, a4, s5
 	WORD	$0x0505ea03	// lwu s4, 80(a1)
-	WORD	$0x0585eb03	// lwu s6, 88(a1)
+	WORD	$0x0585ea83	// lwu s5, 88(a1)
 	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x0079f4b3	// and s1, s3, t2
+	WORD	$0x0079f8b3	// and a7, s3, t2
 	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0545ea83	// lwu s5, 84(a1)
+	WORD	$0x0545eb83	// lwu s7, 84(a1)
 	WORD	$0x0129f933	// and s2, s3, s2
 	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x03450bb3	// mul s7, a0, s4
-	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x03450b33	// mul s6, a0, s4
+	WORD	$0x00329493	// slli s1, t0, 3
 	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x0106f6b3	// and a3, a3, a6
-	WORD	$0x035507b3	// mul a5, a0, s5
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03590cb3	// mul s9, s2, s5
-	WORD	$0x2184978b	// th.mula a5, s1, s8
+	WORD	$0x035887b3	// mul a5, a7, s5
+	WORD	$0x0096f6b3	// and a3, a3, s1
+	WORD	$0x037504b3	// mul s1, a0, s7
 	WORD	$0x00d76733	// or a4, a4, a3
-	WORD	$0x036509b3	// mul s3, a0, s6
+	WORD	$0x035509b3	// mul s3, a0, s5
 	WORD	$0x03850533	// mul a0, a0, s8
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x036886b3	// mul a3, a7, s6
+	WORD	$0x21881b0b	// th.mula s6, a6, s8
 	WORD	$0x2189198b	// th.mula s3, s2, s8
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x035888b3	// mul a7, a7, s5
+	WORD	$0x2188948b	// th.mula s1, a7, s8
+	WORD	$0x035806b3	// mul a3, a6, s5
+	WORD	$0x00fb4b33	// xor s6, s6, a5
+	WORD	$0x037907b3	// mul a5, s2, s7
 	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x035486b3	// mul a3, s1, s5
-	WORD	$0x2169180b	// th.mula a6, s2, s6
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x034488b3	// mul a7, s1, s4
+	WORD	$0x037886b3	// mul a3, a7, s7
+	WORD	$0x03780bb3	// mul s7, a6, s7
+	WORD	$0x03480833	// mul a6, a6, s4
+	WORD	$0x00fb4b33	// xor s6, s6, a5
+	WORD	$0x005b77b3	// and a5, s6, t0
+	WORD	$0x2159180b	// th.mula a6, s2, s5
+	WORD	$0x0179c9b3	// xor s3, s3, s7
+	WORD	$0x03488bb3	// mul s7, a7, s4
 	WORD	$0x00d54533	// xor a0, a0, a3
 	WORD	$0x034906b3	// mul a3, s2, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x005bfab3	// and s5, s7, t0
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x00faeab3	// or s5, s5, a5
-	WORD	$0x7c0e368b	// th.extu a3, t3, 31, 0
-	WORD	$0x0056f7b3	// and a5, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f8b3	// and a7, a3, t2
+	WORD	$0x0104c4b3	// xor s1, s1, a6
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x0179c9b3	// xor s3, s3, s7
+	WORD	$0x0097e7b3	// or a5, a5, s1
+	WORD	$0x7c0e348b	// th.extu s1, t3, 31, 0
+	WORD	$0x0054fab3	// and s5, s1, t0
+	WORD	$0x0064f933	// and s2, s1, t1
+	WORD	$0x0074f8b3	// and a7, s1, t2
 	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0106f833	// and a6, a3, a6
+	WORD	$0x0104f833	// and a6, s1, a6
+	WORD	$0x00d54533	// xor a0, a0, a3
 	WORD	$0x0079f9b3	// and s3, s3, t2
 	WORD	$0x0605e483	// lwu s1, 96(a1)
 	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x013aeab3	// or s5, s5, s3
-	WORD	$0x0685eb03	// lwu s6, 104(a1)
+	WORD	$0x0137e7b3	// or a5, a5, s3
+	WORD	$0x0685eb83	// lwu s7, 104(a1)
 	WORD	$0x06c5ea03	// lwu s4, 108(a1)
-	WORD	$0x02978c33	// mul s8, a5, s1
+	WORD	$0x029a8b33	// mul s6, s5, s1
 	WORD	$0x0645e983	// lwu s3, 100(a1)
 	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x21491c0b	// th.mula s8, s2, s4
-	WORD	$0x036886b3	// mul a3, a7, s6
-	WORD	$0x00aaeab3	// or s5, s5, a0
-	WORD	$0x03378bb3	// mul s7, a5, s3
-	WORD	$0x00dc4c33	// xor s8, s8, a3
+	WORD	$0x037886b3	// mul a3, a7, s7
+	WORD	$0x00a7e7b3	// or a5, a5, a0
+	WORD	$0x033a8c33	// mul s8, s5, s3
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00c7c7b3	// xor a5, a5, a2
+	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x21491b0b	// th.mula s6, s2, s4
+	WORD	$0x00db4b33	// xor s6, s6, a3
 	WORD	$0x033806b3	// mul a3, a6, s3
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00cacab3	// xor s5, s5, a2
-	WORD	$0x21489b8b	// th.mula s7, a7, s4
-	WORD	$0x00dc4c33	// xor s8, s8, a3
-	WORD	$0x005c76b3	// and a3, s8, t0
-	WORD	$0x00eacab3	// xor s5, s5, a4
-	WORD	$0x02990c33	// mul s8, s2, s1
-	WORD	$0x020a9c93	// slli s9, s5, 32
-	WORD	$0x01964533	// xor a0, a2, s9
-	WORD	$0x21681c0b	// th.mula s8, a6, s6
-	WORD	$0x020adc93	// srli s9, s5, 32
-	WORD	$0x01974633	// xor a2, a4, s9
-	WORD	$0x020e5a93	// srli s5, t3, 32
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af733	// and a4, s5, t0
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03678cb3	// mul s9, a5, s6
-	WORD	$0x03478bb3	// mul s7, a5, s4
-	WORD	$0x03690433	// mul s0, s2, s6
-	WORD	$0x21481c8b	// th.mula s9, a6, s4
+	WORD	$0x21489c0b	// th.mula s8, a7, s4
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x02990cb3	// mul s9, s2, s1
+	WORD	$0x005b76b3	// and a3, s6, t0
+	WORD	$0x02079b13	// slli s6, a5, 32
+	WORD	$0x01664533	// xor a0, a2, s6
+	WORD	$0x0207db13	// srli s6, a5, 32
+	WORD	$0x01674633	// xor a2, a4, s6
+	WORD	$0x020e5b13	// srli s6, t3, 32
+	WORD	$0x21781c8b	// th.mula s9, a6, s7
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x005b7733	// and a4, s6, t0
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x0186e6b3	// or a3, a3, s8
+	WORD	$0x037a8c33	// mul s8, s5, s7
+	WORD	$0x034a8ab3	// mul s5, s5, s4
+	WORD	$0x03790cb3	// mul s9, s2, s7
+	WORD	$0x033900b3	// mul ra, s2, s3
+	WORD	$0x21481c0b	// th.mula s8, a6, s4
 	WORD	$0x0705e783	// lwu a5, 112(a1)
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x03388433	// mul s0, a7, s3
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x03388cb3	// mul s9, a7, s3
 	WORD	$0x0785e903	// lwu s2, 120(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x02988a33	// mul s4, a7, s1
-	WORD	$0x07c5ec03	// lwu s8, 124(a1)
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x02980433	// mul s0, a6, s1
-	WORD	$0x006af9b3	// and s3, s5, t1
-	WORD	$0x02f700b3	// mul ra, a4, a5
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x007af4b3	// and s1, s5, t2
-	WORD	$0x2189908b	// th.mula ra, s3, s8
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x0196e6b3	// or a3, a3, s9
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x014afa33	// and s4, s5, s4
+	WORD	$0x001c4c33	// xor s8, s8, ra
+	WORD	$0x029880b3	// mul ra, a7, s1
+	WORD	$0x07c5eb83	// lwu s7, 124(a1)
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x02980cb3	// mul s9, a6, s1
+	WORD	$0x006b79b3	// and s3, s6, t1
+	WORD	$0x02f70433	// mul s0, a4, a5
+	WORD	$0x001c4c33	// xor s8, s8, ra
+	WORD	$0x007b7a33	// and s4, s6, t2
+	WORD	$0x007c7c33	// and s8, s8, t2
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x00329c93	// slli s9, t0, 3
+	WORD	$0x2179940b	// th.mula s0, s3, s7
+	WORD	$0x0186e6b3	// or a3, a3, s8
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x009b74b3	// and s1, s6, s1
 	WORD	$0x0745eb03	// lwu s6, 116(a1)
-	WORD	$0x008bfbb3	// and s7, s7, s0
-	WORD	$0x03248833	// mul a6, s1, s2
-	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x019afab3	// and s5, s5, s9
+	WORD	$0x032a0833	// mul a6, s4, s2
+	WORD	$0x0156e6b3	// or a3, a3, s5
 	WORD	$0x032708b3	// mul a7, a4, s2
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x036a0833	// mul a6, s4, s6
-	WORD	$0x218a188b	// th.mula a7, s4, s8
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x03870833	// mul a6, a4, s8
-	WORD	$0x03670bb3	// mul s7, a4, s6
-	WORD	$0x0050f733	// and a4, ra, t0
-	WORD	$0x21849b8b	// th.mula s7, s1, s8
-	WORD	$0x7c0e3a8b	// th.extu s5, t3, 31, 0
-	WORD	$0x02f98c33	// mul s8, s3, a5
+	WORD	$0x2174988b	// th.mula a7, s1, s7
+	WORD	$0x01044433	// xor s0, s0, a6
+	WORD	$0x03648833	// mul a6, s1, s6
+	WORD	$0x01044433	// xor s0, s0, a6
+	WORD	$0x03770833	// mul a6, a4, s7
+	WORD	$0x03670c33	// mul s8, a4, s6
+	WORD	$0x00547733	// and a4, s0, t0
+	WORD	$0x217a1c0b	// th.mula s8, s4, s7
+	WORD	$0x7c0e3b8b	// th.extu s7, t3, 31, 0
+	WORD	$0x02f98433	// mul s0, s3, a5
 	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x212a1c0b	// th.mula s8, s4, s2
-	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x03298e33	// mul t3, s3, s2
-	WORD	$0x036989b3	// mul s3, s3, s6
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03648e33	// mul t3, s1, s6
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x02fa0e33	// mul t3, s4, a5
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x006af7b3	// and a5, s5, t1
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x0805ea03	// lwu s4, 128(a1)
-	WORD	$0x0885eb83	// lwu s7, 136(a1)
-	WORD	$0x08c5ec03	// lwu s8, 140(a1)
-	WORD	$0x007af4b3	// and s1, s5, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0845eb03	// lwu s6, 132(a1)
-	WORD	$0x013af9b3	// and s3, s5, s3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01176733	// or a4, a4, a7
-	WORD	$0x21879a8b	// th.mula s5, a5, s8
-	WORD	$0x03748cb3	// mul s9, s1, s7
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x03690e33	// mul t3, s2, s6
-	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x2124940b	// th.mula s0, s1, s2
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x03298ab3	// mul s5, s3, s2
 	WORD	$0x03698cb3	// mul s9, s3, s6
-	WORD	$0x21849e0b	// th.mula t3, s1, s8
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x036a0ab3	// mul s5, s4, s6
+	WORD	$0x0198c8b3	// xor a7, a7, s9
+	WORD	$0x02fa0cb3	// mul s9, s4, a5
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x005bfa33	// and s4, s7, t0
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x006bf9b3	// and s3, s7, t1
+	WORD	$0x01876733	// or a4, a4, s8
+	WORD	$0x0805ee03	// lwu t3, 128(a1)
+	WORD	$0x0885e903	// lwu s2, 136(a1)
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x02f48ab3	// mul s5, s1, a5
+	WORD	$0x007bf7b3	// and a5, s7, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x009bf4b3	// and s1, s7, s1
+	WORD	$0x0845eb83	// lwu s7, 132(a1)
+	WORD	$0x0198c8b3	// xor a7, a7, s9
+	WORD	$0x08c5ec03	// lwu s8, 140(a1)
+	WORD	$0x0078f8b3	// and a7, a7, t2
+	WORD	$0x03ca0b33	// mul s6, s4, t3
+	WORD	$0x01176733	// or a4, a4, a7
+	WORD	$0x032788b3	// mul a7, a5, s2
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x00329a93	// slli s5, t0, 3
+	WORD	$0x01587833	// and a6, a6, s5
+	WORD	$0x037a0ab3	// mul s5, s4, s7
 	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x038908b3	// mul a7, s2, s8
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03778933	// mul s2, a5, s7
-	WORD	$0x2189980b	// th.mula a6, s3, s8
-	WORD	$0x03478c33	// mul s8, a5, s4
-	WORD	$0x036787b3	// mul a5, a5, s6
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03648933	// mul s2, s1, s6
-	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x034487b3	// mul a5, s1, s4
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03498933	// mul s2, s3, s4
-	WORD	$0x018e4e33	// xor t3, t3, s8
-	WORD	$0x005af4b3	// and s1, s5, t0
-	WORD	$0x006e7e33	// and t3, t3, t1
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x01c4e4b3	// or s1, s1, t3
+	WORD	$0x032a0833	// mul a6, s4, s2
+	WORD	$0x038a0a33	// mul s4, s4, s8
+	WORD	$0x21899b0b	// th.mula s6, s3, s8
+	WORD	$0x2184980b	// th.mula a6, s1, s8
+	WORD	$0x21879a8b	// th.mula s5, a5, s8
+	WORD	$0x03298c33	// mul s8, s3, s2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x037488b3	// mul a7, s1, s7
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x03778c33	// mul s8, a5, s7
+	WORD	$0x03798bb3	// mul s7, s3, s7
+	WORD	$0x03c989b3	// mul s3, s3, t3
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x005b78b3	// and a7, s6, t0
+	WORD	$0x2124998b	// th.mula s3, s1, s2
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x03c78bb3	// mul s7, a5, t3
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x03c48c33	// mul s8, s1, t3
+	WORD	$0x013acab3	// xor s5, s5, s3
+	WORD	$0x006afab3	// and s5, s5, t1
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x0158e8b3	// or a7, a7, s5
+	WORD	$0x018a4a33	// xor s4, s4, s8
 	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0104e4b3	// or s1, s1, a6
-	WORD	$0x0128f8b3	// and a7, a7, s2
-	WORD	$0x0114e4b3	// or s1, s1, a7
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x0108e8b3	// or a7, a7, a6
+	WORD	$0x018a7a33	// and s4, s4, s8
+	WORD	$0x0148e8b3	// or a7, a7, s4
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x02049793	// slli a5, s1, 32
+	WORD	$0x00d8c8b3	// xor a7, a7, a3
+	WORD	$0x00e8c8b3	// xor a7, a7, a4
+	WORD	$0x02089793	// slli a5, a7, 32
 	WORD	$0x00f6ce33	// xor t3, a3, a5
-	WORD	$0x0204d793	// srli a5, s1, 32
+	WORD	$0x0208d793	// srli a5, a7, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	WORD	$0x01de4e33	// xor t3, t3, t4
 	WORD	$0x00f746b3	// xor a3, a4, a5
@@ -1691,119 +1698,119 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x49010713	// addi a4, sp, 1168
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
 	WORD	$0x2e010757	// th.vxor.vv v14, v0, v2
-	WORD	$0x2e430957	// th.vxor.vv v18, v4, v6
-	WORD	$0x2e020557	// th.vxor.vv v10, v0, v4
-	WORD	$0x2e230657	// th.vxor.vv v12, v2, v6
-	WORD	$0x2ea60a57	// th.vxor.vv v20, v10, v12
+	WORD	$0x2e430457	// th.vxor.vv v8, v4, v6
+	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
+	WORD	$0x2e230957	// th.vxor.vv v18, v2, v6
+	WORD	$0x2f090a57	// th.vxor.vv v20, v16, v18
 	// key classes: kp[t][j] = piece t of the lanes' powers & m[j]
 	WORD	$0x2602cd57	// th.vand.vx v26, v0, t0
 	WORD	$0x01010713	// addi a4, sp, 16
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26034857	// th.vand.vx v16, v0, t1
+	WORD	$0x26034657	// th.vand.vx v12, v0, t1
 	WORD	$0x03010713	// addi a4, sp, 48
-	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x2603cc57	// th.vand.vx v24, v0, t2
 	WORD	$0x05010713	// addi a4, sp, 80
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x260e4457	// th.vand.vx v8, v0, t3
+	WORD	$0x260e4557	// th.vand.vx v10, v0, t3
 	WORD	$0x07010713	// addi a4, sp, 112
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077527	// th.vse.v v10, (a4)
 	WORD	$0x2622cd57	// th.vand.vx v26, v2, t0
 	WORD	$0x09010713	// addi a4, sp, 144
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26234857	// th.vand.vx v16, v2, t1
+	WORD	$0x26234657	// th.vand.vx v12, v2, t1
 	WORD	$0x0b010713	// addi a4, sp, 176
-	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x2623cc57	// th.vand.vx v24, v2, t2
 	WORD	$0x0d010713	// addi a4, sp, 208
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x262e4457	// th.vand.vx v8, v2, t3
+	WORD	$0x262e4557	// th.vand.vx v10, v2, t3
 	WORD	$0x0f010713	// addi a4, sp, 240
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077527	// th.vse.v v10, (a4)
 	WORD	$0x26e2cd57	// th.vand.vx v26, v14, t0
 	WORD	$0x11010713	// addi a4, sp, 272
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26e34857	// th.vand.vx v16, v14, t1
+	WORD	$0x26e34657	// th.vand.vx v12, v14, t1
 	WORD	$0x13010713	// addi a4, sp, 304
-	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x26e3cc57	// th.vand.vx v24, v14, t2
 	WORD	$0x15010713	// addi a4, sp, 336
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x26ee4457	// th.vand.vx v8, v14, t3
+	WORD	$0x26ee4557	// th.vand.vx v10, v14, t3
 	WORD	$0x17010713	// addi a4, sp, 368
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077527	// th.vse.v v10, (a4)
 	WORD	$0x2642cd57	// th.vand.vx v26, v4, t0
 	WORD	$0x19010713	// addi a4, sp, 400
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26434857	// th.vand.vx v16, v4, t1
+	WORD	$0x26434657	// th.vand.vx v12, v4, t1
 	WORD	$0x1b010713	// addi a4, sp, 432
-	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x2643cc57	// th.vand.vx v24, v4, t2
 	WORD	$0x1d010713	// addi a4, sp, 464
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x264e4457	// th.vand.vx v8, v4, t3
+	WORD	$0x264e4557	// th.vand.vx v10, v4, t3
 	WORD	$0x1f010713	// addi a4, sp, 496
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077527	// th.vse.v v10, (a4)
 	WORD	$0x2662cd57	// th.vand.vx v26, v6, t0
 	WORD	$0x21010713	// addi a4, sp, 528
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26634857	// th.vand.vx v16, v6, t1
+	WORD	$0x26634657	// th.vand.vx v12, v6, t1
 	WORD	$0x23010713	// addi a4, sp, 560
-	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x2663cc57	// th.vand.vx v24, v6, t2
 	WORD	$0x25010713	// addi a4, sp, 592
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
+	WORD	$0x266e4557	// th.vand.vx v10, v6, t3
 	WORD	$0x27010713	// addi a4, sp, 624
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	WORD	$0x2722cd57	// th.vand.vx v26, v18, t0
+	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x2682cd57	// th.vand.vx v26, v8, t0
 	WORD	$0x29010713	// addi a4, sp, 656
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27234857	// th.vand.vx v16, v18, t1
+	WORD	$0x26834657	// th.vand.vx v12, v8, t1
 	WORD	$0x2b010713	// addi a4, sp, 688
-	WORD	$0x02077827	// th.vse.v v16, (a4)
-	WORD	$0x2723cc57	// th.vand.vx v24, v18, t2
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x2683cc57	// th.vand.vx v24, v8, t2
 	WORD	$0x2d010713	// addi a4, sp, 720
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x272e4457	// th.vand.vx v8, v18, t3
+	WORD	$0x268e4557	// th.vand.vx v10, v8, t3
 	WORD	$0x2f010713	// addi a4, sp, 752
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	WORD	$0x26a2cd57	// th.vand.vx v26, v10, t0
+	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x2702cd57	// th.vand.vx v26, v16, t0
 	WORD	$0x31010713	// addi a4, sp, 784
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26a34857	// th.vand.vx v16, v10, t1
+	WORD	$0x27034657	// th.vand.vx v12, v16, t1
 	WORD	$0x33010713	// addi a4, sp, 816
-	WORD	$0x02077827	// th.vse.v v16, (a4)
-	WORD	$0x26a3cc57	// th.vand.vx v24, v10, t2
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x2703cc57	// th.vand.vx v24, v16, t2
 	WORD	$0x35010713	// addi a4, sp, 848
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x26ae4457	// th.vand.vx v8, v10, t3
+	WORD	$0x270e4557	// th.vand.vx v10, v16, t3
 	WORD	$0x37010713	// addi a4, sp, 880
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	WORD	$0x26c2cd57	// th.vand.vx v26, v12, t0
+	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x2722cd57	// th.vand.vx v26, v18, t0
 	WORD	$0x39010713	// addi a4, sp, 912
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26c34857	// th.vand.vx v16, v12, t1
+	WORD	$0x27234657	// th.vand.vx v12, v18, t1
 	WORD	$0x3b010713	// addi a4, sp, 944
-	WORD	$0x02077827	// th.vse.v v16, (a4)
-	WORD	$0x26c3cc57	// th.vand.vx v24, v12, t2
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x2723cc57	// th.vand.vx v24, v18, t2
 	WORD	$0x3d010713	// addi a4, sp, 976
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x26ce4457	// th.vand.vx v8, v12, t3
+	WORD	$0x272e4557	// th.vand.vx v10, v18, t3
 	WORD	$0x3f010713	// addi a4, sp, 1008
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077527	// th.vse.v v10, (a4)
 	WORD	$0x2742cd57	// th.vand.vx v26, v20, t0
 	WORD	$0x41010713	// addi a4, sp, 1040
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27434857	// th.vand.vx v16, v20, t1
+	WORD	$0x27434657	// th.vand.vx v12, v20, t1
 	WORD	$0x43010713	// addi a4, sp, 1072
-	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x2743cc57	// th.vand.vx v24, v20, t2
 	WORD	$0x45010713	// addi a4, sp, 1104
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x274e4457	// th.vand.vx v8, v20, t3
+	WORD	$0x274e4557	// th.vand.vx v10, v20, t3
 	WORD	$0x47010713	// addi a4, sp, 1136
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077527	// th.vse.v v10, (a4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	WORD	$0x5e003e57	// th.vmv.v.i v28, 0
 	WORD	$0x5a08aed7	// th.vid.v v29
@@ -1850,1689 +1857,1689 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x49010713	// addi a4, sp, 1168
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
 	// piece 0: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49016683	// lwu a3, 1168(sp)
-	WORD	$0x05016803	// lwu a6, 80(sp)
-	WORD	$0x07016903	// lwu s2, 112(sp)
-	WORD	$0x0056f633	// and a2, a3, t0
-	WORD	$0x0066fa33	// and s4, a3, t1
-	WORD	$0x03016a83	// lwu s5, 48(sp)
-	WORD	$0x0076f7b3	// and a5, a3, t2
-	WORD	$0x03260f33	// mul t5, a2, s2
-	WORD	$0x030a0533	// mul a0, s4, a6
-	WORD	$0x01016983	// lwu s3, 16(sp)
-	WORD	$0x01c6f4b3	// and s1, a3, t3
-	WORD	$0x035786b3	// mul a3, a5, s5
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x03348533	// mul a0, s1, s3
-	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x2e010757	// th.vxor.vv v14, v0, v2
-	WORD	$0x033606b3	// mul a3, a2, s3
+	WORD	$0x49016703	// lwu a4, 1168(sp)
+	WORD	$0x05016903	// lwu s2, 80(sp)
+	WORD	$0x07016b03	// lwu s6, 112(sp)
+	WORD	$0x00577633	// and a2, a4, t0
+	WORD	$0x00677ab3	// and s5, a4, t1
+	WORD	$0x01016783	// lwu a5, 16(sp)
+	WORD	$0x03016483	// lwu s1, 48(sp)
+	WORD	$0x00777833	// and a6, a4, t2
+	WORD	$0x03660f33	// mul t5, a2, s6
+	WORD	$0x032a8533	// mul a0, s5, s2
+	WORD	$0x02f606b3	// mul a3, a2, a5
+	WORD	$0x01c779b3	// and s3, a4, t3
 	WORD	$0x00af4f33	// xor t5, t5, a0
 	WORD	$0x4a016883	// lwu a7, 1184(sp)
-	WORD	$0x2e430957	// th.vxor.vv v18, v4, v6
+	WORD	$0x216a968b	// th.mula a3, s5, s6
+	WORD	$0x2e010757	// th.vxor.vv v14, v0, v2
+	WORD	$0x03280a33	// mul s4, a6, s2
+	WORD	$0x02998bb3	// mul s7, s3, s1
+	WORD	$0x02960533	// mul a0, a2, s1
+	WORD	$0x2e430457	// th.vxor.vv v8, v4, v6
 	WORD	$0x51010713	// addi a4, sp, 1296
-	WORD	$0x212a168b	// th.mula a3, s4, s2
-	WORD	$0x03078533	// mul a0, a5, a6
-	WORD	$0x2e020557	// th.vxor.vv v10, v0, v4
-	WORD	$0x03548b33	// mul s6, s1, s5
-	WORD	$0x00a6c6b3	// xor a3, a3, a0
-	WORD	$0x03560533	// mul a0, a2, s5
-	WORD	$0x2e230657	// th.vxor.vv v12, v2, v6
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03060633	// mul a2, a2, a6
-	WORD	$0x035a0b33	// mul s6, s4, s5
-	WORD	$0x2ea60a57	// th.vxor.vv v20, v10, v12
-	WORD	$0x033a0ab3	// mul s5, s4, s3
-	WORD	$0x2124960b	// th.mula a2, s1, s2
-	WORD	$0x03378a33	// mul s4, a5, s3
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
+	WORD	$0x03260633	// mul a2, a2, s2
+	WORD	$0x2168150b	// th.mula a0, a6, s6
+	WORD	$0x02fa8a33	// mul s4, s5, a5
+	WORD	$0x2e230957	// th.vxor.vv v18, v2, v6
+	WORD	$0x2169960b	// th.mula a2, s3, s6
+	WORD	$0x029a8ab3	// mul s5, s5, s1
+	WORD	$0x029804b3	// mul s1, a6, s1
+	WORD	$0x2f090a57	// th.vxor.vv v20, v16, v18
+	WORD	$0x02f80833	// mul a6, a6, a5
+	WORD	$0x02f98b33	// mul s6, s3, a5
+	WORD	$0x009f4f33	// xor t5, t5, s1
 	WORD	$0x02077727	// th.vse.v v14, (a4)
 	WORD	$0x53010713	// addi a4, sp, 1328
-	WORD	$0x2127950b	// th.mula a0, a5, s2
-	WORD	$0x07416783	// lwu a5, 116(sp)
-	WORD	$0x02077927	// th.vse.v v18, (a4)
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x01416783	// lwu a5, 20(sp)
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x55010713	// addi a4, sp, 1360
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x0058f9b3	// and s3, a7, t0
-	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x0058f4b3	// and s1, a7, t0
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x57010713	// addi a4, sp, 1392
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x05416a03	// lwu s4, 84(sp)
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x07416803	// lwu a6, 116(sp)
+	WORD	$0x02077927	// th.vse.v v18, (a4)
 	WORD	$0x59010713	// addi a4, sp, 1424
-	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	WORD	$0x0068f4b3	// and s1, a7, t1
+	WORD	$0x21299a0b	// th.mula s4, s3, s2
+	WORD	$0x05416a83	// lwu s5, 84(sp)
 	WORD	$0x02077a27	// th.vse.v v20, (a4)
 	// piece 2: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x51010713	// addi a4, sp, 1296
-	WORD	$0x03416903	// lwu s2, 52(sp)
-	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x02f48933	// mul s2, s1, a5
+	WORD	$0x01454533	// xor a0, a0, s4
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x11010713	// addi a4, sp, 272
-	WORD	$0x0078f833	// and a6, a7, t2
-	WORD	$0x01c8fab3	// and s5, a7, t3
+	WORD	$0x0068fb33	// and s6, a7, t1
+	WORD	$0x210b190b	// th.mula s2, s6, a6
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x13010713	// addi a4, sp, 304
-	WORD	$0x01416883	// lwu a7, 20(sp)
-	WORD	$0x03480c33	// mul s8, a6, s4
+	WORD	$0x0126c6b3	// xor a3, a3, s2
+	WORD	$0x03416a03	// lwu s4, 52(sp)
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x15010713	// addi a4, sp, 336
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x032a8cb3	// mul s9, s5, s2
-	WORD	$0x02077507	// th.vle.v v10, (a4)
+	WORD	$0x0078f9b3	// and s3, a7, t2
+	WORD	$0x01c8f933	// and s2, a7, t3
+	WORD	$0x02077407	// th.vle.v v8, (a4)
 	WORD	$0x17010713	// addi a4, sp, 368
-	WORD	$0x20f49b0b	// th.mula s6, s1, a5
-	WORD	$0x03298bb3	// mul s7, s3, s2
-	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x0196c6b3	// xor a3, a3, s9
-	WORD	$0x26634757	// th.vand.vx v14, v6, t1
-	WORD	$0x20f81b8b	// th.mula s7, a6, a5
-	WORD	$0x03148c33	// mul s8, s1, a7
-	WORD	$0x03498b33	// mul s6, s3, s4
-	WORD	$0x02077b07	// th.vle.v v22, (a4)
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x214a9c0b	// th.mula s8, s5, s4
-	WORD	$0x02f98733	// mul a4, s3, a5
-	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x01854533	// xor a0, a0, s8
-	WORD	$0x034489b3	// mul s3, s1, s4
-	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
-	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4b016a03	// lwu s4, 1200(sp)
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x031a89b3	// mul s3, s5, a7
-	WORD	$0x03248733	// mul a4, s1, s2
-	WORD	$0x032804b3	// mul s1, a6, s2
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x07816783	// lwu a5, 120(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x05816903	// lwu s2, 88(sp)
-	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
-	WORD	$0x03180833	// mul a6, a6, a7
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01816703	// lwu a4, 24(sp)
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03816983	// lwu s3, 56(sp)
-	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
-	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x01ca7ab3	// and s5, s4, t3
-	WORD	$0x02e48a33	// mul s4, s1, a4
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x03280b33	// mul s6, a6, s2
-	WORD	$0x20f89a0b	// th.mula s4, a7, a5
-	WORD	$0x033a8bb3	// mul s7, s5, s3
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x0146c6b3	// xor a3, a3, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x02e88bb3	// mul s7, a7, a4
-	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x20f81a0b	// th.mula s4, a6, a5
-	WORD	$0x212a9b8b	// th.mula s7, s5, s2
-	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x02f484b3	// mul s1, s1, a5
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x03288933	// mul s2, a7, s2
-	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x4c016a03	// lwu s4, 1216(sp)
-	WORD	$0x02ea87b3	// mul a5, s5, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x03388933	// mul s2, a7, s3
-	WORD	$0x033804b3	// mul s1, a6, s3
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
-	WORD	$0x07c16883	// lwu a7, 124(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x01c16783	// lwu a5, 28(sp)
-	WORD	$0x02e80833	// mul a6, a6, a4
-	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
-	WORD	$0x05c16983	// lwu s3, 92(sp)
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x006a7733	// and a4, s4, t1
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03c16903	// lwu s2, 60(sp)
-	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x01ca7a33	// and s4, s4, t3
-	WORD	$0x02f48ab3	// mul s5, s1, a5
-	WORD	$0x03380bb3	// mul s7, a6, s3
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	WORD	$0x032a0c33	// mul s8, s4, s2
-	WORD	$0x03248b33	// mul s6, s1, s2
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x02f70bb3	// mul s7, a4, a5
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033709b3	// mul s3, a4, s3
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4d016983	// lwu s3, 1232(sp)
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x02fa0a33	// mul s4, s4, a5
-	WORD	$0x032704b3	// mul s1, a4, s2
-	WORD	$0x032808b3	// mul a7, a6, s2
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02016703	// lwu a4, 32(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x08016883	// lwu a7, 128(sp)
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x0059f933	// and s2, s3, t0
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x02f80833	// mul a6, a6, a5
-	WORD	$0x06016a03	// lwu s4, 96(sp)
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x0069f7b3	// and a5, s3, t1
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x04016483	// lwu s1, 64(sp)
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x0079f833	// and a6, s3, t2
-	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x03480b33	// mul s6, a6, s4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x02998ab3	// mul s5, s3, s1
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02990b33	// mul s6, s2, s1
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x02e78bb3	// mul s7, a5, a4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21499b8b	// th.mula s7, s3, s4
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x03478a33	// mul s4, a5, s4
-	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
-	WORD	$0x4e016883	// lwu a7, 1248(sp)
-	WORD	$0x02e989b3	// mul s3, s3, a4
-	WORD	$0x02978933	// mul s2, a5, s1
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02416783	// lwu a5, 36(sp)
-	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x0058f4b3	// and s1, a7, t0
-	WORD	$0x02e80a33	// mul s4, a6, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x06416703	// lwu a4, 100(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x08416803	// lwu a6, 132(sp)
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x02f48933	// mul s2, s1, a5
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x0068f9b3	// and s3, a7, t1
-	WORD	$0x2109990b	// th.mula s2, s3, a6
-	WORD	$0x02e48b33	// mul s6, s1, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0126c6b3	// xor a3, a3, s2
-	WORD	$0x0078f933	// and s2, a7, t2
-	WORD	$0x01c8fa33	// and s4, a7, t3
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x210a1b0b	// th.mula s6, s4, a6
-	WORD	$0x04416a83	// lwu s5, 68(sp)
-	WORD	$0x02e908b3	// mul a7, s2, a4
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x035988b3	// mul a7, s3, s5
+	WORD	$0x03490bb3	// mul s7, s2, s4
+	WORD	$0x2662c757	// th.vand.vx v14, v6, t0
 	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x035a0b33	// mul s6, s4, s5
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x035488b3	// mul a7, s1, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x030484b3	// mul s1, s1, a6
-	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
-	WORD	$0x2109188b	// th.mula a7, s2, a6
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x4f016803	// lwu a6, 1264(sp)
-	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
-	WORD	$0x01154533	// xor a0, a0, a7
-	WORD	$0x02f988b3	// mul a7, s3, a5
-	WORD	$0x02e98b33	// mul s6, s3, a4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x20ea188b	// th.mula a7, s4, a4
-	WORD	$0x035984b3	// mul s1, s3, s5
-	WORD	$0x035909b3	// mul s3, s2, s5
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02fa0a33	// mul s4, s4, a5
-	WORD	$0x02f907b3	// mul a5, s2, a5
-	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
-	WORD	$0x02816703	// lwu a4, 40(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x00587933	// and s2, a6, t0
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x06816983	// lwu s3, 104(sp)
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
-	WORD	$0x04816483	// lwu s1, 72(sp)
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x00687a33	// and s4, a6, t1
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01154533	// xor a0, a0, a7
-	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x007877b3	// and a5, a6, t2
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x08816883	// lwu a7, 136(sp)
-	WORD	$0x03378bb3	// mul s7, a5, s3
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x02980c33	// mul s8, a6, s1
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
-	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21179b0b	// th.mula s6, a5, a7
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21381b8b	// th.mula s7, a6, s3
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x03448c33	// mul s8, s1, s4
+	WORD	$0x26634957	// th.vand.vx v18, v6, t1
+	WORD	$0x02fb0bb3	// mul s7, s6, a5
+	WORD	$0x21099c0b	// th.mula s8, s3, a6
+	WORD	$0x035488b3	// mul a7, s1, s5
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x01854533	// xor a0, a0, s8
+	WORD	$0x21591b8b	// th.mula s7, s2, s5
+	WORD	$0x03048733	// mul a4, s1, a6
+	WORD	$0x92e02157	// th.vmulhu.vv v2, v14, v0
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033a0b33	// mul s6, s4, s3
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x029a0a33	// mul s4, s4, s1
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x02978bb3	// mul s7, a5, s1
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x50016983	// lwu s3, 1280(sp)
-	WORD	$0x02e787b3	// mul a5, a5, a4
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x035b0ab3	// mul s5, s6, s5
+	WORD	$0x034b04b3	// mul s1, s6, s4
+	WORD	$0x932b2657	// th.vmulhu.vv v12, v18, v22
+	WORD	$0x03498b33	// mul s6, s3, s4
+	WORD	$0x02f989b3	// mul s3, s3, a5
+	WORD	$0x02f907b3	// mul a5, s2, a5
+	WORD	$0x2663ca57	// th.vand.vx v20, v6, t2
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x2109188b	// th.mula a7, s2, a6
+	WORD	$0x4b016a03	// lwu s4, 1200(sp)
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x01816703	// lwu a4, 24(sp)
 	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x93442657	// th.vmulhu.vv v12, v20, v8
+	WORD	$0x005a7933	// and s2, s4, t0
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x05816783	// lwu a5, 88(sp)
+	WORD	$0x266e4857	// th.vand.vx v16, v6, t3
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x07816883	// lwu a7, 120(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x02e90b33	// mul s6, s2, a4
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x02f90ab3	// mul s5, s2, a5
+	WORD	$0x93022657	// th.vmulhu.vv v12, v16, v4
+	WORD	$0x006a74b3	// and s1, s4, t1
+	WORD	$0x21149b0b	// th.mula s6, s1, a7
+	WORD	$0x007a7833	// and a6, s4, t2
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	WORD	$0x96e02357	// th.vmul.vv v6, v14, v0
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x01ca7a33	// and s4, s4, t3
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x03816983	// lwu s3, 56(sp)
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x02f80ab3	// mul s5, a6, a5
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	WORD	$0x033a0b33	// mul s6, s4, s3
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0x97442d57	// th.vmul.vv v26, v20, v8
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x21181a8b	// th.mula s5, a6, a7
+	WORD	$0x2622c557	// th.vand.vx v10, v2, t0
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x4c016883	// lwu a7, 1216(sp)
+	WORD	$0x92e22157	// th.vmulhu.vv v2, v14, v4
+	WORD	$0x02e48b33	// mul s6, s1, a4
+	WORD	$0x02f48ab3	// mul s5, s1, a5
+	WORD	$0x02ea0933	// mul s2, s4, a4
+	WORD	$0x93202657	// th.vmulhu.vv v12, v18, v0
+	WORD	$0x20fa1b0b	// th.mula s6, s4, a5
+	WORD	$0x033487b3	// mul a5, s1, s3
+	WORD	$0x033809b3	// mul s3, a6, s3
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02e80833	// mul a6, a6, a4
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x01c16703	// lwu a4, 28(sp)
+	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x0058f4b3	// and s1, a7, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x05c16a83	// lwu s5, 92(sp)
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x0068f933	// and s2, a7, t1
+	WORD	$0x934b2657	// th.vmulhu.vv v12, v20, v22
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x03c16a03	// lwu s4, 60(sp)
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02e487b3	// mul a5, s1, a4
+	WORD	$0x0078f9b3	// and s3, a7, t2
+	WORD	$0x01c8f833	// and a6, a7, t3
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x07c16883	// lwu a7, 124(sp)
+	WORD	$0x03598b33	// mul s6, s3, s5
+	WORD	$0x2119178b	// th.mula a5, s2, a7
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x03480bb3	// mul s7, a6, s4
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x96e22357	// th.vmul.vv v6, v14, v4
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x03448b33	// mul s6, s1, s4
+	WORD	$0x02e90bb3	// mul s7, s2, a4
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x21199b0b	// th.mula s6, s3, a7
+	WORD	$0x21581b8b	// th.mula s7, a6, s5
+	WORD	$0x035487b3	// mul a5, s1, s5
+	WORD	$0x93042657	// th.vmulhu.vv v12, v16, v8
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x03148b33	// mul s6, s1, a7
+	WORD	$0xb76a2357	// th.vmacc.vv v6, v20, v22
+	WORD	$0x03590ab3	// mul s5, s2, s5
+	WORD	$0x034904b3	// mul s1, s2, s4
+	WORD	$0x03498933	// mul s2, s3, s4
+	WORD	$0xb6882d57	// th.vmacc.vv v26, v16, v8
+	WORD	$0x02e989b3	// mul s3, s3, a4
+	WORD	$0x02e80bb3	// mul s7, a6, a4
+	WORD	$0x2118178b	// th.mula a5, a6, a7
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x4d016a03	// lwu s4, 1232(sp)
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x02016703	// lwu a4, 32(sp)
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x005a7933	// and s2, s4, t0
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x06016883	// lwu a7, 96(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x02e90ab3	// mul s5, s2, a4
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x08016783	// lwu a5, 128(sp)
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x03190b33	// mul s6, s2, a7
+	WORD	$0x006a74b3	// and s1, s4, t1
+	WORD	$0x92e42157	// th.vmulhu.vv v2, v14, v8
+	WORD	$0x20f49a8b	// th.mula s5, s1, a5
+	WORD	$0x007a7833	// and a6, s4, t2
+	WORD	$0x01ca7a33	// and s4, s4, t3
+	WORD	$0x93222657	// th.vmulhu.vv v12, v18, v4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x20fa1b0b	// th.mula s6, s4, a5
+	WORD	$0x04016983	// lwu s3, 64(sp)
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x03180ab3	// mul s5, a6, a7
+	WORD	$0x033a0b33	// mul s6, s4, s3
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x96e42357	// th.vmul.vv v6, v14, v8
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x02f90933	// mul s2, s2, a5
+	WORD	$0x20f81a8b	// th.mula s5, a6, a5
+	WORD	$0x4e016783	// lwu a5, 1248(sp)
+	WORD	$0x93402657	// th.vmulhu.vv v12, v20, v0
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x02e48ab3	// mul s5, s1, a4
+	WORD	$0xb7682357	// th.vmacc.vv v6, v16, v22
+	WORD	$0x03148933	// mul s2, s1, a7
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	WORD	$0x02ea08b3	// mul a7, s4, a4
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x033484b3	// mul s1, s1, s3
+	WORD	$0x033809b3	// mul s3, a6, s3
+	WORD	$0x02e80833	// mul a6, a6, a4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x02416703	// lwu a4, 36(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x930b2657	// th.vmulhu.vv v12, v16, v22
+	WORD	$0x0057f933	// and s2, a5, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x06416a03	// lwu s4, 100(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x04416883	// lwu a7, 68(sp)
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x97402d57	// th.vmul.vv v26, v20, v0
+	WORD	$0x0067fb33	// and s6, a5, t1
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x02e90ab3	// mul s5, s2, a4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0077f9b3	// and s3, a5, t2
+	WORD	$0x01c7f833	// and a6, a5, t3
+	WORD	$0x08416483	// lwu s1, 132(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x209b1a8b	// th.mula s5, s6, s1
+	WORD	$0x034987b3	// mul a5, s3, s4
+	WORD	$0x03180bb3	// mul s7, a6, a7
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x03190ab3	// mul s5, s2, a7
+	WORD	$0x02eb0bb3	// mul s7, s6, a4
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x20999a8b	// th.mula s5, s3, s1
+	WORD	$0x21481b8b	// th.mula s7, a6, s4
+	WORD	$0x034907b3	// mul a5, s2, s4
+	WORD	$0x92eb2157	// th.vmulhu.vv v2, v14, v22
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x02990ab3	// mul s5, s2, s1
+	WORD	$0x93242657	// th.vmulhu.vv v12, v18, v8
+	WORD	$0x034b0a33	// mul s4, s6, s4
+	WORD	$0x031b0933	// mul s2, s6, a7
+	WORD	$0x03198b33	// mul s6, s3, a7
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x02e988b3	// mul a7, s3, a4
+	WORD	$0x02e80bb3	// mul s7, a6, a4
+	WORD	$0x2098178b	// th.mula a5, a6, s1
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x96eb2357	// th.vmul.vv v6, v14, v22
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x4f016983	// lwu s3, 1264(sp)
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x97242d57	// th.vmul.vv v26, v18, v8
+	WORD	$0x02816703	// lwu a4, 40(sp)
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x0059f4b3	// and s1, s3, t0
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x06816803	// lwu a6, 104(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x93422657	// th.vmulhu.vv v12, v20, v4
+	WORD	$0x02e48a33	// mul s4, s1, a4
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x04816783	// lwu a5, 72(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x03048b33	// mul s6, s1, a6
+	WORD	$0x0069f8b3	// and a7, s3, t1
+	WORD	$0x97422d57	// th.vmul.vv v26, v20, v4
+	WORD	$0x0079f933	// and s2, s3, t2
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	WORD	$0x08816a83	// lwu s5, 136(sp)
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x21589a0b	// th.mula s4, a7, s5
+	WORD	$0x21599b0b	// th.mula s6, s3, s5
+	WORD	$0x03090bb3	// mul s7, s2, a6
+	WORD	$0x93002657	// th.vmulhu.vv v12, v16, v0
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02f98a33	// mul s4, s3, a5
+	WORD	$0x02f48b33	// mul s6, s1, a5
+	WORD	$0x035484b3	// mul s1, s1, s5
+	WORD	$0x97002d57	// th.vmul.vv v26, v16, v0
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x21591b0b	// th.mula s6, s2, s5
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x50016a03	// lwu s4, 1280(sp)
+	WORD	$0x02e88ab3	// mul s5, a7, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x030884b3	// mul s1, a7, a6
+	WORD	$0x21099a8b	// th.mula s5, s3, a6
+	WORD	$0x02f88833	// mul a6, a7, a5
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x02f90b33	// mul s6, s2, a5
+	WORD	$0x02e907b3	// mul a5, s2, a4
+	WORD	$0x02e98733	// mul a4, s3, a4
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x009f4f33	// xor t5, t5, s1
 	WORD	$0x02c16883	// lwu a7, 44(sp)
-	WORD	$0x02e80733	// mul a4, a6, a4
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x0059f933	// and s2, s3, t0
-	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x005a7933	// and s2, s4, t0
+	WORD	$0x016f4f33	// xor t5, t5, s6
 	WORD	$0x04c16483	// lwu s1, 76(sp)
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x017f4f33	// xor t5, t5, s7
-	WORD	$0x06c16a83	// lwu s5, 108(sp)
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x06c16b03	// lwu s6, 108(sp)
 	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
-	WORD	$0x031907b3	// mul a5, s2, a7
+	WORD	$0x0eae2057	// th.vredxor.vs v0, v10, v28
+	WORD	$0x03190833	// mul a6, s2, a7
 	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x08c16b83	// lwu s7, 140(sp)
-	WORD	$0x0069fb33	// and s6, s3, t1
+	WORD	$0x006a7bb3	// and s7, s4, t1
+	WORD	$0x007a7ab3	// and s5, s4, t2
 	// sums[2] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x217b178b	// th.mula a5, s6, s7
-	WORD	$0x0079fa33	// and s4, s3, t2
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x01ca79b3	// and s3, s4, t3
+	WORD	$0x08c16a03	// lwu s4, 140(sp)
+	WORD	$0x036a8733	// mul a4, s5, s6
+	WORD	$0x214b980b	// th.mula a6, s7, s4
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x035a0733	// mul a4, s4, s5
-	WORD	$0x02998cb3	// mul s9, s3, s1
-	WORD	$0x02990c33	// mul s8, s2, s1
+	WORD	$0x02998c33	// mul s8, s3, s1
+	WORD	$0x0106c6b3	// xor a3, a3, a6
 	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x0186c6b3	// xor a3, a3, s8
 	WORD	$0x02079793	// slli a5, a5, 32
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 5: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x53010713	// addi a4, sp, 1328
-	WORD	$0x0196c6b3	// xor a3, a3, s9
 	// sums[0] = OR of z[k] & m[k]
 	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x217a1c0b	// th.mula s8, s4, s7
+	WORD	$0x02990c33	// mul s8, s2, s1
+	WORD	$0x031b8cb3	// mul s9, s7, a7
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5d013023	// sd a6, 1472(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x29010713	// addi a4, sp, 656
-	WORD	$0x01854533	// xor a0, a0, s8
-	WORD	$0x031b0833	// mul a6, s6, a7
+	WORD	$0x214a9c0b	// th.mula s8, s5, s4
+	WORD	$0x21699c8b	// th.mula s9, s3, s6
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x2b010713	// addi a4, sp, 688
-	WORD	$0x2159980b	// th.mula a6, s3, s5
-	WORD	$0x035907b3	// mul a5, s2, s5
+	WORD	$0x01854533	// xor a0, a0, s8
+	WORD	$0x01954533	// xor a0, a0, s9
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x2d010713	// addi a4, sp, 720
-	WORD	$0x01054533	// xor a0, a0, a6
 	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x02077507	// th.vle.v v10, (a4)
+	WORD	$0x036907b3	// mul a5, s2, s6
+	WORD	$0x02077407	// th.vle.v v8, (a4)
 	WORD	$0x2f010713	// addi a4, sp, 752
-	WORD	$0x03790c33	// mul s8, s2, s7
-	WORD	$0x035b0933	// mul s2, s6, s5
-	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x2179978b	// th.mula a5, s3, s7
-	WORD	$0x029b0ab3	// mul s5, s6, s1
-	WORD	$0x031a0833	// mul a6, s4, a7
-	WORD	$0x26634757	// th.vand.vx v14, v6, t1
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x018f4f33	// xor t5, t5, s8
-	WORD	$0x029a07b3	// mul a5, s4, s1
-	WORD	$0x02077b07	// th.vle.v v22, (a4)
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x03198733	// mul a4, s3, a7
-	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
+	WORD	$0x03490833	// mul a6, s2, s4
+	WORD	$0x036b8b33	// mul s6, s7, s6
+	WORD	$0x2662c757	// th.vand.vx v14, v6, t0
+	WORD	$0x029b8933	// mul s2, s7, s1
+	WORD	$0x029a84b3	// mul s1, s5, s1
+	WORD	$0x031a8ab3	// mul s5, s5, a7
+	WORD	$0x26634957	// th.vand.vx v18, v6, t1
+	WORD	$0x031988b3	// mul a7, s3, a7
 	WORD	$0x00a6e6b3	// or a3, a3, a0
+	WORD	$0x2149978b	// th.mula a5, s3, s4
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x92e02157	// th.vmulhu.vv v2, v14, v0
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x932b2657	// th.vmulhu.vv v12, v18, v22
+	WORD	$0x011f4f33	// xor t5, t5, a7
 	WORD	$0x00767633	// and a2, a2, t2
 	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x2663ca57	// th.vand.vx v20, v6, t2
 	WORD	$0x01cf7f33	// and t5, t5, t3
 	WORD	$0x01e6e6b3	// or a3, a3, t5
 	WORD	$0x5ad13823	// sd a3, 1456(sp)
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
 	// piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49416683	// lwu a3, 1172(sp)
-	WORD	$0x0d016703	// lwu a4, 208(sp)
-	WORD	$0x0f016803	// lwu a6, 240(sp)
-	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
-	WORD	$0x0056f633	// and a2, a3, t0
-	WORD	$0x0066f9b3	// and s3, a3, t1
+	WORD	$0x49416503	// lwu a0, 1172(sp)
+	WORD	$0x0d016883	// lwu a7, 208(sp)
+	WORD	$0x0f016983	// lwu s3, 240(sp)
+	WORD	$0x93442657	// th.vmulhu.vv v12, v20, v8
+	WORD	$0x00557633	// and a2, a0, t0
+	WORD	$0x00657933	// and s2, a0, t1
+	WORD	$0x09016703	// lwu a4, 144(sp)
+	WORD	$0x266e4857	// th.vand.vx v16, v6, t3
 	WORD	$0x0b016a03	// lwu s4, 176(sp)
-	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
-	WORD	$0x0076f8b3	// and a7, a3, t2
-	WORD	$0x03060f33	// mul t5, a2, a6
-	WORD	$0x02e98533	// mul a0, s3, a4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x09016483	// lwu s1, 144(sp)
-	WORD	$0x01c6f7b3	// and a5, a3, t3
-	WORD	$0x034886b3	// mul a3, a7, s4
-	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x02978533	// mul a0, a5, s1
-	WORD	$0x00df4f33	// xor t5, t5, a3
+	WORD	$0x007577b3	// and a5, a0, t2
+	WORD	$0x03360f33	// mul t5, a2, s3
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x03190833	// mul a6, s2, a7
+	WORD	$0x02e606b3	// mul a3, a2, a4
+	WORD	$0x01c574b3	// and s1, a0, t3
+	WORD	$0x93022657	// th.vmulhu.vv v12, v16, v4
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x4a416803	// lwu a6, 1188(sp)
+	WORD	$0x2139168b	// th.mula a3, s2, s3
 	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x029606b3	// mul a3, a2, s1
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x4a416903	// lwu s2, 1188(sp)
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x2109968b	// th.mula a3, s3, a6
-	WORD	$0x02e88533	// mul a0, a7, a4
-	WORD	$0x03478ab3	// mul s5, a5, s4
-	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
-	WORD	$0x00a6c6b3	// xor a3, a3, a0
-	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x96e02357	// th.vmul.vv v6, v14, v0
+	WORD	$0x03178ab3	// mul s5, a5, a7
+	WORD	$0x03448b33	// mul s6, s1, s4
 	WORD	$0x03460533	// mul a0, a2, s4
-	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x03498a33	// mul s4, s3, s4
-	WORD	$0x02998ab3	// mul s5, s3, s1
-	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
-	WORD	$0x2107960b	// th.mula a2, a5, a6
-	WORD	$0x029884b3	// mul s1, a7, s1
-	WORD	$0x2108950b	// th.mula a0, a7, a6
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x0f416803	// lwu a6, 244(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x005979b3	// and s3, s2, t0
-	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x0d416a03	// lwu s4, 212(sp)
-	WORD	$0x20e79a8b	// th.mula s5, a5, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x006974b3	// and s1, s2, t1
-	WORD	$0x0b416883	// lwu a7, 180(sp)
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
-	WORD	$0x00797733	// and a4, s2, t2
-	WORD	$0x01c97933	// and s2, s2, t3
-	WORD	$0x09416783	// lwu a5, 148(sp)
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x02f98ab3	// mul s5, s3, a5
-	WORD	$0x03470bb3	// mul s7, a4, s4
-	WORD	$0x03190c33	// mul s8, s2, a7
-	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
-	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x21071b0b	// th.mula s6, a4, a6
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21491b8b	// th.mula s7, s2, s4
-	WORD	$0x030989b3	// mul s3, s3, a6
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03448a33	// mul s4, s1, s4
-	WORD	$0x21091a8b	// th.mula s5, s2, a6
-	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4b416a03	// lwu s4, 1204(sp)
-	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
-	WORD	$0x02f90933	// mul s2, s2, a5
-	WORD	$0x03148833	// mul a6, s1, a7
-	WORD	$0x031704b3	// mul s1, a4, a7
-	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0f816883	// lwu a7, 248(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x0d816983	// lwu s3, 216(sp)
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x02f70933	// mul s2, a4, a5
-	WORD	$0x006a77b3	// and a5, s4, t1
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x09816703	// lwu a4, 152(sp)
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x0b816903	// lwu s2, 184(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x01ca7a33	// and s4, s4, t3
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x03380b33	// mul s6, a6, s3
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x02e78bb3	// mul s7, a5, a4
-	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x031484b3	// mul s1, s1, a7
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x033789b3	// mul s3, a5, s3
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4c416983	// lwu s3, 1220(sp)
-	WORD	$0x02ea0a33	// mul s4, s4, a4
-	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
-	WORD	$0x03278b33	// mul s6, a5, s2
-	WORD	$0x032807b3	// mul a5, a6, s2
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
-	WORD	$0x0fc16883	// lwu a7, 252(sp)
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x0059f4b3	// and s1, s3, t0
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
+	WORD	$0x03160633	// mul a2, a2, a7
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	WORD	$0x2137950b	// th.mula a0, a5, s3
+	WORD	$0x2134960b	// th.mula a2, s1, s3
+	WORD	$0x02e909b3	// mul s3, s2, a4
+	WORD	$0x97442d57	// th.vmul.vv v26, v20, v8
+	WORD	$0x03490933	// mul s2, s2, s4
+	WORD	$0x03478a33	// mul s4, a5, s4
+	WORD	$0x02e787b3	// mul a5, a5, a4
+	WORD	$0x2622c557	// th.vand.vx v10, v2, t0
+	WORD	$0x02e48ab3	// mul s5, s1, a4
 	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x09c16783	// lwu a5, 156(sp)
-	WORD	$0x02e80833	// mul a6, a6, a4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x0dc16a03	// lwu s4, 220(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x0069f733	// and a4, s3, t1
-	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x0bc16903	// lwu s2, 188(sp)
-	WORD	$0x0079f833	// and a6, s3, t2
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x92e22157	// th.vmulhu.vv v2, v14, v4
+	WORD	$0x09416703	// lwu a4, 148(sp)
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x00587933	// and s2, a6, t0
+	WORD	$0x93202657	// th.vmulhu.vv v12, v18, v0
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x0f416783	// lwu a5, 244(sp)
+	WORD	$0x2114998b	// th.mula s3, s1, a7
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x02f48ab3	// mul s5, s1, a5
-	WORD	$0x03480bb3	// mul s7, a6, s4
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	WORD	$0x03298c33	// mul s8, s3, s2
-	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0d416a83	// lwu s5, 212(sp)
+	WORD	$0x02e908b3	// mul a7, s2, a4
+	WORD	$0x01354533	// xor a0, a0, s3
+	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
+	WORD	$0x00687a33	// and s4, a6, t1
+	WORD	$0x20fa188b	// th.mula a7, s4, a5
+	WORD	$0x0b416983	// lwu s3, 180(sp)
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x007874b3	// and s1, a6, t2
+	WORD	$0x01c87833	// and a6, a6, t3
+	WORD	$0x934b2657	// th.vmulhu.vv v12, v20, v22
+	WORD	$0x03548b33	// mul s6, s1, s5
+	WORD	$0x03380bb3	// mul s7, a6, s3
+	WORD	$0x033908b3	// mul a7, s2, s3
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x0166c6b3	// xor a3, a3, s6
 	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x20f4988b	// th.mula a7, s1, a5
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x02ea0bb3	// mul s7, s4, a4
+	WORD	$0x01154533	// xor a0, a0, a7
+	WORD	$0x035908b3	// mul a7, s2, s5
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x21581b8b	// th.mula s7, a6, s5
+	WORD	$0x02f90b33	// mul s6, s2, a5
+	WORD	$0x035a0ab3	// mul s5, s4, s5
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x96e22357	// th.vmul.vv v6, v14, v4
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x033a0933	// mul s2, s4, s3
+	WORD	$0x033489b3	// mul s3, s1, s3
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x02e484b3	// mul s1, s1, a4
+	WORD	$0x02e80bb3	// mul s7, a6, a4
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x93042657	// th.vmulhu.vv v12, v16, v8
+	WORD	$0x20f8188b	// th.mula a7, a6, a5
+	WORD	$0x4b416a03	// lwu s4, 1204(sp)
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0xb76a2357	// th.vmacc.vv v6, v20, v22
+	WORD	$0x09816703	// lwu a4, 152(sp)
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x005a77b3	// and a5, s4, t0
+	WORD	$0xb6882d57	// th.vmacc.vv v26, v16, v8
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x0d816803	// lwu a6, 216(sp)
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0f816983	// lwu s3, 248(sp)
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x02e78933	// mul s2, a5, a4
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x03078ab3	// mul s5, a5, a6
+	WORD	$0x006a74b3	// and s1, s4, t1
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x02f70bb3	// mul s7, a4, a5
-	WORD	$0x03448ab3	// mul s5, s1, s4
+	WORD	$0x2134990b	// th.mula s2, s1, s3
+	WORD	$0x007a78b3	// and a7, s4, t2
+	WORD	$0x01ca7a33	// and s4, s4, t3
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x0126c6b3	// xor a3, a3, s2
+	WORD	$0x213a1a8b	// th.mula s5, s4, s3
+	WORD	$0x0b816903	// lwu s2, 184(sp)
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x03088ab3	// mul s5, a7, a6
+	WORD	$0x032a0b33	// mul s6, s4, s2
+	WORD	$0x92e42157	// th.vmulhu.vv v2, v14, v8
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03278ab3	// mul s5, a5, s2
+	WORD	$0x93222657	// th.vmulhu.vv v12, v18, v4
+	WORD	$0x03378b33	// mul s6, a5, s3
+	WORD	$0x21389a8b	// th.mula s5, a7, s3
+	WORD	$0x4c416783	// lwu a5, 1220(sp)
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x02e489b3	// mul s3, s1, a4
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x96e42357	// th.vmul.vv v6, v14, v8
+	WORD	$0x03048ab3	// mul s5, s1, a6
+	WORD	$0x210a198b	// th.mula s3, s4, a6
+	WORD	$0x02ea0833	// mul a6, s4, a4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x032484b3	// mul s1, s1, s2
+	WORD	$0x03288933	// mul s2, a7, s2
+	WORD	$0x02e888b3	// mul a7, a7, a4
+	WORD	$0x93402657	// th.vmulhu.vv v12, v20, v0
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x09c16703	// lwu a4, 156(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0xb7682357	// th.vmacc.vv v6, v16, v22
+	WORD	$0x0057f4b3	// and s1, a5, t0
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x0dc16a83	// lwu s5, 220(sp)
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x0067f933	// and s2, a5, t1
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0bc16a03	// lwu s4, 188(sp)
+	WORD	$0x01354533	// xor a0, a0, s3
+	WORD	$0x02e488b3	// mul a7, s1, a4
+	WORD	$0x930b2657	// th.vmulhu.vv v12, v16, v22
+	WORD	$0x0077f9b3	// and s3, a5, t2
+	WORD	$0x01c7f7b3	// and a5, a5, t3
+	WORD	$0x0fc16803	// lwu a6, 252(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x2109188b	// th.mula a7, s2, a6
+	WORD	$0x03598b33	// mul s6, s3, s5
+	WORD	$0x03478bb3	// mul s7, a5, s4
+	WORD	$0x97402d57	// th.vmul.vv v26, v20, v0
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x03448b33	// mul s6, s1, s4
+	WORD	$0x02e90bb3	// mul s7, s2, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21099b0b	// th.mula s6, s3, a6
+	WORD	$0x21579b8b	// th.mula s7, a5, s5
+	WORD	$0x035488b3	// mul a7, s1, s5
 	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
 	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21499b8b	// th.mula s7, s3, s4
-	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x03048b33	// mul s6, s1, a6
 	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03470a33	// mul s4, a4, s4
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4d416483	// lwu s1, 1236(sp)
-	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
-	WORD	$0x02f98a33	// mul s4, s3, a5
-	WORD	$0x032709b3	// mul s3, a4, s2
-	WORD	$0x032808b3	// mul a7, a6, s2
-	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0a016703	// lwu a4, 160(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x10016883	// lwu a7, 256(sp)
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x0054f933	// and s2, s1, t0
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
-	WORD	$0x02f807b3	// mul a5, a6, a5
-	WORD	$0x0e016a03	// lwu s4, 224(sp)
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
-	WORD	$0x0064f833	// and a6, s1, t1
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x0c016983	// lwu s3, 192(sp)
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	WORD	$0x0074f7b3	// and a5, s1, t2
-	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x03478b33	// mul s6, a5, s4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x21179b0b	// th.mula s6, a5, a7
-	WORD	$0x02e80bb3	// mul s7, a6, a4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x21449b8b	// th.mula s7, s1, s4
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x03480a33	// mul s4, a6, s4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21149a8b	// th.mula s5, s1, a7
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
-	WORD	$0x4e416a03	// lwu s4, 1252(sp)
-	WORD	$0x02e48b33	// mul s6, s1, a4
-	WORD	$0x033804b3	// mul s1, a6, s3
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x03378833	// mul a6, a5, s3
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0a416883	// lwu a7, 164(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x005a7833	// and a6, s4, t0
-	WORD	$0x02e787b3	// mul a5, a5, a4
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x0e416903	// lwu s2, 228(sp)
+	WORD	$0x03590ab3	// mul s5, s2, s5
+	WORD	$0x034904b3	// mul s1, s2, s4
+	WORD	$0x03498a33	// mul s4, s3, s4
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x02e98933	// mul s2, s3, a4
+	WORD	$0x02e78bb3	// mul s7, a5, a4
+	WORD	$0x2107988b	// th.mula a7, a5, a6
+	WORD	$0x92eb2157	// th.vmulhu.vv v2, v14, v22
 	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x10416703	// lwu a4, 260(sp)
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x031804b3	// mul s1, a6, a7
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x006a7b33	// and s6, s4, t1
-	WORD	$0x20eb148b	// th.mula s1, s6, a4
-	WORD	$0x032807b3	// mul a5, a6, s2
+	WORD	$0x4d416983	// lwu s3, 1236(sp)
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x93242657	// th.vmulhu.vv v12, v18, v8
+	WORD	$0x0a016703	// lwu a4, 160(sp)
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x0059f833	// and a6, s3, t0
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x0e016783	// lwu a5, 224(sp)
+	WORD	$0x01164633	// xor a2, a2, a7
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x96eb2357	// th.vmul.vv v6, v14, v22
+	WORD	$0x02e80ab3	// mul s5, a6, a4
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x10016a03	// lwu s4, 256(sp)
+	WORD	$0x97242d57	// th.vmul.vv v26, v18, v8
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x02f80b33	// mul s6, a6, a5
+	WORD	$0x0069f4b3	// and s1, s3, t1
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x21449a8b	// th.mula s5, s1, s4
+	WORD	$0x0079f8b3	// and a7, s3, t2
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	WORD	$0x93422657	// th.vmulhu.vv v12, v20, v4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x0c016903	// lwu s2, 192(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x02f88ab3	// mul s5, a7, a5
+	WORD	$0x03298b33	// mul s6, s3, s2
+	WORD	$0x97422d57	// th.vmul.vv v26, v20, v4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03280ab3	// mul s5, a6, s2
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x03480b33	// mul s6, a6, s4
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x4e416803	// lwu a6, 1252(sp)
+	WORD	$0x93002657	// th.vmulhu.vv v12, v16, v0
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x02e48a33	// mul s4, s1, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02f48ab3	// mul s5, s1, a5
+	WORD	$0x20f99a0b	// th.mula s4, s3, a5
+	WORD	$0x02e987b3	// mul a5, s3, a4
+	WORD	$0x97002d57	// th.vmul.vv v26, v16, v0
+	WORD	$0x032484b3	// mul s1, s1, s2
+	WORD	$0x032889b3	// mul s3, a7, s2
+	WORD	$0x02e88933	// mul s2, a7, a4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x0a416883	// lwu a7, 164(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x00587733	// and a4, a6, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x0e416b83	// lwu s7, 228(sp)
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x0c416983	// lwu s3, 196(sp)
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x00687ab3	// and s5, a6, t1
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x031707b3	// mul a5, a4, a7
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x00787b33	// and s6, a6, t2
+	WORD	$0x01c87933	// and s2, a6, t3
+	WORD	$0x10416a03	// lwu s4, 260(sp)
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x214a978b	// th.mula a5, s5, s4
+	WORD	$0x037b0833	// mul a6, s6, s7
+	WORD	$0x033904b3	// mul s1, s2, s3
+	WORD	$0x0eae2057	// th.vredxor.vs v0, v10, v28
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x0106c6b3	// xor a3, a3, a6
 	WORD	$0x0096c6b3	// xor a3, a3, s1
-	WORD	$0x007a79b3	// and s3, s4, t2
-	WORD	$0x01ca7a33	// and s4, s4, t3
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
-	WORD	$0x20ea178b	// th.mula a5, s4, a4
-	WORD	$0x0c416b83	// lwu s7, 196(sp)
-	WORD	$0x032984b3	// mul s1, s3, s2
-	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x03370833	// mul a6, a4, s3
 	// sums[5] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x0096c6b3	// xor a3, a3, s1
-	WORD	$0x037a04b3	// mul s1, s4, s7
-	WORD	$0x03780ab3	// mul s5, a6, s7
-	WORD	$0x02e80833	// mul a6, a6, a4
+	WORD	$0x031a8c33	// mul s8, s5, a7
+	WORD	$0x214b180b	// th.mula a6, s6, s4
+	WORD	$0x037704b3	// mul s1, a4, s7
+	WORD	$0x21791c0b	// th.mula s8, s2, s7
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x0096c6b3	// xor a3, a3, s1
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x20e99a8b	// th.mula s5, s3, a4
-	WORD	$0x4f416483	// lwu s1, 1268(sp)
+	WORD	$0x01054533	// xor a0, a0, a6
+	WORD	$0x01854533	// xor a0, a0, s8
+	WORD	$0x03470c33	// mul s8, a4, s4
+	WORD	$0x037a8bb3	// mul s7, s5, s7
 	WORD	$0x02079793	// slli a5, a5, 32
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 6: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x55010713	// addi a4, sp, 1360
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x031b0ab3	// mul s5, s6, a7
-	WORD	$0x032b0c33	// mul s8, s6, s2
+	WORD	$0x033a8ab3	// mul s5, s5, s3
+	WORD	$0x033b0cb3	// mul s9, s6, s3
+	WORD	$0x031b09b3	// mul s3, s6, a7
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5d013c23	// sd a6, 1496(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x31010713	// addi a4, sp, 784
-	WORD	$0x212a1a8b	// th.mula s5, s4, s2
-	WORD	$0x037b0833	// mul a6, s6, s7
+	WORD	$0x03190833	// mul a6, s2, a7
+	WORD	$0x2149148b	// th.mula s1, s2, s4
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x33010713	// addi a4, sp, 816
-	WORD	$0x03798933	// mul s2, s3, s7
 	WORD	$0x018f4f33	// xor t5, t5, s8
+	WORD	$0x4f416903	// lwu s2, 1268(sp)
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x35010713	// addi a4, sp, 848
-	WORD	$0x031a0a33	// mul s4, s4, a7
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x02077507	// th.vle.v v10, (a4)
-	WORD	$0x37010713	// addi a4, sp, 880
+	WORD	$0x017f4f33	// xor t5, t5, s7
 	WORD	$0x0a816783	// lwu a5, 168(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x0054f933	// and s2, s1, t0
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x0e816983	// lwu s3, 232(sp)
-	WORD	$0x26634757	// th.vand.vx v14, v6, t1
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x0c816883	// lwu a7, 200(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x02077407	// th.vle.v v8, (a4)
+	WORD	$0x37010713	// addi a4, sp, 880
+	WORD	$0x019f4f33	// xor t5, t5, s9
+	WORD	$0x005978b3	// and a7, s2, t0
+	WORD	$0x2662c757	// th.vand.vx v14, v6, t0
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x0e816803	// lwu a6, 232(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x26634957	// th.vand.vx v18, v6, t1
+	WORD	$0x02f88a33	// mul s4, a7, a5
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x0c816483	// lwu s1, 200(sp)
 	WORD	$0x02077b07	// th.vle.v v22, (a4)
-	WORD	$0x0064fa33	// and s4, s1, t1
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x0074f733	// and a4, s1, t2
-	WORD	$0x01c4f833	// and a6, s1, t3
-	WORD	$0x10816483	// lwu s1, 264(sp)
-	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
-	WORD	$0x209a1a8b	// th.mula s5, s4, s1
-	WORD	$0x03370b33	// mul s6, a4, s3
-	WORD	$0x03180bb3	// mul s7, a6, a7
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x03088b33	// mul s6, a7, a6
+	WORD	$0x006979b3	// and s3, s2, t1
+	WORD	$0x92e02157	// th.vmulhu.vv v2, v14, v0
+	WORD	$0x00797733	// and a4, s2, t2
+	WORD	$0x01c97933	// and s2, s2, t3
+	WORD	$0x10816a83	// lwu s5, 264(sp)
+	WORD	$0x932b2657	// th.vmulhu.vv v12, v18, v22
+	WORD	$0x21599a0b	// th.mula s4, s3, s5
+	WORD	$0x21591b0b	// th.mula s6, s2, s5
+	WORD	$0x03070bb3	// mul s7, a4, a6
+	WORD	$0x2663ca57	// th.vand.vx v20, v6, t2
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x02988a33	// mul s4, a7, s1
+	WORD	$0x035888b3	// mul a7, a7, s5
+	WORD	$0x93442657	// th.vmulhu.vv v12, v20, v8
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x21571a0b	// th.mula s4, a4, s5
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x266e4857	// th.vand.vx v16, v6, t3
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x50416883	// lwu a7, 1284(sp)
+	WORD	$0x02f98a33	// mul s4, s3, a5
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x03098b33	// mul s6, s3, a6
+	WORD	$0x21091a0b	// th.mula s4, s2, a6
+	WORD	$0x02998833	// mul a6, s3, s1
+	WORD	$0x93022657	// th.vmulhu.vv v12, v16, v4
+	WORD	$0x029709b3	// mul s3, a4, s1
+	WORD	$0x02f70ab3	// mul s5, a4, a5
+	WORD	$0x02f907b3	// mul a5, s2, a5
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	WORD	$0x96e02357	// th.vmul.vv v6, v14, v0
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x0ac16703	// lwu a4, 172(sp)
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0058f4b3	// and s1, a7, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x0cc16803	// lwu a6, 204(sp)
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x0ec16983	// lwu s3, 236(sp)
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x97442d57	// th.vmul.vv v26, v20, v8
+	WORD	$0x02e48ab3	// mul s5, s1, a4
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x0068fa33	// and s4, a7, t1
+	WORD	$0x2622c557	// th.vand.vx v10, v2, t0
+	WORD	$0x0078f933	// and s2, a7, t2
+	WORD	$0x01c8f7b3	// and a5, a7, t3
+	WORD	$0x10c16883	// lwu a7, 268(sp)
+	WORD	$0x92e22157	// th.vmulhu.vv v2, v14, v4
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	WORD	$0x03390b33	// mul s6, s2, s3
+	WORD	$0x03078bb3	// mul s7, a5, a6
+	WORD	$0x93202657	// th.vmulhu.vv v12, v18, v0
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
 	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x03190b33	// mul s6, s2, a7
-	WORD	$0x02fa0bb3	// mul s7, s4, a5
-	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
-	WORD	$0x20971b0b	// th.mula s6, a4, s1
-	WORD	$0x21381b8b	// th.mula s7, a6, s3
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x033a09b3	// mul s3, s4, s3
-	WORD	$0x20981a8b	// th.mula s5, a6, s1
-	WORD	$0x031a0933	// mul s2, s4, a7
-	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x03170b33	// mul s6, a4, a7
-	WORD	$0x01564633	// xor a2, a2, s5
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x50416883	// lwu a7, 1284(sp)
-	WORD	$0x02f70a33	// mul s4, a4, a5
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x0ac16703	// lwu a4, 172(sp)
-	WORD	$0x02f80833	// mul a6, a6, a5
-	WORD	$0x0058f4b3	// and s1, a7, t0
-	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x0cc16783	// lwu a5, 204(sp)
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x0ec16983	// lwu s3, 236(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x10c16a03	// lwu s4, 268(sp)
-	WORD	$0x0068f933	// and s2, a7, t1
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x21491a8b	// th.mula s5, s2, s4
-	WORD	$0x0078f833	// and a6, a7, t2
-	WORD	$0x01c8f8b3	// and a7, a7, t3
-	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x03380ab3	// mul s5, a6, s3
-	WORD	$0x02f88b33	// mul s6, a7, a5
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
 	// sums[1] = OR of z[k] & m[k]
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
-	WORD	$0x02f48b33	// mul s6, s1, a5
-	WORD	$0x02e90bb3	// mul s7, s2, a4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x21481b0b	// th.mula s6, a6, s4
-	WORD	$0x21389b8b	// th.mula s7, a7, s3
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
+	WORD	$0x0056fab3	// and s5, a3, t0
+	WORD	$0x03048b33	// mul s6, s1, a6
+	WORD	$0x02ea0bb3	// mul s7, s4, a4
+	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
+	WORD	$0x21191b0b	// th.mula s6, s2, a7
+	WORD	$0x21379b8b	// th.mula s7, a5, s3
+	WORD	$0x033486b3	// mul a3, s1, s3
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x00657533	// and a0, a0, t1
+	WORD	$0x934b2657	// th.vmulhu.vv v12, v20, v22
+	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x033a09b3	// mul s3, s4, s3
+	WORD	$0x030a0a33	// mul s4, s4, a6
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x033909b3	// mul s3, s2, s3
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x03090833	// mul a6, s2, a6
+	WORD	$0x02e90933	// mul s2, s2, a4
+	WORD	$0x02e78733	// mul a4, a5, a4
 	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x02f90a33	// mul s4, s2, a5
-	WORD	$0x02e80933	// mul s2, a6, a4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x00aaeab3	// or s5, s5, a0
+	WORD	$0x2117968b	// th.mula a3, a5, a7
 	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x02f807b3	// mul a5, a6, a5
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x00d64633	// xor a2, a2, a3
 	WORD	$0x01464633	// xor a2, a2, s4
 	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x02e88733	// mul a4, a7, a4
+	WORD	$0x96e22357	// th.vmul.vv v6, v14, v4
 	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
-	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x010f4f33	// xor t5, t5, a6
 	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00a6e6b3	// or a3, a3, a0
-	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
-	WORD	$0x01e6e6b3	// or a3, a3, t5
-	WORD	$0x5ad13c23	// sd a3, 1464(sp)
-	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49816683	// lwu a3, 1176(sp)
-	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
-	WORD	$0x1d016703	// lwu a4, 464(sp)
-	WORD	$0x1f016483	// lwu s1, 496(sp)
-	WORD	$0x0056f633	// and a2, a3, t0
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x0066f9b3	// and s3, a3, t1
-	WORD	$0x1b016a03	// lwu s4, 432(sp)
-	WORD	$0x0076f833	// and a6, a3, t2
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x02960f33	// mul t5, a2, s1
-	WORD	$0x02e98533	// mul a0, s3, a4
-	WORD	$0x19016903	// lwu s2, 400(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01c6f8b3	// and a7, a3, t3
-	WORD	$0x034806b3	// mul a3, a6, s4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x03288533	// mul a0, a7, s2
-	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x032606b3	// mul a3, a2, s2
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x4a816783	// lwu a5, 1192(sp)
-	WORD	$0x2099968b	// th.mula a3, s3, s1
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x03460533	// mul a0, a2, s4
-	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x03298a33	// mul s4, s3, s2
-	WORD	$0x2098960b	// th.mula a2, a7, s1
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x032809b3	// mul s3, a6, s2
-	WORD	$0x2098150b	// th.mula a0, a6, s1
-	WORD	$0x1f416803	// lwu a6, 500(sp)
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x0057f933	// and s2, a5, t0
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
-	WORD	$0x1d416983	// lwu s3, 468(sp)
-	WORD	$0x20e89a0b	// th.mula s4, a7, a4
-	WORD	$0x0067f4b3	// and s1, a5, t1
-	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
-	WORD	$0x1b416883	// lwu a7, 436(sp)
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x0077f733	// and a4, a5, t2
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
-	WORD	$0x01c7fa33	// and s4, a5, t3
-	WORD	$0x19416783	// lwu a5, 404(sp)
-	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x031a0c33	// mul s8, s4, a7
-	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
-	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	WORD	$0x03190b33	// mul s6, s2, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
 	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x21071b0b	// th.mula s6, a4, a6
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03090933	// mul s2, s2, a6
+	WORD	$0x00767633	// and a2, a2, t2
+	WORD	$0x00caeab3	// or s5, s5, a2
+	WORD	$0x01cf7f33	// and t5, t5, t3
+	WORD	$0x93042657	// th.vmulhu.vv v12, v16, v8
+	WORD	$0x01eaeab3	// or s5, s5, t5
+	WORD	$0x5b513c23	// sd s5, 1464(sp)
+	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
+	WORD	$0x49816503	// lwu a0, 1176(sp)
+	WORD	$0xb76a2357	// th.vmacc.vv v6, v20, v22
+	WORD	$0x1d016883	// lwu a7, 464(sp)
+	WORD	$0x1f016983	// lwu s3, 496(sp)
+	WORD	$0x00557633	// and a2, a0, t0
+	WORD	$0xb6882d57	// th.vmacc.vv v26, v16, v8
+	WORD	$0x00657a33	// and s4, a0, t1
+	WORD	$0x19016703	// lwu a4, 400(sp)
+	WORD	$0x1b016903	// lwu s2, 432(sp)
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x00757833	// and a6, a0, t2
+	WORD	$0x03360f33	// mul t5, a2, s3
+	WORD	$0x031a07b3	// mul a5, s4, a7
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x02e606b3	// mul a3, a2, a4
+	WORD	$0x01c574b3	// and s1, a0, t3
+	WORD	$0x00ff4f33	// xor t5, t5, a5
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033489b3	// mul s3, s1, s3
-	WORD	$0x210a1a8b	// th.mula s5, s4, a6
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4b816b03	// lwu s6, 1208(sp)
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x02fa09b3	// mul s3, s4, a5
-	WORD	$0x03148933	// mul s2, s1, a7
-	WORD	$0x031708b3	// mul a7, a4, a7
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x1f816803	// lwu a6, 504(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
-	WORD	$0x005b74b3	// and s1, s6, t0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x1d816983	// lwu s3, 472(sp)
-	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
-	WORD	$0x02f707b3	// mul a5, a4, a5
-	WORD	$0x006b78b3	// and a7, s6, t1
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x19816703	// lwu a4, 408(sp)
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x1b816903	// lwu s2, 440(sp)
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
-	WORD	$0x007b77b3	// and a5, s6, t2
-	WORD	$0x01cb7a33	// and s4, s6, t3
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
-	WORD	$0x03378b33	// mul s6, a5, s3
-	WORD	$0x21089a8b	// th.mula s5, a7, a6
-	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
+	WORD	$0x4a816783	// lwu a5, 1192(sp)
+	WORD	$0x213a168b	// th.mula a3, s4, s3
+	WORD	$0x03180533	// mul a0, a6, a7
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x00a6c6b3	// xor a3, a3, a0
+	WORD	$0x03260533	// mul a0, a2, s2
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
 	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
-	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x02e88bb3	// mul s7, a7, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21079b0b	// th.mula s6, a5, a6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x030484b3	// mul s1, s1, a6
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x033889b3	// mul s3, a7, s3
-	WORD	$0x210a1a8b	// th.mula s5, s4, a6
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4c816b03	// lwu s6, 1224(sp)
-	WORD	$0x02ea0a33	// mul s4, s4, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x032884b3	// mul s1, a7, s2
-	WORD	$0x032788b3	// mul a7, a5, s2
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
-	WORD	$0x1fc16803	// lwu a6, 508(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x005b79b3	// and s3, s6, t0
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x19c16883	// lwu a7, 412(sp)
-	WORD	$0x02e787b3	// mul a5, a5, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x1dc16703	// lwu a4, 476(sp)
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x006b7933	// and s2, s6, t1
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x1bc16a03	// lwu s4, 444(sp)
-	WORD	$0x007b74b3	// and s1, s6, t2
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x01cb7ab3	// and s5, s6, t3
-	WORD	$0x03198b33	// mul s6, s3, a7
-	WORD	$0x02e48bb3	// mul s7, s1, a4
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x21091b0b	// th.mula s6, s2, a6
-	WORD	$0x034a8c33	// mul s8, s5, s4
-	WORD	$0x034987b3	// mul a5, s3, s4
+	WORD	$0x03160633	// mul a2, a2, a7
+	WORD	$0x2138150b	// th.mula a0, a6, s3
+	WORD	$0x92e42157	// th.vmulhu.vv v2, v14, v8
+	WORD	$0x2134960b	// th.mula a2, s1, s3
+	WORD	$0x02ea09b3	// mul s3, s4, a4
+	WORD	$0x032a0a33	// mul s4, s4, s2
+	WORD	$0x93222657	// th.vmulhu.vv v12, v18, v4
+	WORD	$0x03280933	// mul s2, a6, s2
+	WORD	$0x02e80833	// mul a6, a6, a4
+	WORD	$0x02e48ab3	// mul s5, s1, a4
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x19416703	// lwu a4, 404(sp)
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x96e42357	// th.vmul.vv v6, v14, v8
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x0057f933	// and s2, a5, t0
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x1f416803	// lwu a6, 500(sp)
+	WORD	$0x2114998b	// th.mula s3, s1, a7
+	WORD	$0x1d416a83	// lwu s5, 468(sp)
+	WORD	$0x93402657	// th.vmulhu.vv v12, v20, v0
+	WORD	$0x02e904b3	// mul s1, s2, a4
+	WORD	$0x01354533	// xor a0, a0, s3
+	WORD	$0x0067fa33	// and s4, a5, t1
+	WORD	$0xb7682357	// th.vmacc.vv v6, v16, v22
+	WORD	$0x210a148b	// th.mula s1, s4, a6
+	WORD	$0x1b416983	// lwu s3, 436(sp)
+	WORD	$0x0077f8b3	// and a7, a5, t2
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x0096c6b3	// xor a3, a3, s1
+	WORD	$0x01c7f4b3	// and s1, a5, t3
+	WORD	$0x03588b33	// mul s6, a7, s5
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x033487b3	// mul a5, s1, s3
 	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03390b33	// mul s6, s2, s3
+	WORD	$0x930b2657	// th.vmulhu.vv v12, v16, v22
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x21089b0b	// th.mula s6, a7, a6
+	WORD	$0x02ea0bb3	// mul s7, s4, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x21549b8b	// th.mula s7, s1, s5
+	WORD	$0x035907b3	// mul a5, s2, s5
+	WORD	$0x97402d57	// th.vmul.vv v26, v20, v0
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x03090933	// mul s2, s2, a6
+	WORD	$0x035a0ab3	// mul s5, s4, s5
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x033a0a33	// mul s4, s4, s3
+	WORD	$0x03388b33	// mul s6, a7, s3
+	WORD	$0x02e888b3	// mul a7, a7, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02e48bb3	// mul s7, s1, a4
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x2104978b	// th.mula a5, s1, a6
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x4b816983	// lwu s3, 1208(sp)
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x19816703	// lwu a4, 408(sp)
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x0059f4b3	// and s1, s3, t0
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x1d816803	// lwu a6, 472(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x1f816903	// lwu s2, 504(sp)
+	WORD	$0x92eb2157	// th.vmulhu.vv v2, v14, v22
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x02e48a33	// mul s4, s1, a4
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x93242657	// th.vmulhu.vv v12, v18, v8
+	WORD	$0x03048ab3	// mul s5, s1, a6
+	WORD	$0x0069f8b3	// and a7, s3, t1
+	WORD	$0x21289a0b	// th.mula s4, a7, s2
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x0079f7b3	// and a5, s3, t2
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x96eb2357	// th.vmul.vv v6, v14, v22
+	WORD	$0x21299a8b	// th.mula s5, s3, s2
+	WORD	$0x1b816a03	// lwu s4, 440(sp)
+	WORD	$0x03078b33	// mul s6, a5, a6
+	WORD	$0x97242d57	// th.vmul.vv v26, v18, v8
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03498b33	// mul s6, s3, s4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x03448ab3	// mul s5, s1, s4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x032484b3	// mul s1, s1, s2
+	WORD	$0x93422657	// th.vmulhu.vv v12, v20, v4
+	WORD	$0x21279a8b	// th.mula s5, a5, s2
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x4c816483	// lwu s1, 1224(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x02e88933	// mul s2, a7, a4
+	WORD	$0x03088ab3	// mul s5, a7, a6
+	WORD	$0x97422d57	// th.vmul.vv v26, v20, v4
+	WORD	$0x2109990b	// th.mula s2, s3, a6
+	WORD	$0x02e989b3	// mul s3, s3, a4
+	WORD	$0x03488833	// mul a6, a7, s4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x034788b3	// mul a7, a5, s4
+	WORD	$0x02e78a33	// mul s4, a5, a4
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x93002657	// th.vmulhu.vv v12, v16, v0
+	WORD	$0x19c16703	// lwu a4, 412(sp)
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x0054f833	// and a6, s1, t0
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x1dc16783	// lwu a5, 476(sp)
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x97002d57	// th.vmul.vv v26, v16, v0
+	WORD	$0x0064f8b3	// and a7, s1, t1
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x1bc16a03	// lwu s4, 444(sp)
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x01254533	// xor a0, a0, s2
+	WORD	$0x02e80933	// mul s2, a6, a4
+	WORD	$0x0074f9b3	// and s3, s1, t2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x1fc16a83	// lwu s5, 508(sp)
+	WORD	$0x02f98bb3	// mul s7, s3, a5
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x2158990b	// th.mula s2, a7, s5
+	WORD	$0x03448c33	// mul s8, s1, s4
+	WORD	$0x03480b33	// mul s6, a6, s4
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x0126c6b3	// xor a3, a3, s2
 	WORD	$0x0176c6b3	// xor a3, a3, s7
 	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
-	WORD	$0x2104978b	// th.mula a5, s1, a6
-	WORD	$0x03190bb3	// mul s7, s2, a7
-	WORD	$0x02e98b33	// mul s6, s3, a4
-	WORD	$0x00f54533	// xor a0, a0, a5
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x21599b0b	// th.mula s6, s3, s5
+	WORD	$0x02e88bb3	// mul s7, a7, a4
+	WORD	$0x02f80933	// mul s2, a6, a5
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x20f49b8b	// th.mula s7, s1, a5
+	WORD	$0x03580833	// mul a6, a6, s5
+	WORD	$0x0eae2057	// th.vredxor.vs v0, v10, v28
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x02f88bb3	// mul s7, a7, a5
+	WORD	$0x03488b33	// mul s6, a7, s4
+	WORD	$0x03498c33	// mul s8, s3, s4
 	// sums[6] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x20ea9b8b	// th.mula s7, s5, a4
-	WORD	$0x030989b3	// mul s3, s3, a6
-	WORD	$0x02e90733	// mul a4, s2, a4
-	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x02e98a33	// mul s4, s3, a4
+	WORD	$0x02e48cb3	// mul s9, s1, a4
+	WORD	$0x2154990b	// th.mula s2, s1, s5
+	WORD	$0x010f4f33	// xor t5, t5, a6
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x210a9b0b	// th.mula s6, s5, a6
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x4d816983	// lwu s3, 1240(sp)
+	WORD	$0x4d816a83	// lwu s5, 1240(sp)
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x1a016883	// lwu a7, 416(sp)
+	WORD	$0x018f4f33	// xor t5, t5, s8
 	WORD	$0x02079793	// slli a5, a5, 32
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 7: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x57010713	// addi a4, sp, 1392
-	WORD	$0x031a8ab3	// mul s5, s5, a7
-	WORD	$0x03490bb3	// mul s7, s2, s4
-	WORD	$0x03448933	// mul s2, s1, s4
+	WORD	$0x005af9b3	// and s3, s5, t0
+	WORD	$0x019f4f33	// xor t5, t5, s9
+	WORD	$0x1e016483	// lwu s1, 480(sp)
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5f013023	// sd a6, 1504(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x39010713	// addi a4, sp, 912
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x1a016783	// lwu a5, 416(sp)
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x03198bb3	// mul s7, s3, a7
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x3b010713	// addi a4, sp, 944
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x20016903	// lwu s2, 512(sp)
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x20016783	// lwu a5, 512(sp)
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x3d010713	// addi a4, sp, 976
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x0059fa33	// and s4, s3, t0
-	WORD	$0x02077507	// th.vle.v v10, (a4)
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x02998b33	// mul s6, s3, s1
+	WORD	$0x02077407	// th.vle.v v8, (a4)
 	WORD	$0x3f010713	// addi a4, sp, 1008
-	WORD	$0x03148833	// mul a6, s1, a7
-	WORD	$0x1e016a83	// lwu s5, 480(sp)
-	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x0069f8b3	// and a7, s3, t1
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x26634757	// th.vand.vx v14, v6, t1
-	WORD	$0x02fa0b33	// mul s6, s4, a5
-	WORD	$0x1c016483	// lwu s1, 448(sp)
-	WORD	$0x0079f833	// and a6, s3, t2
-	WORD	$0x02077b07	// th.vle.v v22, (a4)
-	WORD	$0x21289b0b	// th.mula s6, a7, s2
-	WORD	$0x01c9f733	// and a4, s3, t3
-	WORD	$0x035809b3	// mul s3, a6, s5
-	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0136c6b3	// xor a3, a3, s3
-	WORD	$0x029709b3	// mul s3, a4, s1
-	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
-	WORD	$0x029a0b33	// mul s6, s4, s1
-	WORD	$0x0136c6b3	// xor a3, a3, s3
-	WORD	$0x02f88bb3	// mul s7, a7, a5
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
-	WORD	$0x21281b0b	// th.mula s6, a6, s2
-	WORD	$0x21571b8b	// th.mula s7, a4, s5
-	WORD	$0x035a09b3	// mul s3, s4, s5
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x032a0a33	// mul s4, s4, s2
-	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
-	WORD	$0x03588ab3	// mul s5, a7, s5
-	WORD	$0x2127198b	// th.mula s3, a4, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4e816903	// lwu s2, 1256(sp)
-	WORD	$0x02f70a33	// mul s4, a4, a5
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x029888b3	// mul a7, a7, s1
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
-	WORD	$0x1a416703	// lwu a4, 420(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x005974b3	// and s1, s2, t0
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x02f809b3	// mul s3, a6, a5
-	WORD	$0x1e416803	// lwu a6, 484(sp)
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x20416783	// lwu a5, 516(sp)
-	WORD	$0x01164633	// xor a2, a2, a7
-	WORD	$0x02e488b3	// mul a7, s1, a4
-	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x006979b3	// and s3, s2, t1
-	WORD	$0x20f9988b	// th.mula a7, s3, a5
-	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x03048a33	// mul s4, s1, a6
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x007978b3	// and a7, s2, t2
-	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
-	WORD	$0x01c97933	// and s2, s2, t3
-	WORD	$0x20f91a0b	// th.mula s4, s2, a5
-	WORD	$0x1c416a83	// lwu s5, 452(sp)
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x03088a33	// mul s4, a7, a6
-	WORD	$0x03590b33	// mul s6, s2, s5
-	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
-	WORD	$0x0146c6b3	// xor a3, a3, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02f484b3	// mul s1, s1, a5
-	WORD	$0x20f89a0b	// th.mula s4, a7, a5
-	WORD	$0x4f816783	// lwu a5, 1272(sp)
-	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x02e98a33	// mul s4, s3, a4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x030984b3	// mul s1, s3, a6
-	WORD	$0x21091a0b	// th.mula s4, s2, a6
-	WORD	$0x03598833	// mul a6, s3, s5
-	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
-	WORD	$0x035889b3	// mul s3, a7, s5
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x02e904b3	// mul s1, s2, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02e888b3	// mul a7, a7, a4
-	WORD	$0x1a816703	// lwu a4, 424(sp)
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x0057f933	// and s2, a5, t0
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x1e816983	// lwu s3, 488(sp)
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x1c816483	// lwu s1, 456(sp)
-	WORD	$0x01164633	// xor a2, a2, a7
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x0067fab3	// and s5, a5, t1
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x02e90a33	// mul s4, s2, a4
-	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
-	WORD	$0x0077f8b3	// and a7, a5, t2
-	WORD	$0x01c7f833	// and a6, a5, t3
-	WORD	$0x20816783	// lwu a5, 520(sp)
-	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
-	WORD	$0x20fa9a0b	// th.mula s4, s5, a5
-	WORD	$0x03388b33	// mul s6, a7, s3
-	WORD	$0x02980bb3	// mul s7, a6, s1
-	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
-	WORD	$0x0146c6b3	// xor a3, a3, s4
-	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x006af933	// and s2, s5, t1
+	WORD	$0x20f91b8b	// th.mula s7, s2, a5
+	WORD	$0x2662c757	// th.vand.vx v14, v6, t0
+	WORD	$0x007af833	// and a6, s5, t2
 	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x02ea8bb3	// mul s7, s5, a4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x20f89b0b	// th.mula s6, a7, a5
-	WORD	$0x21381b8b	// th.mula s7, a6, s3
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x02f90bb3	// mul s7, s2, a5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x033a8b33	// mul s6, s5, s3
-	WORD	$0x20f81a0b	// th.mula s4, a6, a5
-	WORD	$0x029a8933	// mul s2, s5, s1
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x017f4f33	// xor t5, t5, s7
-	WORD	$0x029889b3	// mul s3, a7, s1
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x50816483	// lwu s1, 1288(sp)
-	WORD	$0x02e888b3	// mul a7, a7, a4
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x1ac16783	// lwu a5, 428(sp)
-	WORD	$0x02e80a33	// mul s4, a6, a4
-	WORD	$0x0054f833	// and a6, s1, t0
-	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x1cc16703	// lwu a4, 460(sp)
+	WORD	$0x01cafab3	// and s5, s5, t3
+	WORD	$0x26634957	// th.vand.vx v18, v6, t1
+	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
+	WORD	$0x1c016a03	// lwu s4, 448(sp)
+	WORD	$0x02980bb3	// mul s7, a6, s1
+	WORD	$0x02077b07	// th.vle.v v22, (a4)
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x034a8b33	// mul s6, s5, s4
+	WORD	$0x92e02157	// th.vmulhu.vv v2, v14, v0
+	WORD	$0x03498733	// mul a4, s3, s4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x02f989b3	// mul s3, s3, a5
+	WORD	$0x932b2657	// th.vmulhu.vv v12, v18, v22
+	WORD	$0x20f8170b	// th.mula a4, a6, a5
 	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x1ec16903	// lwu s2, 492(sp)
-	WORD	$0x01164633	// xor a2, a2, a7
-	WORD	$0x02f80ab3	// mul s5, a6, a5
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	WORD	$0x4e816783	// lwu a5, 1256(sp)
+	WORD	$0x2663ca57	// th.vand.vx v20, v6, t2
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x031909b3	// mul s3, s2, a7
+	WORD	$0x02990733	// mul a4, s2, s1
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x209a998b	// th.mula s3, s5, s1
+	WORD	$0x031a84b3	// mul s1, s5, a7
+	WORD	$0x03490933	// mul s2, s2, s4
+	WORD	$0x93442657	// th.vmulhu.vv v12, v20, v8
+	WORD	$0x03480a33	// mul s4, a6, s4
+	WORD	$0x03180833	// mul a6, a6, a7
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x266e4857	// th.vand.vx v16, v6, t3
+	WORD	$0x1a416703	// lwu a4, 420(sp)
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x0057f933	// and s2, a5, t0
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
 	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x20c16a03	// lwu s4, 524(sp)
-	WORD	$0x0064f9b3	// and s3, s1, t1
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
+	WORD	$0x1e416a03	// lwu s4, 484(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x93022657	// th.vmulhu.vv v12, v16, v4
+	WORD	$0x1c416883	// lwu a7, 452(sp)
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x0067fab3	// and s5, a5, t1
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	WORD	$0x96e02357	// th.vmul.vv v6, v14, v0
+	WORD	$0x01354533	// xor a0, a0, s3
+	WORD	$0x02e90833	// mul a6, s2, a4
+	WORD	$0x0077f9b3	// and s3, a5, t2
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x01c7f7b3	// and a5, a5, t3
+	WORD	$0x20416483	// lwu s1, 516(sp)
+	WORD	$0x03498bb3	// mul s7, s3, s4
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	WORD	$0x209a980b	// th.mula a6, s5, s1
+	WORD	$0x03178c33	// mul s8, a5, a7
+	WORD	$0x03190b33	// mul s6, s2, a7
+	WORD	$0x97442d57	// th.vmul.vv v26, v20, v8
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2622c557	// th.vand.vx v10, v2, t0
+	WORD	$0x20999b0b	// th.mula s6, s3, s1
+	WORD	$0x02ea8bb3	// mul s7, s5, a4
+	WORD	$0x03490833	// mul a6, s2, s4
+	WORD	$0x92e22157	// th.vmulhu.vv v2, v14, v4
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x21479b8b	// th.mula s7, a5, s4
+	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x93202657	// th.vmulhu.vv v12, v18, v0
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x034a8a33	// mul s4, s5, s4
+	WORD	$0x031a8933	// mul s2, s5, a7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x03198ab3	// mul s5, s3, a7
+	WORD	$0x02e988b3	// mul a7, s3, a4
+	WORD	$0x02e78bb3	// mul s7, a5, a4
+	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
+	WORD	$0x2097980b	// th.mula a6, a5, s1
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x4f816483	// lwu s1, 1272(sp)
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x1a816703	// lwu a4, 424(sp)
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x934b2657	// th.vmulhu.vv v12, v20, v22
+	WORD	$0x0054f9b3	// and s3, s1, t0
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x1e816783	// lwu a5, 488(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x02e98ab3	// mul s5, s3, a4
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x1c816903	// lwu s2, 456(sp)
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x02f98b33	// mul s6, s3, a5
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0064fa33	// and s4, s1, t1
 	WORD	$0x0074f8b3	// and a7, s1, t2
 	WORD	$0x01c4f4b3	// and s1, s1, t3
-	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x96e22357	// th.vmul.vv v6, v14, v4
+	WORD	$0x20816803	// lwu a6, 520(sp)
+	WORD	$0x210a1a8b	// th.mula s5, s4, a6
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x21049b0b	// th.mula s6, s1, a6
 	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0x02e48b33	// mul s6, s1, a4
-	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
+	WORD	$0x02f88ab3	// mul s5, a7, a5
+	WORD	$0x93042657	// th.vmulhu.vv v12, v16, v8
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x03248b33	// mul s6, s1, s2
+	WORD	$0xb76a2357	// th.vmacc.vv v6, v20, v22
+	WORD	$0x03298ab3	// mul s5, s3, s2
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x030989b3	// mul s3, s3, a6
+	WORD	$0xb6882d57	// th.vmacc.vv v26, v16, v8
+	WORD	$0x21089a8b	// th.mula s5, a7, a6
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x50816803	// lwu a6, 1288(sp)
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x02ea09b3	// mul s3, s4, a4
+	WORD	$0x02fa0ab3	// mul s5, s4, a5
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x20f4998b	// th.mula s3, s1, a5
+	WORD	$0x032a07b3	// mul a5, s4, s2
+	WORD	$0x03288933	// mul s2, a7, s2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02e888b3	// mul a7, a7, a4
+	WORD	$0x02e48a33	// mul s4, s1, a4
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x1ac16703	// lwu a4, 428(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x005874b3	// and s1, a6, t0
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x1cc16783	// lwu a5, 460(sp)
+	WORD	$0x01354533	// xor a0, a0, s3
+	WORD	$0x92e42157	// th.vmulhu.vv v2, v14, v8
+	WORD	$0x1ec16983	// lwu s3, 492(sp)
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x02e48ab3	// mul s5, s1, a4
+	WORD	$0x93222657	// th.vmulhu.vv v12, v18, v4
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x00687a33	// and s4, a6, t1
+	WORD	$0x00787933	// and s2, a6, t2
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x01c87833	// and a6, a6, t3
+	WORD	$0x20c16883	// lwu a7, 524(sp)
+	WORD	$0x03390b33	// mul s6, s2, s3
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x96e42357	// th.vmul.vv v6, v14, v8
+	WORD	$0x211a1a8b	// th.mula s5, s4, a7
+	WORD	$0x02f80bb3	// mul s7, a6, a5
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
 	WORD	$0x0156c6b3	// xor a3, a3, s5
 	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x93402657	// th.vmulhu.vv v12, v20, v0
 	// sums[3] = OR of z[k] & m[k]
-	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
-	WORD	$0x02e80b33	// mul s6, a6, a4
-	WORD	$0x02f98bb3	// mul s7, s3, a5
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x21489b0b	// th.mula s6, a7, s4
-	WORD	$0x21249b8b	// th.mula s7, s1, s2
-	WORD	$0x03280ab3	// mul s5, a6, s2
-	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
+	WORD	$0x0056fab3	// and s5, a3, t0
+	WORD	$0x02f48b33	// mul s6, s1, a5
+	WORD	$0x02ea0bb3	// mul s7, s4, a4
+	WORD	$0xb7682357	// th.vmacc.vv v6, v16, v22
+	WORD	$0x21191b0b	// th.mula s6, s2, a7
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	WORD	$0x033486b3	// mul a3, s1, s3
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x00657533	// and a0, a0, t1
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x033a09b3	// mul s3, s4, s3
+	WORD	$0x02fa0a33	// mul s4, s4, a5
+	WORD	$0x930b2657	// th.vmulhu.vv v12, v16, v22
+	WORD	$0x02f907b3	// mul a5, s2, a5
+	WORD	$0x02e90933	// mul s2, s2, a4
+	WORD	$0x02e80733	// mul a4, a6, a4
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x03480833	// mul a6, a6, s4
-	WORD	$0x03298933	// mul s2, s3, s2
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x02e98a33	// mul s4, s3, a4
-	WORD	$0x02f889b3	// mul s3, a7, a5
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02e88733	// mul a4, a7, a4
+	WORD	$0x00aaeab3	// or s5, s5, a0
+	WORD	$0x2118168b	// th.mula a3, a6, a7
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x97402d57	// th.vmul.vv v26, v20, v0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x00d64633	// xor a2, a2, a3
 	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x00767633	// and a2, a2, t2
+	WORD	$0x00caeab3	// or s5, s5, a2
+	WORD	$0x01cf7f33	// and t5, t5, t3
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x01eaeab3	// or s5, s5, t5
+	WORD	$0x5d513423	// sd s5, 1480(sp)
+	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
+	WORD	$0x49c16703	// lwu a4, 1180(sp)
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x25016783	// lwu a5, 592(sp)
+	WORD	$0x27016a03	// lwu s4, 624(sp)
+	WORD	$0x00577633	// and a2, a4, t0
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x006779b3	// and s3, a4, t1
+	WORD	$0x21016803	// lwu a6, 528(sp)
+	WORD	$0x23016903	// lwu s2, 560(sp)
+	WORD	$0x92eb2157	// th.vmulhu.vv v2, v14, v22
+	WORD	$0x007774b3	// and s1, a4, t2
+	WORD	$0x03460f33	// mul t5, a2, s4
+	WORD	$0x02f98533	// mul a0, s3, a5
+	WORD	$0x93242657	// th.vmulhu.vv v12, v18, v8
+	WORD	$0x030606b3	// mul a3, a2, a6
+	WORD	$0x01c778b3	// and a7, a4, t3
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x4ac16703	// lwu a4, 1196(sp)
+	WORD	$0x2149968b	// th.mula a3, s3, s4
+	WORD	$0x02f48533	// mul a0, s1, a5
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x96eb2357	// th.vmul.vv v6, v14, v22
+	WORD	$0x03288ab3	// mul s5, a7, s2
+	WORD	$0x00a6c6b3	// xor a3, a3, a0
+	WORD	$0x03260533	// mul a0, a2, s2
+	WORD	$0x97242d57	// th.vmul.vv v26, v18, v8
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x02f60633	// mul a2, a2, a5
+	WORD	$0x2144950b	// th.mula a0, s1, s4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x2148960b	// th.mula a2, a7, s4
+	WORD	$0x03098a33	// mul s4, s3, a6
+	WORD	$0x032989b3	// mul s3, s3, s2
+	WORD	$0x93422657	// th.vmulhu.vv v12, v20, v4
+	WORD	$0x03248933	// mul s2, s1, s2
+	WORD	$0x030484b3	// mul s1, s1, a6
+	WORD	$0x03088ab3	// mul s5, a7, a6
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x02f487b3	// mul a5, s1, a5
 	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x00a6e6b3	// or a3, a3, a0
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x01e6e6b3	// or a3, a3, t5
-	WORD	$0x5cd13423	// sd a3, 1480(sp)
-	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49c16683	// lwu a3, 1180(sp)
-	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
-	WORD	$0x25016703	// lwu a4, 592(sp)
-	WORD	$0x27016883	// lwu a7, 624(sp)
-	WORD	$0x0056f633	// and a2, a3, t0
-	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x23016a03	// lwu s4, 560(sp)
-	WORD	$0x0076f7b3	// and a5, a3, t2
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x03160f33	// mul t5, a2, a7
-	WORD	$0x02e90533	// mul a0, s2, a4
-	WORD	$0x21016483	// lwu s1, 528(sp)
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
-	WORD	$0x01c6f833	// and a6, a3, t3
-	WORD	$0x034786b3	// mul a3, a5, s4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
-	WORD	$0x02980533	// mul a0, a6, s1
-	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x029606b3	// mul a3, a2, s1
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x4ac16983	// lwu s3, 1196(sp)
-	WORD	$0x2119168b	// th.mula a3, s2, a7
-	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
-	WORD	$0x02e78ab3	// mul s5, a5, a4
-	WORD	$0x03480b33	// mul s6, a6, s4
-	WORD	$0x03460533	// mul a0, a2, s4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02e60633	// mul a2, a2, a4
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x03490a33	// mul s4, s2, s4
-	WORD	$0x02990933	// mul s2, s2, s1
-	WORD	$0x2118160b	// th.mula a2, a6, a7
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x029784b3	// mul s1, a5, s1
-	WORD	$0x2117950b	// th.mula a0, a5, a7
-	WORD	$0x27416783	// lwu a5, 628(sp)
-	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x0059fa33	// and s4, s3, t0
+	WORD	$0x21416803	// lwu a6, 532(sp)
+	WORD	$0x97422d57	// th.vmul.vv v26, v20, v4
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x00577933	// and s2, a4, t0
 	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x27416483	// lwu s1, 628(sp)
+	WORD	$0x20f89a0b	// th.mula s4, a7, a5
+	WORD	$0x25416a83	// lwu s5, 596(sp)
+	WORD	$0x93002657	// th.vmulhu.vv v12, v16, v0
+	WORD	$0x03090b33	// mul s6, s2, a6
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x006779b3	// and s3, a4, t1
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x25416883	// lwu a7, 596(sp)
-	WORD	$0x20e8190b	// th.mula s2, a6, a4
-	WORD	$0x0069f733	// and a4, s3, t1
-	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
-	WORD	$0x23416803	// lwu a6, 564(sp)
-	WORD	$0x01254533	// xor a0, a0, s2
-	WORD	$0x0079f4b3	// and s1, s3, t2
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x21416903	// lwu s2, 532(sp)
-	WORD	$0x03148b33	// mul s6, s1, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0x03098c33	// mul s8, s3, a6
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
-	WORD	$0x20f71b8b	// th.mula s7, a4, a5
-	WORD	$0x030a0ab3	// mul s5, s4, a6
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x20999b0b	// th.mula s6, s3, s1
+	WORD	$0x23416883	// lwu a7, 564(sp)
+	WORD	$0x007777b3	// and a5, a4, t2
+	WORD	$0x97002d57	// th.vmul.vv v26, v16, v0
 	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x20f49a8b	// th.mula s5, s1, a5
-	WORD	$0x03270bb3	// mul s7, a4, s2
+	WORD	$0x01c77a33	// and s4, a4, t3
+	WORD	$0x03578733	// mul a4, a5, s5
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
 	WORD	$0x031a0b33	// mul s6, s4, a7
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x03190733	// mul a4, s2, a7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x2097970b	// th.mula a4, a5, s1
+	WORD	$0x03098b33	// mul s6, s3, a6
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x215a1b0b	// th.mula s6, s4, s5
+	WORD	$0x03590733	// mul a4, s2, s5
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x02990c33	// mul s8, s2, s1
+	WORD	$0x03598bb3	// mul s7, s3, s5
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x03198933	// mul s2, s3, a7
+	WORD	$0x031789b3	// mul s3, a5, a7
+	WORD	$0x03078b33	// mul s6, a5, a6
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x21199b8b	// th.mula s7, s3, a7
-	WORD	$0x02fa0a33	// mul s4, s4, a5
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x031708b3	// mul a7, a4, a7
-	WORD	$0x20f99b0b	// th.mula s6, s3, a5
-	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x030a07b3	// mul a5, s4, a6
+	WORD	$0x018f4f33	// xor t5, t5, s8
+	WORD	$0x209a170b	// th.mula a4, s4, s1
+	WORD	$0x0eae2057	// th.vredxor.vs v0, v10, v28
+	WORD	$0x4bc16a83	// lwu s5, 1212(sp)
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x21816883	// lwu a7, 536(sp)
+	WORD	$0x013f4f33	// xor t5, t5, s3
 	// sums[7] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x4bc16a83	// lwu s5, 1212(sp)
-	WORD	$0x032989b3	// mul s3, s3, s2
-	WORD	$0x03070bb3	// mul s7, a4, a6
+	WORD	$0x005af9b3	// and s3, s5, t0
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x25816483	// lwu s1, 600(sp)
+	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x03048733	// mul a4, s1, a6
+	WORD	$0x27816a03	// lwu s4, 632(sp)
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x03198c33	// mul s8, s3, a7
 	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x27816883	// lwu a7, 632(sp)
-	WORD	$0x00ef4f33	// xor t5, t5, a4
 	WORD	$0x02079793	// slli a5, a5, 32
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 8: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x59010713	// addi a4, sp, 1424
-	WORD	$0x005afa33	// and s4, s5, t0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x25816983	// lwu s3, 600(sp)
+	WORD	$0x02998bb3	// mul s7, s3, s1
+	WORD	$0x006af933	// and s2, s5, t1
+	WORD	$0x21491c0b	// th.mula s8, s2, s4
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5f013423	// sd a6, 1512(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x41010713	// addi a4, sp, 1040
-	WORD	$0x032484b3	// mul s1, s1, s2
-	WORD	$0x006af7b3	// and a5, s5, t1
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x007af833	// and a6, s5, t2
 	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x43010713	// addi a4, sp, 1072
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x21816803	// lwu a6, 536(sp)
+	WORD	$0x01cafb33	// and s6, s5, t3
+	WORD	$0x214b1b8b	// th.mula s7, s6, s4
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x45010713	// addi a4, sp, 1104
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x23816903	// lwu s2, 568(sp)
-	WORD	$0x02077507	// th.vle.v v10, (a4)
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x23816a83	// lwu s5, 568(sp)
+	WORD	$0x02077407	// th.vle.v v8, (a4)
 	WORD	$0x47010713	// addi a4, sp, 1136
-	WORD	$0x007af4b3	// and s1, s5, t2
-	WORD	$0x01cafab3	// and s5, s5, t3
-	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x030a0bb3	// mul s7, s4, a6
-	WORD	$0x03348c33	// mul s8, s1, s3
-	WORD	$0x032a8cb3	// mul s9, s5, s2
-	WORD	$0x26634757	// th.vand.vx v14, v6, t1
-	WORD	$0x21179b8b	// th.mula s7, a5, a7
-	WORD	$0x032a0b33	// mul s6, s4, s2
+	WORD	$0x029807b3	// mul a5, a6, s1
+	WORD	$0x035b0bb3	// mul s7, s6, s5
+	WORD	$0x2662c757	// th.vand.vx v14, v6, t0
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x03598bb3	// mul s7, s3, s5
+	WORD	$0x26634957	// th.vand.vx v18, v6, t1
+	WORD	$0x034989b3	// mul s3, s3, s4
+	WORD	$0x21481b8b	// th.mula s7, a6, s4
+	WORD	$0x4cc16783	// lwu a5, 1228(sp)
 	WORD	$0x02077b07	// th.vle.v v22, (a4)
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x0186c6b3	// xor a3, a3, s8
-	WORD	$0x0196c6b3	// xor a3, a3, s9
-	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
-	WORD	$0x21149b0b	// th.mula s6, s1, a7
-	WORD	$0x03078bb3	// mul s7, a5, a6
-	WORD	$0x033a0733	// mul a4, s4, s3
-	WORD	$0x92eb2857	// th.vmulhu.vv v16, v14, v22
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a9b8b	// th.mula s7, s5, s3
-	WORD	$0x031a0a33	// mul s4, s4, a7
-	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033789b3	// mul s3, a5, s3
-	WORD	$0x211a970b	// th.mula a4, s5, a7
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x4cc16a03	// lwu s4, 1228(sp)
-	WORD	$0x93252857	// th.vmulhu.vv v16, v18, v10
-	WORD	$0x030a89b3	// mul s3, s5, a6
-	WORD	$0x03278ab3	// mul s5, a5, s2
-	WORD	$0x032487b3	// mul a5, s1, s2
-	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x27c16703	// lwu a4, 636(sp)
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x005a78b3	// and a7, s4, t0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x21c16783	// lwu a5, 540(sp)
-	WORD	$0x92c22857	// th.vmulhu.vv v16, v12, v4
-	WORD	$0x03048833	// mul a6, s1, a6
-	WORD	$0x25c16983	// lwu s3, 604(sp)
-	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x03190a33	// mul s4, s2, a7
+	WORD	$0x92e02157	// th.vmulhu.vv v2, v14, v0
+	WORD	$0x02990733	// mul a4, s2, s1
+	WORD	$0x209b1a0b	// th.mula s4, s6, s1
+	WORD	$0x031b0b33	// mul s6, s6, a7
+	WORD	$0x932b2657	// th.vmulhu.vv v12, v18, v22
+	WORD	$0x035904b3	// mul s1, s2, s5
+	WORD	$0x03580933	// mul s2, a6, s5
+	WORD	$0x031808b3	// mul a7, a6, a7
+	WORD	$0x2663ca57	// th.vand.vx v20, v6, t2
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x21c16703	// lwu a4, 540(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0057f9b3	// and s3, a5, t0
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x25c16483	// lwu s1, 604(sp)
+	WORD	$0x93442657	// th.vmulhu.vv v12, v20, v8
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x0067f833	// and a6, a5, t1
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x266e4857	// th.vand.vx v16, v6, t3
+	WORD	$0x23c16a83	// lwu s5, 572(sp)
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x02e98b33	// mul s6, s3, a4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0077fa33	// and s4, a5, t2
+	WORD	$0x01c7f8b3	// and a7, a5, t3
+	WORD	$0x27c16903	// lwu s2, 636(sp)
+	WORD	$0x93022657	// th.vmulhu.vv v12, v16, v4
+	WORD	$0x21281b0b	// th.mula s6, a6, s2
+	WORD	$0x029a07b3	// mul a5, s4, s1
+	WORD	$0x03588bb3	// mul s7, a7, s5
 	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
-	WORD	$0x006a74b3	// and s1, s4, t1
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x23c16903	// lwu s2, 572(sp)
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x01ca7a33	// and s4, s4, t3
-	WORD	$0x02f88ab3	// mul s5, a7, a5
-	WORD	$0xb7672357	// th.vmacc.vv v6, v14, v22
-	WORD	$0x03380b33	// mul s6, a6, s3
-	WORD	$0x20e49a8b	// th.mula s5, s1, a4
-	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
-	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x96e02357	// th.vmul.vv v6, v14, v0
 	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
 	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x2622c457	// th.vand.vx v8, v2, t0
-	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
-	WORD	$0x20e81b0b	// th.mula s6, a6, a4
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03388ab3	// mul s5, a7, s3
-	WORD	$0x92e02857	// th.vmulhu.vv v16, v14, v0
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x03598b33	// mul s6, s3, s5
+	WORD	$0x02e80bb3	// mul s7, a6, a4
+	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
+	WORD	$0x212a1b0b	// th.mula s6, s4, s2
+	WORD	$0x20989b8b	// th.mula s7, a7, s1
+	WORD	$0x029987b3	// mul a5, s3, s1
+	WORD	$0x97442d57	// th.vmul.vv v26, v20, v8
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x02e888b3	// mul a7, a7, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x033489b3	// mul s3, s1, s3
-	WORD	$0x20ea1a8b	// th.mula s5, s4, a4
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x96c22d57	// th.vmul.vv v26, v12, v4
+	WORD	$0x032989b3	// mul s3, s3, s2
+	WORD	$0x2622c557	// th.vand.vx v10, v2, t0
+	WORD	$0x02980b33	// mul s6, a6, s1
+	WORD	$0x03580833	// mul a6, a6, s5
+	WORD	$0x035a0ab3	// mul s5, s4, s5
+	WORD	$0x92e22157	// th.vmulhu.vv v2, v14, v4
+	WORD	$0x02ea04b3	// mul s1, s4, a4
+	WORD	$0x02e88a33	// mul s4, a7, a4
+	WORD	$0x2128978b	// th.mula a5, a7, s2
+	WORD	$0x93202657	// th.vmulhu.vv v12, v18, v0
 	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x4dc16983	// lwu s3, 1244(sp)
-	WORD	$0x02fa0a33	// mul s4, s4, a5
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x032484b3	// mul s1, s1, s2
-	WORD	$0x032808b3	// mul a7, a6, s2
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x932b2857	// th.vmulhu.vv v16, v18, v22
-	WORD	$0x22016703	// lwu a4, 544(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x28016883	// lwu a7, 640(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x0059f933	// and s2, s3, t0
-	WORD	$0x02f80833	// mul a6, a6, a5
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x26016a03	// lwu s4, 608(sp)
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x0069f7b3	// and a5, s3, t1
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x24016483	// lwu s1, 576(sp)
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x0079f833	// and a6, s3, t2
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x96e02d57	// th.vmul.vv v26, v14, v0
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x03480ab3	// mul s5, a6, s4
-	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x92c52857	// th.vmulhu.vv v16, v12, v10
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x02990bb3	// mul s7, s2, s1
-	WORD	$0xb7692357	// th.vmacc.vv v6, v18, v22
-	WORD	$0x02e78b33	// mul s6, a5, a4
-	WORD	$0x21181b8b	// th.mula s7, a6, a7
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0xb6a62d57	// th.vmacc.vv v26, v12, v10
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x03478a33	// mul s4, a5, s4
-	WORD	$0x21199a8b	// th.mula s5, s3, a7
-	WORD	$0x26234157	// th.vand.vx v2, v2, t1
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x4ec16883	// lwu a7, 1260(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02e989b3	// mul s3, s3, a4
-	WORD	$0x02978933	// mul s2, a5, s1
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x22416783	// lwu a5, 548(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x0058f4b3	// and s1, a7, t0
-	WORD	$0x02e80833	// mul a6, a6, a4
-	WORD	$0x26416703	// lwu a4, 612(sp)
-	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x28416a03	// lwu s4, 644(sp)
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x92e22857	// th.vmulhu.vv v16, v14, v4
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x0068f933	// and s2, a7, t1
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x2149198b	// th.mula s3, s2, s4
-	WORD	$0x02e48b33	// mul s6, s1, a4
-	WORD	$0x0078f833	// and a6, a7, t2
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
-	WORD	$0x0136c6b3	// xor a3, a3, s3
-	WORD	$0x01c8f9b3	// and s3, a7, t3
-	WORD	$0x21499b0b	// th.mula s6, s3, s4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x24416a83	// lwu s5, 580(sp)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x02e808b3	// mul a7, a6, a4
-	WORD	$0x93202857	// th.vmulhu.vv v16, v18, v0
-	WORD	$0x03598b33	// mul s6, s3, s5
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x035488b3	// mul a7, s1, s5
-	WORD	$0xb7662357	// th.vmacc.vv v6, v12, v22
-	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x2148188b	// th.mula a7, a6, s4
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x01154533	// xor a0, a0, a7
-	WORD	$0x4fc16883	// lwu a7, 1276(sp)
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x02f90a33	// mul s4, s2, a5
-	WORD	$0x02e90b33	// mul s6, s2, a4
-	WORD	$0x035904b3	// mul s1, s2, s5
-	WORD	$0x92cb2857	// th.vmulhu.vv v16, v12, v22
-	WORD	$0x20e99a0b	// th.mula s4, s3, a4
-	WORD	$0x03580933	// mul s2, a6, s5
 	WORD	$0x016f4f33	// xor t5, t5, s6
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02f98ab3	// mul s5, s3, a5
-	WORD	$0x02f807b3	// mul a5, a6, a5
-	WORD	$0x22816703	// lwu a4, 552(sp)
-	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x0058f933	// and s2, a7, t0
-	WORD	$0x00964633	// xor a2, a2, s1
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x26816983	// lwu s3, 616(sp)
+	WORD	$0x22016703	// lwu a4, 544(sp)
 	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x24816483	// lwu s1, 584(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x0059f933	// and s2, s3, t0
+	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x26016883	// lwu a7, 608(sp)
 	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x0068fab3	// and s5, a7, t1
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
 	WORD	$0x02e90a33	// mul s4, s2, a4
-	WORD	$0x0078f7b3	// and a5, a7, t2
-	WORD	$0x01c8f833	// and a6, a7, t3
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x28816883	// lwu a7, 648(sp)
-	WORD	$0x03378b33	// mul s6, a5, s3
-	WORD	$0x211a9a0b	// th.mula s4, s5, a7
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
-	WORD	$0x02980bb3	// mul s7, a6, s1
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x28016783	// lwu a5, 640(sp)
+	WORD	$0x934b2657	// th.vmulhu.vv v12, v20, v22
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x03190b33	// mul s6, s2, a7
+	WORD	$0x0069f4b3	// and s1, s3, t1
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x20f49a0b	// th.mula s4, s1, a5
+	WORD	$0x0079f833	// and a6, s3, t2
+	WORD	$0x01c9fab3	// and s5, s3, t3
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x20fa9b0b	// th.mula s6, s5, a5
+	WORD	$0x24016983	// lwu s3, 576(sp)
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x03180a33	// mul s4, a6, a7
+	WORD	$0x033a8b33	// mul s6, s5, s3
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x96e22357	// th.vmul.vv v6, v14, v4
 	WORD	$0x0146c6b3	// xor a3, a3, s4
 	WORD	$0x0166c6b3	// xor a3, a3, s6
-	WORD	$0x934b2157	// th.vmulhu.vv v2, v20, v22
-	WORD	$0x0176c6b3	// xor a3, a3, s7
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x02ea8bb3	// mul s7, s5, a4
-	WORD	$0x92e52857	// th.vmulhu.vv v16, v14, v10
-	WORD	$0x21179b0b	// th.mula s6, a5, a7
-	WORD	$0x21381b8b	// th.mula s7, a6, s3
 	WORD	$0x03390a33	// mul s4, s2, s3
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x02f90933	// mul s2, s2, a5
+	WORD	$0x20f81a0b	// th.mula s4, a6, a5
+	WORD	$0x4ec16783	// lwu a5, 1260(sp)
+	WORD	$0x93042657	// th.vmulhu.vv v12, v16, v8
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x02e48a33	// mul s4, s1, a4
+	WORD	$0xb76a2357	// th.vmacc.vv v6, v20, v22
+	WORD	$0x03148933	// mul s2, s1, a7
+	WORD	$0x211a9a0b	// th.mula s4, s5, a7
+	WORD	$0x02ea88b3	// mul a7, s5, a4
+	WORD	$0xb6882d57	// th.vmacc.vv v26, v16, v8
+	WORD	$0x033484b3	// mul s1, s1, s3
+	WORD	$0x03380ab3	// mul s5, a6, s3
+	WORD	$0x02e809b3	// mul s3, a6, a4
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x22416703	// lwu a4, 548(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x0057f833	// and a6, a5, t0
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x26416903	// lwu s2, 612(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x24416483	// lwu s1, 580(sp)
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x0067fab3	// and s5, a5, t1
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x02e80b33	// mul s6, a6, a4
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x0077fa33	// and s4, a5, t2
+	WORD	$0x01c7f8b3	// and a7, a5, t3
+	WORD	$0x28416983	// lwu s3, 644(sp)
+	WORD	$0x92e42157	// th.vmulhu.vv v2, v14, v8
+	WORD	$0x213a9b0b	// th.mula s6, s5, s3
+	WORD	$0x032a07b3	// mul a5, s4, s2
+	WORD	$0x02988bb3	// mul s7, a7, s1
+	WORD	$0x93222657	// th.vmulhu.vv v12, v18, v4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x02980b33	// mul s6, a6, s1
+	WORD	$0x02ea8bb3	// mul s7, s5, a4
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x96e42357	// th.vmul.vv v6, v14, v8
+	WORD	$0x213a1b0b	// th.mula s6, s4, s3
+	WORD	$0x21289b8b	// th.mula s7, a7, s2
+	WORD	$0x032807b3	// mul a5, a6, s2
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03190b33	// mul s6, s2, a7
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x974b2357	// th.vmul.vv v6, v20, v22
-	WORD	$0x033a89b3	// mul s3, s5, s3
-	WORD	$0x21181a0b	// th.mula s4, a6, a7
-	WORD	$0x029a8933	// mul s2, s5, s1
-	WORD	$0x96e52d57	// th.vmul.vv v26, v14, v10
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x029784b3	// mul s1, a5, s1
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x50c16883	// lwu a7, 1292(sp)
-	WORD	$0x02e78a33	// mul s4, a5, a4
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x93222857	// th.vmulhu.vv v16, v18, v4
-	WORD	$0x22c16783	// lwu a5, 556(sp)
-	WORD	$0x02e809b3	// mul s3, a6, a4
-	WORD	$0x0058f833	// and a6, a7, t0
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x24c16703	// lwu a4, 588(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
-	WORD	$0x26c16903	// lwu s2, 620(sp)
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x02f80ab3	// mul s5, a6, a5
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x28c16a03	// lwu s4, 652(sp)
-	WORD	$0x0068f9b3	// and s3, a7, t1
-	WORD	$0x92c02857	// th.vmulhu.vv v16, v12, v0
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x0078f4b3	// and s1, a7, t2
-	WORD	$0x01c8f8b3	// and a7, a7, t3
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x0156c6b3	// xor a3, a3, s5
-	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x03380833	// mul a6, a6, s3
+	WORD	$0x93402657	// th.vmulhu.vv v12, v20, v0
+	WORD	$0x032a8933	// mul s2, s5, s2
+	WORD	$0x029a8ab3	// mul s5, s5, s1
+	WORD	$0x029a04b3	// mul s1, s4, s1
+	WORD	$0xb7682357	// th.vmacc.vv v6, v16, v22
+	WORD	$0x02ea0a33	// mul s4, s4, a4
 	WORD	$0x02e88b33	// mul s6, a7, a4
-	WORD	$0x96c02d57	// th.vmul.vv v26, v12, v0
-	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x2138978b	// th.mula a5, a7, s3
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x4fc16883	// lwu a7, 1276(sp)
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x22816703	// lwu a4, 552(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x0058f933	// and s2, a7, t0
+	WORD	$0x930b2657	// th.vmulhu.vv v12, v16, v22
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x26816803	// lwu a6, 616(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02e90b33	// mul s6, s2, a4
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x24816483	// lwu s1, 584(sp)
+	WORD	$0x97402d57	// th.vmul.vv v26, v20, v0
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x03090ab3	// mul s5, s2, a6
+	WORD	$0x0068f9b3	// and s3, a7, t1
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0078f7b3	// and a5, a7, t2
+	WORD	$0x01c8f8b3	// and a7, a7, t3
+	WORD	$0x28816a03	// lwu s4, 648(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x03078bb3	// mul s7, a5, a6
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
 	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x02988ab3	// mul s5, a7, s1
+	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x03490933	// mul s2, s2, s4
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x21479b0b	// th.mula s6, a5, s4
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x92eb2157	// th.vmulhu.vv v2, v14, v22
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x50c16903	// lwu s2, 1292(sp)
+	WORD	$0x02e98a33	// mul s4, s3, a4
+	WORD	$0x93242657	// th.vmulhu.vv v12, v18, v8
+	WORD	$0x03098ab3	// mul s5, s3, a6
+	WORD	$0x21089a0b	// th.mula s4, a7, a6
+	WORD	$0x02998b33	// mul s6, s3, s1
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x029789b3	// mul s3, a5, s1
+	WORD	$0x02e78833	// mul a6, a5, a4
+	WORD	$0x02e888b3	// mul a7, a7, a4
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x96eb2357	// th.vmul.vv v6, v14, v22
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x22c16703	// lwu a4, 556(sp)
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x97242d57	// th.vmul.vv v26, v18, v8
+	WORD	$0x005974b3	// and s1, s2, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x24c16783	// lwu a5, 588(sp)
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x26c16a03	// lwu s4, 620(sp)
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x93422657	// th.vmulhu.vv v12, v20, v4
+	WORD	$0x02e48b33	// mul s6, s1, a4
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x00697ab3	// and s5, s2, t1
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x007979b3	// and s3, s2, t2
+	WORD	$0x01c97833	// and a6, s2, t3
+	WORD	$0x28c16883	// lwu a7, 652(sp)
+	WORD	$0x97422d57	// th.vmul.vv v26, v20, v4
+	WORD	$0x211a9b0b	// th.mula s6, s5, a7
+	WORD	$0x03498933	// mul s2, s3, s4
+	WORD	$0x02f80bb3	// mul s7, a6, a5
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0126c6b3	// xor a3, a3, s2
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x93002657	// th.vmulhu.vv v12, v16, v0
 	// sums[4] = OR of z[k] & m[k]
 	WORD	$0x0056f6b3	// and a3, a3, t0
-	WORD	$0x2e280157	// th.vxor.vv v2, v2, v16
-	WORD	$0x02e80b33	// mul s6, a6, a4
-	WORD	$0x02f98bb3	// mul s7, s3, a5
+	WORD	$0x02f48b33	// mul s6, s1, a5
+	WORD	$0x02ea8bb3	// mul s7, s5, a4
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21449b0b	// th.mula s6, s1, s4
-	WORD	$0x21289b8b	// th.mula s7, a7, s2
-	WORD	$0x03280ab3	// mul s5, a6, s2
-	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x21199b0b	// th.mula s6, s3, a7
+	WORD	$0x21481b8b	// th.mula s7, a6, s4
+	WORD	$0x03448933	// mul s2, s1, s4
+	WORD	$0x97002d57	// th.vmul.vv v26, v16, v0
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x03480b33	// mul s6, a6, s4
-	WORD	$0x03298833	// mul a6, s3, s2
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x2a810457	// th.vor.vv v8, v8, v2
+	WORD	$0x2e260157	// th.vxor.vv v2, v2, v12
+	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x034a8a33	// mul s4, s5, s4
+	WORD	$0x02fa8ab3	// mul s5, s5, a5
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02f987b3	// mul a5, s3, a5
 	WORD	$0x02e989b3	// mul s3, s3, a4
-	WORD	$0x02f48933	// mul s2, s1, a5
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02e48733	// mul a4, s1, a4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x02f887b3	// mul a5, a7, a5
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	// sums[8] = lane sums (high word << 32 | low word)
-	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x02e80733	// mul a4, a6, a4
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
 	WORD	$0x00a6e6b3	// or a3, a3, a0
+	WORD	$0x2118190b	// th.mula s2, a6, a7
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x2aa10557	// th.vor.vv v10, v10, v2
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
 	WORD	$0x00767633	// and a2, a2, t2
 	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
 	WORD	$0x01cf7f33	// and t5, t5, t3
+	WORD	$0x0eae2057	// th.vredxor.vs v0, v10, v28
 	WORD	$0x01e6e6b3	// or a3, a3, t5
 	WORD	$0x5cd13823	// sd a3, 1488(sp)
+	// sums[8] = lane sums (high word << 32 | low word)
+	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
+	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
 	WORD	$0x02079793	// slli a5, a5, 32
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	WORD	$0x00f86833	// or a6, a6, a5
@@ -3642,409 +3649,409 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	WORD	$0x00aece33	// xor t3, t4, a0
 	WORD	$0x7c0eb60b	// th.extu a2, t4, 31, 0
-	WORD	$0x0005e803	// lwu a6, 0(a1)
-	WORD	$0x00567933	// and s2, a2, t0
-	WORD	$0x0085e483	// lwu s1, 8(a1)
+	WORD	$0x0005e483	// lwu s1, 0(a1)
+	WORD	$0x005677b3	// and a5, a2, t0
+	WORD	$0x0085e983	// lwu s3, 8(a1)
 	WORD	$0x00c5ea03	// lwu s4, 12(a1)
-	WORD	$0x006679b3	// and s3, a2, t1
-	WORD	$0x03090ab3	// mul s5, s2, a6
+	WORD	$0x006678b3	// and a7, a2, t1
+	WORD	$0x02978ab3	// mul s5, a5, s1
+	WORD	$0x033786b3	// mul a3, a5, s3
 	WORD	$0x00767f33	// and t5, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0045e883	// lwu a7, 4(a1)
-	WORD	$0x029906b3	// mul a3, s2, s1
-	WORD	$0x00f677b3	// and a5, a2, a5
-	WORD	$0x03490633	// mul a2, s2, s4
-	WORD	$0x02998733	// mul a4, s3, s1
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x029f0b33	// mul s6, t5, s1
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x03098bb3	// mul s7, s3, a6
-	WORD	$0x2147968b	// th.mula a3, a5, s4
-	WORD	$0x031989b3	// mul s3, s3, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x031f0733	// mul a4, t5, a7
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x03178b33	// mul s6, a5, a7
-	WORD	$0x214f190b	// th.mula s2, t5, s4
-	WORD	$0x20979b8b	// th.mula s7, a5, s1
-	WORD	$0x0136c6b3	// xor a3, a3, s3
-	WORD	$0x030f09b3	// mul s3, t5, a6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03078733	// mul a4, a5, a6
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x01794933	// xor s2, s2, s7
-	WORD	$0x005aff33	// and t5, s5, t0
-	WORD	$0x020eda13	// srli s4, t4, 32
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x00697933	// and s2, s2, t1
 	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0136c6b3	// xor a3, a3, s3
+	WORD	$0x0045e903	// lwu s2, 4(a1)
+	WORD	$0x01067833	// and a6, a2, a6
+	WORD	$0x03478633	// mul a2, a5, s4
+	WORD	$0x03388733	// mul a4, a7, s3
+	WORD	$0x033f0b33	// mul s6, t5, s3
+	WORD	$0x032787b3	// mul a5, a5, s2
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x02988bb3	// mul s7, a7, s1
+	WORD	$0x2148168b	// th.mula a3, a6, s4
+	WORD	$0x032888b3	// mul a7, a7, s2
 	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x012f6f33	// or t5, t5, s2
-	WORD	$0x0105e903	// lwu s2, 16(a1)
-	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x01c5ea83	// lwu s5, 28(a1)
-	WORD	$0x03248c33	// mul s8, s1, s2
-	WORD	$0x0145e983	// lwu s3, 20(a1)
-	WORD	$0x010a7833	// and a6, s4, a6
-	WORD	$0x21589c0b	// th.mula s8, a7, s5
+	WORD	$0x032f0733	// mul a4, t5, s2
+	WORD	$0x214f178b	// th.mula a5, t5, s4
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x03280b33	// mul s6, a6, s2
+	WORD	$0x21381b8b	// th.mula s7, a6, s3
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x029f08b3	// mul a7, t5, s1
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x02980733	// mul a4, a6, s1
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x005aff33	// and t5, s5, t0
+	WORD	$0x020ed493	// srli s1, t4, 32
+	WORD	$0x0054fbb3	// and s7, s1, t0
+	WORD	$0x0064f9b3	// and s3, s1, t1
+	WORD	$0x0074f933	// and s2, s1, t2
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x00ff6f33	// or t5, t5, a5
+	WORD	$0x0105e883	// lwu a7, 16(a1)
+	WORD	$0x0185ea83	// lwu s5, 24(a1)
+	WORD	$0x01c5e783	// lwu a5, 28(a1)
+	WORD	$0x031b8b33	// mul s6, s7, a7
+	WORD	$0x0145ea03	// lwu s4, 20(a1)
+	WORD	$0x0104f833	// and a6, s1, a6
 	WORD	$0x0076f6b3	// and a3, a3, t2
-	WORD	$0x03678cb3	// mul s9, a5, s6
+	WORD	$0x03590c33	// mul s8, s2, s5
 	WORD	$0x00329713	// slli a4, t0, 3
 	WORD	$0x00df6f33	// or t5, t5, a3
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03380cb3	// mul s9, a6, s3
-	WORD	$0x21579a0b	// th.mula s4, a5, s5
+	WORD	$0x034b84b3	// mul s1, s7, s4
 	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c76b3	// and a3, s8, t0
-	WORD	$0x21681b8b	// th.mula s7, a6, s6
+	WORD	$0x031986b3	// mul a3, s3, a7
+	WORD	$0x20f99b0b	// th.mula s6, s3, a5
 	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x7c0eb60b	// th.extu a2, t4, 31, 0
+	WORD	$0x035b8733	// mul a4, s7, s5
+	WORD	$0x02fb8633	// mul a2, s7, a5
+	WORD	$0x20f8170b	// th.mula a4, a6, a5
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03480c33	// mul s8, a6, s4
+	WORD	$0x20f9148b	// th.mula s1, s2, a5
+	WORD	$0x035987b3	// mul a5, s3, s5
+	WORD	$0x034989b3	// mul s3, s3, s4
+	WORD	$0x2158168b	// th.mula a3, a6, s5
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x034907b3	// mul a5, s2, s4
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x031909b3	// mul s3, s2, a7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x00d4c4b3	// xor s1, s1, a3
+	WORD	$0x005b76b3	// and a3, s6, t0
+	WORD	$0x7c0ebb0b	// th.extu s6, t4, 31, 0
 	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x03648733	// mul a4, s1, s6
-	WORD	$0x03548eb3	// mul t4, s1, s5
-	WORD	$0x036884b3	// mul s1, a7, s6
-	WORD	$0x2158170b	// th.mula a4, a6, s5
-	WORD	$0x033888b3	// mul a7, a7, s3
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x033784b3	// mul s1, a5, s3
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x032788b3	// mul a7, a5, s2
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x032804b3	// mul s1, a6, s2
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x00567b33	// and s6, a2, t0
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x006677b3	// and a5, a2, t1
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x0146e6b3	// or a3, a3, s4
-	WORD	$0x0205e903	// lwu s2, 32(a1)
-	WORD	$0x0285eb83	// lwu s7, 40(a1)
-	WORD	$0x02c5ea03	// lwu s4, 44(a1)
-	WORD	$0x00767833	// and a6, a2, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0245e983	// lwu s3, 36(a1)
-	WORD	$0x011678b3	// and a7, a2, a7
+	WORD	$0x01db4b33	// xor s6, s6, t4
+	WORD	$0x005b7eb3	// and t4, s6, t0
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x031807b3	// mul a5, a6, a7
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x006b78b3	// and a7, s6, t1
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x0096e6b3	// or a3, a3, s1
+	WORD	$0x0205e483	// lwu s1, 32(a1)
+	WORD	$0x0285ea83	// lwu s5, 40(a1)
+	WORD	$0x02c5eb83	// lwu s7, 44(a1)
+	WORD	$0x007b7933	// and s2, s6, t2
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0245ea03	// lwu s4, 36(a1)
+	WORD	$0x010b7833	// and a6, s6, a6
+	WORD	$0x00f64633	// xor a2, a2, a5
 	WORD	$0x00777733	// and a4, a4, t2
-	WORD	$0x032b0633	// mul a2, s6, s2
-	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x029e8b33	// mul s6, t4, s1
+	WORD	$0x00329793	// slli a5, t0, 3
 	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x2147960b	// th.mula a2, a5, s4
-	WORD	$0x03780733	// mul a4, a6, s7
-	WORD	$0x033b0c33	// mul s8, s6, s3
-	WORD	$0x009efeb3	// and t4, t4, s1
-	WORD	$0x032784b3	// mul s1, a5, s2
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03388733	// mul a4, a7, s3
-	WORD	$0x21481c0b	// th.mula s8, a6, s4
-	WORD	$0x2178948b	// th.mula s1, a7, s7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x00567733	// and a4, a2, t0
-	WORD	$0x01d6e6b3	// or a3, a3, t4
-	WORD	$0x037b0ab3	// mul s5, s6, s7
-	WORD	$0x034b0eb3	// mul t4, s6, s4
-	WORD	$0x03778633	// mul a2, a5, s7
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x033787b3	// mul a5, a5, s3
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x034e8733	// mul a4, t4, s4
+	WORD	$0x00f67633	// and a2, a2, a5
+	WORD	$0x029887b3	// mul a5, a7, s1
+	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x035e89b3	// mul s3, t4, s5
+	WORD	$0x037e8eb3	// mul t4, t4, s7
+	WORD	$0x21789b0b	// th.mula s6, a7, s7
+	WORD	$0x2178198b	// th.mula s3, a6, s7
+	WORD	$0x2179170b	// th.mula a4, s2, s7
+	WORD	$0x03588633	// mul a2, a7, s5
+	WORD	$0x03488bb3	// mul s7, a7, s4
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03480c33	// mul s8, a6, s4
+	WORD	$0x2158178b	// th.mula a5, a6, s5
 	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x03380633	// mul a2, a6, s3
-	WORD	$0x00facab3	// xor s5, s5, a5
-	WORD	$0x032807b3	// mul a5, a6, s2
+	WORD	$0x03490633	// mul a2, s2, s4
+	WORD	$0x0179c9b3	// xor s3, s3, s7
+	WORD	$0x02990bb3	// mul s7, s2, s1
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x00f74733	// xor a4, a4, a5
+	WORD	$0x005b7ab3	// and s5, s6, t0
+	WORD	$0x00677733	// and a4, a4, t1
+	WORD	$0x00eaeab3	// or s5, s5, a4
+	WORD	$0x7c053a0b	// th.extu s4, a0, 31, 0
+	WORD	$0x005a7933	// and s2, s4, t0
+	WORD	$0x006a78b3	// and a7, s4, t1
+	WORD	$0x007a77b3	// and a5, s4, t2
+	WORD	$0x00329713	// slli a4, t0, 3
 	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x03288633	// mul a2, a7, s2
-	WORD	$0x009c4c33	// xor s8, s8, s1
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x00facab3	// xor s5, s5, a5
+	WORD	$0x02980633	// mul a2, a6, s1
+	WORD	$0x0179c9b3	// xor s3, s3, s7
+	WORD	$0x00ea7733	// and a4, s4, a4
+	WORD	$0x0079f9b3	// and s3, s3, t2
+	WORD	$0x0305e803	// lwu a6, 48(a1)
+	WORD	$0x013aeab3	// or s5, s5, s3
+	WORD	$0x0385eb83	// lwu s7, 56(a1)
+	WORD	$0x03c5ea03	// lwu s4, 60(a1)
+	WORD	$0x030904b3	// mul s1, s2, a6
+	WORD	$0x0345e983	// lwu s3, 52(a1)
+	WORD	$0x03778b33	// mul s6, a5, s7
 	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x01876733	// or a4, a4, s8
-	WORD	$0x7c05360b	// th.extu a2, a0, 31, 0
-	WORD	$0x00567a33	// and s4, a2, t0
-	WORD	$0x006674b3	// and s1, a2, t1
-	WORD	$0x007677b3	// and a5, a2, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x01067833	// and a6, a2, a6
-	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x0305e883	// lwu a7, 48(a1)
 	WORD	$0x00329613	// slli a2, t0, 3
-	WORD	$0x01576733	// or a4, a4, s5
-	WORD	$0x0385ec03	// lwu s8, 56(a1)
-	WORD	$0x03c5ea83	// lwu s5, 60(a1)
-	WORD	$0x031a0b33	// mul s6, s4, a7
-	WORD	$0x0345e903	// lwu s2, 52(a1)
-	WORD	$0x03878bb3	// mul s7, a5, s8
-	WORD	$0x21549b0b	// th.mula s6, s1, s5
 	WORD	$0x00cefeb3	// and t4, t4, a2
-	WORD	$0x01d76733	// or a4, a4, t4
-	WORD	$0x032a09b3	// mul s3, s4, s2
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x03280bb3	// mul s7, a6, s2
+	WORD	$0x01daeab3	// or s5, s5, t4
+	WORD	$0x03390c33	// mul s8, s2, s3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01e74733	// xor a4, a4, t5
-	WORD	$0x2157998b	// th.mula s3, a5, s5
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x005b7633	// and a2, s6, t0
-	WORD	$0x00d74733	// xor a4, a4, a3
-	WORD	$0x03148b33	// mul s6, s1, a7
-	WORD	$0x02071b93	// slli s7, a4, 32
-	WORD	$0x017f4eb3	// xor t4, t5, s7
-	WORD	$0x21881b0b	// th.mula s6, a6, s8
-	WORD	$0x02075b93	// srli s7, a4, 32
-	WORD	$0x0176cf33	// xor t5, a3, s7
-	WORD	$0x02055b93	// srli s7, a0, 32
-	WORD	$0x005bf6b3	// and a3, s7, t0
-	WORD	$0x0169c9b3	// xor s3, s3, s6
-	WORD	$0x038a0b33	// mul s6, s4, s8
-	WORD	$0x035a0a33	// mul s4, s4, s5
-	WORD	$0x03848c33	// mul s8, s1, s8
-	WORD	$0x21581b0b	// th.mula s6, a6, s5
-	WORD	$0x006bf733	// and a4, s7, t1
-	WORD	$0x03248ab3	// mul s5, s1, s2
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03278c33	// mul s8, a5, s2
-	WORD	$0x007bf4b3	// and s1, s7, t2
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x03178ab3	// mul s5, a5, a7
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x03180c33	// mul s8, a6, a7
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x018a4a33	// xor s4, s4, s8
-	WORD	$0x01366633	// or a2, a2, s3
-	WORD	$0x0405e983	// lwu s3, 64(a1)
-	WORD	$0x0485ea83	// lwu s5, 72(a1)
-	WORD	$0x04c5e403	// lwu s0, 76(a1)
-	WORD	$0x03368cb3	// mul s9, a3, s3
-	WORD	$0x011bf8b3	// and a7, s7, a7
-	WORD	$0x0445eb83	// lwu s7, 68(a1)
-	WORD	$0x20871c8b	// th.mula s9, a4, s0
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01666633	// or a2, a2, s6
-	WORD	$0x03548833	// mul a6, s1, s5
-	WORD	$0x018a7a33	// and s4, s4, s8
-	WORD	$0x03768933	// mul s2, a3, s7
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03788833	// mul a6, a7, s7
-	WORD	$0x2084990b	// th.mula s2, s1, s0
-	WORD	$0x01466633	// or a2, a2, s4
-	WORD	$0x035687b3	// mul a5, a3, s5
-	WORD	$0x028686b3	// mul a3, a3, s0
-	WORD	$0x010cccb3	// xor s9, s9, a6
-	WORD	$0x03570833	// mul a6, a4, s5
-	WORD	$0x2088978b	// th.mula a5, a7, s0
+	WORD	$0x01eacab3	// xor s5, s5, t5
+	WORD	$0x00dacab3	// xor s5, s5, a3
+	WORD	$0x2148948b	// th.mula s1, a7, s4
+	WORD	$0x03088cb3	// mul s9, a7, a6
+	WORD	$0x0164c4b3	// xor s1, s1, s6
 	WORD	$0x03370b33	// mul s6, a4, s3
-	WORD	$0x03770a33	// mul s4, a4, s7
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03748833	// mul a6, s1, s7
-	WORD	$0x21589b0b	// th.mula s6, a7, s5
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03388833	// mul a6, a7, s3
-	WORD	$0x01694933	// xor s2, s2, s6
-	WORD	$0x005cf733	// and a4, s9, t0
-	WORD	$0x7c05398b	// th.extu s3, a0, 31, 0
+	WORD	$0x21479c0b	// th.mula s8, a5, s4
+	WORD	$0x0164c4b3	// xor s1, s1, s6
+	WORD	$0x0054f633	// and a2, s1, t0
+	WORD	$0x020a9493	// slli s1, s5, 32
+	WORD	$0x21771c8b	// th.mula s9, a4, s7
+	WORD	$0x009f4eb3	// xor t4, t5, s1
+	WORD	$0x020ad493	// srli s1, s5, 32
+	WORD	$0x0096cf33	// xor t5, a3, s1
+	WORD	$0x02055b13	// srli s6, a0, 32
+	WORD	$0x005b74b3	// and s1, s6, t0
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03790ab3	// mul s5, s2, s7
+	WORD	$0x03490933	// mul s2, s2, s4
+	WORD	$0x03788cb3	// mul s9, a7, s7
+	WORD	$0x03388bb3	// mul s7, a7, s3
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x01866633	// or a2, a2, s8
+	WORD	$0x0405e683	// lwu a3, 64(a1)
+	WORD	$0x21471a8b	// th.mula s5, a4, s4
+	WORD	$0x0485e883	// lwu a7, 72(a1)
+	WORD	$0x01994933	// xor s2, s2, s9
+	WORD	$0x03378cb3	// mul s9, a5, s3
+	WORD	$0x006b7a33	// and s4, s6, t1
+	WORD	$0x017acab3	// xor s5, s5, s7
+	WORD	$0x03078bb3	// mul s7, a5, a6
+	WORD	$0x04c5ec03	// lwu s8, 76(a1)
+	WORD	$0x01994933	// xor s2, s2, s9
+	WORD	$0x03070cb3	// mul s9, a4, a6
+	WORD	$0x02d48733	// mul a4, s1, a3
+	WORD	$0x007b79b3	// and s3, s6, t2
+	WORD	$0x017acab3	// xor s5, s5, s7
+	WORD	$0x00329b93	// slli s7, t0, 3
+	WORD	$0x017b7bb3	// and s7, s6, s7
+	WORD	$0x0445e403	// lwu s0, 68(a1)
+	WORD	$0x218a170b	// th.mula a4, s4, s8
+	WORD	$0x01994933	// xor s2, s2, s9
+	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x00329c93	// slli s9, t0, 3
+	WORD	$0x01566633	// or a2, a2, s5
+	WORD	$0x03198b33	// mul s6, s3, a7
+	WORD	$0x01997933	// and s2, s2, s9
+	WORD	$0x02848ab3	// mul s5, s1, s0
+	WORD	$0x01266633	// or a2, a2, s2
+	WORD	$0x03148833	// mul a6, s1, a7
+	WORD	$0x038487b3	// mul a5, s1, s8
+	WORD	$0x218b980b	// th.mula a6, s7, s8
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x028b8b33	// mul s6, s7, s0
+	WORD	$0x21899a8b	// th.mula s5, s3, s8
+	WORD	$0x031a04b3	// mul s1, s4, a7
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x028984b3	// mul s1, s3, s0
+	WORD	$0x028a0c33	// mul s8, s4, s0
+	WORD	$0x02da0a33	// mul s4, s4, a3
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x00577733	// and a4, a4, t0
+	WORD	$0x7c05390b	// th.extu s2, a0, 31, 0
 	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x00a9c9b3	// xor s3, s3, a0
-	WORD	$0x0059f533	// and a0, s3, t0
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x0069f8b3	// and a7, s3, t1
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x01276733	// or a4, a4, s2
-	WORD	$0x0505ea03	// lwu s4, 80(a1)
-	WORD	$0x0585eb03	// lwu s6, 88(a1)
-	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x0079f4b3	// and s1, s3, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0545ea83	// lwu s5, 84(a1)
-	WORD	$0x0129f933	// and s2, s3, s2
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x03450bb3	// mul s7, a0, s4
-	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x211b9a0b	// th.mula s4, s7, a7
+	WORD	$0x00a94933	// xor s2, s2, a0
+	WORD	$0x01884833	// xor a6, a6, s8
+	WORD	$0x02d98c33	// mul s8, s3, a3
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x02db84b3	// mul s1, s7, a3
+	WORD	$0x014acab3	// xor s5, s5, s4
+	WORD	$0x00597533	// and a0, s2, t0
+	WORD	$0x006afab3	// and s5, s5, t1
+	WORD	$0x006978b3	// and a7, s2, t1
+	WORD	$0x01884833	// xor a6, a6, s8
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x01576733	// or a4, a4, s5
+	WORD	$0x0505eb03	// lwu s6, 80(a1)
+	WORD	$0x0585eb83	// lwu s7, 88(a1)
+	WORD	$0x05c5e683	// lwu a3, 92(a1)
+	WORD	$0x00797a33	// and s4, s2, t2
+	WORD	$0x00329a93	// slli s5, t0, 3
+	WORD	$0x0545ec03	// lwu s8, 84(a1)
+	WORD	$0x01597ab3	// and s5, s2, s5
+	WORD	$0x00787833	// and a6, a6, t2
+	WORD	$0x03650933	// mul s2, a0, s6
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x037a0833	// mul a6, s4, s7
+	WORD	$0x0097f7b3	// and a5, a5, s1
+	WORD	$0x038504b3	// mul s1, a0, s8
 	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x0106f6b3	// and a3, a3, a6
-	WORD	$0x035507b3	// mul a5, a0, s5
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03590cb3	// mul s9, s2, s5
-	WORD	$0x2184978b	// th.mula a5, s1, s8
-	WORD	$0x00d76733	// or a4, a4, a3
-	WORD	$0x036509b3	// mul s3, a0, s6
-	WORD	$0x03850533	// mul a0, a0, s8
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x036886b3	// mul a3, a7, s6
-	WORD	$0x2189198b	// th.mula s3, s2, s8
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x035888b3	// mul a7, a7, s5
+	WORD	$0x037509b3	// mul s3, a0, s7
+	WORD	$0x02d50533	// mul a0, a0, a3
+	WORD	$0x20d8990b	// th.mula s2, a7, a3
+	WORD	$0x20da998b	// th.mula s3, s5, a3
+	WORD	$0x20da148b	// th.mula s1, s4, a3
+	WORD	$0x037886b3	// mul a3, a7, s7
+	WORD	$0x01094933	// xor s2, s2, a6
+	WORD	$0x038a8833	// mul a6, s5, s8
 	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x035486b3	// mul a3, s1, s5
-	WORD	$0x2169180b	// th.mula a6, s2, s6
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x034488b3	// mul a7, s1, s4
+	WORD	$0x038a06b3	// mul a3, s4, s8
+	WORD	$0x03888c33	// mul s8, a7, s8
+	WORD	$0x036888b3	// mul a7, a7, s6
+	WORD	$0x01094933	// xor s2, s2, a6
+	WORD	$0x005977b3	// and a5, s2, t0
+	WORD	$0x217a988b	// th.mula a7, s5, s7
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x036a0c33	// mul s8, s4, s6
 	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x034906b3	// mul a3, s2, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x005bfab3	// and s5, s7, t0
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x0119c9b3	// xor s3, s3, a7
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x00faeab3	// or s5, s5, a5
-	WORD	$0x7c0e368b	// th.extu a3, t3, 31, 0
-	WORD	$0x0056f7b3	// and a5, a3, t0
-	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f8b3	// and a7, a3, t2
+	WORD	$0x036a86b3	// mul a3, s5, s6
+	WORD	$0x0114c4b3	// xor s1, s1, a7
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x0097e7b3	// or a5, a5, s1
+	WORD	$0x7c0e348b	// th.extu s1, t3, 31, 0
+	WORD	$0x0054fab3	// and s5, s1, t0
+	WORD	$0x0064f933	// and s2, s1, t1
+	WORD	$0x0074f8b3	// and a7, s1, t2
 	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x0106f833	// and a6, a3, a6
+	WORD	$0x0104f833	// and a6, s1, a6
+	WORD	$0x00d54533	// xor a0, a0, a3
 	WORD	$0x0079f9b3	// and s3, s3, t2
 	WORD	$0x0605e483	// lwu s1, 96(a1)
 	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x013aeab3	// or s5, s5, s3
-	WORD	$0x0685eb03	// lwu s6, 104(a1)
+	WORD	$0x0137e7b3	// or a5, a5, s3
+	WORD	$0x0685eb83	// lwu s7, 104(a1)
 	WORD	$0x06c5ea03	// lwu s4, 108(a1)
-	WORD	$0x02978c33	// mul s8, a5, s1
+	WORD	$0x029a8b33	// mul s6, s5, s1
 	WORD	$0x0645e983	// lwu s3, 100(a1)
 	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x21491c0b	// th.mula s8, s2, s4
-	WORD	$0x036886b3	// mul a3, a7, s6
-	WORD	$0x00aaeab3	// or s5, s5, a0
-	WORD	$0x03378bb3	// mul s7, a5, s3
-	WORD	$0x00dc4c33	// xor s8, s8, a3
+	WORD	$0x037886b3	// mul a3, a7, s7
+	WORD	$0x00a7e7b3	// or a5, a5, a0
+	WORD	$0x033a8c33	// mul s8, s5, s3
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00c7c7b3	// xor a5, a5, a2
+	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x21491b0b	// th.mula s6, s2, s4
+	WORD	$0x00db4b33	// xor s6, s6, a3
 	WORD	$0x033806b3	// mul a3, a6, s3
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00cacab3	// xor s5, s5, a2
-	WORD	$0x21489b8b	// th.mula s7, a7, s4
-	WORD	$0x00dc4c33	// xor s8, s8, a3
-	WORD	$0x005c76b3	// and a3, s8, t0
-	WORD	$0x00eacab3	// xor s5, s5, a4
-	WORD	$0x02990c33	// mul s8, s2, s1
-	WORD	$0x020a9c93	// slli s9, s5, 32
-	WORD	$0x01964533	// xor a0, a2, s9
-	WORD	$0x21681c0b	// th.mula s8, a6, s6
-	WORD	$0x020adc93	// srli s9, s5, 32
-	WORD	$0x01974633	// xor a2, a4, s9
-	WORD	$0x020e5a93	// srli s5, t3, 32
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af733	// and a4, s5, t0
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03678cb3	// mul s9, a5, s6
-	WORD	$0x03478bb3	// mul s7, a5, s4
-	WORD	$0x03690433	// mul s0, s2, s6
-	WORD	$0x21481c8b	// th.mula s9, a6, s4
+	WORD	$0x21489c0b	// th.mula s8, a7, s4
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x02990cb3	// mul s9, s2, s1
+	WORD	$0x005b76b3	// and a3, s6, t0
+	WORD	$0x02079b13	// slli s6, a5, 32
+	WORD	$0x01664533	// xor a0, a2, s6
+	WORD	$0x0207db13	// srli s6, a5, 32
+	WORD	$0x01674633	// xor a2, a4, s6
+	WORD	$0x020e5b13	// srli s6, t3, 32
+	WORD	$0x21781c8b	// th.mula s9, a6, s7
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x005b7733	// and a4, s6, t0
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x0186e6b3	// or a3, a3, s8
+	WORD	$0x037a8c33	// mul s8, s5, s7
+	WORD	$0x034a8ab3	// mul s5, s5, s4
+	WORD	$0x03790cb3	// mul s9, s2, s7
+	WORD	$0x033900b3	// mul ra, s2, s3
+	WORD	$0x21481c0b	// th.mula s8, a6, s4
 	WORD	$0x0705e783	// lwu a5, 112(a1)
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x03388433	// mul s0, a7, s3
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x03388cb3	// mul s9, a7, s3
 	WORD	$0x0785e903	// lwu s2, 120(a1)
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x02988a33	// mul s4, a7, s1
-	WORD	$0x07c5ec03	// lwu s8, 124(a1)
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x02980433	// mul s0, a6, s1
-	WORD	$0x006af9b3	// and s3, s5, t1
-	WORD	$0x02f700b3	// mul ra, a4, a5
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x007af4b3	// and s1, s5, t2
-	WORD	$0x2189908b	// th.mula ra, s3, s8
-	WORD	$0x008bcbb3	// xor s7, s7, s0
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x0196e6b3	// or a3, a3, s9
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x014afa33	// and s4, s5, s4
+	WORD	$0x001c4c33	// xor s8, s8, ra
+	WORD	$0x029880b3	// mul ra, a7, s1
+	WORD	$0x07c5eb83	// lwu s7, 124(a1)
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x02980cb3	// mul s9, a6, s1
+	WORD	$0x006b79b3	// and s3, s6, t1
+	WORD	$0x02f70433	// mul s0, a4, a5
+	WORD	$0x001c4c33	// xor s8, s8, ra
+	WORD	$0x007b7a33	// and s4, s6, t2
+	WORD	$0x007c7c33	// and s8, s8, t2
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x00329c93	// slli s9, t0, 3
+	WORD	$0x2179940b	// th.mula s0, s3, s7
+	WORD	$0x0186e6b3	// or a3, a3, s8
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x009b74b3	// and s1, s6, s1
 	WORD	$0x0745eb03	// lwu s6, 116(a1)
-	WORD	$0x008bfbb3	// and s7, s7, s0
-	WORD	$0x03248833	// mul a6, s1, s2
-	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x019afab3	// and s5, s5, s9
+	WORD	$0x032a0833	// mul a6, s4, s2
+	WORD	$0x0156e6b3	// or a3, a3, s5
 	WORD	$0x032708b3	// mul a7, a4, s2
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x036a0833	// mul a6, s4, s6
-	WORD	$0x218a188b	// th.mula a7, s4, s8
-	WORD	$0x0100c0b3	// xor ra, ra, a6
-	WORD	$0x03870833	// mul a6, a4, s8
-	WORD	$0x03670bb3	// mul s7, a4, s6
-	WORD	$0x0050f733	// and a4, ra, t0
-	WORD	$0x21849b8b	// th.mula s7, s1, s8
-	WORD	$0x7c0e3a8b	// th.extu s5, t3, 31, 0
-	WORD	$0x02f98c33	// mul s8, s3, a5
+	WORD	$0x2174988b	// th.mula a7, s1, s7
+	WORD	$0x01044433	// xor s0, s0, a6
+	WORD	$0x03648833	// mul a6, s1, s6
+	WORD	$0x01044433	// xor s0, s0, a6
+	WORD	$0x03770833	// mul a6, a4, s7
+	WORD	$0x03670c33	// mul s8, a4, s6
+	WORD	$0x00547733	// and a4, s0, t0
+	WORD	$0x217a1c0b	// th.mula s8, s4, s7
+	WORD	$0x7c0e3b8b	// th.extu s7, t3, 31, 0
+	WORD	$0x02f98433	// mul s0, s3, a5
 	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x212a1c0b	// th.mula s8, s4, s2
-	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x03298e33	// mul t3, s3, s2
-	WORD	$0x036989b3	// mul s3, s3, s6
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03648e33	// mul t3, s1, s6
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x02f489b3	// mul s3, s1, a5
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x02fa0e33	// mul t3, s4, a5
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x006af7b3	// and a5, s5, t1
-	WORD	$0x0138c8b3	// xor a7, a7, s3
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x0805ea03	// lwu s4, 128(a1)
-	WORD	$0x0885eb83	// lwu s7, 136(a1)
-	WORD	$0x08c5ec03	// lwu s8, 140(a1)
-	WORD	$0x007af4b3	// and s1, s5, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0845eb03	// lwu s6, 132(a1)
-	WORD	$0x013af9b3	// and s3, s5, s3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x03490ab3	// mul s5, s2, s4
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01176733	// or a4, a4, a7
-	WORD	$0x21879a8b	// th.mula s5, a5, s8
-	WORD	$0x03748cb3	// mul s9, s1, s7
-	WORD	$0x01c87833	// and a6, a6, t3
-	WORD	$0x03690e33	// mul t3, s2, s6
-	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x2124940b	// th.mula s0, s1, s2
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x03298ab3	// mul s5, s3, s2
 	WORD	$0x03698cb3	// mul s9, s3, s6
-	WORD	$0x21849e0b	// th.mula t3, s1, s8
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x036a0ab3	// mul s5, s4, s6
+	WORD	$0x0198c8b3	// xor a7, a7, s9
+	WORD	$0x02fa0cb3	// mul s9, s4, a5
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x005bfa33	// and s4, s7, t0
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x006bf9b3	// and s3, s7, t1
+	WORD	$0x01876733	// or a4, a4, s8
+	WORD	$0x0805ee03	// lwu t3, 128(a1)
+	WORD	$0x0885e903	// lwu s2, 136(a1)
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x02f48ab3	// mul s5, s1, a5
+	WORD	$0x007bf7b3	// and a5, s7, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x009bf4b3	// and s1, s7, s1
+	WORD	$0x0845eb83	// lwu s7, 132(a1)
+	WORD	$0x0198c8b3	// xor a7, a7, s9
+	WORD	$0x08c5ec03	// lwu s8, 140(a1)
+	WORD	$0x0078f8b3	// and a7, a7, t2
+	WORD	$0x03ca0b33	// mul s6, s4, t3
+	WORD	$0x01176733	// or a4, a4, a7
+	WORD	$0x032788b3	// mul a7, a5, s2
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x00329a93	// slli s5, t0, 3
+	WORD	$0x01587833	// and a6, a6, s5
+	WORD	$0x037a0ab3	// mul s5, s4, s7
 	WORD	$0x01076733	// or a4, a4, a6
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x038908b3	// mul a7, s2, s8
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03778933	// mul s2, a5, s7
-	WORD	$0x2189980b	// th.mula a6, s3, s8
-	WORD	$0x03478c33	// mul s8, a5, s4
-	WORD	$0x036787b3	// mul a5, a5, s6
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03648933	// mul s2, s1, s6
-	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x034487b3	// mul a5, s1, s4
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x03498933	// mul s2, s3, s4
-	WORD	$0x018e4e33	// xor t3, t3, s8
-	WORD	$0x005af4b3	// and s1, s5, t0
-	WORD	$0x006e7e33	// and t3, t3, t1
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x01c4e4b3	// or s1, s1, t3
+	WORD	$0x032a0833	// mul a6, s4, s2
+	WORD	$0x038a0a33	// mul s4, s4, s8
+	WORD	$0x21899b0b	// th.mula s6, s3, s8
+	WORD	$0x2184980b	// th.mula a6, s1, s8
+	WORD	$0x21879a8b	// th.mula s5, a5, s8
+	WORD	$0x03298c33	// mul s8, s3, s2
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x037488b3	// mul a7, s1, s7
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x03778c33	// mul s8, a5, s7
+	WORD	$0x03798bb3	// mul s7, s3, s7
+	WORD	$0x03c989b3	// mul s3, s3, t3
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x005b78b3	// and a7, s6, t0
+	WORD	$0x2124998b	// th.mula s3, s1, s2
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x03c78bb3	// mul s7, a5, t3
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x03c48c33	// mul s8, s1, t3
+	WORD	$0x013acab3	// xor s5, s5, s3
+	WORD	$0x006afab3	// and s5, s5, t1
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x0158e8b3	// or a7, a7, s5
+	WORD	$0x018a4a33	// xor s4, s4, s8
 	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0104e4b3	// or s1, s1, a6
-	WORD	$0x0128f8b3	// and a7, a7, s2
-	WORD	$0x0114e4b3	// or s1, s1, a7
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x0108e8b3	// or a7, a7, a6
+	WORD	$0x018a7a33	// and s4, s4, s8
+	WORD	$0x0148e8b3	// or a7, a7, s4
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x00e4c4b3	// xor s1, s1, a4
-	WORD	$0x02049793	// slli a5, s1, 32
+	WORD	$0x00d8c8b3	// xor a7, a7, a3
+	WORD	$0x00e8c8b3	// xor a7, a7, a4
+	WORD	$0x02089793	// slli a5, a7, 32
 	WORD	$0x00f6ce33	// xor t3, a3, a5
-	WORD	$0x0204d793	// srli a5, s1, 32
+	WORD	$0x0208d793	// srli a5, a7, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	WORD	$0x01de4e33	// xor t3, t3, t4
 	WORD	$0x00f746b3	// xor a3, a4, a5

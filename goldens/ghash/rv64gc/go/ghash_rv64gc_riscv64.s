@@ -207,448 +207,448 @@ TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $8-16
 	WORD	$0x00c5ea03	// lwu s4, 12(a1)
 	WORD	$0x00567c33	// and s8, a2, t0
 	WORD	$0x00667733	// and a4, a2, t1
-	WORD	$0x0085e903	// lwu s2, 8(a1)
+	WORD	$0x0085e883	// lwu a7, 8(a1)
 	WORD	$0x033c0ab3	// mul s5, s8, s3
 	WORD	$0x03470b33	// mul s6, a4, s4
 	WORD	$0x030c07b3	// mul a5, s8, a6
 	WORD	$0x03370bb3	// mul s7, a4, s3
 	WORD	$0x00767eb3	// and t4, a2, t2
-	WORD	$0x032c0f33	// mul t5, s8, s2
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x0177c7b3	// xor a5, a5, s7
-	WORD	$0x032e8b33	// mul s6, t4, s2
-	WORD	$0x034e8bb3	// mul s7, t4, s4
+	WORD	$0x031c0f33	// mul t5, s8, a7
 	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x030708b3	// mul a7, a4, a6
+	WORD	$0x03070933	// mul s2, a4, a6
 	WORD	$0x009674b3	// and s1, a2, s1
+	WORD	$0x016acab3	// xor s5, s5, s6
 	WORD	$0x034c0633	// mul a2, s8, s4
-	WORD	$0x03270733	// mul a4, a4, s2
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x033e88b3	// mul a7, t4, s3
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x031e8b33	// mul s6, t4, a7
+	WORD	$0x03170733	// mul a4, a4, a7
+	WORD	$0x034e8bb3	// mul s7, t4, s4
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x033e8933	// mul s2, t4, s3
 	WORD	$0x016acab3	// xor s5, s5, s6
 	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x0177c7b3	// xor a5, a5, s7
 	WORD	$0x03048b33	// mul s6, s1, a6
 	WORD	$0x030e8733	// mul a4, t4, a6
-	WORD	$0x03248bb3	// mul s7, s1, s2
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x034488b3	// mul a7, s1, s4
+	WORD	$0x03148bb3	// mul s7, s1, a7
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x03448933	// mul s2, s1, s4
 	WORD	$0x016acab3	// xor s5, s5, s6
 	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x0177c7b3	// xor a5, a5, s7
 	WORD	$0x005afeb3	// and t4, s5, t0
 	WORD	$0x0206da13	// srli s4, a3, 32
-	WORD	$0x005a7933	// and s2, s4, t0
+	WORD	$0x005a78b3	// and a7, s4, t0
 	WORD	$0x006a7833	// and a6, s4, t1
 	WORD	$0x03348733	// mul a4, s1, s3
 	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x007a79b3	// and s3, s4, t2
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x007a74b3	// and s1, s4, t2
+	WORD	$0x012f4f33	// xor t5, t5, s2
 	WORD	$0x00feeeb3	// or t4, t4, a5
-	WORD	$0x0105e483	// lwu s1, 16(a1)
+	WORD	$0x0105e983	// lwu s3, 16(a1)
 	WORD	$0x0145ea83	// lwu s5, 20(a1)
 	WORD	$0x01c5eb83	// lwu s7, 28(a1)
 	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x02990c33	// mul s8, s2, s1
+	WORD	$0x03388c33	// mul s8, a7, s3
 	WORD	$0x03780cb3	// mul s9, a6, s7
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x011a78b3	// and a7, s4, a7
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x012a7933	// and s2, s4, s2
+	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x019c4c33	// xor s8, s8, s9
 	WORD	$0x00329713	// slli a4, t0, 3
 	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03590a33	// mul s4, s2, s5
-	WORD	$0x02980f33	// mul t5, a6, s1
-	WORD	$0x03698cb3	// mul s9, s3, s6
+	WORD	$0x03588a33	// mul s4, a7, s5
+	WORD	$0x03380433	// mul s0, a6, s3
 	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x01ea4a33	// xor s4, s4, t5
-	WORD	$0x03798f33	// mul t5, s3, s7
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03588cb3	// mul s9, a7, s5
-	WORD	$0x01ea4a33	// xor s4, s4, t5
+	WORD	$0x03648cb3	// mul s9, s1, s6
 	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x036907b3	// mul a5, s2, s6
-	WORD	$0x03580433	// mul s0, a6, s5
-	WORD	$0x03790633	// mul a2, s2, s7
+	WORD	$0x036887b3	// mul a5, a7, s6
+	WORD	$0x035800b3	// mul ra, a6, s5
+	WORD	$0x03788633	// mul a2, a7, s7
 	WORD	$0x03680733	// mul a4, a6, s6
-	WORD	$0x0087c7b3	// xor a5, a5, s0
-	WORD	$0x02998433	// mul s0, s3, s1
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03598733	// mul a4, s3, s5
-	WORD	$0x03688f33	// mul t5, a7, s6
-	WORD	$0x0087c7b3	// xor a5, a5, s0
-	WORD	$0x03788433	// mul s0, a7, s7
+	WORD	$0x008a4a33	// xor s4, s4, s0
+	WORD	$0x03748433	// mul s0, s1, s7
+	WORD	$0x0017c7b3	// xor a5, a5, ra
+	WORD	$0x033480b3	// mul ra, s1, s3
 	WORD	$0x019c4c33	// xor s8, s8, s9
 	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x01ea4a33	// xor s4, s4, t5
+	WORD	$0x03590cb3	// mul s9, s2, s5
+	WORD	$0x03548733	// mul a4, s1, s5
+	WORD	$0x008a4a33	// xor s4, s4, s0
+	WORD	$0x03690433	// mul s0, s2, s6
+	WORD	$0x0017c7b3	// xor a5, a5, ra
+	WORD	$0x037900b3	// mul ra, s2, s7
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x005c7f33	// and t5, s8, t0
 	WORD	$0x02069813	// slli a6, a3, 32
 	WORD	$0x02085813	// srli a6, a6, 32
+	WORD	$0x03390733	// mul a4, s2, s3
+	WORD	$0x008a4a33	// xor s4, s4, s0
 	WORD	$0x0206d693	// srli a3, a3, 32
-	WORD	$0x02988733	// mul a4, a7, s1
 	WORD	$0x006a7a33	// and s4, s4, t1
 	WORD	$0x00d84833	// xor a6, a6, a3
-	WORD	$0x0087c7b3	// xor a5, a5, s0
-	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x0017c7b3	// xor a5, a5, ra
 	WORD	$0x014f6f33	// or t5, t5, s4
 	WORD	$0x0205e883	// lwu a7, 32(a1)
 	WORD	$0x0245e903	// lwu s2, 36(a1)
-	WORD	$0x00587b33	// and s6, a6, t0
+	WORD	$0x00587bb3	// and s7, a6, t0
 	WORD	$0x00687a33	// and s4, a6, t1
 	WORD	$0x0285e983	// lwu s3, 40(a1)
 	WORD	$0x007874b3	// and s1, a6, t2
 	WORD	$0x00329693	// slli a3, t0, 3
 	WORD	$0x00d876b3	// and a3, a6, a3
+	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x0077f7b3	// and a5, a5, t2
 	WORD	$0x02c5ea83	// lwu s5, 44(a1)
 	WORD	$0x00329713	// slli a4, t0, 3
 	WORD	$0x00ff6f33	// or t5, t5, a5
-	WORD	$0x031b0bb3	// mul s7, s6, a7
+	WORD	$0x031b87b3	// mul a5, s7, a7
 	WORD	$0x035a0c33	// mul s8, s4, s5
-	WORD	$0x032b07b3	// mul a5, s6, s2
+	WORD	$0x032b8b33	// mul s6, s7, s2
 	WORD	$0x00e67633	// and a2, a2, a4
 	WORD	$0x031a0cb3	// mul s9, s4, a7
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x03348c33	// mul s8, s1, s3
 	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x033b0833	// mul a6, s6, s3
+	WORD	$0x033b8833	// mul a6, s7, s3
 	WORD	$0x032a0433	// mul s0, s4, s2
-	WORD	$0x035b0633	// mul a2, s6, s5
+	WORD	$0x0187c7b3	// xor a5, a5, s8
+	WORD	$0x035b8633	// mul a2, s7, s5
+	WORD	$0x03348c33	// mul s8, s1, s3
 	WORD	$0x033a0733	// mul a4, s4, s3
-	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x019b4b33	// xor s6, s6, s9
 	WORD	$0x03548cb3	// mul s9, s1, s5
 	WORD	$0x00884833	// xor a6, a6, s0
 	WORD	$0x03148433	// mul s0, s1, a7
-	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x0187c7b3	// xor a5, a5, s8
 	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x0197c7b3	// xor a5, a5, s9
 	WORD	$0x03268c33	// mul s8, a3, s2
 	WORD	$0x03248733	// mul a4, s1, s2
+	WORD	$0x019b4b33	// xor s6, s6, s9
 	WORD	$0x03368cb3	// mul s9, a3, s3
 	WORD	$0x00884833	// xor a6, a6, s0
 	WORD	$0x03568433	// mul s0, a3, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x0187c7b3	// xor a5, a5, s8
 	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x005bf933	// and s2, s7, t0
+	WORD	$0x0057f7b3	// and a5, a5, t0
 	WORD	$0x03168733	// mul a4, a3, a7
-	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x006b7b33	// and s6, s6, t1
 	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x0167e7b3	// or a5, a5, s6
+	WORD	$0x02051493	// slli s1, a0, 32
+	WORD	$0x0204d493	// srli s1, s1, 32
+	WORD	$0x0054f9b3	// and s3, s1, t0
+	WORD	$0x0064f8b3	// and a7, s1, t1
+	WORD	$0x0074f933	// and s2, s1, t2
+	WORD	$0x00329693	// slli a3, t0, 3
 	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x00f96933	// or s2, s2, a5
-	WORD	$0x02051713	// slli a4, a0, 32
-	WORD	$0x02075713	// srli a4, a4, 32
-	WORD	$0x00577ab3	// and s5, a4, t0
-	WORD	$0x006779b3	// and s3, a4, t1
-	WORD	$0x007777b3	// and a5, a4, t2
-	WORD	$0x00329693	// slli a3, t0, 3
 	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x00d776b3	// and a3, a4, a3
+	WORD	$0x00d4f6b3	// and a3, s1, a3
 	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x01096933	// or s2, s2, a6
+	WORD	$0x0107e7b3	// or a5, a5, a6
 	WORD	$0x0305e803	// lwu a6, 48(a1)
-	WORD	$0x0345eb03	// lwu s6, 52(a1)
-	WORD	$0x03c5e883	// lwu a7, 60(a1)
-	WORD	$0x0385ea03	// lwu s4, 56(a1)
-	WORD	$0x030a8c33	// mul s8, s5, a6
-	WORD	$0x03198cb3	// mul s9, s3, a7
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x00c96933	// or s2, s2, a2
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03478cb3	// mul s9, a5, s4
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d94933	// xor s2, s2, t4
-	WORD	$0x01e94933	// xor s2, s2, t5
-	WORD	$0x036a84b3	// mul s1, s5, s6
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03668cb3	// mul s9, a3, s6
-	WORD	$0x02091713	// slli a4, s2, 32
+	WORD	$0x0345ea03	// lwu s4, 52(a1)
+	WORD	$0x03c5eb03	// lwu s6, 60(a1)
+	WORD	$0x0385ea83	// lwu s5, 56(a1)
 	WORD	$0x03098bb3	// mul s7, s3, a6
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c7633	// and a2, s8, t0
+	WORD	$0x03688c33	// mul s8, a7, s6
+	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x00c7e7b3	// or a5, a5, a2
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x01d7c7b3	// xor a5, a5, t4
+	WORD	$0x01e7c7b3	// xor a5, a5, t5
+	WORD	$0x034984b3	// mul s1, s3, s4
+	WORD	$0x02079713	// slli a4, a5, 32
+	WORD	$0x03088633	// mul a2, a7, a6
 	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x02095713	// srli a4, s2, 32
-	WORD	$0x03178bb3	// mul s7, a5, a7
+	WORD	$0x0207d713	// srli a4, a5, 32
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x03590c33	// mul s8, s2, s5
 	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x034a8933	// mul s2, s5, s4
-	WORD	$0x03698c33	// mul s8, s3, s6
-	WORD	$0x031a8733	// mul a4, s5, a7
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x03078c33	// mul s8, a5, a6
-	WORD	$0x01574733	// xor a4, a4, s5
-	WORD	$0x03678ab3	// mul s5, a5, s6
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x02055993	// srli s3, a0, 32
-	WORD	$0x03468bb3	// mul s7, a3, s4
-	WORD	$0x0059fa33	// and s4, s3, t0
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x03168c33	// mul s8, a3, a7
-	WORD	$0x01574733	// xor a4, a4, s5
-	WORD	$0x03068ab3	// mul s5, a3, a6
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x0069fbb3	// and s7, s3, t1
+	WORD	$0x035987b3	// mul a5, s3, s5
+	WORD	$0x03488cb3	// mul s9, a7, s4
+	WORD	$0x03698733	// mul a4, s3, s6
+	WORD	$0x035888b3	// mul a7, a7, s5
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x03690633	// mul a2, s2, s6
+	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x03090cb3	// mul s9, s2, a6
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x01174733	// xor a4, a4, a7
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x03468c33	// mul s8, a3, s4
+	WORD	$0x034908b3	// mul a7, s2, s4
+	WORD	$0x03568633	// mul a2, a3, s5
+	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x03668cb3	// mul s9, a3, s6
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x01174733	// xor a4, a4, a7
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x005bf633	// and a2, s7, t0
+	WORD	$0x02055a93	// srli s5, a0, 32
+	WORD	$0x005afb33	// and s6, s5, t0
+	WORD	$0x006af933	// and s2, s5, t1
+	WORD	$0x030688b3	// mul a7, a3, a6
 	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x0079fb33	// and s6, s3, t2
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x01574733	// xor a4, a4, s5
+	WORD	$0x007af6b3	// and a3, s5, t2
+	WORD	$0x0197c7b3	// xor a5, a5, s9
 	WORD	$0x00966633	// or a2, a2, s1
-	WORD	$0x0405e883	// lwu a7, 64(a1)
-	WORD	$0x0445ec03	// lwu s8, 68(a1)
-	WORD	$0x04c5ec83	// lwu s9, 76(a1)
+	WORD	$0x0405e483	// lwu s1, 64(a1)
+	WORD	$0x0445eb83	// lwu s7, 68(a1)
+	WORD	$0x04c5e983	// lwu s3, 76(a1)
 	WORD	$0x0485e803	// lwu a6, 72(a1)
-	WORD	$0x031a0433	// mul s0, s4, a7
-	WORD	$0x039b80b3	// mul ra, s7, s9
-	WORD	$0x00797933	// and s2, s2, t2
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x01266633	// or a2, a2, s2
-	WORD	$0x038a04b3	// mul s1, s4, s8
-	WORD	$0x030b00b3	// mul ra, s6, a6
-	WORD	$0x01577733	// and a4, a4, s5
-	WORD	$0x031b8ab3	// mul s5, s7, a7
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x00e66633	// or a2, a2, a4
-	WORD	$0x030a07b3	// mul a5, s4, a6
-	WORD	$0x0154c4b3	// xor s1, s1, s5
-	WORD	$0x039b0ab3	// mul s5, s6, s9
-	WORD	$0x0154c4b3	// xor s1, s1, s5
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0129f933	// and s2, s3, s2
-	WORD	$0x039a06b3	// mul a3, s4, s9
-	WORD	$0x038900b3	// mul ra, s2, s8
-	WORD	$0x03090ab3	// mul s5, s2, a6
-	WORD	$0x030b8833	// mul a6, s7, a6
-	WORD	$0x038b89b3	// mul s3, s7, s8
-	WORD	$0x00144433	// xor s0, s0, ra
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x031b09b3	// mul s3, s6, a7
-	WORD	$0x038b0833	// mul a6, s6, s8
-	WORD	$0x0154c4b3	// xor s1, s1, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x039909b3	// mul s3, s2, s9
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x00547733	// and a4, s0, t0
-	WORD	$0x02051b13	// slli s6, a0, 32
-	WORD	$0x020b5b13	// srli s6, s6, 32
-	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x03190833	// mul a6, s2, a7
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x00ab4b33	// xor s6, s6, a0
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x00976733	// or a4, a4, s1
-	WORD	$0x0505e903	// lwu s2, 80(a1)
-	WORD	$0x0545ea03	// lwu s4, 84(a1)
-	WORD	$0x005b7533	// and a0, s6, t0
-	WORD	$0x006b7ab3	// and s5, s6, t1
-	WORD	$0x0585eb83	// lwu s7, 88(a1)
-	WORD	$0x007b79b3	// and s3, s6, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x009b74b3	// and s1, s6, s1
+	WORD	$0x029b0c33	// mul s8, s6, s1
+	WORD	$0x03390cb3	// mul s9, s2, s3
+	WORD	$0x01174733	// xor a4, a4, a7
 	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x05c5eb03	// lwu s6, 92(a1)
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x00f66633	// or a2, a2, a5
+	WORD	$0x037b0a33	// mul s4, s6, s7
+	WORD	$0x01177733	// and a4, a4, a7
+	WORD	$0x02990433	// mul s0, s2, s1
+	WORD	$0x00e66633	// or a2, a2, a4
+	WORD	$0x030b07b3	// mul a5, s6, a6
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03068cb3	// mul s9, a3, a6
+	WORD	$0x008a4a33	// xor s4, s4, s0
+	WORD	$0x03368433	// mul s0, a3, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x008a4a33	// xor s4, s4, s0
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x011af8b3	// and a7, s5, a7
+	WORD	$0x033b0733	// mul a4, s6, s3
+	WORD	$0x03788cb3	// mul s9, a7, s7
+	WORD	$0x03088433	// mul s0, a7, a6
+	WORD	$0x03090833	// mul a6, s2, a6
+	WORD	$0x03790933	// mul s2, s2, s7
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x02968933	// mul s2, a3, s1
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x03768833	// mul a6, a3, s7
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x008a4a33	// xor s4, s4, s0
+	WORD	$0x005c76b3	// and a3, s8, t0
+	WORD	$0x02051a93	// slli s5, a0, 32
+	WORD	$0x020ada93	// srli s5, s5, 32
+	WORD	$0x02055513	// srli a0, a0, 32
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x00aacab3	// xor s5, s5, a0
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x03388933	// mul s2, a7, s3
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x02988833	// mul a6, a7, s1
+	WORD	$0x0146e6b3	// or a3, a3, s4
+	WORD	$0x0505e483	// lwu s1, 80(a1)
+	WORD	$0x0545ea03	// lwu s4, 84(a1)
+	WORD	$0x005af533	// and a0, s5, t0
+	WORD	$0x006afbb3	// and s7, s5, t1
+	WORD	$0x007af9b3	// and s3, s5, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x011af8b3	// and a7, s5, a7
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0x0585e903	// lwu s2, 88(a1)
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x05c5ea83	// lwu s5, 92(a1)
 	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03250c33	// mul s8, a0, s2
-	WORD	$0x036a8cb3	// mul s9, s5, s6
+	WORD	$0x00f6e6b3	// or a3, a3, a5
+	WORD	$0x02950c33	// mul s8, a0, s1
+	WORD	$0x035b8cb3	// mul s9, s7, s5
 	WORD	$0x034507b3	// mul a5, a0, s4
-	WORD	$0x0106f6b3	// and a3, a3, a6
-	WORD	$0x032a8833	// mul a6, s5, s2
+	WORD	$0x01077733	// and a4, a4, a6
+	WORD	$0x029b8833	// mul a6, s7, s1
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x03250b33	// mul s6, a0, s2
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03798cb3	// mul s9, s3, s7
-	WORD	$0x00d76733	// or a4, a4, a3
-	WORD	$0x037508b3	// mul a7, a0, s7
-	WORD	$0x03650533	// mul a0, a0, s6
+	WORD	$0x03550533	// mul a0, a0, s5
+	WORD	$0x03298cb3	// mul s9, s3, s2
 	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03698833	// mul a6, s3, s6
+	WORD	$0x03598833	// mul a6, s3, s5
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03448cb3	// mul s9, s1, s4
+	WORD	$0x03488cb3	// mul s9, a7, s4
 	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03748833	// mul a6, s1, s7
-	WORD	$0x037a86b3	// mul a3, s5, s7
-	WORD	$0x034a8ab3	// mul s5, s5, s4
+	WORD	$0x03288833	// mul a6, a7, s2
+	WORD	$0x032b8933	// mul s2, s7, s2
+	WORD	$0x034b8bb3	// mul s7, s7, s4
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x02998bb3	// mul s7, s3, s1
+	WORD	$0x01254533	// xor a0, a0, s2
+	WORD	$0x03498933	// mul s2, s3, s4
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x034986b3	// mul a3, s3, s4
 	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x03648ab3	// mul s5, s1, s6
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x005c79b3	// and s3, s8, t0
-	WORD	$0x032486b3	// mul a3, s1, s2
+	WORD	$0x005c7a33	// and s4, s8, t0
 	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x00f9e9b3	// or s3, s3, a5
-	WORD	$0x020e1693	// slli a3, t3, 32
-	WORD	$0x0206d693	// srli a3, a3, 32
-	WORD	$0x0056fb33	// and s6, a3, t0
-	WORD	$0x0066fa33	// and s4, a3, t1
-	WORD	$0x0076f833	// and a6, a3, t2
+	WORD	$0x00fa6a33	// or s4, s4, a5
+	WORD	$0x020e1c13	// slli s8, t3, 32
+	WORD	$0x020c5c13	// srli s8, s8, 32
+	WORD	$0x005c79b3	// and s3, s8, t0
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x006c7833	// and a6, s8, t1
+	WORD	$0x03588bb3	// mul s7, a7, s5
+	WORD	$0x007c7733	// and a4, s8, t2
+	WORD	$0x01254533	// xor a0, a0, s2
+	WORD	$0x02988933	// mul s2, a7, s1
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00f6f7b3	// and a5, a3, a5
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x0119e9b3	// or s3, s3, a7
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x00fc77b3	// and a5, s8, a5
+	WORD	$0x01254533	// xor a0, a0, s2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x016a6a33	// or s4, s4, s6
 	WORD	$0x0605e883	// lwu a7, 96(a1)
 	WORD	$0x0645eb83	// lwu s7, 100(a1)
 	WORD	$0x06c5e483	// lwu s1, 108(a1)
 	WORD	$0x0685ea83	// lwu s5, 104(a1)
-	WORD	$0x031b0cb3	// mul s9, s6, a7
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x00a9e9b3	// or s3, s3, a0
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03580c33	// mul s8, a6, s5
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x037b0933	// mul s2, s6, s7
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03778c33	// mul s8, a5, s7
-	WORD	$0x02099413	// slli s0, s3, 32
-	WORD	$0x00864533	// xor a0, a2, s0
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x031a0c33	// mul s8, s4, a7
-	WORD	$0x005cf6b3	// and a3, s9, t0
-	WORD	$0x0209d413	// srli s0, s3, 32
-	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x03198b33	// mul s6, s3, a7
 	WORD	$0x02980c33	// mul s8, a6, s1
-	WORD	$0x00874633	// xor a2, a4, s0
-	WORD	$0x035b09b3	// mul s3, s6, s5
-	WORD	$0x037a0cb3	// mul s9, s4, s7
-	WORD	$0x029b0733	// mul a4, s6, s1
-	WORD	$0x035a0b33	// mul s6, s4, s5
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x03180cb3	// mul s9, a6, a7
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x03780b33	// mul s6, a6, s7
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x020e5813	// srli a6, t3, 32
-	WORD	$0x03578c33	// mul s8, a5, s5
-	WORD	$0x00587a33	// and s4, a6, t0
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x02978cb3	// mul s9, a5, s1
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x03178b33	// mul s6, a5, a7
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x00687bb3	// and s7, a6, t1
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x00787ab3	// and s5, a6, t2
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x0126e6b3	// or a3, a3, s2
-	WORD	$0x0705e483	// lwu s1, 112(a1)
-	WORD	$0x0745ec03	// lwu s8, 116(a1)
-	WORD	$0x07c5e903	// lwu s2, 124(a1)
-	WORD	$0x0785e403	// lwu s0, 120(a1)
-	WORD	$0x029a0cb3	// mul s9, s4, s1
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x0136e6b3	// or a3, a3, s3
-	WORD	$0x032b87b3	// mul a5, s7, s2
-	WORD	$0x01677733	// and a4, a4, s6
-	WORD	$0x038a09b3	// mul s3, s4, s8
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x028a87b3	// mul a5, s5, s0
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x029b8733	// mul a4, s7, s1
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x032a8733	// mul a4, s5, s2
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x01687b33	// and s6, a6, s6
-	WORD	$0x038b07b3	// mul a5, s6, s8
-	WORD	$0x028b0733	// mul a4, s6, s0
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x028a08b3	// mul a7, s4, s0
-	WORD	$0x032a07b3	// mul a5, s4, s2
-	WORD	$0x028b8833	// mul a6, s7, s0
-	WORD	$0x038b8a33	// mul s4, s7, s8
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x029a8a33	// mul s4, s5, s1
-	WORD	$0x038a8833	// mul a6, s5, s8
-	WORD	$0x005cf733	// and a4, s9, t0
-	WORD	$0x020e1a93	// slli s5, t3, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x032b0a33	// mul s4, s6, s2
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x029b0833	// mul a6, s6, s1
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x01376733	// or a4, a4, s3
-	WORD	$0x0805e483	// lwu s1, 128(a1)
-	WORD	$0x0845e983	// lwu s3, 132(a1)
-	WORD	$0x005afbb3	// and s7, s5, t0
-	WORD	$0x006afa33	// and s4, s5, t1
-	WORD	$0x0885eb03	// lwu s6, 136(a1)
-	WORD	$0x007af933	// and s2, s5, t2
-	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01cafe33	// and t3, s5, t3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x08c5e583	// lwu a1, 140(a1)
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x01176733	// or a4, a4, a7
-	WORD	$0x029b8ab3	// mul s5, s7, s1
-	WORD	$0x02ba0c33	// mul s8, s4, a1
-	WORD	$0x033b88b3	// mul a7, s7, s3
-	WORD	$0x0107f7b3	// and a5, a5, a6
-	WORD	$0x029a0833	// mul a6, s4, s1
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03690c33	// mul s8, s2, s6
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x036b87b3	// mul a5, s7, s6
-	WORD	$0x02bb8bb3	// mul s7, s7, a1
-	WORD	$0x0108c8b3	// xor a7, a7, a6
-	WORD	$0x02b90833	// mul a6, s2, a1
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x033e0c33	// mul s8, t3, s3
-	WORD	$0x0108c8b3	// xor a7, a7, a6
-	WORD	$0x036e0833	// mul a6, t3, s6
-	WORD	$0x036a0b33	// mul s6, s4, s6
-	WORD	$0x033a0a33	// mul s4, s4, s3
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x02990a33	// mul s4, s2, s1
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x0108c8b3	// xor a7, a7, a6
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x02be0a33	// mul s4, t3, a1
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x005af5b3	// and a1, s5, t0
-	WORD	$0x029e0b33	// mul s6, t3, s1
-	WORD	$0x0068f8b3	// and a7, a7, t1
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x0115e5b3	// or a1, a1, a7
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x00f5e5b3	// or a1, a1, a5
-	WORD	$0x016bfbb3	// and s7, s7, s6
-	WORD	$0x0175e5b3	// or a1, a1, s7
+	WORD	$0x01257533	// and a0, a0, s2
+	WORD	$0x00aa6a33	// or s4, s4, a0
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d5c5b3	// xor a1, a1, a3
-	WORD	$0x00e5c5b3	// xor a1, a1, a4
-	WORD	$0x02059313	// slli t1, a1, 32
+	WORD	$0x00ca4a33	// xor s4, s4, a2
+	WORD	$0x00da4a33	// xor s4, s4, a3
+	WORD	$0x03798933	// mul s2, s3, s7
+	WORD	$0x020a1c93	// slli s9, s4, 32
+	WORD	$0x01964533	// xor a0, a2, s9
+	WORD	$0x020a5c93	// srli s9, s4, 32
+	WORD	$0x03180433	// mul s0, a6, a7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03570c33	// mul s8, a4, s5
+	WORD	$0x0196c633	// xor a2, a3, s9
+	WORD	$0x03598a33	// mul s4, s3, s5
+	WORD	$0x029989b3	// mul s3, s3, s1
+	WORD	$0x00894933	// xor s2, s2, s0
+	WORD	$0x02970433	// mul s0, a4, s1
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03778c33	// mul s8, a5, s7
+	WORD	$0x00894933	// xor s2, s2, s0
+	WORD	$0x03578433	// mul s0, a5, s5
+	WORD	$0x03580ab3	// mul s5, a6, s5
+	WORD	$0x03780cb3	// mul s9, a6, s7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x005b76b3	// and a3, s6, t0
+	WORD	$0x020e5b13	// srli s6, t3, 32
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x03170cb3	// mul s9, a4, a7
+	WORD	$0x0159c9b3	// xor s3, s3, s5
+	WORD	$0x03770ab3	// mul s5, a4, s7
+	WORD	$0x005b7c33	// and s8, s6, t0
+	WORD	$0x00894933	// xor s2, s2, s0
+	WORD	$0x006b7bb3	// and s7, s6, t1
+	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x007b7833	// and a6, s6, t2
+	WORD	$0x0126e6b3	// or a3, a3, s2
+	WORD	$0x0705e703	// lwu a4, 112(a1)
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x02978cb3	// mul s9, a5, s1
+	WORD	$0x0745e903	// lwu s2, 116(a1)
+	WORD	$0x0159c9b3	// xor s3, s3, s5
+	WORD	$0x03178ab3	// mul s5, a5, a7
+	WORD	$0x07c5e883	// lwu a7, 124(a1)
+	WORD	$0x0785e403	// lwu s0, 120(a1)
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x02ec07b3	// mul a5, s8, a4
+	WORD	$0x007a7a33	// and s4, s4, t2
+	WORD	$0x0159c9b3	// xor s3, s3, s5
+	WORD	$0x00329a93	// slli s5, t0, 3
+	WORD	$0x0146e6b3	// or a3, a3, s4
+	WORD	$0x031b84b3	// mul s1, s7, a7
+	WORD	$0x0159f9b3	// and s3, s3, s5
+	WORD	$0x032c0cb3	// mul s9, s8, s2
+	WORD	$0x0136e6b3	// or a3, a3, s3
+	WORD	$0x02eb80b3	// mul ra, s7, a4
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x028804b3	// mul s1, a6, s0
+	WORD	$0x001cccb3	// xor s9, s9, ra
+	WORD	$0x031800b3	// mul ra, a6, a7
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x001cccb3	// xor s9, s9, ra
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x014b7a33	// and s4, s6, s4
+	WORD	$0x032a04b3	// mul s1, s4, s2
+	WORD	$0x028a00b3	// mul ra, s4, s0
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x028c0ab3	// mul s5, s8, s0
+	WORD	$0x031c04b3	// mul s1, s8, a7
+	WORD	$0x028b89b3	// mul s3, s7, s0
+	WORD	$0x032b8c33	// mul s8, s7, s2
+	WORD	$0x001cccb3	// xor s9, s9, ra
+	WORD	$0x0057f7b3	// and a5, a5, t0
+	WORD	$0x020e1b13	// slli s6, t3, 32
+	WORD	$0x020b5b13	// srli s6, s6, 32
+	WORD	$0x020e5e13	// srli t3, t3, 32
+	WORD	$0x006cfcb3	// and s9, s9, t1
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x0197e7b3	// or a5, a5, s9
+	WORD	$0x005b7bb3	// and s7, s6, t0
+	WORD	$0x006b7e33	// and t3, s6, t1
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x02e80c33	// mul s8, a6, a4
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x032809b3	// mul s3, a6, s2
+	WORD	$0x007b7933	// and s2, s6, t2
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x010b7833	// and a6, s6, a6
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x0805eb03	// lwu s6, 128(a1)
+	WORD	$0x031a0c33	// mul s8, s4, a7
+	WORD	$0x0845e883	// lwu a7, 132(a1)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x02ea09b3	// mul s3, s4, a4
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x0885ea03	// lwu s4, 136(a1)
+	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x08c5e583	// lwu a1, 140(a1)
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x0157e7b3	// or a5, a5, s5
+	WORD	$0x036b8ab3	// mul s5, s7, s6
+	WORD	$0x02be0c33	// mul s8, t3, a1
+	WORD	$0x031b8733	// mul a4, s7, a7
+	WORD	$0x0134f4b3	// and s1, s1, s3
+	WORD	$0x036e09b3	// mul s3, t3, s6
+	WORD	$0x0097e7b3	// or a5, a5, s1
+	WORD	$0x034b84b3	// mul s1, s7, s4
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x02bb8bb3	// mul s7, s7, a1
+	WORD	$0x03490c33	// mul s8, s2, s4
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x02b909b3	// mul s3, s2, a1
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x03180c33	// mul s8, a6, a7
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x034809b3	// mul s3, a6, s4
+	WORD	$0x034e0a33	// mul s4, t3, s4
+	WORD	$0x031e0e33	// mul t3, t3, a7
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x03690e33	// mul t3, s2, s6
+	WORD	$0x014bcbb3	// xor s7, s7, s4
+	WORD	$0x03190a33	// mul s4, s2, a7
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x005af8b3	// and a7, s5, t0
+	WORD	$0x00677733	// and a4, a4, t1
+	WORD	$0x00e8e8b3	// or a7, a7, a4
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x02b80e33	// mul t3, a6, a1
+	WORD	$0x014bcbb3	// xor s7, s7, s4
+	WORD	$0x03680a33	// mul s4, a6, s6
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x0074f4b3	// and s1, s1, t2
+	WORD	$0x014bcbb3	// xor s7, s7, s4
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x0098e8b3	// or a7, a7, s1
+	WORD	$0x014bfbb3	// and s7, s7, s4
+	WORD	$0x0178e8b3	// or a7, a7, s7
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00d8c8b3	// xor a7, a7, a3
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
+	WORD	$0x02089313	// slli t1, a7, 32
 	WORD	$0x0066c2b3	// xor t0, a3, t1
-	WORD	$0x0205d313	// srli t1, a1, 32
+	WORD	$0x0208d313	// srli t1, a7, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x00674333	// xor t1, a4, t1
+	WORD	$0x0067c333	// xor t1, a5, t1
 	WORD	$0x00a2c2b3	// xor t0, t0, a0
 	WORD	$0x01e34333	// xor t1, t1, t5
 	WORD	$0x005f4f33	// xor t5, t5, t0
@@ -771,30 +771,30 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x0046d693	// srli a3, a3, 4
 	WORD	$0x14068ee3	// beq a3, zero, .Lgcm_ghash_rv64gc_done
 	WORD	$0x00813e03	// ld t3, 8(sp)
-	WORD	$0x000e3f03	// ld t5, 0(t3)
+	WORD	$0x000e3503	// ld a0, 0(t3)
 	WORD	$0x008e3e83	// ld t4, 8(t3)
-	WORD	$0x00010537	// lui a0, 16
-	WORD	$0xfff5051b	// addiw a0, a0, -1
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0xfff50513	// addi a0, a0, -1
-	WORD	$0x00851e13	// slli t3, a0, 8
-	WORD	$0x00ae4e33	// xor t3, t3, a0
-	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008f5613	// srli a2, t5, 8
-	WORD	$0x01c67633	// and a2, a2, t3
-	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x008f1f13	// slli t5, t5, 8
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x010f5613	// srli a2, t5, 16
-	WORD	$0x00a67633	// and a2, a2, a0
-	WORD	$0x00af7f33	// and t5, t5, a0
+	WORD	$0x00010f37	// lui t5, 16
+	WORD	$0xffff0f1b	// addiw t5, t5, -1
 	WORD	$0x010f1f13	// slli t5, t5, 16
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x020f5613	// srli a2, t5, 32
-	WORD	$0x020f1f13	// slli t5, t5, 32
-	WORD	$0x00cf6f33	// or t5, t5, a2
+	WORD	$0x001f0f13	// addi t5, t5, 1
+	WORD	$0x010f1f13	// slli t5, t5, 16
+	WORD	$0xffff0f13	// addi t5, t5, -1
+	WORD	$0x008f1e13	// slli t3, t5, 8
+	WORD	$0x01ee4e33	// xor t3, t3, t5
+	// swap bytes in halfwords, halfwords in words, words
+	WORD	$0x00855613	// srli a2, a0, 8
+	WORD	$0x01c67633	// and a2, a2, t3
+	WORD	$0x01c57533	// and a0, a0, t3
+	WORD	$0x00851513	// slli a0, a0, 8
+	WORD	$0x00c56533	// or a0, a0, a2
+	WORD	$0x01055613	// srli a2, a0, 16
+	WORD	$0x01e67633	// and a2, a2, t5
+	WORD	$0x01e57533	// and a0, a0, t5
+	WORD	$0x01051513	// slli a0, a0, 16
+	WORD	$0x00c56533	// or a0, a0, a2
+	WORD	$0x02055613	// srli a2, a0, 32
+	WORD	$0x02051513	// slli a0, a0, 32
+	WORD	$0x00c56533	// or a0, a0, a2
 	// swap bytes in halfwords, halfwords in words, words
 	WORD	$0x008ed613	// srli a2, t4, 8
 	WORD	$0x01c67633	// and a2, a2, t3
@@ -802,8 +802,8 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x008e9e93	// slli t4, t4, 8
 	WORD	$0x00ceeeb3	// or t4, t4, a2
 	WORD	$0x010ed613	// srli a2, t4, 16
-	WORD	$0x00a67633	// and a2, a2, a0
-	WORD	$0x00aefeb3	// and t4, t4, a0
+	WORD	$0x01e67633	// and a2, a2, t5
+	WORD	$0x01eefeb3	// and t4, t4, t5
 	WORD	$0x010e9e93	// slli t4, t4, 16
 	WORD	$0x00ceeeb3	// or t4, t4, a2
 	WORD	$0x020ed613	// srli a2, t4, 32
@@ -813,9 +813,9 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x01013e03	// ld t3, 16(sp)
 	WORD	$0x007e7613	// andi a2, t3, 7
 	WORD	$0x100618e3	// bne a2, zero, .Lgcm_ghash_rv64gc_unaligned
-	WORD	$0x01013503	// ld a0, 16(sp)
-	WORD	$0x00053e03	// ld t3, 0(a0)
-	WORD	$0x00853503	// ld a0, 8(a0)
+	WORD	$0x01013f03	// ld t5, 16(sp)
+	WORD	$0x000f3e03	// ld t3, 0(t5)
+	WORD	$0x008f3f03	// ld t5, 8(t5)
 	// .Lgcm_ghash_rv64gc_loaded:
 	WORD	$0x00010737	// lui a4, 16
 	WORD	$0xfff7071b	// addiw a4, a4, -1
@@ -840,504 +840,504 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x020e1e13	// slli t3, t3, 32
 	WORD	$0x00fe6e33	// or t3, t3, a5
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00855793	// srli a5, a0, 8
+	WORD	$0x008f5793	// srli a5, t5, 8
 	WORD	$0x00c7f7b3	// and a5, a5, a2
-	WORD	$0x00c57533	// and a0, a0, a2
-	WORD	$0x00851513	// slli a0, a0, 8
-	WORD	$0x00f56533	// or a0, a0, a5
-	WORD	$0x01055793	// srli a5, a0, 16
+	WORD	$0x00cf7f33	// and t5, t5, a2
+	WORD	$0x008f1f13	// slli t5, t5, 8
+	WORD	$0x00ff6f33	// or t5, t5, a5
+	WORD	$0x010f5793	// srli a5, t5, 16
 	WORD	$0x00e7f7b3	// and a5, a5, a4
-	WORD	$0x00e57533	// and a0, a0, a4
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0x00f56533	// or a0, a0, a5
-	WORD	$0x02055793	// srli a5, a0, 32
-	WORD	$0x02051513	// slli a0, a0, 32
-	WORD	$0x00f56533	// or a0, a0, a5
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00aeceb3	// xor t4, t4, a0
+	WORD	$0x00ef7f33	// and t5, t5, a4
+	WORD	$0x010f1f13	// slli t5, t5, 16
+	WORD	$0x00ff6f33	// or t5, t5, a5
+	WORD	$0x020f5793	// srli a5, t5, 32
+	WORD	$0x020f1f13	// slli t5, t5, 32
+	WORD	$0x00ff6f33	// or t5, t5, a5
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x01eeceb3	// xor t4, t4, t5
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x01eece33	// xor t3, t4, t5
-	WORD	$0x020e9993	// slli s3, t4, 32
-	WORD	$0x0209d993	// srli s3, s3, 32
+	WORD	$0x00aece33	// xor t3, t4, a0
+	WORD	$0x020e9a13	// slli s4, t4, 32
+	WORD	$0x020a5a13	// srli s4, s4, 32
 	WORD	$0x0005e903	// lwu s2, 0(a1)
 	WORD	$0x0045e883	// lwu a7, 4(a1)
 	WORD	$0x00c5ea83	// lwu s5, 12(a1)
-	WORD	$0x0059f733	// and a4, s3, t0
-	WORD	$0x0069f7b3	// and a5, s3, t1
-	WORD	$0x0085ea03	// lwu s4, 8(a1)
+	WORD	$0x005a7733	// and a4, s4, t0
+	WORD	$0x006a77b3	// and a5, s4, t1
+	WORD	$0x0085e983	// lwu s3, 8(a1)
 	WORD	$0x03270b33	// mul s6, a4, s2
 	WORD	$0x03578bb3	// mul s7, a5, s5
 	WORD	$0x03170833	// mul a6, a4, a7
 	WORD	$0x03278c33	// mul s8, a5, s2
-	WORD	$0x0079f533	// and a0, s3, t2
-	WORD	$0x03470633	// mul a2, a4, s4
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x03450bb3	// mul s7, a0, s4
-	WORD	$0x03550c33	// mul s8, a0, s5
+	WORD	$0x007a7f33	// and t5, s4, t2
+	WORD	$0x03370633	// mul a2, a4, s3
 	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0099f4b3	// and s1, s3, s1
-	WORD	$0x031789b3	// mul s3, a5, a7
+	WORD	$0x009a74b3	// and s1, s4, s1
+	WORD	$0x03178a33	// mul s4, a5, a7
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x03570733	// mul a4, a4, s5
-	WORD	$0x034787b3	// mul a5, a5, s4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x032509b3	// mul s3, a0, s2
+	WORD	$0x01884833	// xor a6, a6, s8
+	WORD	$0x033f0bb3	// mul s7, t5, s3
+	WORD	$0x033787b3	// mul a5, a5, s3
+	WORD	$0x035f0c33	// mul s8, t5, s5
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x032f0a33	// mul s4, t5, s2
 	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x00f74733	// xor a4, a4, a5
 	WORD	$0x01884833	// xor a6, a6, s8
 	WORD	$0x03148bb3	// mul s7, s1, a7
-	WORD	$0x031507b3	// mul a5, a0, a7
-	WORD	$0x03448c33	// mul s8, s1, s4
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x035489b3	// mul s3, s1, s5
+	WORD	$0x031f07b3	// mul a5, t5, a7
+	WORD	$0x03348c33	// mul s8, s1, s3
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x03548a33	// mul s4, s1, s5
 	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x00f74733	// xor a4, a4, a5
 	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x005b7533	// and a0, s6, t0
-	WORD	$0x020eda13	// srli s4, t4, 32
-	WORD	$0x005a7ab3	// and s5, s4, t0
-	WORD	$0x006a78b3	// and a7, s4, t1
+	WORD	$0x005b7f33	// and t5, s6, t0
+	WORD	$0x020eda93	// srli s5, t4, 32
+	WORD	$0x005afb33	// and s6, s5, t0
+	WORD	$0x006af8b3	// and a7, s5, t1
 	WORD	$0x032487b3	// mul a5, s1, s2
 	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x007a7933	// and s2, s4, t2
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x00f74733	// xor a4, a4, a5
-	WORD	$0x01056533	// or a0, a0, a6
+	WORD	$0x007af9b3	// and s3, s5, t2
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x010f6f33	// or t5, t5, a6
 	WORD	$0x0105e483	// lwu s1, 16(a1)
-	WORD	$0x0145eb83	// lwu s7, 20(a1)
-	WORD	$0x01c5ec03	// lwu s8, 28(a1)
+	WORD	$0x0145ec03	// lwu s8, 20(a1)
+	WORD	$0x01c5e903	// lwu s2, 28(a1)
 	WORD	$0x0185e803	// lwu a6, 24(a1)
-	WORD	$0x029a8cb3	// mul s9, s5, s1
-	WORD	$0x03888433	// mul s0, a7, s8
+	WORD	$0x029b0cb3	// mul s9, s6, s1
+	WORD	$0x03288433	// mul s0, a7, s2
+	WORD	$0x00f74733	// xor a4, a4, a5
 	WORD	$0x00767633	// and a2, a2, t2
 	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x00c56533	// or a0, a0, a2
-	WORD	$0x037a89b3	// mul s3, s5, s7
-	WORD	$0x03090433	// mul s0, s2, a6
-	WORD	$0x00f77733	// and a4, a4, a5
-	WORD	$0x029880b3	// mul ra, a7, s1
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x00e56533	// or a0, a0, a4
-	WORD	$0x030a87b3	// mul a5, s5, a6
-	WORD	$0x0019c9b3	// xor s3, s3, ra
-	WORD	$0x038900b3	// mul ra, s2, s8
-	WORD	$0x0019c9b3	// xor s3, s3, ra
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x016a7b33	// and s6, s4, s6
-	WORD	$0x038a8633	// mul a2, s5, s8
-	WORD	$0x037b0433	// mul s0, s6, s7
-	WORD	$0x030b00b3	// mul ra, s6, a6
-	WORD	$0x03088833	// mul a6, a7, a6
-	WORD	$0x03788a33	// mul s4, a7, s7
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x02990a33	// mul s4, s2, s1
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x0019c9b3	// xor s3, s3, ra
-	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x00cf6f33	// or t5, t5, a2
 	WORD	$0x038b0a33	// mul s4, s6, s8
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x005cf733	// and a4, s9, t0
-	WORD	$0x020e9893	// slli a7, t4, 32
-	WORD	$0x0208d893	// srli a7, a7, 32
+	WORD	$0x00f77733	// and a4, a4, a5
+	WORD	$0x02988633	// mul a2, a7, s1
+	WORD	$0x00ef6f33	// or t5, t5, a4
+	WORD	$0x030b07b3	// mul a5, s6, a6
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x03098433	// mul s0, s3, a6
+	WORD	$0x00ca4a33	// xor s4, s4, a2
+	WORD	$0x03298633	// mul a2, s3, s2
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x00ca4a33	// xor s4, s4, a2
+	WORD	$0x00329b93	// slli s7, t0, 3
+	WORD	$0x017afbb3	// and s7, s5, s7
+	WORD	$0x032b0733	// mul a4, s6, s2
+	WORD	$0x038b8433	// mul s0, s7, s8
+	WORD	$0x030b8633	// mul a2, s7, a6
+	WORD	$0x03088833	// mul a6, a7, a6
+	WORD	$0x03888ab3	// mul s5, a7, s8
+	WORD	$0x0157c7b3	// xor a5, a5, s5
+	WORD	$0x02998ab3	// mul s5, s3, s1
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x03898833	// mul a6, s3, s8
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x00ca4a33	// xor s4, s4, a2
+	WORD	$0x005cf633	// and a2, s9, t0
+	WORD	$0x020e9b13	// slli s6, t4, 32
+	WORD	$0x020b5b13	// srli s6, s6, 32
 	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x029b0833	// mul a6, s6, s1
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x01376733	// or a4, a4, s3
-	WORD	$0x0205e903	// lwu s2, 32(a1)
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x01db4b33	// xor s6, s6, t4
+	WORD	$0x0157c7b3	// xor a5, a5, s5
+	WORD	$0x032b8ab3	// mul s5, s7, s2
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x029b8833	// mul a6, s7, s1
+	WORD	$0x01466633	// or a2, a2, s4
+	WORD	$0x0205e483	// lwu s1, 32(a1)
 	WORD	$0x0245ea03	// lwu s4, 36(a1)
-	WORD	$0x0058feb3	// and t4, a7, t0
-	WORD	$0x0068fab3	// and s5, a7, t1
-	WORD	$0x0285eb83	// lwu s7, 40(a1)
-	WORD	$0x0078f9b3	// and s3, a7, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0098f4b3	// and s1, a7, s1
+	WORD	$0x005b7eb3	// and t4, s6, t0
+	WORD	$0x006b7bb3	// and s7, s6, t1
+	WORD	$0x007b79b3	// and s3, s6, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x011b78b3	// and a7, s6, a7
+	WORD	$0x0157c7b3	// xor a5, a5, s5
+	WORD	$0x0285e903	// lwu s2, 40(a1)
+	WORD	$0x01074733	// xor a4, a4, a6
 	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x02c5eb03	// lwu s6, 44(a1)
+	WORD	$0x02c5ea83	// lwu s5, 44(a1)
 	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x032e8c33	// mul s8, t4, s2
-	WORD	$0x036a8cb3	// mul s9, s5, s6
+	WORD	$0x00f66633	// or a2, a2, a5
+	WORD	$0x029e8c33	// mul s8, t4, s1
+	WORD	$0x035b8cb3	// mul s9, s7, s5
 	WORD	$0x034e87b3	// mul a5, t4, s4
-	WORD	$0x01067633	// and a2, a2, a6
-	WORD	$0x032a8833	// mul a6, s5, s2
+	WORD	$0x01077733	// and a4, a4, a6
+	WORD	$0x029b8833	// mul a6, s7, s1
+	WORD	$0x00e66633	// or a2, a2, a4
+	WORD	$0x032e8b33	// mul s6, t4, s2
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03798cb3	// mul s9, s3, s7
-	WORD	$0x00c76733	// or a4, a4, a2
-	WORD	$0x037e88b3	// mul a7, t4, s7
-	WORD	$0x036e8eb3	// mul t4, t4, s6
+	WORD	$0x035e8eb3	// mul t4, t4, s5
+	WORD	$0x03298cb3	// mul s9, s3, s2
 	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03698833	// mul a6, s3, s6
+	WORD	$0x03598833	// mul a6, s3, s5
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03448cb3	// mul s9, s1, s4
+	WORD	$0x03488cb3	// mul s9, a7, s4
 	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03748833	// mul a6, s1, s7
-	WORD	$0x037a8633	// mul a2, s5, s7
-	WORD	$0x034a8ab3	// mul s5, s5, s4
+	WORD	$0x03288833	// mul a6, a7, s2
+	WORD	$0x032b8933	// mul s2, s7, s2
+	WORD	$0x034b8bb3	// mul s7, s7, s4
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x02998bb3	// mul s7, s3, s1
+	WORD	$0x012eceb3	// xor t4, t4, s2
+	WORD	$0x03498933	// mul s2, s3, s4
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x03298ab3	// mul s5, s3, s2
-	WORD	$0x03498633	// mul a2, s3, s4
 	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x03648ab3	// mul s5, s1, s6
-	WORD	$0x00ceceb3	// xor t4, t4, a2
 	WORD	$0x005c79b3	// and s3, s8, t0
-	WORD	$0x03248633	// mul a2, s1, s2
 	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x0158c8b3	// xor a7, a7, s5
-	WORD	$0x00ceceb3	// xor t4, t4, a2
 	WORD	$0x00f9e9b3	// or s3, s3, a5
-	WORD	$0x020f1613	// slli a2, t5, 32
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x00567b33	// and s6, a2, t0
-	WORD	$0x00667a33	// and s4, a2, t1
-	WORD	$0x00767833	// and a6, a2, t2
+	WORD	$0x02051c13	// slli s8, a0, 32
+	WORD	$0x020c5c13	// srli s8, s8, 32
+	WORD	$0x005c7a33	// and s4, s8, t0
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x006c7833	// and a6, s8, t1
+	WORD	$0x03588bb3	// mul s7, a7, s5
+	WORD	$0x007c7733	// and a4, s8, t2
+	WORD	$0x012eceb3	// xor t4, t4, s2
+	WORD	$0x02988933	// mul s2, a7, s1
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00f677b3	// and a5, a2, a5
-	WORD	$0x00329613	// slli a2, t0, 3
-	WORD	$0x0119e9b3	// or s3, s3, a7
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x00fc77b3	// and a5, s8, a5
+	WORD	$0x012eceb3	// xor t4, t4, s2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0169e9b3	// or s3, s3, s6
 	WORD	$0x0305e883	// lwu a7, 48(a1)
 	WORD	$0x0345eb83	// lwu s7, 52(a1)
 	WORD	$0x03c5e483	// lwu s1, 60(a1)
-	WORD	$0x0385ea83	// lwu s5, 56(a1)
-	WORD	$0x031b0cb3	// mul s9, s6, a7
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0x00cefeb3	// and t4, t4, a2
-	WORD	$0x01d9e9b3	// or s3, s3, t4
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03580c33	// mul s8, a6, s5
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00a9c9b3	// xor s3, s3, a0
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x037b0933	// mul s2, s6, s7
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03778c33	// mul s8, a5, s7
-	WORD	$0x02099413	// slli s0, s3, 32
-	WORD	$0x00854eb3	// xor t4, a0, s0
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x031a0c33	// mul s8, s4, a7
-	WORD	$0x005cf633	// and a2, s9, t0
-	WORD	$0x0209d413	// srli s0, s3, 32
-	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x0385ec83	// lwu s9, 56(a1)
+	WORD	$0x031a0b33	// mul s6, s4, a7
 	WORD	$0x02980c33	// mul s8, a6, s1
-	WORD	$0x00874533	// xor a0, a4, s0
-	WORD	$0x035b09b3	// mul s3, s6, s5
-	WORD	$0x037a0cb3	// mul s9, s4, s7
-	WORD	$0x029b0733	// mul a4, s6, s1
-	WORD	$0x035a0b33	// mul s6, s4, s5
+	WORD	$0x012efeb3	// and t4, t4, s2
+	WORD	$0x01d9e9b3	// or s3, s3, t4
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x01e9c9b3	// xor s3, s3, t5
+	WORD	$0x00c9c9b3	// xor s3, s3, a2
+	WORD	$0x037a0ab3	// mul s5, s4, s7
+	WORD	$0x02099913	// slli s2, s3, 32
+	WORD	$0x012f4eb3	// xor t4, t5, s2
+	WORD	$0x0209d913	// srli s2, s3, 32
+	WORD	$0x03180433	// mul s0, a6, a7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03970c33	// mul s8, a4, s9
+	WORD	$0x01264f33	// xor t5, a2, s2
+	WORD	$0x039a09b3	// mul s3, s4, s9
+	WORD	$0x029a0933	// mul s2, s4, s1
+	WORD	$0x008acab3	// xor s5, s5, s0
+	WORD	$0x02970433	// mul s0, a4, s1
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03778c33	// mul s8, a5, s7
+	WORD	$0x008acab3	// xor s5, s5, s0
+	WORD	$0x03978433	// mul s0, a5, s9
+	WORD	$0x03980a33	// mul s4, a6, s9
+	WORD	$0x03780cb3	// mul s9, a6, s7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x005b7633	// and a2, s6, t0
+	WORD	$0x02055b13	// srli s6, a0, 32
 	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x03180cb3	// mul s9, a6, a7
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x03780b33	// mul s6, a6, s7
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x020f5813	// srli a6, t5, 32
-	WORD	$0x03578c33	// mul s8, a5, s5
-	WORD	$0x00587a33	// and s4, a6, t0
+	WORD	$0x03170cb3	// mul s9, a4, a7
+	WORD	$0x01494933	// xor s2, s2, s4
+	WORD	$0x03770a33	// mul s4, a4, s7
+	WORD	$0x005b7c33	// and s8, s6, t0
+	WORD	$0x008acab3	// xor s5, s5, s0
+	WORD	$0x006b7bb3	// and s7, s6, t1
+	WORD	$0x006afab3	// and s5, s5, t1
+	WORD	$0x007b7833	// and a6, s6, t2
+	WORD	$0x01566633	// or a2, a2, s5
+	WORD	$0x0405e703	// lwu a4, 64(a1)
 	WORD	$0x0199c9b3	// xor s3, s3, s9
 	WORD	$0x02978cb3	// mul s9, a5, s1
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x03178b33	// mul s6, a5, a7
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x00687ab3	// and s5, a6, t1
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x007877b3	// and a5, a6, t2
+	WORD	$0x0445e483	// lwu s1, 68(a1)
+	WORD	$0x01494933	// xor s2, s2, s4
+	WORD	$0x03178a33	// mul s4, a5, a7
+	WORD	$0x04c5e883	// lwu a7, 76(a1)
+	WORD	$0x0485e403	// lwu s0, 72(a1)
 	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x01674733	// xor a4, a4, s6
-	WORD	$0x01266633	// or a2, a2, s2
-	WORD	$0x0405e483	// lwu s1, 64(a1)
-	WORD	$0x0445eb83	// lwu s7, 68(a1)
-	WORD	$0x04c5e903	// lwu s2, 76(a1)
-	WORD	$0x0485e883	// lwu a7, 72(a1)
-	WORD	$0x029a0c33	// mul s8, s4, s1
+	WORD	$0x02ec07b3	// mul a5, s8, a4
 	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x01366633	// or a2, a2, s3
-	WORD	$0x032a8433	// mul s0, s5, s2
-	WORD	$0x01677733	// and a4, a4, s6
-	WORD	$0x037a09b3	// mul s3, s4, s7
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x03178433	// mul s0, a5, a7
-	WORD	$0x00e66633	// or a2, a2, a4
-	WORD	$0x029a8cb3	// mul s9, s5, s1
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x03278cb3	// mul s9, a5, s2
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x01687b33	// and s6, a6, s6
-	WORD	$0x037b0433	// mul s0, s6, s7
-	WORD	$0x031b0cb3	// mul s9, s6, a7
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x031a0833	// mul a6, s4, a7
-	WORD	$0x032a0733	// mul a4, s4, s2
-	WORD	$0x031a88b3	// mul a7, s5, a7
-	WORD	$0x037a8ab3	// mul s5, s5, s7
-	WORD	$0x0199c9b3	// xor s3, s3, s9
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x02978ab3	// mul s5, a5, s1
-	WORD	$0x037788b3	// mul a7, a5, s7
-	WORD	$0x005c77b3	// and a5, s8, t0
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x020f5f13	// srli t5, t5, 32
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x032b0ab3	// mul s5, s6, s2
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x029b08b3	// mul a7, s6, s1
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01ea4a33	// xor s4, s4, t5
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x0137e7b3	// or a5, a5, s3
-	WORD	$0x0505e903	// lwu s2, 80(a1)
-	WORD	$0x0545ea83	// lwu s5, 84(a1)
-	WORD	$0x005a7f33	// and t5, s4, t0
-	WORD	$0x006a7bb3	// and s7, s4, t1
-	WORD	$0x0585ec03	// lwu s8, 88(a1)
-	WORD	$0x007a79b3	// and s3, s4, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x009a74b3	// and s1, s4, s1
-	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x05c5eb03	// lwu s6, 92(a1)
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0107e7b3	// or a5, a5, a6
-	WORD	$0x032f0833	// mul a6, t5, s2
-	WORD	$0x036b8a33	// mul s4, s7, s6
-	WORD	$0x01177733	// and a4, a4, a7
-	WORD	$0x035f08b3	// mul a7, t5, s5
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03898a33	// mul s4, s3, s8
-	WORD	$0x00e7e7b3	// or a5, a5, a4
-	WORD	$0x032b8cb3	// mul s9, s7, s2
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03548a33	// mul s4, s1, s5
-	WORD	$0x0198c8b3	// xor a7, a7, s9
-	WORD	$0x03698cb3	// mul s9, s3, s6
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x038f0a33	// mul s4, t5, s8
-	WORD	$0x036f0f33	// mul t5, t5, s6
-	WORD	$0x0198c8b3	// xor a7, a7, s9
-	WORD	$0x03848cb3	// mul s9, s1, s8
-	WORD	$0x038b8733	// mul a4, s7, s8
-	WORD	$0x035b8bb3	// mul s7, s7, s5
-	WORD	$0x0198c8b3	// xor a7, a7, s9
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x03298bb3	// mul s7, s3, s2
-	WORD	$0x03598733	// mul a4, s3, s5
-	WORD	$0x005879b3	// and s3, a6, t0
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x03648bb3	// mul s7, s1, s6
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x03248733	// mul a4, s1, s2
-	WORD	$0x0068f8b3	// and a7, a7, t1
-	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x0119e9b3	// or s3, s3, a7
-	WORD	$0x020e1713	// slli a4, t3, 32
-	WORD	$0x02075713	// srli a4, a4, 32
-	WORD	$0x00577c33	// and s8, a4, t0
-	WORD	$0x00677ab3	// and s5, a4, t1
-	WORD	$0x007778b3	// and a7, a4, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x007a7a33	// and s4, s4, t2
-	WORD	$0x01077833	// and a6, a4, a6
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x0149e9b3	// or s3, s3, s4
-	WORD	$0x0605e483	// lwu s1, 96(a1)
-	WORD	$0x0645eb03	// lwu s6, 100(a1)
-	WORD	$0x06c5e903	// lwu s2, 108(a1)
-	WORD	$0x0685ec83	// lwu s9, 104(a1)
-	WORD	$0x029c0bb3	// mul s7, s8, s1
-	WORD	$0x00ef7f33	// and t5, t5, a4
-	WORD	$0x032a8733	// mul a4, s5, s2
-	WORD	$0x01e9e9b3	// or s3, s3, t5
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03988733	// mul a4, a7, s9
-	WORD	$0x00f9c9b3	// xor s3, s3, a5
-	WORD	$0x036c0a33	// mul s4, s8, s6
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03680733	// mul a4, a6, s6
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x005bf733	// and a4, s7, t0
-	WORD	$0x02099b93	// slli s7, s3, 32
-	WORD	$0x01764f33	// xor t5, a2, s7
-	WORD	$0x0209db93	// srli s7, s3, 32
-	WORD	$0x029a89b3	// mul s3, s5, s1
-	WORD	$0x0177c633	// xor a2, a5, s7
-	WORD	$0x039c0bb3	// mul s7, s8, s9
-	WORD	$0x032c07b3	// mul a5, s8, s2
-	WORD	$0x013a4a33	// xor s4, s4, s3
-	WORD	$0x032889b3	// mul s3, a7, s2
-	WORD	$0x013a4a33	// xor s4, s4, s3
-	WORD	$0x039809b3	// mul s3, a6, s9
-	WORD	$0x039a8cb3	// mul s9, s5, s9
-	WORD	$0x036a8ab3	// mul s5, s5, s6
-	WORD	$0x013a4a33	// xor s4, s4, s3
-	WORD	$0x020e5c13	// srli s8, t3, 32
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x02988ab3	// mul s5, a7, s1
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x03688cb3	// mul s9, a7, s6
-	WORD	$0x005c79b3	// and s3, s8, t0
-	WORD	$0x006c78b3	// and a7, s8, t1
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x03280ab3	// mul s5, a6, s2
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x02980cb3	// mul s9, a6, s1
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x007c74b3	// and s1, s8, t2
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x01476733	// or a4, a4, s4
-	WORD	$0x0705e803	// lwu a6, 112(a1)
-	WORD	$0x0745ea83	// lwu s5, 116(a1)
-	WORD	$0x07c5e903	// lwu s2, 124(a1)
-	WORD	$0x0785e403	// lwu s0, 120(a1)
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x00329c93	// slli s9, t0, 3
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x03098b33	// mul s6, s3, a6
-	WORD	$0x0197f7b3	// and a5, a5, s9
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x03598cb3	// mul s9, s3, s5
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x02848bb3	// mul s7, s1, s0
-	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01494933	// xor s2, s2, s4
 	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x014c7a33	// and s4, s8, s4
-	WORD	$0x035a0bb3	// mul s7, s4, s5
-	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x03088bb3	// mul s7, a7, a6
-	WORD	$0x005b77b3	// and a5, s6, t0
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x03248bb3	// mul s7, s1, s2
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x028a0bb3	// mul s7, s4, s0
-	WORD	$0x017cccb3	// xor s9, s9, s7
-	WORD	$0x020e1c13	// slli s8, t3, 32
-	WORD	$0x020c5c13	// srli s8, s8, 32
-	WORD	$0x020e5e13	// srli t3, t3, 32
+	WORD	$0x01366633	// or a2, a2, s3
+	WORD	$0x031b8ab3	// mul s5, s7, a7
+	WORD	$0x01497933	// and s2, s2, s4
+	WORD	$0x029c09b3	// mul s3, s8, s1
+	WORD	$0x01266633	// or a2, a2, s2
+	WORD	$0x02eb80b3	// mul ra, s7, a4
+	WORD	$0x0157c7b3	// xor a5, a5, s5
+	WORD	$0x02880ab3	// mul s5, a6, s0
+	WORD	$0x0019c9b3	// xor s3, s3, ra
+	WORD	$0x031800b3	// mul ra, a6, a7
+	WORD	$0x0157c7b3	// xor a5, a5, s5
+	WORD	$0x0019c9b3	// xor s3, s3, ra
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x014b7a33	// and s4, s6, s4
+	WORD	$0x029a0ab3	// mul s5, s4, s1
+	WORD	$0x028a00b3	// mul ra, s4, s0
+	WORD	$0x0157c7b3	// xor a5, a5, s5
+	WORD	$0x028c0ab3	// mul s5, s8, s0
+	WORD	$0x031c0933	// mul s2, s8, a7
+	WORD	$0x028b8b33	// mul s6, s7, s0
+	WORD	$0x029b8cb3	// mul s9, s7, s1
+	WORD	$0x0019c9b3	// xor s3, s3, ra
+	WORD	$0x0057f7b3	// and a5, a5, t0
+	WORD	$0x02051413	// slli s0, a0, 32
+	WORD	$0x02045413	// srli s0, s0, 32
+	WORD	$0x02055513	// srli a0, a0, 32
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x00a44433	// xor s0, s0, a0
+	WORD	$0x0137e7b3	// or a5, a5, s3
+	WORD	$0x00547c33	// and s8, s0, t0
+	WORD	$0x00647bb3	// and s7, s0, t1
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x02e80cb3	// mul s9, a6, a4
+	WORD	$0x01694933	// xor s2, s2, s6
+	WORD	$0x02980b33	// mul s6, a6, s1
+	WORD	$0x007479b3	// and s3, s0, t2
+	WORD	$0x00329513	// slli a0, t0, 3
+	WORD	$0x00a47533	// and a0, s0, a0
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x0505e803	// lwu a6, 80(a1)
+	WORD	$0x031a0cb3	// mul s9, s4, a7
+	WORD	$0x0545e883	// lwu a7, 84(a1)
+	WORD	$0x01694933	// xor s2, s2, s6
+	WORD	$0x02ea0b33	// mul s6, s4, a4
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x0585e403	// lwu s0, 88(a1)
+	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x05c5ea03	// lwu s4, 92(a1)
+	WORD	$0x01694933	// xor s2, s2, s6
+	WORD	$0x00329b13	// slli s6, t0, 3
+	WORD	$0x0157e7b3	// or a5, a5, s5
+	WORD	$0x030c04b3	// mul s1, s8, a6
+	WORD	$0x034b8733	// mul a4, s7, s4
+	WORD	$0x01697933	// and s2, s2, s6
+	WORD	$0x031c0cb3	// mul s9, s8, a7
+	WORD	$0x0127e7b3	// or a5, a5, s2
+	WORD	$0x030b8933	// mul s2, s7, a6
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	WORD	$0x02898733	// mul a4, s3, s0
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x03498933	// mul s2, s3, s4
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	WORD	$0x03150733	// mul a4, a0, a7
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x02850933	// mul s2, a0, s0
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	WORD	$0x028c0ab3	// mul s5, s8, s0
+	WORD	$0x034c0733	// mul a4, s8, s4
+	WORD	$0x028b8c33	// mul s8, s7, s0
+	WORD	$0x031b8bb3	// mul s7, s7, a7
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x0054fb33	// and s6, s1, t0
 	WORD	$0x006cfcb3	// and s9, s9, t1
-	WORD	$0x01cc4c33	// xor s8, s8, t3
-	WORD	$0x02898b33	// mul s6, s3, s0
-	WORD	$0x03298e33	// mul t3, s3, s2
-	WORD	$0x02888bb3	// mul s7, a7, s0
-	WORD	$0x03588433	// mul s0, a7, s5
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x005c79b3	// and s3, s8, t0
-	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x03048433	// mul s0, s1, a6
-	WORD	$0x017e4e33	// xor t3, t3, s7
-	WORD	$0x03548bb3	// mul s7, s1, s5
-	WORD	$0x006c7ab3	// and s5, s8, t1
-	WORD	$0x007c78b3	// and a7, s8, t2
-	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x032a0433	// mul s0, s4, s2
-	WORD	$0x0805e483	// lwu s1, 128(a1)
-	WORD	$0x017e4e33	// xor t3, t3, s7
-	WORD	$0x030a0bb3	// mul s7, s4, a6
-	WORD	$0x0845e903	// lwu s2, 132(a1)
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x010c7833	// and a6, s8, a6
-	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x0885ec03	// lwu s8, 136(a1)
-	WORD	$0x017e4e33	// xor t3, t3, s7
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x08c5ea03	// lwu s4, 140(a1)
-	WORD	$0x00329b93	// slli s7, t0, 3
-	WORD	$0x0167e7b3	// or a5, a5, s6
-	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x034a8cb3	// mul s9, s5, s4
-	WORD	$0x017e7e33	// and t3, t3, s7
-	WORD	$0x03298bb3	// mul s7, s3, s2
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03888cb3	// mul s9, a7, s8
-	WORD	$0x01c7e7b3	// or a5, a5, t3
-	WORD	$0x029a8e33	// mul t3, s5, s1
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03280cb3	// mul s9, a6, s2
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x03488e33	// mul t3, a7, s4
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03898cb3	// mul s9, s3, s8
-	WORD	$0x034989b3	// mul s3, s3, s4
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x03880e33	// mul t3, a6, s8
-	WORD	$0x038a8c33	// mul s8, s5, s8
-	WORD	$0x032a8ab3	// mul s5, s5, s2
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x02988ab3	// mul s5, a7, s1
-	WORD	$0x03288c33	// mul s8, a7, s2
-	WORD	$0x005b7e33	// and t3, s6, t0
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03480ab3	// mul s5, a6, s4
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x02980c33	// mul s8, a6, s1
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x017e6e33	// or t3, t3, s7
-	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x019b6b33	// or s6, s6, s9
+	WORD	$0x020e1c93	// slli s9, t3, 32
+	WORD	$0x017acab3	// xor s5, s5, s7
+	WORD	$0x020cdc93	// srli s9, s9, 32
+	WORD	$0x03098bb3	// mul s7, s3, a6
+	WORD	$0x005cf4b3	// and s1, s9, t0
+	WORD	$0x01874733	// xor a4, a4, s8
+	WORD	$0x03198c33	// mul s8, s3, a7
+	WORD	$0x017acab3	// xor s5, s5, s7
+	WORD	$0x006cf933	// and s2, s9, t1
+	WORD	$0x03450bb3	// mul s7, a0, s4
+	WORD	$0x007cf9b3	// and s3, s9, t2
+	WORD	$0x01874733	// xor a4, a4, s8
+	WORD	$0x03050c33	// mul s8, a0, a6
+	WORD	$0x017acab3	// xor s5, s5, s7
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x011cf8b3	// and a7, s9, a7
+	WORD	$0x01874733	// xor a4, a4, s8
 	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x019e6e33	// or t3, t3, s9
-	WORD	$0x0189f9b3	// and s3, s3, s8
-	WORD	$0x013e6e33	// or t3, t3, s3
+	WORD	$0x015b6b33	// or s6, s6, s5
+	WORD	$0x0605ea03	// lwu s4, 96(a1)
+	WORD	$0x0645eb83	// lwu s7, 100(a1)
+	WORD	$0x06c5ea83	// lwu s5, 108(a1)
+	WORD	$0x0685ec83	// lwu s9, 104(a1)
+	WORD	$0x03448533	// mul a0, s1, s4
+	WORD	$0x01877733	// and a4, a4, s8
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x00eb6b33	// or s6, s6, a4
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00ee4e33	// xor t3, t3, a4
-	WORD	$0x00fe4e33	// xor t3, t3, a5
-	WORD	$0x020e1813	// slli a6, t3, 32
-	WORD	$0x01074733	// xor a4, a4, a6
-	WORD	$0x020e5813	// srli a6, t3, 32
+	WORD	$0x00cb4b33	// xor s6, s6, a2
+	WORD	$0x00fb4b33	// xor s6, s6, a5
+	WORD	$0x03748833	// mul a6, s1, s7
+	WORD	$0x01854533	// xor a0, a0, s8
+	WORD	$0x03998c33	// mul s8, s3, s9
+	WORD	$0x01854533	// xor a0, a0, s8
+	WORD	$0x03788c33	// mul s8, a7, s7
+	WORD	$0x01854533	// xor a0, a0, s8
+	WORD	$0x00557733	// and a4, a0, t0
+	WORD	$0x020b1c13	// slli s8, s6, 32
+	WORD	$0x01864533	// xor a0, a2, s8
+	WORD	$0x020b5c13	// srli s8, s6, 32
+	WORD	$0x03490433	// mul s0, s2, s4
+	WORD	$0x0187c633	// xor a2, a5, s8
+	WORD	$0x03948c33	// mul s8, s1, s9
+	WORD	$0x03548b33	// mul s6, s1, s5
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x03598433	// mul s0, s3, s5
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x03988433	// mul s0, a7, s9
+	WORD	$0x03990cb3	// mul s9, s2, s9
+	WORD	$0x037900b3	// mul ra, s2, s7
+	WORD	$0x001c4c33	// xor s8, s8, ra
+	WORD	$0x034980b3	// mul ra, s3, s4
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x03798cb3	// mul s9, s3, s7
+	WORD	$0x020e5993	// srli s3, t3, 32
+	WORD	$0x0059f933	// and s2, s3, t0
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x0069f7b3	// and a5, s3, t1
+	WORD	$0x00687833	// and a6, a6, t1
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x0705e803	// lwu a6, 112(a1)
+	WORD	$0x001c4c33	// xor s8, s8, ra
+	WORD	$0x035880b3	// mul ra, a7, s5
+	WORD	$0x0745e483	// lwu s1, 116(a1)
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x03488cb3	// mul s9, a7, s4
+	WORD	$0x07c5e883	// lwu a7, 124(a1)
+	WORD	$0x0785ea03	// lwu s4, 120(a1)
+	WORD	$0x001c4c33	// xor s8, s8, ra
+	WORD	$0x03090433	// mul s0, s2, a6
+	WORD	$0x007c7c33	// and s8, s8, t2
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x00329c93	// slli s9, t0, 3
+	WORD	$0x01876733	// or a4, a4, s8
+	WORD	$0x03178c33	// mul s8, a5, a7
+	WORD	$0x019b7b33	// and s6, s6, s9
+	WORD	$0x02990cb3	// mul s9, s2, s1
+	WORD	$0x01676733	// or a4, a4, s6
+	WORD	$0x03078b33	// mul s6, a5, a6
+	WORD	$0x01844433	// xor s0, s0, s8
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x0079fbb3	// and s7, s3, t2
+	WORD	$0x034b8c33	// mul s8, s7, s4
+	WORD	$0x031b8b33	// mul s6, s7, a7
+	WORD	$0x01844433	// xor s0, s0, s8
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x00329a93	// slli s5, t0, 3
+	WORD	$0x0159fab3	// and s5, s3, s5
+	WORD	$0x029a8c33	// mul s8, s5, s1
+	WORD	$0x034a8b33	// mul s6, s5, s4
+	WORD	$0x01844433	// xor s0, s0, s8
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x034909b3	// mul s3, s2, s4
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x03478a33	// mul s4, a5, s4
+	WORD	$0x02978c33	// mul s8, a5, s1
+	WORD	$0x005477b3	// and a5, s0, t0
+	WORD	$0x006cfcb3	// and s9, s9, t1
+	WORD	$0x0197e7b3	// or a5, a5, s9
+	WORD	$0x020e1c93	// slli s9, t3, 32
+	WORD	$0x020cdc93	// srli s9, s9, 32
+	WORD	$0x020e5e13	// srli t3, t3, 32
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x005cfb33	// and s6, s9, t0
+	WORD	$0x01494933	// xor s2, s2, s4
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x030b8c33	// mul s8, s7, a6
+	WORD	$0x029b8a33	// mul s4, s7, s1
+	WORD	$0x006cf4b3	// and s1, s9, t1
+	WORD	$0x007cfe33	// and t3, s9, t2
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x031a8c33	// mul s8, s5, a7
+	WORD	$0x0805e883	// lwu a7, 128(a1)
+	WORD	$0x01494933	// xor s2, s2, s4
+	WORD	$0x030a8a33	// mul s4, s5, a6
+	WORD	$0x0845ea83	// lwu s5, 132(a1)
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x010cf833	// and a6, s9, a6
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x0885ec03	// lwu s8, 136(a1)
+	WORD	$0x0079f9b3	// and s3, s3, t2
+	WORD	$0x08c5eb83	// lwu s7, 140(a1)
+	WORD	$0x01494933	// xor s2, s2, s4
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x0137e7b3	// or a5, a5, s3
+	WORD	$0x031b09b3	// mul s3, s6, a7
+	WORD	$0x03748cb3	// mul s9, s1, s7
+	WORD	$0x01497933	// and s2, s2, s4
+	WORD	$0x035b0a33	// mul s4, s6, s5
+	WORD	$0x0127e7b3	// or a5, a5, s2
+	WORD	$0x03148933	// mul s2, s1, a7
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x038e0cb3	// mul s9, t3, s8
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x037e0933	// mul s2, t3, s7
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x03580cb3	// mul s9, a6, s5
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x03880933	// mul s2, a6, s8
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x038b0cb3	// mul s9, s6, s8
+	WORD	$0x037b0b33	// mul s6, s6, s7
+	WORD	$0x03848c33	// mul s8, s1, s8
+	WORD	$0x03548433	// mul s0, s1, s5
+	WORD	$0x012a4a33	// xor s4, s4, s2
+	WORD	$0x0059f4b3	// and s1, s3, t0
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x0144e4b3	// or s1, s1, s4
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x031e0433	// mul s0, t3, a7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x035e0c33	// mul s8, t3, s5
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x03780433	// mul s0, a6, s7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03180c33	// mul s8, a6, a7
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x0194e4b3	// or s1, s1, s9
+	WORD	$0x018b7b33	// and s6, s6, s8
+	WORD	$0x0164e4b3	// or s1, s1, s6
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	WORD	$0x00f4c4b3	// xor s1, s1, a5
+	WORD	$0x02049813	// slli a6, s1, 32
+	WORD	$0x01074e33	// xor t3, a4, a6
+	WORD	$0x0204d813	// srli a6, s1, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d74733	// xor a4, a4, t4
-	WORD	$0x0107ce33	// xor t3, a5, a6
-	WORD	$0x01e74733	// xor a4, a4, t5
+	WORD	$0x01de4e33	// xor t3, t3, t4
+	WORD	$0x0107c733	// xor a4, a5, a6
 	WORD	$0x00ae4e33	// xor t3, t3, a0
-	WORD	$0x00e54533	// xor a0, a0, a4
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9713	// slli a4, t4, 63
-	WORD	$0x03ee9793	// slli a5, t4, 62
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x00ce4e33	// xor t3, t3, a2
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x039e9713	// slli a4, t4, 57
+	WORD	$0x01e74733	// xor a4, a4, t5
 	WORD	$0x01cf4f33	// xor t5, t5, t3
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	WORD	$0x03fe9e13	// slli t3, t4, 63
+	WORD	$0x03ee9793	// slli a5, t4, 62
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x00c74733	// xor a4, a4, a2
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x039e9e13	// slli t3, t4, 57
 	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x001ed713	// srli a4, t4, 1
-	WORD	$0x01df4f33	// xor t5, t5, t4
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x001ede13	// srli t3, t4, 1
+	WORD	$0x01d54533	// xor a0, a0, t4
 	WORD	$0x002ed793	// srli a5, t4, 2
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x007ed713	// srli a4, t4, 7
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x03f51713	// slli a4, a0, 63
-	WORD	$0x03e51793	// slli a5, a0, 62
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x03951713	// slli a4, a0, 57
-	WORD	$0x00ef4eb3	// xor t4, t5, a4
-	WORD	$0x00155713	// srli a4, a0, 1
-	WORD	$0x00a64633	// xor a2, a2, a0
-	WORD	$0x00255793	// srli a5, a0, 2
-	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x00f54533	// xor a0, a0, a5
+	WORD	$0x007ede13	// srli t3, t4, 7
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x03ff1e13	// slli t3, t5, 63
+	WORD	$0x03ef1793	// slli a5, t5, 62
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x00f54533	// xor a0, a0, a5
+	WORD	$0x039f1e13	// slli t3, t5, 57
+	WORD	$0x01c54eb3	// xor t4, a0, t3
+	WORD	$0x001f5e13	// srli t3, t5, 1
+	WORD	$0x01e64633	// xor a2, a2, t5
+	WORD	$0x002f5793	// srli a5, t5, 2
+	WORD	$0x01c64633	// xor a2, a2, t3
 	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x00755713	// srli a4, a0, 7
-	WORD	$0x00e64f33	// xor t5, a2, a4
+	WORD	$0x007f5e13	// srli t3, t5, 7
+	WORD	$0x01c64533	// xor a0, a2, t3
 	WORD	$0x01013e03	// ld t3, 16(sp)
 	WORD	$0x010e0e13	// addi t3, t3, 16
 	WORD	$0x01c13823	// sd t3, 16(sp)
@@ -1352,19 +1352,19 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x00831293	// slli t0, t1, 8
 	WORD	$0x0062c2b3	// xor t0, t0, t1
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008f5393	// srli t2, t5, 8
+	WORD	$0x00855393	// srli t2, a0, 8
 	WORD	$0x0053f3b3	// and t2, t2, t0
-	WORD	$0x005f7f33	// and t5, t5, t0
-	WORD	$0x008f1f13	// slli t5, t5, 8
-	WORD	$0x007f6f33	// or t5, t5, t2
-	WORD	$0x010f5393	// srli t2, t5, 16
+	WORD	$0x00557533	// and a0, a0, t0
+	WORD	$0x00851513	// slli a0, a0, 8
+	WORD	$0x00756533	// or a0, a0, t2
+	WORD	$0x01055393	// srli t2, a0, 16
 	WORD	$0x0063f3b3	// and t2, t2, t1
-	WORD	$0x006f7f33	// and t5, t5, t1
-	WORD	$0x010f1f13	// slli t5, t5, 16
-	WORD	$0x007f6f33	// or t5, t5, t2
-	WORD	$0x020f5393	// srli t2, t5, 32
-	WORD	$0x020f1f13	// slli t5, t5, 32
-	WORD	$0x007f6f33	// or t5, t5, t2
+	WORD	$0x00657533	// and a0, a0, t1
+	WORD	$0x01051513	// slli a0, a0, 16
+	WORD	$0x00756533	// or a0, a0, t2
+	WORD	$0x02055393	// srli t2, a0, 32
+	WORD	$0x02051513	// slli a0, a0, 32
+	WORD	$0x00756533	// or a0, a0, t2
 	// swap bytes in halfwords, halfwords in words, words
 	WORD	$0x008ed393	// srli t2, t4, 8
 	WORD	$0x0053f3b3	// and t2, t2, t0
@@ -1380,7 +1380,7 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x020e9e93	// slli t4, t4, 32
 	WORD	$0x007eeeb3	// or t4, t4, t2
 	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x01e2b023	// sd t5, 0(t0)
+	WORD	$0x00a2b023	// sd a0, 0(t0)
 	WORD	$0x01d2b423	// sd t4, 8(t0)
 	// .Lgcm_ghash_rv64gc_done:
 	// return
@@ -1410,17 +1410,17 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x40ce0733	// sub a4, t3, a2
 	WORD	$0x00361613	// slli a2, a2, 3
 	WORD	$0x00073e03	// ld t3, 0(a4)
-	WORD	$0x00873503	// ld a0, 8(a4)
+	WORD	$0x00873f03	// ld t5, 8(a4)
 	WORD	$0x01073783	// ld a5, 16(a4)
 	WORD	$0x00ce5e33	// srl t3, t3, a2
 	WORD	$0x40c00633	// sub a2, zero, a2
-	WORD	$0x00c51733	// sll a4, a0, a2
+	WORD	$0x00cf1733	// sll a4, t5, a2
 	WORD	$0x00ee6e33	// or t3, t3, a4
 	WORD	$0x40c00633	// sub a2, zero, a2
-	WORD	$0x00c55533	// srl a0, a0, a2
+	WORD	$0x00cf5f33	// srl t5, t5, a2
 	WORD	$0x40c00633	// sub a2, zero, a2
 	WORD	$0x00c797b3	// sll a5, a5, a2
-	WORD	$0x00f56533	// or a0, a0, a5
+	WORD	$0x00ff6f33	// or t5, t5, a5
 	WORD	$0xec4ff06f	// jal zero, .Lgcm_ghash_rv64gc_loaded
 kgen_ret:
 	RET
