@@ -6,33 +6,10 @@
 //! **[M]** measured on the open C906 RTL or a D1 board (../shared/FACTS.md, "C906 timing
 //! facts"), **[D]** the openc906 user manual tables 4.1–4.11, **[V]** camel-cdr's rvv-bench
 //! results for the D1 ("mangopi_mq_pro"), **[A]** an assumption of kgen's, to be replaced
-//! when a measurement exists. The same table is in docs/cost-model.md.
+//! when a measurement exists.
 //!
-//! | class | issue slots | result latency | source |
-//! |---|---|---|---|
-//! | ALU, shifts, XThead bit ops, th.addsl, th.ext(u), th.mveqz | 1 | 1 | [M] add 1.0; th.extu 1.0 |
-//! | load (incl. th.lr*, th.l*ia/ib) | 1 | 2 (one bubble if used next) | [M] load+use 3.0/pair, chase 2.0 |
-//! | th.ldd/th.lwd (pair) | 2 | 2 after the second | [D] split into two accesses |
-//! | store | 1 | – | [D] |
-//! | mul/mulh*/th.mula/th.muls, both operands' upper 32 bits clear (or all ones where signed) | 1 | 3 | [M] 3.0 dependent, 1.0 independent |
-//! | same, any operand large | 4 | 6 | [M] 6.0 dependent, 4.0 independent |
-//! | mulw, th.mulaw, th.mulah | 1 | 3 | [M] mulw 3.0 |
-//! | div/rem | 1 | 5 + sig. bits of dividend / 2, ≤ 36 (≤ 20 for *w) | [D] range 5–36 / 5–20; shape [A] |
-//! | branch predicted right, target in the 16-entry BTB | 1 | – | [M] taken back-edge free |
-//! | taken branch or jal, target not in the BTB | 1 + 2 | – | [M] 2 bubbles |
-//! | branch mispredicted (2-bit counters) | 1 + 3 | – | [A] ~3, inferred |
-//! | ret through the 4-entry return stack | 1 | – | [D]; miss costs 3 [A] |
-//! | vsetvl(i) | 1 | 1 | [A] |
-//! | vector ALU, e8–e32, LMUL m (registers) | 1 (vector unit busy 2·m) | max(4, 2·m) | [V] 4/4/8/16 dependent, ~2/4/8/16 independent |
-//! | vector e64 ALU | as e32 | as e32 | [A] |
-//! | vmul/vmulh* | 1 (busy 2·m) | 5/5/8/16 | [V] |
-//! | widening ops | 1 (busy 4·m) | max(4, 4·m) | [A] as ALU on the 2·SEW destination |
-//! | vslide* | 1 (busy 2·m) | 4/5/9/17 | [V] |
-//! | vrgather | 1 (busy 4·m²) | 4·m² | [V] 4/16/64/256 |
-//! | reductions | 1 (busy 2·m + log2(VLEN/SEW)) | busy + 2 | [A] |
-//! | vext.x.v / vmv.x.s | 1 | 5 | [V] |
-//! | unit-stride vector load/store, B bytes | 1 (busy max(2, B/8)) | busy + 2 | [A] 64 bits per cycle |
-//! | strided/indexed/segment vector load/store | 1 (busy max(2, elements)) | busy + 2 | [A] one element per cycle |
+//! The table, with every row's source, is docs/cost-model.md's (the numbers themselves
+//! live in `kgen_dsl::timing` and below).
 //!
 //! Scalar instructions keep issuing while the vector unit works (it is decoupled, in order
 //! with itself): that is what the interleaved ChaCha20 kernel exploits.
@@ -41,7 +18,7 @@ use kgen_dsl::isa::{table, Class, Control, Hart, Inst, Kind, Role, VDialect};
 use kgen_dsl::timing::{self, Timing, VShape};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
-/// Mispredicted branch penalty [A].
+/// Mispredicted branch penalty [A: fitted to the RTL kernel rows].
 pub const MISPREDICT: u64 = 4;
 /// Taken branch whose target is not in the BTB [M].
 pub const BTB_MISS: u64 = 2;
