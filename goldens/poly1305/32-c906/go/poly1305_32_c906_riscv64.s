@@ -104,7 +104,7 @@ TEXT ·poly1305Blocks32C906(SB), NOSPLIT, $0-28
 	MOV	len+16(FP), X12
 	MOVW	padbit+24(FP), X13
 	WORD	$0xff067613	// andi a2, a2, -16
-	WORD	$0x2e060463	// beq a2, zero, .Lpoly1305_blocks_32_c906_nothing
+	WORD	$0x2e060263	// beq a2, zero, .Lpoly1305_blocks_32_c906_nothing
 	WORD	$0x00c582b3	// add t0, a1, a2
 	WORD	$0x00d03333	// sltu t1, zero, a3
 	// r0..r3, s1..s3; the loop state (d, q) = h (h4 in q)
@@ -115,110 +115,109 @@ TEXT ·poly1305Blocks32C906(SB), NOSPLIT, $0-28
 	WORD	$0x03056603	// lwu a2, 48(a0)
 	WORD	$0x02856683	// lwu a3, 40(a0)
 	WORD	$0x02c56703	// lwu a4, 44(a0)
-	WORD	$0x00056783	// lwu a5, 0(a0)
-	WORD	$0x00456803	// lwu a6, 4(a0)
-	WORD	$0x00856883	// lwu a7, 8(a0)
-	WORD	$0x00c56483	// lwu s1, 12(a0)
+	WORD	$0x00056483	// lwu s1, 0(a0)
+	WORD	$0x00456783	// lwu a5, 4(a0)
+	WORD	$0x00856803	// lwu a6, 8(a0)
+	WORD	$0x00c56883	// lwu a7, 12(a0)
 	WORD	$0x01056a83	// lwu s5, 16(a0)
 	WORD	$0x0035f913	// andi s2, a1, 3
-	WORD	$0x1a091663	// bne s2, zero, .Lpoly1305_blocks_32_c906_unaligned
+	WORD	$0x1a091463	// bne s2, zero, .Lpoly1305_blocks_32_c906_unaligned
 	// .Lpoly1305_blocks_32_c906_loop:
 	// m = the block's four little-endian words
-	WORD	$0x0005e403	// lwu s0, 0(a1)
+	WORD	$0x0005eb83	// lwu s7, 0(a1)
 	WORD	$0x0045ec03	// lwu s8, 4(a1)
 	WORD	$0x0085ec83	// lwu s9, 8(a1)
 	WORD	$0x00c5eb03	// lwu s6, 12(a1)
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	WORD	$0x002ad913	// srli s2, s5, 2
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	WORD	$0x012787b3	// add a5, a5, s2
-	WORD	$0x003afb93	// andi s7, s5, 3
-	WORD	$0x006b8bb3	// add s7, s7, t1
-	WORD	$0x020b9b93	// slli s7, s7, 32
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	WORD	$0x008787b3	// add a5, a5, s0
-	WORD	$0x0207d913	// srli s2, a5, 32
-	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x02085913	// srli s2, a6, 32
-	WORD	$0x7c083c0b	// th.extu s8, a6, 31, 0
-	WORD	$0x019888b3	// add a7, a7, s9
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x0208d913	// srli s2, a7, 32
-	WORD	$0x7c08bc8b	// th.extu s9, a7, 31, 0
-	WORD	$0x016484b3	// add s1, s1, s6
 	WORD	$0x012484b3	// add s1, s1, s2
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
 	WORD	$0x017484b3	// add s1, s1, s7
-	WORD	$0x0204db93	// srli s7, s1, 32
-	WORD	$0x7c04bb0b	// th.extu s6, s1, 31, 0
+	WORD	$0x0204d913	// srli s2, s1, 32
+	WORD	$0x018787b3	// add a5, a5, s8
+	WORD	$0x012787b3	// add a5, a5, s2
+	WORD	$0x0207d913	// srli s2, a5, 32
+	WORD	$0x01980833	// add a6, a6, s9
+	WORD	$0x003afa93	// andi s5, s5, 3
+	WORD	$0x01280833	// add a6, a6, s2
+	WORD	$0x006a8ab3	// add s5, s5, t1
+	WORD	$0x02085913	// srli s2, a6, 32
+	WORD	$0x016888b3	// add a7, a7, s6
+	WORD	$0x020a9a93	// slli s5, s5, 32
+	WORD	$0x012888b3	// add a7, a7, s2
+	WORD	$0x015888b3	// add a7, a7, s5
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
+	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
+	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
+	WORD	$0x0208dc93	// srli s9, a7, 32
+	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	WORD	$0x03c487b3	// mul a5, s1, t3
+	WORD	$0x03d48833	// mul a6, s1, t4
+	WORD	$0x03e488b3	// mul a7, s1, t5
 	// (d, q) = h·r
-	WORD	$0x027a87b3	// mul a5, s5, t2
-	WORD	$0x03ca8833	// mul a6, s5, t3
-	WORD	$0x03da88b3	// mul a7, s5, t4
-	WORD	$0x03ea84b3	// mul s1, s5, t5
-	WORD	$0x20ec178b	// th.mula a5, s8, a4
-	WORD	$0x207c180b	// th.mula a6, s8, t2
-	WORD	$0x21cc188b	// th.mula a7, s8, t3
-	WORD	$0x21dc148b	// th.mula s1, s8, t4
-	WORD	$0x20dc978b	// th.mula a5, s9, a3
-	WORD	$0x20ec980b	// th.mula a6, s9, a4
-	WORD	$0x207c988b	// th.mula a7, s9, t2
-	WORD	$0x21cc948b	// th.mula s1, s9, t3
-	WORD	$0x20cb178b	// th.mula a5, s6, a2
-	WORD	$0x20db180b	// th.mula a6, s6, a3
-	WORD	$0x20eb188b	// th.mula a7, s6, a4
-	WORD	$0x207b148b	// th.mula s1, s6, t2
-	WORD	$0x027b8ab3	// mul s5, s7, t2
-	WORD	$0x20cb980b	// th.mula a6, s7, a2
-	WORD	$0x20db988b	// th.mula a7, s7, a3
-	WORD	$0x20eb948b	// th.mula s1, s7, a4
+	WORD	$0x027484b3	// mul s1, s1, t2
+	WORD	$0x027c8ab3	// mul s5, s9, t2
+	WORD	$0x207b178b	// th.mula a5, s6, t2
+	WORD	$0x21cb180b	// th.mula a6, s6, t3
+	WORD	$0x21db188b	// th.mula a7, s6, t4
+	WORD	$0x20eb148b	// th.mula s1, s6, a4
+	WORD	$0x20eb978b	// th.mula a5, s7, a4
+	WORD	$0x207b980b	// th.mula a6, s7, t2
+	WORD	$0x21cb988b	// th.mula a7, s7, t3
+	WORD	$0x20db948b	// th.mula s1, s7, a3
+	WORD	$0x20dc178b	// th.mula a5, s8, a3
+	WORD	$0x20ec180b	// th.mula a6, s8, a4
+	WORD	$0x207c188b	// th.mula a7, s8, t2
+	WORD	$0x20cc148b	// th.mula s1, s8, a2
+	WORD	$0x20cc978b	// th.mula a5, s9, a2
+	WORD	$0x20dc980b	// th.mula a6, s9, a3
+	WORD	$0x20ec988b	// th.mula a7, s9, a4
 	WORD	$0x01058593	// addi a1, a1, 16
 	WORD	$0xf45592e3	// bne a1, t0, .Lpoly1305_blocks_32_c906_loop
 	// .Lpoly1305_blocks_32_c906_tail:
 	// h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4
 	WORD	$0x002ad913	// srli s2, s5, 2
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
+	WORD	$0x012484b3	// add s1, s1, s2
+	WORD	$0x003afa93	// andi s5, s5, 3
+	WORD	$0x020a9a93	// slli s5, s5, 32
+	WORD	$0x0204d913	// srli s2, s1, 32
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
 	WORD	$0x012787b3	// add a5, a5, s2
-	WORD	$0x003afb93	// andi s7, s5, 3
-	WORD	$0x020b9b93	// slli s7, s7, 32
 	WORD	$0x0207d913	// srli s2, a5, 32
-	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
+	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
 	WORD	$0x01280833	// add a6, a6, s2
 	WORD	$0x02085913	// srli s2, a6, 32
-	WORD	$0x7c083c0b	// th.extu s8, a6, 31, 0
+	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
 	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x0208d913	// srli s2, a7, 32
-	WORD	$0x7c08bc8b	// th.extu s9, a7, 31, 0
-	WORD	$0x012484b3	// add s1, s1, s2
-	WORD	$0x017484b3	// add s1, s1, s7
-	WORD	$0x0204db93	// srli s7, s1, 32
-	WORD	$0x7c04bb0b	// th.extu s6, s1, 31, 0
-	WORD	$0x002bd913	// srli s2, s7, 2
+	WORD	$0x015888b3	// add a7, a7, s5
+	WORD	$0x0208dc93	// srli s9, a7, 32
+	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	WORD	$0x002cd913	// srli s2, s9, 2
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	WORD	$0x012a8ab3	// add s5, s5, s2
-	WORD	$0x003bfb93	// andi s7, s7, 3
-	WORD	$0x020b9b93	// slli s7, s7, 32
-	WORD	$0x020ad913	// srli s2, s5, 32
-	WORD	$0x7c0aba8b	// th.extu s5, s5, 31, 0
-	WORD	$0x012c0c33	// add s8, s8, s2
-	WORD	$0x020c5913	// srli s2, s8, 32
-	WORD	$0x7c0c3c0b	// th.extu s8, s8, 31, 0
-	WORD	$0x012c8cb3	// add s9, s9, s2
-	WORD	$0x020cd913	// srli s2, s9, 32
-	WORD	$0x7c0cbc8b	// th.extu s9, s9, 31, 0
+	WORD	$0x012484b3	// add s1, s1, s2
+	WORD	$0x003cfa93	// andi s5, s9, 3
+	WORD	$0x020a9a93	// slli s5, s5, 32
+	WORD	$0x0204d913	// srli s2, s1, 32
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
 	WORD	$0x012b0b33	// add s6, s6, s2
-	WORD	$0x017b0b33	// add s6, s6, s7
-	WORD	$0x020b5b93	// srli s7, s6, 32
+	WORD	$0x020b5913	// srli s2, s6, 32
 	WORD	$0x7c0b3b0b	// th.extu s6, s6, 31, 0
-	WORD	$0x01552023	// sw s5, 0(a0)
-	WORD	$0x01852223	// sw s8, 4(a0)
-	WORD	$0x01952423	// sw s9, 8(a0)
-	WORD	$0x01652623	// sw s6, 12(a0)
-	WORD	$0x01753823	// sd s7, 16(a0)
+	WORD	$0x012b8bb3	// add s7, s7, s2
+	WORD	$0x020bd913	// srli s2, s7, 32
+	WORD	$0x7c0bbb8b	// th.extu s7, s7, 31, 0
+	WORD	$0x012c0c33	// add s8, s8, s2
+	WORD	$0x015c0c33	// add s8, s8, s5
+	WORD	$0x020c5c93	// srli s9, s8, 32
+	WORD	$0x7c0c3c0b	// th.extu s8, s8, 31, 0
+	WORD	$0x00952023	// sw s1, 0(a0)
+	WORD	$0x01652223	// sw s6, 4(a0)
+	WORD	$0x01752423	// sw s7, 8(a0)
+	WORD	$0x01852623	// sw s8, 12(a0)
+	WORD	$0x01953823	// sd s9, 16(a0)
 	// return
 	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
@@ -245,71 +244,70 @@ TEXT ·poly1305Blocks32C906(SB), NOSPLIT, $0-28
 	WORD	$0x41300a33	// sub s4, zero, s3
 	// .Lpoly1305_blocks_32_c906_loop_unaligned:
 	// m = the block's words, from aligned 64-bit loads
-	WORD	$0x0005b403	// ld s0, 0(a1)
+	WORD	$0x0005bb83	// ld s7, 0(a1)
 	WORD	$0x0085bc83	// ld s9, 8(a1)
 	WORD	$0x0105bb03	// ld s6, 16(a1)
-	WORD	$0x01345433	// srl s0, s0, s3
+	WORD	$0x013bdbb3	// srl s7, s7, s3
 	WORD	$0x014c9c33	// sll s8, s9, s4
-	WORD	$0x01846433	// or s0, s0, s8
+	WORD	$0x018bebb3	// or s7, s7, s8
 	WORD	$0x013cdcb3	// srl s9, s9, s3
 	WORD	$0x014b1b33	// sll s6, s6, s4
 	WORD	$0x016cecb3	// or s9, s9, s6
-	WORD	$0x02045c13	// srli s8, s0, 32
+	WORD	$0x020bdc13	// srli s8, s7, 32
 	WORD	$0x020cdb13	// srli s6, s9, 32
-	WORD	$0x7c04340b	// th.extu s0, s0, 31, 0
+	WORD	$0x7c0bbb8b	// th.extu s7, s7, 31, 0
 	WORD	$0x7c0cbc8b	// th.extu s9, s9, 31, 0
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	WORD	$0x002ad913	// srli s2, s5, 2
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	WORD	$0x012787b3	// add a5, a5, s2
-	WORD	$0x003afb93	// andi s7, s5, 3
-	WORD	$0x006b8bb3	// add s7, s7, t1
-	WORD	$0x020b9b93	// slli s7, s7, 32
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	WORD	$0x008787b3	// add a5, a5, s0
-	WORD	$0x0207d913	// srli s2, a5, 32
-	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x02085913	// srli s2, a6, 32
-	WORD	$0x7c083c0b	// th.extu s8, a6, 31, 0
-	WORD	$0x019888b3	// add a7, a7, s9
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x0208d913	// srli s2, a7, 32
-	WORD	$0x7c08bc8b	// th.extu s9, a7, 31, 0
-	WORD	$0x016484b3	// add s1, s1, s6
 	WORD	$0x012484b3	// add s1, s1, s2
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
 	WORD	$0x017484b3	// add s1, s1, s7
-	WORD	$0x0204db93	// srli s7, s1, 32
-	WORD	$0x7c04bb0b	// th.extu s6, s1, 31, 0
+	WORD	$0x0204d913	// srli s2, s1, 32
+	WORD	$0x018787b3	// add a5, a5, s8
+	WORD	$0x012787b3	// add a5, a5, s2
+	WORD	$0x0207d913	// srli s2, a5, 32
+	WORD	$0x01980833	// add a6, a6, s9
+	WORD	$0x003afa93	// andi s5, s5, 3
+	WORD	$0x01280833	// add a6, a6, s2
+	WORD	$0x006a8ab3	// add s5, s5, t1
+	WORD	$0x02085913	// srli s2, a6, 32
+	WORD	$0x016888b3	// add a7, a7, s6
+	WORD	$0x020a9a93	// slli s5, s5, 32
+	WORD	$0x012888b3	// add a7, a7, s2
+	WORD	$0x015888b3	// add a7, a7, s5
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
+	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
+	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
+	WORD	$0x0208dc93	// srli s9, a7, 32
+	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	WORD	$0x03c487b3	// mul a5, s1, t3
+	WORD	$0x03d48833	// mul a6, s1, t4
+	WORD	$0x03e488b3	// mul a7, s1, t5
 	// (d, q) = h·r
-	WORD	$0x027a87b3	// mul a5, s5, t2
-	WORD	$0x03ca8833	// mul a6, s5, t3
-	WORD	$0x03da88b3	// mul a7, s5, t4
-	WORD	$0x03ea84b3	// mul s1, s5, t5
-	WORD	$0x20ec178b	// th.mula a5, s8, a4
-	WORD	$0x207c180b	// th.mula a6, s8, t2
-	WORD	$0x21cc188b	// th.mula a7, s8, t3
-	WORD	$0x21dc148b	// th.mula s1, s8, t4
-	WORD	$0x20dc978b	// th.mula a5, s9, a3
-	WORD	$0x20ec980b	// th.mula a6, s9, a4
-	WORD	$0x207c988b	// th.mula a7, s9, t2
-	WORD	$0x21cc948b	// th.mula s1, s9, t3
-	WORD	$0x20cb178b	// th.mula a5, s6, a2
-	WORD	$0x20db180b	// th.mula a6, s6, a3
-	WORD	$0x20eb188b	// th.mula a7, s6, a4
-	WORD	$0x207b148b	// th.mula s1, s6, t2
-	WORD	$0x027b8ab3	// mul s5, s7, t2
-	WORD	$0x20cb980b	// th.mula a6, s7, a2
-	WORD	$0x20db988b	// th.mula a7, s7, a3
-	WORD	$0x20eb948b	// th.mula s1, s7, a4
+	WORD	$0x027484b3	// mul s1, s1, t2
+	WORD	$0x027c8ab3	// mul s5, s9, t2
+	WORD	$0x207b178b	// th.mula a5, s6, t2
+	WORD	$0x21cb180b	// th.mula a6, s6, t3
+	WORD	$0x21db188b	// th.mula a7, s6, t4
+	WORD	$0x20eb148b	// th.mula s1, s6, a4
+	WORD	$0x20eb978b	// th.mula a5, s7, a4
+	WORD	$0x207b980b	// th.mula a6, s7, t2
+	WORD	$0x21cb988b	// th.mula a7, s7, t3
+	WORD	$0x20db948b	// th.mula s1, s7, a3
+	WORD	$0x20dc178b	// th.mula a5, s8, a3
+	WORD	$0x20ec180b	// th.mula a6, s8, a4
+	WORD	$0x207c188b	// th.mula a7, s8, t2
+	WORD	$0x20cc148b	// th.mula s1, s8, a2
+	WORD	$0x20cc978b	// th.mula a5, s9, a2
+	WORD	$0x20dc980b	// th.mula a6, s9, a3
+	WORD	$0x20ec988b	// th.mula a7, s9, a4
 	WORD	$0x01058593	// addi a1, a1, 16
 	WORD	$0xf25590e3	// bne a1, t0, .Lpoly1305_blocks_32_c906_loop_unaligned
-	WORD	$0xe21ff06f	// jal zero, .Lpoly1305_blocks_32_c906_tail
+	WORD	$0xe25ff06f	// jal zero, .Lpoly1305_blocks_32_c906_tail
 	// .Lpoly1305_blocks_32_c906_nothing:
 	// return
 	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0

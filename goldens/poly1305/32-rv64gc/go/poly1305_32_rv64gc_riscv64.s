@@ -98,164 +98,174 @@ TEXT ·poly1305Init32Rv64gc(SB), NOSPLIT, $0-16
 
 // void poly1305_blocks_32_rv64gc(void *ctx, const unsigned char *inp, size_t len, unsigned int padbit)
 // func poly1305Blocks32Rv64gc(ctx *byte, inp *byte, len uint64, padbit uint32)
-TEXT ·poly1305Blocks32Rv64gc(SB), NOSPLIT, $0-28
+TEXT ·poly1305Blocks32Rv64gc(SB), NOSPLIT, $24-28
 	MOV	ctx+0(FP), X10
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOVW	padbit+24(FP), X13
+	WORD	$0x00a13423	// sd a0, 8(sp)
 	WORD	$0xff067613	// andi a2, a2, -16
-	WORD	$0x3a060c63	// beq a2, zero, .Lpoly1305_blocks_32_rv64gc_nothing
+	WORD	$0x3e060463	// beq a2, zero, .Lpoly1305_blocks_32_rv64gc_nothing
 	WORD	$0x00c582b3	// add t0, a1, a2
 	WORD	$0x00d03333	// sltu t1, zero, a3
+	WORD	$0x00613823	// sd t1, 16(sp)
 	// r0..r3, s1..s3; the loop state (d, q) = h (h4 in q)
-	WORD	$0x01856383	// lwu t2, 24(a0)
-	WORD	$0x01c56e03	// lwu t3, 28(a0)
-	WORD	$0x02056e83	// lwu t4, 32(a0)
-	WORD	$0x02456f03	// lwu t5, 36(a0)
-	WORD	$0x03056603	// lwu a2, 48(a0)
-	WORD	$0x02856683	// lwu a3, 40(a0)
-	WORD	$0x02c56703	// lwu a4, 44(a0)
-	WORD	$0x00056783	// lwu a5, 0(a0)
-	WORD	$0x00456803	// lwu a6, 4(a0)
-	WORD	$0x00856883	// lwu a7, 8(a0)
-	WORD	$0x00c56483	// lwu s1, 12(a0)
-	WORD	$0x01056a03	// lwu s4, 16(a0)
-	WORD	$0x0035f913	// andi s2, a1, 3
-	WORD	$0x22091263	// bne s2, zero, .Lpoly1305_blocks_32_rv64gc_unaligned
+	WORD	$0x00813803	// ld a6, 8(sp)
+	WORD	$0x01886303	// lwu t1, 24(a6)
+	WORD	$0x01c86383	// lwu t2, 28(a6)
+	WORD	$0x02086e03	// lwu t3, 32(a6)
+	WORD	$0x02486e83	// lwu t4, 36(a6)
+	WORD	$0x01d13c23	// sd t4, 24(sp)
+	WORD	$0x03086e83	// lwu t4, 48(a6)
+	WORD	$0x02886f03	// lwu t5, 40(a6)
+	WORD	$0x02c86503	// lwu a0, 44(a6)
+	WORD	$0x00086603	// lwu a2, 0(a6)
+	WORD	$0x00486683	// lwu a3, 4(a6)
+	WORD	$0x00886703	// lwu a4, 8(a6)
+	WORD	$0x00c86783	// lwu a5, 12(a6)
+	WORD	$0x01086903	// lwu s2, 16(a6)
+	WORD	$0x0035f813	// andi a6, a1, 3
+	WORD	$0x24081063	// bne a6, zero, .Lpoly1305_blocks_32_rv64gc_unaligned
 	// .Lpoly1305_blocks_32_rv64gc_loop:
 	// m = the block's four little-endian words
-	WORD	$0x0005e403	// lwu s0, 0(a1)
-	WORD	$0x0045ec83	// lwu s9, 4(a1)
-	WORD	$0x0085ea83	// lwu s5, 8(a1)
-	WORD	$0x00c5eb03	// lwu s6, 12(a1)
+	WORD	$0x0005e803	// lwu a6, 0(a1)
+	WORD	$0x0045e983	// lwu s3, 4(a1)
+	WORD	$0x0085ea03	// lwu s4, 8(a1)
+	WORD	$0x00c5eb83	// lwu s7, 12(a1)
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
-	WORD	$0x002a5b93	// srli s7, s4, 2
-	WORD	$0x002b9c13	// slli s8, s7, 2
-	WORD	$0x018b8bb3	// add s7, s7, s8
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x003a7c13	// andi s8, s4, 3
-	WORD	$0x006c0c33	// add s8, s8, t1
-	WORD	$0x020c1c13	// slli s8, s8, 32
+	WORD	$0x00295a93	// srli s5, s2, 2
+	WORD	$0x002a9b13	// slli s6, s5, 2
+	WORD	$0x016a8ab3	// add s5, s5, s6
+	WORD	$0x01560633	// add a2, a2, s5
 	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	WORD	$0x008787b3	// add a5, a5, s0
-	WORD	$0x0207db93	// srli s7, a5, 32
-	WORD	$0x02079413	// slli s0, a5, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x01980833	// add a6, a6, s9
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x02085b93	// srli s7, a6, 32
-	WORD	$0x02081a13	// slli s4, a6, 32
+	WORD	$0x01060633	// add a2, a2, a6
+	WORD	$0x02065a93	// srli s5, a2, 32
+	WORD	$0x013686b3	// add a3, a3, s3
+	WORD	$0x015686b3	// add a3, a3, s5
+	WORD	$0x0206da93	// srli s5, a3, 32
+	WORD	$0x01470733	// add a4, a4, s4
+	WORD	$0x02061993	// slli s3, a2, 32
+	WORD	$0x02069a13	// slli s4, a3, 32
+	WORD	$0x01570733	// add a4, a4, s5
+	WORD	$0x0209d993	// srli s3, s3, 32
 	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x015888b3	// add a7, a7, s5
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0208db93	// srli s7, a7, 32
-	WORD	$0x02089a93	// slli s5, a7, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x016484b3	// add s1, s1, s6
-	WORD	$0x017484b3	// add s1, s1, s7
-	WORD	$0x018484b3	// add s1, s1, s8
-	WORD	$0x0204db13	// srli s6, s1, 32
-	WORD	$0x02049c93	// slli s9, s1, 32
-	WORD	$0x020cdc93	// srli s9, s9, 32
+	WORD	$0x02075a93	// srli s5, a4, 32
+	WORD	$0x02071813	// slli a6, a4, 32
 	// (d, q) = h·r
-	WORD	$0x027407b3	// mul a5, s0, t2
-	WORD	$0x03c40833	// mul a6, s0, t3
-	WORD	$0x03d408b3	// mul a7, s0, t4
-	WORD	$0x03e404b3	// mul s1, s0, t5
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x027a0c33	// mul s8, s4, t2
-	WORD	$0x03ca0433	// mul s0, s4, t3
-	WORD	$0x03da0a33	// mul s4, s4, t4
+	WORD	$0x02698633	// mul a2, s3, t1
+	WORD	$0x00397b13	// andi s6, s2, 3
+	WORD	$0x027986b3	// mul a3, s3, t2
+	WORD	$0x01013703	// ld a4, 16(sp)
+	WORD	$0x00eb0b33	// add s6, s6, a4
+	WORD	$0x03c98733	// mul a4, s3, t3
 	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x02da8bb3	// mul s7, s5, a3
-	WORD	$0x02ea8c33	// mul s8, s5, a4
-	WORD	$0x027a8433	// mul s0, s5, t2
-	WORD	$0x03ca8a33	// mul s4, s5, t3
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x02cc8bb3	// mul s7, s9, a2
-	WORD	$0x02dc8c33	// mul s8, s9, a3
-	WORD	$0x02ec8433	// mul s0, s9, a4
-	WORD	$0x027c8a33	// mul s4, s9, t2
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x027b0a33	// mul s4, s6, t2
-	WORD	$0x02cb0bb3	// mul s7, s6, a2
-	WORD	$0x02db0c33	// mul s8, s6, a3
-	WORD	$0x02eb0433	// mul s0, s6, a4
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x008484b3	// add s1, s1, s0
+	WORD	$0x020b1b13	// slli s6, s6, 32
+	WORD	$0x02aa0cb3	// mul s9, s4, a0
+	WORD	$0x026a0433	// mul s0, s4, t1
+	WORD	$0x027a00b3	// mul ra, s4, t2
+	WORD	$0x015787b3	// add a5, a5, s5
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x0207dc13	// srli s8, a5, 32
+	WORD	$0x02079b93	// slli s7, a5, 32
+	WORD	$0x02085813	// srli a6, a6, 32
+	WORD	$0x01813783	// ld a5, 24(sp)
+	WORD	$0x02f987b3	// mul a5, s3, a5
+	WORD	$0x03ca09b3	// mul s3, s4, t3
+	WORD	$0x01960633	// add a2, a2, s9
+	WORD	$0x008686b3	// add a3, a3, s0
+	WORD	$0x00170733	// add a4, a4, ra
+	WORD	$0x03e80cb3	// mul s9, a6, t5
+	WORD	$0x02a80433	// mul s0, a6, a0
+	WORD	$0x026800b3	// mul ra, a6, t1
+	WORD	$0x020bdb93	// srli s7, s7, 32
+	WORD	$0x026c0933	// mul s2, s8, t1
+	WORD	$0x013787b3	// add a5, a5, s3
+	WORD	$0x027809b3	// mul s3, a6, t2
+	WORD	$0x01960633	// add a2, a2, s9
+	WORD	$0x008686b3	// add a3, a3, s0
+	WORD	$0x00170733	// add a4, a4, ra
+	WORD	$0x03db8cb3	// mul s9, s7, t4
+	WORD	$0x03eb8433	// mul s0, s7, t5
+	WORD	$0x02ab80b3	// mul ra, s7, a0
+	WORD	$0x013787b3	// add a5, a5, s3
+	WORD	$0x026b89b3	// mul s3, s7, t1
+	WORD	$0x01960633	// add a2, a2, s9
+	WORD	$0x008686b3	// add a3, a3, s0
+	WORD	$0x00170733	// add a4, a4, ra
+	WORD	$0x03dc0cb3	// mul s9, s8, t4
+	WORD	$0x03ec0433	// mul s0, s8, t5
+	WORD	$0x02ac00b3	// mul ra, s8, a0
+	WORD	$0x013787b3	// add a5, a5, s3
+	WORD	$0x019686b3	// add a3, a3, s9
+	WORD	$0x00870733	// add a4, a4, s0
+	WORD	$0x001787b3	// add a5, a5, ra
 	WORD	$0x01058593	// addi a1, a1, 16
-	WORD	$0xee559ae3	// bne a1, t0, .Lpoly1305_blocks_32_rv64gc_loop
+	WORD	$0xee5596e3	// bne a1, t0, .Lpoly1305_blocks_32_rv64gc_loop
 	// .Lpoly1305_blocks_32_rv64gc_tail:
 	// h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4
-	WORD	$0x002a5b93	// srli s7, s4, 2
-	WORD	$0x002b9c13	// slli s8, s7, 2
-	WORD	$0x018b8bb3	// add s7, s7, s8
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x003a7c13	// andi s8, s4, 3
-	WORD	$0x020c1c13	// slli s8, s8, 32
-	WORD	$0x0207db93	// srli s7, a5, 32
-	WORD	$0x02079413	// slli s0, a5, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x02085b93	// srli s7, a6, 32
-	WORD	$0x02081a13	// slli s4, a6, 32
+	WORD	$0x00295a93	// srli s5, s2, 2
+	WORD	$0x002a9b13	// slli s6, s5, 2
+	WORD	$0x016a8ab3	// add s5, s5, s6
+	WORD	$0x01560633	// add a2, a2, s5
+	WORD	$0x00397b13	// andi s6, s2, 3
+	WORD	$0x020b1b13	// slli s6, s6, 32
+	WORD	$0x02065a93	// srli s5, a2, 32
+	WORD	$0x02061993	// slli s3, a2, 32
+	WORD	$0x0209d993	// srli s3, s3, 32
+	WORD	$0x015686b3	// add a3, a3, s5
+	WORD	$0x0206da93	// srli s5, a3, 32
+	WORD	$0x02069a13	// slli s4, a3, 32
 	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0208db93	// srli s7, a7, 32
-	WORD	$0x02089a93	// slli s5, a7, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x017484b3	// add s1, s1, s7
-	WORD	$0x018484b3	// add s1, s1, s8
-	WORD	$0x0204db13	// srli s6, s1, 32
-	WORD	$0x02049c93	// slli s9, s1, 32
-	WORD	$0x020cdc93	// srli s9, s9, 32
-	WORD	$0x002b5b93	// srli s7, s6, 2
-	WORD	$0x002b9c13	// slli s8, s7, 2
-	WORD	$0x018b8bb3	// add s7, s7, s8
-	WORD	$0x01740433	// add s0, s0, s7
-	WORD	$0x003b7c13	// andi s8, s6, 3
-	WORD	$0x020c1c13	// slli s8, s8, 32
-	WORD	$0x02045b93	// srli s7, s0, 32
-	WORD	$0x02041413	// slli s0, s0, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x017a0a33	// add s4, s4, s7
-	WORD	$0x020a5b93	// srli s7, s4, 32
+	WORD	$0x01570733	// add a4, a4, s5
+	WORD	$0x02075a93	// srli s5, a4, 32
+	WORD	$0x02071813	// slli a6, a4, 32
+	WORD	$0x02085813	// srli a6, a6, 32
+	WORD	$0x015787b3	// add a5, a5, s5
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x0207dc13	// srli s8, a5, 32
+	WORD	$0x02079b93	// slli s7, a5, 32
+	WORD	$0x020bdb93	// srli s7, s7, 32
+	WORD	$0x002c5a93	// srli s5, s8, 2
+	WORD	$0x002a9b13	// slli s6, s5, 2
+	WORD	$0x016a8ab3	// add s5, s5, s6
+	WORD	$0x015989b3	// add s3, s3, s5
+	WORD	$0x003c7b13	// andi s6, s8, 3
+	WORD	$0x020b1b13	// slli s6, s6, 32
+	WORD	$0x0209da93	// srli s5, s3, 32
+	WORD	$0x02099993	// slli s3, s3, 32
+	WORD	$0x0209d993	// srli s3, s3, 32
+	WORD	$0x015a0a33	// add s4, s4, s5
+	WORD	$0x020a5a93	// srli s5, s4, 32
 	WORD	$0x020a1a13	// slli s4, s4, 32
 	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x017a8ab3	// add s5, s5, s7
-	WORD	$0x020adb93	// srli s7, s5, 32
-	WORD	$0x020a9a93	// slli s5, s5, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x017c8cb3	// add s9, s9, s7
-	WORD	$0x018c8cb3	// add s9, s9, s8
-	WORD	$0x020cdb13	// srli s6, s9, 32
-	WORD	$0x020c9c93	// slli s9, s9, 32
-	WORD	$0x020cdc93	// srli s9, s9, 32
-	WORD	$0x00852023	// sw s0, 0(a0)
-	WORD	$0x01452223	// sw s4, 4(a0)
-	WORD	$0x01552423	// sw s5, 8(a0)
-	WORD	$0x01952623	// sw s9, 12(a0)
-	WORD	$0x01653823	// sd s6, 16(a0)
+	WORD	$0x01580833	// add a6, a6, s5
+	WORD	$0x02085a93	// srli s5, a6, 32
+	WORD	$0x02081813	// slli a6, a6, 32
+	WORD	$0x02085813	// srli a6, a6, 32
+	WORD	$0x015b8bb3	// add s7, s7, s5
+	WORD	$0x016b8bb3	// add s7, s7, s6
+	WORD	$0x020bdc13	// srli s8, s7, 32
+	WORD	$0x020b9b93	// slli s7, s7, 32
+	WORD	$0x020bdb93	// srli s7, s7, 32
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x0132a023	// sw s3, 0(t0)
+	WORD	$0x0142a223	// sw s4, 4(t0)
+	WORD	$0x0102a423	// sw a6, 8(t0)
+	WORD	$0x0172a623	// sw s7, 12(t0)
+	WORD	$0x0182b823	// sd s8, 16(t0)
 	// return
+	WORD	$0x00013c23	// sd zero, 24(sp)
+	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000793	// addi a5, zero, 0
 	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
+	WORD	$0x00000913	// addi s2, zero, 0
+	WORD	$0x00000993	// addi s3, zero, 0
 	WORD	$0x00000a13	// addi s4, zero, 0
 	WORD	$0x00000a93	// addi s5, zero, 0
 	WORD	$0x00000b13	// addi s6, zero, 0
@@ -265,110 +275,115 @@ TEXT ·poly1305Blocks32Rv64gc(SB), NOSPLIT, $0-28
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	WORD	$0x00013083	// ld ra, 0(sp)
+	JMP	kgen_ret	// jalr zero, 0(ra)
 	// input not 4-byte aligned
 	// .Lpoly1305_blocks_32_rv64gc_unaligned:
-	WORD	$0x0075f913	// andi s2, a1, 7
-	WORD	$0x412585b3	// sub a1, a1, s2
-	WORD	$0x412282b3	// sub t0, t0, s2
-	WORD	$0x00391913	// slli s2, s2, 3
-	WORD	$0x412009b3	// sub s3, zero, s2
+	WORD	$0x0075f813	// andi a6, a1, 7
+	WORD	$0x410585b3	// sub a1, a1, a6
+	WORD	$0x410282b3	// sub t0, t0, a6
+	WORD	$0x00381893	// slli a7, a6, 3
+	WORD	$0x411004b3	// sub s1, zero, a7
 	// .Lpoly1305_blocks_32_rv64gc_loop_unaligned:
 	// m = the block's words, from aligned 64-bit loads
-	WORD	$0x0005b403	// ld s0, 0(a1)
-	WORD	$0x0085ba83	// ld s5, 8(a1)
-	WORD	$0x0105bb03	// ld s6, 16(a1)
-	WORD	$0x01245433	// srl s0, s0, s2
-	WORD	$0x013a9cb3	// sll s9, s5, s3
-	WORD	$0x01946433	// or s0, s0, s9
-	WORD	$0x012adab3	// srl s5, s5, s2
-	WORD	$0x013b1b33	// sll s6, s6, s3
-	WORD	$0x016aeab3	// or s5, s5, s6
-	WORD	$0x02045c93	// srli s9, s0, 32
-	WORD	$0x020adb13	// srli s6, s5, 32
-	WORD	$0x02041413	// slli s0, s0, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x020a9a93	// slli s5, s5, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
-	WORD	$0x002a5b93	// srli s7, s4, 2
-	WORD	$0x002b9c13	// slli s8, s7, 2
-	WORD	$0x018b8bb3	// add s7, s7, s8
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x003a7c13	// andi s8, s4, 3
-	WORD	$0x006c0c33	// add s8, s8, t1
-	WORD	$0x020c1c13	// slli s8, s8, 32
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	WORD	$0x008787b3	// add a5, a5, s0
-	WORD	$0x0207db93	// srli s7, a5, 32
-	WORD	$0x02079413	// slli s0, a5, 32
-	WORD	$0x02045413	// srli s0, s0, 32
-	WORD	$0x01980833	// add a6, a6, s9
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x02085b93	// srli s7, a6, 32
-	WORD	$0x02081a13	// slli s4, a6, 32
+	WORD	$0x0005b803	// ld a6, 0(a1)
+	WORD	$0x0085ba03	// ld s4, 8(a1)
+	WORD	$0x0105bb83	// ld s7, 16(a1)
+	WORD	$0x01185833	// srl a6, a6, a7
+	WORD	$0x009a19b3	// sll s3, s4, s1
+	WORD	$0x01386833	// or a6, a6, s3
+	WORD	$0x011a5a33	// srl s4, s4, a7
+	WORD	$0x009b9bb3	// sll s7, s7, s1
+	WORD	$0x017a6a33	// or s4, s4, s7
+	WORD	$0x02085993	// srli s3, a6, 32
+	WORD	$0x020a5b93	// srli s7, s4, 32
+	WORD	$0x02081813	// slli a6, a6, 32
+	WORD	$0x02085813	// srli a6, a6, 32
+	WORD	$0x020a1a13	// slli s4, s4, 32
 	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x015888b3	// add a7, a7, s5
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0208db93	// srli s7, a7, 32
-	WORD	$0x02089a93	// slli s5, a7, 32
-	WORD	$0x020ada93	// srli s5, s5, 32
-	WORD	$0x016484b3	// add s1, s1, s6
-	WORD	$0x017484b3	// add s1, s1, s7
-	WORD	$0x018484b3	// add s1, s1, s8
-	WORD	$0x0204db13	// srli s6, s1, 32
-	WORD	$0x02049c93	// slli s9, s1, 32
-	WORD	$0x020cdc93	// srli s9, s9, 32
+	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
+	WORD	$0x00295a93	// srli s5, s2, 2
+	WORD	$0x002a9b13	// slli s6, s5, 2
+	WORD	$0x016a8ab3	// add s5, s5, s6
+	WORD	$0x01560633	// add a2, a2, s5
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
+	WORD	$0x01060633	// add a2, a2, a6
+	WORD	$0x02065a93	// srli s5, a2, 32
+	WORD	$0x013686b3	// add a3, a3, s3
+	WORD	$0x015686b3	// add a3, a3, s5
+	WORD	$0x0206da93	// srli s5, a3, 32
+	WORD	$0x01470733	// add a4, a4, s4
+	WORD	$0x02061993	// slli s3, a2, 32
+	WORD	$0x02069a13	// slli s4, a3, 32
+	WORD	$0x01570733	// add a4, a4, s5
+	WORD	$0x0209d993	// srli s3, s3, 32
+	WORD	$0x020a5a13	// srli s4, s4, 32
+	WORD	$0x02075a93	// srli s5, a4, 32
+	WORD	$0x02071813	// slli a6, a4, 32
 	// (d, q) = h·r
-	WORD	$0x027407b3	// mul a5, s0, t2
-	WORD	$0x03c40833	// mul a6, s0, t3
-	WORD	$0x03d408b3	// mul a7, s0, t4
-	WORD	$0x03e404b3	// mul s1, s0, t5
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x027a0c33	// mul s8, s4, t2
-	WORD	$0x03ca0433	// mul s0, s4, t3
-	WORD	$0x03da0a33	// mul s4, s4, t4
+	WORD	$0x02698633	// mul a2, s3, t1
+	WORD	$0x00397b13	// andi s6, s2, 3
+	WORD	$0x027986b3	// mul a3, s3, t2
+	WORD	$0x01013703	// ld a4, 16(sp)
+	WORD	$0x00eb0b33	// add s6, s6, a4
+	WORD	$0x03c98733	// mul a4, s3, t3
 	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x02da8bb3	// mul s7, s5, a3
-	WORD	$0x02ea8c33	// mul s8, s5, a4
-	WORD	$0x027a8433	// mul s0, s5, t2
-	WORD	$0x03ca8a33	// mul s4, s5, t3
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x02cc8bb3	// mul s7, s9, a2
-	WORD	$0x02dc8c33	// mul s8, s9, a3
-	WORD	$0x02ec8433	// mul s0, s9, a4
-	WORD	$0x027c8a33	// mul s4, s9, t2
-	WORD	$0x017787b3	// add a5, a5, s7
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x008888b3	// add a7, a7, s0
-	WORD	$0x014484b3	// add s1, s1, s4
-	WORD	$0x027b0a33	// mul s4, s6, t2
-	WORD	$0x02cb0bb3	// mul s7, s6, a2
-	WORD	$0x02db0c33	// mul s8, s6, a3
-	WORD	$0x02eb0433	// mul s0, s6, a4
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x008484b3	// add s1, s1, s0
+	WORD	$0x020b1b13	// slli s6, s6, 32
+	WORD	$0x02aa0cb3	// mul s9, s4, a0
+	WORD	$0x026a0433	// mul s0, s4, t1
+	WORD	$0x027a00b3	// mul ra, s4, t2
+	WORD	$0x015787b3	// add a5, a5, s5
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x0207dc13	// srli s8, a5, 32
+	WORD	$0x02079b93	// slli s7, a5, 32
+	WORD	$0x02085813	// srli a6, a6, 32
+	WORD	$0x01813783	// ld a5, 24(sp)
+	WORD	$0x02f987b3	// mul a5, s3, a5
+	WORD	$0x03ca09b3	// mul s3, s4, t3
+	WORD	$0x01960633	// add a2, a2, s9
+	WORD	$0x008686b3	// add a3, a3, s0
+	WORD	$0x00170733	// add a4, a4, ra
+	WORD	$0x03e80cb3	// mul s9, a6, t5
+	WORD	$0x02a80433	// mul s0, a6, a0
+	WORD	$0x026800b3	// mul ra, a6, t1
+	WORD	$0x020bdb93	// srli s7, s7, 32
+	WORD	$0x026c0933	// mul s2, s8, t1
+	WORD	$0x013787b3	// add a5, a5, s3
+	WORD	$0x027809b3	// mul s3, a6, t2
+	WORD	$0x01960633	// add a2, a2, s9
+	WORD	$0x008686b3	// add a3, a3, s0
+	WORD	$0x00170733	// add a4, a4, ra
+	WORD	$0x03db8cb3	// mul s9, s7, t4
+	WORD	$0x03eb8433	// mul s0, s7, t5
+	WORD	$0x02ab80b3	// mul ra, s7, a0
+	WORD	$0x013787b3	// add a5, a5, s3
+	WORD	$0x026b89b3	// mul s3, s7, t1
+	WORD	$0x01960633	// add a2, a2, s9
+	WORD	$0x008686b3	// add a3, a3, s0
+	WORD	$0x00170733	// add a4, a4, ra
+	WORD	$0x03dc0cb3	// mul s9, s8, t4
+	WORD	$0x03ec0433	// mul s0, s8, t5
+	WORD	$0x02ac00b3	// mul ra, s8, a0
+	WORD	$0x013787b3	// add a5, a5, s3
+	WORD	$0x019686b3	// add a3, a3, s9
+	WORD	$0x00870733	// add a4, a4, s0
+	WORD	$0x001787b3	// add a5, a5, ra
 	WORD	$0x01058593	// addi a1, a1, 16
-	WORD	$0xec5594e3	// bne a1, t0, .Lpoly1305_blocks_32_rv64gc_loop_unaligned
-	WORD	$0xda1ff06f	// jal zero, .Lpoly1305_blocks_32_rv64gc_tail
+	WORD	$0xec5590e3	// bne a1, t0, .Lpoly1305_blocks_32_rv64gc_loop_unaligned
+	WORD	$0xd85ff06f	// jal zero, .Lpoly1305_blocks_32_rv64gc_tail
 	// .Lpoly1305_blocks_32_rv64gc_nothing:
 	// return
+	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000793	// addi a5, zero, 0
 	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
+	WORD	$0x00000913	// addi s2, zero, 0
+	WORD	$0x00000993	// addi s3, zero, 0
 	WORD	$0x00000a13	// addi s4, zero, 0
 	WORD	$0x00000a93	// addi s5, zero, 0
 	WORD	$0x00000b13	// addi s6, zero, 0
@@ -378,7 +393,10 @@ TEXT ·poly1305Blocks32Rv64gc(SB), NOSPLIT, $0-28
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	WORD	$0x00013083	// ld ra, 0(sp)
+	JMP	kgen_ret	// jalr zero, 0(ra)
+kgen_ret:
+	RET
 
 // void poly1305_emit_32_rv64gc(const void *ctx, unsigned char *mac, const unsigned int *nonce)
 // func poly1305Emit32Rv64gc(ctx *byte, mac *byte, nonce *uint32)
