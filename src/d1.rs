@@ -15,6 +15,12 @@
 //!   `boring_chacha20`; poly1305: `boring_poly1305_init` + `update` + `finish` in one timed
 //!   call, over n rounded up to 16 (the figure divides the unrounded n, as the driver does).
 //!
+//! The model runs with its L1 data cache (`C906::with_l1`): the buffers sit where rvv-bench
+//! puts them (the second at `mem + MAX_MEM/2`, the same offset in every cache way), the
+//! driver's two untimed calls warm it, and between timed calls the driver's own lines
+//! ([`FOREIGN_LINES`]) and its `memset` of the destination go through it
+//! (docs/cost-model.md, "L1 data cache").
+//!
 //! `boring.c` and the scalar loops are compiled by Debian 12's riscv64 gcc (the D1 build's
 //! compiler is not recorded; rvv-bench's README names an RVV 0.7.1 GCC of 2023):
 //! [`CFLAGS`].
