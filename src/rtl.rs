@@ -78,7 +78,7 @@ fn bench_name(e: &Entry, variant: &str) -> String {
 /// The plan that measures what `kgen bench` measures for a kernel's variant at `sizes`
 /// (the same functions, arguments and buffer contents as `bench::drive`).
 pub fn plan(kernel: &str, variant: &str, sizes: &[usize]) -> Result<Plan, String> {
-    use kgen_kernels::{aes, chacha, ghash, poly1305};
+    use kgen_kernels::{aes, chacha, ghash, poly1305, sha2};
     let mut p = Plan { label: format!("{kernel} {variant}"), ..Default::default() };
     match kernel {
         "aes" => {
@@ -137,6 +137,21 @@ pub fn plan(kernel: &str, variant: &str, sizes: &[usize]) -> Result<Plan, String
                 let inp = p.buf(vec![0x5a; n]);
                 let c = p.call(&poly1305::BLOCKS, variant, vec![ctx.clone(), inp, Arg::Int(n as u64), Arg::Int(1)]);
                 p.row(bench_name(&poly1305::BLOCKS, variant), n, c, 1);
+            }
+        }
+        "sha256" | "sha512" => {
+            let (entry, block) = if kernel == "sha256" { (&sha2::SHA256_BLOCKS, 64) } else { (&sha2::SHA512_BLOCKS, 128) };
+            let ctx = p.buf(vec![0x6a; 216]);
+            let mut done = Vec::new();
+            for &n in sizes {
+                let n = n.max(block).next_multiple_of(block);
+                if done.contains(&n) {
+                    continue; // a smaller size rounded up to the same blocks
+                }
+                done.push(n);
+                let inp = p.buf(vec![0x5a; n]);
+                let c = p.call(entry, variant, vec![ctx.clone(), inp, Arg::Int((n / block) as u64)]);
+                p.row(bench_name(entry, variant), n, c, 1);
             }
         }
         other => return Err(format!("no RTL plan for kernel `{other}`")),

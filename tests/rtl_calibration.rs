@@ -62,6 +62,21 @@ fn micro_cases() -> Vec<(String, String, String)> {
     add("large mul, small mul, 2 ALU", "li t2, 0x123456789\nli t0, 3\nli t1, 5", "mul a5, t2, t1\nmul a6, t0, t1\nxor a7, t4, t5\nxor t6, t4, t5");
     add("store, load of it", "li t4, 0", "sw t4, 0(a0)\nlw a5, 0(a0)");
     add("store, load, use", "li t4, 0", "sw t4, 0(a0)\nlw a5, 0(a0)\nadd a6, a5, t4");
+    // A word load of bytes just stored one at a time (gcc's U8TO32_LE in boring.c).
+    add("byte store, word load of it", "li t4, 0", "sb t4, 0(a0)\nlw a5, 0(a0)");
+    add("4 byte stores, word load of them", "li t4, 0", "sb t4, 0(a0)\nsb t4, 1(a0)\nsb t4, 2(a0)\nsb t4, 3(a0)\nlw a5, 0(a0)");
+    add("4 byte stores, word load, use", "li t4, 0", "sb t4, 0(a0)\nsb t4, 1(a0)\nsb t4, 2(a0)\nsb t4, 3(a0)\nlw a5, 0(a0)\nadd a6, a5, t4");
+    add("4 byte stores, 4 ALU, word load", "li t4, 0", "sb t4, 0(a0)\nsb t4, 1(a0)\nsb t4, 2(a0)\nsb t4, 3(a0)\nadd a6, t4, t5\nadd a7, t4, t5\nadd t6, t4, t5\nadd t3, t4, t5\nlw a5, 0(a0)");
+    add("2 byte stores, word load of them", "li t4, 0", "sb t4, 0(a0)\nsb t4, 1(a0)\nlw a5, 0(a0)");
+    add("3 byte stores, word load of them", "li t4, 0", "sb t4, 0(a0)\nsb t4, 1(a0)\nsb t4, 2(a0)\nlw a5, 0(a0)");
+    for k in 1..=3 {
+        let fill = ["add a6, t4, t5\n", "add a7, t4, t5\n", "add t6, t4, t5\n"][..k].concat();
+        add(&format!("byte store, {k} ALU, word load"), "li t4, 0", &format!("sb t4, 0(a0)\n{fill}lw a5, 0(a0)"));
+        add(&format!("4 byte stores, {k} ALU, word load"), "li t4, 0", &format!("sb t4, 0(a0)\nsb t4, 1(a0)\nsb t4, 2(a0)\nsb t4, 3(a0)\n{fill}lw a5, 0(a0)"));
+    }
+    add("4 byte stores to 2 words, word load", "li t4, 0", "sb t4, 0(a0)\nsb t4, 1(a0)\nsb t4, 8(a0)\nsb t4, 9(a0)\nlw a5, 0(a0)");
+    add("word store, byte load of it", "li t4, 0", "sw t4, 0(a0)\nlbu a5, 1(a0)");
+    add("byte store, load of another word", "li t4, 0", "sb t4, 0(a0)\nlw a5, 8(a0)");
     v
 }
 

@@ -29,6 +29,9 @@ impl std::fmt::Display for AsmError {
         if !self.file.is_empty() {
             write!(f, "{}: ", self.file)?;
         }
+        if self.line == 0 {
+            return f.write_str(&self.msg);
+        }
         write!(f, "line {}: {}", self.line, self.msg)
     }
 }
@@ -424,7 +427,17 @@ fn assemble_inner(files: &[(&str, &str)], target: &Target, opts: AsmOptions) -> 
     for (i, l) in f.labels.iter().enumerate() {
         let used = f.items.iter().any(|it| matches!(it, Item::Inst(x) if x.ops.iter().any(|o| matches!(o, Opnd::Label(k) | Opnd::PcrelLo { anchor: k } if k.0 as usize == i))));
         if used && !l.bound {
-            return Err(AsmError::at(0, format!("label `{}` is used but never defined", l.name.clone().unwrap_or_default())));
+            // Local labels are `N$localK@fileF` inside: name them as written, in their file.
+            let name = l.name.clone().unwrap_or_default();
+            let (shown, file) = match name.split_once("$local") {
+                Some((n, rest)) => {
+                    let f = rest.split_once("@file").and_then(|(_, f)| f.parse::<usize>().ok()).and_then(|k| files.get(k)).map(|x| x.0);
+                    (format!("{n}b/{n}f (a local label)"), f)
+                }
+                None => (name.clone(), None),
+            };
+            let file = file.map(str::to_string).unwrap_or_else(|| files.iter().map(|x| x.0).collect::<Vec<_>>().join(", "));
+            return Err(named(&file, AsmError::at(0, format!("label `{shown}` is used but never defined"))));
         }
     }
     // A conditional branch out of its ±4 KiB reach becomes the inverted branch over a `jal`,

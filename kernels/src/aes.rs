@@ -441,10 +441,10 @@ pub(crate) fn round(f: &mut Func, isa: Isa, r: &Regs, src: [(Reg, u32); 4], dst:
 }
 
 /// The final round (SubBytes, ShiftRows, AddRoundKey, no MixColumns) from `src`, left in
-/// c0 and c2 as the two 64-bit output words: c0 = rk01 ^ c0 ^ c1 << 32, where column j's
+/// c0 and c2 as the two 64-bit output words, and stored to `out` if given: c0 = rk01 ^ c0 ^ c1 << 32, where column j's
 /// bytes are c_j = S[a.b0] + S[b.b1]·2^8 + S[c.b2]·2^16 + S[d.b3]·2^24 (th.mula on the
 /// C906, shifts and xors elsewhere).
-pub(crate) fn final_columns(f: &mut Func, isa: Isa, r: &Regs, src: [Reg; 4], c: [Reg; 4], consts: [Reg; 3], inverse: bool) {
+pub(crate) fn final_columns(f: &mut Func, isa: Isa, r: &Regs, src: [Reg; 4], c: [Reg; 4], consts: [Reg; 3], inverse: bool, out: Option<Reg>) {
     let key = r.key;
     if isa == Isa::C906 {
         let [k8, k16, k24] = consts;
@@ -469,14 +469,32 @@ pub(crate) fn final_columns(f: &mut Func, isa: Isa, r: &Regs, src: [Reg; 4], c: 
     let _ = key;
     load_key64(f, r, t0, 224, r.s[0]);
     load_key64(f, r, t1, 232, r.s[0]);
+    // out[0..8] = (c0 | c1 << 32) ^ rk, out[8..16] = (c2 | c3 << 32) ^ rk. c3, the last
+    // accumulation, is read last; where misaligned stores are fast the first store comes
+    // before it, leaving the multiplier's result a write-back slot (docs/cost-model.md).
     kasm!(f,
         slli {c1}, {c1}, 32;
-        slli {c3}, {c3}, 32;
         xor {c0}, {c0}, {t0};
-        xor {c2}, {c2}, {t1};
         xor {c0}, {c0}, {c1};
+    );
+    if let Some(out) = out.filter(|_| f.target.misaligned == Misaligned::Fast) {
+        kasm!(f,
+            sd {c0}, 0({out});
+            slli {c3}, {c3}, 32;
+            xor {c2}, {c2}, {t1};
+            xor {c2}, {c2}, {c3};
+            sd {c2}, 8({out});
+        );
+        return;
+    }
+    kasm!(f,
+        slli {c3}, {c3}, 32;
+        xor {c2}, {c2}, {t1};
         xor {c2}, {c2}, {c3};
     );
+    if let Some(out) = out {
+        store_block(f, out, [c0, c2], t0);
+    }
 }
 
 /// AES_encrypt / AES_decrypt.
@@ -538,8 +556,7 @@ fn block_fn(isa: Isa, e: &'static Entry, variant: &str, t: &Target, abi: Abi, ta
     f.comment("final round: S-box bytes, no MixColumns");
     let (s4, t3) = (r.tab[4], r.tab[3]);
     kasm!(f, addi {s4}, {t3}, 1024;);
-    final_columns(&mut f, isa, &r, r.n, col, consts, inverse);
-    store_block(&mut f, out, [col[0], col[2]], r.tmp[0]);
+    final_columns(&mut f, isa, &r, r.n, col, consts, inverse, Some(out));
     f.ret();
     f
 }
@@ -969,7 +986,7 @@ pub(crate) fn ctr_shared_rounds(f: &mut Func, c: &Ctr, col: [Reg; 4], consts: [R
     f.comment("final round");
     let (s4, t3) = (r.tab[4], r.tab[3]);
     kasm!(f, addi {s4}, {t3}, 1024;);
-    final_columns(f, c.isa, r, r.n, col, consts, false);
+    final_columns(f, c.isa, r, r.n, col, consts, false, None);
 }
 
 /// out[off..off + 16] = in[off..off + 16] ^ (k0, k1), the keystream's two words; `inp`

@@ -603,10 +603,8 @@ fn vector_path(f: &mut Func, c: &Ctx, d: VDialect, tail: &ScalarEntry, short: La
     let lanes = f.xreg("lanes");
     f.public(lanes);
     f.scope(|f| {
-        f.comment("short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)");
+        f.comment("unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)");
         kasm!(f,
-            addi {t0}, zero, 128;
-            bltu {len}, {t0}, {short};
             or {t0}, {out}, {inp};
             andi {t0}, {t0}, 3;
             bnez {t0}, {short};
@@ -768,11 +766,18 @@ fn body(f: &mut Func, isa: Isa, words: Words, out: Reg, inp: Reg, len: Reg, ctr:
     match isa.vector {
         Some(d) => {
             let short = ScalarEntry::new(f);
+            let vector = f.label();
+            let [t0, _] = c.t;
+            // if (len < 128) the scalar copy that never touches a vector register (its exit
+            // wipes none), placed next so the branch to it is near and taken (a branch seen
+            // first is predicted taken; the vector path is beyond a conditional branch's reach)
+            kasm!(f, addi {t0}, zero, 128; bltu {len}, {t0}, {short.top}; j {vector};);
+            scalar_path(f, &c, &short, false);
+            exit(f);
+            f.bind(vector);
             vector_path(f, &c, d, &tail, short.top);
             // Reached only from the vector path: the pointers are 4-byte aligned there.
             scalar_path(f, &c, &tail, true);
-            exit(f);
-            scalar_path(f, &c, &short, false);
             exit(f);
         }
         None => {

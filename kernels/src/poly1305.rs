@@ -675,12 +675,15 @@ fn loop32(f: &mut Func, p: &P32, a: &Args, top: Label, unaligned: Option<(Reg, R
             zext32(f, p.isa, m2, m2);
         }
     }
-    f.comment("d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32");
-    fold32(f, p, p.q, p.d[0], Pad::Reg(a.pad));
-    f.comment("h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31");
-    carry32(f, p, p.d, Some(p.m), p.h);
-    f.comment("(d, q) = h·r");
-    multiply32(f, p);
+    // Scheduled: the multiplies of h0 can start while the carries of h1..h3 run.
+    f.schedule(|f| {
+        f.comment("d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32");
+        fold32(f, p, p.q, p.d[0], Pad::Reg(a.pad));
+        f.comment("h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31");
+        carry32(f, p, p.d, Some(p.m), p.h);
+        f.comment("(d, q) = h·r");
+        multiply32(f, p);
+    });
     kasm!(f,
         addi {inp}, {inp}, 16;
         bne {inp}, {end}, {top};

@@ -6,33 +6,10 @@
 //! **[M]** measured on the open C906 RTL or a D1 board (../shared/FACTS.md, "C906 timing
 //! facts"), **[D]** the openc906 user manual tables 4.1–4.11, **[V]** camel-cdr's rvv-bench
 //! results for the D1 ("mangopi_mq_pro"), **[A]** an assumption of kgen's, to be replaced
-//! when a measurement exists. The same table is in docs/cost-model.md.
+//! when a measurement exists.
 //!
-//! | class | issue slots | result latency | source |
-//! |---|---|---|---|
-//! | ALU, shifts, XThead bit ops, th.addsl, th.ext(u), th.mveqz | 1 | 1 | [M] add 1.0; th.extu 1.0 |
-//! | load (incl. th.lr*, th.l*ia/ib) | 1 | 2 (one bubble if used next) | [M] load+use 3.0/pair, chase 2.0 |
-//! | th.ldd/th.lwd (pair) | 2 | 2 after the second | [D] split into two accesses |
-//! | store | 1 | – | [D] |
-//! | mul/mulh*/th.mula/th.muls, both operands' upper 32 bits clear (or all ones where signed) | 1 | 3 | [M] 3.0 dependent, 1.0 independent |
-//! | same, any operand large | 4 | 6 | [M] 6.0 dependent, 4.0 independent |
-//! | mulw, th.mulaw, th.mulah | 1 | 3 | [M] mulw 3.0 |
-//! | div/rem | 1 | 5 + sig. bits of dividend / 2, ≤ 36 (≤ 20 for *w) | [D] range 5–36 / 5–20; shape [A] |
-//! | branch predicted right, target in the 16-entry BTB | 1 | – | [M] taken back-edge free |
-//! | taken branch or jal, target not in the BTB | 1 + 2 | – | [M] 2 bubbles |
-//! | branch mispredicted (2-bit counters) | 1 + 3 | – | [A] ~3, inferred |
-//! | ret through the 4-entry return stack | 1 | – | [D]; miss costs 3 [A] |
-//! | vsetvl(i) | 1 | 1 | [A] |
-//! | vector ALU, e8–e32, LMUL m (registers) | 1 (vector unit busy 2·m) | max(4, 2·m) | [V] 4/4/8/16 dependent, ~2/4/8/16 independent |
-//! | vector e64 ALU | as e32 | as e32 | [A] |
-//! | vmul/vmulh* | 1 (busy 2·m) | 5/5/8/16 | [V] |
-//! | widening ops | 1 (busy 4·m) | max(4, 4·m) | [A] as ALU on the 2·SEW destination |
-//! | vslide* | 1 (busy 2·m) | 4/5/9/17 | [V] |
-//! | vrgather | 1 (busy 4·m²) | 4·m² | [V] 4/16/64/256 |
-//! | reductions | 1 (busy 2·m + log2(VLEN/SEW)) | busy + 2 | [A] |
-//! | vext.x.v / vmv.x.s | 1 | 5 | [V] |
-//! | unit-stride vector load/store, B bytes | 1 (busy max(2, B/8)) | busy + 2 | [A] 64 bits per cycle |
-//! | strided/indexed/segment vector load/store | 1 (busy max(2, elements)) | busy + 2 | [A] one element per cycle |
+//! The table, with every row's source, is docs/cost-model.md's (the numbers themselves
+//! live in `kgen_dsl::timing` and below).
 //!
 //! Scalar instructions keep issuing while the vector unit works (it is decoupled, in order
 //! with itself): that is what the interleaved ChaCha20 kernel exploits.
@@ -41,7 +18,7 @@ use kgen_dsl::isa::{table, Class, Control, Hart, Inst, Kind, Role, VDialect};
 use kgen_dsl::timing::{self, Timing, VShape};
 use std::collections::{BTreeSet, HashMap, VecDeque};
 
-/// Mispredicted branch penalty [A].
+/// Mispredicted branch penalty [A: fitted to the RTL kernel rows].
 pub const MISPREDICT: u64 = 4;
 /// Taken branch whose target is not in the BTB [M].
 pub const BTB_MISS: u64 = 2;
@@ -99,6 +76,76 @@ pub struct C906 {
     last_mul_dest: Option<usize>,
     /// The last two loads: destination and issue cycle.
     last_loads: [(usize, u64); 2],
+    /// The L1 data cache, when modelled ([`C906::with_l1`]); it keeps its contents across
+    /// [`C906::reset`], as the predictor does.
+    pub l1: Option<L1>,
+    /// Lines missed in the L1 (since the last reset).
+    pub l1_misses: u64,
+    /// The last scalar stores: issue cycle, address, bytes.
+    recent_stores: VecDeque<(u64, u64, u64)>,
+}
+
+/// Cycles a load waits for each store that issued at most [`STORE_OVERLAP_WINDOW`] cycles
+/// before it and wrote some of its bytes without being exactly the same access (a store
+/// of the same address and width forwards) [M: openc906 RTL: `sb; lw` of that word 4.0
+/// cycles, `sw; lbu` 4.0, `sb; add; lw` 5.0, `sb; add; add; lw` 4.0, two to four `sb`
+/// then `lw` +4, `4 sb; add; lw` +2, `sb` x2 to another word in between: no wait].
+pub const STORE_OVERLAP_WAIT: u64 = 2;
+/// See [`STORE_OVERLAP_WAIT`].
+pub const STORE_OVERLAP_WINDOW: u64 = 2;
+
+/// Bytes per L1 data-cache line [RTL: openc906 `aq_lsu_*`, 64-byte refills].
+pub const L1_LINE: u64 = 64;
+/// L1 data-cache ways [RTL: `aq_dcache_top.v`, `dcache_tag_way[3:0]`].
+pub const L1_WAYS: usize = 4;
+/// L1 data-cache sets: 32 KiB (the D1's, `DCACHE_32K` in openc906's `cpu_cfig.h`) over
+/// four ways of 64-byte lines, 8 KiB a way.
+pub const L1_SETS: u64 = 128;
+/// Cycles an L1 miss adds [M: D1 memcpy, fitted: the 8347-byte aligned rows (rvv m1-m8)
+/// take 600-800 cycles more than the L1 plateau predicts, for the 12 lines of the three
+/// sets holding four lines of the copy; see docs/cost-model.md, "L1 data cache"].
+pub const L1_MISS: u64 = 100;
+
+/// The C906's L1 data cache as far as timing goes: 4 ways, 128 sets of 64-byte lines,
+/// indexed by the (virtual) address, **FIFO replacement** [RTL: the refill takes the way a
+/// one-hot pointer kept per set names (`aq_lsu_rdl.v`, `rdl_replace_fifo`), and the refill
+/// rotates it (`aq_lsu_lfb.v`, `lfb_arb_dirty_din[7:4]`); hits do not move it]. With FIFO
+/// a set whose four ways all hold lines a loop uses cycles through misses as soon as one
+/// other line enters it: each refill evicts the next line the loop needs.
+#[derive(Clone, Debug)]
+pub struct L1 {
+    tags: Vec<[Option<u64>; L1_WAYS]>,
+    fifo: Vec<u8>,
+}
+
+impl Default for L1 {
+    fn default() -> L1 {
+        L1 { tags: vec![[None; L1_WAYS]; L1_SETS as usize], fifo: vec![0; L1_SETS as usize] }
+    }
+}
+
+impl L1 {
+    /// Accesses the line holding `addr`; true on a miss (the line is then filled).
+    pub fn access(&mut self, addr: u64) -> bool {
+        let line = addr / L1_LINE;
+        let set = (line % L1_SETS) as usize;
+        if self.tags[set].contains(&Some(line)) {
+            return false;
+        }
+        let w = self.fifo[set] as usize;
+        self.tags[set][w] = Some(line);
+        self.fifo[set] = ((w + 1) % L1_WAYS) as u8;
+        true
+    }
+
+    /// Accesses every line of `[addr, addr + len)`; the number of misses.
+    pub fn access_range(&mut self, addr: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0;
+        }
+        let (first, last) = (addr / L1_LINE, (addr + len - 1) / L1_LINE);
+        (first..=last.min(first + 4096)).filter(|l| self.access(l * L1_LINE)).count() as u64
+    }
 }
 
 /// A multiply in the C906's multiplier (EX1, EX2, EX3) [M: openc906 RTL, see
@@ -118,6 +165,25 @@ struct MulOp {
     dest: Option<usize>,
 }
 
+/// The bytes a scalar load or store accesses: (address, length).
+fn scalar_access(h: &Hart, row: &kgen_dsl::Row, ops: &[i64]) -> Option<(u64, u64)> {
+    use kgen_dsl::isa::Addr;
+    let mem = row.mem?;
+    if row.class.is_vector() {
+        return None;
+    }
+    let x = |k: u8| h.x(ops[k as usize]);
+    let imm = |k: u8| ops[k as usize] as u64;
+    let elem = (mem.bytes as u64).max(1);
+    Some(match mem.addr {
+        Addr::BaseOff { base, off } => (x(base).wrapping_add(imm(off)), elem),
+        Addr::BaseIdx { base, index, shift, .. } => (x(base).wrapping_add(x(index) << (imm(shift) & 63)), elem),
+        Addr::Incr { base, off, shift, before } => (if before { x(base).wrapping_add(imm(off) << (imm(shift) & 63)) } else { x(base) }, elem),
+        Addr::Pair { base, off, shift } => (x(base).wrapping_add(imm(off) << (imm(shift) & 63)), 2 * elem),
+        _ => return None,
+    })
+}
+
 fn upper_clear(v: u64, signed: bool) -> bool {
     let hi = v >> 32;
     hi == 0 || (signed && hi == 0xffff_ffff && (v >> 31) & 1 == 1)
@@ -128,6 +194,56 @@ impl C906 {
         C906::default()
     }
 
+    /// The model with an L1 data cache (empty: the first touch of each line misses).
+    pub fn with_l1(mut self) -> C906 {
+        self.l1 = Some(L1::default());
+        self
+    }
+
+    /// L1 misses of the access `row` makes with operands `ops` (the hart's registers as
+    /// they are before it executes). Indexed accesses are taken as unit-stride from the
+    /// base [A].
+    fn l1_misses_of(&mut self, h: &Hart, row: &kgen_dsl::Row, ops: &[i64]) -> u64 {
+        if self.l1.is_none() {
+            return 0;
+        }
+        if let Some((a, len)) = scalar_access(h, row, ops) {
+            return self.l1.as_mut().map(|l1| l1.access_range(a, len)).unwrap_or(0);
+        }
+        let (Some(l1), Some(mem)) = (self.l1.as_mut(), row.mem) else { return 0 };
+        use kgen_dsl::isa::Addr;
+        let x = |k: u8| h.x(ops[k as usize]);
+        let imm = |k: u8| ops[k as usize] as u64;
+        let bytes = mem.bytes as u64;
+        let vector = row.class.is_vector();
+        let (elem, vl, nf) = if vector {
+            let d = row.vdialect.unwrap_or(VDialect::Thead);
+            let c = h.vconf(d).ok();
+            let sew = c.map(|c| c.sew as u64 / 8).unwrap_or(4);
+            let nf = match row.ops.first().map(|o| o.kind) {
+                Some(Kind::V(kgen_dsl::isa::VGroup::Seg(n))) | Some(Kind::V(kgen_dsl::isa::VGroup::Eew { nf: n, .. })) => n as u64,
+                _ => 1,
+            };
+            (if bytes == 0 { sew } else { bytes }, c.map(|c| c.vl as u64).unwrap_or(0), nf)
+        } else {
+            (bytes.max(1), 1, 1)
+        };
+        match mem.addr {
+            Addr::BaseOff { base, off } => l1.access_range(x(base).wrapping_add(imm(off)), elem),
+            Addr::BaseIdx { base, index, shift, .. } => l1.access_range(x(base).wrapping_add(x(index) << (imm(shift) & 63)), elem),
+            Addr::Incr { base, off, shift, before } => {
+                let a = if before { x(base).wrapping_add(imm(off) << (imm(shift) & 63)) } else { x(base) };
+                l1.access_range(a, elem)
+            }
+            Addr::Pair { base, off, shift } => l1.access_range(x(base).wrapping_add(imm(off) << (imm(shift) & 63)), 2 * elem),
+            Addr::VUnit { base } | Addr::VIndexed { base, .. } => l1.access_range(x(base), elem * vl * nf),
+            Addr::VStrided { base, stride } => {
+                let (b, st) = (x(base), x(stride));
+                (0..vl.min(4096)).map(|i| l1.access_range(b.wrapping_add(i.wrapping_mul(st)), elem * nf)).sum()
+            }
+        }
+    }
+
     /// Total cycles so far: until the scalar pipeline has issued everything and the vector
     /// unit has finished [M: a D1 call of one LMUL-8 vector store takes the store's 16
     /// cycles more than a scalar call].
@@ -135,10 +251,12 @@ impl C906 {
         self.cycle.max(self.vpu_free)
     }
 
+    /// Starts a new measurement: the clock, the pipeline and the predictor restart; the L1
+    /// keeps its lines (a warm cache, as rvv-bench's untimed calls leave it).
     pub fn reset(&mut self) {
-        let slow = self.slow;
+        let (slow, l1) = (self.slow, self.l1.take());
         *self = C906::default();
-        self.slow = slow;
+        (self.slow, self.l1) = (slow, l1);
     }
 
     /// EX3 arrival and write-back cycles of the queued multiplies, supposing nothing new
@@ -274,6 +392,24 @@ impl C906 {
                 start = start.max(self.cycle + 2);
             }
         }
+        // [M] a load waits for recent stores that wrote part of it (no forwarding).
+        if matches!(row.class, Class::Load | Class::Store) {
+            if let Some((a, len)) = scalar_access(h, row, ops) {
+                if row.class == Class::Load {
+                    let waits = self
+                        .recent_stores
+                        .iter()
+                        .filter(|&&(t, sa, sl)| t + STORE_OVERLAP_WINDOW >= start && sa < a.wrapping_add(len) && a < sa.wrapping_add(sl) && (sa, sl) != (a, len))
+                        .count() as u64;
+                    start += waits * STORE_OVERLAP_WAIT;
+                } else {
+                    self.recent_stores.push_back((start, a, len));
+                    if self.recent_stores.len() > 4 {
+                        self.recent_stores.pop_front();
+                    }
+                }
+            }
+        }
         self.breakdown.dependency_stalls += start - self.cycle;
         let base = timing::c906_scaled(row, VShape::DEFAULT, self.slow);
         if let Some(m) = row.mul {
@@ -321,6 +457,10 @@ impl C906 {
             _ if row.class.is_vector() => return self.issue_vector(h, row, ops, start, vdst, xdst[0]),
             _ => (base.slots, base.latency),
         };
+        // An L1 miss holds the pipeline until the line is in [M, fitted: see L1_MISS].
+        let missed = self.l1_misses_of(h, row, ops);
+        self.l1_misses += missed;
+        let (slots, lat) = (slots + missed * L1_MISS, lat + missed * L1_MISS);
         self.cycle = start + slots;
         let done = start + lat;
         for d in xdst.into_iter().flatten() {
@@ -372,6 +512,11 @@ impl C906 {
                 }
             }
         }
+        // An L1 miss keeps the load/store pipe busy until the line is in [M, fitted].
+        let missed = self.l1_misses_of(h, row, ops);
+        self.l1_misses += missed;
+        busy += missed * L1_MISS;
+        lat += missed * L1_MISS;
         // The registers the instruction writes: no earlier than the last write's rewrite
         // distance allows.
         let regs = match (vdst, row.class) {

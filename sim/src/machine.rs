@@ -50,6 +50,9 @@ pub struct Machine {
     pub cost: Option<C906>,
     /// Stop with a fault after this many instructions (runaway loops).
     pub max_steps: u64,
+    /// When set, (pc, modeled cycle after the instruction issued) for every instruction
+    /// (a cost profile).
+    pub trace: Option<Vec<(u64, u64)>>,
 }
 
 impl Machine {
@@ -73,6 +76,7 @@ impl Machine {
             class_counts: [0; 64],
             cost: None,
             max_steps: 1 << 32,
+            trace: None,
         }
     }
 
@@ -134,6 +138,9 @@ impl Machine {
         }
         if let Some(c) = &mut self.cost {
             c.resolve(pc, self.hart.next_pc, &inst);
+            if let Some(t) = &mut self.trace {
+                t.push((pc, c.cycle));
+            }
         }
         self.class_counts[row.class as usize] += 1;
         self.hart.instret += 1;

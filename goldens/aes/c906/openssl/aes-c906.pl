@@ -915,12 +915,12 @@ AES_encrypt_c906:
 	ld         	t0, 224(a2)
 	ld         	t1, 232(a2)
 	slli       	a6, a6, 32
-	slli       	s1, s1, 32
 	xor        	a5, a5, t0
-	xor        	a7, a7, t1
 	xor        	a5, a5, a6
-	xor        	a7, a7, s1
 	sd         	a5, 0(a1)
+	slli       	s1, s1, 32
+	xor        	a7, a7, t1
+	xor        	a7, a7, s1
 	sd         	a7, 8(a1)
 	# return
 	addi       	t0, zero, 0
@@ -1828,12 +1828,12 @@ AES_decrypt_c906:
 	ld         	t0, 224(a2)
 	ld         	t1, 232(a2)
 	slli       	a6, a6, 32
-	slli       	s1, s1, 32
 	xor        	a5, a5, t0
-	xor        	a7, a7, t1
 	xor        	a5, a5, a6
-	xor        	a7, a7, s1
 	sd         	a5, 0(a1)
+	slli       	s1, s1, 32
+	xor        	a7, a7, t1
+	xor        	a7, a7, s1
 	sd         	a7, 8(a1)
 	# return
 	addi       	t0, zero, 0
@@ -2807,10 +2807,10 @@ AES_ctr32_encrypt_c906:
 	ld         	s4, 224(t4)
 	ld         	s5, 232(t4)
 	slli       	s9, s9, 32
-	slli       	s10, s10, 32
 	xor        	s6, s6, s4
-	xor        	s7, s7, s5
 	xor        	s6, s6, s9
+	slli       	s10, s10, 32
+	xor        	s7, s7, s5
 	xor        	s7, s7, s10
 	# out = in ^ keystream
 	ld         	s1, 24(sp)

@@ -2523,10 +2523,10 @@ r6:
 	SLL	$32, X5
 	OR	X5, X28
 	SLL	$32, X14
-	SLL	$32, X16
 	XOR	X7, X13
-	XOR	X28, X15
 	XOR	X14, X13
+	SLL	$32, X16
+	XOR	X28, X15
 	XOR	X16, X15
 	AND	$7, X11, X7
 	BNEZ	X7, out_unaligned
@@ -4007,10 +4007,10 @@ r6:
 	SLL	$32, X5
 	OR	X5, X28
 	SLL	$32, X14
-	SLL	$32, X16
 	XOR	X7, X13
-	XOR	X28, X15
 	XOR	X14, X13
+	SLL	$32, X16
+	XOR	X28, X15
 	XOR	X16, X15
 	AND	$7, X11, X7
 	BNEZ	X7, out_unaligned
@@ -5441,10 +5441,10 @@ shared:
 	SLL	$32, X9
 	OR	X9, X25
 	SLL	$32, X8
-	SLL	$32, X1
 	XOR	X24, X22
-	XOR	X25, X23
 	XOR	X8, X22
+	SLL	$32, X1
+	XOR	X25, X23
 	XOR	X1, X23
 	// out = in ^ keystream
 	MOV	32(X2), X9

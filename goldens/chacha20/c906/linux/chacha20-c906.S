@@ -40,1218 +40,13 @@ SYM_FUNC_START(chacha_c906)
 	slli       	t0, a3, 6
 	lw         	t1, 48(a0)
 	srli       	t2, a4, 1
-	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s8, zero, 128
-	bgeu       	t0, s8, .Lchacha_c906_58
-	jal        	zero, .Lchacha_c906_3
-.Lchacha_c906_58:
-	or         	s8, a2, a1
-	andi       	s8, s8, 3
-	beq        	s8, zero, .Lchacha_c906_59
-	jal        	zero, .Lchacha_c906_3
+	bltu       	t0, s8, .Lchacha_c906_3
+	jal        	zero, .Lchacha_c906_6
+.Lchacha_c906_3:
+	bne        	t0, zero, .Lchacha_c906_59
+	jal        	zero, .Lchacha_c906_5
 .Lchacha_c906_59:
-	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	addi       	s10, zero, 4
-	th.vsetvli 	zero, s10, e32, m1, d1
-	lui        	s8, 16
-	th.vmv.v.x 	v8, s8
-	lui        	s8, 1
-	th.vmv.v.x 	v9, s8
-	addi       	s8, zero, 256
-	th.vmv.v.x 	v10, s8
-	addi       	s8, zero, 128
-	th.vmv.v.x 	v11, s8
-	th.vid.v   	v25
-.Lchacha_c906_lanes_loop:
-	addi       	s8, zero, 320
-	bltu       	t0, s8, .Lchacha_c906_lanes_rest
-	addi       	s10, zero, 4
-	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t3, 0(a0)
-	lw         	t4, 4(a0)
-	lw         	t5, 8(a0)
-	lw         	t6, 12(a0)
-	lw         	a3, 16(a0)
-	lw         	a4, 20(a0)
-	lw         	a5, 24(a0)
-	lw         	a6, 28(a0)
-	lw         	a7, 32(a0)
-	lw         	s1, 36(a0)
-	lw         	s2, 40(a0)
-	lw         	s3, 44(a0)
-	addiw      	s4, t1, 0
-	lw         	s5, 52(a0)
-	lw         	s6, 56(a0)
-	lw         	s7, 60(a0)
-	addw       	s4, t1, s10
-	th.vmv.v.x 	v12, t3
-	th.vmv.v.x 	v13, t4
-	th.vmv.v.x 	v14, t5
-	th.vmv.v.x 	v15, t6
-	th.vmv.v.x 	v16, a3
-	th.vmv.v.x 	v17, a4
-	th.vmv.v.x 	v18, a5
-	th.vmv.v.x 	v19, a6
-	th.vmv.v.x 	v1, a7
-	th.vmv.v.x 	v2, s1
-	th.vmv.v.x 	v3, s2
-	th.vmv.v.x 	v20, s3
-	th.vmv.v.x 	v4, t1
-	th.vmv.v.x 	v5, s5
-	th.vmv.v.x 	v6, s6
-	th.vmv.v.x 	v7, s7
-	th.vadd.vv 	v4, v4, v25
-	th.vmv.v.v 	v26, v4
-	addi       	s8, t2, 0
-.Lchacha_c906_dr:
-	// four vector lanes interleaved with the scalar block
-	th.vadd.vv 	v12, v12, v16
-	th.vadd.vv 	v13, v13, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v14, v14, v18
-	addw       	t3, t3, a3
-	th.vadd.vv 	v15, v15, v19
-	xor        	s4, s4, t3
-	th.vxor.vv 	v4, v4, v12
-	th.srriw   	s4, s4, 16
-	th.vxor.vv 	v5, v5, v13
-	th.vxor.vv 	v6, v6, v14
-	addw       	a7, a7, s4
-	th.vxor.vv 	v7, v7, v15
-	xor        	a3, a3, a7
-	th.vsrl.vi 	v21, v4, 16
-	th.srriw   	a3, a3, 20
-	th.vsrl.vi 	v22, v5, 16
-	addw       	t3, t3, a3
-	th.vsrl.vi 	v23, v6, 16
-	th.vsrl.vi 	v24, v7, 16
-	xor        	s4, s4, t3
-	th.vmadd.vv	v4, v8, v21
-	th.srriw   	s4, s4, 24
-	th.vmadd.vv	v5, v8, v22
-	addw       	a7, a7, s4
-	th.vmadd.vv	v6, v8, v23
-	xor        	a3, a3, a7
-	th.vmadd.vv	v7, v8, v24
-	th.srriw   	a3, a3, 25
-	th.vadd.vv 	v1, v1, v4
-	th.vadd.vv 	v2, v2, v5
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v3, v3, v6
-	addw       	t4, t4, a4
-	th.vadd.vv 	v20, v20, v7
-	xor        	s5, s5, t4
-	th.vxor.vv 	v16, v16, v1
-	th.srriw   	s5, s5, 16
-	th.vxor.vv 	v17, v17, v2
-	th.vxor.vv 	v18, v18, v3
-	addw       	s1, s1, s5
-	th.vxor.vv 	v19, v19, v20
-	xor        	a4, a4, s1
-	th.vsrl.vi 	v21, v16, 20
-	th.srriw   	a4, a4, 20
-	th.vsrl.vi 	v22, v17, 20
-	addw       	t4, t4, a4
-	th.vsrl.vi 	v23, v18, 20
-	th.vsrl.vi 	v24, v19, 20
-	xor        	s5, s5, t4
-	th.vmadd.vv	v16, v9, v21
-	th.srriw   	s5, s5, 24
-	th.vmadd.vv	v17, v9, v22
-	addw       	s1, s1, s5
-	th.vmadd.vv	v18, v9, v23
-	xor        	a4, a4, s1
-	th.vmadd.vv	v19, v9, v24
-	th.srriw   	a4, a4, 25
-	th.vadd.vv 	v12, v12, v16
-	th.vadd.vv 	v13, v13, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v14, v14, v18
-	addw       	t5, t5, a5
-	th.vadd.vv 	v15, v15, v19
-	xor        	s6, s6, t5
-	th.vxor.vv 	v4, v4, v12
-	th.srriw   	s6, s6, 16
-	th.vxor.vv 	v5, v5, v13
-	th.vxor.vv 	v6, v6, v14
-	addw       	s2, s2, s6
-	th.vxor.vv 	v7, v7, v15
-	xor        	a5, a5, s2
-	th.vsrl.vi 	v21, v4, 24
-	th.srriw   	a5, a5, 20
-	th.vsrl.vi 	v22, v5, 24
-	addw       	t5, t5, a5
-	th.vsrl.vi 	v23, v6, 24
-	th.vsrl.vi 	v24, v7, 24
-	xor        	s6, s6, t5
-	th.vmadd.vv	v4, v10, v21
-	th.srriw   	s6, s6, 24
-	th.vmadd.vv	v5, v10, v22
-	addw       	s2, s2, s6
-	th.vmadd.vv	v6, v10, v23
-	xor        	a5, a5, s2
-	th.vmadd.vv	v7, v10, v24
-	th.srriw   	a5, a5, 25
-	th.vadd.vv 	v1, v1, v4
-	th.vadd.vv 	v2, v2, v5
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v3, v3, v6
-	addw       	t6, t6, a6
-	th.vadd.vv 	v20, v20, v7
-	xor        	s7, s7, t6
-	th.vxor.vv 	v16, v16, v1
-	th.srriw   	s7, s7, 16
-	th.vxor.vv 	v17, v17, v2
-	th.vxor.vv 	v18, v18, v3
-	addw       	s3, s3, s7
-	th.vxor.vv 	v19, v19, v20
-	xor        	a6, a6, s3
-	th.vsrl.vi 	v21, v16, 25
-	th.srriw   	a6, a6, 20
-	th.vsrl.vi 	v22, v17, 25
-	addw       	t6, t6, a6
-	th.vsrl.vi 	v23, v18, 25
-	th.vsrl.vi 	v24, v19, 25
-	xor        	s7, s7, t6
-	th.vmadd.vv	v16, v11, v21
-	th.srriw   	s7, s7, 24
-	th.vmadd.vv	v17, v11, v22
-	addw       	s3, s3, s7
-	th.vmadd.vv	v18, v11, v23
-	xor        	a6, a6, s3
-	th.vmadd.vv	v19, v11, v24
-	th.srriw   	a6, a6, 25
-	th.vadd.vv 	v12, v12, v17
-	th.vadd.vv 	v13, v13, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v14, v14, v19
-	addw       	t3, t3, a4
-	th.vadd.vv 	v15, v15, v16
-	xor        	s7, s7, t3
-	th.vxor.vv 	v7, v7, v12
-	th.srriw   	s7, s7, 16
-	th.vxor.vv 	v4, v4, v13
-	th.vxor.vv 	v5, v5, v14
-	addw       	s2, s2, s7
-	th.vxor.vv 	v6, v6, v15
-	xor        	a4, a4, s2
-	th.vsrl.vi 	v21, v7, 16
-	th.srriw   	a4, a4, 20
-	th.vsrl.vi 	v22, v4, 16
-	addw       	t3, t3, a4
-	th.vsrl.vi 	v23, v5, 16
-	th.vsrl.vi 	v24, v6, 16
-	xor        	s7, s7, t3
-	th.vmadd.vv	v7, v8, v21
-	th.srriw   	s7, s7, 24
-	th.vmadd.vv	v4, v8, v22
-	addw       	s2, s2, s7
-	th.vmadd.vv	v5, v8, v23
-	xor        	a4, a4, s2
-	th.vmadd.vv	v6, v8, v24
-	th.srriw   	a4, a4, 25
-	th.vadd.vv 	v3, v3, v7
-	th.vadd.vv 	v20, v20, v4
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v1, v1, v5
-	addw       	t4, t4, a5
-	th.vadd.vv 	v2, v2, v6
-	xor        	s4, s4, t4
-	th.vxor.vv 	v17, v17, v3
-	th.srriw   	s4, s4, 16
-	th.vxor.vv 	v18, v18, v20
-	th.vxor.vv 	v19, v19, v1
-	addw       	s3, s3, s4
-	th.vxor.vv 	v16, v16, v2
-	xor        	a5, a5, s3
-	th.vsrl.vi 	v21, v17, 20
-	th.srriw   	a5, a5, 20
-	th.vsrl.vi 	v22, v18, 20
-	addw       	t4, t4, a5
-	th.vsrl.vi 	v23, v19, 20
-	th.vsrl.vi 	v24, v16, 20
-	xor        	s4, s4, t4
-	th.vmadd.vv	v17, v9, v21
-	th.srriw   	s4, s4, 24
-	th.vmadd.vv	v18, v9, v22
-	addw       	s3, s3, s4
-	th.vmadd.vv	v19, v9, v23
-	xor        	a5, a5, s3
-	th.vmadd.vv	v16, v9, v24
-	th.srriw   	a5, a5, 25
-	th.vadd.vv 	v12, v12, v17
-	th.vadd.vv 	v13, v13, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v14, v14, v19
-	addw       	t5, t5, a6
-	th.vadd.vv 	v15, v15, v16
-	xor        	s5, s5, t5
-	th.vxor.vv 	v7, v7, v12
-	th.srriw   	s5, s5, 16
-	th.vxor.vv 	v4, v4, v13
-	th.vxor.vv 	v5, v5, v14
-	addw       	a7, a7, s5
-	th.vxor.vv 	v6, v6, v15
-	xor        	a6, a6, a7
-	th.vsrl.vi 	v21, v7, 24
-	th.srriw   	a6, a6, 20
-	th.vsrl.vi 	v22, v4, 24
-	addw       	t5, t5, a6
-	th.vsrl.vi 	v23, v5, 24
-	th.vsrl.vi 	v24, v6, 24
-	xor        	s5, s5, t5
-	th.vmadd.vv	v7, v10, v21
-	th.srriw   	s5, s5, 24
-	th.vmadd.vv	v4, v10, v22
-	addw       	a7, a7, s5
-	th.vmadd.vv	v5, v10, v23
-	xor        	a6, a6, a7
-	th.vmadd.vv	v6, v10, v24
-	th.srriw   	a6, a6, 25
-	th.vadd.vv 	v3, v3, v7
-	th.vadd.vv 	v20, v20, v4
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v1, v1, v5
-	addw       	t6, t6, a3
-	th.vadd.vv 	v2, v2, v6
-	xor        	s6, s6, t6
-	th.vxor.vv 	v17, v17, v3
-	th.srriw   	s6, s6, 16
-	th.vxor.vv 	v18, v18, v20
-	th.vxor.vv 	v19, v19, v1
-	addw       	s1, s1, s6
-	th.vxor.vv 	v16, v16, v2
-	xor        	a3, a3, s1
-	th.vsrl.vi 	v21, v17, 25
-	th.srriw   	a3, a3, 20
-	th.vsrl.vi 	v22, v18, 25
-	addw       	t6, t6, a3
-	th.vsrl.vi 	v23, v19, 25
-	th.vsrl.vi 	v24, v16, 25
-	xor        	s6, s6, t6
-	th.vmadd.vv	v17, v11, v21
-	th.srriw   	s6, s6, 24
-	th.vmadd.vv	v18, v11, v22
-	addw       	s1, s1, s6
-	th.vmadd.vv	v19, v11, v23
-	xor        	a3, a3, s1
-	th.vmadd.vv	v16, v11, v24
-	th.srriw   	a3, a3, 25
-	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_c906_dr
-	// feed-forward: the scalar block and the lanes add the same state words
-	lw         	s8, 0(a0)
-	lw         	s9, 4(a0)
-	addw       	t3, t3, s8
-	th.vadd.vx 	v12, v12, s8
-	lw         	s8, 8(a0)
-	addw       	t4, t4, s9
-	th.vadd.vx 	v13, v13, s9
-	lw         	s9, 12(a0)
-	addw       	t5, t5, s8
-	th.vadd.vx 	v14, v14, s8
-	lw         	s8, 16(a0)
-	addw       	t6, t6, s9
-	th.vadd.vx 	v15, v15, s9
-	lw         	s9, 20(a0)
-	addw       	a3, a3, s8
-	th.vadd.vx 	v16, v16, s8
-	lw         	s8, 24(a0)
-	addw       	a4, a4, s9
-	th.vadd.vx 	v17, v17, s9
-	lw         	s9, 28(a0)
-	addw       	a5, a5, s8
-	th.vadd.vx 	v18, v18, s8
-	lw         	s8, 32(a0)
-	addw       	a6, a6, s9
-	th.vadd.vx 	v19, v19, s9
-	lw         	s9, 36(a0)
-	addw       	a7, a7, s8
-	th.vadd.vx 	v1, v1, s8
-	lw         	s8, 40(a0)
-	addw       	s1, s1, s9
-	th.vadd.vx 	v2, v2, s9
-	lw         	s9, 44(a0)
-	addw       	s2, s2, s8
-	th.vadd.vx 	v3, v3, s8
-	addiw      	s8, t1, 0
-	addw       	s3, s3, s9
-	th.vadd.vx 	v20, v20, s9
-	lw         	s9, 52(a0)
-	addw       	s4, s4, s8
-	th.vadd.vv 	v4, v4, v26
-	lw         	s8, 56(a0)
-	addw       	s5, s5, s9
-	th.vadd.vx 	v5, v5, s9
-	lw         	s9, 60(a0)
-	addw       	s6, s6, s8
-	th.vadd.vx 	v6, v6, s8
-	addw       	s7, s7, s9
-	th.vadd.vx 	v7, v7, s9
-	addw       	s4, s4, s10
-	// output: lane k's word i at 64k + 4i (strided by 64)
-	// ... interleaved with the scalar block's, bytes 256..320
-	addi       	s10, a1, 0
-	addi       	s11, a2, 0
-	lw         	s8, 256(a1)
-	addi       	ra, zero, 64
-	th.vlsw.v  	v21, (s10), ra
-	lw         	s9, 260(a1)
-	addi       	s10, s10, 4
-	th.vlsw.v  	v22, (s10), ra
-	xor        	s8, s8, t3
-	addi       	s10, s10, 4
-	sw         	s8, 256(a2)
-	th.vlsw.v  	v23, (s10), ra
-	addi       	s10, s10, 4
-	lw         	s8, 264(a1)
-	th.vxor.vv 	v21, v21, v12
-	th.vssw.v  	v21, (s11), ra
-	xor        	s9, s9, t4
-	addi       	s11, s11, 4
-	th.vlsw.v  	v24, (s10), ra
-	sw         	s9, 260(a2)
-	addi       	s10, s10, 4
-	lw         	s9, 268(a1)
-	th.vxor.vv 	v22, v22, v13
-	th.vssw.v  	v22, (s11), ra
-	xor        	s8, s8, t5
-	addi       	s11, s11, 4
-	th.vlsw.v  	v21, (s10), ra
-	sw         	s8, 264(a2)
-	addi       	s10, s10, 4
-	th.vxor.vv 	v23, v23, v14
-	lw         	s8, 272(a1)
-	th.vssw.v  	v23, (s11), ra
-	xor        	s9, s9, t6
-	addi       	s11, s11, 4
-	th.vlsw.v  	v22, (s10), ra
-	sw         	s9, 268(a2)
-	addi       	s10, s10, 4
-	th.vxor.vv 	v24, v24, v15
-	lw         	s9, 276(a1)
-	th.vssw.v  	v24, (s11), ra
-	xor        	s8, s8, a3
-	addi       	s11, s11, 4
-	th.vlsw.v  	v23, (s10), ra
-	sw         	s8, 272(a2)
-	addi       	s10, s10, 4
-	th.vxor.vv 	v21, v21, v16
-	lw         	s8, 280(a1)
-	th.vssw.v  	v21, (s11), ra
-	addi       	s11, s11, 4
-	xor        	s9, s9, a4
-	th.vlsw.v  	v24, (s10), ra
-	sw         	s9, 276(a2)
-	addi       	s10, s10, 4
-	th.vxor.vv 	v22, v22, v17
-	lw         	s9, 284(a1)
-	th.vssw.v  	v22, (s11), ra
-	addi       	s11, s11, 4
-	xor        	s8, s8, a5
-	th.vlsw.v  	v21, (s10), ra
-	addi       	s10, s10, 4
-	sw         	s8, 280(a2)
-	th.vxor.vv 	v23, v23, v18
-	lw         	s8, 288(a1)
-	th.vssw.v  	v23, (s11), ra
-	addi       	s11, s11, 4
-	xor        	s9, s9, a6
-	th.vlsw.v  	v22, (s10), ra
-	addi       	s10, s10, 4
-	sw         	s9, 284(a2)
-	th.vxor.vv 	v24, v24, v19
-	lw         	s9, 292(a1)
-	th.vssw.v  	v24, (s11), ra
-	addi       	s11, s11, 4
-	xor        	s8, s8, a7
-	th.vlsw.v  	v23, (s10), ra
-	addi       	s10, s10, 4
-	sw         	s8, 288(a2)
-	th.vxor.vv 	v21, v21, v1
-	th.vssw.v  	v21, (s11), ra
-	lw         	s8, 296(a1)
-	addi       	s11, s11, 4
-	xor        	s9, s9, s1
-	th.vlsw.v  	v24, (s10), ra
-	addi       	s10, s10, 4
-	sw         	s9, 292(a2)
-	th.vxor.vv 	v22, v22, v2
-	th.vssw.v  	v22, (s11), ra
-	lw         	s9, 300(a1)
-	addi       	s11, s11, 4
-	th.vlsw.v  	v21, (s10), ra
-	xor        	s8, s8, s2
-	addi       	s10, s10, 4
-	sw         	s8, 296(a2)
-	th.vxor.vv 	v23, v23, v3
-	th.vssw.v  	v23, (s11), ra
-	lw         	s8, 304(a1)
-	addi       	s11, s11, 4
-	th.vlsw.v  	v22, (s10), ra
-	xor        	s9, s9, s3
-	addi       	s10, s10, 4
-	sw         	s9, 300(a2)
-	th.vxor.vv 	v24, v24, v20
-	th.vssw.v  	v24, (s11), ra
-	lw         	s9, 308(a1)
-	addi       	s11, s11, 4
-	th.vlsw.v  	v23, (s10), ra
-	xor        	s8, s8, s4
-	addi       	s10, s10, 4
-	th.vxor.vv 	v21, v21, v4
-	sw         	s8, 304(a2)
-	th.vssw.v  	v21, (s11), ra
-	lw         	s8, 312(a1)
-	addi       	s11, s11, 4
-	th.vlsw.v  	v24, (s10), ra
-	xor        	s9, s9, s5
-	addi       	s10, s10, 4
-	th.vxor.vv 	v22, v22, v5
-	sw         	s9, 308(a2)
-	th.vssw.v  	v22, (s11), ra
-	addi       	s11, s11, 4
-	lw         	s9, 316(a1)
-	th.vxor.vv 	v23, v23, v6
-	xor        	s8, s8, s6
-	th.vssw.v  	v23, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s8, 312(a2)
-	th.vxor.vv 	v24, v24, v7
-	th.vssw.v  	v24, (s11), ra
-	xor        	s9, s9, s7
-	addi       	s11, s11, 4
-	sw         	s9, 316(a2)
-	addi       	a2, a2, 320
-	addi       	a1, a1, 320
-	addi       	t0, t0, -320
-	addiw      	t1, t1, 5
-	jal        	zero, .Lchacha_c906_lanes_loop
-.Lchacha_c906_lanes_rest:
-	addi       	s8, zero, 128
-	bltu       	t0, s8, .Lchacha_c906_0
-	addi       	s8, zero, 192
-	bltu       	t0, s8, .Lchacha_c906_rows
-	srli       	s10, t0, 6
-	th.vsetvli 	zero, s10, e32, m1, d1
-	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t3, 0(a0)
-	lw         	t4, 4(a0)
-	lw         	t5, 8(a0)
-	lw         	t6, 12(a0)
-	lw         	a3, 16(a0)
-	lw         	a4, 20(a0)
-	lw         	a5, 24(a0)
-	lw         	a6, 28(a0)
-	lw         	a7, 32(a0)
-	lw         	s1, 36(a0)
-	lw         	s2, 40(a0)
-	lw         	s3, 44(a0)
-	addiw      	s4, t1, 0
-	lw         	s5, 52(a0)
-	lw         	s6, 56(a0)
-	lw         	s7, 60(a0)
-	addw       	s4, t1, s10
-	th.vmv.v.x 	v12, t3
-	th.vmv.v.x 	v13, t4
-	th.vmv.v.x 	v14, t5
-	th.vmv.v.x 	v15, t6
-	th.vmv.v.x 	v16, a3
-	th.vmv.v.x 	v17, a4
-	th.vmv.v.x 	v18, a5
-	th.vmv.v.x 	v19, a6
-	th.vmv.v.x 	v1, a7
-	th.vmv.v.x 	v2, s1
-	th.vmv.v.x 	v3, s2
-	th.vmv.v.x 	v20, s3
-	th.vmv.v.x 	v4, t1
-	th.vmv.v.x 	v5, s5
-	th.vmv.v.x 	v6, s6
-	th.vmv.v.x 	v7, s7
-	th.vadd.vv 	v4, v4, v25
-	th.vmv.v.v 	v26, v4
-	addi       	s8, t2, 0
-.Lchacha_c906_dr.1:
-	// four vector lanes interleaved with the scalar block
-	th.vadd.vv 	v12, v12, v16
-	th.vadd.vv 	v13, v13, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v14, v14, v18
-	addw       	t3, t3, a3
-	th.vadd.vv 	v15, v15, v19
-	xor        	s4, s4, t3
-	th.vxor.vv 	v4, v4, v12
-	th.srriw   	s4, s4, 16
-	th.vxor.vv 	v5, v5, v13
-	th.vxor.vv 	v6, v6, v14
-	addw       	a7, a7, s4
-	th.vxor.vv 	v7, v7, v15
-	xor        	a3, a3, a7
-	th.vsrl.vi 	v21, v4, 16
-	th.srriw   	a3, a3, 20
-	th.vsrl.vi 	v22, v5, 16
-	addw       	t3, t3, a3
-	th.vsrl.vi 	v23, v6, 16
-	th.vsrl.vi 	v24, v7, 16
-	xor        	s4, s4, t3
-	th.vmadd.vv	v4, v8, v21
-	th.srriw   	s4, s4, 24
-	th.vmadd.vv	v5, v8, v22
-	addw       	a7, a7, s4
-	th.vmadd.vv	v6, v8, v23
-	xor        	a3, a3, a7
-	th.vmadd.vv	v7, v8, v24
-	th.srriw   	a3, a3, 25
-	th.vadd.vv 	v1, v1, v4
-	th.vadd.vv 	v2, v2, v5
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v3, v3, v6
-	addw       	t4, t4, a4
-	th.vadd.vv 	v20, v20, v7
-	xor        	s5, s5, t4
-	th.vxor.vv 	v16, v16, v1
-	th.srriw   	s5, s5, 16
-	th.vxor.vv 	v17, v17, v2
-	th.vxor.vv 	v18, v18, v3
-	addw       	s1, s1, s5
-	th.vxor.vv 	v19, v19, v20
-	xor        	a4, a4, s1
-	th.vsrl.vi 	v21, v16, 20
-	th.srriw   	a4, a4, 20
-	th.vsrl.vi 	v22, v17, 20
-	addw       	t4, t4, a4
-	th.vsrl.vi 	v23, v18, 20
-	th.vsrl.vi 	v24, v19, 20
-	xor        	s5, s5, t4
-	th.vmadd.vv	v16, v9, v21
-	th.srriw   	s5, s5, 24
-	th.vmadd.vv	v17, v9, v22
-	addw       	s1, s1, s5
-	th.vmadd.vv	v18, v9, v23
-	xor        	a4, a4, s1
-	th.vmadd.vv	v19, v9, v24
-	th.srriw   	a4, a4, 25
-	th.vadd.vv 	v12, v12, v16
-	th.vadd.vv 	v13, v13, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v14, v14, v18
-	addw       	t5, t5, a5
-	th.vadd.vv 	v15, v15, v19
-	xor        	s6, s6, t5
-	th.vxor.vv 	v4, v4, v12
-	th.srriw   	s6, s6, 16
-	th.vxor.vv 	v5, v5, v13
-	th.vxor.vv 	v6, v6, v14
-	addw       	s2, s2, s6
-	th.vxor.vv 	v7, v7, v15
-	xor        	a5, a5, s2
-	th.vsrl.vi 	v21, v4, 24
-	th.srriw   	a5, a5, 20
-	th.vsrl.vi 	v22, v5, 24
-	addw       	t5, t5, a5
-	th.vsrl.vi 	v23, v6, 24
-	th.vsrl.vi 	v24, v7, 24
-	xor        	s6, s6, t5
-	th.vmadd.vv	v4, v10, v21
-	th.srriw   	s6, s6, 24
-	th.vmadd.vv	v5, v10, v22
-	addw       	s2, s2, s6
-	th.vmadd.vv	v6, v10, v23
-	xor        	a5, a5, s2
-	th.vmadd.vv	v7, v10, v24
-	th.srriw   	a5, a5, 25
-	th.vadd.vv 	v1, v1, v4
-	th.vadd.vv 	v2, v2, v5
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v3, v3, v6
-	addw       	t6, t6, a6
-	th.vadd.vv 	v20, v20, v7
-	xor        	s7, s7, t6
-	th.vxor.vv 	v16, v16, v1
-	th.srriw   	s7, s7, 16
-	th.vxor.vv 	v17, v17, v2
-	th.vxor.vv 	v18, v18, v3
-	addw       	s3, s3, s7
-	th.vxor.vv 	v19, v19, v20
-	xor        	a6, a6, s3
-	th.vsrl.vi 	v21, v16, 25
-	th.srriw   	a6, a6, 20
-	th.vsrl.vi 	v22, v17, 25
-	addw       	t6, t6, a6
-	th.vsrl.vi 	v23, v18, 25
-	th.vsrl.vi 	v24, v19, 25
-	xor        	s7, s7, t6
-	th.vmadd.vv	v16, v11, v21
-	th.srriw   	s7, s7, 24
-	th.vmadd.vv	v17, v11, v22
-	addw       	s3, s3, s7
-	th.vmadd.vv	v18, v11, v23
-	xor        	a6, a6, s3
-	th.vmadd.vv	v19, v11, v24
-	th.srriw   	a6, a6, 25
-	th.vadd.vv 	v12, v12, v17
-	th.vadd.vv 	v13, v13, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v14, v14, v19
-	addw       	t3, t3, a4
-	th.vadd.vv 	v15, v15, v16
-	xor        	s7, s7, t3
-	th.vxor.vv 	v7, v7, v12
-	th.srriw   	s7, s7, 16
-	th.vxor.vv 	v4, v4, v13
-	th.vxor.vv 	v5, v5, v14
-	addw       	s2, s2, s7
-	th.vxor.vv 	v6, v6, v15
-	xor        	a4, a4, s2
-	th.vsrl.vi 	v21, v7, 16
-	th.srriw   	a4, a4, 20
-	th.vsrl.vi 	v22, v4, 16
-	addw       	t3, t3, a4
-	th.vsrl.vi 	v23, v5, 16
-	th.vsrl.vi 	v24, v6, 16
-	xor        	s7, s7, t3
-	th.vmadd.vv	v7, v8, v21
-	th.srriw   	s7, s7, 24
-	th.vmadd.vv	v4, v8, v22
-	addw       	s2, s2, s7
-	th.vmadd.vv	v5, v8, v23
-	xor        	a4, a4, s2
-	th.vmadd.vv	v6, v8, v24
-	th.srriw   	a4, a4, 25
-	th.vadd.vv 	v3, v3, v7
-	th.vadd.vv 	v20, v20, v4
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v1, v1, v5
-	addw       	t4, t4, a5
-	th.vadd.vv 	v2, v2, v6
-	xor        	s4, s4, t4
-	th.vxor.vv 	v17, v17, v3
-	th.srriw   	s4, s4, 16
-	th.vxor.vv 	v18, v18, v20
-	th.vxor.vv 	v19, v19, v1
-	addw       	s3, s3, s4
-	th.vxor.vv 	v16, v16, v2
-	xor        	a5, a5, s3
-	th.vsrl.vi 	v21, v17, 20
-	th.srriw   	a5, a5, 20
-	th.vsrl.vi 	v22, v18, 20
-	addw       	t4, t4, a5
-	th.vsrl.vi 	v23, v19, 20
-	th.vsrl.vi 	v24, v16, 20
-	xor        	s4, s4, t4
-	th.vmadd.vv	v17, v9, v21
-	th.srriw   	s4, s4, 24
-	th.vmadd.vv	v18, v9, v22
-	addw       	s3, s3, s4
-	th.vmadd.vv	v19, v9, v23
-	xor        	a5, a5, s3
-	th.vmadd.vv	v16, v9, v24
-	th.srriw   	a5, a5, 25
-	th.vadd.vv 	v12, v12, v17
-	th.vadd.vv 	v13, v13, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v14, v14, v19
-	addw       	t5, t5, a6
-	th.vadd.vv 	v15, v15, v16
-	xor        	s5, s5, t5
-	th.vxor.vv 	v7, v7, v12
-	th.srriw   	s5, s5, 16
-	th.vxor.vv 	v4, v4, v13
-	th.vxor.vv 	v5, v5, v14
-	addw       	a7, a7, s5
-	th.vxor.vv 	v6, v6, v15
-	xor        	a6, a6, a7
-	th.vsrl.vi 	v21, v7, 24
-	th.srriw   	a6, a6, 20
-	th.vsrl.vi 	v22, v4, 24
-	addw       	t5, t5, a6
-	th.vsrl.vi 	v23, v5, 24
-	th.vsrl.vi 	v24, v6, 24
-	xor        	s5, s5, t5
-	th.vmadd.vv	v7, v10, v21
-	th.srriw   	s5, s5, 24
-	th.vmadd.vv	v4, v10, v22
-	addw       	a7, a7, s5
-	th.vmadd.vv	v5, v10, v23
-	xor        	a6, a6, a7
-	th.vmadd.vv	v6, v10, v24
-	th.srriw   	a6, a6, 25
-	th.vadd.vv 	v3, v3, v7
-	th.vadd.vv 	v20, v20, v4
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vadd.vv 	v1, v1, v5
-	addw       	t6, t6, a3
-	th.vadd.vv 	v2, v2, v6
-	xor        	s6, s6, t6
-	th.vxor.vv 	v17, v17, v3
-	th.srriw   	s6, s6, 16
-	th.vxor.vv 	v18, v18, v20
-	th.vxor.vv 	v19, v19, v1
-	addw       	s1, s1, s6
-	th.vxor.vv 	v16, v16, v2
-	xor        	a3, a3, s1
-	th.vsrl.vi 	v21, v17, 25
-	th.srriw   	a3, a3, 20
-	th.vsrl.vi 	v22, v18, 25
-	addw       	t6, t6, a3
-	th.vsrl.vi 	v23, v19, 25
-	th.vsrl.vi 	v24, v16, 25
-	xor        	s6, s6, t6
-	th.vmadd.vv	v17, v11, v21
-	th.srriw   	s6, s6, 24
-	th.vmadd.vv	v18, v11, v22
-	addw       	s1, s1, s6
-	th.vmadd.vv	v19, v11, v23
-	xor        	a3, a3, s1
-	th.vmadd.vv	v16, v11, v24
-	th.srriw   	a3, a3, 25
-	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_c906_dr.1
-	// feed-forward: the scalar block and the lanes add the same state words
-	lw         	s8, 0(a0)
-	lw         	s9, 4(a0)
-	addw       	t3, t3, s8
-	th.vadd.vx 	v12, v12, s8
-	lw         	s8, 8(a0)
-	addw       	t4, t4, s9
-	th.vadd.vx 	v13, v13, s9
-	lw         	s9, 12(a0)
-	addw       	t5, t5, s8
-	th.vadd.vx 	v14, v14, s8
-	lw         	s8, 16(a0)
-	addw       	t6, t6, s9
-	th.vadd.vx 	v15, v15, s9
-	lw         	s9, 20(a0)
-	addw       	a3, a3, s8
-	th.vadd.vx 	v16, v16, s8
-	lw         	s8, 24(a0)
-	addw       	a4, a4, s9
-	th.vadd.vx 	v17, v17, s9
-	lw         	s9, 28(a0)
-	addw       	a5, a5, s8
-	th.vadd.vx 	v18, v18, s8
-	lw         	s8, 32(a0)
-	addw       	a6, a6, s9
-	th.vadd.vx 	v19, v19, s9
-	lw         	s9, 36(a0)
-	addw       	a7, a7, s8
-	th.vadd.vx 	v1, v1, s8
-	lw         	s8, 40(a0)
-	addw       	s1, s1, s9
-	th.vadd.vx 	v2, v2, s9
-	lw         	s9, 44(a0)
-	addw       	s2, s2, s8
-	th.vadd.vx 	v3, v3, s8
-	addiw      	s8, t1, 0
-	addw       	s3, s3, s9
-	th.vadd.vx 	v20, v20, s9
-	lw         	s9, 52(a0)
-	addw       	s4, s4, s8
-	th.vadd.vv 	v4, v4, v26
-	lw         	s8, 56(a0)
-	addw       	s5, s5, s9
-	th.vadd.vx 	v5, v5, s9
-	lw         	s9, 60(a0)
-	addw       	s6, s6, s8
-	th.vadd.vx 	v6, v6, s8
-	addw       	s7, s7, s9
-	th.vadd.vx 	v7, v7, s9
-	addw       	s4, s4, s10
-	// output: lane k's word i at 64k + 4i (strided by 64)
-	addi       	s10, a1, 0
-	addi       	s11, a2, 0
-	addi       	ra, zero, 64
-	th.vlsw.v  	v21, (s10), ra
-	addi       	s10, s10, 4
-	th.vlsw.v  	v22, (s10), ra
-	addi       	s10, s10, 4
-	th.vlsw.v  	v23, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v21, v21, v12
-	th.vssw.v  	v21, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v24, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v22, v22, v13
-	th.vssw.v  	v22, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v21, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v23, v23, v14
-	th.vssw.v  	v23, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v22, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v24, v24, v15
-	th.vssw.v  	v24, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v23, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v21, v21, v16
-	th.vssw.v  	v21, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v24, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v22, v22, v17
-	th.vssw.v  	v22, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v21, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v23, v23, v18
-	th.vssw.v  	v23, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v22, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v24, v24, v19
-	th.vssw.v  	v24, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v23, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v21, v21, v1
-	th.vssw.v  	v21, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v24, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v22, v22, v2
-	th.vssw.v  	v22, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v21, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v23, v23, v3
-	th.vssw.v  	v23, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v22, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v24, v24, v20
-	th.vssw.v  	v24, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v23, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v21, v21, v4
-	th.vssw.v  	v21, (s11), ra
-	addi       	s11, s11, 4
-	th.vlsw.v  	v24, (s10), ra
-	addi       	s10, s10, 4
-	th.vxor.vv 	v22, v22, v5
-	th.vssw.v  	v22, (s11), ra
-	addi       	s11, s11, 4
-	th.vxor.vv 	v23, v23, v6
-	th.vssw.v  	v23, (s11), ra
-	addi       	s11, s11, 4
-	th.vxor.vv 	v24, v24, v7
-	th.vssw.v  	v24, (s11), ra
-	addi       	s11, s11, 4
-	srli       	s10, t0, 6
-	slli       	s8, s10, 6
-	add        	a2, a2, s8
-	add        	a1, a1, s8
-	sub        	t0, t0, s8
-	addw       	t1, t1, s10
-	beq        	t0, zero, .Lchacha_c906_60
-	jal        	zero, .Lchacha_c906_1
-.Lchacha_c906_60:
-	jal        	zero, .Lchacha_c906_2
-.Lchacha_c906_rows:
-	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	th.vadd.vi 	v1, v25, 1
-	th.vand.vi 	v1, v1, 3
-	th.vadd.vi 	v2, v25, 2
-	th.vand.vi 	v2, v2, 3
-	th.vadd.vi 	v3, v25, 3
-	th.vand.vi 	v3, v3, 3
-	th.vmseq.vi	v20, v25, 0
-	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	addi       	s10, a0, 0
-	th.vlw.v   	v4, (s10)
-	addi       	s10, a0, 16
-	th.vlw.v   	v5, (s10)
-	addi       	s10, a0, 32
-	th.vlw.v   	v6, (s10)
-	addi       	s10, a0, 48
-	th.vlw.v   	v7, (s10)
-	th.vmv.v.v 	v0, v20
-	th.vmerge.vxm	v7, v7, t1, v0
-	th.vmv.v.v 	v12, v4
-	th.vmv.v.v 	v13, v5
-	th.vmv.v.v 	v14, v6
-	th.vmv.v.v 	v15, v7
-	// the scalar block is the second: counter ctr + 1
-	lw         	t3, 0(a0)
-	lw         	t4, 4(a0)
-	lw         	t5, 8(a0)
-	lw         	t6, 12(a0)
-	lw         	a3, 16(a0)
-	lw         	a4, 20(a0)
-	lw         	a5, 24(a0)
-	lw         	a6, 28(a0)
-	lw         	a7, 32(a0)
-	lw         	s1, 36(a0)
-	lw         	s2, 40(a0)
-	lw         	s3, 44(a0)
-	addiw      	s4, t1, 1
-	lw         	s5, 52(a0)
-	lw         	s6, 56(a0)
-	lw         	s7, 60(a0)
-	addi       	s8, t2, 0
-.Lchacha_c906_dr.2:
-	th.vadd.vv 	v12, v12, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	th.vxor.vv 	v15, v15, v12
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 16
-	addw       	a7, a7, s4
-	th.vsrl.vi 	v16, v15, 16
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 20
-	addw       	t3, t3, a3
-	th.vmadd.vv	v15, v8, v16
-	xor        	s4, s4, t3
-	th.srriw   	s4, s4, 24
-	th.vadd.vv 	v14, v14, v15
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	th.srriw   	a3, a3, 25
-	th.vxor.vv 	v13, v13, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	th.vsrl.vi 	v16, v13, 20
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	th.vmadd.vv	v13, v9, v16
-	th.srriw   	a4, a4, 20
-	addw       	t4, t4, a4
-	th.vadd.vv 	v12, v12, v13
-	xor        	s5, s5, t4
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	th.vxor.vv 	v15, v15, v12
-	xor        	a4, a4, s1
-	th.srriw   	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vsrl.vi 	v16, v15, 24
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.srriw   	s6, s6, 16
-	th.vmadd.vv	v15, v10, v16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.vadd.vv 	v14, v14, v15
-	th.srriw   	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	th.vxor.vv 	v13, v13, v14
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.vsrl.vi 	v16, v13, 25
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	th.vmadd.vv	v13, v11, v16
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 16
-	th.vrgather.vv	v17, v13, v1
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	th.vrgather.vv	v18, v14, v2
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	th.srriw   	s7, s7, 24
-	th.vrgather.vv	v19, v15, v3
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	th.vadd.vv 	v12, v12, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	th.vxor.vv 	v19, v19, v12
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	th.vsrl.vi 	v16, v19, 16
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 20
-	addw       	t3, t3, a4
-	th.vmadd.vv	v19, v8, v16
-	xor        	s7, s7, t3
-	th.srriw   	s7, s7, 24
-	th.vadd.vv 	v18, v18, v19
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	th.srriw   	a4, a4, 25
-	th.vxor.vv 	v17, v17, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	th.vsrl.vi 	v16, v17, 20
-	th.srriw   	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	th.vmadd.vv	v17, v9, v16
-	th.srriw   	a5, a5, 20
-	addw       	t4, t4, a5
-	th.vadd.vv 	v12, v12, v17
-	xor        	s4, s4, t4
-	th.srriw   	s4, s4, 24
-	addw       	s3, s3, s4
-	th.vxor.vv 	v19, v19, v12
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	th.vsrl.vi 	v16, v19, 24
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.srriw   	s5, s5, 16
-	th.vmadd.vv	v19, v10, v16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.vadd.vv 	v18, v18, v19
-	th.srriw   	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	th.vxor.vv 	v17, v17, v18
-	th.srriw   	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	th.vsrl.vi 	v16, v17, 25
-	th.srriw   	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	th.vmadd.vv	v17, v11, v16
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 16
-	th.vrgather.vv	v13, v17, v3
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 20
-	th.vrgather.vv	v14, v18, v2
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	th.srriw   	s6, s6, 24
-	th.vrgather.vv	v15, v19, v1
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	th.srriw   	a3, a3, 25
-	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_c906_dr.2
-	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	th.vadd.vv 	v12, v12, v4
-	th.vadd.vv 	v13, v13, v5
-	th.vadd.vv 	v14, v14, v6
-	th.vadd.vv 	v15, v15, v7
-	lw         	s8, 0(a0)
-	lw         	s9, 4(a0)
-	addw       	t3, t3, s8
-	lw         	s8, 8(a0)
-	addw       	t4, t4, s9
-	lw         	s9, 12(a0)
-	addw       	t5, t5, s8
-	lw         	s8, 16(a0)
-	addw       	t6, t6, s9
-	lw         	s9, 20(a0)
-	addw       	a3, a3, s8
-	lw         	s8, 24(a0)
-	addw       	a4, a4, s9
-	lw         	s9, 28(a0)
-	addw       	a5, a5, s8
-	lw         	s8, 32(a0)
-	addw       	a6, a6, s9
-	lw         	s9, 36(a0)
-	addw       	a7, a7, s8
-	lw         	s8, 40(a0)
-	addw       	s1, s1, s9
-	lw         	s9, 44(a0)
-	addw       	s2, s2, s8
-	addiw      	s8, t1, 1
-	addw       	s3, s3, s9
-	lw         	s9, 52(a0)
-	addw       	s4, s4, s8
-	lw         	s8, 56(a0)
-	addw       	s5, s5, s9
-	lw         	s9, 60(a0)
-	addw       	s6, s6, s8
-	addw       	s7, s7, s9
-	addi       	s10, a1, 0
-	lw         	s8, 64(a1)
-	lw         	s9, 68(a1)
-	th.vlw.v   	v16, (s10)
-	xor        	s8, s8, t3
-	sw         	s8, 64(a2)
-	addi       	s10, a1, 16
-	lw         	s8, 72(a1)
-	xor        	s9, s9, t4
-	sw         	s9, 68(a2)
-	th.vlw.v   	v17, (s10)
-	lw         	s9, 76(a1)
-	xor        	s8, s8, t5
-	addi       	s10, a1, 32
-	sw         	s8, 72(a2)
-	lw         	s8, 80(a1)
-	xor        	s9, s9, t6
-	th.vlw.v   	v18, (s10)
-	sw         	s9, 76(a2)
-	lw         	s9, 84(a1)
-	addi       	s10, a1, 48
-	xor        	s8, s8, a3
-	sw         	s8, 80(a2)
-	th.vlw.v   	v19, (s10)
-	lw         	s8, 88(a1)
-	xor        	s9, s9, a4
-	sw         	s9, 84(a2)
-	th.vxor.vv 	v16, v16, v12
-	lw         	s9, 92(a1)
-	xor        	s8, s8, a5
-	addi       	s11, a2, 0
-	sw         	s8, 88(a2)
-	lw         	s8, 96(a1)
-	xor        	s9, s9, a6
-	th.vsw.v   	v16, (s11)
-	sw         	s9, 92(a2)
-	lw         	s9, 100(a1)
-	th.vxor.vv 	v17, v17, v13
-	xor        	s8, s8, a7
-	sw         	s8, 96(a2)
-	addi       	s11, a2, 16
-	lw         	s8, 104(a1)
-	xor        	s9, s9, s1
-	sw         	s9, 100(a2)
-	th.vsw.v   	v17, (s11)
-	lw         	s9, 108(a1)
-	xor        	s8, s8, s2
-	th.vxor.vv 	v18, v18, v14
-	sw         	s8, 104(a2)
-	lw         	s8, 112(a1)
-	xor        	s9, s9, s3
-	addi       	s11, a2, 32
-	sw         	s9, 108(a2)
-	lw         	s9, 116(a1)
-	th.vsw.v   	v18, (s11)
-	xor        	s8, s8, s4
-	sw         	s8, 112(a2)
-	th.vxor.vv 	v19, v19, v15
-	lw         	s8, 120(a1)
-	xor        	s9, s9, s5
-	sw         	s9, 116(a2)
-	addi       	s11, a2, 48
-	lw         	s9, 124(a1)
-	xor        	s8, s8, s6
-	th.vsw.v   	v19, (s11)
-	sw         	s8, 120(a2)
-	xor        	s9, s9, s7
-	sw         	s9, 124(a2)
-	addi       	a2, a2, 128
-	addi       	a1, a1, 128
-	addi       	t0, t0, -128
-	addiw      	t1, t1, 2
-	jal        	zero, .Lchacha_c906_0
-.Lchacha_c906_0:
-	bne        	t0, zero, .Lchacha_c906_61
-	jal        	zero, .Lchacha_c906_2
-.Lchacha_c906_61:
 .Lchacha_c906_block:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
@@ -2358,7 +1153,7 @@ SYM_FUNC_START(chacha_c906)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_c906_1
+	bltu       	t0, s8, .Lchacha_c906_4
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -2411,17 +1206,17 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_c906_62
+	beq        	t0, zero, .Lchacha_c906_60
 	jal        	zero, .Lchacha_c906_block
-.Lchacha_c906_62:
-	jal        	zero, .Lchacha_c906_2
-.Lchacha_c906_1:
+.Lchacha_c906_60:
+	jal        	zero, .Lchacha_c906_5
+.Lchacha_c906_4:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_16
+	bgeu       	t0, s8, .Lchacha_c906_11
 	addi       	s9, t3, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_16:
+.Lchacha_c906_11:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
 	sw         	s8, 0(a2)
@@ -2429,10 +1224,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_18
+	bgeu       	t0, s8, .Lchacha_c906_13
 	addi       	s9, t4, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_18:
+.Lchacha_c906_13:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
 	sw         	s8, 0(a2)
@@ -2440,10 +1235,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_19
+	bgeu       	t0, s8, .Lchacha_c906_14
 	addi       	s9, t5, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_19:
+.Lchacha_c906_14:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
 	sw         	s8, 0(a2)
@@ -2451,10 +1246,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_20
+	bgeu       	t0, s8, .Lchacha_c906_15
 	addi       	s9, t6, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_20:
+.Lchacha_c906_15:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
 	sw         	s8, 0(a2)
@@ -2462,10 +1257,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_21
+	bgeu       	t0, s8, .Lchacha_c906_16
 	addi       	s9, a3, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_21:
+.Lchacha_c906_16:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
 	sw         	s8, 0(a2)
@@ -2473,10 +1268,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_22
+	bgeu       	t0, s8, .Lchacha_c906_17
 	addi       	s9, a4, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_22:
+.Lchacha_c906_17:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
 	sw         	s8, 0(a2)
@@ -2484,10 +1279,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_23
+	bgeu       	t0, s8, .Lchacha_c906_18
 	addi       	s9, a5, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_23:
+.Lchacha_c906_18:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
 	sw         	s8, 0(a2)
@@ -2495,10 +1290,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_24
+	bgeu       	t0, s8, .Lchacha_c906_19
 	addi       	s9, a6, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_24:
+.Lchacha_c906_19:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
 	sw         	s8, 0(a2)
@@ -2506,10 +1301,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_25
+	bgeu       	t0, s8, .Lchacha_c906_20
 	addi       	s9, a7, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_25:
+.Lchacha_c906_20:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
 	sw         	s8, 0(a2)
@@ -2517,10 +1312,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_26
+	bgeu       	t0, s8, .Lchacha_c906_21
 	addi       	s9, s1, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_26:
+.Lchacha_c906_21:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
 	sw         	s8, 0(a2)
@@ -2528,10 +1323,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_27
+	bgeu       	t0, s8, .Lchacha_c906_22
 	addi       	s9, s2, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_27:
+.Lchacha_c906_22:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
 	sw         	s8, 0(a2)
@@ -2539,10 +1334,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_28
+	bgeu       	t0, s8, .Lchacha_c906_23
 	addi       	s9, s3, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_28:
+.Lchacha_c906_23:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
 	sw         	s8, 0(a2)
@@ -2550,10 +1345,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_29
+	bgeu       	t0, s8, .Lchacha_c906_24
 	addi       	s9, s4, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_29:
+.Lchacha_c906_24:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
 	sw         	s8, 0(a2)
@@ -2561,10 +1356,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_30
+	bgeu       	t0, s8, .Lchacha_c906_25
 	addi       	s9, s5, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_30:
+.Lchacha_c906_25:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
 	sw         	s8, 0(a2)
@@ -2572,10 +1367,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_31
+	bgeu       	t0, s8, .Lchacha_c906_26
 	addi       	s9, s6, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_31:
+.Lchacha_c906_26:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
 	sw         	s8, 0(a2)
@@ -2583,10 +1378,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_32
+	bgeu       	t0, s8, .Lchacha_c906_27
 	addi       	s9, s7, 0
 	jal        	zero, .Lchacha_c906_tail
-.Lchacha_c906_32:
+.Lchacha_c906_27:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
 	sw         	s8, 0(a2)
@@ -2607,14 +1402,9 @@ SYM_FUNC_START(chacha_c906)
 	bne        	t0, zero, .Lchacha_c906_byte
 .Lchacha_c906_skip:
 	addiw      	t1, t1, 1
-.Lchacha_c906_2:
+.Lchacha_c906_5:
 	sw         	t1, 48(a0)
 	// return
-	th.vsetvli 	zero, zero, e8, m8, d1
-	th.vmv.v.i 	v0, 0
-	th.vmv.v.i 	v8, 0
-	th.vmv.v.i 	v16, 0
-	th.vmv.v.i 	v24, 0
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	a3, zero, 0
@@ -2640,9 +1430,1214 @@ SYM_FUNC_START(chacha_c906)
 	ld         	ra, 88(sp)
 	addi       	sp, sp, 96
 	jalr       	zero, 0(ra)
-.Lchacha_c906_3:
+.Lchacha_c906_6:
+	// unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	beq        	s8, zero, .Lchacha_c906_61
+	jal        	zero, .Lchacha_c906_3
+.Lchacha_c906_61:
+	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
+	addi       	s10, zero, 4
+	th.vsetvli 	zero, s10, e32, m1, d1
+	lui        	s8, 16
+	th.vmv.v.x 	v8, s8
+	lui        	s8, 1
+	th.vmv.v.x 	v9, s8
+	addi       	s8, zero, 256
+	th.vmv.v.x 	v10, s8
+	addi       	s8, zero, 128
+	th.vmv.v.x 	v11, s8
+	th.vid.v   	v25
+.Lchacha_c906_lanes_loop:
+	addi       	s8, zero, 320
+	bltu       	t0, s8, .Lchacha_c906_lanes_rest
+	addi       	s10, zero, 4
+	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t3, 0(a0)
+	lw         	t4, 4(a0)
+	lw         	t5, 8(a0)
+	lw         	t6, 12(a0)
+	lw         	a3, 16(a0)
+	lw         	a4, 20(a0)
+	lw         	a5, 24(a0)
+	lw         	a6, 28(a0)
+	lw         	a7, 32(a0)
+	lw         	s1, 36(a0)
+	lw         	s2, 40(a0)
+	lw         	s3, 44(a0)
+	addiw      	s4, t1, 0
+	lw         	s5, 52(a0)
+	lw         	s6, 56(a0)
+	lw         	s7, 60(a0)
+	addw       	s4, t1, s10
+	th.vmv.v.x 	v12, t3
+	th.vmv.v.x 	v13, t4
+	th.vmv.v.x 	v14, t5
+	th.vmv.v.x 	v15, t6
+	th.vmv.v.x 	v16, a3
+	th.vmv.v.x 	v17, a4
+	th.vmv.v.x 	v18, a5
+	th.vmv.v.x 	v19, a6
+	th.vmv.v.x 	v1, a7
+	th.vmv.v.x 	v2, s1
+	th.vmv.v.x 	v3, s2
+	th.vmv.v.x 	v20, s3
+	th.vmv.v.x 	v4, t1
+	th.vmv.v.x 	v5, s5
+	th.vmv.v.x 	v6, s6
+	th.vmv.v.x 	v7, s7
+	th.vadd.vv 	v4, v4, v25
+	th.vmv.v.v 	v26, v4
+	addi       	s8, t2, 0
+.Lchacha_c906_dr:
+	// four vector lanes interleaved with the scalar block
+	th.vadd.vv 	v12, v12, v16
+	th.vadd.vv 	v13, v13, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v14, v14, v18
+	addw       	t3, t3, a3
+	th.vadd.vv 	v15, v15, v19
+	xor        	s4, s4, t3
+	th.vxor.vv 	v4, v4, v12
+	th.srriw   	s4, s4, 16
+	th.vxor.vv 	v5, v5, v13
+	th.vxor.vv 	v6, v6, v14
+	addw       	a7, a7, s4
+	th.vxor.vv 	v7, v7, v15
+	xor        	a3, a3, a7
+	th.vsrl.vi 	v21, v4, 16
+	th.srriw   	a3, a3, 20
+	th.vsrl.vi 	v22, v5, 16
+	addw       	t3, t3, a3
+	th.vsrl.vi 	v23, v6, 16
+	th.vsrl.vi 	v24, v7, 16
+	xor        	s4, s4, t3
+	th.vmadd.vv	v4, v8, v21
+	th.srriw   	s4, s4, 24
+	th.vmadd.vv	v5, v8, v22
+	addw       	a7, a7, s4
+	th.vmadd.vv	v6, v8, v23
+	xor        	a3, a3, a7
+	th.vmadd.vv	v7, v8, v24
+	th.srriw   	a3, a3, 25
+	th.vadd.vv 	v1, v1, v4
+	th.vadd.vv 	v2, v2, v5
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v3, v3, v6
+	addw       	t4, t4, a4
+	th.vadd.vv 	v20, v20, v7
+	xor        	s5, s5, t4
+	th.vxor.vv 	v16, v16, v1
+	th.srriw   	s5, s5, 16
+	th.vxor.vv 	v17, v17, v2
+	th.vxor.vv 	v18, v18, v3
+	addw       	s1, s1, s5
+	th.vxor.vv 	v19, v19, v20
+	xor        	a4, a4, s1
+	th.vsrl.vi 	v21, v16, 20
+	th.srriw   	a4, a4, 20
+	th.vsrl.vi 	v22, v17, 20
+	addw       	t4, t4, a4
+	th.vsrl.vi 	v23, v18, 20
+	th.vsrl.vi 	v24, v19, 20
+	xor        	s5, s5, t4
+	th.vmadd.vv	v16, v9, v21
+	th.srriw   	s5, s5, 24
+	th.vmadd.vv	v17, v9, v22
+	addw       	s1, s1, s5
+	th.vmadd.vv	v18, v9, v23
+	xor        	a4, a4, s1
+	th.vmadd.vv	v19, v9, v24
+	th.srriw   	a4, a4, 25
+	th.vadd.vv 	v12, v12, v16
+	th.vadd.vv 	v13, v13, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v14, v14, v18
+	addw       	t5, t5, a5
+	th.vadd.vv 	v15, v15, v19
+	xor        	s6, s6, t5
+	th.vxor.vv 	v4, v4, v12
+	th.srriw   	s6, s6, 16
+	th.vxor.vv 	v5, v5, v13
+	th.vxor.vv 	v6, v6, v14
+	addw       	s2, s2, s6
+	th.vxor.vv 	v7, v7, v15
+	xor        	a5, a5, s2
+	th.vsrl.vi 	v21, v4, 24
+	th.srriw   	a5, a5, 20
+	th.vsrl.vi 	v22, v5, 24
+	addw       	t5, t5, a5
+	th.vsrl.vi 	v23, v6, 24
+	th.vsrl.vi 	v24, v7, 24
+	xor        	s6, s6, t5
+	th.vmadd.vv	v4, v10, v21
+	th.srriw   	s6, s6, 24
+	th.vmadd.vv	v5, v10, v22
+	addw       	s2, s2, s6
+	th.vmadd.vv	v6, v10, v23
+	xor        	a5, a5, s2
+	th.vmadd.vv	v7, v10, v24
+	th.srriw   	a5, a5, 25
+	th.vadd.vv 	v1, v1, v4
+	th.vadd.vv 	v2, v2, v5
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v3, v3, v6
+	addw       	t6, t6, a6
+	th.vadd.vv 	v20, v20, v7
+	xor        	s7, s7, t6
+	th.vxor.vv 	v16, v16, v1
+	th.srriw   	s7, s7, 16
+	th.vxor.vv 	v17, v17, v2
+	th.vxor.vv 	v18, v18, v3
+	addw       	s3, s3, s7
+	th.vxor.vv 	v19, v19, v20
+	xor        	a6, a6, s3
+	th.vsrl.vi 	v21, v16, 25
+	th.srriw   	a6, a6, 20
+	th.vsrl.vi 	v22, v17, 25
+	addw       	t6, t6, a6
+	th.vsrl.vi 	v23, v18, 25
+	th.vsrl.vi 	v24, v19, 25
+	xor        	s7, s7, t6
+	th.vmadd.vv	v16, v11, v21
+	th.srriw   	s7, s7, 24
+	th.vmadd.vv	v17, v11, v22
+	addw       	s3, s3, s7
+	th.vmadd.vv	v18, v11, v23
+	xor        	a6, a6, s3
+	th.vmadd.vv	v19, v11, v24
+	th.srriw   	a6, a6, 25
+	th.vadd.vv 	v12, v12, v17
+	th.vadd.vv 	v13, v13, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v14, v14, v19
+	addw       	t3, t3, a4
+	th.vadd.vv 	v15, v15, v16
+	xor        	s7, s7, t3
+	th.vxor.vv 	v7, v7, v12
+	th.srriw   	s7, s7, 16
+	th.vxor.vv 	v4, v4, v13
+	th.vxor.vv 	v5, v5, v14
+	addw       	s2, s2, s7
+	th.vxor.vv 	v6, v6, v15
+	xor        	a4, a4, s2
+	th.vsrl.vi 	v21, v7, 16
+	th.srriw   	a4, a4, 20
+	th.vsrl.vi 	v22, v4, 16
+	addw       	t3, t3, a4
+	th.vsrl.vi 	v23, v5, 16
+	th.vsrl.vi 	v24, v6, 16
+	xor        	s7, s7, t3
+	th.vmadd.vv	v7, v8, v21
+	th.srriw   	s7, s7, 24
+	th.vmadd.vv	v4, v8, v22
+	addw       	s2, s2, s7
+	th.vmadd.vv	v5, v8, v23
+	xor        	a4, a4, s2
+	th.vmadd.vv	v6, v8, v24
+	th.srriw   	a4, a4, 25
+	th.vadd.vv 	v3, v3, v7
+	th.vadd.vv 	v20, v20, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v1, v1, v5
+	addw       	t4, t4, a5
+	th.vadd.vv 	v2, v2, v6
+	xor        	s4, s4, t4
+	th.vxor.vv 	v17, v17, v3
+	th.srriw   	s4, s4, 16
+	th.vxor.vv 	v18, v18, v20
+	th.vxor.vv 	v19, v19, v1
+	addw       	s3, s3, s4
+	th.vxor.vv 	v16, v16, v2
+	xor        	a5, a5, s3
+	th.vsrl.vi 	v21, v17, 20
+	th.srriw   	a5, a5, 20
+	th.vsrl.vi 	v22, v18, 20
+	addw       	t4, t4, a5
+	th.vsrl.vi 	v23, v19, 20
+	th.vsrl.vi 	v24, v16, 20
+	xor        	s4, s4, t4
+	th.vmadd.vv	v17, v9, v21
+	th.srriw   	s4, s4, 24
+	th.vmadd.vv	v18, v9, v22
+	addw       	s3, s3, s4
+	th.vmadd.vv	v19, v9, v23
+	xor        	a5, a5, s3
+	th.vmadd.vv	v16, v9, v24
+	th.srriw   	a5, a5, 25
+	th.vadd.vv 	v12, v12, v17
+	th.vadd.vv 	v13, v13, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v14, v14, v19
+	addw       	t5, t5, a6
+	th.vadd.vv 	v15, v15, v16
+	xor        	s5, s5, t5
+	th.vxor.vv 	v7, v7, v12
+	th.srriw   	s5, s5, 16
+	th.vxor.vv 	v4, v4, v13
+	th.vxor.vv 	v5, v5, v14
+	addw       	a7, a7, s5
+	th.vxor.vv 	v6, v6, v15
+	xor        	a6, a6, a7
+	th.vsrl.vi 	v21, v7, 24
+	th.srriw   	a6, a6, 20
+	th.vsrl.vi 	v22, v4, 24
+	addw       	t5, t5, a6
+	th.vsrl.vi 	v23, v5, 24
+	th.vsrl.vi 	v24, v6, 24
+	xor        	s5, s5, t5
+	th.vmadd.vv	v7, v10, v21
+	th.srriw   	s5, s5, 24
+	th.vmadd.vv	v4, v10, v22
+	addw       	a7, a7, s5
+	th.vmadd.vv	v5, v10, v23
+	xor        	a6, a6, a7
+	th.vmadd.vv	v6, v10, v24
+	th.srriw   	a6, a6, 25
+	th.vadd.vv 	v3, v3, v7
+	th.vadd.vv 	v20, v20, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v1, v1, v5
+	addw       	t6, t6, a3
+	th.vadd.vv 	v2, v2, v6
+	xor        	s6, s6, t6
+	th.vxor.vv 	v17, v17, v3
+	th.srriw   	s6, s6, 16
+	th.vxor.vv 	v18, v18, v20
+	th.vxor.vv 	v19, v19, v1
+	addw       	s1, s1, s6
+	th.vxor.vv 	v16, v16, v2
+	xor        	a3, a3, s1
+	th.vsrl.vi 	v21, v17, 25
+	th.srriw   	a3, a3, 20
+	th.vsrl.vi 	v22, v18, 25
+	addw       	t6, t6, a3
+	th.vsrl.vi 	v23, v19, 25
+	th.vsrl.vi 	v24, v16, 25
+	xor        	s6, s6, t6
+	th.vmadd.vv	v17, v11, v21
+	th.srriw   	s6, s6, 24
+	th.vmadd.vv	v18, v11, v22
+	addw       	s1, s1, s6
+	th.vmadd.vv	v19, v11, v23
+	xor        	a3, a3, s1
+	th.vmadd.vv	v16, v11, v24
+	th.srriw   	a3, a3, 25
+	addi       	s8, s8, -1
+	bne        	s8, zero, .Lchacha_c906_dr
+	// feed-forward: the scalar block and the lanes add the same state words
+	lw         	s8, 0(a0)
+	lw         	s9, 4(a0)
+	addw       	t3, t3, s8
+	th.vadd.vx 	v12, v12, s8
+	lw         	s8, 8(a0)
+	addw       	t4, t4, s9
+	th.vadd.vx 	v13, v13, s9
+	lw         	s9, 12(a0)
+	addw       	t5, t5, s8
+	th.vadd.vx 	v14, v14, s8
+	lw         	s8, 16(a0)
+	addw       	t6, t6, s9
+	th.vadd.vx 	v15, v15, s9
+	lw         	s9, 20(a0)
+	addw       	a3, a3, s8
+	th.vadd.vx 	v16, v16, s8
+	lw         	s8, 24(a0)
+	addw       	a4, a4, s9
+	th.vadd.vx 	v17, v17, s9
+	lw         	s9, 28(a0)
+	addw       	a5, a5, s8
+	th.vadd.vx 	v18, v18, s8
+	lw         	s8, 32(a0)
+	addw       	a6, a6, s9
+	th.vadd.vx 	v19, v19, s9
+	lw         	s9, 36(a0)
+	addw       	a7, a7, s8
+	th.vadd.vx 	v1, v1, s8
+	lw         	s8, 40(a0)
+	addw       	s1, s1, s9
+	th.vadd.vx 	v2, v2, s9
+	lw         	s9, 44(a0)
+	addw       	s2, s2, s8
+	th.vadd.vx 	v3, v3, s8
+	addiw      	s8, t1, 0
+	addw       	s3, s3, s9
+	th.vadd.vx 	v20, v20, s9
+	lw         	s9, 52(a0)
+	addw       	s4, s4, s8
+	th.vadd.vv 	v4, v4, v26
+	lw         	s8, 56(a0)
+	addw       	s5, s5, s9
+	th.vadd.vx 	v5, v5, s9
+	lw         	s9, 60(a0)
+	addw       	s6, s6, s8
+	th.vadd.vx 	v6, v6, s8
+	addw       	s7, s7, s9
+	th.vadd.vx 	v7, v7, s9
+	addw       	s4, s4, s10
+	// output: lane k's word i at 64k + 4i (strided by 64)
+	// ... interleaved with the scalar block's, bytes 256..320
+	addi       	s10, a1, 0
+	addi       	s11, a2, 0
+	lw         	s8, 256(a1)
+	addi       	ra, zero, 64
+	th.vlsw.v  	v21, (s10), ra
+	lw         	s9, 260(a1)
+	addi       	s10, s10, 4
+	th.vlsw.v  	v22, (s10), ra
+	xor        	s8, s8, t3
+	addi       	s10, s10, 4
+	sw         	s8, 256(a2)
+	th.vlsw.v  	v23, (s10), ra
+	addi       	s10, s10, 4
+	lw         	s8, 264(a1)
+	th.vxor.vv 	v21, v21, v12
+	th.vssw.v  	v21, (s11), ra
+	xor        	s9, s9, t4
+	addi       	s11, s11, 4
+	th.vlsw.v  	v24, (s10), ra
+	sw         	s9, 260(a2)
+	addi       	s10, s10, 4
+	lw         	s9, 268(a1)
+	th.vxor.vv 	v22, v22, v13
+	th.vssw.v  	v22, (s11), ra
+	xor        	s8, s8, t5
+	addi       	s11, s11, 4
+	th.vlsw.v  	v21, (s10), ra
+	sw         	s8, 264(a2)
+	addi       	s10, s10, 4
+	th.vxor.vv 	v23, v23, v14
+	lw         	s8, 272(a1)
+	th.vssw.v  	v23, (s11), ra
+	xor        	s9, s9, t6
+	addi       	s11, s11, 4
+	th.vlsw.v  	v22, (s10), ra
+	sw         	s9, 268(a2)
+	addi       	s10, s10, 4
+	th.vxor.vv 	v24, v24, v15
+	lw         	s9, 276(a1)
+	th.vssw.v  	v24, (s11), ra
+	xor        	s8, s8, a3
+	addi       	s11, s11, 4
+	th.vlsw.v  	v23, (s10), ra
+	sw         	s8, 272(a2)
+	addi       	s10, s10, 4
+	th.vxor.vv 	v21, v21, v16
+	lw         	s8, 280(a1)
+	th.vssw.v  	v21, (s11), ra
+	addi       	s11, s11, 4
+	xor        	s9, s9, a4
+	th.vlsw.v  	v24, (s10), ra
+	sw         	s9, 276(a2)
+	addi       	s10, s10, 4
+	th.vxor.vv 	v22, v22, v17
+	lw         	s9, 284(a1)
+	th.vssw.v  	v22, (s11), ra
+	addi       	s11, s11, 4
+	xor        	s8, s8, a5
+	th.vlsw.v  	v21, (s10), ra
+	addi       	s10, s10, 4
+	sw         	s8, 280(a2)
+	th.vxor.vv 	v23, v23, v18
+	lw         	s8, 288(a1)
+	th.vssw.v  	v23, (s11), ra
+	addi       	s11, s11, 4
+	xor        	s9, s9, a6
+	th.vlsw.v  	v22, (s10), ra
+	addi       	s10, s10, 4
+	sw         	s9, 284(a2)
+	th.vxor.vv 	v24, v24, v19
+	lw         	s9, 292(a1)
+	th.vssw.v  	v24, (s11), ra
+	addi       	s11, s11, 4
+	xor        	s8, s8, a7
+	th.vlsw.v  	v23, (s10), ra
+	addi       	s10, s10, 4
+	sw         	s8, 288(a2)
+	th.vxor.vv 	v21, v21, v1
+	th.vssw.v  	v21, (s11), ra
+	lw         	s8, 296(a1)
+	addi       	s11, s11, 4
+	xor        	s9, s9, s1
+	th.vlsw.v  	v24, (s10), ra
+	addi       	s10, s10, 4
+	sw         	s9, 292(a2)
+	th.vxor.vv 	v22, v22, v2
+	th.vssw.v  	v22, (s11), ra
+	lw         	s9, 300(a1)
+	addi       	s11, s11, 4
+	th.vlsw.v  	v21, (s10), ra
+	xor        	s8, s8, s2
+	addi       	s10, s10, 4
+	sw         	s8, 296(a2)
+	th.vxor.vv 	v23, v23, v3
+	th.vssw.v  	v23, (s11), ra
+	lw         	s8, 304(a1)
+	addi       	s11, s11, 4
+	th.vlsw.v  	v22, (s10), ra
+	xor        	s9, s9, s3
+	addi       	s10, s10, 4
+	sw         	s9, 300(a2)
+	th.vxor.vv 	v24, v24, v20
+	th.vssw.v  	v24, (s11), ra
+	lw         	s9, 308(a1)
+	addi       	s11, s11, 4
+	th.vlsw.v  	v23, (s10), ra
+	xor        	s8, s8, s4
+	addi       	s10, s10, 4
+	th.vxor.vv 	v21, v21, v4
+	sw         	s8, 304(a2)
+	th.vssw.v  	v21, (s11), ra
+	lw         	s8, 312(a1)
+	addi       	s11, s11, 4
+	th.vlsw.v  	v24, (s10), ra
+	xor        	s9, s9, s5
+	addi       	s10, s10, 4
+	th.vxor.vv 	v22, v22, v5
+	sw         	s9, 308(a2)
+	th.vssw.v  	v22, (s11), ra
+	addi       	s11, s11, 4
+	lw         	s9, 316(a1)
+	th.vxor.vv 	v23, v23, v6
+	xor        	s8, s8, s6
+	th.vssw.v  	v23, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s8, 312(a2)
+	th.vxor.vv 	v24, v24, v7
+	th.vssw.v  	v24, (s11), ra
+	xor        	s9, s9, s7
+	addi       	s11, s11, 4
+	sw         	s9, 316(a2)
+	addi       	a2, a2, 320
+	addi       	a1, a1, 320
+	addi       	t0, t0, -320
+	addiw      	t1, t1, 5
+	jal        	zero, .Lchacha_c906_lanes_loop
+.Lchacha_c906_lanes_rest:
+	addi       	s8, zero, 128
+	bltu       	t0, s8, .Lchacha_c906_0
+	addi       	s8, zero, 192
+	bltu       	t0, s8, .Lchacha_c906_rows
+	srli       	s10, t0, 6
+	th.vsetvli 	zero, s10, e32, m1, d1
+	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t3, 0(a0)
+	lw         	t4, 4(a0)
+	lw         	t5, 8(a0)
+	lw         	t6, 12(a0)
+	lw         	a3, 16(a0)
+	lw         	a4, 20(a0)
+	lw         	a5, 24(a0)
+	lw         	a6, 28(a0)
+	lw         	a7, 32(a0)
+	lw         	s1, 36(a0)
+	lw         	s2, 40(a0)
+	lw         	s3, 44(a0)
+	addiw      	s4, t1, 0
+	lw         	s5, 52(a0)
+	lw         	s6, 56(a0)
+	lw         	s7, 60(a0)
+	addw       	s4, t1, s10
+	th.vmv.v.x 	v12, t3
+	th.vmv.v.x 	v13, t4
+	th.vmv.v.x 	v14, t5
+	th.vmv.v.x 	v15, t6
+	th.vmv.v.x 	v16, a3
+	th.vmv.v.x 	v17, a4
+	th.vmv.v.x 	v18, a5
+	th.vmv.v.x 	v19, a6
+	th.vmv.v.x 	v1, a7
+	th.vmv.v.x 	v2, s1
+	th.vmv.v.x 	v3, s2
+	th.vmv.v.x 	v20, s3
+	th.vmv.v.x 	v4, t1
+	th.vmv.v.x 	v5, s5
+	th.vmv.v.x 	v6, s6
+	th.vmv.v.x 	v7, s7
+	th.vadd.vv 	v4, v4, v25
+	th.vmv.v.v 	v26, v4
+	addi       	s8, t2, 0
+.Lchacha_c906_dr.1:
+	// four vector lanes interleaved with the scalar block
+	th.vadd.vv 	v12, v12, v16
+	th.vadd.vv 	v13, v13, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v14, v14, v18
+	addw       	t3, t3, a3
+	th.vadd.vv 	v15, v15, v19
+	xor        	s4, s4, t3
+	th.vxor.vv 	v4, v4, v12
+	th.srriw   	s4, s4, 16
+	th.vxor.vv 	v5, v5, v13
+	th.vxor.vv 	v6, v6, v14
+	addw       	a7, a7, s4
+	th.vxor.vv 	v7, v7, v15
+	xor        	a3, a3, a7
+	th.vsrl.vi 	v21, v4, 16
+	th.srriw   	a3, a3, 20
+	th.vsrl.vi 	v22, v5, 16
+	addw       	t3, t3, a3
+	th.vsrl.vi 	v23, v6, 16
+	th.vsrl.vi 	v24, v7, 16
+	xor        	s4, s4, t3
+	th.vmadd.vv	v4, v8, v21
+	th.srriw   	s4, s4, 24
+	th.vmadd.vv	v5, v8, v22
+	addw       	a7, a7, s4
+	th.vmadd.vv	v6, v8, v23
+	xor        	a3, a3, a7
+	th.vmadd.vv	v7, v8, v24
+	th.srriw   	a3, a3, 25
+	th.vadd.vv 	v1, v1, v4
+	th.vadd.vv 	v2, v2, v5
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v3, v3, v6
+	addw       	t4, t4, a4
+	th.vadd.vv 	v20, v20, v7
+	xor        	s5, s5, t4
+	th.vxor.vv 	v16, v16, v1
+	th.srriw   	s5, s5, 16
+	th.vxor.vv 	v17, v17, v2
+	th.vxor.vv 	v18, v18, v3
+	addw       	s1, s1, s5
+	th.vxor.vv 	v19, v19, v20
+	xor        	a4, a4, s1
+	th.vsrl.vi 	v21, v16, 20
+	th.srriw   	a4, a4, 20
+	th.vsrl.vi 	v22, v17, 20
+	addw       	t4, t4, a4
+	th.vsrl.vi 	v23, v18, 20
+	th.vsrl.vi 	v24, v19, 20
+	xor        	s5, s5, t4
+	th.vmadd.vv	v16, v9, v21
+	th.srriw   	s5, s5, 24
+	th.vmadd.vv	v17, v9, v22
+	addw       	s1, s1, s5
+	th.vmadd.vv	v18, v9, v23
+	xor        	a4, a4, s1
+	th.vmadd.vv	v19, v9, v24
+	th.srriw   	a4, a4, 25
+	th.vadd.vv 	v12, v12, v16
+	th.vadd.vv 	v13, v13, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v14, v14, v18
+	addw       	t5, t5, a5
+	th.vadd.vv 	v15, v15, v19
+	xor        	s6, s6, t5
+	th.vxor.vv 	v4, v4, v12
+	th.srriw   	s6, s6, 16
+	th.vxor.vv 	v5, v5, v13
+	th.vxor.vv 	v6, v6, v14
+	addw       	s2, s2, s6
+	th.vxor.vv 	v7, v7, v15
+	xor        	a5, a5, s2
+	th.vsrl.vi 	v21, v4, 24
+	th.srriw   	a5, a5, 20
+	th.vsrl.vi 	v22, v5, 24
+	addw       	t5, t5, a5
+	th.vsrl.vi 	v23, v6, 24
+	th.vsrl.vi 	v24, v7, 24
+	xor        	s6, s6, t5
+	th.vmadd.vv	v4, v10, v21
+	th.srriw   	s6, s6, 24
+	th.vmadd.vv	v5, v10, v22
+	addw       	s2, s2, s6
+	th.vmadd.vv	v6, v10, v23
+	xor        	a5, a5, s2
+	th.vmadd.vv	v7, v10, v24
+	th.srriw   	a5, a5, 25
+	th.vadd.vv 	v1, v1, v4
+	th.vadd.vv 	v2, v2, v5
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v3, v3, v6
+	addw       	t6, t6, a6
+	th.vadd.vv 	v20, v20, v7
+	xor        	s7, s7, t6
+	th.vxor.vv 	v16, v16, v1
+	th.srriw   	s7, s7, 16
+	th.vxor.vv 	v17, v17, v2
+	th.vxor.vv 	v18, v18, v3
+	addw       	s3, s3, s7
+	th.vxor.vv 	v19, v19, v20
+	xor        	a6, a6, s3
+	th.vsrl.vi 	v21, v16, 25
+	th.srriw   	a6, a6, 20
+	th.vsrl.vi 	v22, v17, 25
+	addw       	t6, t6, a6
+	th.vsrl.vi 	v23, v18, 25
+	th.vsrl.vi 	v24, v19, 25
+	xor        	s7, s7, t6
+	th.vmadd.vv	v16, v11, v21
+	th.srriw   	s7, s7, 24
+	th.vmadd.vv	v17, v11, v22
+	addw       	s3, s3, s7
+	th.vmadd.vv	v18, v11, v23
+	xor        	a6, a6, s3
+	th.vmadd.vv	v19, v11, v24
+	th.srriw   	a6, a6, 25
+	th.vadd.vv 	v12, v12, v17
+	th.vadd.vv 	v13, v13, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v14, v14, v19
+	addw       	t3, t3, a4
+	th.vadd.vv 	v15, v15, v16
+	xor        	s7, s7, t3
+	th.vxor.vv 	v7, v7, v12
+	th.srriw   	s7, s7, 16
+	th.vxor.vv 	v4, v4, v13
+	th.vxor.vv 	v5, v5, v14
+	addw       	s2, s2, s7
+	th.vxor.vv 	v6, v6, v15
+	xor        	a4, a4, s2
+	th.vsrl.vi 	v21, v7, 16
+	th.srriw   	a4, a4, 20
+	th.vsrl.vi 	v22, v4, 16
+	addw       	t3, t3, a4
+	th.vsrl.vi 	v23, v5, 16
+	th.vsrl.vi 	v24, v6, 16
+	xor        	s7, s7, t3
+	th.vmadd.vv	v7, v8, v21
+	th.srriw   	s7, s7, 24
+	th.vmadd.vv	v4, v8, v22
+	addw       	s2, s2, s7
+	th.vmadd.vv	v5, v8, v23
+	xor        	a4, a4, s2
+	th.vmadd.vv	v6, v8, v24
+	th.srriw   	a4, a4, 25
+	th.vadd.vv 	v3, v3, v7
+	th.vadd.vv 	v20, v20, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v1, v1, v5
+	addw       	t4, t4, a5
+	th.vadd.vv 	v2, v2, v6
+	xor        	s4, s4, t4
+	th.vxor.vv 	v17, v17, v3
+	th.srriw   	s4, s4, 16
+	th.vxor.vv 	v18, v18, v20
+	th.vxor.vv 	v19, v19, v1
+	addw       	s3, s3, s4
+	th.vxor.vv 	v16, v16, v2
+	xor        	a5, a5, s3
+	th.vsrl.vi 	v21, v17, 20
+	th.srriw   	a5, a5, 20
+	th.vsrl.vi 	v22, v18, 20
+	addw       	t4, t4, a5
+	th.vsrl.vi 	v23, v19, 20
+	th.vsrl.vi 	v24, v16, 20
+	xor        	s4, s4, t4
+	th.vmadd.vv	v17, v9, v21
+	th.srriw   	s4, s4, 24
+	th.vmadd.vv	v18, v9, v22
+	addw       	s3, s3, s4
+	th.vmadd.vv	v19, v9, v23
+	xor        	a5, a5, s3
+	th.vmadd.vv	v16, v9, v24
+	th.srriw   	a5, a5, 25
+	th.vadd.vv 	v12, v12, v17
+	th.vadd.vv 	v13, v13, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v14, v14, v19
+	addw       	t5, t5, a6
+	th.vadd.vv 	v15, v15, v16
+	xor        	s5, s5, t5
+	th.vxor.vv 	v7, v7, v12
+	th.srriw   	s5, s5, 16
+	th.vxor.vv 	v4, v4, v13
+	th.vxor.vv 	v5, v5, v14
+	addw       	a7, a7, s5
+	th.vxor.vv 	v6, v6, v15
+	xor        	a6, a6, a7
+	th.vsrl.vi 	v21, v7, 24
+	th.srriw   	a6, a6, 20
+	th.vsrl.vi 	v22, v4, 24
+	addw       	t5, t5, a6
+	th.vsrl.vi 	v23, v5, 24
+	th.vsrl.vi 	v24, v6, 24
+	xor        	s5, s5, t5
+	th.vmadd.vv	v7, v10, v21
+	th.srriw   	s5, s5, 24
+	th.vmadd.vv	v4, v10, v22
+	addw       	a7, a7, s5
+	th.vmadd.vv	v5, v10, v23
+	xor        	a6, a6, a7
+	th.vmadd.vv	v6, v10, v24
+	th.srriw   	a6, a6, 25
+	th.vadd.vv 	v3, v3, v7
+	th.vadd.vv 	v20, v20, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vadd.vv 	v1, v1, v5
+	addw       	t6, t6, a3
+	th.vadd.vv 	v2, v2, v6
+	xor        	s6, s6, t6
+	th.vxor.vv 	v17, v17, v3
+	th.srriw   	s6, s6, 16
+	th.vxor.vv 	v18, v18, v20
+	th.vxor.vv 	v19, v19, v1
+	addw       	s1, s1, s6
+	th.vxor.vv 	v16, v16, v2
+	xor        	a3, a3, s1
+	th.vsrl.vi 	v21, v17, 25
+	th.srriw   	a3, a3, 20
+	th.vsrl.vi 	v22, v18, 25
+	addw       	t6, t6, a3
+	th.vsrl.vi 	v23, v19, 25
+	th.vsrl.vi 	v24, v16, 25
+	xor        	s6, s6, t6
+	th.vmadd.vv	v17, v11, v21
+	th.srriw   	s6, s6, 24
+	th.vmadd.vv	v18, v11, v22
+	addw       	s1, s1, s6
+	th.vmadd.vv	v19, v11, v23
+	xor        	a3, a3, s1
+	th.vmadd.vv	v16, v11, v24
+	th.srriw   	a3, a3, 25
+	addi       	s8, s8, -1
+	bne        	s8, zero, .Lchacha_c906_dr.1
+	// feed-forward: the scalar block and the lanes add the same state words
+	lw         	s8, 0(a0)
+	lw         	s9, 4(a0)
+	addw       	t3, t3, s8
+	th.vadd.vx 	v12, v12, s8
+	lw         	s8, 8(a0)
+	addw       	t4, t4, s9
+	th.vadd.vx 	v13, v13, s9
+	lw         	s9, 12(a0)
+	addw       	t5, t5, s8
+	th.vadd.vx 	v14, v14, s8
+	lw         	s8, 16(a0)
+	addw       	t6, t6, s9
+	th.vadd.vx 	v15, v15, s9
+	lw         	s9, 20(a0)
+	addw       	a3, a3, s8
+	th.vadd.vx 	v16, v16, s8
+	lw         	s8, 24(a0)
+	addw       	a4, a4, s9
+	th.vadd.vx 	v17, v17, s9
+	lw         	s9, 28(a0)
+	addw       	a5, a5, s8
+	th.vadd.vx 	v18, v18, s8
+	lw         	s8, 32(a0)
+	addw       	a6, a6, s9
+	th.vadd.vx 	v19, v19, s9
+	lw         	s9, 36(a0)
+	addw       	a7, a7, s8
+	th.vadd.vx 	v1, v1, s8
+	lw         	s8, 40(a0)
+	addw       	s1, s1, s9
+	th.vadd.vx 	v2, v2, s9
+	lw         	s9, 44(a0)
+	addw       	s2, s2, s8
+	th.vadd.vx 	v3, v3, s8
+	addiw      	s8, t1, 0
+	addw       	s3, s3, s9
+	th.vadd.vx 	v20, v20, s9
+	lw         	s9, 52(a0)
+	addw       	s4, s4, s8
+	th.vadd.vv 	v4, v4, v26
+	lw         	s8, 56(a0)
+	addw       	s5, s5, s9
+	th.vadd.vx 	v5, v5, s9
+	lw         	s9, 60(a0)
+	addw       	s6, s6, s8
+	th.vadd.vx 	v6, v6, s8
+	addw       	s7, s7, s9
+	th.vadd.vx 	v7, v7, s9
+	addw       	s4, s4, s10
+	// output: lane k's word i at 64k + 4i (strided by 64)
+	addi       	s10, a1, 0
+	addi       	s11, a2, 0
+	addi       	ra, zero, 64
+	th.vlsw.v  	v21, (s10), ra
+	addi       	s10, s10, 4
+	th.vlsw.v  	v22, (s10), ra
+	addi       	s10, s10, 4
+	th.vlsw.v  	v23, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v21, v21, v12
+	th.vssw.v  	v21, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v24, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v22, v22, v13
+	th.vssw.v  	v22, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v21, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v23, v23, v14
+	th.vssw.v  	v23, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v22, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v24, v24, v15
+	th.vssw.v  	v24, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v23, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v21, v21, v16
+	th.vssw.v  	v21, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v24, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v22, v22, v17
+	th.vssw.v  	v22, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v21, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v23, v23, v18
+	th.vssw.v  	v23, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v22, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v24, v24, v19
+	th.vssw.v  	v24, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v23, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v21, v21, v1
+	th.vssw.v  	v21, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v24, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v22, v22, v2
+	th.vssw.v  	v22, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v21, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v23, v23, v3
+	th.vssw.v  	v23, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v22, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v24, v24, v20
+	th.vssw.v  	v24, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v23, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v21, v21, v4
+	th.vssw.v  	v21, (s11), ra
+	addi       	s11, s11, 4
+	th.vlsw.v  	v24, (s10), ra
+	addi       	s10, s10, 4
+	th.vxor.vv 	v22, v22, v5
+	th.vssw.v  	v22, (s11), ra
+	addi       	s11, s11, 4
+	th.vxor.vv 	v23, v23, v6
+	th.vssw.v  	v23, (s11), ra
+	addi       	s11, s11, 4
+	th.vxor.vv 	v24, v24, v7
+	th.vssw.v  	v24, (s11), ra
+	addi       	s11, s11, 4
+	srli       	s10, t0, 6
+	slli       	s8, s10, 6
+	add        	a2, a2, s8
+	add        	a1, a1, s8
+	sub        	t0, t0, s8
+	addw       	t1, t1, s10
+	beq        	t0, zero, .Lchacha_c906_62
+	jal        	zero, .Lchacha_c906_1
+.Lchacha_c906_62:
+	jal        	zero, .Lchacha_c906_2
+.Lchacha_c906_rows:
+	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
+	th.vadd.vi 	v1, v25, 1
+	th.vand.vi 	v1, v1, 3
+	th.vadd.vi 	v2, v25, 2
+	th.vand.vi 	v2, v2, 3
+	th.vadd.vi 	v3, v25, 3
+	th.vand.vi 	v3, v3, 3
+	th.vmseq.vi	v20, v25, 0
+	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
+	addi       	s10, a0, 0
+	th.vlw.v   	v4, (s10)
+	addi       	s10, a0, 16
+	th.vlw.v   	v5, (s10)
+	addi       	s10, a0, 32
+	th.vlw.v   	v6, (s10)
+	addi       	s10, a0, 48
+	th.vlw.v   	v7, (s10)
+	th.vmv.v.v 	v0, v20
+	th.vmerge.vxm	v7, v7, t1, v0
+	th.vmv.v.v 	v12, v4
+	th.vmv.v.v 	v13, v5
+	th.vmv.v.v 	v14, v6
+	th.vmv.v.v 	v15, v7
+	// the scalar block is the second: counter ctr + 1
+	lw         	t3, 0(a0)
+	lw         	t4, 4(a0)
+	lw         	t5, 8(a0)
+	lw         	t6, 12(a0)
+	lw         	a3, 16(a0)
+	lw         	a4, 20(a0)
+	lw         	a5, 24(a0)
+	lw         	a6, 28(a0)
+	lw         	a7, 32(a0)
+	lw         	s1, 36(a0)
+	lw         	s2, 40(a0)
+	lw         	s3, 44(a0)
+	addiw      	s4, t1, 1
+	lw         	s5, 52(a0)
+	lw         	s6, 56(a0)
+	lw         	s7, 60(a0)
+	addi       	s8, t2, 0
+.Lchacha_c906_dr.2:
+	th.vadd.vv 	v12, v12, v13
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	th.vxor.vv 	v15, v15, v12
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 16
+	addw       	a7, a7, s4
+	th.vsrl.vi 	v16, v15, 16
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 20
+	addw       	t3, t3, a3
+	th.vmadd.vv	v15, v8, v16
+	xor        	s4, s4, t3
+	th.srriw   	s4, s4, 24
+	th.vadd.vv 	v14, v14, v15
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	th.srriw   	a3, a3, 25
+	th.vxor.vv 	v13, v13, v14
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	th.vsrl.vi 	v16, v13, 20
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	th.vmadd.vv	v13, v9, v16
+	th.srriw   	a4, a4, 20
+	addw       	t4, t4, a4
+	th.vadd.vv 	v12, v12, v13
+	xor        	s5, s5, t4
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	th.vxor.vv 	v15, v15, v12
+	xor        	a4, a4, s1
+	th.srriw   	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vsrl.vi 	v16, v15, 24
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.srriw   	s6, s6, 16
+	th.vmadd.vv	v15, v10, v16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.vadd.vv 	v14, v14, v15
+	th.srriw   	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	th.vxor.vv 	v13, v13, v14
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.vsrl.vi 	v16, v13, 25
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	th.vmadd.vv	v13, v11, v16
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 16
+	th.vrgather.vv	v17, v13, v1
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	th.vrgather.vv	v18, v14, v2
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	th.srriw   	s7, s7, 24
+	th.vrgather.vv	v19, v15, v3
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	th.vadd.vv 	v12, v12, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	th.vxor.vv 	v19, v19, v12
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	th.vsrl.vi 	v16, v19, 16
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 20
+	addw       	t3, t3, a4
+	th.vmadd.vv	v19, v8, v16
+	xor        	s7, s7, t3
+	th.srriw   	s7, s7, 24
+	th.vadd.vv 	v18, v18, v19
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	th.srriw   	a4, a4, 25
+	th.vxor.vv 	v17, v17, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	th.vsrl.vi 	v16, v17, 20
+	th.srriw   	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	th.vmadd.vv	v17, v9, v16
+	th.srriw   	a5, a5, 20
+	addw       	t4, t4, a5
+	th.vadd.vv 	v12, v12, v17
+	xor        	s4, s4, t4
+	th.srriw   	s4, s4, 24
+	addw       	s3, s3, s4
+	th.vxor.vv 	v19, v19, v12
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	th.vsrl.vi 	v16, v19, 24
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.srriw   	s5, s5, 16
+	th.vmadd.vv	v19, v10, v16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.vadd.vv 	v18, v18, v19
+	th.srriw   	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	th.vxor.vv 	v17, v17, v18
+	th.srriw   	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	th.vsrl.vi 	v16, v17, 25
+	th.srriw   	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	th.vmadd.vv	v17, v11, v16
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 16
+	th.vrgather.vv	v13, v17, v3
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 20
+	th.vrgather.vv	v14, v18, v2
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	th.srriw   	s6, s6, 24
+	th.vrgather.vv	v15, v19, v1
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	th.srriw   	a3, a3, 25
+	addi       	s8, s8, -1
+	bne        	s8, zero, .Lchacha_c906_dr.2
+	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
+	th.vadd.vv 	v12, v12, v4
+	th.vadd.vv 	v13, v13, v5
+	th.vadd.vv 	v14, v14, v6
+	th.vadd.vv 	v15, v15, v7
+	lw         	s8, 0(a0)
+	lw         	s9, 4(a0)
+	addw       	t3, t3, s8
+	lw         	s8, 8(a0)
+	addw       	t4, t4, s9
+	lw         	s9, 12(a0)
+	addw       	t5, t5, s8
+	lw         	s8, 16(a0)
+	addw       	t6, t6, s9
+	lw         	s9, 20(a0)
+	addw       	a3, a3, s8
+	lw         	s8, 24(a0)
+	addw       	a4, a4, s9
+	lw         	s9, 28(a0)
+	addw       	a5, a5, s8
+	lw         	s8, 32(a0)
+	addw       	a6, a6, s9
+	lw         	s9, 36(a0)
+	addw       	a7, a7, s8
+	lw         	s8, 40(a0)
+	addw       	s1, s1, s9
+	lw         	s9, 44(a0)
+	addw       	s2, s2, s8
+	addiw      	s8, t1, 1
+	addw       	s3, s3, s9
+	lw         	s9, 52(a0)
+	addw       	s4, s4, s8
+	lw         	s8, 56(a0)
+	addw       	s5, s5, s9
+	lw         	s9, 60(a0)
+	addw       	s6, s6, s8
+	addw       	s7, s7, s9
+	addi       	s10, a1, 0
+	lw         	s8, 64(a1)
+	lw         	s9, 68(a1)
+	th.vlw.v   	v16, (s10)
+	xor        	s8, s8, t3
+	sw         	s8, 64(a2)
+	addi       	s10, a1, 16
+	lw         	s8, 72(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 68(a2)
+	th.vlw.v   	v17, (s10)
+	lw         	s9, 76(a1)
+	xor        	s8, s8, t5
+	addi       	s10, a1, 32
+	sw         	s8, 72(a2)
+	lw         	s8, 80(a1)
+	xor        	s9, s9, t6
+	th.vlw.v   	v18, (s10)
+	sw         	s9, 76(a2)
+	lw         	s9, 84(a1)
+	addi       	s10, a1, 48
+	xor        	s8, s8, a3
+	sw         	s8, 80(a2)
+	th.vlw.v   	v19, (s10)
+	lw         	s8, 88(a1)
+	xor        	s9, s9, a4
+	sw         	s9, 84(a2)
+	th.vxor.vv 	v16, v16, v12
+	lw         	s9, 92(a1)
+	xor        	s8, s8, a5
+	addi       	s11, a2, 0
+	sw         	s8, 88(a2)
+	lw         	s8, 96(a1)
+	xor        	s9, s9, a6
+	th.vsw.v   	v16, (s11)
+	sw         	s9, 92(a2)
+	lw         	s9, 100(a1)
+	th.vxor.vv 	v17, v17, v13
+	xor        	s8, s8, a7
+	sw         	s8, 96(a2)
+	addi       	s11, a2, 16
+	lw         	s8, 104(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 100(a2)
+	th.vsw.v   	v17, (s11)
+	lw         	s9, 108(a1)
+	xor        	s8, s8, s2
+	th.vxor.vv 	v18, v18, v14
+	sw         	s8, 104(a2)
+	lw         	s8, 112(a1)
+	xor        	s9, s9, s3
+	addi       	s11, a2, 32
+	sw         	s9, 108(a2)
+	lw         	s9, 116(a1)
+	th.vsw.v   	v18, (s11)
+	xor        	s8, s8, s4
+	sw         	s8, 112(a2)
+	th.vxor.vv 	v19, v19, v15
+	lw         	s8, 120(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 116(a2)
+	addi       	s11, a2, 48
+	lw         	s9, 124(a1)
+	xor        	s8, s8, s6
+	th.vsw.v   	v19, (s11)
+	sw         	s8, 120(a2)
+	xor        	s9, s9, s7
+	sw         	s9, 124(a2)
+	addi       	a2, a2, 128
+	addi       	a1, a1, 128
+	addi       	t0, t0, -128
+	addiw      	t1, t1, 2
+	jal        	zero, .Lchacha_c906_0
+.Lchacha_c906_0:
 	bne        	t0, zero, .Lchacha_c906_63
-	jal        	zero, .Lchacha_c906_5
+	jal        	zero, .Lchacha_c906_2
 .Lchacha_c906_63:
 .Lchacha_c906_block.1:
 	lw         	t3, 0(a0)
@@ -3750,7 +3745,7 @@ SYM_FUNC_START(chacha_c906)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_c906_4
+	bltu       	t0, s8, .Lchacha_c906_1
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -3806,14 +3801,14 @@ SYM_FUNC_START(chacha_c906)
 	beq        	t0, zero, .Lchacha_c906_64
 	jal        	zero, .Lchacha_c906_block.1
 .Lchacha_c906_64:
-	jal        	zero, .Lchacha_c906_5
-.Lchacha_c906_4:
+	jal        	zero, .Lchacha_c906_2
+.Lchacha_c906_1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_39
+	bgeu       	t0, s8, .Lchacha_c906_40
 	addi       	s9, t3, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_39:
+.Lchacha_c906_40:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
 	sw         	s8, 0(a2)
@@ -3821,10 +3816,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_41
+	bgeu       	t0, s8, .Lchacha_c906_42
 	addi       	s9, t4, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_41:
+.Lchacha_c906_42:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
 	sw         	s8, 0(a2)
@@ -3832,10 +3827,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_42
+	bgeu       	t0, s8, .Lchacha_c906_43
 	addi       	s9, t5, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_42:
+.Lchacha_c906_43:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
 	sw         	s8, 0(a2)
@@ -3843,10 +3838,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_43
+	bgeu       	t0, s8, .Lchacha_c906_44
 	addi       	s9, t6, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_43:
+.Lchacha_c906_44:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
 	sw         	s8, 0(a2)
@@ -3854,10 +3849,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_44
+	bgeu       	t0, s8, .Lchacha_c906_45
 	addi       	s9, a3, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_44:
+.Lchacha_c906_45:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
 	sw         	s8, 0(a2)
@@ -3865,10 +3860,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_45
+	bgeu       	t0, s8, .Lchacha_c906_46
 	addi       	s9, a4, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_45:
+.Lchacha_c906_46:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
 	sw         	s8, 0(a2)
@@ -3876,10 +3871,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_46
+	bgeu       	t0, s8, .Lchacha_c906_47
 	addi       	s9, a5, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_46:
+.Lchacha_c906_47:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
 	sw         	s8, 0(a2)
@@ -3887,10 +3882,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_47
+	bgeu       	t0, s8, .Lchacha_c906_48
 	addi       	s9, a6, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_47:
+.Lchacha_c906_48:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
 	sw         	s8, 0(a2)
@@ -3898,10 +3893,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_48
+	bgeu       	t0, s8, .Lchacha_c906_49
 	addi       	s9, a7, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_48:
+.Lchacha_c906_49:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
 	sw         	s8, 0(a2)
@@ -3909,10 +3904,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_49
+	bgeu       	t0, s8, .Lchacha_c906_50
 	addi       	s9, s1, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_49:
+.Lchacha_c906_50:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
 	sw         	s8, 0(a2)
@@ -3920,10 +3915,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_50
+	bgeu       	t0, s8, .Lchacha_c906_51
 	addi       	s9, s2, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_50:
+.Lchacha_c906_51:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
 	sw         	s8, 0(a2)
@@ -3931,10 +3926,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_51
+	bgeu       	t0, s8, .Lchacha_c906_52
 	addi       	s9, s3, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_51:
+.Lchacha_c906_52:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
 	sw         	s8, 0(a2)
@@ -3942,10 +3937,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_52
+	bgeu       	t0, s8, .Lchacha_c906_53
 	addi       	s9, s4, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_52:
+.Lchacha_c906_53:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
 	sw         	s8, 0(a2)
@@ -3953,10 +3948,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_53
+	bgeu       	t0, s8, .Lchacha_c906_54
 	addi       	s9, s5, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_53:
+.Lchacha_c906_54:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
 	sw         	s8, 0(a2)
@@ -3964,10 +3959,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_54
+	bgeu       	t0, s8, .Lchacha_c906_55
 	addi       	s9, s6, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_54:
+.Lchacha_c906_55:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
 	sw         	s8, 0(a2)
@@ -3975,10 +3970,10 @@ SYM_FUNC_START(chacha_c906)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_c906_55
+	bgeu       	t0, s8, .Lchacha_c906_56
 	addi       	s9, s7, 0
 	jal        	zero, .Lchacha_c906_tail.1
-.Lchacha_c906_55:
+.Lchacha_c906_56:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
 	sw         	s8, 0(a2)
@@ -3999,9 +3994,14 @@ SYM_FUNC_START(chacha_c906)
 	bne        	t0, zero, .Lchacha_c906_byte.1
 .Lchacha_c906_skip.1:
 	addiw      	t1, t1, 1
-.Lchacha_c906_5:
+.Lchacha_c906_2:
 	sw         	t1, 48(a0)
 	// return
+	th.vsetvli 	zero, zero, e8, m8, d1
+	th.vmv.v.i 	v0, 0
+	th.vmv.v.i 	v8, 0
+	th.vmv.v.i 	v16, 0
+	th.vmv.v.i 	v24, 0
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	a3, zero, 0

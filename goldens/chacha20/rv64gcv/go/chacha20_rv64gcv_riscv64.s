@@ -28,16 +28,2029 @@ L0:
 	MOV	16(X2), X5
 	MOVW	(X5), X5
 	MOV	X5, 8(X2)
-	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	MOV	$128, X24
-	BGEU	X12, X24, L73
-	JMP	L4
-L73:
+	BLTU	X12, X24, L4
+	JMP	L7
+L4:
+	BNEZ	X12, L74
+	JMP	L6
+L74:
+block:
+	MOV	24(X2), X28
+	MOVW	(X28), X5
+	MOVW	4(X28), X6
+	MOVW	8(X28), X7
+	MOVW	12(X28), X28
+	MOVW	(X13), X29
+	MOVW	4(X13), X30
+	MOVW	8(X13), X14
+	MOVW	12(X13), X15
+	MOVW	16(X13), X16
+	MOVW	20(X13), X17
+	MOVW	24(X13), X9
+	MOVW	28(X13), X18
+	MOV	8(X2), X19
+	MOVW	X19, X21
+	MOV	16(X2), X22
+	MOVW	4(X22), X19
+	MOVW	8(X22), X20
+	MOVW	12(X22), X22
+	// double round 1 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// double round 2 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// double round 3 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// double round 4 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// double round 5 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// double round 6 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// double round 7 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// double round 8 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// double round 9 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// double round 10 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X5
+	XOR	X5, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X16
+	XOR	X16, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X6
+	XOR	X6, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X17
+	XOR	X17, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X7
+	XOR	X7, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X9
+	XOR	X9, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X28
+	XOR	X28, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X18
+	XOR	X18, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	ADDW	X30, X5
+	XOR	X5, X22
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	ADDW	X22, X9
+	XOR	X9, X30
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	ADDW	X14, X6
+	XOR	X6, X21
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	ADDW	X21, X18
+	XOR	X18, X14
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6147d79b	// roriw a5, a5, 20
+	ADDW	X15, X7
+	XOR	X7, X19
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	ADDW	X19, X16
+	XOR	X16, X15
+	WORD	$0x6197d79b	// roriw a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	ADDW	X29, X28
+	XOR	X28, X20
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	ADDW	X20, X17
+	XOR	X17, X29
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	MOV	24(X2), X23
+	MOVW	(X23), X24
+	MOVW	4(X23), X25
+	ADDW	X24, X5
+	MOV	24(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X6
+	MOV	24(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X7
+	MOVW	(X13), X24
+	ADDW	X25, X28
+	MOVW	4(X13), X25
+	ADDW	X24, X29
+	MOVW	8(X13), X24
+	ADDW	X25, X30
+	MOVW	12(X13), X25
+	ADDW	X24, X14
+	MOVW	16(X13), X24
+	ADDW	X25, X15
+	MOVW	20(X13), X25
+	ADDW	X24, X16
+	MOVW	24(X13), X24
+	ADDW	X25, X17
+	MOVW	28(X13), X25
+	ADDW	X24, X9
+	MOV	8(X2), X23
+	MOVW	X23, X24
+	ADDW	X25, X18
+	MOV	16(X2), X23
+	MOVW	4(X23), X25
+	ADDW	X24, X21
+	MOV	16(X2), X23
+	MOVW	8(X23), X24
+	ADDW	X25, X19
+	MOV	16(X2), X23
+	MOVW	12(X23), X25
+	ADDW	X24, X20
+	ADDW	X25, X22
+	MOV	$64, X24
+	BLTU	X12, X24, L5
+	// misaligned buffers: byte by byte
 	OR	X11, X10, X24
 	AND	$3, X24
-	BEQZ	X24, L74
+	BNEZ	X24, block_bytes
+	MOVW	(X11), X24
+	MOVW	4(X11), X25
+	XOR	X5, X24
+	MOVW	X24, (X10)
+	MOVW	8(X11), X24
+	XOR	X6, X25
+	MOVW	X25, 4(X10)
+	MOVW	12(X11), X25
+	XOR	X7, X24
+	MOVW	X24, 8(X10)
+	MOVW	16(X11), X24
+	XOR	X28, X25
+	MOVW	X25, 12(X10)
+	MOVW	20(X11), X25
+	XOR	X29, X24
+	MOVW	X24, 16(X10)
+	MOVW	24(X11), X24
+	XOR	X30, X25
+	MOVW	X25, 20(X10)
+	MOVW	28(X11), X25
+	XOR	X14, X24
+	MOVW	X24, 24(X10)
+	MOVW	32(X11), X24
+	XOR	X15, X25
+	MOVW	X25, 28(X10)
+	MOVW	36(X11), X25
+	XOR	X16, X24
+	MOVW	X24, 32(X10)
+	MOVW	40(X11), X24
+	XOR	X17, X25
+	MOVW	X25, 36(X10)
+	MOVW	44(X11), X25
+	XOR	X9, X24
+	MOVW	X24, 40(X10)
+	MOVW	48(X11), X24
+	XOR	X18, X25
+	MOVW	X25, 44(X10)
+	MOVW	52(X11), X25
+	XOR	X21, X24
+	MOVW	X24, 48(X10)
+	MOVW	56(X11), X24
+	XOR	X19, X25
+	MOVW	X25, 52(X10)
+	MOVW	60(X11), X25
+	XOR	X20, X24
+	MOVW	X24, 56(X10)
+	XOR	X22, X25
+	MOVW	X25, 60(X10)
+next_block:
+	ADD	$64, X10
+	ADD	$64, X11
+	ADD	$-64, X12
+	MOV	8(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 8(X2)
+	BEQZ	X12, L75
+	JMP	block
+L75:
+	JMP	L6
+block_bytes:
+	MOVBU	(X11), X24
+	XOR	X5, X24
+	MOVB	X24, (X10)
+	SRL	$8, X5
+	MOVBU	1(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X5
+	MOVBU	2(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X5
+	MOVBU	3(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 3(X10)
+	MOVBU	4(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 4(X10)
+	SRL	$8, X6
+	MOVBU	5(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 5(X10)
+	SRL	$8, X6
+	MOVBU	6(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 6(X10)
+	SRL	$8, X6
+	MOVBU	7(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 7(X10)
+	MOVBU	8(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 8(X10)
+	SRL	$8, X7
+	MOVBU	9(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 9(X10)
+	SRL	$8, X7
+	MOVBU	10(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 10(X10)
+	SRL	$8, X7
+	MOVBU	11(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 11(X10)
+	MOVBU	12(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 12(X10)
+	SRL	$8, X28
+	MOVBU	13(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 13(X10)
+	SRL	$8, X28
+	MOVBU	14(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 14(X10)
+	SRL	$8, X28
+	MOVBU	15(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 15(X10)
+	MOVBU	16(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 16(X10)
+	SRL	$8, X29
+	MOVBU	17(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 17(X10)
+	SRL	$8, X29
+	MOVBU	18(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 18(X10)
+	SRL	$8, X29
+	MOVBU	19(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 19(X10)
+	MOVBU	20(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 20(X10)
+	SRL	$8, X30
+	MOVBU	21(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 21(X10)
+	SRL	$8, X30
+	MOVBU	22(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 22(X10)
+	SRL	$8, X30
+	MOVBU	23(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 23(X10)
+	MOVBU	24(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 24(X10)
+	SRL	$8, X14
+	MOVBU	25(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 25(X10)
+	SRL	$8, X14
+	MOVBU	26(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 26(X10)
+	SRL	$8, X14
+	MOVBU	27(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 27(X10)
+	MOVBU	28(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 28(X10)
+	SRL	$8, X15
+	MOVBU	29(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 29(X10)
+	SRL	$8, X15
+	MOVBU	30(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 30(X10)
+	SRL	$8, X15
+	MOVBU	31(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 31(X10)
+	MOVBU	32(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 32(X10)
+	SRL	$8, X16
+	MOVBU	33(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 33(X10)
+	SRL	$8, X16
+	MOVBU	34(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 34(X10)
+	SRL	$8, X16
+	MOVBU	35(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 35(X10)
+	MOVBU	36(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 36(X10)
+	SRL	$8, X17
+	MOVBU	37(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 37(X10)
+	SRL	$8, X17
+	MOVBU	38(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 38(X10)
+	SRL	$8, X17
+	MOVBU	39(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 39(X10)
+	MOVBU	40(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 40(X10)
+	SRL	$8, X9
+	MOVBU	41(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 41(X10)
+	SRL	$8, X9
+	MOVBU	42(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 42(X10)
+	SRL	$8, X9
+	MOVBU	43(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 43(X10)
+	MOVBU	44(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 44(X10)
+	SRL	$8, X18
+	MOVBU	45(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 45(X10)
+	SRL	$8, X18
+	MOVBU	46(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 46(X10)
+	SRL	$8, X18
+	MOVBU	47(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 47(X10)
+	MOVBU	48(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 48(X10)
+	SRL	$8, X21
+	MOVBU	49(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 49(X10)
+	SRL	$8, X21
+	MOVBU	50(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 50(X10)
+	SRL	$8, X21
+	MOVBU	51(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 51(X10)
+	MOVBU	52(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 52(X10)
+	SRL	$8, X19
+	MOVBU	53(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 53(X10)
+	SRL	$8, X19
+	MOVBU	54(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 54(X10)
+	SRL	$8, X19
+	MOVBU	55(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 55(X10)
+	MOVBU	56(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 56(X10)
+	SRL	$8, X20
+	MOVBU	57(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 57(X10)
+	SRL	$8, X20
+	MOVBU	58(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 58(X10)
+	SRL	$8, X20
+	MOVBU	59(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 59(X10)
+	MOVBU	60(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 60(X10)
+	SRL	$8, X22
+	MOVBU	61(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 61(X10)
+	SRL	$8, X22
+	MOVBU	62(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 62(X10)
+	SRL	$8, X22
+	MOVBU	63(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 63(X10)
+	JMP	next_block
+L5:
+	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	OR	X11, X10, X24
+	AND	$3, X24
+	BNEZ	X24, partial_bytes
+	MOV	$4, X24
+	BGEU	X12, X24, L12
+	MOV	X5, X25
+	JMP	tail
+L12:
+	MOVW	(X11), X24
+	XOR	X5, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L14
+	MOV	X6, X25
+	JMP	tail
+L14:
+	MOVW	(X11), X24
+	XOR	X6, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L15
+	MOV	X7, X25
+	JMP	tail
+L15:
+	MOVW	(X11), X24
+	XOR	X7, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L16
+	MOV	X28, X25
+	JMP	tail
+L16:
+	MOVW	(X11), X24
+	XOR	X28, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L17
+	MOV	X29, X25
+	JMP	tail
+L17:
+	MOVW	(X11), X24
+	XOR	X29, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L18
+	MOV	X30, X25
+	JMP	tail
+L18:
+	MOVW	(X11), X24
+	XOR	X30, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L19
+	MOV	X14, X25
+	JMP	tail
+L19:
+	MOVW	(X11), X24
+	XOR	X14, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L20
+	MOV	X15, X25
+	JMP	tail
+L20:
+	MOVW	(X11), X24
+	XOR	X15, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L21
+	MOV	X16, X25
+	JMP	tail
+L21:
+	MOVW	(X11), X24
+	XOR	X16, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L22
+	MOV	X17, X25
+	JMP	tail
+L22:
+	MOVW	(X11), X24
+	XOR	X17, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L23
+	MOV	X9, X25
+	JMP	tail
+L23:
+	MOVW	(X11), X24
+	XOR	X9, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L24
+	MOV	X18, X25
+	JMP	tail
+L24:
+	MOVW	(X11), X24
+	XOR	X18, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L25
+	MOV	X21, X25
+	JMP	tail
+L25:
+	MOVW	(X11), X24
+	XOR	X21, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L26
+	MOV	X19, X25
+	JMP	tail
+L26:
+	MOVW	(X11), X24
+	XOR	X19, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L27
+	MOV	X20, X25
+	JMP	tail
+L27:
+	MOVW	(X11), X24
+	XOR	X20, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L28
+	MOV	X22, X25
+	JMP	tail
+L28:
+	MOVW	(X11), X24
+	XOR	X22, X24
+	MOVW	X24, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	// unreachable: len < 64 leaves at most 15 whole words
+partial_bytes:
+	MOV	$4, X24
+	BGEU	X12, X24, L29
+	MOV	X5, X25
+	JMP	tail
+L29:
+	MOVBU	(X11), X24
+	XOR	X5, X24
+	MOVB	X24, (X10)
+	SRL	$8, X5
+	MOVBU	1(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X5
+	MOVBU	2(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X5
+	MOVBU	3(X11), X24
+	XOR	X5, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L30
+	MOV	X6, X25
+	JMP	tail
+L30:
+	MOVBU	(X11), X24
+	XOR	X6, X24
+	MOVB	X24, (X10)
+	SRL	$8, X6
+	MOVBU	1(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X6
+	MOVBU	2(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X6
+	MOVBU	3(X11), X24
+	XOR	X6, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L31
+	MOV	X7, X25
+	JMP	tail
+L31:
+	MOVBU	(X11), X24
+	XOR	X7, X24
+	MOVB	X24, (X10)
+	SRL	$8, X7
+	MOVBU	1(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X7
+	MOVBU	2(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X7
+	MOVBU	3(X11), X24
+	XOR	X7, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L32
+	MOV	X28, X25
+	JMP	tail
+L32:
+	MOVBU	(X11), X24
+	XOR	X28, X24
+	MOVB	X24, (X10)
+	SRL	$8, X28
+	MOVBU	1(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X28
+	MOVBU	2(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X28
+	MOVBU	3(X11), X24
+	XOR	X28, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L33
+	MOV	X29, X25
+	JMP	tail
+L33:
+	MOVBU	(X11), X24
+	XOR	X29, X24
+	MOVB	X24, (X10)
+	SRL	$8, X29
+	MOVBU	1(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X29
+	MOVBU	2(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X29
+	MOVBU	3(X11), X24
+	XOR	X29, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L34
+	MOV	X30, X25
+	JMP	tail
+L34:
+	MOVBU	(X11), X24
+	XOR	X30, X24
+	MOVB	X24, (X10)
+	SRL	$8, X30
+	MOVBU	1(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X30
+	MOVBU	2(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X30
+	MOVBU	3(X11), X24
+	XOR	X30, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L35
+	MOV	X14, X25
+	JMP	tail
+L35:
+	MOVBU	(X11), X24
+	XOR	X14, X24
+	MOVB	X24, (X10)
+	SRL	$8, X14
+	MOVBU	1(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X14
+	MOVBU	2(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X14
+	MOVBU	3(X11), X24
+	XOR	X14, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L36
+	MOV	X15, X25
+	JMP	tail
+L36:
+	MOVBU	(X11), X24
+	XOR	X15, X24
+	MOVB	X24, (X10)
+	SRL	$8, X15
+	MOVBU	1(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X15
+	MOVBU	2(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X15
+	MOVBU	3(X11), X24
+	XOR	X15, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L37
+	MOV	X16, X25
+	JMP	tail
+L37:
+	MOVBU	(X11), X24
+	XOR	X16, X24
+	MOVB	X24, (X10)
+	SRL	$8, X16
+	MOVBU	1(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X16
+	MOVBU	2(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X16
+	MOVBU	3(X11), X24
+	XOR	X16, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L38
+	MOV	X17, X25
+	JMP	tail
+L38:
+	MOVBU	(X11), X24
+	XOR	X17, X24
+	MOVB	X24, (X10)
+	SRL	$8, X17
+	MOVBU	1(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X17
+	MOVBU	2(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X17
+	MOVBU	3(X11), X24
+	XOR	X17, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L39
+	MOV	X9, X25
+	JMP	tail
+L39:
+	MOVBU	(X11), X24
+	XOR	X9, X24
+	MOVB	X24, (X10)
+	SRL	$8, X9
+	MOVBU	1(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X9
+	MOVBU	2(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X9
+	MOVBU	3(X11), X24
+	XOR	X9, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L40
+	MOV	X18, X25
+	JMP	tail
+L40:
+	MOVBU	(X11), X24
+	XOR	X18, X24
+	MOVB	X24, (X10)
+	SRL	$8, X18
+	MOVBU	1(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X18
+	MOVBU	2(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X18
+	MOVBU	3(X11), X24
+	XOR	X18, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L41
+	MOV	X21, X25
+	JMP	tail
+L41:
+	MOVBU	(X11), X24
+	XOR	X21, X24
+	MOVB	X24, (X10)
+	SRL	$8, X21
+	MOVBU	1(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X21
+	MOVBU	2(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X21
+	MOVBU	3(X11), X24
+	XOR	X21, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L42
+	MOV	X19, X25
+	JMP	tail
+L42:
+	MOVBU	(X11), X24
+	XOR	X19, X24
+	MOVB	X24, (X10)
+	SRL	$8, X19
+	MOVBU	1(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X19
+	MOVBU	2(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X19
+	MOVBU	3(X11), X24
+	XOR	X19, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L43
+	MOV	X20, X25
+	JMP	tail
+L43:
+	MOVBU	(X11), X24
+	XOR	X20, X24
+	MOVB	X24, (X10)
+	SRL	$8, X20
+	MOVBU	1(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X20
+	MOVBU	2(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X20
+	MOVBU	3(X11), X24
+	XOR	X20, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	MOV	$4, X24
+	BGEU	X12, X24, L44
+	MOV	X22, X25
+	JMP	tail
+L44:
+	MOVBU	(X11), X24
+	XOR	X22, X24
+	MOVB	X24, (X10)
+	SRL	$8, X22
+	MOVBU	1(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 1(X10)
+	SRL	$8, X22
+	MOVBU	2(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 2(X10)
+	SRL	$8, X22
+	MOVBU	3(X11), X24
+	XOR	X22, X24
+	MOVB	X24, 3(X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	ADD	$-4, X12
+	// unreachable: len < 64 leaves at most 15 whole words
+tail:
+	BEQZ	X12, skip
+byte:
+	MOVBU	(X11), X24
+	XOR	X25, X24
+	MOVB	X24, (X10)
+	SRL	$8, X25
+	ADD	$1, X11
+	ADD	$1, X10
+	ADD	$-1, X12
+	BNEZ	X12, byte
+skip:
+	MOV	8(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 8(X2)
+L6:
+	// return
+	MOV	X0, 8(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X13
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
+L7:
+	// unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
+	OR	X11, X10, X24
+	AND	$3, X24
+	BEQZ	X24, L76
 	JMP	L4
-L74:
+L76:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
 	MOV	$4, X23
 	WORD	$0x0d0bf057	// vsetvli zero, s7, e32, m1, ta, ma
@@ -578,7 +2591,7 @@ lanes_rest:
 	WORD	$0x02c88657	// vadd.vv v12, v12, v17
 	WORD	$0x5e060b57	// vmv.v.v v22, v12
 	MOV	$10, X24
-L11:
+L51:
 	// four vector lanes interleaved with the scalar block
 	WORD	$0x021900d7	// vadd.vv v1, v1, v18
 	WORD	$0x02298157	// vadd.vv v2, v2, v19
@@ -813,7 +2826,7 @@ L11:
 	WORD	$0xa7a42957	// vmadd.vv v18, v8, v26
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	ADD	$-1, X24
-	BNEZ	X24, L11
+	BNEZ	X24, L51
 	// feed-forward: the scalar block and the lanes add the same state words
 	MOV	24(X2), X25
 	MOVW	(X25), X24
@@ -963,9 +2976,9 @@ L11:
 	MOV	8(X2), X13
 	ADDW	X23, X13
 	MOV	X13, 8(X2)
-	BEQZ	X12, L75
+	BEQZ	X12, L77
 	JMP	L2
-L75:
+L77:
 	JMP	L3
 rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
@@ -1015,7 +3028,7 @@ rows:
 	MOVW	8(X22), X20
 	MOVW	12(X22), X22
 	MOV	$10, X24
-L12:
+L52:
 	WORD	$0x021100d7	// vadd.vv v1, v1, v2
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	ADDW	X29, X5
@@ -1159,7 +3172,7 @@ L12:
 	XOR	X17, X29
 	WORD	$0x619ede9b	// roriw t4, t4, 25
 	ADD	$-1, X24
-	BNEZ	X24, L12
+	BNEZ	X24, L52
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
 	WORD	$0x021600d7	// vadd.vv v1, v1, v12
 	WORD	$0x02268157	// vadd.vv v2, v2, v13
@@ -1280,10 +3293,10 @@ L12:
 	MOV	X5, 8(X2)
 	JMP	L1
 L1:
-	BNEZ	X12, L76
+	BNEZ	X12, L78
 	JMP	L3
-L76:
-block:
+L78:
+L53:
 	MOV	24(X2), X28
 	MOVW	(X28), X5
 	MOVW	4(X28), X6
@@ -2448,17 +4461,17 @@ block:
 	MOV	8(X2), X5
 	ADDW	$1, X5
 	MOV	X5, 8(X2)
-	BEQZ	X12, L77
-	JMP	block
-L77:
+	BEQZ	X12, L79
+	JMP	L53
+L79:
 	JMP	L3
 L2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	MOV	$4, X24
-	BGEU	X12, X24, L15
+	BGEU	X12, X24, L55
 	MOV	X5, X25
-	JMP	tail
-L15:
+	JMP	L56
+L55:
 	MOVW	(X11), X24
 	XOR	X5, X24
 	MOVW	X24, (X10)
@@ -2466,10 +4479,10 @@ L15:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L17
+	BGEU	X12, X24, L57
 	MOV	X6, X25
-	JMP	tail
-L17:
+	JMP	L56
+L57:
 	MOVW	(X11), X24
 	XOR	X6, X24
 	MOVW	X24, (X10)
@@ -2477,10 +4490,10 @@ L17:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L18
+	BGEU	X12, X24, L58
 	MOV	X7, X25
-	JMP	tail
-L18:
+	JMP	L56
+L58:
 	MOVW	(X11), X24
 	XOR	X7, X24
 	MOVW	X24, (X10)
@@ -2488,10 +4501,10 @@ L18:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L19
+	BGEU	X12, X24, L59
 	MOV	X28, X25
-	JMP	tail
-L19:
+	JMP	L56
+L59:
 	MOVW	(X11), X24
 	XOR	X28, X24
 	MOVW	X24, (X10)
@@ -2499,10 +4512,10 @@ L19:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L20
+	BGEU	X12, X24, L60
 	MOV	X29, X25
-	JMP	tail
-L20:
+	JMP	L56
+L60:
 	MOVW	(X11), X24
 	XOR	X29, X24
 	MOVW	X24, (X10)
@@ -2510,10 +4523,10 @@ L20:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L21
+	BGEU	X12, X24, L61
 	MOV	X30, X25
-	JMP	tail
-L21:
+	JMP	L56
+L61:
 	MOVW	(X11), X24
 	XOR	X30, X24
 	MOVW	X24, (X10)
@@ -2521,10 +4534,10 @@ L21:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L22
+	BGEU	X12, X24, L62
 	MOV	X14, X25
-	JMP	tail
-L22:
+	JMP	L56
+L62:
 	MOVW	(X11), X24
 	XOR	X14, X24
 	MOVW	X24, (X10)
@@ -2532,10 +4545,10 @@ L22:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L23
+	BGEU	X12, X24, L63
 	MOV	X15, X25
-	JMP	tail
-L23:
+	JMP	L56
+L63:
 	MOVW	(X11), X24
 	XOR	X15, X24
 	MOVW	X24, (X10)
@@ -2543,10 +4556,10 @@ L23:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L24
+	BGEU	X12, X24, L64
 	MOV	X16, X25
-	JMP	tail
-L24:
+	JMP	L56
+L64:
 	MOVW	(X11), X24
 	XOR	X16, X24
 	MOVW	X24, (X10)
@@ -2554,10 +4567,10 @@ L24:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L25
+	BGEU	X12, X24, L65
 	MOV	X17, X25
-	JMP	tail
-L25:
+	JMP	L56
+L65:
 	MOVW	(X11), X24
 	XOR	X17, X24
 	MOVW	X24, (X10)
@@ -2565,10 +4578,10 @@ L25:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L26
+	BGEU	X12, X24, L66
 	MOV	X9, X25
-	JMP	tail
-L26:
+	JMP	L56
+L66:
 	MOVW	(X11), X24
 	XOR	X9, X24
 	MOVW	X24, (X10)
@@ -2576,10 +4589,10 @@ L26:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L27
+	BGEU	X12, X24, L67
 	MOV	X18, X25
-	JMP	tail
-L27:
+	JMP	L56
+L67:
 	MOVW	(X11), X24
 	XOR	X18, X24
 	MOVW	X24, (X10)
@@ -2587,10 +4600,10 @@ L27:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L28
+	BGEU	X12, X24, L68
 	MOV	X21, X25
-	JMP	tail
-L28:
+	JMP	L56
+L68:
 	MOVW	(X11), X24
 	XOR	X21, X24
 	MOVW	X24, (X10)
@@ -2598,10 +4611,10 @@ L28:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L29
+	BGEU	X12, X24, L69
 	MOV	X19, X25
-	JMP	tail
-L29:
+	JMP	L56
+L69:
 	MOVW	(X11), X24
 	XOR	X19, X24
 	MOVW	X24, (X10)
@@ -2609,10 +4622,10 @@ L29:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L30
+	BGEU	X12, X24, L70
 	MOV	X20, X25
-	JMP	tail
-L30:
+	JMP	L56
+L70:
 	MOVW	(X11), X24
 	XOR	X20, X24
 	MOVW	X24, (X10)
@@ -2620,10 +4633,10 @@ L30:
 	ADD	$4, X10
 	ADD	$-4, X12
 	MOV	$4, X24
-	BGEU	X12, X24, L31
+	BGEU	X12, X24, L71
 	MOV	X22, X25
-	JMP	tail
-L31:
+	JMP	L56
+L71:
 	MOVW	(X11), X24
 	XOR	X22, X24
 	MOVW	X24, (X10)
@@ -2631,9 +4644,9 @@ L31:
 	ADD	$4, X10
 	ADD	$-4, X12
 	// unreachable: len < 64 leaves at most 15 whole words
-tail:
-	BEQZ	X12, skip
-byte:
+L56:
+	BEQZ	X12, L72
+L73:
 	MOVBU	(X11), X24
 	XOR	X25, X24
 	MOVB	X24, (X10)
@@ -2641,8 +4654,8 @@ byte:
 	ADD	$1, X11
 	ADD	$1, X10
 	ADD	$-1, X12
-	BNEZ	X12, byte
-skip:
+	BNEZ	X12, L73
+L72:
 	MOV	8(X2), X5
 	ADDW	$1, X5
 	MOV	X5, 8(X2)
@@ -2653,2019 +4666,6 @@ L3:
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
 	WORD	$0x5e003c57	// vmv.v.i v24, 0
-	MOV	X0, 8(X2)
-	MOV	$0, X5
-	MOV	$0, X6
-	MOV	$0, X7
-	MOV	$0, X8
-	MOV	$0, X9
-	MOV	$0, X13
-	MOV	$0, X14
-	MOV	$0, X15
-	MOV	$0, X16
-	MOV	$0, X17
-	MOV	$0, X18
-	MOV	$0, X19
-	MOV	$0, X20
-	MOV	$0, X21
-	MOV	$0, X22
-	MOV	$0, X23
-	MOV	$0, X24
-	MOV	$0, X25
-	MOV	$0, X28
-	MOV	$0, X29
-	MOV	$0, X30
-	MOV	(X2), X1
-	JMP	kgen_ret
-L4:
-	BNEZ	X12, L78
-	JMP	L6
-L78:
-L34:
-	MOV	24(X2), X28
-	MOVW	(X28), X5
-	MOVW	4(X28), X6
-	MOVW	8(X28), X7
-	MOVW	12(X28), X28
-	MOVW	(X13), X29
-	MOVW	4(X13), X30
-	MOVW	8(X13), X14
-	MOVW	12(X13), X15
-	MOVW	16(X13), X16
-	MOVW	20(X13), X17
-	MOVW	24(X13), X9
-	MOVW	28(X13), X18
-	MOV	8(X2), X19
-	MOVW	X19, X21
-	MOV	16(X2), X22
-	MOVW	4(X22), X19
-	MOVW	8(X22), X20
-	MOVW	12(X22), X22
-	// double round 1 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// double round 2 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// double round 3 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// double round 4 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// double round 5 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// double round 6 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// double round 7 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// double round 8 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// double round 9 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// double round 10 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X5
-	XOR	X5, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X16
-	XOR	X16, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X6
-	XOR	X6, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X17
-	XOR	X17, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X7
-	XOR	X7, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X9
-	XOR	X9, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X28
-	XOR	X28, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X18
-	XOR	X18, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x610b5b1b	// roriw s6, s6, 16
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x614f5f1b	// roriw t5, t5, 20
-	ADDW	X30, X5
-	XOR	X5, X22
-	WORD	$0x618b5b1b	// roriw s6, s6, 24
-	ADDW	X22, X9
-	XOR	X9, X30
-	WORD	$0x619f5f1b	// roriw t5, t5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x610ada9b	// roriw s5, s5, 16
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6147571b	// roriw a4, a4, 20
-	ADDW	X14, X6
-	XOR	X6, X21
-	WORD	$0x618ada9b	// roriw s5, s5, 24
-	ADDW	X21, X18
-	XOR	X18, X14
-	WORD	$0x6197571b	// roriw a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6109d99b	// roriw s3, s3, 16
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6147d79b	// roriw a5, a5, 20
-	ADDW	X15, X7
-	XOR	X7, X19
-	WORD	$0x6189d99b	// roriw s3, s3, 24
-	ADDW	X19, X16
-	XOR	X16, X15
-	WORD	$0x6197d79b	// roriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x610a5a1b	// roriw s4, s4, 16
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x614ede9b	// roriw t4, t4, 20
-	ADDW	X29, X28
-	XOR	X28, X20
-	WORD	$0x618a5a1b	// roriw s4, s4, 24
-	ADDW	X20, X17
-	XOR	X17, X29
-	WORD	$0x619ede9b	// roriw t4, t4, 25
-	MOV	24(X2), X23
-	MOVW	(X23), X24
-	MOVW	4(X23), X25
-	ADDW	X24, X5
-	MOV	24(X2), X23
-	MOVW	8(X23), X24
-	ADDW	X25, X6
-	MOV	24(X2), X23
-	MOVW	12(X23), X25
-	ADDW	X24, X7
-	MOVW	(X13), X24
-	ADDW	X25, X28
-	MOVW	4(X13), X25
-	ADDW	X24, X29
-	MOVW	8(X13), X24
-	ADDW	X25, X30
-	MOVW	12(X13), X25
-	ADDW	X24, X14
-	MOVW	16(X13), X24
-	ADDW	X25, X15
-	MOVW	20(X13), X25
-	ADDW	X24, X16
-	MOVW	24(X13), X24
-	ADDW	X25, X17
-	MOVW	28(X13), X25
-	ADDW	X24, X9
-	MOV	8(X2), X23
-	MOVW	X23, X24
-	ADDW	X25, X18
-	MOV	16(X2), X23
-	MOVW	4(X23), X25
-	ADDW	X24, X21
-	MOV	16(X2), X23
-	MOVW	8(X23), X24
-	ADDW	X25, X19
-	MOV	16(X2), X23
-	MOVW	12(X23), X25
-	ADDW	X24, X20
-	ADDW	X25, X22
-	MOV	$64, X24
-	BLTU	X12, X24, L5
-	// misaligned buffers: byte by byte
-	OR	X11, X10, X24
-	AND	$3, X24
-	BNEZ	X24, block_bytes
-	MOVW	(X11), X24
-	MOVW	4(X11), X25
-	XOR	X5, X24
-	MOVW	X24, (X10)
-	MOVW	8(X11), X24
-	XOR	X6, X25
-	MOVW	X25, 4(X10)
-	MOVW	12(X11), X25
-	XOR	X7, X24
-	MOVW	X24, 8(X10)
-	MOVW	16(X11), X24
-	XOR	X28, X25
-	MOVW	X25, 12(X10)
-	MOVW	20(X11), X25
-	XOR	X29, X24
-	MOVW	X24, 16(X10)
-	MOVW	24(X11), X24
-	XOR	X30, X25
-	MOVW	X25, 20(X10)
-	MOVW	28(X11), X25
-	XOR	X14, X24
-	MOVW	X24, 24(X10)
-	MOVW	32(X11), X24
-	XOR	X15, X25
-	MOVW	X25, 28(X10)
-	MOVW	36(X11), X25
-	XOR	X16, X24
-	MOVW	X24, 32(X10)
-	MOVW	40(X11), X24
-	XOR	X17, X25
-	MOVW	X25, 36(X10)
-	MOVW	44(X11), X25
-	XOR	X9, X24
-	MOVW	X24, 40(X10)
-	MOVW	48(X11), X24
-	XOR	X18, X25
-	MOVW	X25, 44(X10)
-	MOVW	52(X11), X25
-	XOR	X21, X24
-	MOVW	X24, 48(X10)
-	MOVW	56(X11), X24
-	XOR	X19, X25
-	MOVW	X25, 52(X10)
-	MOVW	60(X11), X25
-	XOR	X20, X24
-	MOVW	X24, 56(X10)
-	XOR	X22, X25
-	MOVW	X25, 60(X10)
-L36:
-	ADD	$64, X10
-	ADD	$64, X11
-	ADD	$-64, X12
-	MOV	8(X2), X5
-	ADDW	$1, X5
-	MOV	X5, 8(X2)
-	BEQZ	X12, L79
-	JMP	L34
-L79:
-	JMP	L6
-block_bytes:
-	MOVBU	(X11), X24
-	XOR	X5, X24
-	MOVB	X24, (X10)
-	SRL	$8, X5
-	MOVBU	1(X11), X24
-	XOR	X5, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X5
-	MOVBU	2(X11), X24
-	XOR	X5, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X5
-	MOVBU	3(X11), X24
-	XOR	X5, X24
-	MOVB	X24, 3(X10)
-	MOVBU	4(X11), X24
-	XOR	X6, X24
-	MOVB	X24, 4(X10)
-	SRL	$8, X6
-	MOVBU	5(X11), X24
-	XOR	X6, X24
-	MOVB	X24, 5(X10)
-	SRL	$8, X6
-	MOVBU	6(X11), X24
-	XOR	X6, X24
-	MOVB	X24, 6(X10)
-	SRL	$8, X6
-	MOVBU	7(X11), X24
-	XOR	X6, X24
-	MOVB	X24, 7(X10)
-	MOVBU	8(X11), X24
-	XOR	X7, X24
-	MOVB	X24, 8(X10)
-	SRL	$8, X7
-	MOVBU	9(X11), X24
-	XOR	X7, X24
-	MOVB	X24, 9(X10)
-	SRL	$8, X7
-	MOVBU	10(X11), X24
-	XOR	X7, X24
-	MOVB	X24, 10(X10)
-	SRL	$8, X7
-	MOVBU	11(X11), X24
-	XOR	X7, X24
-	MOVB	X24, 11(X10)
-	MOVBU	12(X11), X24
-	XOR	X28, X24
-	MOVB	X24, 12(X10)
-	SRL	$8, X28
-	MOVBU	13(X11), X24
-	XOR	X28, X24
-	MOVB	X24, 13(X10)
-	SRL	$8, X28
-	MOVBU	14(X11), X24
-	XOR	X28, X24
-	MOVB	X24, 14(X10)
-	SRL	$8, X28
-	MOVBU	15(X11), X24
-	XOR	X28, X24
-	MOVB	X24, 15(X10)
-	MOVBU	16(X11), X24
-	XOR	X29, X24
-	MOVB	X24, 16(X10)
-	SRL	$8, X29
-	MOVBU	17(X11), X24
-	XOR	X29, X24
-	MOVB	X24, 17(X10)
-	SRL	$8, X29
-	MOVBU	18(X11), X24
-	XOR	X29, X24
-	MOVB	X24, 18(X10)
-	SRL	$8, X29
-	MOVBU	19(X11), X24
-	XOR	X29, X24
-	MOVB	X24, 19(X10)
-	MOVBU	20(X11), X24
-	XOR	X30, X24
-	MOVB	X24, 20(X10)
-	SRL	$8, X30
-	MOVBU	21(X11), X24
-	XOR	X30, X24
-	MOVB	X24, 21(X10)
-	SRL	$8, X30
-	MOVBU	22(X11), X24
-	XOR	X30, X24
-	MOVB	X24, 22(X10)
-	SRL	$8, X30
-	MOVBU	23(X11), X24
-	XOR	X30, X24
-	MOVB	X24, 23(X10)
-	MOVBU	24(X11), X24
-	XOR	X14, X24
-	MOVB	X24, 24(X10)
-	SRL	$8, X14
-	MOVBU	25(X11), X24
-	XOR	X14, X24
-	MOVB	X24, 25(X10)
-	SRL	$8, X14
-	MOVBU	26(X11), X24
-	XOR	X14, X24
-	MOVB	X24, 26(X10)
-	SRL	$8, X14
-	MOVBU	27(X11), X24
-	XOR	X14, X24
-	MOVB	X24, 27(X10)
-	MOVBU	28(X11), X24
-	XOR	X15, X24
-	MOVB	X24, 28(X10)
-	SRL	$8, X15
-	MOVBU	29(X11), X24
-	XOR	X15, X24
-	MOVB	X24, 29(X10)
-	SRL	$8, X15
-	MOVBU	30(X11), X24
-	XOR	X15, X24
-	MOVB	X24, 30(X10)
-	SRL	$8, X15
-	MOVBU	31(X11), X24
-	XOR	X15, X24
-	MOVB	X24, 31(X10)
-	MOVBU	32(X11), X24
-	XOR	X16, X24
-	MOVB	X24, 32(X10)
-	SRL	$8, X16
-	MOVBU	33(X11), X24
-	XOR	X16, X24
-	MOVB	X24, 33(X10)
-	SRL	$8, X16
-	MOVBU	34(X11), X24
-	XOR	X16, X24
-	MOVB	X24, 34(X10)
-	SRL	$8, X16
-	MOVBU	35(X11), X24
-	XOR	X16, X24
-	MOVB	X24, 35(X10)
-	MOVBU	36(X11), X24
-	XOR	X17, X24
-	MOVB	X24, 36(X10)
-	SRL	$8, X17
-	MOVBU	37(X11), X24
-	XOR	X17, X24
-	MOVB	X24, 37(X10)
-	SRL	$8, X17
-	MOVBU	38(X11), X24
-	XOR	X17, X24
-	MOVB	X24, 38(X10)
-	SRL	$8, X17
-	MOVBU	39(X11), X24
-	XOR	X17, X24
-	MOVB	X24, 39(X10)
-	MOVBU	40(X11), X24
-	XOR	X9, X24
-	MOVB	X24, 40(X10)
-	SRL	$8, X9
-	MOVBU	41(X11), X24
-	XOR	X9, X24
-	MOVB	X24, 41(X10)
-	SRL	$8, X9
-	MOVBU	42(X11), X24
-	XOR	X9, X24
-	MOVB	X24, 42(X10)
-	SRL	$8, X9
-	MOVBU	43(X11), X24
-	XOR	X9, X24
-	MOVB	X24, 43(X10)
-	MOVBU	44(X11), X24
-	XOR	X18, X24
-	MOVB	X24, 44(X10)
-	SRL	$8, X18
-	MOVBU	45(X11), X24
-	XOR	X18, X24
-	MOVB	X24, 45(X10)
-	SRL	$8, X18
-	MOVBU	46(X11), X24
-	XOR	X18, X24
-	MOVB	X24, 46(X10)
-	SRL	$8, X18
-	MOVBU	47(X11), X24
-	XOR	X18, X24
-	MOVB	X24, 47(X10)
-	MOVBU	48(X11), X24
-	XOR	X21, X24
-	MOVB	X24, 48(X10)
-	SRL	$8, X21
-	MOVBU	49(X11), X24
-	XOR	X21, X24
-	MOVB	X24, 49(X10)
-	SRL	$8, X21
-	MOVBU	50(X11), X24
-	XOR	X21, X24
-	MOVB	X24, 50(X10)
-	SRL	$8, X21
-	MOVBU	51(X11), X24
-	XOR	X21, X24
-	MOVB	X24, 51(X10)
-	MOVBU	52(X11), X24
-	XOR	X19, X24
-	MOVB	X24, 52(X10)
-	SRL	$8, X19
-	MOVBU	53(X11), X24
-	XOR	X19, X24
-	MOVB	X24, 53(X10)
-	SRL	$8, X19
-	MOVBU	54(X11), X24
-	XOR	X19, X24
-	MOVB	X24, 54(X10)
-	SRL	$8, X19
-	MOVBU	55(X11), X24
-	XOR	X19, X24
-	MOVB	X24, 55(X10)
-	MOVBU	56(X11), X24
-	XOR	X20, X24
-	MOVB	X24, 56(X10)
-	SRL	$8, X20
-	MOVBU	57(X11), X24
-	XOR	X20, X24
-	MOVB	X24, 57(X10)
-	SRL	$8, X20
-	MOVBU	58(X11), X24
-	XOR	X20, X24
-	MOVB	X24, 58(X10)
-	SRL	$8, X20
-	MOVBU	59(X11), X24
-	XOR	X20, X24
-	MOVB	X24, 59(X10)
-	MOVBU	60(X11), X24
-	XOR	X22, X24
-	MOVB	X24, 60(X10)
-	SRL	$8, X22
-	MOVBU	61(X11), X24
-	XOR	X22, X24
-	MOVB	X24, 61(X10)
-	SRL	$8, X22
-	MOVBU	62(X11), X24
-	XOR	X22, X24
-	MOVB	X24, 62(X10)
-	SRL	$8, X22
-	MOVBU	63(X11), X24
-	XOR	X22, X24
-	MOVB	X24, 63(X10)
-	JMP	L36
-L5:
-	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	OR	X11, X10, X24
-	AND	$3, X24
-	BNEZ	X24, partial_bytes
-	MOV	$4, X24
-	BGEU	X12, X24, L38
-	MOV	X5, X25
-	JMP	L39
-L38:
-	MOVW	(X11), X24
-	XOR	X5, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L40
-	MOV	X6, X25
-	JMP	L39
-L40:
-	MOVW	(X11), X24
-	XOR	X6, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L41
-	MOV	X7, X25
-	JMP	L39
-L41:
-	MOVW	(X11), X24
-	XOR	X7, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L42
-	MOV	X28, X25
-	JMP	L39
-L42:
-	MOVW	(X11), X24
-	XOR	X28, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L43
-	MOV	X29, X25
-	JMP	L39
-L43:
-	MOVW	(X11), X24
-	XOR	X29, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L44
-	MOV	X30, X25
-	JMP	L39
-L44:
-	MOVW	(X11), X24
-	XOR	X30, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L45
-	MOV	X14, X25
-	JMP	L39
-L45:
-	MOVW	(X11), X24
-	XOR	X14, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L46
-	MOV	X15, X25
-	JMP	L39
-L46:
-	MOVW	(X11), X24
-	XOR	X15, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L47
-	MOV	X16, X25
-	JMP	L39
-L47:
-	MOVW	(X11), X24
-	XOR	X16, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L48
-	MOV	X17, X25
-	JMP	L39
-L48:
-	MOVW	(X11), X24
-	XOR	X17, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L49
-	MOV	X9, X25
-	JMP	L39
-L49:
-	MOVW	(X11), X24
-	XOR	X9, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L50
-	MOV	X18, X25
-	JMP	L39
-L50:
-	MOVW	(X11), X24
-	XOR	X18, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L51
-	MOV	X21, X25
-	JMP	L39
-L51:
-	MOVW	(X11), X24
-	XOR	X21, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L52
-	MOV	X19, X25
-	JMP	L39
-L52:
-	MOVW	(X11), X24
-	XOR	X19, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L53
-	MOV	X20, X25
-	JMP	L39
-L53:
-	MOVW	(X11), X24
-	XOR	X20, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L54
-	MOV	X22, X25
-	JMP	L39
-L54:
-	MOVW	(X11), X24
-	XOR	X22, X24
-	MOVW	X24, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	// unreachable: len < 64 leaves at most 15 whole words
-partial_bytes:
-	MOV	$4, X24
-	BGEU	X12, X24, L55
-	MOV	X5, X25
-	JMP	L39
-L55:
-	MOVBU	(X11), X24
-	XOR	X5, X24
-	MOVB	X24, (X10)
-	SRL	$8, X5
-	MOVBU	1(X11), X24
-	XOR	X5, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X5
-	MOVBU	2(X11), X24
-	XOR	X5, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X5
-	MOVBU	3(X11), X24
-	XOR	X5, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L56
-	MOV	X6, X25
-	JMP	L39
-L56:
-	MOVBU	(X11), X24
-	XOR	X6, X24
-	MOVB	X24, (X10)
-	SRL	$8, X6
-	MOVBU	1(X11), X24
-	XOR	X6, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X6
-	MOVBU	2(X11), X24
-	XOR	X6, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X6
-	MOVBU	3(X11), X24
-	XOR	X6, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L57
-	MOV	X7, X25
-	JMP	L39
-L57:
-	MOVBU	(X11), X24
-	XOR	X7, X24
-	MOVB	X24, (X10)
-	SRL	$8, X7
-	MOVBU	1(X11), X24
-	XOR	X7, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X7
-	MOVBU	2(X11), X24
-	XOR	X7, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X7
-	MOVBU	3(X11), X24
-	XOR	X7, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L58
-	MOV	X28, X25
-	JMP	L39
-L58:
-	MOVBU	(X11), X24
-	XOR	X28, X24
-	MOVB	X24, (X10)
-	SRL	$8, X28
-	MOVBU	1(X11), X24
-	XOR	X28, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X28
-	MOVBU	2(X11), X24
-	XOR	X28, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X28
-	MOVBU	3(X11), X24
-	XOR	X28, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L59
-	MOV	X29, X25
-	JMP	L39
-L59:
-	MOVBU	(X11), X24
-	XOR	X29, X24
-	MOVB	X24, (X10)
-	SRL	$8, X29
-	MOVBU	1(X11), X24
-	XOR	X29, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X29
-	MOVBU	2(X11), X24
-	XOR	X29, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X29
-	MOVBU	3(X11), X24
-	XOR	X29, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L60
-	MOV	X30, X25
-	JMP	L39
-L60:
-	MOVBU	(X11), X24
-	XOR	X30, X24
-	MOVB	X24, (X10)
-	SRL	$8, X30
-	MOVBU	1(X11), X24
-	XOR	X30, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X30
-	MOVBU	2(X11), X24
-	XOR	X30, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X30
-	MOVBU	3(X11), X24
-	XOR	X30, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L61
-	MOV	X14, X25
-	JMP	L39
-L61:
-	MOVBU	(X11), X24
-	XOR	X14, X24
-	MOVB	X24, (X10)
-	SRL	$8, X14
-	MOVBU	1(X11), X24
-	XOR	X14, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X14
-	MOVBU	2(X11), X24
-	XOR	X14, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X14
-	MOVBU	3(X11), X24
-	XOR	X14, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L62
-	MOV	X15, X25
-	JMP	L39
-L62:
-	MOVBU	(X11), X24
-	XOR	X15, X24
-	MOVB	X24, (X10)
-	SRL	$8, X15
-	MOVBU	1(X11), X24
-	XOR	X15, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X15
-	MOVBU	2(X11), X24
-	XOR	X15, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X15
-	MOVBU	3(X11), X24
-	XOR	X15, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L63
-	MOV	X16, X25
-	JMP	L39
-L63:
-	MOVBU	(X11), X24
-	XOR	X16, X24
-	MOVB	X24, (X10)
-	SRL	$8, X16
-	MOVBU	1(X11), X24
-	XOR	X16, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X16
-	MOVBU	2(X11), X24
-	XOR	X16, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X16
-	MOVBU	3(X11), X24
-	XOR	X16, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L64
-	MOV	X17, X25
-	JMP	L39
-L64:
-	MOVBU	(X11), X24
-	XOR	X17, X24
-	MOVB	X24, (X10)
-	SRL	$8, X17
-	MOVBU	1(X11), X24
-	XOR	X17, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X17
-	MOVBU	2(X11), X24
-	XOR	X17, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X17
-	MOVBU	3(X11), X24
-	XOR	X17, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L65
-	MOV	X9, X25
-	JMP	L39
-L65:
-	MOVBU	(X11), X24
-	XOR	X9, X24
-	MOVB	X24, (X10)
-	SRL	$8, X9
-	MOVBU	1(X11), X24
-	XOR	X9, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X9
-	MOVBU	2(X11), X24
-	XOR	X9, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X9
-	MOVBU	3(X11), X24
-	XOR	X9, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L66
-	MOV	X18, X25
-	JMP	L39
-L66:
-	MOVBU	(X11), X24
-	XOR	X18, X24
-	MOVB	X24, (X10)
-	SRL	$8, X18
-	MOVBU	1(X11), X24
-	XOR	X18, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X18
-	MOVBU	2(X11), X24
-	XOR	X18, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X18
-	MOVBU	3(X11), X24
-	XOR	X18, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L67
-	MOV	X21, X25
-	JMP	L39
-L67:
-	MOVBU	(X11), X24
-	XOR	X21, X24
-	MOVB	X24, (X10)
-	SRL	$8, X21
-	MOVBU	1(X11), X24
-	XOR	X21, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X21
-	MOVBU	2(X11), X24
-	XOR	X21, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X21
-	MOVBU	3(X11), X24
-	XOR	X21, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L68
-	MOV	X19, X25
-	JMP	L39
-L68:
-	MOVBU	(X11), X24
-	XOR	X19, X24
-	MOVB	X24, (X10)
-	SRL	$8, X19
-	MOVBU	1(X11), X24
-	XOR	X19, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X19
-	MOVBU	2(X11), X24
-	XOR	X19, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X19
-	MOVBU	3(X11), X24
-	XOR	X19, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L69
-	MOV	X20, X25
-	JMP	L39
-L69:
-	MOVBU	(X11), X24
-	XOR	X20, X24
-	MOVB	X24, (X10)
-	SRL	$8, X20
-	MOVBU	1(X11), X24
-	XOR	X20, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X20
-	MOVBU	2(X11), X24
-	XOR	X20, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X20
-	MOVBU	3(X11), X24
-	XOR	X20, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	MOV	$4, X24
-	BGEU	X12, X24, L70
-	MOV	X22, X25
-	JMP	L39
-L70:
-	MOVBU	(X11), X24
-	XOR	X22, X24
-	MOVB	X24, (X10)
-	SRL	$8, X22
-	MOVBU	1(X11), X24
-	XOR	X22, X24
-	MOVB	X24, 1(X10)
-	SRL	$8, X22
-	MOVBU	2(X11), X24
-	XOR	X22, X24
-	MOVB	X24, 2(X10)
-	SRL	$8, X22
-	MOVBU	3(X11), X24
-	XOR	X22, X24
-	MOVB	X24, 3(X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	ADD	$-4, X12
-	// unreachable: len < 64 leaves at most 15 whole words
-L39:
-	BEQZ	X12, L71
-L72:
-	MOVBU	(X11), X24
-	XOR	X25, X24
-	MOVB	X24, (X10)
-	SRL	$8, X25
-	ADD	$1, X11
-	ADD	$1, X10
-	ADD	$-1, X12
-	BNEZ	X12, L72
-L71:
-	MOV	8(X2), X5
-	ADDW	$1, X5
-	MOV	X5, 8(X2)
-L6:
-	// return
 	MOV	X0, 8(X2)
 	MOV	$0, X5
 	MOV	$0, X6

@@ -27,2712 +27,16 @@ L0:
 	MOV	16(X2), X5
 	MOVW	(X5), X5
 	MOV	X5, 8(X2)
-	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	MOV	$128, X22
 	MOV	24(X2), X5
-	BGEU	X5, X22, L55
-	JMP	L4
-L55:
-	OR	X11, X10, X22
-	AND	$3, X22
-	BEQZ	X22, L56
-	JMP	L4
-L56:
-	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	MOV	$4, X25
-	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
-	LUI	$16, X22
-	WORD	$0x5e0b40d7	// th.vmv.v.x v1, s6
-	LUI	$1, X22
-	WORD	$0x5e0b4157	// th.vmv.v.x v2, s6
-	MOV	$256, X22
-	WORD	$0x5e0b41d7	// th.vmv.v.x v3, s6
-	MOV	$128, X22
-	WORD	$0x5e0b4257	// th.vmv.v.x v4, s6
-	WORD	$0x5a08a2d7	// th.vid.v v5
-lanes_loop:
-	MOV	$320, X22
-	MOV	24(X2), X5
-	BLTU	X5, X22, lanes_rest
-	MOV	$4, X25
-	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	MOVW	(X19), X24
-	MOVW	4(X19), X23
-	MOVW	8(X19), X21
-	MOVW	12(X19), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
-	MOVW	12(X13), X16
-	MOVW	16(X13), X15
-	MOVW	20(X13), X14
-	MOVW	24(X13), X30
-	MOVW	28(X13), X28
-	MOV	8(X2), X5
-	MOVW	X5, X12
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	MOV	8(X2), X29
-	ADDW	X25, X29, X12
-	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
-	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
-	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
-	WORD	$0x5e0a44d7	// th.vmv.v.x v9, s4
-	WORD	$0x5e094957	// th.vmv.v.x v18, s2
-	WORD	$0x5e04c9d7	// th.vmv.v.x v19, s1
-	WORD	$0x5e08ca57	// th.vmv.v.x v20, a7
-	WORD	$0x5e084ad7	// th.vmv.v.x v21, a6
-	WORD	$0x5e07c557	// th.vmv.v.x v10, a5
-	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
-	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
-	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	MOV	8(X2), X29
-	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
-	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
-	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
-	WORD	$0x5e034857	// th.vmv.v.x v16, t1
-	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
-	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	MOV	$10, X29
-dr:
-	// four vector lanes interleaved with the scalar block
-	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
-	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	ADDW	X18, X24
-	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	XOR	X24, X12
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	ADDW	X12, X15
-	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	XOR	X15, X18
-	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	ADDW	X18, X24
-	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
-	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	XOR	X24, X12
-	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	ADDW	X12, X15
-	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	XOR	X15, X18
-	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	ADDW	X9, X23
-	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	XOR	X23, X7
-	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	ADDW	X7, X14
-	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	XOR	X14, X9
-	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	ADDW	X9, X23
-	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
-	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	XOR	X23, X7
-	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	ADDW	X7, X14
-	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	XOR	X14, X9
-	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
-	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	ADDW	X17, X21
-	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	XOR	X21, X5
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	ADDW	X5, X30
-	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	XOR	X30, X17
-	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	ADDW	X17, X21
-	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
-	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	XOR	X21, X5
-	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	ADDW	X5, X30
-	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	XOR	X30, X17
-	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	ADDW	X16, X20
-	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	XOR	X20, X6
-	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	ADDW	X6, X28
-	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	XOR	X28, X16
-	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	ADDW	X16, X20
-	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
-	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
-	XOR	X20, X6
-	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
-	ADDW	X6, X28
-	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	XOR	X28, X16
-	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	ADDW	X9, X24
-	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	XOR	X24, X6
-	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
-	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	ADDW	X6, X30
-	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	XOR	X30, X9
-	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	ADDW	X9, X24
-	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
-	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	XOR	X24, X6
-	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	ADDW	X6, X30
-	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	XOR	X30, X9
-	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	ADDW	X17, X23
-	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	XOR	X23, X12
-	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	ADDW	X12, X28
-	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	XOR	X28, X17
-	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	ADDW	X17, X23
-	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
-	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	XOR	X23, X12
-	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	ADDW	X12, X28
-	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
-	XOR	X28, X17
-	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	ADDW	X16, X21
-	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	XOR	X21, X7
-	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
-	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	ADDW	X7, X15
-	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	XOR	X15, X16
-	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	ADDW	X16, X21
-	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
-	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	XOR	X21, X7
-	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	ADDW	X7, X15
-	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	XOR	X15, X16
-	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	ADDW	X18, X20
-	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	XOR	X20, X5
-	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	ADDW	X5, X14
-	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	XOR	X14, X18
-	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
-	ADDW	X18, X20
-	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
-	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
-	XOR	X20, X5
-	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	ADDW	X5, X14
-	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	XOR	X14, X18
-	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	ADD	$-1, X29
-	BNEZ	X29, dr
-	// feed-forward: the scalar block and the lanes add the same state words
-	MOVW	(X19), X22
-	MOVW	4(X19), X29
-	ADDW	X22, X24
-	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
-	MOVW	8(X19), X22
-	ADDW	X29, X23
-	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
-	MOVW	12(X19), X29
-	ADDW	X22, X21
-	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
-	MOVW	(X13), X22
-	ADDW	X29, X20
-	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
-	MOVW	4(X13), X29
-	ADDW	X22, X18
-	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
-	MOVW	8(X13), X22
-	ADDW	X29, X9
-	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
-	MOVW	12(X13), X29
-	ADDW	X22, X17
-	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
-	MOVW	16(X13), X22
-	ADDW	X29, X16
-	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
-	MOVW	20(X13), X29
-	ADDW	X22, X15
-	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
-	MOVW	24(X13), X22
-	ADDW	X29, X14
-	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
-	MOVW	28(X13), X29
-	ADDW	X22, X30
-	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
-	MOV	8(X2), X22
-	MOVW	X22, X22
-	ADDW	X29, X28
-	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
-	MOV	16(X2), X29
-	MOVW	4(X29), X29
-	ADDW	X22, X12
-	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	MOV	16(X2), X22
-	MOVW	8(X22), X22
-	ADDW	X29, X7
-	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
-	MOV	16(X2), X29
-	MOVW	12(X29), X29
-	ADDW	X22, X5
-	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
-	ADDW	X29, X6
-	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
-	ADDW	X25, X12
-	// output: lane k's word i at 64k + 4i (strided by 64)
-	// ... interleaved with the scalar block's, bytes 256..320
-	MOV	X11, X25
-	MOV	X10, X8
-	MOVW	256(X11), X22
-	MOV	$64, X1
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	MOVW	260(X11), X29
-	ADD	$4, X25
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	XOR	X24, X22
-	ADD	$4, X25
-	MOVW	X22, 256(X10)
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	ADD	$4, X25
-	MOVW	264(X11), X22
-	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	XOR	X23, X29
-	ADD	$4, X8
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	MOVW	X29, 260(X10)
-	ADD	$4, X25
-	MOVW	268(X11), X29
-	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	XOR	X21, X22
-	ADD	$4, X8
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	MOVW	X22, 264(X10)
-	ADD	$4, X25
-	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
-	MOVW	272(X11), X22
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	XOR	X20, X29
-	ADD	$4, X8
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	MOVW	X29, 268(X10)
-	ADD	$4, X25
-	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
-	MOVW	276(X11), X29
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	XOR	X18, X22
-	ADD	$4, X8
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	MOVW	X22, 272(X10)
-	ADD	$4, X25
-	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
-	MOVW	280(X11), X22
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	ADD	$4, X8
-	XOR	X9, X29
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	MOVW	X29, 276(X10)
-	ADD	$4, X25
-	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	MOVW	284(X11), X29
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	ADD	$4, X8
-	XOR	X17, X22
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	ADD	$4, X25
-	MOVW	X22, 280(X10)
-	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
-	MOVW	288(X11), X22
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	ADD	$4, X8
-	XOR	X16, X29
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	ADD	$4, X25
-	MOVW	X29, 284(X10)
-	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
-	MOVW	292(X11), X29
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	ADD	$4, X8
-	XOR	X15, X22
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	ADD	$4, X25
-	MOVW	X22, 288(X10)
-	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	MOVW	296(X11), X22
-	ADD	$4, X8
-	XOR	X14, X29
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	ADD	$4, X25
-	MOVW	X29, 292(X10)
-	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	MOVW	300(X11), X29
-	ADD	$4, X8
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	XOR	X30, X22
-	ADD	$4, X25
-	MOVW	X22, 296(X10)
-	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	MOVW	304(X11), X22
-	ADD	$4, X8
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	XOR	X28, X29
-	ADD	$4, X25
-	MOVW	X29, 300(X10)
-	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	MOVW	308(X11), X29
-	ADD	$4, X8
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	XOR	X12, X22
-	ADD	$4, X25
-	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
-	MOVW	X22, 304(X10)
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	MOVW	312(X11), X22
-	ADD	$4, X8
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	XOR	X7, X29
-	ADD	$4, X25
-	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
-	MOVW	X29, 308(X10)
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	ADD	$4, X8
-	MOVW	316(X11), X29
-	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
-	XOR	X5, X22
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	ADD	$4, X8
-	MOVW	X22, 312(X10)
-	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	XOR	X6, X29
-	ADD	$4, X8
-	MOVW	X29, 316(X10)
-	ADD	$320, X10
-	ADD	$320, X11
-	MOV	24(X2), X5
-	ADD	$-320, X5
-	MOV	X5, 24(X2)
-	MOV	8(X2), X5
-	ADDW	$5, X5
-	MOV	X5, 8(X2)
-	JMP	lanes_loop
-lanes_rest:
-	MOV	$128, X22
-	MOV	24(X2), X5
-	BLTU	X5, X22, L1
-	MOV	$192, X22
-	MOV	24(X2), X5
-	BLTU	X5, X22, rows
-	MOV	24(X2), X5
-	SRL	$6, X5, X25
-	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
-	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	MOVW	(X19), X24
-	MOVW	4(X19), X23
-	MOVW	8(X19), X21
-	MOVW	12(X19), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
-	MOVW	12(X13), X16
-	MOVW	16(X13), X15
-	MOVW	20(X13), X14
-	MOVW	24(X13), X30
-	MOVW	28(X13), X28
-	MOV	8(X2), X5
-	MOVW	X5, X12
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	MOV	8(X2), X29
-	ADDW	X25, X29, X12
-	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
-	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
-	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
-	WORD	$0x5e0a44d7	// th.vmv.v.x v9, s4
-	WORD	$0x5e094957	// th.vmv.v.x v18, s2
-	WORD	$0x5e04c9d7	// th.vmv.v.x v19, s1
-	WORD	$0x5e08ca57	// th.vmv.v.x v20, a7
-	WORD	$0x5e084ad7	// th.vmv.v.x v21, a6
-	WORD	$0x5e07c557	// th.vmv.v.x v10, a5
-	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
-	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
-	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	MOV	8(X2), X29
-	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
-	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
-	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
-	WORD	$0x5e034857	// th.vmv.v.x v16, t1
-	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
-	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	MOV	$10, X29
-L11:
-	// four vector lanes interleaved with the scalar block
-	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
-	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	ADDW	X18, X24
-	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	XOR	X24, X12
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	ADDW	X12, X15
-	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	XOR	X15, X18
-	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	ADDW	X18, X24
-	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
-	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	XOR	X24, X12
-	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	ADDW	X12, X15
-	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	XOR	X15, X18
-	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	ADDW	X9, X23
-	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	XOR	X23, X7
-	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	ADDW	X7, X14
-	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	XOR	X14, X9
-	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	ADDW	X9, X23
-	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
-	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	XOR	X23, X7
-	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	ADDW	X7, X14
-	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	XOR	X14, X9
-	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
-	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
-	ADDW	X17, X21
-	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
-	XOR	X21, X5
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	ADDW	X5, X30
-	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
-	XOR	X30, X17
-	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	ADDW	X17, X21
-	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
-	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	XOR	X21, X5
-	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	ADDW	X5, X30
-	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	XOR	X30, X17
-	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	ADDW	X16, X20
-	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	XOR	X20, X6
-	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	ADDW	X6, X28
-	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	XOR	X28, X16
-	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	ADDW	X16, X20
-	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
-	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
-	XOR	X20, X6
-	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
-	ADDW	X6, X28
-	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	XOR	X28, X16
-	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	ADDW	X9, X24
-	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	XOR	X24, X6
-	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
-	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	ADDW	X6, X30
-	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	XOR	X30, X9
-	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	ADDW	X9, X24
-	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
-	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	XOR	X24, X6
-	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	ADDW	X6, X30
-	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	XOR	X30, X9
-	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	ADDW	X17, X23
-	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	XOR	X23, X12
-	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	ADDW	X12, X28
-	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	XOR	X28, X17
-	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	ADDW	X17, X23
-	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
-	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	XOR	X23, X12
-	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	ADDW	X12, X28
-	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
-	XOR	X28, X17
-	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	ADDW	X16, X21
-	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
-	XOR	X21, X7
-	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
-	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
-	ADDW	X7, X15
-	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
-	XOR	X15, X16
-	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	ADDW	X16, X21
-	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
-	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	XOR	X21, X7
-	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	ADDW	X7, X15
-	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	XOR	X15, X16
-	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	ADDW	X18, X20
-	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	XOR	X20, X5
-	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	ADDW	X5, X14
-	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	XOR	X14, X18
-	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
-	ADDW	X18, X20
-	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
-	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
-	XOR	X20, X5
-	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	ADDW	X5, X14
-	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	XOR	X14, X18
-	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	ADD	$-1, X29
-	BNEZ	X29, L11
-	// feed-forward: the scalar block and the lanes add the same state words
-	MOVW	(X19), X22
-	MOVW	4(X19), X29
-	ADDW	X22, X24
-	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
-	MOVW	8(X19), X22
-	ADDW	X29, X23
-	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
-	MOVW	12(X19), X29
-	ADDW	X22, X21
-	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
-	MOVW	(X13), X22
-	ADDW	X29, X20
-	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
-	MOVW	4(X13), X29
-	ADDW	X22, X18
-	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
-	MOVW	8(X13), X22
-	ADDW	X29, X9
-	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
-	MOVW	12(X13), X29
-	ADDW	X22, X17
-	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
-	MOVW	16(X13), X22
-	ADDW	X29, X16
-	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
-	MOVW	20(X13), X29
-	ADDW	X22, X15
-	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
-	MOVW	24(X13), X22
-	ADDW	X29, X14
-	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
-	MOVW	28(X13), X29
-	ADDW	X22, X30
-	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
-	MOV	8(X2), X13
-	MOVW	X13, X22
-	ADDW	X29, X28
-	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
-	MOV	16(X2), X29
-	MOVW	4(X29), X29
-	ADDW	X22, X12
-	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	MOV	16(X2), X13
-	MOVW	8(X13), X22
-	ADDW	X29, X7
-	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
-	MOV	16(X2), X29
-	MOVW	12(X29), X29
-	ADDW	X22, X5
-	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
-	ADDW	X29, X6
-	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
-	ADDW	X25, X12
-	// output: lane k's word i at 64k + 4i (strided by 64)
-	MOV	X11, X25
-	MOV	X10, X8
-	MOV	$64, X1
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	ADD	$4, X25
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	ADD	$4, X25
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
-	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
-	ADD	$4, X8
-	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
-	ADD	$4, X25
-	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
-	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
-	ADD	$4, X8
-	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
-	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
-	ADD	$4, X8
-	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
-	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
-	ADD	$4, X8
-	MOV	24(X2), X13
-	SRL	$6, X13, X25
-	SLL	$6, X25, X22
-	ADD	X22, X10
-	ADD	X22, X11
-	MOV	24(X2), X13
-	SUB	X22, X13
-	MOV	X13, 24(X2)
-	MOV	8(X2), X13
-	ADDW	X25, X13
-	MOV	X13, 8(X2)
-	MOV	24(X2), X13
-	BEQZ	X13, L57
-	JMP	L2
-L57:
-	JMP	L3
-rows:
-	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	WORD	$0x0250b557	// th.vadd.vi v10, v5, 1
-	WORD	$0x26a1b557	// th.vand.vi v10, v10, 3
-	WORD	$0x025135d7	// th.vadd.vi v11, v5, 2
-	WORD	$0x26b1b5d7	// th.vand.vi v11, v11, 3
-	WORD	$0x0251b657	// th.vadd.vi v12, v5, 3
-	WORD	$0x26c1b657	// th.vand.vi v12, v12, 3
-	WORD	$0x625038d7	// th.vmseq.vi v17, v5, 0
-	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	MOV	X19, X25
-	WORD	$0x120ce687	// th.vlw.v v13, (s9)
-	MOV	X13, X25
-	WORD	$0x120ce707	// th.vlw.v v14, (s9)
-	ADD	$16, X13, X25
-	WORD	$0x120ce787	// th.vlw.v v15, (s9)
-	MOV	16(X2), X5
-	MOV	X5, X25
-	WORD	$0x120ce807	// th.vlw.v v16, (s9)
-	WORD	$0x5e088057	// th.vmv.v.v v0, v17
-	MOV	8(X2), X5
-	WORD	$0x5d02c857	// th.vmerge.vxm v16, v16, t0, v0
-	WORD	$0x5e068357	// th.vmv.v.v v6, v13
-	WORD	$0x5e0703d7	// th.vmv.v.v v7, v14
-	WORD	$0x5e078457	// th.vmv.v.v v8, v15
-	WORD	$0x5e0804d7	// th.vmv.v.v v9, v16
-	// the scalar block is the second: counter ctr + 1
-	MOVW	(X19), X24
-	MOVW	4(X19), X23
-	MOVW	8(X19), X21
-	MOVW	12(X19), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
-	MOVW	12(X13), X16
-	MOVW	16(X13), X15
-	MOVW	20(X13), X14
-	MOVW	24(X13), X30
-	MOVW	28(X13), X28
-	MOV	8(X2), X5
-	ADDW	$1, X5, X12
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	MOV	$10, X29
-L12:
-	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	WORD	$0xa2983957	// th.vsrl.vi v18, v9, 16
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	WORD	$0xa720a4d7	// th.vmadd.vv v9, v1, v18
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0xa27a3957	// th.vsrl.vi v18, v7, 20
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0xa72123d7	// th.vmadd.vv v7, v2, v18
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0xa29c3957	// th.vsrl.vi v18, v9, 24
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0xa721a4d7	// th.vmadd.vv v9, v3, v18
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0xa27cb957	// th.vsrl.vi v18, v7, 25
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	WORD	$0xa72223d7	// th.vmadd.vv v7, v4, v18
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x327509d7	// th.vrgather.vv v19, v7, v10
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	WORD	$0x32858a57	// th.vrgather.vv v20, v8, v11
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x32960ad7	// th.vrgather.vv v21, v9, v12
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	WORD	$0xa3583957	// th.vsrl.vi v18, v21, 16
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	WORD	$0xa720aad7	// th.vmadd.vv v21, v1, v18
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0xa33a3957	// th.vsrl.vi v18, v19, 20
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0xa72129d7	// th.vmadd.vv v19, v2, v18
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0xa35c3957	// th.vsrl.vi v18, v21, 24
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0xa721aad7	// th.vmadd.vv v21, v3, v18
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0xa33cb957	// th.vsrl.vi v18, v19, 25
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	WORD	$0xa72229d7	// th.vmadd.vv v19, v4, v18
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x333603d7	// th.vrgather.vv v7, v19, v12
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x33458457	// th.vrgather.vv v8, v20, v11
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x335504d7	// th.vrgather.vv v9, v21, v10
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	ADD	$-1, X29
-	BNEZ	X29, L12
-	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	WORD	$0x02668357	// th.vadd.vv v6, v6, v13
-	WORD	$0x027703d7	// th.vadd.vv v7, v7, v14
-	WORD	$0x02878457	// th.vadd.vv v8, v8, v15
-	WORD	$0x029804d7	// th.vadd.vv v9, v9, v16
-	MOVW	(X19), X22
-	MOVW	4(X19), X29
-	ADDW	X22, X24
-	MOVW	8(X19), X22
-	ADDW	X29, X23
-	MOVW	12(X19), X29
-	ADDW	X22, X21
-	MOVW	(X13), X22
-	ADDW	X29, X20
-	MOVW	4(X13), X29
-	ADDW	X22, X18
-	MOVW	8(X13), X22
-	ADDW	X29, X9
-	MOVW	12(X13), X29
-	ADDW	X22, X17
-	MOVW	16(X13), X22
-	ADDW	X29, X16
-	MOVW	20(X13), X29
-	ADDW	X22, X15
-	MOVW	24(X13), X22
-	ADDW	X29, X14
-	MOVW	28(X13), X29
-	ADDW	X22, X30
-	MOV	8(X2), X22
-	ADDW	$1, X22
-	ADDW	X29, X28
-	MOV	16(X2), X29
-	MOVW	4(X29), X29
-	ADDW	X22, X12
-	MOV	16(X2), X22
-	MOVW	8(X22), X22
-	ADDW	X29, X7
-	MOV	16(X2), X29
-	MOVW	12(X29), X29
-	ADDW	X22, X5
-	ADDW	X29, X6
-	MOV	X11, X25
-	MOVW	64(X11), X22
-	MOVW	68(X11), X29
-	WORD	$0x120ce907	// th.vlw.v v18, (s9)
-	XOR	X24, X22
-	MOVW	X22, 64(X10)
-	ADD	$16, X11, X25
-	MOVW	72(X11), X22
-	XOR	X23, X29
-	MOVW	X29, 68(X10)
-	WORD	$0x120ce987	// th.vlw.v v19, (s9)
-	MOVW	76(X11), X29
-	XOR	X21, X22
-	ADD	$32, X11, X25
-	MOVW	X22, 72(X10)
-	MOVW	80(X11), X22
-	XOR	X20, X29
-	WORD	$0x120cea07	// th.vlw.v v20, (s9)
-	MOVW	X29, 76(X10)
-	MOVW	84(X11), X29
-	ADD	$48, X11, X25
-	XOR	X18, X22
-	MOVW	X22, 80(X10)
-	WORD	$0x120cea87	// th.vlw.v v21, (s9)
-	MOVW	88(X11), X22
-	XOR	X9, X29
-	MOVW	X29, 84(X10)
-	WORD	$0x2f230957	// th.vxor.vv v18, v18, v6
-	MOVW	92(X11), X29
-	XOR	X17, X22
-	MOV	X10, X8
-	MOVW	X22, 88(X10)
-	MOVW	96(X11), X22
-	XOR	X16, X29
-	WORD	$0x02046927	// th.vsw.v v18, (s0)
-	MOVW	X29, 92(X10)
-	MOVW	100(X11), X29
-	WORD	$0x2f3389d7	// th.vxor.vv v19, v19, v7
-	XOR	X15, X22
-	MOVW	X22, 96(X10)
-	ADD	$16, X10, X8
-	MOVW	104(X11), X22
-	XOR	X14, X29
-	MOVW	X29, 100(X10)
-	WORD	$0x020469a7	// th.vsw.v v19, (s0)
-	MOVW	108(X11), X29
-	XOR	X30, X22
-	WORD	$0x2f440a57	// th.vxor.vv v20, v20, v8
-	MOVW	X22, 104(X10)
-	MOVW	112(X11), X22
-	XOR	X28, X29
-	ADD	$32, X10, X8
-	MOVW	X29, 108(X10)
-	MOVW	116(X11), X29
-	WORD	$0x02046a27	// th.vsw.v v20, (s0)
-	XOR	X12, X22
-	MOVW	X22, 112(X10)
-	WORD	$0x2f548ad7	// th.vxor.vv v21, v21, v9
-	MOVW	120(X11), X22
-	XOR	X7, X29
-	MOVW	X29, 116(X10)
-	ADD	$48, X10, X8
-	MOVW	124(X11), X29
-	XOR	X5, X22
-	WORD	$0x02046aa7	// th.vsw.v v21, (s0)
-	MOVW	X22, 120(X10)
-	XOR	X6, X29
-	MOVW	X29, 124(X10)
-	ADD	$128, X10
-	ADD	$128, X11
-	MOV	24(X2), X5
-	ADD	$-128, X5
-	MOV	X5, 24(X2)
-	MOV	8(X2), X5
-	ADDW	$2, X5
-	MOV	X5, 8(X2)
-	JMP	L1
-L1:
-	MOV	24(X2), X5
-	BNEZ	X5, L58
-	JMP	L3
-L58:
-block:
-	MOVW	(X19), X24
-	MOVW	4(X19), X23
-	MOVW	8(X19), X21
-	MOVW	12(X19), X20
-	MOVW	(X13), X18
-	MOVW	4(X13), X9
-	MOVW	8(X13), X17
-	MOVW	12(X13), X16
-	MOVW	16(X13), X15
-	MOVW	20(X13), X14
-	MOVW	24(X13), X30
-	MOVW	28(X13), X28
-	MOV	8(X2), X5
-	MOVW	X5, X12
-	MOV	16(X2), X6
-	MOVW	4(X6), X7
-	MOVW	8(X6), X5
-	MOVW	12(X6), X6
-	// double round 1 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// double round 2 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// double round 3 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// double round 4 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// double round 5 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// double round 6 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// double round 7 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// double round 8 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// double round 9 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// double round 10 of 10
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X24
-	XOR	X24, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X15
-	XOR	X15, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X23
-	XOR	X23, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X14
-	XOR	X14, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X21
-	XOR	X21, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X30
-	XOR	X30, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X20
-	XOR	X20, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X28
-	XOR	X28, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	ADDW	X9, X24
-	XOR	X24, X6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	ADDW	X6, X30
-	XOR	X30, X9
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1506160b	// th.srriw a2, a2, 16
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	ADDW	X17, X23
-	XOR	X23, X12
-	WORD	$0x1586160b	// th.srriw a2, a2, 24
-	ADDW	X12, X28
-	XOR	X28, X17
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1548180b	// th.srriw a6, a6, 20
-	ADDW	X16, X21
-	XOR	X21, X7
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	ADDW	X7, X15
-	XOR	X15, X16
-	WORD	$0x1598180b	// th.srriw a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	ADDW	X18, X20
-	XOR	X20, X5
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	ADDW	X5, X14
-	XOR	X14, X18
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	MOVW	(X19), X22
-	MOVW	4(X19), X29
-	ADDW	X22, X24
-	MOVW	8(X19), X22
-	ADDW	X29, X23
-	MOVW	12(X19), X29
-	ADDW	X22, X21
-	MOVW	(X13), X22
-	ADDW	X29, X20
-	MOVW	4(X13), X29
-	ADDW	X22, X18
-	MOVW	8(X13), X22
-	ADDW	X29, X9
-	MOVW	12(X13), X29
-	ADDW	X22, X17
-	MOVW	16(X13), X22
-	ADDW	X29, X16
-	MOVW	20(X13), X29
-	ADDW	X22, X15
-	MOVW	24(X13), X22
-	ADDW	X29, X14
-	MOVW	28(X13), X29
-	ADDW	X22, X30
-	MOV	8(X2), X22
-	MOVW	X22, X22
-	ADDW	X29, X28
-	MOV	16(X2), X29
-	MOVW	4(X29), X29
-	ADDW	X22, X12
-	MOV	16(X2), X22
-	MOVW	8(X22), X22
-	ADDW	X29, X7
-	MOV	16(X2), X29
-	MOVW	12(X29), X29
-	ADDW	X22, X5
-	ADDW	X29, X6
-	MOV	$64, X22
-	MOV	24(X2), X25
-	BLTU	X25, X22, L2
-	MOVW	(X11), X22
-	MOVW	4(X11), X29
-	XOR	X24, X22
-	MOVW	X22, (X10)
-	MOVW	8(X11), X22
-	XOR	X23, X29
-	MOVW	X29, 4(X10)
-	MOVW	12(X11), X29
-	XOR	X21, X22
-	MOVW	X22, 8(X10)
-	MOVW	16(X11), X22
-	XOR	X20, X29
-	MOVW	X29, 12(X10)
-	MOVW	20(X11), X29
-	XOR	X18, X22
-	MOVW	X22, 16(X10)
-	MOVW	24(X11), X22
-	XOR	X9, X29
-	MOVW	X29, 20(X10)
-	MOVW	28(X11), X29
-	XOR	X17, X22
-	MOVW	X22, 24(X10)
-	MOVW	32(X11), X22
-	XOR	X16, X29
-	MOVW	X29, 28(X10)
-	MOVW	36(X11), X29
-	XOR	X15, X22
-	MOVW	X22, 32(X10)
-	MOVW	40(X11), X22
-	XOR	X14, X29
-	MOVW	X29, 36(X10)
-	MOVW	44(X11), X29
-	XOR	X30, X22
-	MOVW	X22, 40(X10)
-	MOVW	48(X11), X22
-	XOR	X28, X29
-	MOVW	X29, 44(X10)
-	MOVW	52(X11), X29
-	XOR	X12, X22
-	MOVW	X22, 48(X10)
-	MOVW	56(X11), X22
-	XOR	X7, X29
-	MOVW	X29, 52(X10)
-	MOVW	60(X11), X29
-	XOR	X5, X22
-	MOVW	X22, 56(X10)
-	XOR	X6, X29
-	MOVW	X29, 60(X10)
-	ADD	$64, X10
-	ADD	$64, X11
-	MOV	24(X2), X5
-	ADD	$-64, X5
-	MOV	X5, 24(X2)
-	MOV	8(X2), X5
-	ADDW	$1, X5
-	MOV	X5, 8(X2)
-	MOV	24(X2), X5
-	BEQZ	X5, L59
-	JMP	block
-L59:
-	JMP	L3
-L2:
-	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L15
-	MOV	X24, X29
-	JMP	tail
-L15:
-	MOVW	(X11), X22
-	XOR	X24, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L17
-	MOV	X23, X29
-	JMP	tail
-L17:
-	MOVW	(X11), X22
-	XOR	X23, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L18
-	MOV	X21, X29
-	JMP	tail
-L18:
-	MOVW	(X11), X22
-	XOR	X21, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L19
-	MOV	X20, X29
-	JMP	tail
-L19:
-	MOVW	(X11), X22
-	XOR	X20, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L20
-	MOV	X18, X29
-	JMP	tail
-L20:
-	MOVW	(X11), X22
-	XOR	X18, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L21
-	MOV	X9, X29
-	JMP	tail
-L21:
-	MOVW	(X11), X22
-	XOR	X9, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L22
-	MOV	X17, X29
-	JMP	tail
-L22:
-	MOVW	(X11), X22
-	XOR	X17, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L23
-	MOV	X16, X29
-	JMP	tail
-L23:
-	MOVW	(X11), X22
-	XOR	X16, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L24
-	MOV	X15, X29
-	JMP	tail
-L24:
-	MOVW	(X11), X22
-	XOR	X15, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L25
-	MOV	X14, X29
-	JMP	tail
-L25:
-	MOVW	(X11), X22
-	XOR	X14, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X13
-	ADD	$-4, X13
-	MOV	X13, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X13
-	BGEU	X13, X22, L26
-	MOV	X30, X29
-	JMP	tail
-L26:
-	MOVW	(X11), X22
-	XOR	X30, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X30
-	ADD	$-4, X30
-	MOV	X30, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X30
-	BGEU	X30, X22, L27
-	MOV	X28, X29
-	JMP	tail
-L27:
-	MOVW	(X11), X22
-	XOR	X28, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X28
-	BGEU	X28, X22, L28
-	MOV	X12, X29
-	JMP	tail
-L28:
-	MOVW	(X11), X22
-	XOR	X12, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X28
-	ADD	$-4, X28
-	MOV	X28, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X28
-	BGEU	X28, X22, L29
-	MOV	X7, X29
-	JMP	tail
-L29:
-	MOVW	(X11), X22
-	XOR	X7, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X7
-	ADD	$-4, X7
-	MOV	X7, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X7
-	BGEU	X7, X22, L30
-	MOV	X5, X29
-	JMP	tail
-L30:
-	MOVW	(X11), X22
-	XOR	X5, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 24(X2)
-	MOV	$4, X22
-	MOV	24(X2), X5
-	BGEU	X5, X22, L31
-	MOV	X6, X29
-	JMP	tail
-L31:
-	MOVW	(X11), X22
-	XOR	X6, X22
-	MOVW	X22, (X10)
-	ADD	$4, X11
-	ADD	$4, X10
-	MOV	24(X2), X5
-	ADD	$-4, X5
-	MOV	X5, 24(X2)
-	// unreachable: len < 64 leaves at most 15 whole words
-tail:
-	MOV	24(X2), X5
-	BEQZ	X5, skip
-byte:
-	MOVBU	(X11), X22
-	XOR	X29, X22
-	MOVB	X22, (X10)
-	SRL	$8, X29
-	ADD	$1, X11
-	ADD	$1, X10
-	MOV	24(X2), X5
-	ADD	$-1, X5
-	MOV	X5, 24(X2)
-	BNEZ	X5, byte
-skip:
-	MOV	8(X2), X5
-	ADDW	$1, X5
-	MOV	X5, 8(X2)
-L3:
-	// return
-	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	WORD	$0x5e003057	// th.vmv.v.i v0, 0
-	WORD	$0x5e003457	// th.vmv.v.i v8, 0
-	WORD	$0x5e003857	// th.vmv.v.i v16, 0
-	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
-	MOV	X0, 8(X2)
-	MOV	$0, X5
-	MOV	$0, X6
-	MOV	$0, X7
-	MOV	$0, X8
-	MOV	$0, X9
-	MOV	$0, X12
-	MOV	$0, X14
-	MOV	$0, X15
-	MOV	$0, X16
-	MOV	$0, X17
-	MOV	$0, X18
-	MOV	$0, X20
-	MOV	$0, X21
-	MOV	$0, X22
-	MOV	$0, X23
-	MOV	$0, X24
-	MOV	$0, X25
-	MOV	$0, X28
-	MOV	$0, X29
-	MOV	$0, X30
-	MOV	(X2), X1
-	JMP	kgen_ret
+	BLTU	X5, X22, L4
+	JMP	L7
 L4:
 	MOV	24(X2), X5
-	BNEZ	X5, L60
+	BNEZ	X5, L56
 	JMP	L6
-L60:
-L34:
+L56:
+block:
 	MOVW	(X19), X24
 	MOVW	4(X19), X23
 	MOVW	8(X19), X21
@@ -3897,18 +1201,18 @@ L34:
 	ADDW	$1, X5
 	MOV	X5, 8(X2)
 	MOV	24(X2), X5
-	BEQZ	X5, L61
-	JMP	L34
-L61:
+	BEQZ	X5, L57
+	JMP	block
+L57:
 	JMP	L6
 L5:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L36
+	BGEU	X13, X22, L10
 	MOV	X24, X29
-	JMP	L37
-L36:
+	JMP	tail
+L10:
 	MOVW	(X11), X22
 	XOR	X24, X22
 	MOVW	X22, (X10)
@@ -3919,10 +1223,10 @@ L36:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L38
+	BGEU	X13, X22, L12
 	MOV	X23, X29
-	JMP	L37
-L38:
+	JMP	tail
+L12:
 	MOVW	(X11), X22
 	XOR	X23, X22
 	MOVW	X22, (X10)
@@ -3933,10 +1237,10 @@ L38:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L39
+	BGEU	X13, X22, L13
 	MOV	X21, X29
-	JMP	L37
-L39:
+	JMP	tail
+L13:
 	MOVW	(X11), X22
 	XOR	X21, X22
 	MOVW	X22, (X10)
@@ -3947,10 +1251,10 @@ L39:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L40
+	BGEU	X13, X22, L14
 	MOV	X20, X29
-	JMP	L37
-L40:
+	JMP	tail
+L14:
 	MOVW	(X11), X22
 	XOR	X20, X22
 	MOVW	X22, (X10)
@@ -3961,10 +1265,10 @@ L40:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L41
+	BGEU	X13, X22, L15
 	MOV	X18, X29
-	JMP	L37
-L41:
+	JMP	tail
+L15:
 	MOVW	(X11), X22
 	XOR	X18, X22
 	MOVW	X22, (X10)
@@ -3975,10 +1279,10 @@ L41:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L42
+	BGEU	X13, X22, L16
 	MOV	X9, X29
-	JMP	L37
-L42:
+	JMP	tail
+L16:
 	MOVW	(X11), X22
 	XOR	X9, X22
 	MOVW	X22, (X10)
@@ -3989,10 +1293,10 @@ L42:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L43
+	BGEU	X13, X22, L17
 	MOV	X17, X29
-	JMP	L37
-L43:
+	JMP	tail
+L17:
 	MOVW	(X11), X22
 	XOR	X17, X22
 	MOVW	X22, (X10)
@@ -4003,10 +1307,10 @@ L43:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L44
+	BGEU	X13, X22, L18
 	MOV	X16, X29
-	JMP	L37
-L44:
+	JMP	tail
+L18:
 	MOVW	(X11), X22
 	XOR	X16, X22
 	MOVW	X22, (X10)
@@ -4017,10 +1321,10 @@ L44:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L45
+	BGEU	X13, X22, L19
 	MOV	X15, X29
-	JMP	L37
-L45:
+	JMP	tail
+L19:
 	MOVW	(X11), X22
 	XOR	X15, X22
 	MOVW	X22, (X10)
@@ -4031,10 +1335,10 @@ L45:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L46
+	BGEU	X13, X22, L20
 	MOV	X14, X29
-	JMP	L37
-L46:
+	JMP	tail
+L20:
 	MOVW	(X11), X22
 	XOR	X14, X22
 	MOVW	X22, (X10)
@@ -4045,10 +1349,10 @@ L46:
 	MOV	X13, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X13
-	BGEU	X13, X22, L47
+	BGEU	X13, X22, L21
 	MOV	X30, X29
-	JMP	L37
-L47:
+	JMP	tail
+L21:
 	MOVW	(X11), X22
 	XOR	X30, X22
 	MOVW	X22, (X10)
@@ -4059,10 +1363,10 @@ L47:
 	MOV	X30, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X30
-	BGEU	X30, X22, L48
+	BGEU	X30, X22, L22
 	MOV	X28, X29
-	JMP	L37
-L48:
+	JMP	tail
+L22:
 	MOVW	(X11), X22
 	XOR	X28, X22
 	MOVW	X22, (X10)
@@ -4073,10 +1377,10 @@ L48:
 	MOV	X28, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X28
-	BGEU	X28, X22, L49
+	BGEU	X28, X22, L23
 	MOV	X12, X29
-	JMP	L37
-L49:
+	JMP	tail
+L23:
 	MOVW	(X11), X22
 	XOR	X12, X22
 	MOVW	X22, (X10)
@@ -4087,10 +1391,10 @@ L49:
 	MOV	X28, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X28
-	BGEU	X28, X22, L50
+	BGEU	X28, X22, L24
 	MOV	X7, X29
-	JMP	L37
-L50:
+	JMP	tail
+L24:
 	MOVW	(X11), X22
 	XOR	X7, X22
 	MOVW	X22, (X10)
@@ -4101,10 +1405,10 @@ L50:
 	MOV	X7, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X7
-	BGEU	X7, X22, L51
+	BGEU	X7, X22, L25
 	MOV	X5, X29
-	JMP	L37
-L51:
+	JMP	tail
+L25:
 	MOVW	(X11), X22
 	XOR	X5, X22
 	MOVW	X22, (X10)
@@ -4115,10 +1419,10 @@ L51:
 	MOV	X5, 24(X2)
 	MOV	$4, X22
 	MOV	24(X2), X5
-	BGEU	X5, X22, L52
+	BGEU	X5, X22, L26
 	MOV	X6, X29
-	JMP	L37
-L52:
+	JMP	tail
+L26:
 	MOVW	(X11), X22
 	XOR	X6, X22
 	MOVW	X22, (X10)
@@ -4128,10 +1432,10 @@ L52:
 	ADD	$-4, X5
 	MOV	X5, 24(X2)
 	// unreachable: len < 64 leaves at most 15 whole words
-L37:
+tail:
 	MOV	24(X2), X5
-	BEQZ	X5, L53
-L54:
+	BEQZ	X5, skip
+byte:
 	MOVBU	(X11), X22
 	XOR	X29, X22
 	MOVB	X22, (X10)
@@ -4141,13 +1445,2709 @@ L54:
 	MOV	24(X2), X5
 	ADD	$-1, X5
 	MOV	X5, 24(X2)
-	BNEZ	X5, L54
-L53:
+	BNEZ	X5, byte
+skip:
 	MOV	8(X2), X5
 	ADDW	$1, X5
 	MOV	X5, 8(X2)
 L6:
 	// return
+	MOV	X0, 8(X2)
+	MOV	$0, X5
+	MOV	$0, X6
+	MOV	$0, X7
+	MOV	$0, X8
+	MOV	$0, X9
+	MOV	$0, X12
+	MOV	$0, X14
+	MOV	$0, X15
+	MOV	$0, X16
+	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X20
+	MOV	$0, X21
+	MOV	$0, X22
+	MOV	$0, X23
+	MOV	$0, X24
+	MOV	$0, X25
+	MOV	$0, X28
+	MOV	$0, X29
+	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
+L7:
+	// unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
+	OR	X11, X10, X22
+	AND	$3, X22
+	BEQZ	X22, L58
+	JMP	L4
+L58:
+	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
+	MOV	$4, X25
+	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
+	LUI	$16, X22
+	WORD	$0x5e0b40d7	// th.vmv.v.x v1, s6
+	LUI	$1, X22
+	WORD	$0x5e0b4157	// th.vmv.v.x v2, s6
+	MOV	$256, X22
+	WORD	$0x5e0b41d7	// th.vmv.v.x v3, s6
+	MOV	$128, X22
+	WORD	$0x5e0b4257	// th.vmv.v.x v4, s6
+	WORD	$0x5a08a2d7	// th.vid.v v5
+lanes_loop:
+	MOV	$320, X22
+	MOV	24(X2), X5
+	BLTU	X5, X22, lanes_rest
+	MOV	$4, X25
+	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	MOVW	(X19), X24
+	MOVW	4(X19), X23
+	MOVW	8(X19), X21
+	MOVW	12(X19), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X16
+	MOVW	16(X13), X15
+	MOVW	20(X13), X14
+	MOVW	24(X13), X30
+	MOVW	28(X13), X28
+	MOV	8(X2), X5
+	MOVW	X5, X12
+	MOV	16(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	MOV	8(X2), X29
+	ADDW	X25, X29, X12
+	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
+	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
+	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
+	WORD	$0x5e0a44d7	// th.vmv.v.x v9, s4
+	WORD	$0x5e094957	// th.vmv.v.x v18, s2
+	WORD	$0x5e04c9d7	// th.vmv.v.x v19, s1
+	WORD	$0x5e08ca57	// th.vmv.v.x v20, a7
+	WORD	$0x5e084ad7	// th.vmv.v.x v21, a6
+	WORD	$0x5e07c557	// th.vmv.v.x v10, a5
+	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
+	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
+	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
+	MOV	8(X2), X29
+	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
+	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
+	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
+	WORD	$0x5e034857	// th.vmv.v.x v16, t1
+	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
+	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
+	MOV	$10, X29
+dr:
+	// four vector lanes interleaved with the scalar block
+	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
+	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
+	ADDW	X18, X24
+	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
+	XOR	X24, X12
+	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
+	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
+	ADDW	X12, X15
+	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
+	XOR	X15, X18
+	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
+	ADDW	X18, X24
+	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
+	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
+	XOR	X24, X12
+	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
+	ADDW	X12, X15
+	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
+	XOR	X15, X18
+	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
+	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
+	ADDW	X9, X23
+	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
+	XOR	X23, X7
+	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
+	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
+	ADDW	X7, X14
+	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
+	XOR	X14, X9
+	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
+	ADDW	X9, X23
+	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
+	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
+	XOR	X23, X7
+	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
+	ADDW	X7, X14
+	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
+	XOR	X14, X9
+	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
+	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
+	ADDW	X17, X21
+	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
+	XOR	X21, X5
+	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
+	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
+	ADDW	X5, X30
+	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
+	XOR	X30, X17
+	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
+	ADDW	X17, X21
+	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
+	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
+	XOR	X21, X5
+	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
+	ADDW	X5, X30
+	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
+	XOR	X30, X17
+	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
+	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
+	ADDW	X16, X20
+	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
+	XOR	X20, X6
+	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
+	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
+	ADDW	X6, X28
+	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
+	XOR	X28, X16
+	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
+	ADDW	X16, X20
+	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
+	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
+	XOR	X20, X6
+	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
+	ADDW	X6, X28
+	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
+	XOR	X28, X16
+	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
+	ADDW	X9, X24
+	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
+	XOR	X24, X6
+	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
+	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
+	ADDW	X6, X30
+	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
+	XOR	X30, X9
+	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
+	ADDW	X9, X24
+	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
+	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
+	XOR	X24, X6
+	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
+	ADDW	X6, X30
+	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
+	XOR	X30, X9
+	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
+	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
+	ADDW	X17, X23
+	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
+	XOR	X23, X12
+	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
+	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
+	ADDW	X12, X28
+	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
+	XOR	X28, X17
+	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
+	ADDW	X17, X23
+	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
+	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
+	XOR	X23, X12
+	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
+	ADDW	X12, X28
+	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
+	XOR	X28, X17
+	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
+	ADDW	X16, X21
+	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
+	XOR	X21, X7
+	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
+	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
+	ADDW	X7, X15
+	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
+	XOR	X15, X16
+	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
+	ADDW	X16, X21
+	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
+	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
+	XOR	X21, X7
+	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
+	ADDW	X7, X15
+	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
+	XOR	X15, X16
+	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
+	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
+	ADDW	X18, X20
+	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
+	XOR	X20, X5
+	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
+	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
+	ADDW	X5, X14
+	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
+	XOR	X14, X18
+	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
+	ADDW	X18, X20
+	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
+	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
+	XOR	X20, X5
+	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
+	ADDW	X5, X14
+	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
+	XOR	X14, X18
+	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	ADD	$-1, X29
+	BNEZ	X29, dr
+	// feed-forward: the scalar block and the lanes add the same state words
+	MOVW	(X19), X22
+	MOVW	4(X19), X29
+	ADDW	X22, X24
+	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
+	MOVW	8(X19), X22
+	ADDW	X29, X23
+	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
+	MOVW	12(X19), X29
+	ADDW	X22, X21
+	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
+	MOVW	(X13), X22
+	ADDW	X29, X20
+	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
+	MOVW	4(X13), X29
+	ADDW	X22, X18
+	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
+	MOVW	8(X13), X22
+	ADDW	X29, X9
+	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
+	MOVW	12(X13), X29
+	ADDW	X22, X17
+	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
+	MOVW	16(X13), X22
+	ADDW	X29, X16
+	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
+	MOVW	20(X13), X29
+	ADDW	X22, X15
+	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
+	MOVW	24(X13), X22
+	ADDW	X29, X14
+	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
+	MOVW	28(X13), X29
+	ADDW	X22, X30
+	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
+	MOV	8(X2), X22
+	MOVW	X22, X22
+	ADDW	X29, X28
+	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
+	MOV	16(X2), X29
+	MOVW	4(X29), X29
+	ADDW	X22, X12
+	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
+	MOV	16(X2), X22
+	MOVW	8(X22), X22
+	ADDW	X29, X7
+	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
+	MOV	16(X2), X29
+	MOVW	12(X29), X29
+	ADDW	X22, X5
+	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
+	ADDW	X29, X6
+	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
+	ADDW	X25, X12
+	// output: lane k's word i at 64k + 4i (strided by 64)
+	// ... interleaved with the scalar block's, bytes 256..320
+	MOV	X11, X25
+	MOV	X10, X8
+	MOVW	256(X11), X22
+	MOV	$64, X1
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	MOVW	260(X11), X29
+	ADD	$4, X25
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	XOR	X24, X22
+	ADD	$4, X25
+	MOVW	X22, 256(X10)
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	ADD	$4, X25
+	MOVW	264(X11), X22
+	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	XOR	X23, X29
+	ADD	$4, X8
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	MOVW	X29, 260(X10)
+	ADD	$4, X25
+	MOVW	268(X11), X29
+	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	XOR	X21, X22
+	ADD	$4, X8
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	MOVW	X22, 264(X10)
+	ADD	$4, X25
+	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
+	MOVW	272(X11), X22
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	XOR	X20, X29
+	ADD	$4, X8
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	MOVW	X29, 268(X10)
+	ADD	$4, X25
+	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
+	MOVW	276(X11), X29
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	XOR	X18, X22
+	ADD	$4, X8
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	MOVW	X22, 272(X10)
+	ADD	$4, X25
+	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
+	MOVW	280(X11), X22
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	ADD	$4, X8
+	XOR	X9, X29
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	MOVW	X29, 276(X10)
+	ADD	$4, X25
+	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
+	MOVW	284(X11), X29
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	ADD	$4, X8
+	XOR	X17, X22
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	ADD	$4, X25
+	MOVW	X22, 280(X10)
+	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
+	MOVW	288(X11), X22
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	ADD	$4, X8
+	XOR	X16, X29
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	ADD	$4, X25
+	MOVW	X29, 284(X10)
+	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
+	MOVW	292(X11), X29
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	ADD	$4, X8
+	XOR	X15, X22
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	ADD	$4, X25
+	MOVW	X22, 288(X10)
+	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	MOVW	296(X11), X22
+	ADD	$4, X8
+	XOR	X14, X29
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	ADD	$4, X25
+	MOVW	X29, 292(X10)
+	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	MOVW	300(X11), X29
+	ADD	$4, X8
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	XOR	X30, X22
+	ADD	$4, X25
+	MOVW	X22, 296(X10)
+	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	MOVW	304(X11), X22
+	ADD	$4, X8
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	XOR	X28, X29
+	ADD	$4, X25
+	MOVW	X29, 300(X10)
+	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	MOVW	308(X11), X29
+	ADD	$4, X8
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	XOR	X12, X22
+	ADD	$4, X25
+	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
+	MOVW	X22, 304(X10)
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	MOVW	312(X11), X22
+	ADD	$4, X8
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	XOR	X7, X29
+	ADD	$4, X25
+	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
+	MOVW	X29, 308(X10)
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	ADD	$4, X8
+	MOVW	316(X11), X29
+	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
+	XOR	X5, X22
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	ADD	$4, X8
+	MOVW	X22, 312(X10)
+	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	XOR	X6, X29
+	ADD	$4, X8
+	MOVW	X29, 316(X10)
+	ADD	$320, X10
+	ADD	$320, X11
+	MOV	24(X2), X5
+	ADD	$-320, X5
+	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	ADDW	$5, X5
+	MOV	X5, 8(X2)
+	JMP	lanes_loop
+lanes_rest:
+	MOV	$128, X22
+	MOV	24(X2), X5
+	BLTU	X5, X22, L1
+	MOV	$192, X22
+	MOV	24(X2), X5
+	BLTU	X5, X22, rows
+	MOV	24(X2), X5
+	SRL	$6, X5, X25
+	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
+	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	MOVW	(X19), X24
+	MOVW	4(X19), X23
+	MOVW	8(X19), X21
+	MOVW	12(X19), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X16
+	MOVW	16(X13), X15
+	MOVW	20(X13), X14
+	MOVW	24(X13), X30
+	MOVW	28(X13), X28
+	MOV	8(X2), X5
+	MOVW	X5, X12
+	MOV	16(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	MOV	8(X2), X29
+	ADDW	X25, X29, X12
+	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
+	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
+	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
+	WORD	$0x5e0a44d7	// th.vmv.v.x v9, s4
+	WORD	$0x5e094957	// th.vmv.v.x v18, s2
+	WORD	$0x5e04c9d7	// th.vmv.v.x v19, s1
+	WORD	$0x5e08ca57	// th.vmv.v.x v20, a7
+	WORD	$0x5e084ad7	// th.vmv.v.x v21, a6
+	WORD	$0x5e07c557	// th.vmv.v.x v10, a5
+	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
+	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
+	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
+	MOV	8(X2), X29
+	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
+	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
+	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
+	WORD	$0x5e034857	// th.vmv.v.x v16, t1
+	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
+	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
+	MOV	$10, X29
+L33:
+	// four vector lanes interleaved with the scalar block
+	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
+	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
+	ADDW	X18, X24
+	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
+	XOR	X24, X12
+	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
+	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
+	ADDW	X12, X15
+	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
+	XOR	X15, X18
+	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
+	ADDW	X18, X24
+	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
+	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
+	XOR	X24, X12
+	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
+	ADDW	X12, X15
+	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
+	XOR	X15, X18
+	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
+	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
+	ADDW	X9, X23
+	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
+	XOR	X23, X7
+	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
+	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
+	ADDW	X7, X14
+	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
+	XOR	X14, X9
+	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
+	ADDW	X9, X23
+	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
+	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
+	XOR	X23, X7
+	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
+	ADDW	X7, X14
+	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
+	XOR	X14, X9
+	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
+	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
+	ADDW	X17, X21
+	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
+	XOR	X21, X5
+	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
+	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
+	ADDW	X5, X30
+	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
+	XOR	X30, X17
+	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
+	ADDW	X17, X21
+	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
+	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
+	XOR	X21, X5
+	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
+	ADDW	X5, X30
+	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
+	XOR	X30, X17
+	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
+	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
+	ADDW	X16, X20
+	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
+	XOR	X20, X6
+	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
+	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
+	ADDW	X6, X28
+	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
+	XOR	X28, X16
+	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
+	ADDW	X16, X20
+	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
+	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
+	XOR	X20, X6
+	WORD	$0xa7722957	// th.vmadd.vv v18, v4, v23
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
+	ADDW	X6, X28
+	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
+	XOR	X28, X16
+	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
+	ADDW	X9, X24
+	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
+	XOR	X24, X6
+	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
+	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
+	ADDW	X6, X30
+	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
+	XOR	X30, X9
+	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
+	ADDW	X9, X24
+	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
+	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
+	XOR	X24, X6
+	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
+	ADDW	X6, X30
+	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
+	XOR	X30, X9
+	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
+	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
+	ADDW	X17, X23
+	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
+	XOR	X23, X12
+	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
+	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
+	ADDW	X12, X28
+	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
+	XOR	X28, X17
+	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
+	ADDW	X17, X23
+	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
+	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
+	XOR	X23, X12
+	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
+	ADDW	X12, X28
+	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
+	XOR	X28, X17
+	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
+	ADDW	X16, X21
+	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
+	XOR	X21, X7
+	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
+	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
+	ADDW	X7, X15
+	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
+	XOR	X15, X16
+	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
+	ADDW	X16, X21
+	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
+	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
+	XOR	X21, X7
+	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
+	ADDW	X7, X15
+	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
+	XOR	X15, X16
+	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
+	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
+	ADDW	X18, X20
+	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
+	XOR	X20, X5
+	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
+	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
+	ADDW	X5, X14
+	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
+	XOR	X14, X18
+	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
+	ADDW	X18, X20
+	WORD	$0xa35cbcd7	// th.vsrl.vi v25, v21, 25
+	WORD	$0xa32cbd57	// th.vsrl.vi v26, v18, 25
+	XOR	X20, X5
+	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
+	ADDW	X5, X14
+	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
+	XOR	X14, X18
+	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	ADD	$-1, X29
+	BNEZ	X29, L33
+	// feed-forward: the scalar block and the lanes add the same state words
+	MOVW	(X19), X22
+	MOVW	4(X19), X29
+	ADDW	X22, X24
+	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
+	MOVW	8(X19), X22
+	ADDW	X29, X23
+	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
+	MOVW	12(X19), X29
+	ADDW	X22, X21
+	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
+	MOVW	(X13), X22
+	ADDW	X29, X20
+	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
+	MOVW	4(X13), X29
+	ADDW	X22, X18
+	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
+	MOVW	8(X13), X22
+	ADDW	X29, X9
+	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
+	MOVW	12(X13), X29
+	ADDW	X22, X17
+	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
+	MOVW	16(X13), X22
+	ADDW	X29, X16
+	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
+	MOVW	20(X13), X29
+	ADDW	X22, X15
+	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
+	MOVW	24(X13), X22
+	ADDW	X29, X14
+	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
+	MOVW	28(X13), X29
+	ADDW	X22, X30
+	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
+	MOV	8(X2), X13
+	MOVW	X13, X22
+	ADDW	X29, X28
+	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
+	MOV	16(X2), X29
+	MOVW	4(X29), X29
+	ADDW	X22, X12
+	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
+	MOV	16(X2), X13
+	MOVW	8(X13), X22
+	ADDW	X29, X7
+	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
+	MOV	16(X2), X29
+	MOVW	12(X29), X29
+	ADDW	X22, X5
+	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
+	ADDW	X29, X6
+	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
+	ADDW	X25, X12
+	// output: lane k's word i at 64k + 4i (strided by 64)
+	MOV	X11, X25
+	MOV	X10, X8
+	MOV	$64, X1
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	ADD	$4, X25
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	ADD	$4, X25
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	ADD	$4, X8
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	ADD	$4, X25
+	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	ADD	$4, X8
+	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	ADD	$4, X8
+	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	ADD	$4, X8
+	MOV	24(X2), X13
+	SRL	$6, X13, X25
+	SLL	$6, X25, X22
+	ADD	X22, X10
+	ADD	X22, X11
+	MOV	24(X2), X13
+	SUB	X22, X13
+	MOV	X13, 24(X2)
+	MOV	8(X2), X13
+	ADDW	X25, X13
+	MOV	X13, 8(X2)
+	MOV	24(X2), X13
+	BEQZ	X13, L59
+	JMP	L2
+L59:
+	JMP	L3
+rows:
+	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
+	WORD	$0x0250b557	// th.vadd.vi v10, v5, 1
+	WORD	$0x26a1b557	// th.vand.vi v10, v10, 3
+	WORD	$0x025135d7	// th.vadd.vi v11, v5, 2
+	WORD	$0x26b1b5d7	// th.vand.vi v11, v11, 3
+	WORD	$0x0251b657	// th.vadd.vi v12, v5, 3
+	WORD	$0x26c1b657	// th.vand.vi v12, v12, 3
+	WORD	$0x625038d7	// th.vmseq.vi v17, v5, 0
+	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
+	MOV	X19, X25
+	WORD	$0x120ce687	// th.vlw.v v13, (s9)
+	MOV	X13, X25
+	WORD	$0x120ce707	// th.vlw.v v14, (s9)
+	ADD	$16, X13, X25
+	WORD	$0x120ce787	// th.vlw.v v15, (s9)
+	MOV	16(X2), X5
+	MOV	X5, X25
+	WORD	$0x120ce807	// th.vlw.v v16, (s9)
+	WORD	$0x5e088057	// th.vmv.v.v v0, v17
+	MOV	8(X2), X5
+	WORD	$0x5d02c857	// th.vmerge.vxm v16, v16, t0, v0
+	WORD	$0x5e068357	// th.vmv.v.v v6, v13
+	WORD	$0x5e0703d7	// th.vmv.v.v v7, v14
+	WORD	$0x5e078457	// th.vmv.v.v v8, v15
+	WORD	$0x5e0804d7	// th.vmv.v.v v9, v16
+	// the scalar block is the second: counter ctr + 1
+	MOVW	(X19), X24
+	MOVW	4(X19), X23
+	MOVW	8(X19), X21
+	MOVW	12(X19), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X16
+	MOVW	16(X13), X15
+	MOVW	20(X13), X14
+	MOVW	24(X13), X30
+	MOVW	28(X13), X28
+	MOV	8(X2), X5
+	ADDW	$1, X5, X12
+	MOV	16(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	MOV	$10, X29
+L34:
+	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	WORD	$0xa2983957	// th.vsrl.vi v18, v9, 16
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	WORD	$0xa720a4d7	// th.vmadd.vv v9, v1, v18
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0xa27a3957	// th.vsrl.vi v18, v7, 20
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0xa72123d7	// th.vmadd.vv v7, v2, v18
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0xa29c3957	// th.vsrl.vi v18, v9, 24
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0xa721a4d7	// th.vmadd.vv v9, v3, v18
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0xa27cb957	// th.vsrl.vi v18, v7, 25
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	WORD	$0xa72223d7	// th.vmadd.vv v7, v4, v18
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x327509d7	// th.vrgather.vv v19, v7, v10
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x32858a57	// th.vrgather.vv v20, v8, v11
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x32960ad7	// th.vrgather.vv v21, v9, v12
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	WORD	$0xa3583957	// th.vsrl.vi v18, v21, 16
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	WORD	$0xa720aad7	// th.vmadd.vv v21, v1, v18
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0xa33a3957	// th.vsrl.vi v18, v19, 20
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0xa72129d7	// th.vmadd.vv v19, v2, v18
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0xa35c3957	// th.vsrl.vi v18, v21, 24
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0xa721aad7	// th.vmadd.vv v21, v3, v18
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0xa33cb957	// th.vsrl.vi v18, v19, 25
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	WORD	$0xa72229d7	// th.vmadd.vv v19, v4, v18
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x333603d7	// th.vrgather.vv v7, v19, v12
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x33458457	// th.vrgather.vv v8, v20, v11
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x335504d7	// th.vrgather.vv v9, v21, v10
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	ADD	$-1, X29
+	BNEZ	X29, L34
+	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
+	WORD	$0x02668357	// th.vadd.vv v6, v6, v13
+	WORD	$0x027703d7	// th.vadd.vv v7, v7, v14
+	WORD	$0x02878457	// th.vadd.vv v8, v8, v15
+	WORD	$0x029804d7	// th.vadd.vv v9, v9, v16
+	MOVW	(X19), X22
+	MOVW	4(X19), X29
+	ADDW	X22, X24
+	MOVW	8(X19), X22
+	ADDW	X29, X23
+	MOVW	12(X19), X29
+	ADDW	X22, X21
+	MOVW	(X13), X22
+	ADDW	X29, X20
+	MOVW	4(X13), X29
+	ADDW	X22, X18
+	MOVW	8(X13), X22
+	ADDW	X29, X9
+	MOVW	12(X13), X29
+	ADDW	X22, X17
+	MOVW	16(X13), X22
+	ADDW	X29, X16
+	MOVW	20(X13), X29
+	ADDW	X22, X15
+	MOVW	24(X13), X22
+	ADDW	X29, X14
+	MOVW	28(X13), X29
+	ADDW	X22, X30
+	MOV	8(X2), X22
+	ADDW	$1, X22
+	ADDW	X29, X28
+	MOV	16(X2), X29
+	MOVW	4(X29), X29
+	ADDW	X22, X12
+	MOV	16(X2), X22
+	MOVW	8(X22), X22
+	ADDW	X29, X7
+	MOV	16(X2), X29
+	MOVW	12(X29), X29
+	ADDW	X22, X5
+	ADDW	X29, X6
+	MOV	X11, X25
+	MOVW	64(X11), X22
+	MOVW	68(X11), X29
+	WORD	$0x120ce907	// th.vlw.v v18, (s9)
+	XOR	X24, X22
+	MOVW	X22, 64(X10)
+	ADD	$16, X11, X25
+	MOVW	72(X11), X22
+	XOR	X23, X29
+	MOVW	X29, 68(X10)
+	WORD	$0x120ce987	// th.vlw.v v19, (s9)
+	MOVW	76(X11), X29
+	XOR	X21, X22
+	ADD	$32, X11, X25
+	MOVW	X22, 72(X10)
+	MOVW	80(X11), X22
+	XOR	X20, X29
+	WORD	$0x120cea07	// th.vlw.v v20, (s9)
+	MOVW	X29, 76(X10)
+	MOVW	84(X11), X29
+	ADD	$48, X11, X25
+	XOR	X18, X22
+	MOVW	X22, 80(X10)
+	WORD	$0x120cea87	// th.vlw.v v21, (s9)
+	MOVW	88(X11), X22
+	XOR	X9, X29
+	MOVW	X29, 84(X10)
+	WORD	$0x2f230957	// th.vxor.vv v18, v18, v6
+	MOVW	92(X11), X29
+	XOR	X17, X22
+	MOV	X10, X8
+	MOVW	X22, 88(X10)
+	MOVW	96(X11), X22
+	XOR	X16, X29
+	WORD	$0x02046927	// th.vsw.v v18, (s0)
+	MOVW	X29, 92(X10)
+	MOVW	100(X11), X29
+	WORD	$0x2f3389d7	// th.vxor.vv v19, v19, v7
+	XOR	X15, X22
+	MOVW	X22, 96(X10)
+	ADD	$16, X10, X8
+	MOVW	104(X11), X22
+	XOR	X14, X29
+	MOVW	X29, 100(X10)
+	WORD	$0x020469a7	// th.vsw.v v19, (s0)
+	MOVW	108(X11), X29
+	XOR	X30, X22
+	WORD	$0x2f440a57	// th.vxor.vv v20, v20, v8
+	MOVW	X22, 104(X10)
+	MOVW	112(X11), X22
+	XOR	X28, X29
+	ADD	$32, X10, X8
+	MOVW	X29, 108(X10)
+	MOVW	116(X11), X29
+	WORD	$0x02046a27	// th.vsw.v v20, (s0)
+	XOR	X12, X22
+	MOVW	X22, 112(X10)
+	WORD	$0x2f548ad7	// th.vxor.vv v21, v21, v9
+	MOVW	120(X11), X22
+	XOR	X7, X29
+	MOVW	X29, 116(X10)
+	ADD	$48, X10, X8
+	MOVW	124(X11), X29
+	XOR	X5, X22
+	WORD	$0x02046aa7	// th.vsw.v v21, (s0)
+	MOVW	X22, 120(X10)
+	XOR	X6, X29
+	MOVW	X29, 124(X10)
+	ADD	$128, X10
+	ADD	$128, X11
+	MOV	24(X2), X5
+	ADD	$-128, X5
+	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	ADDW	$2, X5
+	MOV	X5, 8(X2)
+	JMP	L1
+L1:
+	MOV	24(X2), X5
+	BNEZ	X5, L60
+	JMP	L3
+L60:
+L35:
+	MOVW	(X19), X24
+	MOVW	4(X19), X23
+	MOVW	8(X19), X21
+	MOVW	12(X19), X20
+	MOVW	(X13), X18
+	MOVW	4(X13), X9
+	MOVW	8(X13), X17
+	MOVW	12(X13), X16
+	MOVW	16(X13), X15
+	MOVW	20(X13), X14
+	MOVW	24(X13), X30
+	MOVW	28(X13), X28
+	MOV	8(X2), X5
+	MOVW	X5, X12
+	MOV	16(X2), X6
+	MOVW	4(X6), X7
+	MOVW	8(X6), X5
+	MOVW	12(X6), X6
+	// double round 1 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// double round 2 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// double round 3 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// double round 4 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// double round 5 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// double round 6 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// double round 7 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// double round 8 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// double round 9 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// double round 10 of 10
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X24
+	XOR	X24, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X15
+	XOR	X15, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X23
+	XOR	X23, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X14
+	XOR	X14, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X21
+	XOR	X21, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X30
+	XOR	X30, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X20
+	XOR	X20, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X28
+	XOR	X28, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	ADDW	X9, X24
+	XOR	X24, X6
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	ADDW	X6, X30
+	XOR	X30, X9
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	ADDW	X17, X23
+	XOR	X23, X12
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	ADDW	X12, X28
+	XOR	X28, X17
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	ADDW	X16, X21
+	XOR	X21, X7
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	ADDW	X7, X15
+	XOR	X15, X16
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	ADDW	X18, X20
+	XOR	X20, X5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	ADDW	X5, X14
+	XOR	X14, X18
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	MOVW	(X19), X22
+	MOVW	4(X19), X29
+	ADDW	X22, X24
+	MOVW	8(X19), X22
+	ADDW	X29, X23
+	MOVW	12(X19), X29
+	ADDW	X22, X21
+	MOVW	(X13), X22
+	ADDW	X29, X20
+	MOVW	4(X13), X29
+	ADDW	X22, X18
+	MOVW	8(X13), X22
+	ADDW	X29, X9
+	MOVW	12(X13), X29
+	ADDW	X22, X17
+	MOVW	16(X13), X22
+	ADDW	X29, X16
+	MOVW	20(X13), X29
+	ADDW	X22, X15
+	MOVW	24(X13), X22
+	ADDW	X29, X14
+	MOVW	28(X13), X29
+	ADDW	X22, X30
+	MOV	8(X2), X22
+	MOVW	X22, X22
+	ADDW	X29, X28
+	MOV	16(X2), X29
+	MOVW	4(X29), X29
+	ADDW	X22, X12
+	MOV	16(X2), X22
+	MOVW	8(X22), X22
+	ADDW	X29, X7
+	MOV	16(X2), X29
+	MOVW	12(X29), X29
+	ADDW	X22, X5
+	ADDW	X29, X6
+	MOV	$64, X22
+	MOV	24(X2), X25
+	BLTU	X25, X22, L2
+	MOVW	(X11), X22
+	MOVW	4(X11), X29
+	XOR	X24, X22
+	MOVW	X22, (X10)
+	MOVW	8(X11), X22
+	XOR	X23, X29
+	MOVW	X29, 4(X10)
+	MOVW	12(X11), X29
+	XOR	X21, X22
+	MOVW	X22, 8(X10)
+	MOVW	16(X11), X22
+	XOR	X20, X29
+	MOVW	X29, 12(X10)
+	MOVW	20(X11), X29
+	XOR	X18, X22
+	MOVW	X22, 16(X10)
+	MOVW	24(X11), X22
+	XOR	X9, X29
+	MOVW	X29, 20(X10)
+	MOVW	28(X11), X29
+	XOR	X17, X22
+	MOVW	X22, 24(X10)
+	MOVW	32(X11), X22
+	XOR	X16, X29
+	MOVW	X29, 28(X10)
+	MOVW	36(X11), X29
+	XOR	X15, X22
+	MOVW	X22, 32(X10)
+	MOVW	40(X11), X22
+	XOR	X14, X29
+	MOVW	X29, 36(X10)
+	MOVW	44(X11), X29
+	XOR	X30, X22
+	MOVW	X22, 40(X10)
+	MOVW	48(X11), X22
+	XOR	X28, X29
+	MOVW	X29, 44(X10)
+	MOVW	52(X11), X29
+	XOR	X12, X22
+	MOVW	X22, 48(X10)
+	MOVW	56(X11), X22
+	XOR	X7, X29
+	MOVW	X29, 52(X10)
+	MOVW	60(X11), X29
+	XOR	X5, X22
+	MOVW	X22, 56(X10)
+	XOR	X6, X29
+	MOVW	X29, 60(X10)
+	ADD	$64, X10
+	ADD	$64, X11
+	MOV	24(X2), X5
+	ADD	$-64, X5
+	MOV	X5, 24(X2)
+	MOV	8(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 8(X2)
+	MOV	24(X2), X5
+	BEQZ	X5, L61
+	JMP	L35
+L61:
+	JMP	L3
+L2:
+	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L37
+	MOV	X24, X29
+	JMP	L38
+L37:
+	MOVW	(X11), X22
+	XOR	X24, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L39
+	MOV	X23, X29
+	JMP	L38
+L39:
+	MOVW	(X11), X22
+	XOR	X23, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L40
+	MOV	X21, X29
+	JMP	L38
+L40:
+	MOVW	(X11), X22
+	XOR	X21, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L41
+	MOV	X20, X29
+	JMP	L38
+L41:
+	MOVW	(X11), X22
+	XOR	X20, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L42
+	MOV	X18, X29
+	JMP	L38
+L42:
+	MOVW	(X11), X22
+	XOR	X18, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L43
+	MOV	X9, X29
+	JMP	L38
+L43:
+	MOVW	(X11), X22
+	XOR	X9, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L44
+	MOV	X17, X29
+	JMP	L38
+L44:
+	MOVW	(X11), X22
+	XOR	X17, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L45
+	MOV	X16, X29
+	JMP	L38
+L45:
+	MOVW	(X11), X22
+	XOR	X16, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L46
+	MOV	X15, X29
+	JMP	L38
+L46:
+	MOVW	(X11), X22
+	XOR	X15, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L47
+	MOV	X14, X29
+	JMP	L38
+L47:
+	MOVW	(X11), X22
+	XOR	X14, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X13
+	ADD	$-4, X13
+	MOV	X13, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X13
+	BGEU	X13, X22, L48
+	MOV	X30, X29
+	JMP	L38
+L48:
+	MOVW	(X11), X22
+	XOR	X30, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X30
+	ADD	$-4, X30
+	MOV	X30, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X30
+	BGEU	X30, X22, L49
+	MOV	X28, X29
+	JMP	L38
+L49:
+	MOVW	(X11), X22
+	XOR	X28, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X28
+	BGEU	X28, X22, L50
+	MOV	X12, X29
+	JMP	L38
+L50:
+	MOVW	(X11), X22
+	XOR	X12, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X28
+	ADD	$-4, X28
+	MOV	X28, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X28
+	BGEU	X28, X22, L51
+	MOV	X7, X29
+	JMP	L38
+L51:
+	MOVW	(X11), X22
+	XOR	X7, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X7
+	ADD	$-4, X7
+	MOV	X7, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X7
+	BGEU	X7, X22, L52
+	MOV	X5, X29
+	JMP	L38
+L52:
+	MOVW	(X11), X22
+	XOR	X5, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 24(X2)
+	MOV	$4, X22
+	MOV	24(X2), X5
+	BGEU	X5, X22, L53
+	MOV	X6, X29
+	JMP	L38
+L53:
+	MOVW	(X11), X22
+	XOR	X6, X22
+	MOVW	X22, (X10)
+	ADD	$4, X11
+	ADD	$4, X10
+	MOV	24(X2), X5
+	ADD	$-4, X5
+	MOV	X5, 24(X2)
+	// unreachable: len < 64 leaves at most 15 whole words
+L38:
+	MOV	24(X2), X5
+	BEQZ	X5, L54
+L55:
+	MOVBU	(X11), X22
+	XOR	X29, X22
+	MOVB	X22, (X10)
+	SRL	$8, X29
+	ADD	$1, X11
+	ADD	$1, X10
+	MOV	24(X2), X5
+	ADD	$-1, X5
+	MOV	X5, 24(X2)
+	BNEZ	X5, L55
+L54:
+	MOV	8(X2), X5
+	ADDW	$1, X5
+	MOV	X5, 8(X2)
+L3:
+	// return
+	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
+	WORD	$0x5e003057	// th.vmv.v.i v0, 0
+	WORD	$0x5e003457	// th.vmv.v.i v8, 0
+	WORD	$0x5e003857	// th.vmv.v.i v16, 0
+	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
 	MOV	X0, 8(X2)
 	MOV	$0, X5
 	MOV	$0, X6

@@ -115,110 +115,109 @@ TEXT ·poly1305Blocks32C906(SB), NOSPLIT, $0-28
 	MOVWU	48(X10), X12
 	MOVWU	40(X10), X13
 	MOVWU	44(X10), X14
-	MOVWU	(X10), X15
-	MOVWU	4(X10), X16
-	MOVWU	8(X10), X17
-	MOVWU	12(X10), X9
+	MOVWU	(X10), X9
+	MOVWU	4(X10), X15
+	MOVWU	8(X10), X16
+	MOVWU	12(X10), X17
 	MOVWU	16(X10), X21
 	AND	$3, X11, X18
 	BNEZ	X18, unaligned
 loop:
 	// m = the block's four little-endian words
-	MOVWU	(X11), X8
+	MOVWU	(X11), X23
 	MOVWU	4(X11), X24
 	MOVWU	8(X11), X25
 	MOVWU	12(X11), X22
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	SRL	$2, X21, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X15
-	AND	$3, X21, X23
-	ADD	X6, X23
-	SLL	$32, X23
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	ADD	X8, X15
-	SRL	$32, X15, X18
-	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
-	ADD	X24, X16
-	ADD	X18, X16
-	SRL	$32, X16, X18
-	WORD	$0x7c083c0b	// th.extu s8, a6, 31, 0
-	ADD	X25, X17
-	ADD	X18, X17
-	SRL	$32, X17, X18
-	WORD	$0x7c08bc8b	// th.extu s9, a7, 31, 0
-	ADD	X22, X9
 	ADD	X18, X9
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
 	ADD	X23, X9
-	SRL	$32, X9, X23
-	WORD	$0x7c04bb0b	// th.extu s6, s1, 31, 0
+	SRL	$32, X9, X18
+	ADD	X24, X15
+	ADD	X18, X15
+	SRL	$32, X15, X18
+	ADD	X25, X16
+	AND	$3, X21
+	ADD	X18, X16
+	ADD	X6, X21
+	SRL	$32, X16, X18
+	ADD	X22, X17
+	SLL	$32, X21
+	ADD	X18, X17
+	ADD	X21, X17
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
+	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
+	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
+	SRL	$32, X17, X25
+	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	MUL	X28, X9, X15
+	MUL	X29, X9, X16
+	MUL	X30, X9, X17
 	// (d, q) = h·r
-	MUL	X7, X21, X15
-	MUL	X28, X21, X16
-	MUL	X29, X21, X17
-	MUL	X30, X21, X9
-	WORD	$0x20ec178b	// th.mula a5, s8, a4
-	WORD	$0x207c180b	// th.mula a6, s8, t2
-	WORD	$0x21cc188b	// th.mula a7, s8, t3
-	WORD	$0x21dc148b	// th.mula s1, s8, t4
-	WORD	$0x20dc978b	// th.mula a5, s9, a3
-	WORD	$0x20ec980b	// th.mula a6, s9, a4
-	WORD	$0x207c988b	// th.mula a7, s9, t2
-	WORD	$0x21cc948b	// th.mula s1, s9, t3
-	WORD	$0x20cb178b	// th.mula a5, s6, a2
-	WORD	$0x20db180b	// th.mula a6, s6, a3
-	WORD	$0x20eb188b	// th.mula a7, s6, a4
-	WORD	$0x207b148b	// th.mula s1, s6, t2
-	MUL	X7, X23, X21
-	WORD	$0x20cb980b	// th.mula a6, s7, a2
-	WORD	$0x20db988b	// th.mula a7, s7, a3
-	WORD	$0x20eb948b	// th.mula s1, s7, a4
+	MUL	X7, X9
+	MUL	X7, X25, X21
+	WORD	$0x207b178b	// th.mula a5, s6, t2
+	WORD	$0x21cb180b	// th.mula a6, s6, t3
+	WORD	$0x21db188b	// th.mula a7, s6, t4
+	WORD	$0x20eb148b	// th.mula s1, s6, a4
+	WORD	$0x20eb978b	// th.mula a5, s7, a4
+	WORD	$0x207b980b	// th.mula a6, s7, t2
+	WORD	$0x21cb988b	// th.mula a7, s7, t3
+	WORD	$0x20db948b	// th.mula s1, s7, a3
+	WORD	$0x20dc178b	// th.mula a5, s8, a3
+	WORD	$0x20ec180b	// th.mula a6, s8, a4
+	WORD	$0x207c188b	// th.mula a7, s8, t2
+	WORD	$0x20cc148b	// th.mula s1, s8, a2
+	WORD	$0x20cc978b	// th.mula a5, s9, a2
+	WORD	$0x20dc980b	// th.mula a6, s9, a3
+	WORD	$0x20ec988b	// th.mula a7, s9, a4
 	ADD	$16, X11
 	BNE	X11, X5, loop
 tail:
 	// h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4
 	SRL	$2, X21, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
+	ADD	X18, X9
+	AND	$3, X21
+	SLL	$32, X21
+	SRL	$32, X9, X18
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
 	ADD	X18, X15
-	AND	$3, X21, X23
-	SLL	$32, X23
 	SRL	$32, X15, X18
-	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
+	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
 	ADD	X18, X16
 	SRL	$32, X16, X18
-	WORD	$0x7c083c0b	// th.extu s8, a6, 31, 0
+	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
 	ADD	X18, X17
-	SRL	$32, X17, X18
-	WORD	$0x7c08bc8b	// th.extu s9, a7, 31, 0
-	ADD	X18, X9
-	ADD	X23, X9
-	SRL	$32, X9, X23
-	WORD	$0x7c04bb0b	// th.extu s6, s1, 31, 0
-	SRL	$2, X23, X18
+	ADD	X21, X17
+	SRL	$32, X17, X25
+	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	SRL	$2, X25, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X21
-	AND	$3, X23
-	SLL	$32, X23
-	SRL	$32, X21, X18
-	WORD	$0x7c0aba8b	// th.extu s5, s5, 31, 0
-	ADD	X18, X24
-	SRL	$32, X24, X18
-	WORD	$0x7c0c3c0b	// th.extu s8, s8, 31, 0
-	ADD	X18, X25
-	SRL	$32, X25, X18
-	WORD	$0x7c0cbc8b	// th.extu s9, s9, 31, 0
+	ADD	X18, X9
+	AND	$3, X25, X21
+	SLL	$32, X21
+	SRL	$32, X9, X18
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
 	ADD	X18, X22
-	ADD	X23, X22
-	SRL	$32, X22, X23
+	SRL	$32, X22, X18
 	WORD	$0x7c0b3b0b	// th.extu s6, s6, 31, 0
-	MOVW	X21, (X10)
-	MOVW	X24, 4(X10)
-	MOVW	X25, 8(X10)
-	MOVW	X22, 12(X10)
-	MOV	X23, 16(X10)
+	ADD	X18, X23
+	SRL	$32, X23, X18
+	WORD	$0x7c0bbb8b	// th.extu s7, s7, 31, 0
+	ADD	X18, X24
+	ADD	X21, X24
+	SRL	$32, X24, X25
+	WORD	$0x7c0c3c0b	// th.extu s8, s8, 31, 0
+	MOVW	X9, (X10)
+	MOVW	X22, 4(X10)
+	MOVW	X23, 8(X10)
+	MOVW	X24, 12(X10)
+	MOV	X25, 16(X10)
 	// return
 	MOV	$0, X7
-	MOV	$0, X8
 	MOV	$0, X9
 	MOV	$0, X12
 	MOV	$0, X13
@@ -245,71 +244,70 @@ unaligned:
 	NEG	X19, X20
 loop_unaligned:
 	// m = the block's words, from aligned 64-bit loads
-	MOV	(X11), X8
+	MOV	(X11), X23
 	MOV	8(X11), X25
 	MOV	16(X11), X22
-	SRL	X19, X8
+	SRL	X19, X23
 	SLL	X20, X25, X24
-	OR	X24, X8
+	OR	X24, X23
 	SRL	X19, X25
 	SLL	X20, X22
 	OR	X22, X25
-	SRL	$32, X8, X24
+	SRL	$32, X23, X24
 	SRL	$32, X25, X22
-	WORD	$0x7c04340b	// th.extu s0, s0, 31, 0
+	WORD	$0x7c0bbb8b	// th.extu s7, s7, 31, 0
 	WORD	$0x7c0cbc8b	// th.extu s9, s9, 31, 0
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	SRL	$2, X21, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X15
-	AND	$3, X21, X23
-	ADD	X6, X23
-	SLL	$32, X23
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	ADD	X8, X15
-	SRL	$32, X15, X18
-	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
-	ADD	X24, X16
-	ADD	X18, X16
-	SRL	$32, X16, X18
-	WORD	$0x7c083c0b	// th.extu s8, a6, 31, 0
-	ADD	X25, X17
-	ADD	X18, X17
-	SRL	$32, X17, X18
-	WORD	$0x7c08bc8b	// th.extu s9, a7, 31, 0
-	ADD	X22, X9
 	ADD	X18, X9
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
 	ADD	X23, X9
-	SRL	$32, X9, X23
-	WORD	$0x7c04bb0b	// th.extu s6, s1, 31, 0
+	SRL	$32, X9, X18
+	ADD	X24, X15
+	ADD	X18, X15
+	SRL	$32, X15, X18
+	ADD	X25, X16
+	AND	$3, X21
+	ADD	X18, X16
+	ADD	X6, X21
+	SRL	$32, X16, X18
+	ADD	X22, X17
+	SLL	$32, X21
+	ADD	X18, X17
+	ADD	X21, X17
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
+	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
+	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
+	SRL	$32, X17, X25
+	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	MUL	X28, X9, X15
+	MUL	X29, X9, X16
+	MUL	X30, X9, X17
 	// (d, q) = h·r
-	MUL	X7, X21, X15
-	MUL	X28, X21, X16
-	MUL	X29, X21, X17
-	MUL	X30, X21, X9
-	WORD	$0x20ec178b	// th.mula a5, s8, a4
-	WORD	$0x207c180b	// th.mula a6, s8, t2
-	WORD	$0x21cc188b	// th.mula a7, s8, t3
-	WORD	$0x21dc148b	// th.mula s1, s8, t4
-	WORD	$0x20dc978b	// th.mula a5, s9, a3
-	WORD	$0x20ec980b	// th.mula a6, s9, a4
-	WORD	$0x207c988b	// th.mula a7, s9, t2
-	WORD	$0x21cc948b	// th.mula s1, s9, t3
-	WORD	$0x20cb178b	// th.mula a5, s6, a2
-	WORD	$0x20db180b	// th.mula a6, s6, a3
-	WORD	$0x20eb188b	// th.mula a7, s6, a4
-	WORD	$0x207b148b	// th.mula s1, s6, t2
-	MUL	X7, X23, X21
-	WORD	$0x20cb980b	// th.mula a6, s7, a2
-	WORD	$0x20db988b	// th.mula a7, s7, a3
-	WORD	$0x20eb948b	// th.mula s1, s7, a4
+	MUL	X7, X9
+	MUL	X7, X25, X21
+	WORD	$0x207b178b	// th.mula a5, s6, t2
+	WORD	$0x21cb180b	// th.mula a6, s6, t3
+	WORD	$0x21db188b	// th.mula a7, s6, t4
+	WORD	$0x20eb148b	// th.mula s1, s6, a4
+	WORD	$0x20eb978b	// th.mula a5, s7, a4
+	WORD	$0x207b980b	// th.mula a6, s7, t2
+	WORD	$0x21cb988b	// th.mula a7, s7, t3
+	WORD	$0x20db948b	// th.mula s1, s7, a3
+	WORD	$0x20dc178b	// th.mula a5, s8, a3
+	WORD	$0x20ec180b	// th.mula a6, s8, a4
+	WORD	$0x207c188b	// th.mula a7, s8, t2
+	WORD	$0x20cc148b	// th.mula s1, s8, a2
+	WORD	$0x20cc978b	// th.mula a5, s9, a2
+	WORD	$0x20dc980b	// th.mula a6, s9, a3
+	WORD	$0x20ec988b	// th.mula a7, s9, a4
 	ADD	$16, X11
 	BNE	X11, X5, loop_unaligned
 	JMP	tail
 nothing:
 	// return
 	MOV	$0, X7
-	MOV	$0, X8
 	MOV	$0, X9
 	MOV	$0, X12
 	MOV	$0, X13

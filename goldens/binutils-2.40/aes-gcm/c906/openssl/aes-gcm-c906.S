@@ -1316,11 +1316,11 @@ aes_gcm_encrypt_c906:
 	ld         	a5, 232(t5)
 	.word	0x96a02c57	# th.vmul.vv v24, v10, v0
 	slli       	s5, s5, 32
-	slli       	s8, s8, 32
 	xor        	a6, a6, a4
-	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
-	xor        	a7, a7, a5
 	xor        	a6, a6, s5
+	.word	0x2f6d0b57	# th.vxor.vv v22, v22, v26
+	slli       	s8, s8, 32
+	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	.word	0xb6482c57	# th.vmacc.vv v24, v16, v4
 	# out[0] = in[0] ^ keystream
@@ -1912,11 +1912,11 @@ aes_gcm_encrypt_c906:
 	ld         	a5, 232(t5)
 	.word	0x92802b57	# th.vmulhu.vv v22, v8, v0
 	slli       	s5, s5, 32
-	slli       	s8, s8, 32
 	xor        	a6, a6, a4
-	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
-	xor        	a7, a7, a5
 	xor        	a6, a6, s5
+	.word	0xb6652a57	# th.vmacc.vv v20, v10, v6
+	slli       	s8, s8, 32
+	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	.word	0x92a32d57	# th.vmulhu.vv v26, v10, v6
 	# out[1] = in[1] ^ keystream
@@ -2506,11 +2506,11 @@ aes_gcm_encrypt_c906:
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	slli       	s8, s8, 32
 	xor        	a6, a6, a4
-	xor        	a7, a7, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	a6, a6, s5
+	slli       	s8, s8, 32
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[2] = in[2] ^ keystream
 	ld         	a4, 1912(sp)
@@ -3103,11 +3103,11 @@ aes_gcm_encrypt_c906:
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
 	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
-	slli       	s8, s8, 32
 	xor        	a6, a6, a4
-	xor        	a7, a7, a5
-	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
 	xor        	a6, a6, s5
+	slli       	s8, s8, 32
+	.word	0x2aeb0757	# th.vor.vv v14, v14, v22
+	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[3] = in[3] ^ keystream
 	ld         	a4, 1912(sp)
@@ -3700,11 +3700,11 @@ aes_gcm_encrypt_c906:
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
 	.word	0x27664b57	# th.vand.vx v22, v22, a2
-	slli       	s8, s8, 32
 	xor        	a6, a6, a4
-	xor        	a7, a7, a5
-	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
 	xor        	a6, a6, s5
+	slli       	s8, s8, 32
+	.word	0x2b2a0957	# th.vor.vv v18, v18, v20
+	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[4] = in[4] ^ keystream
 	ld         	a4, 1912(sp)
@@ -4189,10 +4189,10 @@ aes_gcm_encrypt_c906:
 	ld         	a4, 224(t5)
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	slli       	s8, s8, 32
 	xor        	a6, a6, a4
-	xor        	a7, a7, a5
 	xor        	a6, a6, s5
+	slli       	s8, s8, 32
+	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[5] = in[5] ^ keystream
 	ld         	a5, 1912(sp)
@@ -4630,10 +4630,10 @@ aes_gcm_encrypt_c906:
 	ld         	a4, 224(t5)
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	slli       	s8, s8, 32
 	xor        	a6, a6, a4
-	xor        	a7, a7, a5
 	xor        	a6, a6, s5
+	slli       	s8, s8, 32
+	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[6] = in[6] ^ keystream
 	ld         	a5, 1912(sp)
@@ -5071,10 +5071,10 @@ aes_gcm_encrypt_c906:
 	ld         	a4, 224(t5)
 	ld         	a5, 232(t5)
 	slli       	s5, s5, 32
-	slli       	s8, s8, 32
 	xor        	a6, a6, a4
-	xor        	a7, a7, a5
 	xor        	a6, a6, s5
+	slli       	s8, s8, 32
+	xor        	a7, a7, a5
 	xor        	a7, a7, s8
 	# out[7] = in[7] ^ keystream
 	ld         	a5, 1912(sp)
@@ -8131,11 +8131,11 @@ aes_gcm_decrypt_c906:
 	ld         	a6, 232(t5)
 	slli       	s10, s10, 32
 	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	slli       	s6, s6, 32
 	xor        	a7, a7, a5
-	xor        	s1, s1, a6
-	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
 	xor        	a7, a7, s10
+	slli       	s6, s6, 32
+	.word	0x92a22a57	# th.vmulhu.vv v20, v10, v4
+	xor        	s1, s1, a6
 	xor        	s1, s1, s6
 	# out[0] = in[0] ^ keystream
 	ld         	a5, 0(a0)
@@ -8726,11 +8726,11 @@ aes_gcm_decrypt_c906:
 	ld         	a6, 232(t5)
 	slli       	s10, s10, 32
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
-	slli       	s6, s6, 32
 	xor        	a7, a7, a5
-	xor        	s1, s1, a6
-	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
 	xor        	a7, a7, s10
+	slli       	s6, s6, 32
+	.word	0x92822a57	# th.vmulhu.vv v20, v8, v4
+	xor        	s1, s1, a6
 	xor        	s1, s1, s6
 	# out[1] = in[1] ^ keystream
 	ld         	a5, 16(a0)
@@ -9319,10 +9319,10 @@ aes_gcm_decrypt_c906:
 	ld         	a6, 232(t5)
 	slli       	s10, s10, 32
 	.word	0x320020d7	# th.vext.x.v ra, v0, zero
-	slli       	s6, s6, 32
 	xor        	a7, a7, a5
-	xor        	s1, s1, a6
 	xor        	a7, a7, s10
+	slli       	s6, s6, 32
+	xor        	s1, s1, a6
 	.word	0x32202d57	# th.vext.x.v s10, v2, zero
 	# piece 5: a[k] = operand & m[k]; b[j] = the key's classes (one segment load)
 	addi       	s8, sp, 1440
@@ -9918,11 +9918,11 @@ aes_gcm_decrypt_c906:
 	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
 	ld         	a6, 232(t5)
 	slli       	s10, s10, 32
-	slli       	s6, s6, 32
-	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	xor        	a7, a7, a5
-	xor        	s1, s1, a6
+	.word	0x92e22a57	# th.vmulhu.vv v20, v14, v4
 	xor        	a7, a7, s10
+	slli       	s6, s6, 32
+	xor        	s1, s1, a6
 	.word	0x2f0d0857	# th.vxor.vv v16, v16, v26
 	xor        	s1, s1, s6
 	# out[3] = in[3] ^ keystream
@@ -10513,11 +10513,11 @@ aes_gcm_decrypt_c906:
 	.word	0x92c22957	# th.vmulhu.vv v18, v12, v4
 	ld         	a6, 232(t5)
 	slli       	s10, s10, 32
-	slli       	s6, s6, 32
-	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	xor        	a7, a7, a5
-	xor        	s1, s1, a6
+	.word	0xb6652857	# th.vmacc.vv v16, v10, v6
 	xor        	a7, a7, s10
+	slli       	s6, s6, 32
+	xor        	s1, s1, a6
 	.word	0x92e12a57	# th.vmulhu.vv v20, v14, v2
 	xor        	s1, s1, s6
 	# out[4] = in[4] ^ keystream
@@ -10995,10 +10995,10 @@ aes_gcm_decrypt_c906:
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
 	slli       	s10, s10, 32
-	slli       	s6, s6, 32
 	xor        	a7, a7, a5
-	xor        	s1, s1, a6
 	xor        	a7, a7, s10
+	slli       	s6, s6, 32
+	xor        	s1, s1, a6
 	xor        	s1, s1, s6
 	# out[5] = in[5] ^ keystream
 	ld         	a5, 80(a0)
@@ -11435,10 +11435,10 @@ aes_gcm_decrypt_c906:
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
 	slli       	s10, s10, 32
-	slli       	s6, s6, 32
 	xor        	a7, a7, a5
-	xor        	s1, s1, a6
 	xor        	a7, a7, s10
+	slli       	s6, s6, 32
+	xor        	s1, s1, a6
 	xor        	s1, s1, s6
 	# out[6] = in[6] ^ keystream
 	ld         	a5, 96(a0)
@@ -11875,10 +11875,10 @@ aes_gcm_decrypt_c906:
 	ld         	a5, 224(t5)
 	ld         	a6, 232(t5)
 	slli       	s10, s10, 32
-	slli       	s6, s6, 32
 	xor        	a7, a7, a5
-	xor        	s1, s1, a6
 	xor        	a7, a7, s10
+	slli       	s6, s6, 32
+	xor        	s1, s1, a6
 	xor        	s1, s1, s6
 	# out[7] = in[7] ^ keystream
 	ld         	a5, 112(a0)

@@ -1448,10 +1448,10 @@ AES_encrypt_rv64gc:
 	slli       	t0, t0, 32
 	or         	t3, t3, t0
 	slli       	a3, a3, 32
-	slli       	a5, a5, 32
 	xor        	a0, a0, t2
-	xor        	a4, a4, t3
 	xor        	a0, a0, a3
+	slli       	a5, a5, 32
+	xor        	a4, a4, t3
 	xor        	a4, a4, a5
 	andi       	t2, a1, 7
 	bne        	t2, zero, .LAES_encrypt_rv64gc_out_unaligned
@@ -2947,10 +2947,10 @@ AES_decrypt_rv64gc:
 	slli       	t0, t0, 32
 	or         	t3, t3, t0
 	slli       	a3, a3, 32
-	slli       	a5, a5, 32
 	xor        	a0, a0, t2
-	xor        	a4, a4, t3
 	xor        	a0, a0, a3
+	slli       	a5, a5, 32
+	xor        	a4, a4, t3
 	xor        	a4, a4, a5
 	andi       	t2, a1, 7
 	bne        	t2, zero, .LAES_decrypt_rv64gc_out_unaligned
@@ -4419,10 +4419,10 @@ AES_ctr32_encrypt_rv64gc:
 	slli       	s7, s7, 32
 	or         	s9, s9, s7
 	slli       	s0, s0, 32
-	slli       	ra, ra, 32
 	xor        	s10, s10, s8
-	xor        	s11, s11, s9
 	xor        	s10, s10, s0
+	slli       	ra, ra, 32
+	xor        	s11, s11, s9
 	xor        	s11, s11, ra
 	# out = in ^ keystream
 	andi       	s4, a0, 7

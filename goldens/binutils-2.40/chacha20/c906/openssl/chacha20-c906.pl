@@ -56,2603 +56,14 @@ ChaCha20_ctr32_c906:
 	auipc      	t0, %pcrel_hi(kgen_chacha_c906_sigma)
 	addi       	t0, t0, %pcrel_lo(.LChaCha20_ctr32_c906_0)
 	lw         	t1, 0(a4)
-	# short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s9, zero, 128
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_55
-	jal        	zero, .LChaCha20_ctr32_c906_4
-.LChaCha20_ctr32_c906_55:
-	or         	s9, a0, a1
-	andi       	s9, s9, 3
-	beq        	s9, zero, .LChaCha20_ctr32_c906_56
-	jal        	zero, .LChaCha20_ctr32_c906_4
-.LChaCha20_ctr32_c906_56:
-	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	addi       	s11, zero, 4
-	.word	0x008df057	# th.vsetvli zero, s11, e32, m1, d1
-	lui        	s9, 16
-	.word	0x5e0cc457	# th.vmv.v.x v8, s9
-	lui        	s9, 1
-	.word	0x5e0cc4d7	# th.vmv.v.x v9, s9
-	addi       	s9, zero, 256
-	.word	0x5e0cc557	# th.vmv.v.x v10, s9
-	addi       	s9, zero, 128
-	.word	0x5e0cc5d7	# th.vmv.v.x v11, s9
-	.word	0x5a08acd7	# th.vid.v v25
-.LChaCha20_ctr32_c906_lanes_loop:
-	addi       	s9, zero, 320
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_lanes_rest
-	addi       	s11, zero, 4
-	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 0
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	addw       	s5, t1, s11
-	.word	0x5e03c657	# th.vmv.v.x v12, t2
-	.word	0x5e0e46d7	# th.vmv.v.x v13, t3
-	.word	0x5e0ec757	# th.vmv.v.x v14, t4
-	.word	0x5e0f47d7	# th.vmv.v.x v15, t5
-	.word	0x5e0fc857	# th.vmv.v.x v16, t6
-	.word	0x5e07c8d7	# th.vmv.v.x v17, a5
-	.word	0x5e084957	# th.vmv.v.x v18, a6
-	.word	0x5e08c9d7	# th.vmv.v.x v19, a7
-	.word	0x5e04c0d7	# th.vmv.v.x v1, s1
-	.word	0x5e094157	# th.vmv.v.x v2, s2
-	.word	0x5e09c1d7	# th.vmv.v.x v3, s3
-	.word	0x5e0a4a57	# th.vmv.v.x v20, s4
-	.word	0x5e034257	# th.vmv.v.x v4, t1
-	.word	0x5e0b42d7	# th.vmv.v.x v5, s6
-	.word	0x5e0bc357	# th.vmv.v.x v6, s7
-	.word	0x5e0c43d7	# th.vmv.v.x v7, s8
-	.word	0x024c8257	# th.vadd.vv v4, v4, v25
-	.word	0x5e020d57	# th.vmv.v.v v26, v4
-	addi       	s9, zero, 10
-.LChaCha20_ctr32_c906_dr:
-	# four vector lanes interleaved with the scalar block
-	.word	0x02c80657	# th.vadd.vv v12, v12, v16
-	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x02e90757	# th.vadd.vv v14, v14, v18
-	addw       	t2, t2, t6
-	.word	0x02f987d7	# th.vadd.vv v15, v15, v19
-	xor        	s5, s5, t2
-	.word	0x2e460257	# th.vxor.vv v4, v4, v12
-	th.srriw   	s5, s5, 16
-	.word	0x2e5682d7	# th.vxor.vv v5, v5, v13
-	.word	0x2e670357	# th.vxor.vv v6, v6, v14
-	addw       	s1, s1, s5
-	.word	0x2e7783d7	# th.vxor.vv v7, v7, v15
-	xor        	t6, t6, s1
-	.word	0xa2483ad7	# th.vsrl.vi v21, v4, 16
-	th.srriw   	t6, t6, 20
-	.word	0xa2583b57	# th.vsrl.vi v22, v5, 16
-	addw       	t2, t2, t6
-	.word	0xa2683bd7	# th.vsrl.vi v23, v6, 16
-	.word	0xa2783c57	# th.vsrl.vi v24, v7, 16
-	xor        	s5, s5, t2
-	.word	0xa7542257	# th.vmadd.vv v4, v8, v21
-	th.srriw   	s5, s5, 24
-	.word	0xa76422d7	# th.vmadd.vv v5, v8, v22
-	addw       	s1, s1, s5
-	.word	0xa7742357	# th.vmadd.vv v6, v8, v23
-	xor        	t6, t6, s1
-	.word	0xa78423d7	# th.vmadd.vv v7, v8, v24
-	th.srriw   	t6, t6, 25
-	.word	0x021200d7	# th.vadd.vv v1, v1, v4
-	.word	0x02228157	# th.vadd.vv v2, v2, v5
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x023301d7	# th.vadd.vv v3, v3, v6
-	addw       	t3, t3, a5
-	.word	0x03438a57	# th.vadd.vv v20, v20, v7
-	xor        	s6, s6, t3
-	.word	0x2f008857	# th.vxor.vv v16, v16, v1
-	th.srriw   	s6, s6, 16
-	.word	0x2f1108d7	# th.vxor.vv v17, v17, v2
-	.word	0x2f218957	# th.vxor.vv v18, v18, v3
-	addw       	s2, s2, s6
-	.word	0x2f3a09d7	# th.vxor.vv v19, v19, v20
-	xor        	a5, a5, s2
-	.word	0xa30a3ad7	# th.vsrl.vi v21, v16, 20
-	th.srriw   	a5, a5, 20
-	.word	0xa31a3b57	# th.vsrl.vi v22, v17, 20
-	addw       	t3, t3, a5
-	.word	0xa32a3bd7	# th.vsrl.vi v23, v18, 20
-	.word	0xa33a3c57	# th.vsrl.vi v24, v19, 20
-	xor        	s6, s6, t3
-	.word	0xa754a857	# th.vmadd.vv v16, v9, v21
-	th.srriw   	s6, s6, 24
-	.word	0xa764a8d7	# th.vmadd.vv v17, v9, v22
-	addw       	s2, s2, s6
-	.word	0xa774a957	# th.vmadd.vv v18, v9, v23
-	xor        	a5, a5, s2
-	.word	0xa784a9d7	# th.vmadd.vv v19, v9, v24
-	th.srriw   	a5, a5, 25
-	.word	0x02c80657	# th.vadd.vv v12, v12, v16
-	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x02e90757	# th.vadd.vv v14, v14, v18
-	addw       	t4, t4, a6
-	.word	0x02f987d7	# th.vadd.vv v15, v15, v19
-	xor        	s7, s7, t4
-	.word	0x2e460257	# th.vxor.vv v4, v4, v12
-	th.srriw   	s7, s7, 16
-	.word	0x2e5682d7	# th.vxor.vv v5, v5, v13
-	.word	0x2e670357	# th.vxor.vv v6, v6, v14
-	addw       	s3, s3, s7
-	.word	0x2e7783d7	# th.vxor.vv v7, v7, v15
-	xor        	a6, a6, s3
-	.word	0xa24c3ad7	# th.vsrl.vi v21, v4, 24
-	th.srriw   	a6, a6, 20
-	.word	0xa25c3b57	# th.vsrl.vi v22, v5, 24
-	addw       	t4, t4, a6
-	.word	0xa26c3bd7	# th.vsrl.vi v23, v6, 24
-	.word	0xa27c3c57	# th.vsrl.vi v24, v7, 24
-	xor        	s7, s7, t4
-	.word	0xa7552257	# th.vmadd.vv v4, v10, v21
-	th.srriw   	s7, s7, 24
-	.word	0xa76522d7	# th.vmadd.vv v5, v10, v22
-	addw       	s3, s3, s7
-	.word	0xa7752357	# th.vmadd.vv v6, v10, v23
-	xor        	a6, a6, s3
-	.word	0xa78523d7	# th.vmadd.vv v7, v10, v24
-	th.srriw   	a6, a6, 25
-	.word	0x021200d7	# th.vadd.vv v1, v1, v4
-	.word	0x02228157	# th.vadd.vv v2, v2, v5
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x023301d7	# th.vadd.vv v3, v3, v6
-	addw       	t5, t5, a7
-	.word	0x03438a57	# th.vadd.vv v20, v20, v7
-	xor        	s8, s8, t5
-	.word	0x2f008857	# th.vxor.vv v16, v16, v1
-	th.srriw   	s8, s8, 16
-	.word	0x2f1108d7	# th.vxor.vv v17, v17, v2
-	.word	0x2f218957	# th.vxor.vv v18, v18, v3
-	addw       	s4, s4, s8
-	.word	0x2f3a09d7	# th.vxor.vv v19, v19, v20
-	xor        	a7, a7, s4
-	.word	0xa30cbad7	# th.vsrl.vi v21, v16, 25
-	th.srriw   	a7, a7, 20
-	.word	0xa31cbb57	# th.vsrl.vi v22, v17, 25
-	addw       	t5, t5, a7
-	.word	0xa32cbbd7	# th.vsrl.vi v23, v18, 25
-	.word	0xa33cbc57	# th.vsrl.vi v24, v19, 25
-	xor        	s8, s8, t5
-	.word	0xa755a857	# th.vmadd.vv v16, v11, v21
-	th.srriw   	s8, s8, 24
-	.word	0xa765a8d7	# th.vmadd.vv v17, v11, v22
-	addw       	s4, s4, s8
-	.word	0xa775a957	# th.vmadd.vv v18, v11, v23
-	xor        	a7, a7, s4
-	.word	0xa785a9d7	# th.vmadd.vv v19, v11, v24
-	th.srriw   	a7, a7, 25
-	.word	0x02c88657	# th.vadd.vv v12, v12, v17
-	.word	0x02d906d7	# th.vadd.vv v13, v13, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x02e98757	# th.vadd.vv v14, v14, v19
-	addw       	t2, t2, a5
-	.word	0x02f807d7	# th.vadd.vv v15, v15, v16
-	xor        	s8, s8, t2
-	.word	0x2e7603d7	# th.vxor.vv v7, v7, v12
-	th.srriw   	s8, s8, 16
-	.word	0x2e468257	# th.vxor.vv v4, v4, v13
-	.word	0x2e5702d7	# th.vxor.vv v5, v5, v14
-	addw       	s3, s3, s8
-	.word	0x2e678357	# th.vxor.vv v6, v6, v15
-	xor        	a5, a5, s3
-	.word	0xa2783ad7	# th.vsrl.vi v21, v7, 16
-	th.srriw   	a5, a5, 20
-	.word	0xa2483b57	# th.vsrl.vi v22, v4, 16
-	addw       	t2, t2, a5
-	.word	0xa2583bd7	# th.vsrl.vi v23, v5, 16
-	.word	0xa2683c57	# th.vsrl.vi v24, v6, 16
-	xor        	s8, s8, t2
-	.word	0xa75423d7	# th.vmadd.vv v7, v8, v21
-	th.srriw   	s8, s8, 24
-	.word	0xa7642257	# th.vmadd.vv v4, v8, v22
-	addw       	s3, s3, s8
-	.word	0xa77422d7	# th.vmadd.vv v5, v8, v23
-	xor        	a5, a5, s3
-	.word	0xa7842357	# th.vmadd.vv v6, v8, v24
-	th.srriw   	a5, a5, 25
-	.word	0x023381d7	# th.vadd.vv v3, v3, v7
-	.word	0x03420a57	# th.vadd.vv v20, v20, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x021280d7	# th.vadd.vv v1, v1, v5
-	addw       	t3, t3, a6
-	.word	0x02230157	# th.vadd.vv v2, v2, v6
-	xor        	s5, s5, t3
-	.word	0x2f1188d7	# th.vxor.vv v17, v17, v3
-	th.srriw   	s5, s5, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	.word	0x2f3089d7	# th.vxor.vv v19, v19, v1
-	addw       	s4, s4, s5
-	.word	0x2f010857	# th.vxor.vv v16, v16, v2
-	xor        	a6, a6, s4
-	.word	0xa31a3ad7	# th.vsrl.vi v21, v17, 20
-	th.srriw   	a6, a6, 20
-	.word	0xa32a3b57	# th.vsrl.vi v22, v18, 20
-	addw       	t3, t3, a6
-	.word	0xa33a3bd7	# th.vsrl.vi v23, v19, 20
-	.word	0xa30a3c57	# th.vsrl.vi v24, v16, 20
-	xor        	s5, s5, t3
-	.word	0xa754a8d7	# th.vmadd.vv v17, v9, v21
-	th.srriw   	s5, s5, 24
-	.word	0xa764a957	# th.vmadd.vv v18, v9, v22
-	addw       	s4, s4, s5
-	.word	0xa774a9d7	# th.vmadd.vv v19, v9, v23
-	xor        	a6, a6, s4
-	.word	0xa784a857	# th.vmadd.vv v16, v9, v24
-	th.srriw   	a6, a6, 25
-	.word	0x02c88657	# th.vadd.vv v12, v12, v17
-	.word	0x02d906d7	# th.vadd.vv v13, v13, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x02e98757	# th.vadd.vv v14, v14, v19
-	addw       	t4, t4, a7
-	.word	0x02f807d7	# th.vadd.vv v15, v15, v16
-	xor        	s6, s6, t4
-	.word	0x2e7603d7	# th.vxor.vv v7, v7, v12
-	th.srriw   	s6, s6, 16
-	.word	0x2e468257	# th.vxor.vv v4, v4, v13
-	.word	0x2e5702d7	# th.vxor.vv v5, v5, v14
-	addw       	s1, s1, s6
-	.word	0x2e678357	# th.vxor.vv v6, v6, v15
-	xor        	a7, a7, s1
-	.word	0xa27c3ad7	# th.vsrl.vi v21, v7, 24
-	th.srriw   	a7, a7, 20
-	.word	0xa24c3b57	# th.vsrl.vi v22, v4, 24
-	addw       	t4, t4, a7
-	.word	0xa25c3bd7	# th.vsrl.vi v23, v5, 24
-	.word	0xa26c3c57	# th.vsrl.vi v24, v6, 24
-	xor        	s6, s6, t4
-	.word	0xa75523d7	# th.vmadd.vv v7, v10, v21
-	th.srriw   	s6, s6, 24
-	.word	0xa7652257	# th.vmadd.vv v4, v10, v22
-	addw       	s1, s1, s6
-	.word	0xa77522d7	# th.vmadd.vv v5, v10, v23
-	xor        	a7, a7, s1
-	.word	0xa7852357	# th.vmadd.vv v6, v10, v24
-	th.srriw   	a7, a7, 25
-	.word	0x023381d7	# th.vadd.vv v3, v3, v7
-	.word	0x03420a57	# th.vadd.vv v20, v20, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x021280d7	# th.vadd.vv v1, v1, v5
-	addw       	t5, t5, t6
-	.word	0x02230157	# th.vadd.vv v2, v2, v6
-	xor        	s7, s7, t5
-	.word	0x2f1188d7	# th.vxor.vv v17, v17, v3
-	th.srriw   	s7, s7, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	.word	0x2f3089d7	# th.vxor.vv v19, v19, v1
-	addw       	s2, s2, s7
-	.word	0x2f010857	# th.vxor.vv v16, v16, v2
-	xor        	t6, t6, s2
-	.word	0xa31cbad7	# th.vsrl.vi v21, v17, 25
-	th.srriw   	t6, t6, 20
-	.word	0xa32cbb57	# th.vsrl.vi v22, v18, 25
-	addw       	t5, t5, t6
-	.word	0xa33cbbd7	# th.vsrl.vi v23, v19, 25
-	.word	0xa30cbc57	# th.vsrl.vi v24, v16, 25
-	xor        	s7, s7, t5
-	.word	0xa755a8d7	# th.vmadd.vv v17, v11, v21
-	th.srriw   	s7, s7, 24
-	.word	0xa765a957	# th.vmadd.vv v18, v11, v22
-	addw       	s2, s2, s7
-	.word	0xa775a9d7	# th.vmadd.vv v19, v11, v23
-	xor        	t6, t6, s2
-	.word	0xa785a857	# th.vmadd.vv v16, v11, v24
-	th.srriw   	t6, t6, 25
-	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_c906_dr
-	# feed-forward: the scalar block and the lanes add the same state words
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	.word	0x02ccc657	# th.vadd.vx v12, v12, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	.word	0x02dd46d7	# th.vadd.vx v13, v13, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	.word	0x02ecc757	# th.vadd.vx v14, v14, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	.word	0x02fd47d7	# th.vadd.vx v15, v15, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	.word	0x030cc857	# th.vadd.vx v16, v16, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	.word	0x031d48d7	# th.vadd.vx v17, v17, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	.word	0x032cc957	# th.vadd.vx v18, v18, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	.word	0x033d49d7	# th.vadd.vx v19, v19, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	.word	0x021cc0d7	# th.vadd.vx v1, v1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	.word	0x022d4157	# th.vadd.vx v2, v2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	.word	0x023cc1d7	# th.vadd.vx v3, v3, s9
-	addiw      	s9, t1, 0
-	addw       	s4, s4, s10
-	.word	0x034d4a57	# th.vadd.vx v20, v20, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	.word	0x024d0257	# th.vadd.vv v4, v4, v26
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	.word	0x025d42d7	# th.vadd.vx v5, v5, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	.word	0x026cc357	# th.vadd.vx v6, v6, s9
-	addw       	s8, s8, s10
-	.word	0x027d43d7	# th.vadd.vx v7, v7, s10
-	addw       	s5, s5, s11
-	# output: lane k's word i at 64k + 4i (strided by 64)
-	# ... interleaved with the scalar block's, bytes 256..320
-	addi       	s11, a1, 0
-	addi       	s0, a0, 0
-	lw         	s9, 256(a1)
-	addi       	ra, zero, 64
-	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
-	lw         	s10, 260(a1)
-	addi       	s11, s11, 4
-	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
-	xor        	s9, s9, t2
-	addi       	s11, s11, 4
-	sw         	s9, 256(a0)
-	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
-	addi       	s11, s11, 4
-	lw         	s9, 264(a1)
-	.word	0x2f560ad7	# th.vxor.vv v21, v21, v12
-	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
-	xor        	s10, s10, t3
-	addi       	s0, s0, 4
-	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
-	sw         	s10, 260(a0)
-	addi       	s11, s11, 4
-	lw         	s10, 268(a1)
-	.word	0x2f668b57	# th.vxor.vv v22, v22, v13
-	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
-	xor        	s9, s9, t4
-	addi       	s0, s0, 4
-	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
-	sw         	s9, 264(a0)
-	addi       	s11, s11, 4
-	.word	0x2f770bd7	# th.vxor.vv v23, v23, v14
-	lw         	s9, 272(a1)
-	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
-	xor        	s10, s10, t5
-	addi       	s0, s0, 4
-	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
-	sw         	s10, 268(a0)
-	addi       	s11, s11, 4
-	.word	0x2f878c57	# th.vxor.vv v24, v24, v15
-	lw         	s10, 276(a1)
-	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
-	xor        	s9, s9, t6
-	addi       	s0, s0, 4
-	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
-	sw         	s9, 272(a0)
-	addi       	s11, s11, 4
-	.word	0x2f580ad7	# th.vxor.vv v21, v21, v16
-	lw         	s9, 280(a1)
-	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s10, s10, a5
-	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
-	sw         	s10, 276(a0)
-	addi       	s11, s11, 4
-	.word	0x2f688b57	# th.vxor.vv v22, v22, v17
-	lw         	s10, 284(a1)
-	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s9, s9, a6
-	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s9, 280(a0)
-	.word	0x2f790bd7	# th.vxor.vv v23, v23, v18
-	lw         	s9, 288(a1)
-	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s10, s10, a7
-	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s10, 284(a0)
-	.word	0x2f898c57	# th.vxor.vv v24, v24, v19
-	lw         	s10, 292(a1)
-	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s9, s9, s1
-	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s9, 288(a0)
-	.word	0x2f508ad7	# th.vxor.vv v21, v21, v1
-	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
-	lw         	s9, 296(a1)
-	addi       	s0, s0, 4
-	xor        	s10, s10, s2
-	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s10, 292(a0)
-	.word	0x2f610b57	# th.vxor.vv v22, v22, v2
-	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
-	lw         	s10, 300(a1)
-	addi       	s0, s0, 4
-	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
-	xor        	s9, s9, s3
-	addi       	s11, s11, 4
-	sw         	s9, 296(a0)
-	.word	0x2f718bd7	# th.vxor.vv v23, v23, v3
-	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
-	lw         	s9, 304(a1)
-	addi       	s0, s0, 4
-	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
-	xor        	s10, s10, s4
-	addi       	s11, s11, 4
-	sw         	s10, 300(a0)
-	.word	0x2f8a0c57	# th.vxor.vv v24, v24, v20
-	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
-	lw         	s10, 308(a1)
-	addi       	s0, s0, 4
-	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
-	xor        	s9, s9, s5
-	addi       	s11, s11, 4
-	.word	0x2f520ad7	# th.vxor.vv v21, v21, v4
-	sw         	s9, 304(a0)
-	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
-	lw         	s9, 312(a1)
-	addi       	s0, s0, 4
-	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
-	xor        	s10, s10, s6
-	addi       	s11, s11, 4
-	.word	0x2f628b57	# th.vxor.vv v22, v22, v5
-	sw         	s10, 308(a0)
-	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
-	addi       	s0, s0, 4
-	lw         	s10, 316(a1)
-	.word	0x2f730bd7	# th.vxor.vv v23, v23, v6
-	xor        	s9, s9, s7
-	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
-	addi       	s0, s0, 4
-	sw         	s9, 312(a0)
-	.word	0x2f838c57	# th.vxor.vv v24, v24, v7
-	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
-	xor        	s10, s10, s8
-	addi       	s0, s0, 4
-	sw         	s10, 316(a0)
-	addi       	a0, a0, 320
-	addi       	a1, a1, 320
-	addi       	a2, a2, -320
-	addiw      	t1, t1, 5
-	jal        	zero, .LChaCha20_ctr32_c906_lanes_loop
-.LChaCha20_ctr32_c906_lanes_rest:
-	addi       	s9, zero, 128
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_1
-	addi       	s9, zero, 192
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_rows
-	srli       	s11, a2, 6
-	.word	0x008df057	# th.vsetvli zero, s11, e32, m1, d1
-	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 0
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	addw       	s5, t1, s11
-	.word	0x5e03c657	# th.vmv.v.x v12, t2
-	.word	0x5e0e46d7	# th.vmv.v.x v13, t3
-	.word	0x5e0ec757	# th.vmv.v.x v14, t4
-	.word	0x5e0f47d7	# th.vmv.v.x v15, t5
-	.word	0x5e0fc857	# th.vmv.v.x v16, t6
-	.word	0x5e07c8d7	# th.vmv.v.x v17, a5
-	.word	0x5e084957	# th.vmv.v.x v18, a6
-	.word	0x5e08c9d7	# th.vmv.v.x v19, a7
-	.word	0x5e04c0d7	# th.vmv.v.x v1, s1
-	.word	0x5e094157	# th.vmv.v.x v2, s2
-	.word	0x5e09c1d7	# th.vmv.v.x v3, s3
-	.word	0x5e0a4a57	# th.vmv.v.x v20, s4
-	.word	0x5e034257	# th.vmv.v.x v4, t1
-	.word	0x5e0b42d7	# th.vmv.v.x v5, s6
-	.word	0x5e0bc357	# th.vmv.v.x v6, s7
-	.word	0x5e0c43d7	# th.vmv.v.x v7, s8
-	.word	0x024c8257	# th.vadd.vv v4, v4, v25
-	.word	0x5e020d57	# th.vmv.v.v v26, v4
-	addi       	s9, zero, 10
-.LChaCha20_ctr32_c906_dr.1:
-	# four vector lanes interleaved with the scalar block
-	.word	0x02c80657	# th.vadd.vv v12, v12, v16
-	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x02e90757	# th.vadd.vv v14, v14, v18
-	addw       	t2, t2, t6
-	.word	0x02f987d7	# th.vadd.vv v15, v15, v19
-	xor        	s5, s5, t2
-	.word	0x2e460257	# th.vxor.vv v4, v4, v12
-	th.srriw   	s5, s5, 16
-	.word	0x2e5682d7	# th.vxor.vv v5, v5, v13
-	.word	0x2e670357	# th.vxor.vv v6, v6, v14
-	addw       	s1, s1, s5
-	.word	0x2e7783d7	# th.vxor.vv v7, v7, v15
-	xor        	t6, t6, s1
-	.word	0xa2483ad7	# th.vsrl.vi v21, v4, 16
-	th.srriw   	t6, t6, 20
-	.word	0xa2583b57	# th.vsrl.vi v22, v5, 16
-	addw       	t2, t2, t6
-	.word	0xa2683bd7	# th.vsrl.vi v23, v6, 16
-	.word	0xa2783c57	# th.vsrl.vi v24, v7, 16
-	xor        	s5, s5, t2
-	.word	0xa7542257	# th.vmadd.vv v4, v8, v21
-	th.srriw   	s5, s5, 24
-	.word	0xa76422d7	# th.vmadd.vv v5, v8, v22
-	addw       	s1, s1, s5
-	.word	0xa7742357	# th.vmadd.vv v6, v8, v23
-	xor        	t6, t6, s1
-	.word	0xa78423d7	# th.vmadd.vv v7, v8, v24
-	th.srriw   	t6, t6, 25
-	.word	0x021200d7	# th.vadd.vv v1, v1, v4
-	.word	0x02228157	# th.vadd.vv v2, v2, v5
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x023301d7	# th.vadd.vv v3, v3, v6
-	addw       	t3, t3, a5
-	.word	0x03438a57	# th.vadd.vv v20, v20, v7
-	xor        	s6, s6, t3
-	.word	0x2f008857	# th.vxor.vv v16, v16, v1
-	th.srriw   	s6, s6, 16
-	.word	0x2f1108d7	# th.vxor.vv v17, v17, v2
-	.word	0x2f218957	# th.vxor.vv v18, v18, v3
-	addw       	s2, s2, s6
-	.word	0x2f3a09d7	# th.vxor.vv v19, v19, v20
-	xor        	a5, a5, s2
-	.word	0xa30a3ad7	# th.vsrl.vi v21, v16, 20
-	th.srriw   	a5, a5, 20
-	.word	0xa31a3b57	# th.vsrl.vi v22, v17, 20
-	addw       	t3, t3, a5
-	.word	0xa32a3bd7	# th.vsrl.vi v23, v18, 20
-	.word	0xa33a3c57	# th.vsrl.vi v24, v19, 20
-	xor        	s6, s6, t3
-	.word	0xa754a857	# th.vmadd.vv v16, v9, v21
-	th.srriw   	s6, s6, 24
-	.word	0xa764a8d7	# th.vmadd.vv v17, v9, v22
-	addw       	s2, s2, s6
-	.word	0xa774a957	# th.vmadd.vv v18, v9, v23
-	xor        	a5, a5, s2
-	.word	0xa784a9d7	# th.vmadd.vv v19, v9, v24
-	th.srriw   	a5, a5, 25
-	.word	0x02c80657	# th.vadd.vv v12, v12, v16
-	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x02e90757	# th.vadd.vv v14, v14, v18
-	addw       	t4, t4, a6
-	.word	0x02f987d7	# th.vadd.vv v15, v15, v19
-	xor        	s7, s7, t4
-	.word	0x2e460257	# th.vxor.vv v4, v4, v12
-	th.srriw   	s7, s7, 16
-	.word	0x2e5682d7	# th.vxor.vv v5, v5, v13
-	.word	0x2e670357	# th.vxor.vv v6, v6, v14
-	addw       	s3, s3, s7
-	.word	0x2e7783d7	# th.vxor.vv v7, v7, v15
-	xor        	a6, a6, s3
-	.word	0xa24c3ad7	# th.vsrl.vi v21, v4, 24
-	th.srriw   	a6, a6, 20
-	.word	0xa25c3b57	# th.vsrl.vi v22, v5, 24
-	addw       	t4, t4, a6
-	.word	0xa26c3bd7	# th.vsrl.vi v23, v6, 24
-	.word	0xa27c3c57	# th.vsrl.vi v24, v7, 24
-	xor        	s7, s7, t4
-	.word	0xa7552257	# th.vmadd.vv v4, v10, v21
-	th.srriw   	s7, s7, 24
-	.word	0xa76522d7	# th.vmadd.vv v5, v10, v22
-	addw       	s3, s3, s7
-	.word	0xa7752357	# th.vmadd.vv v6, v10, v23
-	xor        	a6, a6, s3
-	.word	0xa78523d7	# th.vmadd.vv v7, v10, v24
-	th.srriw   	a6, a6, 25
-	.word	0x021200d7	# th.vadd.vv v1, v1, v4
-	.word	0x02228157	# th.vadd.vv v2, v2, v5
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x023301d7	# th.vadd.vv v3, v3, v6
-	addw       	t5, t5, a7
-	.word	0x03438a57	# th.vadd.vv v20, v20, v7
-	xor        	s8, s8, t5
-	.word	0x2f008857	# th.vxor.vv v16, v16, v1
-	th.srriw   	s8, s8, 16
-	.word	0x2f1108d7	# th.vxor.vv v17, v17, v2
-	.word	0x2f218957	# th.vxor.vv v18, v18, v3
-	addw       	s4, s4, s8
-	.word	0x2f3a09d7	# th.vxor.vv v19, v19, v20
-	xor        	a7, a7, s4
-	.word	0xa30cbad7	# th.vsrl.vi v21, v16, 25
-	th.srriw   	a7, a7, 20
-	.word	0xa31cbb57	# th.vsrl.vi v22, v17, 25
-	addw       	t5, t5, a7
-	.word	0xa32cbbd7	# th.vsrl.vi v23, v18, 25
-	.word	0xa33cbc57	# th.vsrl.vi v24, v19, 25
-	xor        	s8, s8, t5
-	.word	0xa755a857	# th.vmadd.vv v16, v11, v21
-	th.srriw   	s8, s8, 24
-	.word	0xa765a8d7	# th.vmadd.vv v17, v11, v22
-	addw       	s4, s4, s8
-	.word	0xa775a957	# th.vmadd.vv v18, v11, v23
-	xor        	a7, a7, s4
-	.word	0xa785a9d7	# th.vmadd.vv v19, v11, v24
-	th.srriw   	a7, a7, 25
-	.word	0x02c88657	# th.vadd.vv v12, v12, v17
-	.word	0x02d906d7	# th.vadd.vv v13, v13, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x02e98757	# th.vadd.vv v14, v14, v19
-	addw       	t2, t2, a5
-	.word	0x02f807d7	# th.vadd.vv v15, v15, v16
-	xor        	s8, s8, t2
-	.word	0x2e7603d7	# th.vxor.vv v7, v7, v12
-	th.srriw   	s8, s8, 16
-	.word	0x2e468257	# th.vxor.vv v4, v4, v13
-	.word	0x2e5702d7	# th.vxor.vv v5, v5, v14
-	addw       	s3, s3, s8
-	.word	0x2e678357	# th.vxor.vv v6, v6, v15
-	xor        	a5, a5, s3
-	.word	0xa2783ad7	# th.vsrl.vi v21, v7, 16
-	th.srriw   	a5, a5, 20
-	.word	0xa2483b57	# th.vsrl.vi v22, v4, 16
-	addw       	t2, t2, a5
-	.word	0xa2583bd7	# th.vsrl.vi v23, v5, 16
-	.word	0xa2683c57	# th.vsrl.vi v24, v6, 16
-	xor        	s8, s8, t2
-	.word	0xa75423d7	# th.vmadd.vv v7, v8, v21
-	th.srriw   	s8, s8, 24
-	.word	0xa7642257	# th.vmadd.vv v4, v8, v22
-	addw       	s3, s3, s8
-	.word	0xa77422d7	# th.vmadd.vv v5, v8, v23
-	xor        	a5, a5, s3
-	.word	0xa7842357	# th.vmadd.vv v6, v8, v24
-	th.srriw   	a5, a5, 25
-	.word	0x023381d7	# th.vadd.vv v3, v3, v7
-	.word	0x03420a57	# th.vadd.vv v20, v20, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x021280d7	# th.vadd.vv v1, v1, v5
-	addw       	t3, t3, a6
-	.word	0x02230157	# th.vadd.vv v2, v2, v6
-	xor        	s5, s5, t3
-	.word	0x2f1188d7	# th.vxor.vv v17, v17, v3
-	th.srriw   	s5, s5, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	.word	0x2f3089d7	# th.vxor.vv v19, v19, v1
-	addw       	s4, s4, s5
-	.word	0x2f010857	# th.vxor.vv v16, v16, v2
-	xor        	a6, a6, s4
-	.word	0xa31a3ad7	# th.vsrl.vi v21, v17, 20
-	th.srriw   	a6, a6, 20
-	.word	0xa32a3b57	# th.vsrl.vi v22, v18, 20
-	addw       	t3, t3, a6
-	.word	0xa33a3bd7	# th.vsrl.vi v23, v19, 20
-	.word	0xa30a3c57	# th.vsrl.vi v24, v16, 20
-	xor        	s5, s5, t3
-	.word	0xa754a8d7	# th.vmadd.vv v17, v9, v21
-	th.srriw   	s5, s5, 24
-	.word	0xa764a957	# th.vmadd.vv v18, v9, v22
-	addw       	s4, s4, s5
-	.word	0xa774a9d7	# th.vmadd.vv v19, v9, v23
-	xor        	a6, a6, s4
-	.word	0xa784a857	# th.vmadd.vv v16, v9, v24
-	th.srriw   	a6, a6, 25
-	.word	0x02c88657	# th.vadd.vv v12, v12, v17
-	.word	0x02d906d7	# th.vadd.vv v13, v13, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x02e98757	# th.vadd.vv v14, v14, v19
-	addw       	t4, t4, a7
-	.word	0x02f807d7	# th.vadd.vv v15, v15, v16
-	xor        	s6, s6, t4
-	.word	0x2e7603d7	# th.vxor.vv v7, v7, v12
-	th.srriw   	s6, s6, 16
-	.word	0x2e468257	# th.vxor.vv v4, v4, v13
-	.word	0x2e5702d7	# th.vxor.vv v5, v5, v14
-	addw       	s1, s1, s6
-	.word	0x2e678357	# th.vxor.vv v6, v6, v15
-	xor        	a7, a7, s1
-	.word	0xa27c3ad7	# th.vsrl.vi v21, v7, 24
-	th.srriw   	a7, a7, 20
-	.word	0xa24c3b57	# th.vsrl.vi v22, v4, 24
-	addw       	t4, t4, a7
-	.word	0xa25c3bd7	# th.vsrl.vi v23, v5, 24
-	.word	0xa26c3c57	# th.vsrl.vi v24, v6, 24
-	xor        	s6, s6, t4
-	.word	0xa75523d7	# th.vmadd.vv v7, v10, v21
-	th.srriw   	s6, s6, 24
-	.word	0xa7652257	# th.vmadd.vv v4, v10, v22
-	addw       	s1, s1, s6
-	.word	0xa77522d7	# th.vmadd.vv v5, v10, v23
-	xor        	a7, a7, s1
-	.word	0xa7852357	# th.vmadd.vv v6, v10, v24
-	th.srriw   	a7, a7, 25
-	.word	0x023381d7	# th.vadd.vv v3, v3, v7
-	.word	0x03420a57	# th.vadd.vv v20, v20, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x021280d7	# th.vadd.vv v1, v1, v5
-	addw       	t5, t5, t6
-	.word	0x02230157	# th.vadd.vv v2, v2, v6
-	xor        	s7, s7, t5
-	.word	0x2f1188d7	# th.vxor.vv v17, v17, v3
-	th.srriw   	s7, s7, 16
-	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
-	.word	0x2f3089d7	# th.vxor.vv v19, v19, v1
-	addw       	s2, s2, s7
-	.word	0x2f010857	# th.vxor.vv v16, v16, v2
-	xor        	t6, t6, s2
-	.word	0xa31cbad7	# th.vsrl.vi v21, v17, 25
-	th.srriw   	t6, t6, 20
-	.word	0xa32cbb57	# th.vsrl.vi v22, v18, 25
-	addw       	t5, t5, t6
-	.word	0xa33cbbd7	# th.vsrl.vi v23, v19, 25
-	.word	0xa30cbc57	# th.vsrl.vi v24, v16, 25
-	xor        	s7, s7, t5
-	.word	0xa755a8d7	# th.vmadd.vv v17, v11, v21
-	th.srriw   	s7, s7, 24
-	.word	0xa765a957	# th.vmadd.vv v18, v11, v22
-	addw       	s2, s2, s7
-	.word	0xa775a9d7	# th.vmadd.vv v19, v11, v23
-	xor        	t6, t6, s2
-	.word	0xa785a857	# th.vmadd.vv v16, v11, v24
-	th.srriw   	t6, t6, 25
-	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_c906_dr.1
-	# feed-forward: the scalar block and the lanes add the same state words
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	.word	0x02ccc657	# th.vadd.vx v12, v12, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	.word	0x02dd46d7	# th.vadd.vx v13, v13, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	.word	0x02ecc757	# th.vadd.vx v14, v14, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	.word	0x02fd47d7	# th.vadd.vx v15, v15, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	.word	0x030cc857	# th.vadd.vx v16, v16, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	.word	0x031d48d7	# th.vadd.vx v17, v17, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	.word	0x032cc957	# th.vadd.vx v18, v18, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	.word	0x033d49d7	# th.vadd.vx v19, v19, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	.word	0x021cc0d7	# th.vadd.vx v1, v1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	.word	0x022d4157	# th.vadd.vx v2, v2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	.word	0x023cc1d7	# th.vadd.vx v3, v3, s9
-	addiw      	s9, t1, 0
-	addw       	s4, s4, s10
-	.word	0x034d4a57	# th.vadd.vx v20, v20, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	.word	0x024d0257	# th.vadd.vv v4, v4, v26
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	.word	0x025d42d7	# th.vadd.vx v5, v5, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	.word	0x026cc357	# th.vadd.vx v6, v6, s9
-	addw       	s8, s8, s10
-	.word	0x027d43d7	# th.vadd.vx v7, v7, s10
-	addw       	s5, s5, s11
-	# output: lane k's word i at 64k + 4i (strided by 64)
-	addi       	s11, a1, 0
-	addi       	s0, a0, 0
-	addi       	ra, zero, 64
-	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f560ad7	# th.vxor.vv v21, v21, v12
-	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f668b57	# th.vxor.vv v22, v22, v13
-	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f770bd7	# th.vxor.vv v23, v23, v14
-	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f878c57	# th.vxor.vv v24, v24, v15
-	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f580ad7	# th.vxor.vv v21, v21, v16
-	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f688b57	# th.vxor.vv v22, v22, v17
-	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f790bd7	# th.vxor.vv v23, v23, v18
-	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f898c57	# th.vxor.vv v24, v24, v19
-	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f508ad7	# th.vxor.vv v21, v21, v1
-	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f610b57	# th.vxor.vv v22, v22, v2
-	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f718bd7	# th.vxor.vv v23, v23, v3
-	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f8a0c57	# th.vxor.vv v24, v24, v20
-	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f520ad7	# th.vxor.vv v21, v21, v4
-	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
-	addi       	s11, s11, 4
-	.word	0x2f628b57	# th.vxor.vv v22, v22, v5
-	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x2f730bd7	# th.vxor.vv v23, v23, v6
-	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
-	addi       	s0, s0, 4
-	.word	0x2f838c57	# th.vxor.vv v24, v24, v7
-	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
-	addi       	s0, s0, 4
-	srli       	s11, a2, 6
-	slli       	s9, s11, 6
-	add        	a0, a0, s9
-	add        	a1, a1, s9
-	sub        	a2, a2, s9
-	addw       	t1, t1, s11
-	beq        	a2, zero, .LChaCha20_ctr32_c906_57
-	jal        	zero, .LChaCha20_ctr32_c906_2
-.LChaCha20_ctr32_c906_57:
-	jal        	zero, .LChaCha20_ctr32_c906_3
-.LChaCha20_ctr32_c906_rows:
-	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	.word	0x0390b0d7	# th.vadd.vi v1, v25, 1
-	.word	0x2611b0d7	# th.vand.vi v1, v1, 3
-	.word	0x03913157	# th.vadd.vi v2, v25, 2
-	.word	0x2621b157	# th.vand.vi v2, v2, 3
-	.word	0x0391b1d7	# th.vadd.vi v3, v25, 3
-	.word	0x2631b1d7	# th.vand.vi v3, v3, 3
-	.word	0x63903a57	# th.vmseq.vi v20, v25, 0
-	# rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	addi       	s11, t0, 0
-	.word	0x120de207	# th.vlw.v v4, (s11)
-	addi       	s11, a3, 0
-	.word	0x120de287	# th.vlw.v v5, (s11)
-	addi       	s11, a3, 16
-	.word	0x120de307	# th.vlw.v v6, (s11)
-	addi       	s11, a4, 0
-	.word	0x120de387	# th.vlw.v v7, (s11)
-	.word	0x5e0a0057	# th.vmv.v.v v0, v20
-	.word	0x5c7343d7	# th.vmerge.vxm v7, v7, t1, v0
-	.word	0x5e020657	# th.vmv.v.v v12, v4
-	.word	0x5e0286d7	# th.vmv.v.v v13, v5
-	.word	0x5e030757	# th.vmv.v.v v14, v6
-	.word	0x5e0387d7	# th.vmv.v.v v15, v7
-	# the scalar block is the second: counter ctr + 1
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 1
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	addi       	s9, zero, 10
-.LChaCha20_ctr32_c906_dr.2:
-	.word	0x02c68657	# th.vadd.vv v12, v12, v13
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	.word	0x2ef607d7	# th.vxor.vv v15, v15, v12
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	.word	0xa2f83857	# th.vsrl.vi v16, v15, 16
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	.word	0xa70427d7	# th.vmadd.vv v15, v8, v16
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	.word	0x02e78757	# th.vadd.vv v14, v14, v15
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	.word	0x2ed706d7	# th.vxor.vv v13, v13, v14
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	.word	0xa2da3857	# th.vsrl.vi v16, v13, 20
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	.word	0xa704a6d7	# th.vmadd.vv v13, v9, v16
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	.word	0x02c68657	# th.vadd.vv v12, v12, v13
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	.word	0x2ef607d7	# th.vxor.vv v15, v15, v12
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0xa2fc3857	# th.vsrl.vi v16, v15, 24
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	.word	0xa70527d7	# th.vmadd.vv v15, v10, v16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	.word	0x02e78757	# th.vadd.vv v14, v14, v15
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	.word	0x2ed706d7	# th.vxor.vv v13, v13, v14
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	.word	0xa2dcb857	# th.vsrl.vi v16, v13, 25
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	.word	0xa705a6d7	# th.vmadd.vv v13, v11, v16
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	.word	0x32d088d7	# th.vrgather.vv v17, v13, v1
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	.word	0x32e10957	# th.vrgather.vv v18, v14, v2
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	.word	0x32f189d7	# th.vrgather.vv v19, v15, v3
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	.word	0x02c88657	# th.vadd.vv v12, v12, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	.word	0x2f3609d7	# th.vxor.vv v19, v19, v12
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	.word	0xa3383857	# th.vsrl.vi v16, v19, 16
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	.word	0xa70429d7	# th.vmadd.vv v19, v8, v16
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	.word	0x03298957	# th.vadd.vv v18, v18, v19
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	.word	0x2f1908d7	# th.vxor.vv v17, v17, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	.word	0xa31a3857	# th.vsrl.vi v16, v17, 20
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	.word	0xa704a8d7	# th.vmadd.vv v17, v9, v16
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	.word	0x02c88657	# th.vadd.vv v12, v12, v17
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	.word	0x2f3609d7	# th.vxor.vv v19, v19, v12
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0xa33c3857	# th.vsrl.vi v16, v19, 24
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	.word	0xa70529d7	# th.vmadd.vv v19, v10, v16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	.word	0x03298957	# th.vadd.vv v18, v18, v19
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	.word	0x2f1908d7	# th.vxor.vv v17, v17, v18
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	.word	0xa31cb857	# th.vsrl.vi v16, v17, 25
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	.word	0xa705a8d7	# th.vmadd.vv v17, v11, v16
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	.word	0x331186d7	# th.vrgather.vv v13, v17, v3
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	.word	0x33210757	# th.vrgather.vv v14, v18, v2
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	.word	0x333087d7	# th.vrgather.vv v15, v19, v1
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_c906_dr.2
-	# feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	.word	0x02c20657	# th.vadd.vv v12, v12, v4
-	.word	0x02d286d7	# th.vadd.vv v13, v13, v5
-	.word	0x02e30757	# th.vadd.vv v14, v14, v6
-	.word	0x02f387d7	# th.vadd.vv v15, v15, v7
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	addiw      	s9, t1, 1
-	addw       	s4, s4, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	addw       	s8, s8, s10
-	addi       	s11, a1, 0
-	lw         	s9, 64(a1)
-	lw         	s10, 68(a1)
-	.word	0x120de807	# th.vlw.v v16, (s11)
-	xor        	s9, s9, t2
-	sw         	s9, 64(a0)
-	addi       	s11, a1, 16
-	lw         	s9, 72(a1)
-	xor        	s10, s10, t3
-	sw         	s10, 68(a0)
-	.word	0x120de887	# th.vlw.v v17, (s11)
-	lw         	s10, 76(a1)
-	xor        	s9, s9, t4
-	addi       	s11, a1, 32
-	sw         	s9, 72(a0)
-	lw         	s9, 80(a1)
-	xor        	s10, s10, t5
-	.word	0x120de907	# th.vlw.v v18, (s11)
-	sw         	s10, 76(a0)
-	lw         	s10, 84(a1)
-	addi       	s11, a1, 48
-	xor        	s9, s9, t6
-	sw         	s9, 80(a0)
-	.word	0x120de987	# th.vlw.v v19, (s11)
-	lw         	s9, 88(a1)
-	xor        	s10, s10, a5
-	sw         	s10, 84(a0)
-	.word	0x2f060857	# th.vxor.vv v16, v16, v12
-	lw         	s10, 92(a1)
-	xor        	s9, s9, a6
-	addi       	s0, a0, 0
-	sw         	s9, 88(a0)
-	lw         	s9, 96(a1)
-	xor        	s10, s10, a7
-	.word	0x02046827	# th.vsw.v v16, (s0)
-	sw         	s10, 92(a0)
-	lw         	s10, 100(a1)
-	.word	0x2f1688d7	# th.vxor.vv v17, v17, v13
-	xor        	s9, s9, s1
-	sw         	s9, 96(a0)
-	addi       	s0, a0, 16
-	lw         	s9, 104(a1)
-	xor        	s10, s10, s2
-	sw         	s10, 100(a0)
-	.word	0x020468a7	# th.vsw.v v17, (s0)
-	lw         	s10, 108(a1)
-	xor        	s9, s9, s3
-	.word	0x2f270957	# th.vxor.vv v18, v18, v14
-	sw         	s9, 104(a0)
-	lw         	s9, 112(a1)
-	xor        	s10, s10, s4
-	addi       	s0, a0, 32
-	sw         	s10, 108(a0)
-	lw         	s10, 116(a1)
-	.word	0x02046927	# th.vsw.v v18, (s0)
-	xor        	s9, s9, s5
-	sw         	s9, 112(a0)
-	.word	0x2f3789d7	# th.vxor.vv v19, v19, v15
-	lw         	s9, 120(a1)
-	xor        	s10, s10, s6
-	sw         	s10, 116(a0)
-	addi       	s0, a0, 48
-	lw         	s10, 124(a1)
-	xor        	s9, s9, s7
-	.word	0x020469a7	# th.vsw.v v19, (s0)
-	sw         	s9, 120(a0)
-	xor        	s10, s10, s8
-	sw         	s10, 124(a0)
-	addi       	a0, a0, 128
-	addi       	a1, a1, 128
-	addi       	a2, a2, -128
-	addiw      	t1, t1, 2
-	jal        	zero, .LChaCha20_ctr32_c906_1
-.LChaCha20_ctr32_c906_1:
-	bne        	a2, zero, .LChaCha20_ctr32_c906_58
-	jal        	zero, .LChaCha20_ctr32_c906_3
-.LChaCha20_ctr32_c906_58:
-.LChaCha20_ctr32_c906_block:
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 0
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	# double round 1 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	# double round 2 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	# double round 3 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	# double round 4 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	# double round 5 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	# double round 6 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	# double round 7 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	# double round 8 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	# double round 9 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	# double round 10 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	th.srriw   	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	th.srriw   	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	th.srriw   	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	th.srriw   	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	th.srriw   	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	th.srriw   	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	th.srriw   	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	th.srriw   	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	th.srriw   	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	th.srriw   	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	th.srriw   	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	th.srriw   	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	th.srriw   	t6, t6, 25
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	addiw      	s9, t1, 0
-	addw       	s4, s4, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	addw       	s8, s8, s10
-	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_c906_2
-	lw         	s9, 0(a1)
-	lw         	s10, 4(a1)
-	xor        	s9, s9, t2
-	sw         	s9, 0(a0)
-	lw         	s9, 8(a1)
-	xor        	s10, s10, t3
-	sw         	s10, 4(a0)
-	lw         	s10, 12(a1)
-	xor        	s9, s9, t4
-	sw         	s9, 8(a0)
-	lw         	s9, 16(a1)
-	xor        	s10, s10, t5
-	sw         	s10, 12(a0)
-	lw         	s10, 20(a1)
-	xor        	s9, s9, t6
-	sw         	s9, 16(a0)
-	lw         	s9, 24(a1)
-	xor        	s10, s10, a5
-	sw         	s10, 20(a0)
-	lw         	s10, 28(a1)
-	xor        	s9, s9, a6
-	sw         	s9, 24(a0)
-	lw         	s9, 32(a1)
-	xor        	s10, s10, a7
-	sw         	s10, 28(a0)
-	lw         	s10, 36(a1)
-	xor        	s9, s9, s1
-	sw         	s9, 32(a0)
-	lw         	s9, 40(a1)
-	xor        	s10, s10, s2
-	sw         	s10, 36(a0)
-	lw         	s10, 44(a1)
-	xor        	s9, s9, s3
-	sw         	s9, 40(a0)
-	lw         	s9, 48(a1)
-	xor        	s10, s10, s4
-	sw         	s10, 44(a0)
-	lw         	s10, 52(a1)
-	xor        	s9, s9, s5
-	sw         	s9, 48(a0)
-	lw         	s9, 56(a1)
-	xor        	s10, s10, s6
-	sw         	s10, 52(a0)
-	lw         	s10, 60(a1)
-	xor        	s9, s9, s7
-	sw         	s9, 56(a0)
-	xor        	s10, s10, s8
-	sw         	s10, 60(a0)
-	addi       	a0, a0, 64
-	addi       	a1, a1, 64
-	addi       	a2, a2, -64
-	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_c906_59
-	jal        	zero, .LChaCha20_ctr32_c906_block
-.LChaCha20_ctr32_c906_59:
-	jal        	zero, .LChaCha20_ctr32_c906_3
-.LChaCha20_ctr32_c906_2:
-	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_15
-	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_15:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t2
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_17
-	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_17:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t3
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_18
-	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_18:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t4
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_19
-	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_19:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t5
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_20
-	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_20:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t6
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_21
-	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_21:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, a5
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_22
-	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_22:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, a6
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_23
-	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_23:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, a7
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_24
-	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_24:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s1
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_25
-	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_25:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s2
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_26
-	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_26:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s3
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_27
-	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_27:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s4
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_28
-	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_28:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s5
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_29
-	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_29:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s6
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_30
-	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_30:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s7
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_31
-	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail
-.LChaCha20_ctr32_c906_31:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s8
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_c906_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_c906_skip
-.LChaCha20_ctr32_c906_byte:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s10
-	sb         	s9, 0(a0)
-	srli       	s10, s10, 8
-	addi       	a1, a1, 1
-	addi       	a0, a0, 1
-	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_c906_byte
-.LChaCha20_ctr32_c906_skip:
-	addiw      	t1, t1, 1
-.LChaCha20_ctr32_c906_3:
-	# return
-	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	.word	0x5e003057	# th.vmv.v.i v0, 0
-	.word	0x5e003457	# th.vmv.v.i v8, 0
-	.word	0x5e003857	# th.vmv.v.i v16, 0
-	.word	0x5e003c57	# th.vmv.v.i v24, 0
-	addi       	t1, zero, 0
-	addi       	t2, zero, 0
-	addi       	a5, zero, 0
-	addi       	a6, zero, 0
-	addi       	a7, zero, 0
-	addi       	t3, zero, 0
-	addi       	t4, zero, 0
-	addi       	t5, zero, 0
-	addi       	t6, zero, 0
-	ld         	s0, 0(sp)
-	ld         	s1, 8(sp)
-	ld         	s2, 16(sp)
-	ld         	s3, 24(sp)
-	ld         	s4, 32(sp)
-	ld         	s5, 40(sp)
-	ld         	s6, 48(sp)
-	ld         	s7, 56(sp)
-	ld         	s8, 64(sp)
-	ld         	s9, 72(sp)
-	ld         	s10, 80(sp)
-	ld         	s11, 88(sp)
-	ld         	ra, 96(sp)
-	addi       	sp, sp, 112
-	jalr       	zero, 0(ra)
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_4
+	jal        	zero, .LChaCha20_ctr32_c906_7
 .LChaCha20_ctr32_c906_4:
-	bne        	a2, zero, .LChaCha20_ctr32_c906_60
+	bne        	a2, zero, .LChaCha20_ctr32_c906_56
 	jal        	zero, .LChaCha20_ctr32_c906_6
-.LChaCha20_ctr32_c906_60:
-.LChaCha20_ctr32_c906_block.1:
+.LChaCha20_ctr32_c906_56:
+.LChaCha20_ctr32_c906_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
 	lw         	t4, 8(t0)
@@ -3805,17 +1216,17 @@ ChaCha20_ctr32_c906:
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_c906_61
-	jal        	zero, .LChaCha20_ctr32_c906_block.1
-.LChaCha20_ctr32_c906_61:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_57
+	jal        	zero, .LChaCha20_ctr32_c906_block
+.LChaCha20_ctr32_c906_57:
 	jal        	zero, .LChaCha20_ctr32_c906_6
 .LChaCha20_ctr32_c906_5:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_36
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_10
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_36:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_10:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -3823,10 +1234,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_38
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_12
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_38:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_12:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
 	sw         	s9, 0(a0)
@@ -3834,10 +1245,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_39
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_13
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_39:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_13:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
 	sw         	s9, 0(a0)
@@ -3845,10 +1256,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_40
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_14
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_40:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_14:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
 	sw         	s9, 0(a0)
@@ -3856,10 +1267,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_41
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_15
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_41:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_15:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
 	sw         	s9, 0(a0)
@@ -3867,10 +1278,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_42
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_16
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_42:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_16:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
 	sw         	s9, 0(a0)
@@ -3878,10 +1289,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_43
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_17
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_43:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_17:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
 	sw         	s9, 0(a0)
@@ -3889,10 +1300,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_44
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_18
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_44:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_18:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
 	sw         	s9, 0(a0)
@@ -3900,10 +1311,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_45
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_19
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_45:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_19:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
 	sw         	s9, 0(a0)
@@ -3911,10 +1322,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_46
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_20
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_46:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_20:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
 	sw         	s9, 0(a0)
@@ -3922,10 +1333,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_47
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_21
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_47:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_21:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
 	sw         	s9, 0(a0)
@@ -3933,10 +1344,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_48
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_22
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_48:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_22:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
 	sw         	s9, 0(a0)
@@ -3944,10 +1355,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_49
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_23
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_49:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_23:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
 	sw         	s9, 0(a0)
@@ -3955,10 +1366,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_50
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_24
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_50:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_24:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
 	sw         	s9, 0(a0)
@@ -3966,10 +1377,10 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_51
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_25
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_c906_tail.1
-.LChaCha20_ctr32_c906_51:
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_25:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
 	sw         	s9, 0(a0)
@@ -3977,10 +1388,2594 @@ ChaCha20_ctr32_c906:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_c906_52
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_26
 	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail
+.LChaCha20_ctr32_c906_26:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s8
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	# unreachable: len < 64 leaves at most 15 whole words
+.LChaCha20_ctr32_c906_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_c906_skip
+.LChaCha20_ctr32_c906_byte:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s10
+	sb         	s9, 0(a0)
+	srli       	s10, s10, 8
+	addi       	a1, a1, 1
+	addi       	a0, a0, 1
+	addi       	a2, a2, -1
+	bne        	a2, zero, .LChaCha20_ctr32_c906_byte
+.LChaCha20_ctr32_c906_skip:
+	addiw      	t1, t1, 1
+.LChaCha20_ctr32_c906_6:
+	# return
+	addi       	t1, zero, 0
+	addi       	t2, zero, 0
+	addi       	a5, zero, 0
+	addi       	a6, zero, 0
+	addi       	a7, zero, 0
+	addi       	t3, zero, 0
+	addi       	t4, zero, 0
+	addi       	t5, zero, 0
+	addi       	t6, zero, 0
+	ld         	s0, 0(sp)
+	ld         	s1, 8(sp)
+	ld         	s2, 16(sp)
+	ld         	s3, 24(sp)
+	ld         	s4, 32(sp)
+	ld         	s5, 40(sp)
+	ld         	s6, 48(sp)
+	ld         	s7, 56(sp)
+	ld         	s8, 64(sp)
+	ld         	s9, 72(sp)
+	ld         	s10, 80(sp)
+	ld         	s11, 88(sp)
+	ld         	ra, 96(sp)
+	addi       	sp, sp, 112
+	jalr       	zero, 0(ra)
+.LChaCha20_ctr32_c906_7:
+	# unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
+	or         	s9, a0, a1
+	andi       	s9, s9, 3
+	beq        	s9, zero, .LChaCha20_ctr32_c906_58
+	jal        	zero, .LChaCha20_ctr32_c906_4
+.LChaCha20_ctr32_c906_58:
+	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
+	addi       	s11, zero, 4
+	.word	0x008df057	# th.vsetvli zero, s11, e32, m1, d1
+	lui        	s9, 16
+	.word	0x5e0cc457	# th.vmv.v.x v8, s9
+	lui        	s9, 1
+	.word	0x5e0cc4d7	# th.vmv.v.x v9, s9
+	addi       	s9, zero, 256
+	.word	0x5e0cc557	# th.vmv.v.x v10, s9
+	addi       	s9, zero, 128
+	.word	0x5e0cc5d7	# th.vmv.v.x v11, s9
+	.word	0x5a08acd7	# th.vid.v v25
+.LChaCha20_ctr32_c906_lanes_loop:
+	addi       	s9, zero, 320
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_lanes_rest
+	addi       	s11, zero, 4
+	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	addw       	s5, t1, s11
+	.word	0x5e03c657	# th.vmv.v.x v12, t2
+	.word	0x5e0e46d7	# th.vmv.v.x v13, t3
+	.word	0x5e0ec757	# th.vmv.v.x v14, t4
+	.word	0x5e0f47d7	# th.vmv.v.x v15, t5
+	.word	0x5e0fc857	# th.vmv.v.x v16, t6
+	.word	0x5e07c8d7	# th.vmv.v.x v17, a5
+	.word	0x5e084957	# th.vmv.v.x v18, a6
+	.word	0x5e08c9d7	# th.vmv.v.x v19, a7
+	.word	0x5e04c0d7	# th.vmv.v.x v1, s1
+	.word	0x5e094157	# th.vmv.v.x v2, s2
+	.word	0x5e09c1d7	# th.vmv.v.x v3, s3
+	.word	0x5e0a4a57	# th.vmv.v.x v20, s4
+	.word	0x5e034257	# th.vmv.v.x v4, t1
+	.word	0x5e0b42d7	# th.vmv.v.x v5, s6
+	.word	0x5e0bc357	# th.vmv.v.x v6, s7
+	.word	0x5e0c43d7	# th.vmv.v.x v7, s8
+	.word	0x024c8257	# th.vadd.vv v4, v4, v25
+	.word	0x5e020d57	# th.vmv.v.v v26, v4
+	addi       	s9, zero, 10
+.LChaCha20_ctr32_c906_dr:
+	# four vector lanes interleaved with the scalar block
+	.word	0x02c80657	# th.vadd.vv v12, v12, v16
+	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x02e90757	# th.vadd.vv v14, v14, v18
+	addw       	t2, t2, t6
+	.word	0x02f987d7	# th.vadd.vv v15, v15, v19
+	xor        	s5, s5, t2
+	.word	0x2e460257	# th.vxor.vv v4, v4, v12
+	th.srriw   	s5, s5, 16
+	.word	0x2e5682d7	# th.vxor.vv v5, v5, v13
+	.word	0x2e670357	# th.vxor.vv v6, v6, v14
+	addw       	s1, s1, s5
+	.word	0x2e7783d7	# th.vxor.vv v7, v7, v15
+	xor        	t6, t6, s1
+	.word	0xa2483ad7	# th.vsrl.vi v21, v4, 16
+	th.srriw   	t6, t6, 20
+	.word	0xa2583b57	# th.vsrl.vi v22, v5, 16
+	addw       	t2, t2, t6
+	.word	0xa2683bd7	# th.vsrl.vi v23, v6, 16
+	.word	0xa2783c57	# th.vsrl.vi v24, v7, 16
+	xor        	s5, s5, t2
+	.word	0xa7542257	# th.vmadd.vv v4, v8, v21
+	th.srriw   	s5, s5, 24
+	.word	0xa76422d7	# th.vmadd.vv v5, v8, v22
+	addw       	s1, s1, s5
+	.word	0xa7742357	# th.vmadd.vv v6, v8, v23
+	xor        	t6, t6, s1
+	.word	0xa78423d7	# th.vmadd.vv v7, v8, v24
+	th.srriw   	t6, t6, 25
+	.word	0x021200d7	# th.vadd.vv v1, v1, v4
+	.word	0x02228157	# th.vadd.vv v2, v2, v5
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x023301d7	# th.vadd.vv v3, v3, v6
+	addw       	t3, t3, a5
+	.word	0x03438a57	# th.vadd.vv v20, v20, v7
+	xor        	s6, s6, t3
+	.word	0x2f008857	# th.vxor.vv v16, v16, v1
+	th.srriw   	s6, s6, 16
+	.word	0x2f1108d7	# th.vxor.vv v17, v17, v2
+	.word	0x2f218957	# th.vxor.vv v18, v18, v3
+	addw       	s2, s2, s6
+	.word	0x2f3a09d7	# th.vxor.vv v19, v19, v20
+	xor        	a5, a5, s2
+	.word	0xa30a3ad7	# th.vsrl.vi v21, v16, 20
+	th.srriw   	a5, a5, 20
+	.word	0xa31a3b57	# th.vsrl.vi v22, v17, 20
+	addw       	t3, t3, a5
+	.word	0xa32a3bd7	# th.vsrl.vi v23, v18, 20
+	.word	0xa33a3c57	# th.vsrl.vi v24, v19, 20
+	xor        	s6, s6, t3
+	.word	0xa754a857	# th.vmadd.vv v16, v9, v21
+	th.srriw   	s6, s6, 24
+	.word	0xa764a8d7	# th.vmadd.vv v17, v9, v22
+	addw       	s2, s2, s6
+	.word	0xa774a957	# th.vmadd.vv v18, v9, v23
+	xor        	a5, a5, s2
+	.word	0xa784a9d7	# th.vmadd.vv v19, v9, v24
+	th.srriw   	a5, a5, 25
+	.word	0x02c80657	# th.vadd.vv v12, v12, v16
+	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x02e90757	# th.vadd.vv v14, v14, v18
+	addw       	t4, t4, a6
+	.word	0x02f987d7	# th.vadd.vv v15, v15, v19
+	xor        	s7, s7, t4
+	.word	0x2e460257	# th.vxor.vv v4, v4, v12
+	th.srriw   	s7, s7, 16
+	.word	0x2e5682d7	# th.vxor.vv v5, v5, v13
+	.word	0x2e670357	# th.vxor.vv v6, v6, v14
+	addw       	s3, s3, s7
+	.word	0x2e7783d7	# th.vxor.vv v7, v7, v15
+	xor        	a6, a6, s3
+	.word	0xa24c3ad7	# th.vsrl.vi v21, v4, 24
+	th.srriw   	a6, a6, 20
+	.word	0xa25c3b57	# th.vsrl.vi v22, v5, 24
+	addw       	t4, t4, a6
+	.word	0xa26c3bd7	# th.vsrl.vi v23, v6, 24
+	.word	0xa27c3c57	# th.vsrl.vi v24, v7, 24
+	xor        	s7, s7, t4
+	.word	0xa7552257	# th.vmadd.vv v4, v10, v21
+	th.srriw   	s7, s7, 24
+	.word	0xa76522d7	# th.vmadd.vv v5, v10, v22
+	addw       	s3, s3, s7
+	.word	0xa7752357	# th.vmadd.vv v6, v10, v23
+	xor        	a6, a6, s3
+	.word	0xa78523d7	# th.vmadd.vv v7, v10, v24
+	th.srriw   	a6, a6, 25
+	.word	0x021200d7	# th.vadd.vv v1, v1, v4
+	.word	0x02228157	# th.vadd.vv v2, v2, v5
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x023301d7	# th.vadd.vv v3, v3, v6
+	addw       	t5, t5, a7
+	.word	0x03438a57	# th.vadd.vv v20, v20, v7
+	xor        	s8, s8, t5
+	.word	0x2f008857	# th.vxor.vv v16, v16, v1
+	th.srriw   	s8, s8, 16
+	.word	0x2f1108d7	# th.vxor.vv v17, v17, v2
+	.word	0x2f218957	# th.vxor.vv v18, v18, v3
+	addw       	s4, s4, s8
+	.word	0x2f3a09d7	# th.vxor.vv v19, v19, v20
+	xor        	a7, a7, s4
+	.word	0xa30cbad7	# th.vsrl.vi v21, v16, 25
+	th.srriw   	a7, a7, 20
+	.word	0xa31cbb57	# th.vsrl.vi v22, v17, 25
+	addw       	t5, t5, a7
+	.word	0xa32cbbd7	# th.vsrl.vi v23, v18, 25
+	.word	0xa33cbc57	# th.vsrl.vi v24, v19, 25
+	xor        	s8, s8, t5
+	.word	0xa755a857	# th.vmadd.vv v16, v11, v21
+	th.srriw   	s8, s8, 24
+	.word	0xa765a8d7	# th.vmadd.vv v17, v11, v22
+	addw       	s4, s4, s8
+	.word	0xa775a957	# th.vmadd.vv v18, v11, v23
+	xor        	a7, a7, s4
+	.word	0xa785a9d7	# th.vmadd.vv v19, v11, v24
+	th.srriw   	a7, a7, 25
+	.word	0x02c88657	# th.vadd.vv v12, v12, v17
+	.word	0x02d906d7	# th.vadd.vv v13, v13, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x02e98757	# th.vadd.vv v14, v14, v19
+	addw       	t2, t2, a5
+	.word	0x02f807d7	# th.vadd.vv v15, v15, v16
+	xor        	s8, s8, t2
+	.word	0x2e7603d7	# th.vxor.vv v7, v7, v12
+	th.srriw   	s8, s8, 16
+	.word	0x2e468257	# th.vxor.vv v4, v4, v13
+	.word	0x2e5702d7	# th.vxor.vv v5, v5, v14
+	addw       	s3, s3, s8
+	.word	0x2e678357	# th.vxor.vv v6, v6, v15
+	xor        	a5, a5, s3
+	.word	0xa2783ad7	# th.vsrl.vi v21, v7, 16
+	th.srriw   	a5, a5, 20
+	.word	0xa2483b57	# th.vsrl.vi v22, v4, 16
+	addw       	t2, t2, a5
+	.word	0xa2583bd7	# th.vsrl.vi v23, v5, 16
+	.word	0xa2683c57	# th.vsrl.vi v24, v6, 16
+	xor        	s8, s8, t2
+	.word	0xa75423d7	# th.vmadd.vv v7, v8, v21
+	th.srriw   	s8, s8, 24
+	.word	0xa7642257	# th.vmadd.vv v4, v8, v22
+	addw       	s3, s3, s8
+	.word	0xa77422d7	# th.vmadd.vv v5, v8, v23
+	xor        	a5, a5, s3
+	.word	0xa7842357	# th.vmadd.vv v6, v8, v24
+	th.srriw   	a5, a5, 25
+	.word	0x023381d7	# th.vadd.vv v3, v3, v7
+	.word	0x03420a57	# th.vadd.vv v20, v20, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x021280d7	# th.vadd.vv v1, v1, v5
+	addw       	t3, t3, a6
+	.word	0x02230157	# th.vadd.vv v2, v2, v6
+	xor        	s5, s5, t3
+	.word	0x2f1188d7	# th.vxor.vv v17, v17, v3
+	th.srriw   	s5, s5, 16
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	.word	0x2f3089d7	# th.vxor.vv v19, v19, v1
+	addw       	s4, s4, s5
+	.word	0x2f010857	# th.vxor.vv v16, v16, v2
+	xor        	a6, a6, s4
+	.word	0xa31a3ad7	# th.vsrl.vi v21, v17, 20
+	th.srriw   	a6, a6, 20
+	.word	0xa32a3b57	# th.vsrl.vi v22, v18, 20
+	addw       	t3, t3, a6
+	.word	0xa33a3bd7	# th.vsrl.vi v23, v19, 20
+	.word	0xa30a3c57	# th.vsrl.vi v24, v16, 20
+	xor        	s5, s5, t3
+	.word	0xa754a8d7	# th.vmadd.vv v17, v9, v21
+	th.srriw   	s5, s5, 24
+	.word	0xa764a957	# th.vmadd.vv v18, v9, v22
+	addw       	s4, s4, s5
+	.word	0xa774a9d7	# th.vmadd.vv v19, v9, v23
+	xor        	a6, a6, s4
+	.word	0xa784a857	# th.vmadd.vv v16, v9, v24
+	th.srriw   	a6, a6, 25
+	.word	0x02c88657	# th.vadd.vv v12, v12, v17
+	.word	0x02d906d7	# th.vadd.vv v13, v13, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x02e98757	# th.vadd.vv v14, v14, v19
+	addw       	t4, t4, a7
+	.word	0x02f807d7	# th.vadd.vv v15, v15, v16
+	xor        	s6, s6, t4
+	.word	0x2e7603d7	# th.vxor.vv v7, v7, v12
+	th.srriw   	s6, s6, 16
+	.word	0x2e468257	# th.vxor.vv v4, v4, v13
+	.word	0x2e5702d7	# th.vxor.vv v5, v5, v14
+	addw       	s1, s1, s6
+	.word	0x2e678357	# th.vxor.vv v6, v6, v15
+	xor        	a7, a7, s1
+	.word	0xa27c3ad7	# th.vsrl.vi v21, v7, 24
+	th.srriw   	a7, a7, 20
+	.word	0xa24c3b57	# th.vsrl.vi v22, v4, 24
+	addw       	t4, t4, a7
+	.word	0xa25c3bd7	# th.vsrl.vi v23, v5, 24
+	.word	0xa26c3c57	# th.vsrl.vi v24, v6, 24
+	xor        	s6, s6, t4
+	.word	0xa75523d7	# th.vmadd.vv v7, v10, v21
+	th.srriw   	s6, s6, 24
+	.word	0xa7652257	# th.vmadd.vv v4, v10, v22
+	addw       	s1, s1, s6
+	.word	0xa77522d7	# th.vmadd.vv v5, v10, v23
+	xor        	a7, a7, s1
+	.word	0xa7852357	# th.vmadd.vv v6, v10, v24
+	th.srriw   	a7, a7, 25
+	.word	0x023381d7	# th.vadd.vv v3, v3, v7
+	.word	0x03420a57	# th.vadd.vv v20, v20, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x021280d7	# th.vadd.vv v1, v1, v5
+	addw       	t5, t5, t6
+	.word	0x02230157	# th.vadd.vv v2, v2, v6
+	xor        	s7, s7, t5
+	.word	0x2f1188d7	# th.vxor.vv v17, v17, v3
+	th.srriw   	s7, s7, 16
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	.word	0x2f3089d7	# th.vxor.vv v19, v19, v1
+	addw       	s2, s2, s7
+	.word	0x2f010857	# th.vxor.vv v16, v16, v2
+	xor        	t6, t6, s2
+	.word	0xa31cbad7	# th.vsrl.vi v21, v17, 25
+	th.srriw   	t6, t6, 20
+	.word	0xa32cbb57	# th.vsrl.vi v22, v18, 25
+	addw       	t5, t5, t6
+	.word	0xa33cbbd7	# th.vsrl.vi v23, v19, 25
+	.word	0xa30cbc57	# th.vsrl.vi v24, v16, 25
+	xor        	s7, s7, t5
+	.word	0xa755a8d7	# th.vmadd.vv v17, v11, v21
+	th.srriw   	s7, s7, 24
+	.word	0xa765a957	# th.vmadd.vv v18, v11, v22
+	addw       	s2, s2, s7
+	.word	0xa775a9d7	# th.vmadd.vv v19, v11, v23
+	xor        	t6, t6, s2
+	.word	0xa785a857	# th.vmadd.vv v16, v11, v24
+	th.srriw   	t6, t6, 25
+	addi       	s9, s9, -1
+	bne        	s9, zero, .LChaCha20_ctr32_c906_dr
+	# feed-forward: the scalar block and the lanes add the same state words
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	.word	0x02ccc657	# th.vadd.vx v12, v12, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	.word	0x02dd46d7	# th.vadd.vx v13, v13, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	.word	0x02ecc757	# th.vadd.vx v14, v14, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	.word	0x02fd47d7	# th.vadd.vx v15, v15, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	.word	0x030cc857	# th.vadd.vx v16, v16, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	.word	0x031d48d7	# th.vadd.vx v17, v17, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	.word	0x032cc957	# th.vadd.vx v18, v18, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	.word	0x033d49d7	# th.vadd.vx v19, v19, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	.word	0x021cc0d7	# th.vadd.vx v1, v1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	.word	0x022d4157	# th.vadd.vx v2, v2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	.word	0x023cc1d7	# th.vadd.vx v3, v3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	.word	0x034d4a57	# th.vadd.vx v20, v20, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	.word	0x024d0257	# th.vadd.vv v4, v4, v26
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	.word	0x025d42d7	# th.vadd.vx v5, v5, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	.word	0x026cc357	# th.vadd.vx v6, v6, s9
+	addw       	s8, s8, s10
+	.word	0x027d43d7	# th.vadd.vx v7, v7, s10
+	addw       	s5, s5, s11
+	# output: lane k's word i at 64k + 4i (strided by 64)
+	# ... interleaved with the scalar block's, bytes 256..320
+	addi       	s11, a1, 0
+	addi       	s0, a0, 0
+	lw         	s9, 256(a1)
+	addi       	ra, zero, 64
+	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
+	lw         	s10, 260(a1)
+	addi       	s11, s11, 4
+	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
+	xor        	s9, s9, t2
+	addi       	s11, s11, 4
+	sw         	s9, 256(a0)
+	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
+	addi       	s11, s11, 4
+	lw         	s9, 264(a1)
+	.word	0x2f560ad7	# th.vxor.vv v21, v21, v12
+	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
+	xor        	s10, s10, t3
+	addi       	s0, s0, 4
+	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
+	sw         	s10, 260(a0)
+	addi       	s11, s11, 4
+	lw         	s10, 268(a1)
+	.word	0x2f668b57	# th.vxor.vv v22, v22, v13
+	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
+	xor        	s9, s9, t4
+	addi       	s0, s0, 4
+	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
+	sw         	s9, 264(a0)
+	addi       	s11, s11, 4
+	.word	0x2f770bd7	# th.vxor.vv v23, v23, v14
+	lw         	s9, 272(a1)
+	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
+	xor        	s10, s10, t5
+	addi       	s0, s0, 4
+	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
+	sw         	s10, 268(a0)
+	addi       	s11, s11, 4
+	.word	0x2f878c57	# th.vxor.vv v24, v24, v15
+	lw         	s10, 276(a1)
+	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
+	xor        	s9, s9, t6
+	addi       	s0, s0, 4
+	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
+	sw         	s9, 272(a0)
+	addi       	s11, s11, 4
+	.word	0x2f580ad7	# th.vxor.vv v21, v21, v16
+	lw         	s9, 280(a1)
+	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s10, s10, a5
+	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
+	sw         	s10, 276(a0)
+	addi       	s11, s11, 4
+	.word	0x2f688b57	# th.vxor.vv v22, v22, v17
+	lw         	s10, 284(a1)
+	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s9, s9, a6
+	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s9, 280(a0)
+	.word	0x2f790bd7	# th.vxor.vv v23, v23, v18
+	lw         	s9, 288(a1)
+	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s10, s10, a7
+	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s10, 284(a0)
+	.word	0x2f898c57	# th.vxor.vv v24, v24, v19
+	lw         	s10, 292(a1)
+	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s9, s9, s1
+	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s9, 288(a0)
+	.word	0x2f508ad7	# th.vxor.vv v21, v21, v1
+	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
+	lw         	s9, 296(a1)
+	addi       	s0, s0, 4
+	xor        	s10, s10, s2
+	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s10, 292(a0)
+	.word	0x2f610b57	# th.vxor.vv v22, v22, v2
+	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
+	lw         	s10, 300(a1)
+	addi       	s0, s0, 4
+	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
+	xor        	s9, s9, s3
+	addi       	s11, s11, 4
+	sw         	s9, 296(a0)
+	.word	0x2f718bd7	# th.vxor.vv v23, v23, v3
+	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
+	lw         	s9, 304(a1)
+	addi       	s0, s0, 4
+	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
+	xor        	s10, s10, s4
+	addi       	s11, s11, 4
+	sw         	s10, 300(a0)
+	.word	0x2f8a0c57	# th.vxor.vv v24, v24, v20
+	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
+	lw         	s10, 308(a1)
+	addi       	s0, s0, 4
+	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
+	xor        	s9, s9, s5
+	addi       	s11, s11, 4
+	.word	0x2f520ad7	# th.vxor.vv v21, v21, v4
+	sw         	s9, 304(a0)
+	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
+	lw         	s9, 312(a1)
+	addi       	s0, s0, 4
+	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
+	xor        	s10, s10, s6
+	addi       	s11, s11, 4
+	.word	0x2f628b57	# th.vxor.vv v22, v22, v5
+	sw         	s10, 308(a0)
+	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
+	addi       	s0, s0, 4
+	lw         	s10, 316(a1)
+	.word	0x2f730bd7	# th.vxor.vv v23, v23, v6
+	xor        	s9, s9, s7
+	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
+	addi       	s0, s0, 4
+	sw         	s9, 312(a0)
+	.word	0x2f838c57	# th.vxor.vv v24, v24, v7
+	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
+	xor        	s10, s10, s8
+	addi       	s0, s0, 4
+	sw         	s10, 316(a0)
+	addi       	a0, a0, 320
+	addi       	a1, a1, 320
+	addi       	a2, a2, -320
+	addiw      	t1, t1, 5
+	jal        	zero, .LChaCha20_ctr32_c906_lanes_loop
+.LChaCha20_ctr32_c906_lanes_rest:
+	addi       	s9, zero, 128
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_1
+	addi       	s9, zero, 192
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_rows
+	srli       	s11, a2, 6
+	.word	0x008df057	# th.vsetvli zero, s11, e32, m1, d1
+	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	addw       	s5, t1, s11
+	.word	0x5e03c657	# th.vmv.v.x v12, t2
+	.word	0x5e0e46d7	# th.vmv.v.x v13, t3
+	.word	0x5e0ec757	# th.vmv.v.x v14, t4
+	.word	0x5e0f47d7	# th.vmv.v.x v15, t5
+	.word	0x5e0fc857	# th.vmv.v.x v16, t6
+	.word	0x5e07c8d7	# th.vmv.v.x v17, a5
+	.word	0x5e084957	# th.vmv.v.x v18, a6
+	.word	0x5e08c9d7	# th.vmv.v.x v19, a7
+	.word	0x5e04c0d7	# th.vmv.v.x v1, s1
+	.word	0x5e094157	# th.vmv.v.x v2, s2
+	.word	0x5e09c1d7	# th.vmv.v.x v3, s3
+	.word	0x5e0a4a57	# th.vmv.v.x v20, s4
+	.word	0x5e034257	# th.vmv.v.x v4, t1
+	.word	0x5e0b42d7	# th.vmv.v.x v5, s6
+	.word	0x5e0bc357	# th.vmv.v.x v6, s7
+	.word	0x5e0c43d7	# th.vmv.v.x v7, s8
+	.word	0x024c8257	# th.vadd.vv v4, v4, v25
+	.word	0x5e020d57	# th.vmv.v.v v26, v4
+	addi       	s9, zero, 10
+.LChaCha20_ctr32_c906_dr.1:
+	# four vector lanes interleaved with the scalar block
+	.word	0x02c80657	# th.vadd.vv v12, v12, v16
+	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x02e90757	# th.vadd.vv v14, v14, v18
+	addw       	t2, t2, t6
+	.word	0x02f987d7	# th.vadd.vv v15, v15, v19
+	xor        	s5, s5, t2
+	.word	0x2e460257	# th.vxor.vv v4, v4, v12
+	th.srriw   	s5, s5, 16
+	.word	0x2e5682d7	# th.vxor.vv v5, v5, v13
+	.word	0x2e670357	# th.vxor.vv v6, v6, v14
+	addw       	s1, s1, s5
+	.word	0x2e7783d7	# th.vxor.vv v7, v7, v15
+	xor        	t6, t6, s1
+	.word	0xa2483ad7	# th.vsrl.vi v21, v4, 16
+	th.srriw   	t6, t6, 20
+	.word	0xa2583b57	# th.vsrl.vi v22, v5, 16
+	addw       	t2, t2, t6
+	.word	0xa2683bd7	# th.vsrl.vi v23, v6, 16
+	.word	0xa2783c57	# th.vsrl.vi v24, v7, 16
+	xor        	s5, s5, t2
+	.word	0xa7542257	# th.vmadd.vv v4, v8, v21
+	th.srriw   	s5, s5, 24
+	.word	0xa76422d7	# th.vmadd.vv v5, v8, v22
+	addw       	s1, s1, s5
+	.word	0xa7742357	# th.vmadd.vv v6, v8, v23
+	xor        	t6, t6, s1
+	.word	0xa78423d7	# th.vmadd.vv v7, v8, v24
+	th.srriw   	t6, t6, 25
+	.word	0x021200d7	# th.vadd.vv v1, v1, v4
+	.word	0x02228157	# th.vadd.vv v2, v2, v5
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x023301d7	# th.vadd.vv v3, v3, v6
+	addw       	t3, t3, a5
+	.word	0x03438a57	# th.vadd.vv v20, v20, v7
+	xor        	s6, s6, t3
+	.word	0x2f008857	# th.vxor.vv v16, v16, v1
+	th.srriw   	s6, s6, 16
+	.word	0x2f1108d7	# th.vxor.vv v17, v17, v2
+	.word	0x2f218957	# th.vxor.vv v18, v18, v3
+	addw       	s2, s2, s6
+	.word	0x2f3a09d7	# th.vxor.vv v19, v19, v20
+	xor        	a5, a5, s2
+	.word	0xa30a3ad7	# th.vsrl.vi v21, v16, 20
+	th.srriw   	a5, a5, 20
+	.word	0xa31a3b57	# th.vsrl.vi v22, v17, 20
+	addw       	t3, t3, a5
+	.word	0xa32a3bd7	# th.vsrl.vi v23, v18, 20
+	.word	0xa33a3c57	# th.vsrl.vi v24, v19, 20
+	xor        	s6, s6, t3
+	.word	0xa754a857	# th.vmadd.vv v16, v9, v21
+	th.srriw   	s6, s6, 24
+	.word	0xa764a8d7	# th.vmadd.vv v17, v9, v22
+	addw       	s2, s2, s6
+	.word	0xa774a957	# th.vmadd.vv v18, v9, v23
+	xor        	a5, a5, s2
+	.word	0xa784a9d7	# th.vmadd.vv v19, v9, v24
+	th.srriw   	a5, a5, 25
+	.word	0x02c80657	# th.vadd.vv v12, v12, v16
+	.word	0x02d886d7	# th.vadd.vv v13, v13, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x02e90757	# th.vadd.vv v14, v14, v18
+	addw       	t4, t4, a6
+	.word	0x02f987d7	# th.vadd.vv v15, v15, v19
+	xor        	s7, s7, t4
+	.word	0x2e460257	# th.vxor.vv v4, v4, v12
+	th.srriw   	s7, s7, 16
+	.word	0x2e5682d7	# th.vxor.vv v5, v5, v13
+	.word	0x2e670357	# th.vxor.vv v6, v6, v14
+	addw       	s3, s3, s7
+	.word	0x2e7783d7	# th.vxor.vv v7, v7, v15
+	xor        	a6, a6, s3
+	.word	0xa24c3ad7	# th.vsrl.vi v21, v4, 24
+	th.srriw   	a6, a6, 20
+	.word	0xa25c3b57	# th.vsrl.vi v22, v5, 24
+	addw       	t4, t4, a6
+	.word	0xa26c3bd7	# th.vsrl.vi v23, v6, 24
+	.word	0xa27c3c57	# th.vsrl.vi v24, v7, 24
+	xor        	s7, s7, t4
+	.word	0xa7552257	# th.vmadd.vv v4, v10, v21
+	th.srriw   	s7, s7, 24
+	.word	0xa76522d7	# th.vmadd.vv v5, v10, v22
+	addw       	s3, s3, s7
+	.word	0xa7752357	# th.vmadd.vv v6, v10, v23
+	xor        	a6, a6, s3
+	.word	0xa78523d7	# th.vmadd.vv v7, v10, v24
+	th.srriw   	a6, a6, 25
+	.word	0x021200d7	# th.vadd.vv v1, v1, v4
+	.word	0x02228157	# th.vadd.vv v2, v2, v5
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x023301d7	# th.vadd.vv v3, v3, v6
+	addw       	t5, t5, a7
+	.word	0x03438a57	# th.vadd.vv v20, v20, v7
+	xor        	s8, s8, t5
+	.word	0x2f008857	# th.vxor.vv v16, v16, v1
+	th.srriw   	s8, s8, 16
+	.word	0x2f1108d7	# th.vxor.vv v17, v17, v2
+	.word	0x2f218957	# th.vxor.vv v18, v18, v3
+	addw       	s4, s4, s8
+	.word	0x2f3a09d7	# th.vxor.vv v19, v19, v20
+	xor        	a7, a7, s4
+	.word	0xa30cbad7	# th.vsrl.vi v21, v16, 25
+	th.srriw   	a7, a7, 20
+	.word	0xa31cbb57	# th.vsrl.vi v22, v17, 25
+	addw       	t5, t5, a7
+	.word	0xa32cbbd7	# th.vsrl.vi v23, v18, 25
+	.word	0xa33cbc57	# th.vsrl.vi v24, v19, 25
+	xor        	s8, s8, t5
+	.word	0xa755a857	# th.vmadd.vv v16, v11, v21
+	th.srriw   	s8, s8, 24
+	.word	0xa765a8d7	# th.vmadd.vv v17, v11, v22
+	addw       	s4, s4, s8
+	.word	0xa775a957	# th.vmadd.vv v18, v11, v23
+	xor        	a7, a7, s4
+	.word	0xa785a9d7	# th.vmadd.vv v19, v11, v24
+	th.srriw   	a7, a7, 25
+	.word	0x02c88657	# th.vadd.vv v12, v12, v17
+	.word	0x02d906d7	# th.vadd.vv v13, v13, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x02e98757	# th.vadd.vv v14, v14, v19
+	addw       	t2, t2, a5
+	.word	0x02f807d7	# th.vadd.vv v15, v15, v16
+	xor        	s8, s8, t2
+	.word	0x2e7603d7	# th.vxor.vv v7, v7, v12
+	th.srriw   	s8, s8, 16
+	.word	0x2e468257	# th.vxor.vv v4, v4, v13
+	.word	0x2e5702d7	# th.vxor.vv v5, v5, v14
+	addw       	s3, s3, s8
+	.word	0x2e678357	# th.vxor.vv v6, v6, v15
+	xor        	a5, a5, s3
+	.word	0xa2783ad7	# th.vsrl.vi v21, v7, 16
+	th.srriw   	a5, a5, 20
+	.word	0xa2483b57	# th.vsrl.vi v22, v4, 16
+	addw       	t2, t2, a5
+	.word	0xa2583bd7	# th.vsrl.vi v23, v5, 16
+	.word	0xa2683c57	# th.vsrl.vi v24, v6, 16
+	xor        	s8, s8, t2
+	.word	0xa75423d7	# th.vmadd.vv v7, v8, v21
+	th.srriw   	s8, s8, 24
+	.word	0xa7642257	# th.vmadd.vv v4, v8, v22
+	addw       	s3, s3, s8
+	.word	0xa77422d7	# th.vmadd.vv v5, v8, v23
+	xor        	a5, a5, s3
+	.word	0xa7842357	# th.vmadd.vv v6, v8, v24
+	th.srriw   	a5, a5, 25
+	.word	0x023381d7	# th.vadd.vv v3, v3, v7
+	.word	0x03420a57	# th.vadd.vv v20, v20, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x021280d7	# th.vadd.vv v1, v1, v5
+	addw       	t3, t3, a6
+	.word	0x02230157	# th.vadd.vv v2, v2, v6
+	xor        	s5, s5, t3
+	.word	0x2f1188d7	# th.vxor.vv v17, v17, v3
+	th.srriw   	s5, s5, 16
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	.word	0x2f3089d7	# th.vxor.vv v19, v19, v1
+	addw       	s4, s4, s5
+	.word	0x2f010857	# th.vxor.vv v16, v16, v2
+	xor        	a6, a6, s4
+	.word	0xa31a3ad7	# th.vsrl.vi v21, v17, 20
+	th.srriw   	a6, a6, 20
+	.word	0xa32a3b57	# th.vsrl.vi v22, v18, 20
+	addw       	t3, t3, a6
+	.word	0xa33a3bd7	# th.vsrl.vi v23, v19, 20
+	.word	0xa30a3c57	# th.vsrl.vi v24, v16, 20
+	xor        	s5, s5, t3
+	.word	0xa754a8d7	# th.vmadd.vv v17, v9, v21
+	th.srriw   	s5, s5, 24
+	.word	0xa764a957	# th.vmadd.vv v18, v9, v22
+	addw       	s4, s4, s5
+	.word	0xa774a9d7	# th.vmadd.vv v19, v9, v23
+	xor        	a6, a6, s4
+	.word	0xa784a857	# th.vmadd.vv v16, v9, v24
+	th.srriw   	a6, a6, 25
+	.word	0x02c88657	# th.vadd.vv v12, v12, v17
+	.word	0x02d906d7	# th.vadd.vv v13, v13, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x02e98757	# th.vadd.vv v14, v14, v19
+	addw       	t4, t4, a7
+	.word	0x02f807d7	# th.vadd.vv v15, v15, v16
+	xor        	s6, s6, t4
+	.word	0x2e7603d7	# th.vxor.vv v7, v7, v12
+	th.srriw   	s6, s6, 16
+	.word	0x2e468257	# th.vxor.vv v4, v4, v13
+	.word	0x2e5702d7	# th.vxor.vv v5, v5, v14
+	addw       	s1, s1, s6
+	.word	0x2e678357	# th.vxor.vv v6, v6, v15
+	xor        	a7, a7, s1
+	.word	0xa27c3ad7	# th.vsrl.vi v21, v7, 24
+	th.srriw   	a7, a7, 20
+	.word	0xa24c3b57	# th.vsrl.vi v22, v4, 24
+	addw       	t4, t4, a7
+	.word	0xa25c3bd7	# th.vsrl.vi v23, v5, 24
+	.word	0xa26c3c57	# th.vsrl.vi v24, v6, 24
+	xor        	s6, s6, t4
+	.word	0xa75523d7	# th.vmadd.vv v7, v10, v21
+	th.srriw   	s6, s6, 24
+	.word	0xa7652257	# th.vmadd.vv v4, v10, v22
+	addw       	s1, s1, s6
+	.word	0xa77522d7	# th.vmadd.vv v5, v10, v23
+	xor        	a7, a7, s1
+	.word	0xa7852357	# th.vmadd.vv v6, v10, v24
+	th.srriw   	a7, a7, 25
+	.word	0x023381d7	# th.vadd.vv v3, v3, v7
+	.word	0x03420a57	# th.vadd.vv v20, v20, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x021280d7	# th.vadd.vv v1, v1, v5
+	addw       	t5, t5, t6
+	.word	0x02230157	# th.vadd.vv v2, v2, v6
+	xor        	s7, s7, t5
+	.word	0x2f1188d7	# th.vxor.vv v17, v17, v3
+	th.srriw   	s7, s7, 16
+	.word	0x2f2a0957	# th.vxor.vv v18, v18, v20
+	.word	0x2f3089d7	# th.vxor.vv v19, v19, v1
+	addw       	s2, s2, s7
+	.word	0x2f010857	# th.vxor.vv v16, v16, v2
+	xor        	t6, t6, s2
+	.word	0xa31cbad7	# th.vsrl.vi v21, v17, 25
+	th.srriw   	t6, t6, 20
+	.word	0xa32cbb57	# th.vsrl.vi v22, v18, 25
+	addw       	t5, t5, t6
+	.word	0xa33cbbd7	# th.vsrl.vi v23, v19, 25
+	.word	0xa30cbc57	# th.vsrl.vi v24, v16, 25
+	xor        	s7, s7, t5
+	.word	0xa755a8d7	# th.vmadd.vv v17, v11, v21
+	th.srriw   	s7, s7, 24
+	.word	0xa765a957	# th.vmadd.vv v18, v11, v22
+	addw       	s2, s2, s7
+	.word	0xa775a9d7	# th.vmadd.vv v19, v11, v23
+	xor        	t6, t6, s2
+	.word	0xa785a857	# th.vmadd.vv v16, v11, v24
+	th.srriw   	t6, t6, 25
+	addi       	s9, s9, -1
+	bne        	s9, zero, .LChaCha20_ctr32_c906_dr.1
+	# feed-forward: the scalar block and the lanes add the same state words
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	.word	0x02ccc657	# th.vadd.vx v12, v12, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	.word	0x02dd46d7	# th.vadd.vx v13, v13, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	.word	0x02ecc757	# th.vadd.vx v14, v14, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	.word	0x02fd47d7	# th.vadd.vx v15, v15, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	.word	0x030cc857	# th.vadd.vx v16, v16, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	.word	0x031d48d7	# th.vadd.vx v17, v17, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	.word	0x032cc957	# th.vadd.vx v18, v18, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	.word	0x033d49d7	# th.vadd.vx v19, v19, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	.word	0x021cc0d7	# th.vadd.vx v1, v1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	.word	0x022d4157	# th.vadd.vx v2, v2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	.word	0x023cc1d7	# th.vadd.vx v3, v3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	.word	0x034d4a57	# th.vadd.vx v20, v20, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	.word	0x024d0257	# th.vadd.vv v4, v4, v26
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	.word	0x025d42d7	# th.vadd.vx v5, v5, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	.word	0x026cc357	# th.vadd.vx v6, v6, s9
+	addw       	s8, s8, s10
+	.word	0x027d43d7	# th.vadd.vx v7, v7, s10
+	addw       	s5, s5, s11
+	# output: lane k's word i at 64k + 4i (strided by 64)
+	addi       	s11, a1, 0
+	addi       	s0, a0, 0
+	addi       	ra, zero, 64
+	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f560ad7	# th.vxor.vv v21, v21, v12
+	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f668b57	# th.vxor.vv v22, v22, v13
+	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f770bd7	# th.vxor.vv v23, v23, v14
+	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f878c57	# th.vxor.vv v24, v24, v15
+	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f580ad7	# th.vxor.vv v21, v21, v16
+	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f688b57	# th.vxor.vv v22, v22, v17
+	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f790bd7	# th.vxor.vv v23, v23, v18
+	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f898c57	# th.vxor.vv v24, v24, v19
+	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f508ad7	# th.vxor.vv v21, v21, v1
+	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f610b57	# th.vxor.vv v22, v22, v2
+	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1dea87	# th.vlsw.v v21, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f718bd7	# th.vxor.vv v23, v23, v3
+	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1deb07	# th.vlsw.v v22, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f8a0c57	# th.vxor.vv v24, v24, v20
+	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1deb87	# th.vlsw.v v23, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f520ad7	# th.vxor.vv v21, v21, v4
+	.word	0x0a146aa7	# th.vssw.v v21, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x1a1dec07	# th.vlsw.v v24, (s11), ra
+	addi       	s11, s11, 4
+	.word	0x2f628b57	# th.vxor.vv v22, v22, v5
+	.word	0x0a146b27	# th.vssw.v v22, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x2f730bd7	# th.vxor.vv v23, v23, v6
+	.word	0x0a146ba7	# th.vssw.v v23, (s0), ra
+	addi       	s0, s0, 4
+	.word	0x2f838c57	# th.vxor.vv v24, v24, v7
+	.word	0x0a146c27	# th.vssw.v v24, (s0), ra
+	addi       	s0, s0, 4
+	srli       	s11, a2, 6
+	slli       	s9, s11, 6
+	add        	a0, a0, s9
+	add        	a1, a1, s9
+	sub        	a2, a2, s9
+	addw       	t1, t1, s11
+	beq        	a2, zero, .LChaCha20_ctr32_c906_59
+	jal        	zero, .LChaCha20_ctr32_c906_2
+.LChaCha20_ctr32_c906_59:
+	jal        	zero, .LChaCha20_ctr32_c906_3
+.LChaCha20_ctr32_c906_rows:
+	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
+	.word	0x0390b0d7	# th.vadd.vi v1, v25, 1
+	.word	0x2611b0d7	# th.vand.vi v1, v1, 3
+	.word	0x03913157	# th.vadd.vi v2, v25, 2
+	.word	0x2621b157	# th.vand.vi v2, v2, 3
+	.word	0x0391b1d7	# th.vadd.vi v3, v25, 3
+	.word	0x2631b1d7	# th.vand.vi v3, v3, 3
+	.word	0x63903a57	# th.vmseq.vi v20, v25, 0
+	# rows of the state: word sources per ABI; the counter word is ctr (merged in)
+	addi       	s11, t0, 0
+	.word	0x120de207	# th.vlw.v v4, (s11)
+	addi       	s11, a3, 0
+	.word	0x120de287	# th.vlw.v v5, (s11)
+	addi       	s11, a3, 16
+	.word	0x120de307	# th.vlw.v v6, (s11)
+	addi       	s11, a4, 0
+	.word	0x120de387	# th.vlw.v v7, (s11)
+	.word	0x5e0a0057	# th.vmv.v.v v0, v20
+	.word	0x5c7343d7	# th.vmerge.vxm v7, v7, t1, v0
+	.word	0x5e020657	# th.vmv.v.v v12, v4
+	.word	0x5e0286d7	# th.vmv.v.v v13, v5
+	.word	0x5e030757	# th.vmv.v.v v14, v6
+	.word	0x5e0387d7	# th.vmv.v.v v15, v7
+	# the scalar block is the second: counter ctr + 1
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 1
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	addi       	s9, zero, 10
+.LChaCha20_ctr32_c906_dr.2:
+	.word	0x02c68657	# th.vadd.vv v12, v12, v13
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	.word	0x2ef607d7	# th.vxor.vv v15, v15, v12
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	.word	0xa2f83857	# th.vsrl.vi v16, v15, 16
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	.word	0xa70427d7	# th.vmadd.vv v15, v8, v16
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	.word	0x02e78757	# th.vadd.vv v14, v14, v15
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	.word	0x2ed706d7	# th.vxor.vv v13, v13, v14
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	.word	0xa2da3857	# th.vsrl.vi v16, v13, 20
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	.word	0xa704a6d7	# th.vmadd.vv v13, v9, v16
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	.word	0x02c68657	# th.vadd.vv v12, v12, v13
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	.word	0x2ef607d7	# th.vxor.vv v15, v15, v12
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0xa2fc3857	# th.vsrl.vi v16, v15, 24
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	.word	0xa70527d7	# th.vmadd.vv v15, v10, v16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	.word	0x02e78757	# th.vadd.vv v14, v14, v15
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	.word	0x2ed706d7	# th.vxor.vv v13, v13, v14
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	.word	0xa2dcb857	# th.vsrl.vi v16, v13, 25
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	.word	0xa705a6d7	# th.vmadd.vv v13, v11, v16
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	.word	0x32d088d7	# th.vrgather.vv v17, v13, v1
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	.word	0x32e10957	# th.vrgather.vv v18, v14, v2
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	.word	0x32f189d7	# th.vrgather.vv v19, v15, v3
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	.word	0x02c88657	# th.vadd.vv v12, v12, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	.word	0x2f3609d7	# th.vxor.vv v19, v19, v12
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	.word	0xa3383857	# th.vsrl.vi v16, v19, 16
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	.word	0xa70429d7	# th.vmadd.vv v19, v8, v16
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	.word	0x03298957	# th.vadd.vv v18, v18, v19
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	.word	0x2f1908d7	# th.vxor.vv v17, v17, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	.word	0xa31a3857	# th.vsrl.vi v16, v17, 20
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	.word	0xa704a8d7	# th.vmadd.vv v17, v9, v16
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	.word	0x02c88657	# th.vadd.vv v12, v12, v17
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	.word	0x2f3609d7	# th.vxor.vv v19, v19, v12
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0xa33c3857	# th.vsrl.vi v16, v19, 24
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	.word	0xa70529d7	# th.vmadd.vv v19, v10, v16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	.word	0x03298957	# th.vadd.vv v18, v18, v19
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	.word	0x2f1908d7	# th.vxor.vv v17, v17, v18
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	.word	0xa31cb857	# th.vsrl.vi v16, v17, 25
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	.word	0xa705a8d7	# th.vmadd.vv v17, v11, v16
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	.word	0x331186d7	# th.vrgather.vv v13, v17, v3
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	.word	0x33210757	# th.vrgather.vv v14, v18, v2
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	.word	0x333087d7	# th.vrgather.vv v15, v19, v1
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	addi       	s9, s9, -1
+	bne        	s9, zero, .LChaCha20_ctr32_c906_dr.2
+	# feed-forward and output: the rows block at 0..64, the scalar block at 64..128
+	.word	0x02c20657	# th.vadd.vv v12, v12, v4
+	.word	0x02d286d7	# th.vadd.vv v13, v13, v5
+	.word	0x02e30757	# th.vadd.vv v14, v14, v6
+	.word	0x02f387d7	# th.vadd.vv v15, v15, v7
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	addiw      	s9, t1, 1
+	addw       	s4, s4, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	addw       	s8, s8, s10
+	addi       	s11, a1, 0
+	lw         	s9, 64(a1)
+	lw         	s10, 68(a1)
+	.word	0x120de807	# th.vlw.v v16, (s11)
+	xor        	s9, s9, t2
+	sw         	s9, 64(a0)
+	addi       	s11, a1, 16
+	lw         	s9, 72(a1)
+	xor        	s10, s10, t3
+	sw         	s10, 68(a0)
+	.word	0x120de887	# th.vlw.v v17, (s11)
+	lw         	s10, 76(a1)
+	xor        	s9, s9, t4
+	addi       	s11, a1, 32
+	sw         	s9, 72(a0)
+	lw         	s9, 80(a1)
+	xor        	s10, s10, t5
+	.word	0x120de907	# th.vlw.v v18, (s11)
+	sw         	s10, 76(a0)
+	lw         	s10, 84(a1)
+	addi       	s11, a1, 48
+	xor        	s9, s9, t6
+	sw         	s9, 80(a0)
+	.word	0x120de987	# th.vlw.v v19, (s11)
+	lw         	s9, 88(a1)
+	xor        	s10, s10, a5
+	sw         	s10, 84(a0)
+	.word	0x2f060857	# th.vxor.vv v16, v16, v12
+	lw         	s10, 92(a1)
+	xor        	s9, s9, a6
+	addi       	s0, a0, 0
+	sw         	s9, 88(a0)
+	lw         	s9, 96(a1)
+	xor        	s10, s10, a7
+	.word	0x02046827	# th.vsw.v v16, (s0)
+	sw         	s10, 92(a0)
+	lw         	s10, 100(a1)
+	.word	0x2f1688d7	# th.vxor.vv v17, v17, v13
+	xor        	s9, s9, s1
+	sw         	s9, 96(a0)
+	addi       	s0, a0, 16
+	lw         	s9, 104(a1)
+	xor        	s10, s10, s2
+	sw         	s10, 100(a0)
+	.word	0x020468a7	# th.vsw.v v17, (s0)
+	lw         	s10, 108(a1)
+	xor        	s9, s9, s3
+	.word	0x2f270957	# th.vxor.vv v18, v18, v14
+	sw         	s9, 104(a0)
+	lw         	s9, 112(a1)
+	xor        	s10, s10, s4
+	addi       	s0, a0, 32
+	sw         	s10, 108(a0)
+	lw         	s10, 116(a1)
+	.word	0x02046927	# th.vsw.v v18, (s0)
+	xor        	s9, s9, s5
+	sw         	s9, 112(a0)
+	.word	0x2f3789d7	# th.vxor.vv v19, v19, v15
+	lw         	s9, 120(a1)
+	xor        	s10, s10, s6
+	sw         	s10, 116(a0)
+	addi       	s0, a0, 48
+	lw         	s10, 124(a1)
+	xor        	s9, s9, s7
+	.word	0x020469a7	# th.vsw.v v19, (s0)
+	sw         	s9, 120(a0)
+	xor        	s10, s10, s8
+	sw         	s10, 124(a0)
+	addi       	a0, a0, 128
+	addi       	a1, a1, 128
+	addi       	a2, a2, -128
+	addiw      	t1, t1, 2
+	jal        	zero, .LChaCha20_ctr32_c906_1
+.LChaCha20_ctr32_c906_1:
+	bne        	a2, zero, .LChaCha20_ctr32_c906_60
+	jal        	zero, .LChaCha20_ctr32_c906_3
+.LChaCha20_ctr32_c906_60:
+.LChaCha20_ctr32_c906_block.1:
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	# double round 1 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	# double round 2 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	# double round 3 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	# double round 4 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	# double round 5 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	# double round 6 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	# double round 7 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	# double round 8 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	# double round 9 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	# double round 10 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	th.srriw   	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	th.srriw   	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	th.srriw   	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	th.srriw   	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	th.srriw   	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	th.srriw   	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	th.srriw   	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	th.srriw   	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	th.srriw   	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	th.srriw   	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	th.srriw   	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	th.srriw   	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	th.srriw   	t6, t6, 25
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	addw       	s8, s8, s10
+	addi       	s9, zero, 64
+	bltu       	a2, s9, .LChaCha20_ctr32_c906_2
+	lw         	s9, 0(a1)
+	lw         	s10, 4(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
+	lw         	s9, 8(a1)
+	xor        	s10, s10, t3
+	sw         	s10, 4(a0)
+	lw         	s10, 12(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 8(a0)
+	lw         	s9, 16(a1)
+	xor        	s10, s10, t5
+	sw         	s10, 12(a0)
+	lw         	s10, 20(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 16(a0)
+	lw         	s9, 24(a1)
+	xor        	s10, s10, a5
+	sw         	s10, 20(a0)
+	lw         	s10, 28(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 24(a0)
+	lw         	s9, 32(a1)
+	xor        	s10, s10, a7
+	sw         	s10, 28(a0)
+	lw         	s10, 36(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 32(a0)
+	lw         	s9, 40(a1)
+	xor        	s10, s10, s2
+	sw         	s10, 36(a0)
+	lw         	s10, 44(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 40(a0)
+	lw         	s9, 48(a1)
+	xor        	s10, s10, s4
+	sw         	s10, 44(a0)
+	lw         	s10, 52(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 48(a0)
+	lw         	s9, 56(a1)
+	xor        	s10, s10, s6
+	sw         	s10, 52(a0)
+	lw         	s10, 60(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 56(a0)
+	xor        	s10, s10, s8
+	sw         	s10, 60(a0)
+	addi       	a0, a0, 64
+	addi       	a1, a1, 64
+	addi       	a2, a2, -64
+	addiw      	t1, t1, 1
+	beq        	a2, zero, .LChaCha20_ctr32_c906_61
+	jal        	zero, .LChaCha20_ctr32_c906_block.1
+.LChaCha20_ctr32_c906_61:
+	jal        	zero, .LChaCha20_ctr32_c906_3
+.LChaCha20_ctr32_c906_2:
+	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_37
+	addi       	s10, t2, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_37:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_39
+	addi       	s10, t3, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_39:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t3
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_40
+	addi       	s10, t4, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_40:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_41
+	addi       	s10, t5, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_41:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_42
+	addi       	s10, t6, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_42:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_43
+	addi       	s10, a5, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_43:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_44
+	addi       	s10, a6, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_44:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_45
+	addi       	s10, a7, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_45:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_46
+	addi       	s10, s1, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_46:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_47
+	addi       	s10, s2, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_47:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s2
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_48
+	addi       	s10, s3, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_48:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_49
+	addi       	s10, s4, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_49:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s4
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_50
+	addi       	s10, s5, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_50:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_51
+	addi       	s10, s6, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_51:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s6
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_52
+	addi       	s10, s7, 0
 	jal        	zero, .LChaCha20_ctr32_c906_tail.1
 .LChaCha20_ctr32_c906_52:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_c906_53
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_c906_tail.1
+.LChaCha20_ctr32_c906_53:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
 	sw         	s9, 0(a0)
@@ -4001,8 +3996,13 @@ ChaCha20_ctr32_c906:
 	bne        	a2, zero, .LChaCha20_ctr32_c906_byte.1
 .LChaCha20_ctr32_c906_skip.1:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_c906_6:
+.LChaCha20_ctr32_c906_3:
 	# return
+	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
+	.word	0x5e003057	# th.vmv.v.i v0, 0
+	.word	0x5e003457	# th.vmv.v.i v8, 0
+	.word	0x5e003857	# th.vmv.v.i v16, 0
+	.word	0x5e003c57	# th.vmv.v.i v24, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a5, zero, 0

@@ -40,1218 +40,13 @@ SYM_FUNC_START(chacha_rv64gcv)
 	slli       	t0, a3, 6
 	lw         	t1, 48(a0)
 	srli       	t2, a4, 1
-	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s8, zero, 128
-	bgeu       	t0, s8, .Lchacha_rv64gcv_76
-	jal        	zero, .Lchacha_rv64gcv_3
-.Lchacha_rv64gcv_76:
-	or         	s8, a2, a1
-	andi       	s8, s8, 3
-	beq        	s8, zero, .Lchacha_rv64gcv_77
-	jal        	zero, .Lchacha_rv64gcv_3
+	bltu       	t0, s8, .Lchacha_rv64gcv_3
+	jal        	zero, .Lchacha_rv64gcv_6
+.Lchacha_rv64gcv_3:
+	bne        	t0, zero, .Lchacha_rv64gcv_77
+	jal        	zero, .Lchacha_rv64gcv_5
 .Lchacha_rv64gcv_77:
-	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	addi       	s10, zero, 4
-	vsetvli    	zero, s10, e32, m1, ta, ma
-	lui        	s8, 16
-	vmv.v.x    	v8, s8
-	lui        	s8, 1
-	vmv.v.x    	v9, s8
-	addi       	s8, zero, 256
-	vmv.v.x    	v10, s8
-	addi       	s8, zero, 128
-	vmv.v.x    	v11, s8
-	vid.v      	v25
-.Lchacha_rv64gcv_lanes_loop:
-	addi       	s8, zero, 320
-	bltu       	t0, s8, .Lchacha_rv64gcv_lanes_rest
-	addi       	s10, zero, 4
-	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t3, 0(a0)
-	lw         	t4, 4(a0)
-	lw         	t5, 8(a0)
-	lw         	t6, 12(a0)
-	lw         	a3, 16(a0)
-	lw         	a4, 20(a0)
-	lw         	a5, 24(a0)
-	lw         	a6, 28(a0)
-	lw         	a7, 32(a0)
-	lw         	s1, 36(a0)
-	lw         	s2, 40(a0)
-	lw         	s3, 44(a0)
-	addiw      	s4, t1, 0
-	lw         	s5, 52(a0)
-	lw         	s6, 56(a0)
-	lw         	s7, 60(a0)
-	addw       	s4, t1, s10
-	vmv.v.x    	v12, t3
-	vmv.v.x    	v13, t4
-	vmv.v.x    	v14, t5
-	vmv.v.x    	v15, t6
-	vmv.v.x    	v16, a3
-	vmv.v.x    	v17, a4
-	vmv.v.x    	v18, a5
-	vmv.v.x    	v19, a6
-	vmv.v.x    	v1, a7
-	vmv.v.x    	v2, s1
-	vmv.v.x    	v3, s2
-	vmv.v.x    	v20, s3
-	vmv.v.x    	v4, t1
-	vmv.v.x    	v5, s5
-	vmv.v.x    	v6, s6
-	vmv.v.x    	v7, s7
-	vadd.vv    	v4, v4, v25
-	vmv.v.v    	v26, v4
-	addi       	s8, t2, 0
-.Lchacha_rv64gcv_dr:
-	// four vector lanes interleaved with the scalar block
-	vadd.vv    	v12, v12, v16
-	vadd.vv    	v13, v13, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v18
-	addw       	t3, t3, a3
-	vadd.vv    	v15, v15, v19
-	xor        	s4, s4, t3
-	vxor.vv    	v4, v4, v12
-	roriw      	s4, s4, 16
-	vxor.vv    	v5, v5, v13
-	vxor.vv    	v6, v6, v14
-	addw       	a7, a7, s4
-	vxor.vv    	v7, v7, v15
-	xor        	a3, a3, a7
-	vsrl.vi    	v21, v4, 16
-	roriw      	a3, a3, 20
-	vsrl.vi    	v22, v5, 16
-	addw       	t3, t3, a3
-	vsrl.vi    	v23, v6, 16
-	vsrl.vi    	v24, v7, 16
-	xor        	s4, s4, t3
-	vmadd.vv   	v4, v8, v21
-	roriw      	s4, s4, 24
-	vmadd.vv   	v5, v8, v22
-	addw       	a7, a7, s4
-	vmadd.vv   	v6, v8, v23
-	xor        	a3, a3, a7
-	vmadd.vv   	v7, v8, v24
-	roriw      	a3, a3, 25
-	vadd.vv    	v1, v1, v4
-	vadd.vv    	v2, v2, v5
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v3, v3, v6
-	addw       	t4, t4, a4
-	vadd.vv    	v20, v20, v7
-	xor        	s5, s5, t4
-	vxor.vv    	v16, v16, v1
-	roriw      	s5, s5, 16
-	vxor.vv    	v17, v17, v2
-	vxor.vv    	v18, v18, v3
-	addw       	s1, s1, s5
-	vxor.vv    	v19, v19, v20
-	xor        	a4, a4, s1
-	vsrl.vi    	v21, v16, 20
-	roriw      	a4, a4, 20
-	vsrl.vi    	v22, v17, 20
-	addw       	t4, t4, a4
-	vsrl.vi    	v23, v18, 20
-	vsrl.vi    	v24, v19, 20
-	xor        	s5, s5, t4
-	vmadd.vv   	v16, v9, v21
-	roriw      	s5, s5, 24
-	vmadd.vv   	v17, v9, v22
-	addw       	s1, s1, s5
-	vmadd.vv   	v18, v9, v23
-	xor        	a4, a4, s1
-	vmadd.vv   	v19, v9, v24
-	roriw      	a4, a4, 25
-	vadd.vv    	v12, v12, v16
-	vadd.vv    	v13, v13, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v18
-	addw       	t5, t5, a5
-	vadd.vv    	v15, v15, v19
-	xor        	s6, s6, t5
-	vxor.vv    	v4, v4, v12
-	roriw      	s6, s6, 16
-	vxor.vv    	v5, v5, v13
-	vxor.vv    	v6, v6, v14
-	addw       	s2, s2, s6
-	vxor.vv    	v7, v7, v15
-	xor        	a5, a5, s2
-	vsrl.vi    	v21, v4, 24
-	roriw      	a5, a5, 20
-	vsrl.vi    	v22, v5, 24
-	addw       	t5, t5, a5
-	vsrl.vi    	v23, v6, 24
-	vsrl.vi    	v24, v7, 24
-	xor        	s6, s6, t5
-	vmadd.vv   	v4, v10, v21
-	roriw      	s6, s6, 24
-	vmadd.vv   	v5, v10, v22
-	addw       	s2, s2, s6
-	vmadd.vv   	v6, v10, v23
-	xor        	a5, a5, s2
-	vmadd.vv   	v7, v10, v24
-	roriw      	a5, a5, 25
-	vadd.vv    	v1, v1, v4
-	vadd.vv    	v2, v2, v5
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v3, v3, v6
-	addw       	t6, t6, a6
-	vadd.vv    	v20, v20, v7
-	xor        	s7, s7, t6
-	vxor.vv    	v16, v16, v1
-	roriw      	s7, s7, 16
-	vxor.vv    	v17, v17, v2
-	vxor.vv    	v18, v18, v3
-	addw       	s3, s3, s7
-	vxor.vv    	v19, v19, v20
-	xor        	a6, a6, s3
-	vsrl.vi    	v21, v16, 25
-	roriw      	a6, a6, 20
-	vsrl.vi    	v22, v17, 25
-	addw       	t6, t6, a6
-	vsrl.vi    	v23, v18, 25
-	vsrl.vi    	v24, v19, 25
-	xor        	s7, s7, t6
-	vmadd.vv   	v16, v11, v21
-	roriw      	s7, s7, 24
-	vmadd.vv   	v17, v11, v22
-	addw       	s3, s3, s7
-	vmadd.vv   	v18, v11, v23
-	xor        	a6, a6, s3
-	vmadd.vv   	v19, v11, v24
-	roriw      	a6, a6, 25
-	vadd.vv    	v12, v12, v17
-	vadd.vv    	v13, v13, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v19
-	addw       	t3, t3, a4
-	vadd.vv    	v15, v15, v16
-	xor        	s7, s7, t3
-	vxor.vv    	v7, v7, v12
-	roriw      	s7, s7, 16
-	vxor.vv    	v4, v4, v13
-	vxor.vv    	v5, v5, v14
-	addw       	s2, s2, s7
-	vxor.vv    	v6, v6, v15
-	xor        	a4, a4, s2
-	vsrl.vi    	v21, v7, 16
-	roriw      	a4, a4, 20
-	vsrl.vi    	v22, v4, 16
-	addw       	t3, t3, a4
-	vsrl.vi    	v23, v5, 16
-	vsrl.vi    	v24, v6, 16
-	xor        	s7, s7, t3
-	vmadd.vv   	v7, v8, v21
-	roriw      	s7, s7, 24
-	vmadd.vv   	v4, v8, v22
-	addw       	s2, s2, s7
-	vmadd.vv   	v5, v8, v23
-	xor        	a4, a4, s2
-	vmadd.vv   	v6, v8, v24
-	roriw      	a4, a4, 25
-	vadd.vv    	v3, v3, v7
-	vadd.vv    	v20, v20, v4
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v1, v1, v5
-	addw       	t4, t4, a5
-	vadd.vv    	v2, v2, v6
-	xor        	s4, s4, t4
-	vxor.vv    	v17, v17, v3
-	roriw      	s4, s4, 16
-	vxor.vv    	v18, v18, v20
-	vxor.vv    	v19, v19, v1
-	addw       	s3, s3, s4
-	vxor.vv    	v16, v16, v2
-	xor        	a5, a5, s3
-	vsrl.vi    	v21, v17, 20
-	roriw      	a5, a5, 20
-	vsrl.vi    	v22, v18, 20
-	addw       	t4, t4, a5
-	vsrl.vi    	v23, v19, 20
-	vsrl.vi    	v24, v16, 20
-	xor        	s4, s4, t4
-	vmadd.vv   	v17, v9, v21
-	roriw      	s4, s4, 24
-	vmadd.vv   	v18, v9, v22
-	addw       	s3, s3, s4
-	vmadd.vv   	v19, v9, v23
-	xor        	a5, a5, s3
-	vmadd.vv   	v16, v9, v24
-	roriw      	a5, a5, 25
-	vadd.vv    	v12, v12, v17
-	vadd.vv    	v13, v13, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v19
-	addw       	t5, t5, a6
-	vadd.vv    	v15, v15, v16
-	xor        	s5, s5, t5
-	vxor.vv    	v7, v7, v12
-	roriw      	s5, s5, 16
-	vxor.vv    	v4, v4, v13
-	vxor.vv    	v5, v5, v14
-	addw       	a7, a7, s5
-	vxor.vv    	v6, v6, v15
-	xor        	a6, a6, a7
-	vsrl.vi    	v21, v7, 24
-	roriw      	a6, a6, 20
-	vsrl.vi    	v22, v4, 24
-	addw       	t5, t5, a6
-	vsrl.vi    	v23, v5, 24
-	vsrl.vi    	v24, v6, 24
-	xor        	s5, s5, t5
-	vmadd.vv   	v7, v10, v21
-	roriw      	s5, s5, 24
-	vmadd.vv   	v4, v10, v22
-	addw       	a7, a7, s5
-	vmadd.vv   	v5, v10, v23
-	xor        	a6, a6, a7
-	vmadd.vv   	v6, v10, v24
-	roriw      	a6, a6, 25
-	vadd.vv    	v3, v3, v7
-	vadd.vv    	v20, v20, v4
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v1, v1, v5
-	addw       	t6, t6, a3
-	vadd.vv    	v2, v2, v6
-	xor        	s6, s6, t6
-	vxor.vv    	v17, v17, v3
-	roriw      	s6, s6, 16
-	vxor.vv    	v18, v18, v20
-	vxor.vv    	v19, v19, v1
-	addw       	s1, s1, s6
-	vxor.vv    	v16, v16, v2
-	xor        	a3, a3, s1
-	vsrl.vi    	v21, v17, 25
-	roriw      	a3, a3, 20
-	vsrl.vi    	v22, v18, 25
-	addw       	t6, t6, a3
-	vsrl.vi    	v23, v19, 25
-	vsrl.vi    	v24, v16, 25
-	xor        	s6, s6, t6
-	vmadd.vv   	v17, v11, v21
-	roriw      	s6, s6, 24
-	vmadd.vv   	v18, v11, v22
-	addw       	s1, s1, s6
-	vmadd.vv   	v19, v11, v23
-	xor        	a3, a3, s1
-	vmadd.vv   	v16, v11, v24
-	roriw      	a3, a3, 25
-	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_rv64gcv_dr
-	// feed-forward: the scalar block and the lanes add the same state words
-	lw         	s8, 0(a0)
-	lw         	s9, 4(a0)
-	addw       	t3, t3, s8
-	vadd.vx    	v12, v12, s8
-	lw         	s8, 8(a0)
-	addw       	t4, t4, s9
-	vadd.vx    	v13, v13, s9
-	lw         	s9, 12(a0)
-	addw       	t5, t5, s8
-	vadd.vx    	v14, v14, s8
-	lw         	s8, 16(a0)
-	addw       	t6, t6, s9
-	vadd.vx    	v15, v15, s9
-	lw         	s9, 20(a0)
-	addw       	a3, a3, s8
-	vadd.vx    	v16, v16, s8
-	lw         	s8, 24(a0)
-	addw       	a4, a4, s9
-	vadd.vx    	v17, v17, s9
-	lw         	s9, 28(a0)
-	addw       	a5, a5, s8
-	vadd.vx    	v18, v18, s8
-	lw         	s8, 32(a0)
-	addw       	a6, a6, s9
-	vadd.vx    	v19, v19, s9
-	lw         	s9, 36(a0)
-	addw       	a7, a7, s8
-	vadd.vx    	v1, v1, s8
-	lw         	s8, 40(a0)
-	addw       	s1, s1, s9
-	vadd.vx    	v2, v2, s9
-	lw         	s9, 44(a0)
-	addw       	s2, s2, s8
-	vadd.vx    	v3, v3, s8
-	addiw      	s8, t1, 0
-	addw       	s3, s3, s9
-	vadd.vx    	v20, v20, s9
-	lw         	s9, 52(a0)
-	addw       	s4, s4, s8
-	vadd.vv    	v4, v4, v26
-	lw         	s8, 56(a0)
-	addw       	s5, s5, s9
-	vadd.vx    	v5, v5, s9
-	lw         	s9, 60(a0)
-	addw       	s6, s6, s8
-	vadd.vx    	v6, v6, s8
-	addw       	s7, s7, s9
-	vadd.vx    	v7, v7, s9
-	addw       	s4, s4, s10
-	// output: lane k's word i at 64k + 4i (strided by 64)
-	// ... interleaved with the scalar block's, bytes 256..320
-	addi       	s10, a1, 0
-	addi       	s11, a2, 0
-	lw         	s8, 256(a1)
-	addi       	ra, zero, 64
-	vlse32.v   	v21, (s10), ra
-	lw         	s9, 260(a1)
-	addi       	s10, s10, 4
-	vlse32.v   	v22, (s10), ra
-	xor        	s8, s8, t3
-	addi       	s10, s10, 4
-	sw         	s8, 256(a2)
-	vlse32.v   	v23, (s10), ra
-	addi       	s10, s10, 4
-	lw         	s8, 264(a1)
-	vxor.vv    	v21, v21, v12
-	vsse32.v   	v21, (s11), ra
-	xor        	s9, s9, t4
-	addi       	s11, s11, 4
-	vlse32.v   	v24, (s10), ra
-	sw         	s9, 260(a2)
-	addi       	s10, s10, 4
-	lw         	s9, 268(a1)
-	vxor.vv    	v22, v22, v13
-	vsse32.v   	v22, (s11), ra
-	xor        	s8, s8, t5
-	addi       	s11, s11, 4
-	vlse32.v   	v21, (s10), ra
-	sw         	s8, 264(a2)
-	addi       	s10, s10, 4
-	vxor.vv    	v23, v23, v14
-	lw         	s8, 272(a1)
-	vsse32.v   	v23, (s11), ra
-	xor        	s9, s9, t6
-	addi       	s11, s11, 4
-	vlse32.v   	v22, (s10), ra
-	sw         	s9, 268(a2)
-	addi       	s10, s10, 4
-	vxor.vv    	v24, v24, v15
-	lw         	s9, 276(a1)
-	vsse32.v   	v24, (s11), ra
-	xor        	s8, s8, a3
-	addi       	s11, s11, 4
-	vlse32.v   	v23, (s10), ra
-	sw         	s8, 272(a2)
-	addi       	s10, s10, 4
-	vxor.vv    	v21, v21, v16
-	lw         	s8, 280(a1)
-	vsse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	xor        	s9, s9, a4
-	vlse32.v   	v24, (s10), ra
-	sw         	s9, 276(a2)
-	addi       	s10, s10, 4
-	vxor.vv    	v22, v22, v17
-	lw         	s9, 284(a1)
-	vsse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	xor        	s8, s8, a5
-	vlse32.v   	v21, (s10), ra
-	addi       	s10, s10, 4
-	sw         	s8, 280(a2)
-	vxor.vv    	v23, v23, v18
-	lw         	s8, 288(a1)
-	vsse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	xor        	s9, s9, a6
-	vlse32.v   	v22, (s10), ra
-	addi       	s10, s10, 4
-	sw         	s9, 284(a2)
-	vxor.vv    	v24, v24, v19
-	lw         	s9, 292(a1)
-	vsse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	xor        	s8, s8, a7
-	vlse32.v   	v23, (s10), ra
-	addi       	s10, s10, 4
-	sw         	s8, 288(a2)
-	vxor.vv    	v21, v21, v1
-	vsse32.v   	v21, (s11), ra
-	lw         	s8, 296(a1)
-	addi       	s11, s11, 4
-	xor        	s9, s9, s1
-	vlse32.v   	v24, (s10), ra
-	addi       	s10, s10, 4
-	sw         	s9, 292(a2)
-	vxor.vv    	v22, v22, v2
-	vsse32.v   	v22, (s11), ra
-	lw         	s9, 300(a1)
-	addi       	s11, s11, 4
-	vlse32.v   	v21, (s10), ra
-	xor        	s8, s8, s2
-	addi       	s10, s10, 4
-	sw         	s8, 296(a2)
-	vxor.vv    	v23, v23, v3
-	vsse32.v   	v23, (s11), ra
-	lw         	s8, 304(a1)
-	addi       	s11, s11, 4
-	vlse32.v   	v22, (s10), ra
-	xor        	s9, s9, s3
-	addi       	s10, s10, 4
-	sw         	s9, 300(a2)
-	vxor.vv    	v24, v24, v20
-	vsse32.v   	v24, (s11), ra
-	lw         	s9, 308(a1)
-	addi       	s11, s11, 4
-	vlse32.v   	v23, (s10), ra
-	xor        	s8, s8, s4
-	addi       	s10, s10, 4
-	vxor.vv    	v21, v21, v4
-	sw         	s8, 304(a2)
-	vsse32.v   	v21, (s11), ra
-	lw         	s8, 312(a1)
-	addi       	s11, s11, 4
-	vlse32.v   	v24, (s10), ra
-	xor        	s9, s9, s5
-	addi       	s10, s10, 4
-	vxor.vv    	v22, v22, v5
-	sw         	s9, 308(a2)
-	vsse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	lw         	s9, 316(a1)
-	vxor.vv    	v23, v23, v6
-	xor        	s8, s8, s6
-	vsse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s8, 312(a2)
-	vxor.vv    	v24, v24, v7
-	vsse32.v   	v24, (s11), ra
-	xor        	s9, s9, s7
-	addi       	s11, s11, 4
-	sw         	s9, 316(a2)
-	addi       	a2, a2, 320
-	addi       	a1, a1, 320
-	addi       	t0, t0, -320
-	addiw      	t1, t1, 5
-	jal        	zero, .Lchacha_rv64gcv_lanes_loop
-.Lchacha_rv64gcv_lanes_rest:
-	addi       	s8, zero, 128
-	bltu       	t0, s8, .Lchacha_rv64gcv_0
-	addi       	s8, zero, 192
-	bltu       	t0, s8, .Lchacha_rv64gcv_rows
-	srli       	s10, t0, 6
-	vsetvli    	zero, s10, e32, m1, ta, ma
-	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t3, 0(a0)
-	lw         	t4, 4(a0)
-	lw         	t5, 8(a0)
-	lw         	t6, 12(a0)
-	lw         	a3, 16(a0)
-	lw         	a4, 20(a0)
-	lw         	a5, 24(a0)
-	lw         	a6, 28(a0)
-	lw         	a7, 32(a0)
-	lw         	s1, 36(a0)
-	lw         	s2, 40(a0)
-	lw         	s3, 44(a0)
-	addiw      	s4, t1, 0
-	lw         	s5, 52(a0)
-	lw         	s6, 56(a0)
-	lw         	s7, 60(a0)
-	addw       	s4, t1, s10
-	vmv.v.x    	v12, t3
-	vmv.v.x    	v13, t4
-	vmv.v.x    	v14, t5
-	vmv.v.x    	v15, t6
-	vmv.v.x    	v16, a3
-	vmv.v.x    	v17, a4
-	vmv.v.x    	v18, a5
-	vmv.v.x    	v19, a6
-	vmv.v.x    	v1, a7
-	vmv.v.x    	v2, s1
-	vmv.v.x    	v3, s2
-	vmv.v.x    	v20, s3
-	vmv.v.x    	v4, t1
-	vmv.v.x    	v5, s5
-	vmv.v.x    	v6, s6
-	vmv.v.x    	v7, s7
-	vadd.vv    	v4, v4, v25
-	vmv.v.v    	v26, v4
-	addi       	s8, t2, 0
-.Lchacha_rv64gcv_dr.1:
-	// four vector lanes interleaved with the scalar block
-	vadd.vv    	v12, v12, v16
-	vadd.vv    	v13, v13, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v18
-	addw       	t3, t3, a3
-	vadd.vv    	v15, v15, v19
-	xor        	s4, s4, t3
-	vxor.vv    	v4, v4, v12
-	roriw      	s4, s4, 16
-	vxor.vv    	v5, v5, v13
-	vxor.vv    	v6, v6, v14
-	addw       	a7, a7, s4
-	vxor.vv    	v7, v7, v15
-	xor        	a3, a3, a7
-	vsrl.vi    	v21, v4, 16
-	roriw      	a3, a3, 20
-	vsrl.vi    	v22, v5, 16
-	addw       	t3, t3, a3
-	vsrl.vi    	v23, v6, 16
-	vsrl.vi    	v24, v7, 16
-	xor        	s4, s4, t3
-	vmadd.vv   	v4, v8, v21
-	roriw      	s4, s4, 24
-	vmadd.vv   	v5, v8, v22
-	addw       	a7, a7, s4
-	vmadd.vv   	v6, v8, v23
-	xor        	a3, a3, a7
-	vmadd.vv   	v7, v8, v24
-	roriw      	a3, a3, 25
-	vadd.vv    	v1, v1, v4
-	vadd.vv    	v2, v2, v5
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v3, v3, v6
-	addw       	t4, t4, a4
-	vadd.vv    	v20, v20, v7
-	xor        	s5, s5, t4
-	vxor.vv    	v16, v16, v1
-	roriw      	s5, s5, 16
-	vxor.vv    	v17, v17, v2
-	vxor.vv    	v18, v18, v3
-	addw       	s1, s1, s5
-	vxor.vv    	v19, v19, v20
-	xor        	a4, a4, s1
-	vsrl.vi    	v21, v16, 20
-	roriw      	a4, a4, 20
-	vsrl.vi    	v22, v17, 20
-	addw       	t4, t4, a4
-	vsrl.vi    	v23, v18, 20
-	vsrl.vi    	v24, v19, 20
-	xor        	s5, s5, t4
-	vmadd.vv   	v16, v9, v21
-	roriw      	s5, s5, 24
-	vmadd.vv   	v17, v9, v22
-	addw       	s1, s1, s5
-	vmadd.vv   	v18, v9, v23
-	xor        	a4, a4, s1
-	vmadd.vv   	v19, v9, v24
-	roriw      	a4, a4, 25
-	vadd.vv    	v12, v12, v16
-	vadd.vv    	v13, v13, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v18
-	addw       	t5, t5, a5
-	vadd.vv    	v15, v15, v19
-	xor        	s6, s6, t5
-	vxor.vv    	v4, v4, v12
-	roriw      	s6, s6, 16
-	vxor.vv    	v5, v5, v13
-	vxor.vv    	v6, v6, v14
-	addw       	s2, s2, s6
-	vxor.vv    	v7, v7, v15
-	xor        	a5, a5, s2
-	vsrl.vi    	v21, v4, 24
-	roriw      	a5, a5, 20
-	vsrl.vi    	v22, v5, 24
-	addw       	t5, t5, a5
-	vsrl.vi    	v23, v6, 24
-	vsrl.vi    	v24, v7, 24
-	xor        	s6, s6, t5
-	vmadd.vv   	v4, v10, v21
-	roriw      	s6, s6, 24
-	vmadd.vv   	v5, v10, v22
-	addw       	s2, s2, s6
-	vmadd.vv   	v6, v10, v23
-	xor        	a5, a5, s2
-	vmadd.vv   	v7, v10, v24
-	roriw      	a5, a5, 25
-	vadd.vv    	v1, v1, v4
-	vadd.vv    	v2, v2, v5
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v3, v3, v6
-	addw       	t6, t6, a6
-	vadd.vv    	v20, v20, v7
-	xor        	s7, s7, t6
-	vxor.vv    	v16, v16, v1
-	roriw      	s7, s7, 16
-	vxor.vv    	v17, v17, v2
-	vxor.vv    	v18, v18, v3
-	addw       	s3, s3, s7
-	vxor.vv    	v19, v19, v20
-	xor        	a6, a6, s3
-	vsrl.vi    	v21, v16, 25
-	roriw      	a6, a6, 20
-	vsrl.vi    	v22, v17, 25
-	addw       	t6, t6, a6
-	vsrl.vi    	v23, v18, 25
-	vsrl.vi    	v24, v19, 25
-	xor        	s7, s7, t6
-	vmadd.vv   	v16, v11, v21
-	roriw      	s7, s7, 24
-	vmadd.vv   	v17, v11, v22
-	addw       	s3, s3, s7
-	vmadd.vv   	v18, v11, v23
-	xor        	a6, a6, s3
-	vmadd.vv   	v19, v11, v24
-	roriw      	a6, a6, 25
-	vadd.vv    	v12, v12, v17
-	vadd.vv    	v13, v13, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v19
-	addw       	t3, t3, a4
-	vadd.vv    	v15, v15, v16
-	xor        	s7, s7, t3
-	vxor.vv    	v7, v7, v12
-	roriw      	s7, s7, 16
-	vxor.vv    	v4, v4, v13
-	vxor.vv    	v5, v5, v14
-	addw       	s2, s2, s7
-	vxor.vv    	v6, v6, v15
-	xor        	a4, a4, s2
-	vsrl.vi    	v21, v7, 16
-	roriw      	a4, a4, 20
-	vsrl.vi    	v22, v4, 16
-	addw       	t3, t3, a4
-	vsrl.vi    	v23, v5, 16
-	vsrl.vi    	v24, v6, 16
-	xor        	s7, s7, t3
-	vmadd.vv   	v7, v8, v21
-	roriw      	s7, s7, 24
-	vmadd.vv   	v4, v8, v22
-	addw       	s2, s2, s7
-	vmadd.vv   	v5, v8, v23
-	xor        	a4, a4, s2
-	vmadd.vv   	v6, v8, v24
-	roriw      	a4, a4, 25
-	vadd.vv    	v3, v3, v7
-	vadd.vv    	v20, v20, v4
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v1, v1, v5
-	addw       	t4, t4, a5
-	vadd.vv    	v2, v2, v6
-	xor        	s4, s4, t4
-	vxor.vv    	v17, v17, v3
-	roriw      	s4, s4, 16
-	vxor.vv    	v18, v18, v20
-	vxor.vv    	v19, v19, v1
-	addw       	s3, s3, s4
-	vxor.vv    	v16, v16, v2
-	xor        	a5, a5, s3
-	vsrl.vi    	v21, v17, 20
-	roriw      	a5, a5, 20
-	vsrl.vi    	v22, v18, 20
-	addw       	t4, t4, a5
-	vsrl.vi    	v23, v19, 20
-	vsrl.vi    	v24, v16, 20
-	xor        	s4, s4, t4
-	vmadd.vv   	v17, v9, v21
-	roriw      	s4, s4, 24
-	vmadd.vv   	v18, v9, v22
-	addw       	s3, s3, s4
-	vmadd.vv   	v19, v9, v23
-	xor        	a5, a5, s3
-	vmadd.vv   	v16, v9, v24
-	roriw      	a5, a5, 25
-	vadd.vv    	v12, v12, v17
-	vadd.vv    	v13, v13, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v19
-	addw       	t5, t5, a6
-	vadd.vv    	v15, v15, v16
-	xor        	s5, s5, t5
-	vxor.vv    	v7, v7, v12
-	roriw      	s5, s5, 16
-	vxor.vv    	v4, v4, v13
-	vxor.vv    	v5, v5, v14
-	addw       	a7, a7, s5
-	vxor.vv    	v6, v6, v15
-	xor        	a6, a6, a7
-	vsrl.vi    	v21, v7, 24
-	roriw      	a6, a6, 20
-	vsrl.vi    	v22, v4, 24
-	addw       	t5, t5, a6
-	vsrl.vi    	v23, v5, 24
-	vsrl.vi    	v24, v6, 24
-	xor        	s5, s5, t5
-	vmadd.vv   	v7, v10, v21
-	roriw      	s5, s5, 24
-	vmadd.vv   	v4, v10, v22
-	addw       	a7, a7, s5
-	vmadd.vv   	v5, v10, v23
-	xor        	a6, a6, a7
-	vmadd.vv   	v6, v10, v24
-	roriw      	a6, a6, 25
-	vadd.vv    	v3, v3, v7
-	vadd.vv    	v20, v20, v4
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v1, v1, v5
-	addw       	t6, t6, a3
-	vadd.vv    	v2, v2, v6
-	xor        	s6, s6, t6
-	vxor.vv    	v17, v17, v3
-	roriw      	s6, s6, 16
-	vxor.vv    	v18, v18, v20
-	vxor.vv    	v19, v19, v1
-	addw       	s1, s1, s6
-	vxor.vv    	v16, v16, v2
-	xor        	a3, a3, s1
-	vsrl.vi    	v21, v17, 25
-	roriw      	a3, a3, 20
-	vsrl.vi    	v22, v18, 25
-	addw       	t6, t6, a3
-	vsrl.vi    	v23, v19, 25
-	vsrl.vi    	v24, v16, 25
-	xor        	s6, s6, t6
-	vmadd.vv   	v17, v11, v21
-	roriw      	s6, s6, 24
-	vmadd.vv   	v18, v11, v22
-	addw       	s1, s1, s6
-	vmadd.vv   	v19, v11, v23
-	xor        	a3, a3, s1
-	vmadd.vv   	v16, v11, v24
-	roriw      	a3, a3, 25
-	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_rv64gcv_dr.1
-	// feed-forward: the scalar block and the lanes add the same state words
-	lw         	s8, 0(a0)
-	lw         	s9, 4(a0)
-	addw       	t3, t3, s8
-	vadd.vx    	v12, v12, s8
-	lw         	s8, 8(a0)
-	addw       	t4, t4, s9
-	vadd.vx    	v13, v13, s9
-	lw         	s9, 12(a0)
-	addw       	t5, t5, s8
-	vadd.vx    	v14, v14, s8
-	lw         	s8, 16(a0)
-	addw       	t6, t6, s9
-	vadd.vx    	v15, v15, s9
-	lw         	s9, 20(a0)
-	addw       	a3, a3, s8
-	vadd.vx    	v16, v16, s8
-	lw         	s8, 24(a0)
-	addw       	a4, a4, s9
-	vadd.vx    	v17, v17, s9
-	lw         	s9, 28(a0)
-	addw       	a5, a5, s8
-	vadd.vx    	v18, v18, s8
-	lw         	s8, 32(a0)
-	addw       	a6, a6, s9
-	vadd.vx    	v19, v19, s9
-	lw         	s9, 36(a0)
-	addw       	a7, a7, s8
-	vadd.vx    	v1, v1, s8
-	lw         	s8, 40(a0)
-	addw       	s1, s1, s9
-	vadd.vx    	v2, v2, s9
-	lw         	s9, 44(a0)
-	addw       	s2, s2, s8
-	vadd.vx    	v3, v3, s8
-	addiw      	s8, t1, 0
-	addw       	s3, s3, s9
-	vadd.vx    	v20, v20, s9
-	lw         	s9, 52(a0)
-	addw       	s4, s4, s8
-	vadd.vv    	v4, v4, v26
-	lw         	s8, 56(a0)
-	addw       	s5, s5, s9
-	vadd.vx    	v5, v5, s9
-	lw         	s9, 60(a0)
-	addw       	s6, s6, s8
-	vadd.vx    	v6, v6, s8
-	addw       	s7, s7, s9
-	vadd.vx    	v7, v7, s9
-	addw       	s4, s4, s10
-	// output: lane k's word i at 64k + 4i (strided by 64)
-	addi       	s10, a1, 0
-	addi       	s11, a2, 0
-	addi       	ra, zero, 64
-	vlse32.v   	v21, (s10), ra
-	addi       	s10, s10, 4
-	vlse32.v   	v22, (s10), ra
-	addi       	s10, s10, 4
-	vlse32.v   	v23, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v21, v21, v12
-	vsse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v24, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v22, v22, v13
-	vsse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v21, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v23, v23, v14
-	vsse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v22, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v24, v24, v15
-	vsse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v23, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v21, v21, v16
-	vsse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v24, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v22, v22, v17
-	vsse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v21, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v23, v23, v18
-	vsse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v22, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v24, v24, v19
-	vsse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v23, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v21, v21, v1
-	vsse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v24, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v22, v22, v2
-	vsse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v21, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v23, v23, v3
-	vsse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v22, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v24, v24, v20
-	vsse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v23, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v21, v21, v4
-	vsse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v24, (s10), ra
-	addi       	s10, s10, 4
-	vxor.vv    	v22, v22, v5
-	vsse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v23, v23, v6
-	vsse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v24, v24, v7
-	vsse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	srli       	s10, t0, 6
-	slli       	s8, s10, 6
-	add        	a2, a2, s8
-	add        	a1, a1, s8
-	sub        	t0, t0, s8
-	addw       	t1, t1, s10
-	beq        	t0, zero, .Lchacha_rv64gcv_78
-	jal        	zero, .Lchacha_rv64gcv_1
-.Lchacha_rv64gcv_78:
-	jal        	zero, .Lchacha_rv64gcv_2
-.Lchacha_rv64gcv_rows:
-	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	vadd.vi    	v1, v25, 1
-	vand.vi    	v1, v1, 3
-	vadd.vi    	v2, v25, 2
-	vand.vi    	v2, v2, 3
-	vadd.vi    	v3, v25, 3
-	vand.vi    	v3, v3, 3
-	vmseq.vi   	v20, v25, 0
-	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	addi       	s10, a0, 0
-	vle32.v    	v4, (s10)
-	addi       	s10, a0, 16
-	vle32.v    	v5, (s10)
-	addi       	s10, a0, 32
-	vle32.v    	v6, (s10)
-	addi       	s10, a0, 48
-	vle32.v    	v7, (s10)
-	vmv.v.v    	v0, v20
-	vmerge.vxm 	v7, v7, t1, v0
-	vmv.v.v    	v12, v4
-	vmv.v.v    	v13, v5
-	vmv.v.v    	v14, v6
-	vmv.v.v    	v15, v7
-	// the scalar block is the second: counter ctr + 1
-	lw         	t3, 0(a0)
-	lw         	t4, 4(a0)
-	lw         	t5, 8(a0)
-	lw         	t6, 12(a0)
-	lw         	a3, 16(a0)
-	lw         	a4, 20(a0)
-	lw         	a5, 24(a0)
-	lw         	a6, 28(a0)
-	lw         	a7, 32(a0)
-	lw         	s1, 36(a0)
-	lw         	s2, 40(a0)
-	lw         	s3, 44(a0)
-	addiw      	s4, t1, 1
-	lw         	s5, 52(a0)
-	lw         	s6, 56(a0)
-	lw         	s7, 60(a0)
-	addi       	s8, t2, 0
-.Lchacha_rv64gcv_dr.2:
-	vadd.vv    	v12, v12, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a3
-	vxor.vv    	v15, v15, v12
-	xor        	s4, s4, t3
-	roriw      	s4, s4, 16
-	addw       	a7, a7, s4
-	vsrl.vi    	v16, v15, 16
-	xor        	a3, a3, a7
-	roriw      	a3, a3, 20
-	addw       	t3, t3, a3
-	vmadd.vv   	v15, v8, v16
-	xor        	s4, s4, t3
-	roriw      	s4, s4, 24
-	vadd.vv    	v14, v14, v15
-	addw       	a7, a7, s4
-	xor        	a3, a3, a7
-	roriw      	a3, a3, 25
-	vxor.vv    	v13, v13, v14
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a4
-	xor        	s5, s5, t4
-	vsrl.vi    	v16, v13, 20
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	a4, a4, s1
-	vmadd.vv   	v13, v9, v16
-	roriw      	a4, a4, 20
-	addw       	t4, t4, a4
-	vadd.vv    	v12, v12, v13
-	xor        	s5, s5, t4
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	vxor.vv    	v15, v15, v12
-	xor        	a4, a4, s1
-	roriw      	a4, a4, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vsrl.vi    	v16, v15, 24
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	roriw      	s6, s6, 16
-	vmadd.vv   	v15, v10, v16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	vadd.vv    	v14, v14, v15
-	roriw      	a5, a5, 20
-	addw       	t5, t5, a5
-	xor        	s6, s6, t5
-	vxor.vv    	v13, v13, v14
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	vsrl.vi    	v16, v13, 25
-	roriw      	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a6
-	vmadd.vv   	v13, v11, v16
-	xor        	s7, s7, t6
-	roriw      	s7, s7, 16
-	vrgather.vv	v17, v13, v1
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	vrgather.vv	v18, v14, v2
-	addw       	t6, t6, a6
-	xor        	s7, s7, t6
-	roriw      	s7, s7, 24
-	vrgather.vv	v19, v15, v3
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	vadd.vv    	v12, v12, v17
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a4
-	vxor.vv    	v19, v19, v12
-	xor        	s7, s7, t3
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	vsrl.vi    	v16, v19, 16
-	xor        	a4, a4, s2
-	roriw      	a4, a4, 20
-	addw       	t3, t3, a4
-	vmadd.vv   	v19, v8, v16
-	xor        	s7, s7, t3
-	roriw      	s7, s7, 24
-	vadd.vv    	v18, v18, v19
-	addw       	s2, s2, s7
-	xor        	a4, a4, s2
-	roriw      	a4, a4, 25
-	vxor.vv    	v17, v17, v18
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a5
-	xor        	s4, s4, t4
-	vsrl.vi    	v16, v17, 20
-	roriw      	s4, s4, 16
-	addw       	s3, s3, s4
-	xor        	a5, a5, s3
-	vmadd.vv   	v17, v9, v16
-	roriw      	a5, a5, 20
-	addw       	t4, t4, a5
-	vadd.vv    	v12, v12, v17
-	xor        	s4, s4, t4
-	roriw      	s4, s4, 24
-	addw       	s3, s3, s4
-	vxor.vv    	v19, v19, v12
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vsrl.vi    	v16, v19, 24
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	roriw      	s5, s5, 16
-	vmadd.vv   	v19, v10, v16
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	vadd.vv    	v18, v18, v19
-	roriw      	a6, a6, 20
-	addw       	t5, t5, a6
-	xor        	s5, s5, t5
-	vxor.vv    	v17, v17, v18
-	roriw      	s5, s5, 24
-	addw       	a7, a7, s5
-	xor        	a6, a6, a7
-	vsrl.vi    	v16, v17, 25
-	roriw      	a6, a6, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t6, t6, a3
-	vmadd.vv   	v17, v11, v16
-	xor        	s6, s6, t6
-	roriw      	s6, s6, 16
-	vrgather.vv	v13, v17, v3
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	roriw      	a3, a3, 20
-	vrgather.vv	v14, v18, v2
-	addw       	t6, t6, a3
-	xor        	s6, s6, t6
-	roriw      	s6, s6, 24
-	vrgather.vv	v15, v19, v1
-	addw       	s1, s1, s6
-	xor        	a3, a3, s1
-	roriw      	a3, a3, 25
-	addi       	s8, s8, -1
-	bne        	s8, zero, .Lchacha_rv64gcv_dr.2
-	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	vadd.vv    	v12, v12, v4
-	vadd.vv    	v13, v13, v5
-	vadd.vv    	v14, v14, v6
-	vadd.vv    	v15, v15, v7
-	lw         	s8, 0(a0)
-	lw         	s9, 4(a0)
-	addw       	t3, t3, s8
-	lw         	s8, 8(a0)
-	addw       	t4, t4, s9
-	lw         	s9, 12(a0)
-	addw       	t5, t5, s8
-	lw         	s8, 16(a0)
-	addw       	t6, t6, s9
-	lw         	s9, 20(a0)
-	addw       	a3, a3, s8
-	lw         	s8, 24(a0)
-	addw       	a4, a4, s9
-	lw         	s9, 28(a0)
-	addw       	a5, a5, s8
-	lw         	s8, 32(a0)
-	addw       	a6, a6, s9
-	lw         	s9, 36(a0)
-	addw       	a7, a7, s8
-	lw         	s8, 40(a0)
-	addw       	s1, s1, s9
-	lw         	s9, 44(a0)
-	addw       	s2, s2, s8
-	addiw      	s8, t1, 1
-	addw       	s3, s3, s9
-	lw         	s9, 52(a0)
-	addw       	s4, s4, s8
-	lw         	s8, 56(a0)
-	addw       	s5, s5, s9
-	lw         	s9, 60(a0)
-	addw       	s6, s6, s8
-	addw       	s7, s7, s9
-	addi       	s10, a1, 0
-	lw         	s8, 64(a1)
-	lw         	s9, 68(a1)
-	vle32.v    	v16, (s10)
-	xor        	s8, s8, t3
-	sw         	s8, 64(a2)
-	addi       	s10, a1, 16
-	lw         	s8, 72(a1)
-	xor        	s9, s9, t4
-	sw         	s9, 68(a2)
-	vle32.v    	v17, (s10)
-	lw         	s9, 76(a1)
-	xor        	s8, s8, t5
-	addi       	s10, a1, 32
-	sw         	s8, 72(a2)
-	lw         	s8, 80(a1)
-	xor        	s9, s9, t6
-	vle32.v    	v18, (s10)
-	sw         	s9, 76(a2)
-	lw         	s9, 84(a1)
-	addi       	s10, a1, 48
-	xor        	s8, s8, a3
-	sw         	s8, 80(a2)
-	vle32.v    	v19, (s10)
-	lw         	s8, 88(a1)
-	xor        	s9, s9, a4
-	sw         	s9, 84(a2)
-	vxor.vv    	v16, v16, v12
-	lw         	s9, 92(a1)
-	xor        	s8, s8, a5
-	addi       	s11, a2, 0
-	sw         	s8, 88(a2)
-	lw         	s8, 96(a1)
-	xor        	s9, s9, a6
-	vse32.v    	v16, (s11)
-	sw         	s9, 92(a2)
-	lw         	s9, 100(a1)
-	vxor.vv    	v17, v17, v13
-	xor        	s8, s8, a7
-	sw         	s8, 96(a2)
-	addi       	s11, a2, 16
-	lw         	s8, 104(a1)
-	xor        	s9, s9, s1
-	sw         	s9, 100(a2)
-	vse32.v    	v17, (s11)
-	lw         	s9, 108(a1)
-	xor        	s8, s8, s2
-	vxor.vv    	v18, v18, v14
-	sw         	s8, 104(a2)
-	lw         	s8, 112(a1)
-	xor        	s9, s9, s3
-	addi       	s11, a2, 32
-	sw         	s9, 108(a2)
-	lw         	s9, 116(a1)
-	vse32.v    	v18, (s11)
-	xor        	s8, s8, s4
-	sw         	s8, 112(a2)
-	vxor.vv    	v19, v19, v15
-	lw         	s8, 120(a1)
-	xor        	s9, s9, s5
-	sw         	s9, 116(a2)
-	addi       	s11, a2, 48
-	lw         	s9, 124(a1)
-	xor        	s8, s8, s6
-	vse32.v    	v19, (s11)
-	sw         	s8, 120(a2)
-	xor        	s9, s9, s7
-	sw         	s9, 124(a2)
-	addi       	a2, a2, 128
-	addi       	a1, a1, 128
-	addi       	t0, t0, -128
-	addiw      	t1, t1, 2
-	jal        	zero, .Lchacha_rv64gcv_0
-.Lchacha_rv64gcv_0:
-	bne        	t0, zero, .Lchacha_rv64gcv_79
-	jal        	zero, .Lchacha_rv64gcv_2
-.Lchacha_rv64gcv_79:
 .Lchacha_rv64gcv_block:
 	lw         	t3, 0(a0)
 	lw         	t4, 4(a0)
@@ -2358,7 +1153,11 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_rv64gcv_1
+	bltu       	t0, s8, .Lchacha_rv64gcv_4
+	// misaligned buffers: byte by byte
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	bne        	s8, zero, .Lchacha_rv64gcv_block_bytes
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -2407,21 +1206,267 @@ SYM_FUNC_START(chacha_rv64gcv)
 	sw         	s8, 56(a2)
 	xor        	s9, s9, s7
 	sw         	s9, 60(a2)
+.Lchacha_rv64gcv_next_block:
 	addi       	a2, a2, 64
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
 	addiw      	t1, t1, 1
-	beq        	t0, zero, .Lchacha_rv64gcv_80
+	beq        	t0, zero, .Lchacha_rv64gcv_78
 	jal        	zero, .Lchacha_rv64gcv_block
-.Lchacha_rv64gcv_80:
-	jal        	zero, .Lchacha_rv64gcv_2
-.Lchacha_rv64gcv_1:
+.Lchacha_rv64gcv_78:
+	jal        	zero, .Lchacha_rv64gcv_5
+.Lchacha_rv64gcv_block_bytes:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 0(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 1(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 2(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 3(a2)
+	lbu        	s8, 4(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 4(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 5(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 5(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 6(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 6(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 7(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 7(a2)
+	lbu        	s8, 8(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 8(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 9(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 9(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 10(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 10(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 11(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 11(a2)
+	lbu        	s8, 12(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 12(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 13(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 13(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 14(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 14(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 15(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 15(a2)
+	lbu        	s8, 16(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 16(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 17(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 17(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 18(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 18(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 19(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 19(a2)
+	lbu        	s8, 20(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 20(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 21(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 21(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 22(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 22(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 23(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 23(a2)
+	lbu        	s8, 24(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 24(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 25(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 25(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 26(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 26(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 27(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 27(a2)
+	lbu        	s8, 28(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 28(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 29(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 29(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 30(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 30(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 31(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 31(a2)
+	lbu        	s8, 32(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 32(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 33(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 33(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 34(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 34(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 35(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 35(a2)
+	lbu        	s8, 36(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 36(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 37(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 37(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 38(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 38(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 39(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 39(a2)
+	lbu        	s8, 40(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 40(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 41(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 41(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 42(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 42(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 43(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 43(a2)
+	lbu        	s8, 44(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 44(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 45(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 45(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 46(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 46(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 47(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 47(a2)
+	lbu        	s8, 48(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 48(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 49(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 49(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 50(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 50(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 51(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 51(a2)
+	lbu        	s8, 52(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 52(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 53(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 53(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 54(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 54(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 55(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 55(a2)
+	lbu        	s8, 56(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 56(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 57(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 57(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 58(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 58(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 59(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 59(a2)
+	lbu        	s8, 60(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 60(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 61(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 61(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 62(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 62(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 63(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 63(a2)
+	jal        	zero, .Lchacha_rv64gcv_next_block
+.Lchacha_rv64gcv_4:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	bne        	s8, zero, .Lchacha_rv64gcv_partial_bytes
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_16
+	bgeu       	t0, s8, .Lchacha_rv64gcv_13
 	addi       	s9, t3, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_16:
+.Lchacha_rv64gcv_13:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
 	sw         	s8, 0(a2)
@@ -2429,10 +1474,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_18
+	bgeu       	t0, s8, .Lchacha_rv64gcv_15
 	addi       	s9, t4, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_18:
+.Lchacha_rv64gcv_15:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t4
 	sw         	s8, 0(a2)
@@ -2440,10 +1485,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_19
+	bgeu       	t0, s8, .Lchacha_rv64gcv_16
 	addi       	s9, t5, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_19:
+.Lchacha_rv64gcv_16:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t5
 	sw         	s8, 0(a2)
@@ -2451,10 +1496,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_20
+	bgeu       	t0, s8, .Lchacha_rv64gcv_17
 	addi       	s9, t6, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_20:
+.Lchacha_rv64gcv_17:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, t6
 	sw         	s8, 0(a2)
@@ -2462,10 +1507,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_21
+	bgeu       	t0, s8, .Lchacha_rv64gcv_18
 	addi       	s9, a3, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_21:
+.Lchacha_rv64gcv_18:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a3
 	sw         	s8, 0(a2)
@@ -2473,10 +1518,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_22
+	bgeu       	t0, s8, .Lchacha_rv64gcv_19
 	addi       	s9, a4, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_22:
+.Lchacha_rv64gcv_19:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a4
 	sw         	s8, 0(a2)
@@ -2484,10 +1529,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_23
+	bgeu       	t0, s8, .Lchacha_rv64gcv_20
 	addi       	s9, a5, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_23:
+.Lchacha_rv64gcv_20:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a5
 	sw         	s8, 0(a2)
@@ -2495,10 +1540,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_24
+	bgeu       	t0, s8, .Lchacha_rv64gcv_21
 	addi       	s9, a6, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_24:
+.Lchacha_rv64gcv_21:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a6
 	sw         	s8, 0(a2)
@@ -2506,10 +1551,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_25
+	bgeu       	t0, s8, .Lchacha_rv64gcv_22
 	addi       	s9, a7, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_25:
+.Lchacha_rv64gcv_22:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, a7
 	sw         	s8, 0(a2)
@@ -2517,10 +1562,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_26
+	bgeu       	t0, s8, .Lchacha_rv64gcv_23
 	addi       	s9, s1, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_26:
+.Lchacha_rv64gcv_23:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s1
 	sw         	s8, 0(a2)
@@ -2528,10 +1573,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_27
+	bgeu       	t0, s8, .Lchacha_rv64gcv_24
 	addi       	s9, s2, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_27:
+.Lchacha_rv64gcv_24:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s2
 	sw         	s8, 0(a2)
@@ -2539,10 +1584,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_28
+	bgeu       	t0, s8, .Lchacha_rv64gcv_25
 	addi       	s9, s3, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_28:
+.Lchacha_rv64gcv_25:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s3
 	sw         	s8, 0(a2)
@@ -2550,10 +1595,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_29
+	bgeu       	t0, s8, .Lchacha_rv64gcv_26
 	addi       	s9, s4, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_29:
+.Lchacha_rv64gcv_26:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s4
 	sw         	s8, 0(a2)
@@ -2561,10 +1606,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_30
+	bgeu       	t0, s8, .Lchacha_rv64gcv_27
 	addi       	s9, s5, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_30:
+.Lchacha_rv64gcv_27:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s5
 	sw         	s8, 0(a2)
@@ -2572,10 +1617,10 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_31
+	bgeu       	t0, s8, .Lchacha_rv64gcv_28
 	addi       	s9, s6, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_31:
+.Lchacha_rv64gcv_28:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s6
 	sw         	s8, 0(a2)
@@ -2583,13 +1628,383 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_32
+	bgeu       	t0, s8, .Lchacha_rv64gcv_29
 	addi       	s9, s7, 0
 	jal        	zero, .Lchacha_rv64gcv_tail
-.Lchacha_rv64gcv_32:
+.Lchacha_rv64gcv_29:
 	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
 	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	// unreachable: len < 64 leaves at most 15 whole words
+.Lchacha_rv64gcv_partial_bytes:
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_30
+	addi       	s9, t3, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_30:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 0(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 1(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 2(a2)
+	srli       	t3, t3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_31
+	addi       	s9, t4, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_31:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 0(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 1(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 2(a2)
+	srli       	t4, t4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_32
+	addi       	s9, t5, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_32:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 0(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 1(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 2(a2)
+	srli       	t5, t5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_33
+	addi       	s9, t6, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_33:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 0(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 1(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 2(a2)
+	srli       	t6, t6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, t6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_34
+	addi       	s9, a3, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_34:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 0(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 1(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 2(a2)
+	srli       	a3, a3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_35
+	addi       	s9, a4, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_35:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 0(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 1(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 2(a2)
+	srli       	a4, a4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_36
+	addi       	s9, a5, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_36:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 0(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 1(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 2(a2)
+	srli       	a5, a5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_37
+	addi       	s9, a6, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_37:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 0(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 1(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 2(a2)
+	srli       	a6, a6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_38
+	addi       	s9, a7, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_38:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 0(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 1(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 2(a2)
+	srli       	a7, a7, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, a7
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_39
+	addi       	s9, s1, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_39:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 0(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 1(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 2(a2)
+	srli       	s1, s1, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s1
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_40
+	addi       	s9, s2, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_40:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 0(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 1(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 2(a2)
+	srli       	s2, s2, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s2
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_41
+	addi       	s9, s3, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_41:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 0(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 1(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 2(a2)
+	srli       	s3, s3, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s3
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_42
+	addi       	s9, s4, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_42:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 0(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 1(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 2(a2)
+	srli       	s4, s4, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s4
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_43
+	addi       	s9, s5, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_43:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 0(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 1(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 2(a2)
+	srli       	s5, s5, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s5
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_44
+	addi       	s9, s6, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_44:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 0(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 1(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 2(a2)
+	srli       	s6, s6, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s6
+	sb         	s8, 3(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_45
+	addi       	s9, s7, 0
+	jal        	zero, .Lchacha_rv64gcv_tail
+.Lchacha_rv64gcv_45:
+	lbu        	s8, 0(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 0(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 1(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 1(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 2(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 2(a2)
+	srli       	s7, s7, 8
+	lbu        	s8, 3(a1)
+	xor        	s8, s8, s7
+	sb         	s8, 3(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
@@ -2607,14 +2022,9 @@ SYM_FUNC_START(chacha_rv64gcv)
 	bne        	t0, zero, .Lchacha_rv64gcv_byte
 .Lchacha_rv64gcv_skip:
 	addiw      	t1, t1, 1
-.Lchacha_rv64gcv_2:
+.Lchacha_rv64gcv_5:
 	sw         	t1, 48(a0)
 	// return
-	vsetvli    	t0, zero, e8, m8, ta, ma
-	vmv.v.i    	v0, 0
-	vmv.v.i    	v8, 0
-	vmv.v.i    	v16, 0
-	vmv.v.i    	v24, 0
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	a3, zero, 0
@@ -2640,9 +2050,1214 @@ SYM_FUNC_START(chacha_rv64gcv)
 	ld         	ra, 88(sp)
 	addi       	sp, sp, 96
 	jalr       	zero, 0(ra)
-.Lchacha_rv64gcv_3:
+.Lchacha_rv64gcv_6:
+	// unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
+	or         	s8, a2, a1
+	andi       	s8, s8, 3
+	beq        	s8, zero, .Lchacha_rv64gcv_79
+	jal        	zero, .Lchacha_rv64gcv_3
+.Lchacha_rv64gcv_79:
+	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
+	addi       	s10, zero, 4
+	vsetvli    	zero, s10, e32, m1, ta, ma
+	lui        	s8, 16
+	vmv.v.x    	v8, s8
+	lui        	s8, 1
+	vmv.v.x    	v9, s8
+	addi       	s8, zero, 256
+	vmv.v.x    	v10, s8
+	addi       	s8, zero, 128
+	vmv.v.x    	v11, s8
+	vid.v      	v25
+.Lchacha_rv64gcv_lanes_loop:
+	addi       	s8, zero, 320
+	bltu       	t0, s8, .Lchacha_rv64gcv_lanes_rest
+	addi       	s10, zero, 4
+	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t3, 0(a0)
+	lw         	t4, 4(a0)
+	lw         	t5, 8(a0)
+	lw         	t6, 12(a0)
+	lw         	a3, 16(a0)
+	lw         	a4, 20(a0)
+	lw         	a5, 24(a0)
+	lw         	a6, 28(a0)
+	lw         	a7, 32(a0)
+	lw         	s1, 36(a0)
+	lw         	s2, 40(a0)
+	lw         	s3, 44(a0)
+	addiw      	s4, t1, 0
+	lw         	s5, 52(a0)
+	lw         	s6, 56(a0)
+	lw         	s7, 60(a0)
+	addw       	s4, t1, s10
+	vmv.v.x    	v12, t3
+	vmv.v.x    	v13, t4
+	vmv.v.x    	v14, t5
+	vmv.v.x    	v15, t6
+	vmv.v.x    	v16, a3
+	vmv.v.x    	v17, a4
+	vmv.v.x    	v18, a5
+	vmv.v.x    	v19, a6
+	vmv.v.x    	v1, a7
+	vmv.v.x    	v2, s1
+	vmv.v.x    	v3, s2
+	vmv.v.x    	v20, s3
+	vmv.v.x    	v4, t1
+	vmv.v.x    	v5, s5
+	vmv.v.x    	v6, s6
+	vmv.v.x    	v7, s7
+	vadd.vv    	v4, v4, v25
+	vmv.v.v    	v26, v4
+	addi       	s8, t2, 0
+.Lchacha_rv64gcv_dr:
+	// four vector lanes interleaved with the scalar block
+	vadd.vv    	v12, v12, v16
+	vadd.vv    	v13, v13, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v18
+	addw       	t3, t3, a3
+	vadd.vv    	v15, v15, v19
+	xor        	s4, s4, t3
+	vxor.vv    	v4, v4, v12
+	roriw      	s4, s4, 16
+	vxor.vv    	v5, v5, v13
+	vxor.vv    	v6, v6, v14
+	addw       	a7, a7, s4
+	vxor.vv    	v7, v7, v15
+	xor        	a3, a3, a7
+	vsrl.vi    	v21, v4, 16
+	roriw      	a3, a3, 20
+	vsrl.vi    	v22, v5, 16
+	addw       	t3, t3, a3
+	vsrl.vi    	v23, v6, 16
+	vsrl.vi    	v24, v7, 16
+	xor        	s4, s4, t3
+	vmadd.vv   	v4, v8, v21
+	roriw      	s4, s4, 24
+	vmadd.vv   	v5, v8, v22
+	addw       	a7, a7, s4
+	vmadd.vv   	v6, v8, v23
+	xor        	a3, a3, a7
+	vmadd.vv   	v7, v8, v24
+	roriw      	a3, a3, 25
+	vadd.vv    	v1, v1, v4
+	vadd.vv    	v2, v2, v5
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v3, v3, v6
+	addw       	t4, t4, a4
+	vadd.vv    	v20, v20, v7
+	xor        	s5, s5, t4
+	vxor.vv    	v16, v16, v1
+	roriw      	s5, s5, 16
+	vxor.vv    	v17, v17, v2
+	vxor.vv    	v18, v18, v3
+	addw       	s1, s1, s5
+	vxor.vv    	v19, v19, v20
+	xor        	a4, a4, s1
+	vsrl.vi    	v21, v16, 20
+	roriw      	a4, a4, 20
+	vsrl.vi    	v22, v17, 20
+	addw       	t4, t4, a4
+	vsrl.vi    	v23, v18, 20
+	vsrl.vi    	v24, v19, 20
+	xor        	s5, s5, t4
+	vmadd.vv   	v16, v9, v21
+	roriw      	s5, s5, 24
+	vmadd.vv   	v17, v9, v22
+	addw       	s1, s1, s5
+	vmadd.vv   	v18, v9, v23
+	xor        	a4, a4, s1
+	vmadd.vv   	v19, v9, v24
+	roriw      	a4, a4, 25
+	vadd.vv    	v12, v12, v16
+	vadd.vv    	v13, v13, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v18
+	addw       	t5, t5, a5
+	vadd.vv    	v15, v15, v19
+	xor        	s6, s6, t5
+	vxor.vv    	v4, v4, v12
+	roriw      	s6, s6, 16
+	vxor.vv    	v5, v5, v13
+	vxor.vv    	v6, v6, v14
+	addw       	s2, s2, s6
+	vxor.vv    	v7, v7, v15
+	xor        	a5, a5, s2
+	vsrl.vi    	v21, v4, 24
+	roriw      	a5, a5, 20
+	vsrl.vi    	v22, v5, 24
+	addw       	t5, t5, a5
+	vsrl.vi    	v23, v6, 24
+	vsrl.vi    	v24, v7, 24
+	xor        	s6, s6, t5
+	vmadd.vv   	v4, v10, v21
+	roriw      	s6, s6, 24
+	vmadd.vv   	v5, v10, v22
+	addw       	s2, s2, s6
+	vmadd.vv   	v6, v10, v23
+	xor        	a5, a5, s2
+	vmadd.vv   	v7, v10, v24
+	roriw      	a5, a5, 25
+	vadd.vv    	v1, v1, v4
+	vadd.vv    	v2, v2, v5
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v3, v3, v6
+	addw       	t6, t6, a6
+	vadd.vv    	v20, v20, v7
+	xor        	s7, s7, t6
+	vxor.vv    	v16, v16, v1
+	roriw      	s7, s7, 16
+	vxor.vv    	v17, v17, v2
+	vxor.vv    	v18, v18, v3
+	addw       	s3, s3, s7
+	vxor.vv    	v19, v19, v20
+	xor        	a6, a6, s3
+	vsrl.vi    	v21, v16, 25
+	roriw      	a6, a6, 20
+	vsrl.vi    	v22, v17, 25
+	addw       	t6, t6, a6
+	vsrl.vi    	v23, v18, 25
+	vsrl.vi    	v24, v19, 25
+	xor        	s7, s7, t6
+	vmadd.vv   	v16, v11, v21
+	roriw      	s7, s7, 24
+	vmadd.vv   	v17, v11, v22
+	addw       	s3, s3, s7
+	vmadd.vv   	v18, v11, v23
+	xor        	a6, a6, s3
+	vmadd.vv   	v19, v11, v24
+	roriw      	a6, a6, 25
+	vadd.vv    	v12, v12, v17
+	vadd.vv    	v13, v13, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v19
+	addw       	t3, t3, a4
+	vadd.vv    	v15, v15, v16
+	xor        	s7, s7, t3
+	vxor.vv    	v7, v7, v12
+	roriw      	s7, s7, 16
+	vxor.vv    	v4, v4, v13
+	vxor.vv    	v5, v5, v14
+	addw       	s2, s2, s7
+	vxor.vv    	v6, v6, v15
+	xor        	a4, a4, s2
+	vsrl.vi    	v21, v7, 16
+	roriw      	a4, a4, 20
+	vsrl.vi    	v22, v4, 16
+	addw       	t3, t3, a4
+	vsrl.vi    	v23, v5, 16
+	vsrl.vi    	v24, v6, 16
+	xor        	s7, s7, t3
+	vmadd.vv   	v7, v8, v21
+	roriw      	s7, s7, 24
+	vmadd.vv   	v4, v8, v22
+	addw       	s2, s2, s7
+	vmadd.vv   	v5, v8, v23
+	xor        	a4, a4, s2
+	vmadd.vv   	v6, v8, v24
+	roriw      	a4, a4, 25
+	vadd.vv    	v3, v3, v7
+	vadd.vv    	v20, v20, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v1, v1, v5
+	addw       	t4, t4, a5
+	vadd.vv    	v2, v2, v6
+	xor        	s4, s4, t4
+	vxor.vv    	v17, v17, v3
+	roriw      	s4, s4, 16
+	vxor.vv    	v18, v18, v20
+	vxor.vv    	v19, v19, v1
+	addw       	s3, s3, s4
+	vxor.vv    	v16, v16, v2
+	xor        	a5, a5, s3
+	vsrl.vi    	v21, v17, 20
+	roriw      	a5, a5, 20
+	vsrl.vi    	v22, v18, 20
+	addw       	t4, t4, a5
+	vsrl.vi    	v23, v19, 20
+	vsrl.vi    	v24, v16, 20
+	xor        	s4, s4, t4
+	vmadd.vv   	v17, v9, v21
+	roriw      	s4, s4, 24
+	vmadd.vv   	v18, v9, v22
+	addw       	s3, s3, s4
+	vmadd.vv   	v19, v9, v23
+	xor        	a5, a5, s3
+	vmadd.vv   	v16, v9, v24
+	roriw      	a5, a5, 25
+	vadd.vv    	v12, v12, v17
+	vadd.vv    	v13, v13, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v19
+	addw       	t5, t5, a6
+	vadd.vv    	v15, v15, v16
+	xor        	s5, s5, t5
+	vxor.vv    	v7, v7, v12
+	roriw      	s5, s5, 16
+	vxor.vv    	v4, v4, v13
+	vxor.vv    	v5, v5, v14
+	addw       	a7, a7, s5
+	vxor.vv    	v6, v6, v15
+	xor        	a6, a6, a7
+	vsrl.vi    	v21, v7, 24
+	roriw      	a6, a6, 20
+	vsrl.vi    	v22, v4, 24
+	addw       	t5, t5, a6
+	vsrl.vi    	v23, v5, 24
+	vsrl.vi    	v24, v6, 24
+	xor        	s5, s5, t5
+	vmadd.vv   	v7, v10, v21
+	roriw      	s5, s5, 24
+	vmadd.vv   	v4, v10, v22
+	addw       	a7, a7, s5
+	vmadd.vv   	v5, v10, v23
+	xor        	a6, a6, a7
+	vmadd.vv   	v6, v10, v24
+	roriw      	a6, a6, 25
+	vadd.vv    	v3, v3, v7
+	vadd.vv    	v20, v20, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v1, v1, v5
+	addw       	t6, t6, a3
+	vadd.vv    	v2, v2, v6
+	xor        	s6, s6, t6
+	vxor.vv    	v17, v17, v3
+	roriw      	s6, s6, 16
+	vxor.vv    	v18, v18, v20
+	vxor.vv    	v19, v19, v1
+	addw       	s1, s1, s6
+	vxor.vv    	v16, v16, v2
+	xor        	a3, a3, s1
+	vsrl.vi    	v21, v17, 25
+	roriw      	a3, a3, 20
+	vsrl.vi    	v22, v18, 25
+	addw       	t6, t6, a3
+	vsrl.vi    	v23, v19, 25
+	vsrl.vi    	v24, v16, 25
+	xor        	s6, s6, t6
+	vmadd.vv   	v17, v11, v21
+	roriw      	s6, s6, 24
+	vmadd.vv   	v18, v11, v22
+	addw       	s1, s1, s6
+	vmadd.vv   	v19, v11, v23
+	xor        	a3, a3, s1
+	vmadd.vv   	v16, v11, v24
+	roriw      	a3, a3, 25
+	addi       	s8, s8, -1
+	bne        	s8, zero, .Lchacha_rv64gcv_dr
+	// feed-forward: the scalar block and the lanes add the same state words
+	lw         	s8, 0(a0)
+	lw         	s9, 4(a0)
+	addw       	t3, t3, s8
+	vadd.vx    	v12, v12, s8
+	lw         	s8, 8(a0)
+	addw       	t4, t4, s9
+	vadd.vx    	v13, v13, s9
+	lw         	s9, 12(a0)
+	addw       	t5, t5, s8
+	vadd.vx    	v14, v14, s8
+	lw         	s8, 16(a0)
+	addw       	t6, t6, s9
+	vadd.vx    	v15, v15, s9
+	lw         	s9, 20(a0)
+	addw       	a3, a3, s8
+	vadd.vx    	v16, v16, s8
+	lw         	s8, 24(a0)
+	addw       	a4, a4, s9
+	vadd.vx    	v17, v17, s9
+	lw         	s9, 28(a0)
+	addw       	a5, a5, s8
+	vadd.vx    	v18, v18, s8
+	lw         	s8, 32(a0)
+	addw       	a6, a6, s9
+	vadd.vx    	v19, v19, s9
+	lw         	s9, 36(a0)
+	addw       	a7, a7, s8
+	vadd.vx    	v1, v1, s8
+	lw         	s8, 40(a0)
+	addw       	s1, s1, s9
+	vadd.vx    	v2, v2, s9
+	lw         	s9, 44(a0)
+	addw       	s2, s2, s8
+	vadd.vx    	v3, v3, s8
+	addiw      	s8, t1, 0
+	addw       	s3, s3, s9
+	vadd.vx    	v20, v20, s9
+	lw         	s9, 52(a0)
+	addw       	s4, s4, s8
+	vadd.vv    	v4, v4, v26
+	lw         	s8, 56(a0)
+	addw       	s5, s5, s9
+	vadd.vx    	v5, v5, s9
+	lw         	s9, 60(a0)
+	addw       	s6, s6, s8
+	vadd.vx    	v6, v6, s8
+	addw       	s7, s7, s9
+	vadd.vx    	v7, v7, s9
+	addw       	s4, s4, s10
+	// output: lane k's word i at 64k + 4i (strided by 64)
+	// ... interleaved with the scalar block's, bytes 256..320
+	addi       	s10, a1, 0
+	addi       	s11, a2, 0
+	lw         	s8, 256(a1)
+	addi       	ra, zero, 64
+	vlse32.v   	v21, (s10), ra
+	lw         	s9, 260(a1)
+	addi       	s10, s10, 4
+	vlse32.v   	v22, (s10), ra
+	xor        	s8, s8, t3
+	addi       	s10, s10, 4
+	sw         	s8, 256(a2)
+	vlse32.v   	v23, (s10), ra
+	addi       	s10, s10, 4
+	lw         	s8, 264(a1)
+	vxor.vv    	v21, v21, v12
+	vsse32.v   	v21, (s11), ra
+	xor        	s9, s9, t4
+	addi       	s11, s11, 4
+	vlse32.v   	v24, (s10), ra
+	sw         	s9, 260(a2)
+	addi       	s10, s10, 4
+	lw         	s9, 268(a1)
+	vxor.vv    	v22, v22, v13
+	vsse32.v   	v22, (s11), ra
+	xor        	s8, s8, t5
+	addi       	s11, s11, 4
+	vlse32.v   	v21, (s10), ra
+	sw         	s8, 264(a2)
+	addi       	s10, s10, 4
+	vxor.vv    	v23, v23, v14
+	lw         	s8, 272(a1)
+	vsse32.v   	v23, (s11), ra
+	xor        	s9, s9, t6
+	addi       	s11, s11, 4
+	vlse32.v   	v22, (s10), ra
+	sw         	s9, 268(a2)
+	addi       	s10, s10, 4
+	vxor.vv    	v24, v24, v15
+	lw         	s9, 276(a1)
+	vsse32.v   	v24, (s11), ra
+	xor        	s8, s8, a3
+	addi       	s11, s11, 4
+	vlse32.v   	v23, (s10), ra
+	sw         	s8, 272(a2)
+	addi       	s10, s10, 4
+	vxor.vv    	v21, v21, v16
+	lw         	s8, 280(a1)
+	vsse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	xor        	s9, s9, a4
+	vlse32.v   	v24, (s10), ra
+	sw         	s9, 276(a2)
+	addi       	s10, s10, 4
+	vxor.vv    	v22, v22, v17
+	lw         	s9, 284(a1)
+	vsse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	xor        	s8, s8, a5
+	vlse32.v   	v21, (s10), ra
+	addi       	s10, s10, 4
+	sw         	s8, 280(a2)
+	vxor.vv    	v23, v23, v18
+	lw         	s8, 288(a1)
+	vsse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	xor        	s9, s9, a6
+	vlse32.v   	v22, (s10), ra
+	addi       	s10, s10, 4
+	sw         	s9, 284(a2)
+	vxor.vv    	v24, v24, v19
+	lw         	s9, 292(a1)
+	vsse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	xor        	s8, s8, a7
+	vlse32.v   	v23, (s10), ra
+	addi       	s10, s10, 4
+	sw         	s8, 288(a2)
+	vxor.vv    	v21, v21, v1
+	vsse32.v   	v21, (s11), ra
+	lw         	s8, 296(a1)
+	addi       	s11, s11, 4
+	xor        	s9, s9, s1
+	vlse32.v   	v24, (s10), ra
+	addi       	s10, s10, 4
+	sw         	s9, 292(a2)
+	vxor.vv    	v22, v22, v2
+	vsse32.v   	v22, (s11), ra
+	lw         	s9, 300(a1)
+	addi       	s11, s11, 4
+	vlse32.v   	v21, (s10), ra
+	xor        	s8, s8, s2
+	addi       	s10, s10, 4
+	sw         	s8, 296(a2)
+	vxor.vv    	v23, v23, v3
+	vsse32.v   	v23, (s11), ra
+	lw         	s8, 304(a1)
+	addi       	s11, s11, 4
+	vlse32.v   	v22, (s10), ra
+	xor        	s9, s9, s3
+	addi       	s10, s10, 4
+	sw         	s9, 300(a2)
+	vxor.vv    	v24, v24, v20
+	vsse32.v   	v24, (s11), ra
+	lw         	s9, 308(a1)
+	addi       	s11, s11, 4
+	vlse32.v   	v23, (s10), ra
+	xor        	s8, s8, s4
+	addi       	s10, s10, 4
+	vxor.vv    	v21, v21, v4
+	sw         	s8, 304(a2)
+	vsse32.v   	v21, (s11), ra
+	lw         	s8, 312(a1)
+	addi       	s11, s11, 4
+	vlse32.v   	v24, (s10), ra
+	xor        	s9, s9, s5
+	addi       	s10, s10, 4
+	vxor.vv    	v22, v22, v5
+	sw         	s9, 308(a2)
+	vsse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	lw         	s9, 316(a1)
+	vxor.vv    	v23, v23, v6
+	xor        	s8, s8, s6
+	vsse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s8, 312(a2)
+	vxor.vv    	v24, v24, v7
+	vsse32.v   	v24, (s11), ra
+	xor        	s9, s9, s7
+	addi       	s11, s11, 4
+	sw         	s9, 316(a2)
+	addi       	a2, a2, 320
+	addi       	a1, a1, 320
+	addi       	t0, t0, -320
+	addiw      	t1, t1, 5
+	jal        	zero, .Lchacha_rv64gcv_lanes_loop
+.Lchacha_rv64gcv_lanes_rest:
+	addi       	s8, zero, 128
+	bltu       	t0, s8, .Lchacha_rv64gcv_0
+	addi       	s8, zero, 192
+	bltu       	t0, s8, .Lchacha_rv64gcv_rows
+	srli       	s10, t0, 6
+	vsetvli    	zero, s10, e32, m1, ta, ma
+	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t3, 0(a0)
+	lw         	t4, 4(a0)
+	lw         	t5, 8(a0)
+	lw         	t6, 12(a0)
+	lw         	a3, 16(a0)
+	lw         	a4, 20(a0)
+	lw         	a5, 24(a0)
+	lw         	a6, 28(a0)
+	lw         	a7, 32(a0)
+	lw         	s1, 36(a0)
+	lw         	s2, 40(a0)
+	lw         	s3, 44(a0)
+	addiw      	s4, t1, 0
+	lw         	s5, 52(a0)
+	lw         	s6, 56(a0)
+	lw         	s7, 60(a0)
+	addw       	s4, t1, s10
+	vmv.v.x    	v12, t3
+	vmv.v.x    	v13, t4
+	vmv.v.x    	v14, t5
+	vmv.v.x    	v15, t6
+	vmv.v.x    	v16, a3
+	vmv.v.x    	v17, a4
+	vmv.v.x    	v18, a5
+	vmv.v.x    	v19, a6
+	vmv.v.x    	v1, a7
+	vmv.v.x    	v2, s1
+	vmv.v.x    	v3, s2
+	vmv.v.x    	v20, s3
+	vmv.v.x    	v4, t1
+	vmv.v.x    	v5, s5
+	vmv.v.x    	v6, s6
+	vmv.v.x    	v7, s7
+	vadd.vv    	v4, v4, v25
+	vmv.v.v    	v26, v4
+	addi       	s8, t2, 0
+.Lchacha_rv64gcv_dr.1:
+	// four vector lanes interleaved with the scalar block
+	vadd.vv    	v12, v12, v16
+	vadd.vv    	v13, v13, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v18
+	addw       	t3, t3, a3
+	vadd.vv    	v15, v15, v19
+	xor        	s4, s4, t3
+	vxor.vv    	v4, v4, v12
+	roriw      	s4, s4, 16
+	vxor.vv    	v5, v5, v13
+	vxor.vv    	v6, v6, v14
+	addw       	a7, a7, s4
+	vxor.vv    	v7, v7, v15
+	xor        	a3, a3, a7
+	vsrl.vi    	v21, v4, 16
+	roriw      	a3, a3, 20
+	vsrl.vi    	v22, v5, 16
+	addw       	t3, t3, a3
+	vsrl.vi    	v23, v6, 16
+	vsrl.vi    	v24, v7, 16
+	xor        	s4, s4, t3
+	vmadd.vv   	v4, v8, v21
+	roriw      	s4, s4, 24
+	vmadd.vv   	v5, v8, v22
+	addw       	a7, a7, s4
+	vmadd.vv   	v6, v8, v23
+	xor        	a3, a3, a7
+	vmadd.vv   	v7, v8, v24
+	roriw      	a3, a3, 25
+	vadd.vv    	v1, v1, v4
+	vadd.vv    	v2, v2, v5
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v3, v3, v6
+	addw       	t4, t4, a4
+	vadd.vv    	v20, v20, v7
+	xor        	s5, s5, t4
+	vxor.vv    	v16, v16, v1
+	roriw      	s5, s5, 16
+	vxor.vv    	v17, v17, v2
+	vxor.vv    	v18, v18, v3
+	addw       	s1, s1, s5
+	vxor.vv    	v19, v19, v20
+	xor        	a4, a4, s1
+	vsrl.vi    	v21, v16, 20
+	roriw      	a4, a4, 20
+	vsrl.vi    	v22, v17, 20
+	addw       	t4, t4, a4
+	vsrl.vi    	v23, v18, 20
+	vsrl.vi    	v24, v19, 20
+	xor        	s5, s5, t4
+	vmadd.vv   	v16, v9, v21
+	roriw      	s5, s5, 24
+	vmadd.vv   	v17, v9, v22
+	addw       	s1, s1, s5
+	vmadd.vv   	v18, v9, v23
+	xor        	a4, a4, s1
+	vmadd.vv   	v19, v9, v24
+	roriw      	a4, a4, 25
+	vadd.vv    	v12, v12, v16
+	vadd.vv    	v13, v13, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v18
+	addw       	t5, t5, a5
+	vadd.vv    	v15, v15, v19
+	xor        	s6, s6, t5
+	vxor.vv    	v4, v4, v12
+	roriw      	s6, s6, 16
+	vxor.vv    	v5, v5, v13
+	vxor.vv    	v6, v6, v14
+	addw       	s2, s2, s6
+	vxor.vv    	v7, v7, v15
+	xor        	a5, a5, s2
+	vsrl.vi    	v21, v4, 24
+	roriw      	a5, a5, 20
+	vsrl.vi    	v22, v5, 24
+	addw       	t5, t5, a5
+	vsrl.vi    	v23, v6, 24
+	vsrl.vi    	v24, v7, 24
+	xor        	s6, s6, t5
+	vmadd.vv   	v4, v10, v21
+	roriw      	s6, s6, 24
+	vmadd.vv   	v5, v10, v22
+	addw       	s2, s2, s6
+	vmadd.vv   	v6, v10, v23
+	xor        	a5, a5, s2
+	vmadd.vv   	v7, v10, v24
+	roriw      	a5, a5, 25
+	vadd.vv    	v1, v1, v4
+	vadd.vv    	v2, v2, v5
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v3, v3, v6
+	addw       	t6, t6, a6
+	vadd.vv    	v20, v20, v7
+	xor        	s7, s7, t6
+	vxor.vv    	v16, v16, v1
+	roriw      	s7, s7, 16
+	vxor.vv    	v17, v17, v2
+	vxor.vv    	v18, v18, v3
+	addw       	s3, s3, s7
+	vxor.vv    	v19, v19, v20
+	xor        	a6, a6, s3
+	vsrl.vi    	v21, v16, 25
+	roriw      	a6, a6, 20
+	vsrl.vi    	v22, v17, 25
+	addw       	t6, t6, a6
+	vsrl.vi    	v23, v18, 25
+	vsrl.vi    	v24, v19, 25
+	xor        	s7, s7, t6
+	vmadd.vv   	v16, v11, v21
+	roriw      	s7, s7, 24
+	vmadd.vv   	v17, v11, v22
+	addw       	s3, s3, s7
+	vmadd.vv   	v18, v11, v23
+	xor        	a6, a6, s3
+	vmadd.vv   	v19, v11, v24
+	roriw      	a6, a6, 25
+	vadd.vv    	v12, v12, v17
+	vadd.vv    	v13, v13, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v19
+	addw       	t3, t3, a4
+	vadd.vv    	v15, v15, v16
+	xor        	s7, s7, t3
+	vxor.vv    	v7, v7, v12
+	roriw      	s7, s7, 16
+	vxor.vv    	v4, v4, v13
+	vxor.vv    	v5, v5, v14
+	addw       	s2, s2, s7
+	vxor.vv    	v6, v6, v15
+	xor        	a4, a4, s2
+	vsrl.vi    	v21, v7, 16
+	roriw      	a4, a4, 20
+	vsrl.vi    	v22, v4, 16
+	addw       	t3, t3, a4
+	vsrl.vi    	v23, v5, 16
+	vsrl.vi    	v24, v6, 16
+	xor        	s7, s7, t3
+	vmadd.vv   	v7, v8, v21
+	roriw      	s7, s7, 24
+	vmadd.vv   	v4, v8, v22
+	addw       	s2, s2, s7
+	vmadd.vv   	v5, v8, v23
+	xor        	a4, a4, s2
+	vmadd.vv   	v6, v8, v24
+	roriw      	a4, a4, 25
+	vadd.vv    	v3, v3, v7
+	vadd.vv    	v20, v20, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v1, v1, v5
+	addw       	t4, t4, a5
+	vadd.vv    	v2, v2, v6
+	xor        	s4, s4, t4
+	vxor.vv    	v17, v17, v3
+	roriw      	s4, s4, 16
+	vxor.vv    	v18, v18, v20
+	vxor.vv    	v19, v19, v1
+	addw       	s3, s3, s4
+	vxor.vv    	v16, v16, v2
+	xor        	a5, a5, s3
+	vsrl.vi    	v21, v17, 20
+	roriw      	a5, a5, 20
+	vsrl.vi    	v22, v18, 20
+	addw       	t4, t4, a5
+	vsrl.vi    	v23, v19, 20
+	vsrl.vi    	v24, v16, 20
+	xor        	s4, s4, t4
+	vmadd.vv   	v17, v9, v21
+	roriw      	s4, s4, 24
+	vmadd.vv   	v18, v9, v22
+	addw       	s3, s3, s4
+	vmadd.vv   	v19, v9, v23
+	xor        	a5, a5, s3
+	vmadd.vv   	v16, v9, v24
+	roriw      	a5, a5, 25
+	vadd.vv    	v12, v12, v17
+	vadd.vv    	v13, v13, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v19
+	addw       	t5, t5, a6
+	vadd.vv    	v15, v15, v16
+	xor        	s5, s5, t5
+	vxor.vv    	v7, v7, v12
+	roriw      	s5, s5, 16
+	vxor.vv    	v4, v4, v13
+	vxor.vv    	v5, v5, v14
+	addw       	a7, a7, s5
+	vxor.vv    	v6, v6, v15
+	xor        	a6, a6, a7
+	vsrl.vi    	v21, v7, 24
+	roriw      	a6, a6, 20
+	vsrl.vi    	v22, v4, 24
+	addw       	t5, t5, a6
+	vsrl.vi    	v23, v5, 24
+	vsrl.vi    	v24, v6, 24
+	xor        	s5, s5, t5
+	vmadd.vv   	v7, v10, v21
+	roriw      	s5, s5, 24
+	vmadd.vv   	v4, v10, v22
+	addw       	a7, a7, s5
+	vmadd.vv   	v5, v10, v23
+	xor        	a6, a6, a7
+	vmadd.vv   	v6, v10, v24
+	roriw      	a6, a6, 25
+	vadd.vv    	v3, v3, v7
+	vadd.vv    	v20, v20, v4
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v1, v1, v5
+	addw       	t6, t6, a3
+	vadd.vv    	v2, v2, v6
+	xor        	s6, s6, t6
+	vxor.vv    	v17, v17, v3
+	roriw      	s6, s6, 16
+	vxor.vv    	v18, v18, v20
+	vxor.vv    	v19, v19, v1
+	addw       	s1, s1, s6
+	vxor.vv    	v16, v16, v2
+	xor        	a3, a3, s1
+	vsrl.vi    	v21, v17, 25
+	roriw      	a3, a3, 20
+	vsrl.vi    	v22, v18, 25
+	addw       	t6, t6, a3
+	vsrl.vi    	v23, v19, 25
+	vsrl.vi    	v24, v16, 25
+	xor        	s6, s6, t6
+	vmadd.vv   	v17, v11, v21
+	roriw      	s6, s6, 24
+	vmadd.vv   	v18, v11, v22
+	addw       	s1, s1, s6
+	vmadd.vv   	v19, v11, v23
+	xor        	a3, a3, s1
+	vmadd.vv   	v16, v11, v24
+	roriw      	a3, a3, 25
+	addi       	s8, s8, -1
+	bne        	s8, zero, .Lchacha_rv64gcv_dr.1
+	// feed-forward: the scalar block and the lanes add the same state words
+	lw         	s8, 0(a0)
+	lw         	s9, 4(a0)
+	addw       	t3, t3, s8
+	vadd.vx    	v12, v12, s8
+	lw         	s8, 8(a0)
+	addw       	t4, t4, s9
+	vadd.vx    	v13, v13, s9
+	lw         	s9, 12(a0)
+	addw       	t5, t5, s8
+	vadd.vx    	v14, v14, s8
+	lw         	s8, 16(a0)
+	addw       	t6, t6, s9
+	vadd.vx    	v15, v15, s9
+	lw         	s9, 20(a0)
+	addw       	a3, a3, s8
+	vadd.vx    	v16, v16, s8
+	lw         	s8, 24(a0)
+	addw       	a4, a4, s9
+	vadd.vx    	v17, v17, s9
+	lw         	s9, 28(a0)
+	addw       	a5, a5, s8
+	vadd.vx    	v18, v18, s8
+	lw         	s8, 32(a0)
+	addw       	a6, a6, s9
+	vadd.vx    	v19, v19, s9
+	lw         	s9, 36(a0)
+	addw       	a7, a7, s8
+	vadd.vx    	v1, v1, s8
+	lw         	s8, 40(a0)
+	addw       	s1, s1, s9
+	vadd.vx    	v2, v2, s9
+	lw         	s9, 44(a0)
+	addw       	s2, s2, s8
+	vadd.vx    	v3, v3, s8
+	addiw      	s8, t1, 0
+	addw       	s3, s3, s9
+	vadd.vx    	v20, v20, s9
+	lw         	s9, 52(a0)
+	addw       	s4, s4, s8
+	vadd.vv    	v4, v4, v26
+	lw         	s8, 56(a0)
+	addw       	s5, s5, s9
+	vadd.vx    	v5, v5, s9
+	lw         	s9, 60(a0)
+	addw       	s6, s6, s8
+	vadd.vx    	v6, v6, s8
+	addw       	s7, s7, s9
+	vadd.vx    	v7, v7, s9
+	addw       	s4, s4, s10
+	// output: lane k's word i at 64k + 4i (strided by 64)
+	addi       	s10, a1, 0
+	addi       	s11, a2, 0
+	addi       	ra, zero, 64
+	vlse32.v   	v21, (s10), ra
+	addi       	s10, s10, 4
+	vlse32.v   	v22, (s10), ra
+	addi       	s10, s10, 4
+	vlse32.v   	v23, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v21, v21, v12
+	vsse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v24, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v22, v22, v13
+	vsse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v21, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v23, v23, v14
+	vsse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v22, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v24, v24, v15
+	vsse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v23, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v21, v21, v16
+	vsse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v24, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v22, v22, v17
+	vsse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v21, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v23, v23, v18
+	vsse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v22, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v24, v24, v19
+	vsse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v23, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v21, v21, v1
+	vsse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v24, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v22, v22, v2
+	vsse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v21, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v23, v23, v3
+	vsse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v22, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v24, v24, v20
+	vsse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v23, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v21, v21, v4
+	vsse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v24, (s10), ra
+	addi       	s10, s10, 4
+	vxor.vv    	v22, v22, v5
+	vsse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v23, v23, v6
+	vsse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v24, v24, v7
+	vsse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	srli       	s10, t0, 6
+	slli       	s8, s10, 6
+	add        	a2, a2, s8
+	add        	a1, a1, s8
+	sub        	t0, t0, s8
+	addw       	t1, t1, s10
+	beq        	t0, zero, .Lchacha_rv64gcv_80
+	jal        	zero, .Lchacha_rv64gcv_1
+.Lchacha_rv64gcv_80:
+	jal        	zero, .Lchacha_rv64gcv_2
+.Lchacha_rv64gcv_rows:
+	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
+	vadd.vi    	v1, v25, 1
+	vand.vi    	v1, v1, 3
+	vadd.vi    	v2, v25, 2
+	vand.vi    	v2, v2, 3
+	vadd.vi    	v3, v25, 3
+	vand.vi    	v3, v3, 3
+	vmseq.vi   	v20, v25, 0
+	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
+	addi       	s10, a0, 0
+	vle32.v    	v4, (s10)
+	addi       	s10, a0, 16
+	vle32.v    	v5, (s10)
+	addi       	s10, a0, 32
+	vle32.v    	v6, (s10)
+	addi       	s10, a0, 48
+	vle32.v    	v7, (s10)
+	vmv.v.v    	v0, v20
+	vmerge.vxm 	v7, v7, t1, v0
+	vmv.v.v    	v12, v4
+	vmv.v.v    	v13, v5
+	vmv.v.v    	v14, v6
+	vmv.v.v    	v15, v7
+	// the scalar block is the second: counter ctr + 1
+	lw         	t3, 0(a0)
+	lw         	t4, 4(a0)
+	lw         	t5, 8(a0)
+	lw         	t6, 12(a0)
+	lw         	a3, 16(a0)
+	lw         	a4, 20(a0)
+	lw         	a5, 24(a0)
+	lw         	a6, 28(a0)
+	lw         	a7, 32(a0)
+	lw         	s1, 36(a0)
+	lw         	s2, 40(a0)
+	lw         	s3, 44(a0)
+	addiw      	s4, t1, 1
+	lw         	s5, 52(a0)
+	lw         	s6, 56(a0)
+	lw         	s7, 60(a0)
+	addi       	s8, t2, 0
+.Lchacha_rv64gcv_dr.2:
+	vadd.vv    	v12, v12, v13
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a3
+	vxor.vv    	v15, v15, v12
+	xor        	s4, s4, t3
+	roriw      	s4, s4, 16
+	addw       	a7, a7, s4
+	vsrl.vi    	v16, v15, 16
+	xor        	a3, a3, a7
+	roriw      	a3, a3, 20
+	addw       	t3, t3, a3
+	vmadd.vv   	v15, v8, v16
+	xor        	s4, s4, t3
+	roriw      	s4, s4, 24
+	vadd.vv    	v14, v14, v15
+	addw       	a7, a7, s4
+	xor        	a3, a3, a7
+	roriw      	a3, a3, 25
+	vxor.vv    	v13, v13, v14
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a4
+	xor        	s5, s5, t4
+	vsrl.vi    	v16, v13, 20
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	a4, a4, s1
+	vmadd.vv   	v13, v9, v16
+	roriw      	a4, a4, 20
+	addw       	t4, t4, a4
+	vadd.vv    	v12, v12, v13
+	xor        	s5, s5, t4
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	vxor.vv    	v15, v15, v12
+	xor        	a4, a4, s1
+	roriw      	a4, a4, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vsrl.vi    	v16, v15, 24
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	roriw      	s6, s6, 16
+	vmadd.vv   	v15, v10, v16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	vadd.vv    	v14, v14, v15
+	roriw      	a5, a5, 20
+	addw       	t5, t5, a5
+	xor        	s6, s6, t5
+	vxor.vv    	v13, v13, v14
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	vsrl.vi    	v16, v13, 25
+	roriw      	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a6
+	vmadd.vv   	v13, v11, v16
+	xor        	s7, s7, t6
+	roriw      	s7, s7, 16
+	vrgather.vv	v17, v13, v1
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	vrgather.vv	v18, v14, v2
+	addw       	t6, t6, a6
+	xor        	s7, s7, t6
+	roriw      	s7, s7, 24
+	vrgather.vv	v19, v15, v3
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	vadd.vv    	v12, v12, v17
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a4
+	vxor.vv    	v19, v19, v12
+	xor        	s7, s7, t3
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	vsrl.vi    	v16, v19, 16
+	xor        	a4, a4, s2
+	roriw      	a4, a4, 20
+	addw       	t3, t3, a4
+	vmadd.vv   	v19, v8, v16
+	xor        	s7, s7, t3
+	roriw      	s7, s7, 24
+	vadd.vv    	v18, v18, v19
+	addw       	s2, s2, s7
+	xor        	a4, a4, s2
+	roriw      	a4, a4, 25
+	vxor.vv    	v17, v17, v18
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a5
+	xor        	s4, s4, t4
+	vsrl.vi    	v16, v17, 20
+	roriw      	s4, s4, 16
+	addw       	s3, s3, s4
+	xor        	a5, a5, s3
+	vmadd.vv   	v17, v9, v16
+	roriw      	a5, a5, 20
+	addw       	t4, t4, a5
+	vadd.vv    	v12, v12, v17
+	xor        	s4, s4, t4
+	roriw      	s4, s4, 24
+	addw       	s3, s3, s4
+	vxor.vv    	v19, v19, v12
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vsrl.vi    	v16, v19, 24
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	roriw      	s5, s5, 16
+	vmadd.vv   	v19, v10, v16
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	vadd.vv    	v18, v18, v19
+	roriw      	a6, a6, 20
+	addw       	t5, t5, a6
+	xor        	s5, s5, t5
+	vxor.vv    	v17, v17, v18
+	roriw      	s5, s5, 24
+	addw       	a7, a7, s5
+	xor        	a6, a6, a7
+	vsrl.vi    	v16, v17, 25
+	roriw      	a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t6, t6, a3
+	vmadd.vv   	v17, v11, v16
+	xor        	s6, s6, t6
+	roriw      	s6, s6, 16
+	vrgather.vv	v13, v17, v3
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	roriw      	a3, a3, 20
+	vrgather.vv	v14, v18, v2
+	addw       	t6, t6, a3
+	xor        	s6, s6, t6
+	roriw      	s6, s6, 24
+	vrgather.vv	v15, v19, v1
+	addw       	s1, s1, s6
+	xor        	a3, a3, s1
+	roriw      	a3, a3, 25
+	addi       	s8, s8, -1
+	bne        	s8, zero, .Lchacha_rv64gcv_dr.2
+	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
+	vadd.vv    	v12, v12, v4
+	vadd.vv    	v13, v13, v5
+	vadd.vv    	v14, v14, v6
+	vadd.vv    	v15, v15, v7
+	lw         	s8, 0(a0)
+	lw         	s9, 4(a0)
+	addw       	t3, t3, s8
+	lw         	s8, 8(a0)
+	addw       	t4, t4, s9
+	lw         	s9, 12(a0)
+	addw       	t5, t5, s8
+	lw         	s8, 16(a0)
+	addw       	t6, t6, s9
+	lw         	s9, 20(a0)
+	addw       	a3, a3, s8
+	lw         	s8, 24(a0)
+	addw       	a4, a4, s9
+	lw         	s9, 28(a0)
+	addw       	a5, a5, s8
+	lw         	s8, 32(a0)
+	addw       	a6, a6, s9
+	lw         	s9, 36(a0)
+	addw       	a7, a7, s8
+	lw         	s8, 40(a0)
+	addw       	s1, s1, s9
+	lw         	s9, 44(a0)
+	addw       	s2, s2, s8
+	addiw      	s8, t1, 1
+	addw       	s3, s3, s9
+	lw         	s9, 52(a0)
+	addw       	s4, s4, s8
+	lw         	s8, 56(a0)
+	addw       	s5, s5, s9
+	lw         	s9, 60(a0)
+	addw       	s6, s6, s8
+	addw       	s7, s7, s9
+	addi       	s10, a1, 0
+	lw         	s8, 64(a1)
+	lw         	s9, 68(a1)
+	vle32.v    	v16, (s10)
+	xor        	s8, s8, t3
+	sw         	s8, 64(a2)
+	addi       	s10, a1, 16
+	lw         	s8, 72(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 68(a2)
+	vle32.v    	v17, (s10)
+	lw         	s9, 76(a1)
+	xor        	s8, s8, t5
+	addi       	s10, a1, 32
+	sw         	s8, 72(a2)
+	lw         	s8, 80(a1)
+	xor        	s9, s9, t6
+	vle32.v    	v18, (s10)
+	sw         	s9, 76(a2)
+	lw         	s9, 84(a1)
+	addi       	s10, a1, 48
+	xor        	s8, s8, a3
+	sw         	s8, 80(a2)
+	vle32.v    	v19, (s10)
+	lw         	s8, 88(a1)
+	xor        	s9, s9, a4
+	sw         	s9, 84(a2)
+	vxor.vv    	v16, v16, v12
+	lw         	s9, 92(a1)
+	xor        	s8, s8, a5
+	addi       	s11, a2, 0
+	sw         	s8, 88(a2)
+	lw         	s8, 96(a1)
+	xor        	s9, s9, a6
+	vse32.v    	v16, (s11)
+	sw         	s9, 92(a2)
+	lw         	s9, 100(a1)
+	vxor.vv    	v17, v17, v13
+	xor        	s8, s8, a7
+	sw         	s8, 96(a2)
+	addi       	s11, a2, 16
+	lw         	s8, 104(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 100(a2)
+	vse32.v    	v17, (s11)
+	lw         	s9, 108(a1)
+	xor        	s8, s8, s2
+	vxor.vv    	v18, v18, v14
+	sw         	s8, 104(a2)
+	lw         	s8, 112(a1)
+	xor        	s9, s9, s3
+	addi       	s11, a2, 32
+	sw         	s9, 108(a2)
+	lw         	s9, 116(a1)
+	vse32.v    	v18, (s11)
+	xor        	s8, s8, s4
+	sw         	s8, 112(a2)
+	vxor.vv    	v19, v19, v15
+	lw         	s8, 120(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 116(a2)
+	addi       	s11, a2, 48
+	lw         	s9, 124(a1)
+	xor        	s8, s8, s6
+	vse32.v    	v19, (s11)
+	sw         	s8, 120(a2)
+	xor        	s9, s9, s7
+	sw         	s9, 124(a2)
+	addi       	a2, a2, 128
+	addi       	a1, a1, 128
+	addi       	t0, t0, -128
+	addiw      	t1, t1, 2
+	jal        	zero, .Lchacha_rv64gcv_0
+.Lchacha_rv64gcv_0:
 	bne        	t0, zero, .Lchacha_rv64gcv_81
-	jal        	zero, .Lchacha_rv64gcv_5
+	jal        	zero, .Lchacha_rv64gcv_2
 .Lchacha_rv64gcv_81:
 .Lchacha_rv64gcv_block.1:
 	lw         	t3, 0(a0)
@@ -3750,11 +4365,7 @@ SYM_FUNC_START(chacha_rv64gcv)
 	addw       	s6, s6, s8
 	addw       	s7, s7, s9
 	addi       	s8, zero, 64
-	bltu       	t0, s8, .Lchacha_rv64gcv_4
-	// misaligned buffers: byte by byte
-	or         	s8, a2, a1
-	andi       	s8, s8, 3
-	bne        	s8, zero, .Lchacha_rv64gcv_block_bytes
+	bltu       	t0, s8, .Lchacha_rv64gcv_1
 	lw         	s8, 0(a1)
 	lw         	s9, 4(a1)
 	xor        	s8, s8, t3
@@ -3803,7 +4414,6 @@ SYM_FUNC_START(chacha_rv64gcv)
 	sw         	s8, 56(a2)
 	xor        	s9, s9, s7
 	sw         	s9, 60(a2)
-.Lchacha_rv64gcv_next_block.1:
 	addi       	a2, a2, 64
 	addi       	a1, a1, 64
 	addi       	t0, t0, -64
@@ -3811,797 +4421,182 @@ SYM_FUNC_START(chacha_rv64gcv)
 	beq        	t0, zero, .Lchacha_rv64gcv_82
 	jal        	zero, .Lchacha_rv64gcv_block.1
 .Lchacha_rv64gcv_82:
-	jal        	zero, .Lchacha_rv64gcv_5
-.Lchacha_rv64gcv_block_bytes:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, t3
-	sb         	s8, 0(a2)
-	srli       	t3, t3, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, t3
-	sb         	s8, 1(a2)
-	srli       	t3, t3, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, t3
-	sb         	s8, 2(a2)
-	srli       	t3, t3, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, t3
-	sb         	s8, 3(a2)
-	lbu        	s8, 4(a1)
-	xor        	s8, s8, t4
-	sb         	s8, 4(a2)
-	srli       	t4, t4, 8
-	lbu        	s8, 5(a1)
-	xor        	s8, s8, t4
-	sb         	s8, 5(a2)
-	srli       	t4, t4, 8
-	lbu        	s8, 6(a1)
-	xor        	s8, s8, t4
-	sb         	s8, 6(a2)
-	srli       	t4, t4, 8
-	lbu        	s8, 7(a1)
-	xor        	s8, s8, t4
-	sb         	s8, 7(a2)
-	lbu        	s8, 8(a1)
-	xor        	s8, s8, t5
-	sb         	s8, 8(a2)
-	srli       	t5, t5, 8
-	lbu        	s8, 9(a1)
-	xor        	s8, s8, t5
-	sb         	s8, 9(a2)
-	srli       	t5, t5, 8
-	lbu        	s8, 10(a1)
-	xor        	s8, s8, t5
-	sb         	s8, 10(a2)
-	srli       	t5, t5, 8
-	lbu        	s8, 11(a1)
-	xor        	s8, s8, t5
-	sb         	s8, 11(a2)
-	lbu        	s8, 12(a1)
-	xor        	s8, s8, t6
-	sb         	s8, 12(a2)
-	srli       	t6, t6, 8
-	lbu        	s8, 13(a1)
-	xor        	s8, s8, t6
-	sb         	s8, 13(a2)
-	srli       	t6, t6, 8
-	lbu        	s8, 14(a1)
-	xor        	s8, s8, t6
-	sb         	s8, 14(a2)
-	srli       	t6, t6, 8
-	lbu        	s8, 15(a1)
-	xor        	s8, s8, t6
-	sb         	s8, 15(a2)
-	lbu        	s8, 16(a1)
-	xor        	s8, s8, a3
-	sb         	s8, 16(a2)
-	srli       	a3, a3, 8
-	lbu        	s8, 17(a1)
-	xor        	s8, s8, a3
-	sb         	s8, 17(a2)
-	srli       	a3, a3, 8
-	lbu        	s8, 18(a1)
-	xor        	s8, s8, a3
-	sb         	s8, 18(a2)
-	srli       	a3, a3, 8
-	lbu        	s8, 19(a1)
-	xor        	s8, s8, a3
-	sb         	s8, 19(a2)
-	lbu        	s8, 20(a1)
-	xor        	s8, s8, a4
-	sb         	s8, 20(a2)
-	srli       	a4, a4, 8
-	lbu        	s8, 21(a1)
-	xor        	s8, s8, a4
-	sb         	s8, 21(a2)
-	srli       	a4, a4, 8
-	lbu        	s8, 22(a1)
-	xor        	s8, s8, a4
-	sb         	s8, 22(a2)
-	srli       	a4, a4, 8
-	lbu        	s8, 23(a1)
-	xor        	s8, s8, a4
-	sb         	s8, 23(a2)
-	lbu        	s8, 24(a1)
-	xor        	s8, s8, a5
-	sb         	s8, 24(a2)
-	srli       	a5, a5, 8
-	lbu        	s8, 25(a1)
-	xor        	s8, s8, a5
-	sb         	s8, 25(a2)
-	srli       	a5, a5, 8
-	lbu        	s8, 26(a1)
-	xor        	s8, s8, a5
-	sb         	s8, 26(a2)
-	srli       	a5, a5, 8
-	lbu        	s8, 27(a1)
-	xor        	s8, s8, a5
-	sb         	s8, 27(a2)
-	lbu        	s8, 28(a1)
-	xor        	s8, s8, a6
-	sb         	s8, 28(a2)
-	srli       	a6, a6, 8
-	lbu        	s8, 29(a1)
-	xor        	s8, s8, a6
-	sb         	s8, 29(a2)
-	srli       	a6, a6, 8
-	lbu        	s8, 30(a1)
-	xor        	s8, s8, a6
-	sb         	s8, 30(a2)
-	srli       	a6, a6, 8
-	lbu        	s8, 31(a1)
-	xor        	s8, s8, a6
-	sb         	s8, 31(a2)
-	lbu        	s8, 32(a1)
-	xor        	s8, s8, a7
-	sb         	s8, 32(a2)
-	srli       	a7, a7, 8
-	lbu        	s8, 33(a1)
-	xor        	s8, s8, a7
-	sb         	s8, 33(a2)
-	srli       	a7, a7, 8
-	lbu        	s8, 34(a1)
-	xor        	s8, s8, a7
-	sb         	s8, 34(a2)
-	srli       	a7, a7, 8
-	lbu        	s8, 35(a1)
-	xor        	s8, s8, a7
-	sb         	s8, 35(a2)
-	lbu        	s8, 36(a1)
-	xor        	s8, s8, s1
-	sb         	s8, 36(a2)
-	srli       	s1, s1, 8
-	lbu        	s8, 37(a1)
-	xor        	s8, s8, s1
-	sb         	s8, 37(a2)
-	srli       	s1, s1, 8
-	lbu        	s8, 38(a1)
-	xor        	s8, s8, s1
-	sb         	s8, 38(a2)
-	srli       	s1, s1, 8
-	lbu        	s8, 39(a1)
-	xor        	s8, s8, s1
-	sb         	s8, 39(a2)
-	lbu        	s8, 40(a1)
-	xor        	s8, s8, s2
-	sb         	s8, 40(a2)
-	srli       	s2, s2, 8
-	lbu        	s8, 41(a1)
-	xor        	s8, s8, s2
-	sb         	s8, 41(a2)
-	srli       	s2, s2, 8
-	lbu        	s8, 42(a1)
-	xor        	s8, s8, s2
-	sb         	s8, 42(a2)
-	srli       	s2, s2, 8
-	lbu        	s8, 43(a1)
-	xor        	s8, s8, s2
-	sb         	s8, 43(a2)
-	lbu        	s8, 44(a1)
-	xor        	s8, s8, s3
-	sb         	s8, 44(a2)
-	srli       	s3, s3, 8
-	lbu        	s8, 45(a1)
-	xor        	s8, s8, s3
-	sb         	s8, 45(a2)
-	srli       	s3, s3, 8
-	lbu        	s8, 46(a1)
-	xor        	s8, s8, s3
-	sb         	s8, 46(a2)
-	srli       	s3, s3, 8
-	lbu        	s8, 47(a1)
-	xor        	s8, s8, s3
-	sb         	s8, 47(a2)
-	lbu        	s8, 48(a1)
-	xor        	s8, s8, s4
-	sb         	s8, 48(a2)
-	srli       	s4, s4, 8
-	lbu        	s8, 49(a1)
-	xor        	s8, s8, s4
-	sb         	s8, 49(a2)
-	srli       	s4, s4, 8
-	lbu        	s8, 50(a1)
-	xor        	s8, s8, s4
-	sb         	s8, 50(a2)
-	srli       	s4, s4, 8
-	lbu        	s8, 51(a1)
-	xor        	s8, s8, s4
-	sb         	s8, 51(a2)
-	lbu        	s8, 52(a1)
-	xor        	s8, s8, s5
-	sb         	s8, 52(a2)
-	srli       	s5, s5, 8
-	lbu        	s8, 53(a1)
-	xor        	s8, s8, s5
-	sb         	s8, 53(a2)
-	srli       	s5, s5, 8
-	lbu        	s8, 54(a1)
-	xor        	s8, s8, s5
-	sb         	s8, 54(a2)
-	srli       	s5, s5, 8
-	lbu        	s8, 55(a1)
-	xor        	s8, s8, s5
-	sb         	s8, 55(a2)
-	lbu        	s8, 56(a1)
-	xor        	s8, s8, s6
-	sb         	s8, 56(a2)
-	srli       	s6, s6, 8
-	lbu        	s8, 57(a1)
-	xor        	s8, s8, s6
-	sb         	s8, 57(a2)
-	srli       	s6, s6, 8
-	lbu        	s8, 58(a1)
-	xor        	s8, s8, s6
-	sb         	s8, 58(a2)
-	srli       	s6, s6, 8
-	lbu        	s8, 59(a1)
-	xor        	s8, s8, s6
-	sb         	s8, 59(a2)
-	lbu        	s8, 60(a1)
-	xor        	s8, s8, s7
-	sb         	s8, 60(a2)
-	srli       	s7, s7, 8
-	lbu        	s8, 61(a1)
-	xor        	s8, s8, s7
-	sb         	s8, 61(a2)
-	srli       	s7, s7, 8
-	lbu        	s8, 62(a1)
-	xor        	s8, s8, s7
-	sb         	s8, 62(a2)
-	srli       	s7, s7, 8
-	lbu        	s8, 63(a1)
-	xor        	s8, s8, s7
-	sb         	s8, 63(a2)
-	jal        	zero, .Lchacha_rv64gcv_next_block.1
-.Lchacha_rv64gcv_4:
+	jal        	zero, .Lchacha_rv64gcv_2
+.Lchacha_rv64gcv_1:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	or         	s8, a2, a1
-	andi       	s8, s8, 3
-	bne        	s8, zero, .Lchacha_rv64gcv_partial_bytes
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_41
-	addi       	s9, t3, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_41:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, t3
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_43
-	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_43:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, t4
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_44
-	addi       	s9, t5, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_44:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, t5
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_45
-	addi       	s9, t6, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_45:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, t6
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_46
-	addi       	s9, a3, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_46:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a3
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_47
-	addi       	s9, a4, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_47:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a4
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_48
-	addi       	s9, a5, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_48:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a5
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_49
-	addi       	s9, a6, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_49:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a6
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_50
-	addi       	s9, a7, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_50:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, a7
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_51
-	addi       	s9, s1, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_51:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s1
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_52
-	addi       	s9, s2, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_52:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s2
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_53
-	addi       	s9, s3, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_53:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s3
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_54
-	addi       	s9, s4, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_54:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s4
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_55
-	addi       	s9, s5, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_55:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s5
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_56
-	addi       	s9, s6, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_56:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s6
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_57
-	addi       	s9, s7, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_57:
-	lw         	s8, 0(a1)
-	xor        	s8, s8, s7
-	sw         	s8, 0(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	// unreachable: len < 64 leaves at most 15 whole words
-.Lchacha_rv64gcv_partial_bytes:
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_58
 	addi       	s9, t3, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_58:
-	lbu        	s8, 0(a1)
+	lw         	s8, 0(a1)
 	xor        	s8, s8, t3
-	sb         	s8, 0(a2)
-	srli       	t3, t3, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, t3
-	sb         	s8, 1(a2)
-	srli       	t3, t3, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, t3
-	sb         	s8, 2(a2)
-	srli       	t3, t3, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, t3
-	sb         	s8, 3(a2)
-	addi       	a1, a1, 4
-	addi       	a2, a2, 4
-	addi       	t0, t0, -4
-	addi       	s8, zero, 4
-	bgeu       	t0, s8, .Lchacha_rv64gcv_59
-	addi       	s9, t4, 0
-	jal        	zero, .Lchacha_rv64gcv_tail.1
-.Lchacha_rv64gcv_59:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, t4
-	sb         	s8, 0(a2)
-	srli       	t4, t4, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, t4
-	sb         	s8, 1(a2)
-	srli       	t4, t4, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, t4
-	sb         	s8, 2(a2)
-	srli       	t4, t4, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, t4
-	sb         	s8, 3(a2)
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_60
-	addi       	s9, t5, 0
+	addi       	s9, t4, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_60:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, t5
-	sb         	s8, 0(a2)
-	srli       	t5, t5, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, t5
-	sb         	s8, 1(a2)
-	srli       	t5, t5, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, t5
-	sb         	s8, 2(a2)
-	srli       	t5, t5, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, t5
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t4
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_61
-	addi       	s9, t6, 0
+	addi       	s9, t5, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_61:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, t6
-	sb         	s8, 0(a2)
-	srli       	t6, t6, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, t6
-	sb         	s8, 1(a2)
-	srli       	t6, t6, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, t6
-	sb         	s8, 2(a2)
-	srli       	t6, t6, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, t6
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t5
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_62
-	addi       	s9, a3, 0
+	addi       	s9, t6, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_62:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, a3
-	sb         	s8, 0(a2)
-	srli       	a3, a3, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, a3
-	sb         	s8, 1(a2)
-	srli       	a3, a3, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, a3
-	sb         	s8, 2(a2)
-	srli       	a3, a3, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, a3
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, t6
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_63
-	addi       	s9, a4, 0
+	addi       	s9, a3, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_63:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, a4
-	sb         	s8, 0(a2)
-	srli       	a4, a4, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, a4
-	sb         	s8, 1(a2)
-	srli       	a4, a4, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, a4
-	sb         	s8, 2(a2)
-	srli       	a4, a4, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, a4
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a3
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_64
-	addi       	s9, a5, 0
+	addi       	s9, a4, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_64:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, a5
-	sb         	s8, 0(a2)
-	srli       	a5, a5, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, a5
-	sb         	s8, 1(a2)
-	srli       	a5, a5, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, a5
-	sb         	s8, 2(a2)
-	srli       	a5, a5, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, a5
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a4
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_65
-	addi       	s9, a6, 0
+	addi       	s9, a5, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_65:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, a6
-	sb         	s8, 0(a2)
-	srli       	a6, a6, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, a6
-	sb         	s8, 1(a2)
-	srli       	a6, a6, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, a6
-	sb         	s8, 2(a2)
-	srli       	a6, a6, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, a6
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a5
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_66
-	addi       	s9, a7, 0
+	addi       	s9, a6, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_66:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, a7
-	sb         	s8, 0(a2)
-	srli       	a7, a7, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, a7
-	sb         	s8, 1(a2)
-	srli       	a7, a7, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, a7
-	sb         	s8, 2(a2)
-	srli       	a7, a7, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, a7
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a6
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_67
-	addi       	s9, s1, 0
+	addi       	s9, a7, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_67:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, s1
-	sb         	s8, 0(a2)
-	srli       	s1, s1, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, s1
-	sb         	s8, 1(a2)
-	srli       	s1, s1, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, s1
-	sb         	s8, 2(a2)
-	srli       	s1, s1, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, s1
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, a7
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_68
-	addi       	s9, s2, 0
+	addi       	s9, s1, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_68:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, s2
-	sb         	s8, 0(a2)
-	srli       	s2, s2, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, s2
-	sb         	s8, 1(a2)
-	srli       	s2, s2, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, s2
-	sb         	s8, 2(a2)
-	srli       	s2, s2, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, s2
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s1
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_69
-	addi       	s9, s3, 0
+	addi       	s9, s2, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_69:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, s3
-	sb         	s8, 0(a2)
-	srli       	s3, s3, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, s3
-	sb         	s8, 1(a2)
-	srli       	s3, s3, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, s3
-	sb         	s8, 2(a2)
-	srli       	s3, s3, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, s3
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s2
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_70
-	addi       	s9, s4, 0
+	addi       	s9, s3, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_70:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, s4
-	sb         	s8, 0(a2)
-	srli       	s4, s4, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, s4
-	sb         	s8, 1(a2)
-	srli       	s4, s4, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, s4
-	sb         	s8, 2(a2)
-	srli       	s4, s4, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, s4
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s3
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_71
-	addi       	s9, s5, 0
+	addi       	s9, s4, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_71:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, s5
-	sb         	s8, 0(a2)
-	srli       	s5, s5, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, s5
-	sb         	s8, 1(a2)
-	srli       	s5, s5, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, s5
-	sb         	s8, 2(a2)
-	srli       	s5, s5, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, s5
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s4
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_72
-	addi       	s9, s6, 0
+	addi       	s9, s5, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_72:
-	lbu        	s8, 0(a1)
-	xor        	s8, s8, s6
-	sb         	s8, 0(a2)
-	srli       	s6, s6, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, s6
-	sb         	s8, 1(a2)
-	srli       	s6, s6, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, s6
-	sb         	s8, 2(a2)
-	srli       	s6, s6, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, s6
-	sb         	s8, 3(a2)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s5
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
 	addi       	s8, zero, 4
 	bgeu       	t0, s8, .Lchacha_rv64gcv_73
-	addi       	s9, s7, 0
+	addi       	s9, s6, 0
 	jal        	zero, .Lchacha_rv64gcv_tail.1
 .Lchacha_rv64gcv_73:
-	lbu        	s8, 0(a1)
+	lw         	s8, 0(a1)
+	xor        	s8, s8, s6
+	sw         	s8, 0(a2)
+	addi       	a1, a1, 4
+	addi       	a2, a2, 4
+	addi       	t0, t0, -4
+	addi       	s8, zero, 4
+	bgeu       	t0, s8, .Lchacha_rv64gcv_74
+	addi       	s9, s7, 0
+	jal        	zero, .Lchacha_rv64gcv_tail.1
+.Lchacha_rv64gcv_74:
+	lw         	s8, 0(a1)
 	xor        	s8, s8, s7
-	sb         	s8, 0(a2)
-	srli       	s7, s7, 8
-	lbu        	s8, 1(a1)
-	xor        	s8, s8, s7
-	sb         	s8, 1(a2)
-	srli       	s7, s7, 8
-	lbu        	s8, 2(a1)
-	xor        	s8, s8, s7
-	sb         	s8, 2(a2)
-	srli       	s7, s7, 8
-	lbu        	s8, 3(a1)
-	xor        	s8, s8, s7
-	sb         	s8, 3(a2)
+	sw         	s8, 0(a2)
 	addi       	a1, a1, 4
 	addi       	a2, a2, 4
 	addi       	t0, t0, -4
@@ -4619,9 +4614,14 @@ SYM_FUNC_START(chacha_rv64gcv)
 	bne        	t0, zero, .Lchacha_rv64gcv_byte.1
 .Lchacha_rv64gcv_skip.1:
 	addiw      	t1, t1, 1
-.Lchacha_rv64gcv_5:
+.Lchacha_rv64gcv_2:
 	sw         	t1, 48(a0)
 	// return
+	vsetvli    	t0, zero, e8, m8, ta, ma
+	vmv.v.i    	v0, 0
+	vmv.v.i    	v8, 0
+	vmv.v.i    	v16, 0
+	vmv.v.i    	v24, 0
 	addi       	t0, zero, 0
 	addi       	t1, zero, 0
 	addi       	a3, zero, 0

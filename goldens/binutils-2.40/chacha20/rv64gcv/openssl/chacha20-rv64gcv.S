@@ -43,2603 +43,14 @@ ChaCha20_ctr32_rv64gcv:
 	auipc      	t0, %pcrel_hi(kgen_chacha_rv64gcv_sigma)
 	addi       	t0, t0, %pcrel_lo(.LChaCha20_ctr32_rv64gcv_0)
 	lw         	t1, 0(a4)
-	# short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s9, zero, 128
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_73
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_4
-.LChaCha20_ctr32_rv64gcv_73:
-	or         	s9, a0, a1
-	andi       	s9, s9, 3
-	beq        	s9, zero, .LChaCha20_ctr32_rv64gcv_74
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_4
-.LChaCha20_ctr32_rv64gcv_74:
-	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	addi       	s11, zero, 4
-	vsetvli    	zero, s11, e32, m1, ta, ma
-	lui        	s9, 16
-	vmv.v.x    	v8, s9
-	lui        	s9, 1
-	vmv.v.x    	v9, s9
-	addi       	s9, zero, 256
-	vmv.v.x    	v10, s9
-	addi       	s9, zero, 128
-	vmv.v.x    	v11, s9
-	vid.v      	v25
-.LChaCha20_ctr32_rv64gcv_lanes_loop:
-	addi       	s9, zero, 320
-	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_lanes_rest
-	addi       	s11, zero, 4
-	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 0
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	addw       	s5, t1, s11
-	vmv.v.x    	v12, t2
-	vmv.v.x    	v13, t3
-	vmv.v.x    	v14, t4
-	vmv.v.x    	v15, t5
-	vmv.v.x    	v16, t6
-	vmv.v.x    	v17, a5
-	vmv.v.x    	v18, a6
-	vmv.v.x    	v19, a7
-	vmv.v.x    	v1, s1
-	vmv.v.x    	v2, s2
-	vmv.v.x    	v3, s3
-	vmv.v.x    	v20, s4
-	vmv.v.x    	v4, t1
-	vmv.v.x    	v5, s6
-	vmv.v.x    	v6, s7
-	vmv.v.x    	v7, s8
-	vadd.vv    	v4, v4, v25
-	vmv.v.v    	v26, v4
-	addi       	s9, zero, 10
-.LChaCha20_ctr32_rv64gcv_dr:
-	# four vector lanes interleaved with the scalar block
-	vadd.vv    	v12, v12, v16
-	vadd.vv    	v13, v13, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v18
-	addw       	t2, t2, t6
-	vadd.vv    	v15, v15, v19
-	xor        	s5, s5, t2
-	vxor.vv    	v4, v4, v12
-	roriw      	s5, s5, 16
-	vxor.vv    	v5, v5, v13
-	vxor.vv    	v6, v6, v14
-	addw       	s1, s1, s5
-	vxor.vv    	v7, v7, v15
-	xor        	t6, t6, s1
-	vsrl.vi    	v21, v4, 16
-	roriw      	t6, t6, 20
-	vsrl.vi    	v22, v5, 16
-	addw       	t2, t2, t6
-	vsrl.vi    	v23, v6, 16
-	vsrl.vi    	v24, v7, 16
-	xor        	s5, s5, t2
-	vmadd.vv   	v4, v8, v21
-	roriw      	s5, s5, 24
-	vmadd.vv   	v5, v8, v22
-	addw       	s1, s1, s5
-	vmadd.vv   	v6, v8, v23
-	xor        	t6, t6, s1
-	vmadd.vv   	v7, v8, v24
-	roriw      	t6, t6, 25
-	vadd.vv    	v1, v1, v4
-	vadd.vv    	v2, v2, v5
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v3, v3, v6
-	addw       	t3, t3, a5
-	vadd.vv    	v20, v20, v7
-	xor        	s6, s6, t3
-	vxor.vv    	v16, v16, v1
-	roriw      	s6, s6, 16
-	vxor.vv    	v17, v17, v2
-	vxor.vv    	v18, v18, v3
-	addw       	s2, s2, s6
-	vxor.vv    	v19, v19, v20
-	xor        	a5, a5, s2
-	vsrl.vi    	v21, v16, 20
-	roriw      	a5, a5, 20
-	vsrl.vi    	v22, v17, 20
-	addw       	t3, t3, a5
-	vsrl.vi    	v23, v18, 20
-	vsrl.vi    	v24, v19, 20
-	xor        	s6, s6, t3
-	vmadd.vv   	v16, v9, v21
-	roriw      	s6, s6, 24
-	vmadd.vv   	v17, v9, v22
-	addw       	s2, s2, s6
-	vmadd.vv   	v18, v9, v23
-	xor        	a5, a5, s2
-	vmadd.vv   	v19, v9, v24
-	roriw      	a5, a5, 25
-	vadd.vv    	v12, v12, v16
-	vadd.vv    	v13, v13, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v18
-	addw       	t4, t4, a6
-	vadd.vv    	v15, v15, v19
-	xor        	s7, s7, t4
-	vxor.vv    	v4, v4, v12
-	roriw      	s7, s7, 16
-	vxor.vv    	v5, v5, v13
-	vxor.vv    	v6, v6, v14
-	addw       	s3, s3, s7
-	vxor.vv    	v7, v7, v15
-	xor        	a6, a6, s3
-	vsrl.vi    	v21, v4, 24
-	roriw      	a6, a6, 20
-	vsrl.vi    	v22, v5, 24
-	addw       	t4, t4, a6
-	vsrl.vi    	v23, v6, 24
-	vsrl.vi    	v24, v7, 24
-	xor        	s7, s7, t4
-	vmadd.vv   	v4, v10, v21
-	roriw      	s7, s7, 24
-	vmadd.vv   	v5, v10, v22
-	addw       	s3, s3, s7
-	vmadd.vv   	v6, v10, v23
-	xor        	a6, a6, s3
-	vmadd.vv   	v7, v10, v24
-	roriw      	a6, a6, 25
-	vadd.vv    	v1, v1, v4
-	vadd.vv    	v2, v2, v5
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v3, v3, v6
-	addw       	t5, t5, a7
-	vadd.vv    	v20, v20, v7
-	xor        	s8, s8, t5
-	vxor.vv    	v16, v16, v1
-	roriw      	s8, s8, 16
-	vxor.vv    	v17, v17, v2
-	vxor.vv    	v18, v18, v3
-	addw       	s4, s4, s8
-	vxor.vv    	v19, v19, v20
-	xor        	a7, a7, s4
-	vsrl.vi    	v21, v16, 25
-	roriw      	a7, a7, 20
-	vsrl.vi    	v22, v17, 25
-	addw       	t5, t5, a7
-	vsrl.vi    	v23, v18, 25
-	vsrl.vi    	v24, v19, 25
-	xor        	s8, s8, t5
-	vmadd.vv   	v16, v11, v21
-	roriw      	s8, s8, 24
-	vmadd.vv   	v17, v11, v22
-	addw       	s4, s4, s8
-	vmadd.vv   	v18, v11, v23
-	xor        	a7, a7, s4
-	vmadd.vv   	v19, v11, v24
-	roriw      	a7, a7, 25
-	vadd.vv    	v12, v12, v17
-	vadd.vv    	v13, v13, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v19
-	addw       	t2, t2, a5
-	vadd.vv    	v15, v15, v16
-	xor        	s8, s8, t2
-	vxor.vv    	v7, v7, v12
-	roriw      	s8, s8, 16
-	vxor.vv    	v4, v4, v13
-	vxor.vv    	v5, v5, v14
-	addw       	s3, s3, s8
-	vxor.vv    	v6, v6, v15
-	xor        	a5, a5, s3
-	vsrl.vi    	v21, v7, 16
-	roriw      	a5, a5, 20
-	vsrl.vi    	v22, v4, 16
-	addw       	t2, t2, a5
-	vsrl.vi    	v23, v5, 16
-	vsrl.vi    	v24, v6, 16
-	xor        	s8, s8, t2
-	vmadd.vv   	v7, v8, v21
-	roriw      	s8, s8, 24
-	vmadd.vv   	v4, v8, v22
-	addw       	s3, s3, s8
-	vmadd.vv   	v5, v8, v23
-	xor        	a5, a5, s3
-	vmadd.vv   	v6, v8, v24
-	roriw      	a5, a5, 25
-	vadd.vv    	v3, v3, v7
-	vadd.vv    	v20, v20, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v1, v1, v5
-	addw       	t3, t3, a6
-	vadd.vv    	v2, v2, v6
-	xor        	s5, s5, t3
-	vxor.vv    	v17, v17, v3
-	roriw      	s5, s5, 16
-	vxor.vv    	v18, v18, v20
-	vxor.vv    	v19, v19, v1
-	addw       	s4, s4, s5
-	vxor.vv    	v16, v16, v2
-	xor        	a6, a6, s4
-	vsrl.vi    	v21, v17, 20
-	roriw      	a6, a6, 20
-	vsrl.vi    	v22, v18, 20
-	addw       	t3, t3, a6
-	vsrl.vi    	v23, v19, 20
-	vsrl.vi    	v24, v16, 20
-	xor        	s5, s5, t3
-	vmadd.vv   	v17, v9, v21
-	roriw      	s5, s5, 24
-	vmadd.vv   	v18, v9, v22
-	addw       	s4, s4, s5
-	vmadd.vv   	v19, v9, v23
-	xor        	a6, a6, s4
-	vmadd.vv   	v16, v9, v24
-	roriw      	a6, a6, 25
-	vadd.vv    	v12, v12, v17
-	vadd.vv    	v13, v13, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v19
-	addw       	t4, t4, a7
-	vadd.vv    	v15, v15, v16
-	xor        	s6, s6, t4
-	vxor.vv    	v7, v7, v12
-	roriw      	s6, s6, 16
-	vxor.vv    	v4, v4, v13
-	vxor.vv    	v5, v5, v14
-	addw       	s1, s1, s6
-	vxor.vv    	v6, v6, v15
-	xor        	a7, a7, s1
-	vsrl.vi    	v21, v7, 24
-	roriw      	a7, a7, 20
-	vsrl.vi    	v22, v4, 24
-	addw       	t4, t4, a7
-	vsrl.vi    	v23, v5, 24
-	vsrl.vi    	v24, v6, 24
-	xor        	s6, s6, t4
-	vmadd.vv   	v7, v10, v21
-	roriw      	s6, s6, 24
-	vmadd.vv   	v4, v10, v22
-	addw       	s1, s1, s6
-	vmadd.vv   	v5, v10, v23
-	xor        	a7, a7, s1
-	vmadd.vv   	v6, v10, v24
-	roriw      	a7, a7, 25
-	vadd.vv    	v3, v3, v7
-	vadd.vv    	v20, v20, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v1, v1, v5
-	addw       	t5, t5, t6
-	vadd.vv    	v2, v2, v6
-	xor        	s7, s7, t5
-	vxor.vv    	v17, v17, v3
-	roriw      	s7, s7, 16
-	vxor.vv    	v18, v18, v20
-	vxor.vv    	v19, v19, v1
-	addw       	s2, s2, s7
-	vxor.vv    	v16, v16, v2
-	xor        	t6, t6, s2
-	vsrl.vi    	v21, v17, 25
-	roriw      	t6, t6, 20
-	vsrl.vi    	v22, v18, 25
-	addw       	t5, t5, t6
-	vsrl.vi    	v23, v19, 25
-	vsrl.vi    	v24, v16, 25
-	xor        	s7, s7, t5
-	vmadd.vv   	v17, v11, v21
-	roriw      	s7, s7, 24
-	vmadd.vv   	v18, v11, v22
-	addw       	s2, s2, s7
-	vmadd.vv   	v19, v11, v23
-	xor        	t6, t6, s2
-	vmadd.vv   	v16, v11, v24
-	roriw      	t6, t6, 25
-	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_dr
-	# feed-forward: the scalar block and the lanes add the same state words
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	vadd.vx    	v12, v12, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	vadd.vx    	v13, v13, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	vadd.vx    	v14, v14, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	vadd.vx    	v15, v15, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	vadd.vx    	v16, v16, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	vadd.vx    	v17, v17, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	vadd.vx    	v18, v18, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	vadd.vx    	v19, v19, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	vadd.vx    	v1, v1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	vadd.vx    	v2, v2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	vadd.vx    	v3, v3, s9
-	addiw      	s9, t1, 0
-	addw       	s4, s4, s10
-	vadd.vx    	v20, v20, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	vadd.vv    	v4, v4, v26
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	vadd.vx    	v5, v5, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	vadd.vx    	v6, v6, s9
-	addw       	s8, s8, s10
-	vadd.vx    	v7, v7, s10
-	addw       	s5, s5, s11
-	# output: lane k's word i at 64k + 4i (strided by 64)
-	# ... interleaved with the scalar block's, bytes 256..320
-	addi       	s11, a1, 0
-	addi       	s0, a0, 0
-	lw         	s9, 256(a1)
-	addi       	ra, zero, 64
-	vlse32.v   	v21, (s11), ra
-	lw         	s10, 260(a1)
-	addi       	s11, s11, 4
-	vlse32.v   	v22, (s11), ra
-	xor        	s9, s9, t2
-	addi       	s11, s11, 4
-	sw         	s9, 256(a0)
-	vlse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	lw         	s9, 264(a1)
-	vxor.vv    	v21, v21, v12
-	vsse32.v   	v21, (s0), ra
-	xor        	s10, s10, t3
-	addi       	s0, s0, 4
-	vlse32.v   	v24, (s11), ra
-	sw         	s10, 260(a0)
-	addi       	s11, s11, 4
-	lw         	s10, 268(a1)
-	vxor.vv    	v22, v22, v13
-	vsse32.v   	v22, (s0), ra
-	xor        	s9, s9, t4
-	addi       	s0, s0, 4
-	vlse32.v   	v21, (s11), ra
-	sw         	s9, 264(a0)
-	addi       	s11, s11, 4
-	vxor.vv    	v23, v23, v14
-	lw         	s9, 272(a1)
-	vsse32.v   	v23, (s0), ra
-	xor        	s10, s10, t5
-	addi       	s0, s0, 4
-	vlse32.v   	v22, (s11), ra
-	sw         	s10, 268(a0)
-	addi       	s11, s11, 4
-	vxor.vv    	v24, v24, v15
-	lw         	s10, 276(a1)
-	vsse32.v   	v24, (s0), ra
-	xor        	s9, s9, t6
-	addi       	s0, s0, 4
-	vlse32.v   	v23, (s11), ra
-	sw         	s9, 272(a0)
-	addi       	s11, s11, 4
-	vxor.vv    	v21, v21, v16
-	lw         	s9, 280(a1)
-	vsse32.v   	v21, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s10, s10, a5
-	vlse32.v   	v24, (s11), ra
-	sw         	s10, 276(a0)
-	addi       	s11, s11, 4
-	vxor.vv    	v22, v22, v17
-	lw         	s10, 284(a1)
-	vsse32.v   	v22, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s9, s9, a6
-	vlse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s9, 280(a0)
-	vxor.vv    	v23, v23, v18
-	lw         	s9, 288(a1)
-	vsse32.v   	v23, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s10, s10, a7
-	vlse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s10, 284(a0)
-	vxor.vv    	v24, v24, v19
-	lw         	s10, 292(a1)
-	vsse32.v   	v24, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s9, s9, s1
-	vlse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s9, 288(a0)
-	vxor.vv    	v21, v21, v1
-	vsse32.v   	v21, (s0), ra
-	lw         	s9, 296(a1)
-	addi       	s0, s0, 4
-	xor        	s10, s10, s2
-	vlse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s10, 292(a0)
-	vxor.vv    	v22, v22, v2
-	vsse32.v   	v22, (s0), ra
-	lw         	s10, 300(a1)
-	addi       	s0, s0, 4
-	vlse32.v   	v21, (s11), ra
-	xor        	s9, s9, s3
-	addi       	s11, s11, 4
-	sw         	s9, 296(a0)
-	vxor.vv    	v23, v23, v3
-	vsse32.v   	v23, (s0), ra
-	lw         	s9, 304(a1)
-	addi       	s0, s0, 4
-	vlse32.v   	v22, (s11), ra
-	xor        	s10, s10, s4
-	addi       	s11, s11, 4
-	sw         	s10, 300(a0)
-	vxor.vv    	v24, v24, v20
-	vsse32.v   	v24, (s0), ra
-	lw         	s10, 308(a1)
-	addi       	s0, s0, 4
-	vlse32.v   	v23, (s11), ra
-	xor        	s9, s9, s5
-	addi       	s11, s11, 4
-	vxor.vv    	v21, v21, v4
-	sw         	s9, 304(a0)
-	vsse32.v   	v21, (s0), ra
-	lw         	s9, 312(a1)
-	addi       	s0, s0, 4
-	vlse32.v   	v24, (s11), ra
-	xor        	s10, s10, s6
-	addi       	s11, s11, 4
-	vxor.vv    	v22, v22, v5
-	sw         	s10, 308(a0)
-	vsse32.v   	v22, (s0), ra
-	addi       	s0, s0, 4
-	lw         	s10, 316(a1)
-	vxor.vv    	v23, v23, v6
-	xor        	s9, s9, s7
-	vsse32.v   	v23, (s0), ra
-	addi       	s0, s0, 4
-	sw         	s9, 312(a0)
-	vxor.vv    	v24, v24, v7
-	vsse32.v   	v24, (s0), ra
-	xor        	s10, s10, s8
-	addi       	s0, s0, 4
-	sw         	s10, 316(a0)
-	addi       	a0, a0, 320
-	addi       	a1, a1, 320
-	addi       	a2, a2, -320
-	addiw      	t1, t1, 5
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_lanes_loop
-.LChaCha20_ctr32_rv64gcv_lanes_rest:
-	addi       	s9, zero, 128
-	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_1
-	addi       	s9, zero, 192
-	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_rows
-	srli       	s11, a2, 6
-	vsetvli    	zero, s11, e32, m1, ta, ma
-	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 0
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	addw       	s5, t1, s11
-	vmv.v.x    	v12, t2
-	vmv.v.x    	v13, t3
-	vmv.v.x    	v14, t4
-	vmv.v.x    	v15, t5
-	vmv.v.x    	v16, t6
-	vmv.v.x    	v17, a5
-	vmv.v.x    	v18, a6
-	vmv.v.x    	v19, a7
-	vmv.v.x    	v1, s1
-	vmv.v.x    	v2, s2
-	vmv.v.x    	v3, s3
-	vmv.v.x    	v20, s4
-	vmv.v.x    	v4, t1
-	vmv.v.x    	v5, s6
-	vmv.v.x    	v6, s7
-	vmv.v.x    	v7, s8
-	vadd.vv    	v4, v4, v25
-	vmv.v.v    	v26, v4
-	addi       	s9, zero, 10
-.LChaCha20_ctr32_rv64gcv_dr.1:
-	# four vector lanes interleaved with the scalar block
-	vadd.vv    	v12, v12, v16
-	vadd.vv    	v13, v13, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v18
-	addw       	t2, t2, t6
-	vadd.vv    	v15, v15, v19
-	xor        	s5, s5, t2
-	vxor.vv    	v4, v4, v12
-	roriw      	s5, s5, 16
-	vxor.vv    	v5, v5, v13
-	vxor.vv    	v6, v6, v14
-	addw       	s1, s1, s5
-	vxor.vv    	v7, v7, v15
-	xor        	t6, t6, s1
-	vsrl.vi    	v21, v4, 16
-	roriw      	t6, t6, 20
-	vsrl.vi    	v22, v5, 16
-	addw       	t2, t2, t6
-	vsrl.vi    	v23, v6, 16
-	vsrl.vi    	v24, v7, 16
-	xor        	s5, s5, t2
-	vmadd.vv   	v4, v8, v21
-	roriw      	s5, s5, 24
-	vmadd.vv   	v5, v8, v22
-	addw       	s1, s1, s5
-	vmadd.vv   	v6, v8, v23
-	xor        	t6, t6, s1
-	vmadd.vv   	v7, v8, v24
-	roriw      	t6, t6, 25
-	vadd.vv    	v1, v1, v4
-	vadd.vv    	v2, v2, v5
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v3, v3, v6
-	addw       	t3, t3, a5
-	vadd.vv    	v20, v20, v7
-	xor        	s6, s6, t3
-	vxor.vv    	v16, v16, v1
-	roriw      	s6, s6, 16
-	vxor.vv    	v17, v17, v2
-	vxor.vv    	v18, v18, v3
-	addw       	s2, s2, s6
-	vxor.vv    	v19, v19, v20
-	xor        	a5, a5, s2
-	vsrl.vi    	v21, v16, 20
-	roriw      	a5, a5, 20
-	vsrl.vi    	v22, v17, 20
-	addw       	t3, t3, a5
-	vsrl.vi    	v23, v18, 20
-	vsrl.vi    	v24, v19, 20
-	xor        	s6, s6, t3
-	vmadd.vv   	v16, v9, v21
-	roriw      	s6, s6, 24
-	vmadd.vv   	v17, v9, v22
-	addw       	s2, s2, s6
-	vmadd.vv   	v18, v9, v23
-	xor        	a5, a5, s2
-	vmadd.vv   	v19, v9, v24
-	roriw      	a5, a5, 25
-	vadd.vv    	v12, v12, v16
-	vadd.vv    	v13, v13, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v18
-	addw       	t4, t4, a6
-	vadd.vv    	v15, v15, v19
-	xor        	s7, s7, t4
-	vxor.vv    	v4, v4, v12
-	roriw      	s7, s7, 16
-	vxor.vv    	v5, v5, v13
-	vxor.vv    	v6, v6, v14
-	addw       	s3, s3, s7
-	vxor.vv    	v7, v7, v15
-	xor        	a6, a6, s3
-	vsrl.vi    	v21, v4, 24
-	roriw      	a6, a6, 20
-	vsrl.vi    	v22, v5, 24
-	addw       	t4, t4, a6
-	vsrl.vi    	v23, v6, 24
-	vsrl.vi    	v24, v7, 24
-	xor        	s7, s7, t4
-	vmadd.vv   	v4, v10, v21
-	roriw      	s7, s7, 24
-	vmadd.vv   	v5, v10, v22
-	addw       	s3, s3, s7
-	vmadd.vv   	v6, v10, v23
-	xor        	a6, a6, s3
-	vmadd.vv   	v7, v10, v24
-	roriw      	a6, a6, 25
-	vadd.vv    	v1, v1, v4
-	vadd.vv    	v2, v2, v5
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v3, v3, v6
-	addw       	t5, t5, a7
-	vadd.vv    	v20, v20, v7
-	xor        	s8, s8, t5
-	vxor.vv    	v16, v16, v1
-	roriw      	s8, s8, 16
-	vxor.vv    	v17, v17, v2
-	vxor.vv    	v18, v18, v3
-	addw       	s4, s4, s8
-	vxor.vv    	v19, v19, v20
-	xor        	a7, a7, s4
-	vsrl.vi    	v21, v16, 25
-	roriw      	a7, a7, 20
-	vsrl.vi    	v22, v17, 25
-	addw       	t5, t5, a7
-	vsrl.vi    	v23, v18, 25
-	vsrl.vi    	v24, v19, 25
-	xor        	s8, s8, t5
-	vmadd.vv   	v16, v11, v21
-	roriw      	s8, s8, 24
-	vmadd.vv   	v17, v11, v22
-	addw       	s4, s4, s8
-	vmadd.vv   	v18, v11, v23
-	xor        	a7, a7, s4
-	vmadd.vv   	v19, v11, v24
-	roriw      	a7, a7, 25
-	vadd.vv    	v12, v12, v17
-	vadd.vv    	v13, v13, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v19
-	addw       	t2, t2, a5
-	vadd.vv    	v15, v15, v16
-	xor        	s8, s8, t2
-	vxor.vv    	v7, v7, v12
-	roriw      	s8, s8, 16
-	vxor.vv    	v4, v4, v13
-	vxor.vv    	v5, v5, v14
-	addw       	s3, s3, s8
-	vxor.vv    	v6, v6, v15
-	xor        	a5, a5, s3
-	vsrl.vi    	v21, v7, 16
-	roriw      	a5, a5, 20
-	vsrl.vi    	v22, v4, 16
-	addw       	t2, t2, a5
-	vsrl.vi    	v23, v5, 16
-	vsrl.vi    	v24, v6, 16
-	xor        	s8, s8, t2
-	vmadd.vv   	v7, v8, v21
-	roriw      	s8, s8, 24
-	vmadd.vv   	v4, v8, v22
-	addw       	s3, s3, s8
-	vmadd.vv   	v5, v8, v23
-	xor        	a5, a5, s3
-	vmadd.vv   	v6, v8, v24
-	roriw      	a5, a5, 25
-	vadd.vv    	v3, v3, v7
-	vadd.vv    	v20, v20, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v1, v1, v5
-	addw       	t3, t3, a6
-	vadd.vv    	v2, v2, v6
-	xor        	s5, s5, t3
-	vxor.vv    	v17, v17, v3
-	roriw      	s5, s5, 16
-	vxor.vv    	v18, v18, v20
-	vxor.vv    	v19, v19, v1
-	addw       	s4, s4, s5
-	vxor.vv    	v16, v16, v2
-	xor        	a6, a6, s4
-	vsrl.vi    	v21, v17, 20
-	roriw      	a6, a6, 20
-	vsrl.vi    	v22, v18, 20
-	addw       	t3, t3, a6
-	vsrl.vi    	v23, v19, 20
-	vsrl.vi    	v24, v16, 20
-	xor        	s5, s5, t3
-	vmadd.vv   	v17, v9, v21
-	roriw      	s5, s5, 24
-	vmadd.vv   	v18, v9, v22
-	addw       	s4, s4, s5
-	vmadd.vv   	v19, v9, v23
-	xor        	a6, a6, s4
-	vmadd.vv   	v16, v9, v24
-	roriw      	a6, a6, 25
-	vadd.vv    	v12, v12, v17
-	vadd.vv    	v13, v13, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v14, v14, v19
-	addw       	t4, t4, a7
-	vadd.vv    	v15, v15, v16
-	xor        	s6, s6, t4
-	vxor.vv    	v7, v7, v12
-	roriw      	s6, s6, 16
-	vxor.vv    	v4, v4, v13
-	vxor.vv    	v5, v5, v14
-	addw       	s1, s1, s6
-	vxor.vv    	v6, v6, v15
-	xor        	a7, a7, s1
-	vsrl.vi    	v21, v7, 24
-	roriw      	a7, a7, 20
-	vsrl.vi    	v22, v4, 24
-	addw       	t4, t4, a7
-	vsrl.vi    	v23, v5, 24
-	vsrl.vi    	v24, v6, 24
-	xor        	s6, s6, t4
-	vmadd.vv   	v7, v10, v21
-	roriw      	s6, s6, 24
-	vmadd.vv   	v4, v10, v22
-	addw       	s1, s1, s6
-	vmadd.vv   	v5, v10, v23
-	xor        	a7, a7, s1
-	vmadd.vv   	v6, v10, v24
-	roriw      	a7, a7, 25
-	vadd.vv    	v3, v3, v7
-	vadd.vv    	v20, v20, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v1, v1, v5
-	addw       	t5, t5, t6
-	vadd.vv    	v2, v2, v6
-	xor        	s7, s7, t5
-	vxor.vv    	v17, v17, v3
-	roriw      	s7, s7, 16
-	vxor.vv    	v18, v18, v20
-	vxor.vv    	v19, v19, v1
-	addw       	s2, s2, s7
-	vxor.vv    	v16, v16, v2
-	xor        	t6, t6, s2
-	vsrl.vi    	v21, v17, 25
-	roriw      	t6, t6, 20
-	vsrl.vi    	v22, v18, 25
-	addw       	t5, t5, t6
-	vsrl.vi    	v23, v19, 25
-	vsrl.vi    	v24, v16, 25
-	xor        	s7, s7, t5
-	vmadd.vv   	v17, v11, v21
-	roriw      	s7, s7, 24
-	vmadd.vv   	v18, v11, v22
-	addw       	s2, s2, s7
-	vmadd.vv   	v19, v11, v23
-	xor        	t6, t6, s2
-	vmadd.vv   	v16, v11, v24
-	roriw      	t6, t6, 25
-	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_dr.1
-	# feed-forward: the scalar block and the lanes add the same state words
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	vadd.vx    	v12, v12, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	vadd.vx    	v13, v13, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	vadd.vx    	v14, v14, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	vadd.vx    	v15, v15, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	vadd.vx    	v16, v16, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	vadd.vx    	v17, v17, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	vadd.vx    	v18, v18, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	vadd.vx    	v19, v19, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	vadd.vx    	v1, v1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	vadd.vx    	v2, v2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	vadd.vx    	v3, v3, s9
-	addiw      	s9, t1, 0
-	addw       	s4, s4, s10
-	vadd.vx    	v20, v20, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	vadd.vv    	v4, v4, v26
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	vadd.vx    	v5, v5, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	vadd.vx    	v6, v6, s9
-	addw       	s8, s8, s10
-	vadd.vx    	v7, v7, s10
-	addw       	s5, s5, s11
-	# output: lane k's word i at 64k + 4i (strided by 64)
-	addi       	s11, a1, 0
-	addi       	s0, a0, 0
-	addi       	ra, zero, 64
-	vlse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v21, v21, v12
-	vsse32.v   	v21, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v22, v22, v13
-	vsse32.v   	v22, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v23, v23, v14
-	vsse32.v   	v23, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v24, v24, v15
-	vsse32.v   	v24, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v21, v21, v16
-	vsse32.v   	v21, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v22, v22, v17
-	vsse32.v   	v22, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v23, v23, v18
-	vsse32.v   	v23, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v24, v24, v19
-	vsse32.v   	v24, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v21, v21, v1
-	vsse32.v   	v21, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v22, v22, v2
-	vsse32.v   	v22, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v21, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v23, v23, v3
-	vsse32.v   	v23, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v22, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v24, v24, v20
-	vsse32.v   	v24, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v23, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v21, v21, v4
-	vsse32.v   	v21, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v24, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v22, v22, v5
-	vsse32.v   	v22, (s0), ra
-	addi       	s0, s0, 4
-	vxor.vv    	v23, v23, v6
-	vsse32.v   	v23, (s0), ra
-	addi       	s0, s0, 4
-	vxor.vv    	v24, v24, v7
-	vsse32.v   	v24, (s0), ra
-	addi       	s0, s0, 4
-	srli       	s11, a2, 6
-	slli       	s9, s11, 6
-	add        	a0, a0, s9
-	add        	a1, a1, s9
-	sub        	a2, a2, s9
-	addw       	t1, t1, s11
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_75
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_2
-.LChaCha20_ctr32_rv64gcv_75:
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_3
-.LChaCha20_ctr32_rv64gcv_rows:
-	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	vadd.vi    	v1, v25, 1
-	vand.vi    	v1, v1, 3
-	vadd.vi    	v2, v25, 2
-	vand.vi    	v2, v2, 3
-	vadd.vi    	v3, v25, 3
-	vand.vi    	v3, v3, 3
-	vmseq.vi   	v20, v25, 0
-	# rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	addi       	s11, t0, 0
-	vle32.v    	v4, (s11)
-	addi       	s11, a3, 0
-	vle32.v    	v5, (s11)
-	addi       	s11, a3, 16
-	vle32.v    	v6, (s11)
-	addi       	s11, a4, 0
-	vle32.v    	v7, (s11)
-	vmv.v.v    	v0, v20
-	vmerge.vxm 	v7, v7, t1, v0
-	vmv.v.v    	v12, v4
-	vmv.v.v    	v13, v5
-	vmv.v.v    	v14, v6
-	vmv.v.v    	v15, v7
-	# the scalar block is the second: counter ctr + 1
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 1
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	addi       	s9, zero, 10
-.LChaCha20_ctr32_rv64gcv_dr.2:
-	vadd.vv    	v12, v12, v13
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	vxor.vv    	v15, v15, v12
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	vsrl.vi    	v16, v15, 16
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	vmadd.vv   	v15, v8, v16
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	vadd.vv    	v14, v14, v15
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	vxor.vv    	v13, v13, v14
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	vsrl.vi    	v16, v13, 20
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	vmadd.vv   	v13, v9, v16
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	vadd.vv    	v12, v12, v13
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	vxor.vv    	v15, v15, v12
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vsrl.vi    	v16, v15, 24
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	vmadd.vv   	v15, v10, v16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	vadd.vv    	v14, v14, v15
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	vxor.vv    	v13, v13, v14
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	vsrl.vi    	v16, v13, 25
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	vmadd.vv   	v13, v11, v16
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	vrgather.vv	v17, v13, v1
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	vrgather.vv	v18, v14, v2
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	vrgather.vv	v19, v15, v3
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	vadd.vv    	v12, v12, v17
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	vxor.vv    	v19, v19, v12
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	vsrl.vi    	v16, v19, 16
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	vmadd.vv   	v19, v8, v16
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	vadd.vv    	v18, v18, v19
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	vxor.vv    	v17, v17, v18
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	vsrl.vi    	v16, v17, 20
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	vmadd.vv   	v17, v9, v16
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	vadd.vv    	v12, v12, v17
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	vxor.vv    	v19, v19, v12
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vsrl.vi    	v16, v19, 24
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	vmadd.vv   	v19, v10, v16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	vadd.vv    	v18, v18, v19
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	vxor.vv    	v17, v17, v18
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	vsrl.vi    	v16, v17, 25
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	vmadd.vv   	v17, v11, v16
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	vrgather.vv	v13, v17, v3
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	vrgather.vv	v14, v18, v2
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	vrgather.vv	v15, v19, v1
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_dr.2
-	# feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	vadd.vv    	v12, v12, v4
-	vadd.vv    	v13, v13, v5
-	vadd.vv    	v14, v14, v6
-	vadd.vv    	v15, v15, v7
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	addiw      	s9, t1, 1
-	addw       	s4, s4, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	addw       	s8, s8, s10
-	addi       	s11, a1, 0
-	lw         	s9, 64(a1)
-	lw         	s10, 68(a1)
-	vle32.v    	v16, (s11)
-	xor        	s9, s9, t2
-	sw         	s9, 64(a0)
-	addi       	s11, a1, 16
-	lw         	s9, 72(a1)
-	xor        	s10, s10, t3
-	sw         	s10, 68(a0)
-	vle32.v    	v17, (s11)
-	lw         	s10, 76(a1)
-	xor        	s9, s9, t4
-	addi       	s11, a1, 32
-	sw         	s9, 72(a0)
-	lw         	s9, 80(a1)
-	xor        	s10, s10, t5
-	vle32.v    	v18, (s11)
-	sw         	s10, 76(a0)
-	lw         	s10, 84(a1)
-	addi       	s11, a1, 48
-	xor        	s9, s9, t6
-	sw         	s9, 80(a0)
-	vle32.v    	v19, (s11)
-	lw         	s9, 88(a1)
-	xor        	s10, s10, a5
-	sw         	s10, 84(a0)
-	vxor.vv    	v16, v16, v12
-	lw         	s10, 92(a1)
-	xor        	s9, s9, a6
-	addi       	s0, a0, 0
-	sw         	s9, 88(a0)
-	lw         	s9, 96(a1)
-	xor        	s10, s10, a7
-	vse32.v    	v16, (s0)
-	sw         	s10, 92(a0)
-	lw         	s10, 100(a1)
-	vxor.vv    	v17, v17, v13
-	xor        	s9, s9, s1
-	sw         	s9, 96(a0)
-	addi       	s0, a0, 16
-	lw         	s9, 104(a1)
-	xor        	s10, s10, s2
-	sw         	s10, 100(a0)
-	vse32.v    	v17, (s0)
-	lw         	s10, 108(a1)
-	xor        	s9, s9, s3
-	vxor.vv    	v18, v18, v14
-	sw         	s9, 104(a0)
-	lw         	s9, 112(a1)
-	xor        	s10, s10, s4
-	addi       	s0, a0, 32
-	sw         	s10, 108(a0)
-	lw         	s10, 116(a1)
-	vse32.v    	v18, (s0)
-	xor        	s9, s9, s5
-	sw         	s9, 112(a0)
-	vxor.vv    	v19, v19, v15
-	lw         	s9, 120(a1)
-	xor        	s10, s10, s6
-	sw         	s10, 116(a0)
-	addi       	s0, a0, 48
-	lw         	s10, 124(a1)
-	xor        	s9, s9, s7
-	vse32.v    	v19, (s0)
-	sw         	s9, 120(a0)
-	xor        	s10, s10, s8
-	sw         	s10, 124(a0)
-	addi       	a0, a0, 128
-	addi       	a1, a1, 128
-	addi       	a2, a2, -128
-	addiw      	t1, t1, 2
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_1
-.LChaCha20_ctr32_rv64gcv_1:
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_76
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_3
-.LChaCha20_ctr32_rv64gcv_76:
-.LChaCha20_ctr32_rv64gcv_block:
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 0
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	# double round 1 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 2 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 3 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 4 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 5 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 6 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 7 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 8 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 9 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 10 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	addiw      	s9, t1, 0
-	addw       	s4, s4, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	addw       	s8, s8, s10
-	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_2
-	lw         	s9, 0(a1)
-	lw         	s10, 4(a1)
-	xor        	s9, s9, t2
-	sw         	s9, 0(a0)
-	lw         	s9, 8(a1)
-	xor        	s10, s10, t3
-	sw         	s10, 4(a0)
-	lw         	s10, 12(a1)
-	xor        	s9, s9, t4
-	sw         	s9, 8(a0)
-	lw         	s9, 16(a1)
-	xor        	s10, s10, t5
-	sw         	s10, 12(a0)
-	lw         	s10, 20(a1)
-	xor        	s9, s9, t6
-	sw         	s9, 16(a0)
-	lw         	s9, 24(a1)
-	xor        	s10, s10, a5
-	sw         	s10, 20(a0)
-	lw         	s10, 28(a1)
-	xor        	s9, s9, a6
-	sw         	s9, 24(a0)
-	lw         	s9, 32(a1)
-	xor        	s10, s10, a7
-	sw         	s10, 28(a0)
-	lw         	s10, 36(a1)
-	xor        	s9, s9, s1
-	sw         	s9, 32(a0)
-	lw         	s9, 40(a1)
-	xor        	s10, s10, s2
-	sw         	s10, 36(a0)
-	lw         	s10, 44(a1)
-	xor        	s9, s9, s3
-	sw         	s9, 40(a0)
-	lw         	s9, 48(a1)
-	xor        	s10, s10, s4
-	sw         	s10, 44(a0)
-	lw         	s10, 52(a1)
-	xor        	s9, s9, s5
-	sw         	s9, 48(a0)
-	lw         	s9, 56(a1)
-	xor        	s10, s10, s6
-	sw         	s10, 52(a0)
-	lw         	s10, 60(a1)
-	xor        	s9, s9, s7
-	sw         	s9, 56(a0)
-	xor        	s10, s10, s8
-	sw         	s10, 60(a0)
-	addi       	a0, a0, 64
-	addi       	a1, a1, 64
-	addi       	a2, a2, -64
-	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_77
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_block
-.LChaCha20_ctr32_rv64gcv_77:
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_3
-.LChaCha20_ctr32_rv64gcv_2:
-	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_15
-	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_15:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t2
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_17
-	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_17:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t3
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_18
-	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_18:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t4
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_19
-	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_19:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t5
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_20
-	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_20:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t6
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_21
-	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_21:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, a5
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_22
-	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_22:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, a6
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_23
-	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_23:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, a7
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_24
-	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_24:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s1
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_25
-	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_25:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s2
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_26
-	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_26:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s3
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_27
-	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_27:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s4
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_28
-	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_28:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s5
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_29
-	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_29:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s6
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_30
-	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_30:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s7
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_31
-	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
-.LChaCha20_ctr32_rv64gcv_31:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s8
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_rv64gcv_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_skip
-.LChaCha20_ctr32_rv64gcv_byte:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s10
-	sb         	s9, 0(a0)
-	srli       	s10, s10, 8
-	addi       	a1, a1, 1
-	addi       	a0, a0, 1
-	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_byte
-.LChaCha20_ctr32_rv64gcv_skip:
-	addiw      	t1, t1, 1
-.LChaCha20_ctr32_rv64gcv_3:
-	# return
-	vsetvli    	t0, zero, e8, m8, ta, ma
-	vmv.v.i    	v0, 0
-	vmv.v.i    	v8, 0
-	vmv.v.i    	v16, 0
-	vmv.v.i    	v24, 0
-	addi       	t1, zero, 0
-	addi       	t2, zero, 0
-	addi       	a5, zero, 0
-	addi       	a6, zero, 0
-	addi       	a7, zero, 0
-	addi       	t3, zero, 0
-	addi       	t4, zero, 0
-	addi       	t5, zero, 0
-	addi       	t6, zero, 0
-	ld         	s0, 0(sp)
-	ld         	s1, 8(sp)
-	ld         	s2, 16(sp)
-	ld         	s3, 24(sp)
-	ld         	s4, 32(sp)
-	ld         	s5, 40(sp)
-	ld         	s6, 48(sp)
-	ld         	s7, 56(sp)
-	ld         	s8, 64(sp)
-	ld         	s9, 72(sp)
-	ld         	s10, 80(sp)
-	ld         	s11, 88(sp)
-	ld         	ra, 96(sp)
-	addi       	sp, sp, 112
-	jalr       	zero, 0(ra)
+	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_4
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_7
 .LChaCha20_ctr32_rv64gcv_4:
-	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_78
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_74
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_6
-.LChaCha20_ctr32_rv64gcv_78:
-.LChaCha20_ctr32_rv64gcv_block.1:
+.LChaCha20_ctr32_rv64gcv_74:
+.LChaCha20_ctr32_rv64gcv_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
 	lw         	t4, 8(t0)
@@ -3792,14 +1203,14 @@ ChaCha20_ctr32_rv64gcv:
 	sw         	s9, 56(a0)
 	xor        	s10, s10, s8
 	sw         	s10, 60(a0)
-.LChaCha20_ctr32_rv64gcv_next_block.1:
+.LChaCha20_ctr32_rv64gcv_next_block:
 	addi       	a0, a0, 64
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_79
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_block.1
-.LChaCha20_ctr32_rv64gcv_79:
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_75
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_block
+.LChaCha20_ctr32_rv64gcv_75:
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_6
 .LChaCha20_ctr32_rv64gcv_block_bytes:
 	lbu        	s9, 0(a1)
@@ -4042,17 +1453,17 @@ ChaCha20_ctr32_rv64gcv:
 	lbu        	s9, 63(a1)
 	xor        	s9, s9, s8
 	sb         	s9, 63(a0)
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_next_block.1
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_next_block
 .LChaCha20_ctr32_rv64gcv_5:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	or         	s9, a0, a1
 	andi       	s9, s9, 3
 	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_partial_bytes
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_38
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_12
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_38:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_12:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -4060,10 +1471,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_40
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_14
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_40:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_14:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
 	sw         	s9, 0(a0)
@@ -4071,10 +1482,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_41
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_15
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_41:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_15:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
 	sw         	s9, 0(a0)
@@ -4082,10 +1493,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_42
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_16
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_42:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_16:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
 	sw         	s9, 0(a0)
@@ -4093,10 +1504,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_43
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_17
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_43:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_17:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
 	sw         	s9, 0(a0)
@@ -4104,10 +1515,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_44
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_18
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_44:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_18:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
 	sw         	s9, 0(a0)
@@ -4115,10 +1526,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_45
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_19
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_45:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_19:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
 	sw         	s9, 0(a0)
@@ -4126,10 +1537,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_46
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_20
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_46:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_20:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
 	sw         	s9, 0(a0)
@@ -4137,10 +1548,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_47
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_21
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_47:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_21:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
 	sw         	s9, 0(a0)
@@ -4148,10 +1559,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_48
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_22
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_48:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_22:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
 	sw         	s9, 0(a0)
@@ -4159,10 +1570,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_49
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_23
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_49:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_23:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
 	sw         	s9, 0(a0)
@@ -4170,10 +1581,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_50
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_24
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_50:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_24:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
 	sw         	s9, 0(a0)
@@ -4181,10 +1592,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_51
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_25
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_51:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_25:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
 	sw         	s9, 0(a0)
@@ -4192,10 +1603,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_52
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_26
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_52:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_26:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
 	sw         	s9, 0(a0)
@@ -4203,10 +1614,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_53
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_27
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_53:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_27:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
 	sw         	s9, 0(a0)
@@ -4214,10 +1625,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_54
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_28
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_54:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_28:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
 	sw         	s9, 0(a0)
@@ -4227,10 +1638,10 @@ ChaCha20_ctr32_rv64gcv:
 	# unreachable: len < 64 leaves at most 15 whole words
 .LChaCha20_ctr32_rv64gcv_partial_bytes:
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_55
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_29
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_55:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_29:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, t2
 	sb         	s9, 0(a0)
@@ -4250,10 +1661,10 @@ ChaCha20_ctr32_rv64gcv:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_56
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_30
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
-.LChaCha20_ctr32_rv64gcv_56:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_30:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, t3
 	sb         	s9, 0(a0)
@@ -4269,328 +1680,2912 @@ ChaCha20_ctr32_rv64gcv:
 	lbu        	s9, 3(a1)
 	xor        	s9, s9, t3
 	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_31
+	addi       	s10, t4, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_31:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 0(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 1(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 2(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_32
+	addi       	s10, t5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_32:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 0(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 1(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 2(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_33
+	addi       	s10, t6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_33:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 0(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 1(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 2(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_34
+	addi       	s10, a5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_34:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 0(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 1(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 2(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_35
+	addi       	s10, a6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_35:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 0(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 1(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 2(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_36
+	addi       	s10, a7, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_36:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 0(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 1(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 2(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_37
+	addi       	s10, s1, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_37:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 0(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 1(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 2(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_38
+	addi       	s10, s2, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_38:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 0(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 1(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 2(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_39
+	addi       	s10, s3, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_39:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 0(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 1(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 2(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_40
+	addi       	s10, s4, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_40:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 0(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 1(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 2(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_41
+	addi       	s10, s5, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_41:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 0(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 1(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 2(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_42
+	addi       	s10, s6, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_42:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 0(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 1(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 2(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_43
+	addi       	s10, s7, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_43:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 0(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 1(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 2(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_44
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail
+.LChaCha20_ctr32_rv64gcv_44:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 0(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 1(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 2(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	# unreachable: len < 64 leaves at most 15 whole words
+.LChaCha20_ctr32_rv64gcv_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_skip
+.LChaCha20_ctr32_rv64gcv_byte:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s10
+	sb         	s9, 0(a0)
+	srli       	s10, s10, 8
+	addi       	a1, a1, 1
+	addi       	a0, a0, 1
+	addi       	a2, a2, -1
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_byte
+.LChaCha20_ctr32_rv64gcv_skip:
+	addiw      	t1, t1, 1
+.LChaCha20_ctr32_rv64gcv_6:
+	# return
+	addi       	t1, zero, 0
+	addi       	t2, zero, 0
+	addi       	a5, zero, 0
+	addi       	a6, zero, 0
+	addi       	a7, zero, 0
+	addi       	t3, zero, 0
+	addi       	t4, zero, 0
+	addi       	t5, zero, 0
+	addi       	t6, zero, 0
+	ld         	s0, 0(sp)
+	ld         	s1, 8(sp)
+	ld         	s2, 16(sp)
+	ld         	s3, 24(sp)
+	ld         	s4, 32(sp)
+	ld         	s5, 40(sp)
+	ld         	s6, 48(sp)
+	ld         	s7, 56(sp)
+	ld         	s8, 64(sp)
+	ld         	s9, 72(sp)
+	ld         	s10, 80(sp)
+	ld         	s11, 88(sp)
+	ld         	ra, 96(sp)
+	addi       	sp, sp, 112
+	jalr       	zero, 0(ra)
+.LChaCha20_ctr32_rv64gcv_7:
+	# unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
+	or         	s9, a0, a1
+	andi       	s9, s9, 3
+	beq        	s9, zero, .LChaCha20_ctr32_rv64gcv_76
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_4
+.LChaCha20_ctr32_rv64gcv_76:
+	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
+	addi       	s11, zero, 4
+	vsetvli    	zero, s11, e32, m1, ta, ma
+	lui        	s9, 16
+	vmv.v.x    	v8, s9
+	lui        	s9, 1
+	vmv.v.x    	v9, s9
+	addi       	s9, zero, 256
+	vmv.v.x    	v10, s9
+	addi       	s9, zero, 128
+	vmv.v.x    	v11, s9
+	vid.v      	v25
+.LChaCha20_ctr32_rv64gcv_lanes_loop:
+	addi       	s9, zero, 320
+	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_lanes_rest
+	addi       	s11, zero, 4
+	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	addw       	s5, t1, s11
+	vmv.v.x    	v12, t2
+	vmv.v.x    	v13, t3
+	vmv.v.x    	v14, t4
+	vmv.v.x    	v15, t5
+	vmv.v.x    	v16, t6
+	vmv.v.x    	v17, a5
+	vmv.v.x    	v18, a6
+	vmv.v.x    	v19, a7
+	vmv.v.x    	v1, s1
+	vmv.v.x    	v2, s2
+	vmv.v.x    	v3, s3
+	vmv.v.x    	v20, s4
+	vmv.v.x    	v4, t1
+	vmv.v.x    	v5, s6
+	vmv.v.x    	v6, s7
+	vmv.v.x    	v7, s8
+	vadd.vv    	v4, v4, v25
+	vmv.v.v    	v26, v4
+	addi       	s9, zero, 10
+.LChaCha20_ctr32_rv64gcv_dr:
+	# four vector lanes interleaved with the scalar block
+	vadd.vv    	v12, v12, v16
+	vadd.vv    	v13, v13, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v18
+	addw       	t2, t2, t6
+	vadd.vv    	v15, v15, v19
+	xor        	s5, s5, t2
+	vxor.vv    	v4, v4, v12
+	roriw      	s5, s5, 16
+	vxor.vv    	v5, v5, v13
+	vxor.vv    	v6, v6, v14
+	addw       	s1, s1, s5
+	vxor.vv    	v7, v7, v15
+	xor        	t6, t6, s1
+	vsrl.vi    	v21, v4, 16
+	roriw      	t6, t6, 20
+	vsrl.vi    	v22, v5, 16
+	addw       	t2, t2, t6
+	vsrl.vi    	v23, v6, 16
+	vsrl.vi    	v24, v7, 16
+	xor        	s5, s5, t2
+	vmadd.vv   	v4, v8, v21
+	roriw      	s5, s5, 24
+	vmadd.vv   	v5, v8, v22
+	addw       	s1, s1, s5
+	vmadd.vv   	v6, v8, v23
+	xor        	t6, t6, s1
+	vmadd.vv   	v7, v8, v24
+	roriw      	t6, t6, 25
+	vadd.vv    	v1, v1, v4
+	vadd.vv    	v2, v2, v5
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v3, v3, v6
+	addw       	t3, t3, a5
+	vadd.vv    	v20, v20, v7
+	xor        	s6, s6, t3
+	vxor.vv    	v16, v16, v1
+	roriw      	s6, s6, 16
+	vxor.vv    	v17, v17, v2
+	vxor.vv    	v18, v18, v3
+	addw       	s2, s2, s6
+	vxor.vv    	v19, v19, v20
+	xor        	a5, a5, s2
+	vsrl.vi    	v21, v16, 20
+	roriw      	a5, a5, 20
+	vsrl.vi    	v22, v17, 20
+	addw       	t3, t3, a5
+	vsrl.vi    	v23, v18, 20
+	vsrl.vi    	v24, v19, 20
+	xor        	s6, s6, t3
+	vmadd.vv   	v16, v9, v21
+	roriw      	s6, s6, 24
+	vmadd.vv   	v17, v9, v22
+	addw       	s2, s2, s6
+	vmadd.vv   	v18, v9, v23
+	xor        	a5, a5, s2
+	vmadd.vv   	v19, v9, v24
+	roriw      	a5, a5, 25
+	vadd.vv    	v12, v12, v16
+	vadd.vv    	v13, v13, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v18
+	addw       	t4, t4, a6
+	vadd.vv    	v15, v15, v19
+	xor        	s7, s7, t4
+	vxor.vv    	v4, v4, v12
+	roriw      	s7, s7, 16
+	vxor.vv    	v5, v5, v13
+	vxor.vv    	v6, v6, v14
+	addw       	s3, s3, s7
+	vxor.vv    	v7, v7, v15
+	xor        	a6, a6, s3
+	vsrl.vi    	v21, v4, 24
+	roriw      	a6, a6, 20
+	vsrl.vi    	v22, v5, 24
+	addw       	t4, t4, a6
+	vsrl.vi    	v23, v6, 24
+	vsrl.vi    	v24, v7, 24
+	xor        	s7, s7, t4
+	vmadd.vv   	v4, v10, v21
+	roriw      	s7, s7, 24
+	vmadd.vv   	v5, v10, v22
+	addw       	s3, s3, s7
+	vmadd.vv   	v6, v10, v23
+	xor        	a6, a6, s3
+	vmadd.vv   	v7, v10, v24
+	roriw      	a6, a6, 25
+	vadd.vv    	v1, v1, v4
+	vadd.vv    	v2, v2, v5
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v3, v3, v6
+	addw       	t5, t5, a7
+	vadd.vv    	v20, v20, v7
+	xor        	s8, s8, t5
+	vxor.vv    	v16, v16, v1
+	roriw      	s8, s8, 16
+	vxor.vv    	v17, v17, v2
+	vxor.vv    	v18, v18, v3
+	addw       	s4, s4, s8
+	vxor.vv    	v19, v19, v20
+	xor        	a7, a7, s4
+	vsrl.vi    	v21, v16, 25
+	roriw      	a7, a7, 20
+	vsrl.vi    	v22, v17, 25
+	addw       	t5, t5, a7
+	vsrl.vi    	v23, v18, 25
+	vsrl.vi    	v24, v19, 25
+	xor        	s8, s8, t5
+	vmadd.vv   	v16, v11, v21
+	roriw      	s8, s8, 24
+	vmadd.vv   	v17, v11, v22
+	addw       	s4, s4, s8
+	vmadd.vv   	v18, v11, v23
+	xor        	a7, a7, s4
+	vmadd.vv   	v19, v11, v24
+	roriw      	a7, a7, 25
+	vadd.vv    	v12, v12, v17
+	vadd.vv    	v13, v13, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v19
+	addw       	t2, t2, a5
+	vadd.vv    	v15, v15, v16
+	xor        	s8, s8, t2
+	vxor.vv    	v7, v7, v12
+	roriw      	s8, s8, 16
+	vxor.vv    	v4, v4, v13
+	vxor.vv    	v5, v5, v14
+	addw       	s3, s3, s8
+	vxor.vv    	v6, v6, v15
+	xor        	a5, a5, s3
+	vsrl.vi    	v21, v7, 16
+	roriw      	a5, a5, 20
+	vsrl.vi    	v22, v4, 16
+	addw       	t2, t2, a5
+	vsrl.vi    	v23, v5, 16
+	vsrl.vi    	v24, v6, 16
+	xor        	s8, s8, t2
+	vmadd.vv   	v7, v8, v21
+	roriw      	s8, s8, 24
+	vmadd.vv   	v4, v8, v22
+	addw       	s3, s3, s8
+	vmadd.vv   	v5, v8, v23
+	xor        	a5, a5, s3
+	vmadd.vv   	v6, v8, v24
+	roriw      	a5, a5, 25
+	vadd.vv    	v3, v3, v7
+	vadd.vv    	v20, v20, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v1, v1, v5
+	addw       	t3, t3, a6
+	vadd.vv    	v2, v2, v6
+	xor        	s5, s5, t3
+	vxor.vv    	v17, v17, v3
+	roriw      	s5, s5, 16
+	vxor.vv    	v18, v18, v20
+	vxor.vv    	v19, v19, v1
+	addw       	s4, s4, s5
+	vxor.vv    	v16, v16, v2
+	xor        	a6, a6, s4
+	vsrl.vi    	v21, v17, 20
+	roriw      	a6, a6, 20
+	vsrl.vi    	v22, v18, 20
+	addw       	t3, t3, a6
+	vsrl.vi    	v23, v19, 20
+	vsrl.vi    	v24, v16, 20
+	xor        	s5, s5, t3
+	vmadd.vv   	v17, v9, v21
+	roriw      	s5, s5, 24
+	vmadd.vv   	v18, v9, v22
+	addw       	s4, s4, s5
+	vmadd.vv   	v19, v9, v23
+	xor        	a6, a6, s4
+	vmadd.vv   	v16, v9, v24
+	roriw      	a6, a6, 25
+	vadd.vv    	v12, v12, v17
+	vadd.vv    	v13, v13, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v19
+	addw       	t4, t4, a7
+	vadd.vv    	v15, v15, v16
+	xor        	s6, s6, t4
+	vxor.vv    	v7, v7, v12
+	roriw      	s6, s6, 16
+	vxor.vv    	v4, v4, v13
+	vxor.vv    	v5, v5, v14
+	addw       	s1, s1, s6
+	vxor.vv    	v6, v6, v15
+	xor        	a7, a7, s1
+	vsrl.vi    	v21, v7, 24
+	roriw      	a7, a7, 20
+	vsrl.vi    	v22, v4, 24
+	addw       	t4, t4, a7
+	vsrl.vi    	v23, v5, 24
+	vsrl.vi    	v24, v6, 24
+	xor        	s6, s6, t4
+	vmadd.vv   	v7, v10, v21
+	roriw      	s6, s6, 24
+	vmadd.vv   	v4, v10, v22
+	addw       	s1, s1, s6
+	vmadd.vv   	v5, v10, v23
+	xor        	a7, a7, s1
+	vmadd.vv   	v6, v10, v24
+	roriw      	a7, a7, 25
+	vadd.vv    	v3, v3, v7
+	vadd.vv    	v20, v20, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v1, v1, v5
+	addw       	t5, t5, t6
+	vadd.vv    	v2, v2, v6
+	xor        	s7, s7, t5
+	vxor.vv    	v17, v17, v3
+	roriw      	s7, s7, 16
+	vxor.vv    	v18, v18, v20
+	vxor.vv    	v19, v19, v1
+	addw       	s2, s2, s7
+	vxor.vv    	v16, v16, v2
+	xor        	t6, t6, s2
+	vsrl.vi    	v21, v17, 25
+	roriw      	t6, t6, 20
+	vsrl.vi    	v22, v18, 25
+	addw       	t5, t5, t6
+	vsrl.vi    	v23, v19, 25
+	vsrl.vi    	v24, v16, 25
+	xor        	s7, s7, t5
+	vmadd.vv   	v17, v11, v21
+	roriw      	s7, s7, 24
+	vmadd.vv   	v18, v11, v22
+	addw       	s2, s2, s7
+	vmadd.vv   	v19, v11, v23
+	xor        	t6, t6, s2
+	vmadd.vv   	v16, v11, v24
+	roriw      	t6, t6, 25
+	addi       	s9, s9, -1
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_dr
+	# feed-forward: the scalar block and the lanes add the same state words
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	vadd.vx    	v12, v12, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	vadd.vx    	v13, v13, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	vadd.vx    	v14, v14, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	vadd.vx    	v15, v15, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	vadd.vx    	v16, v16, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	vadd.vx    	v17, v17, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	vadd.vx    	v18, v18, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	vadd.vx    	v19, v19, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	vadd.vx    	v1, v1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	vadd.vx    	v2, v2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	vadd.vx    	v3, v3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	vadd.vx    	v20, v20, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	vadd.vv    	v4, v4, v26
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	vadd.vx    	v5, v5, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	vadd.vx    	v6, v6, s9
+	addw       	s8, s8, s10
+	vadd.vx    	v7, v7, s10
+	addw       	s5, s5, s11
+	# output: lane k's word i at 64k + 4i (strided by 64)
+	# ... interleaved with the scalar block's, bytes 256..320
+	addi       	s11, a1, 0
+	addi       	s0, a0, 0
+	lw         	s9, 256(a1)
+	addi       	ra, zero, 64
+	vlse32.v   	v21, (s11), ra
+	lw         	s10, 260(a1)
+	addi       	s11, s11, 4
+	vlse32.v   	v22, (s11), ra
+	xor        	s9, s9, t2
+	addi       	s11, s11, 4
+	sw         	s9, 256(a0)
+	vlse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	lw         	s9, 264(a1)
+	vxor.vv    	v21, v21, v12
+	vsse32.v   	v21, (s0), ra
+	xor        	s10, s10, t3
+	addi       	s0, s0, 4
+	vlse32.v   	v24, (s11), ra
+	sw         	s10, 260(a0)
+	addi       	s11, s11, 4
+	lw         	s10, 268(a1)
+	vxor.vv    	v22, v22, v13
+	vsse32.v   	v22, (s0), ra
+	xor        	s9, s9, t4
+	addi       	s0, s0, 4
+	vlse32.v   	v21, (s11), ra
+	sw         	s9, 264(a0)
+	addi       	s11, s11, 4
+	vxor.vv    	v23, v23, v14
+	lw         	s9, 272(a1)
+	vsse32.v   	v23, (s0), ra
+	xor        	s10, s10, t5
+	addi       	s0, s0, 4
+	vlse32.v   	v22, (s11), ra
+	sw         	s10, 268(a0)
+	addi       	s11, s11, 4
+	vxor.vv    	v24, v24, v15
+	lw         	s10, 276(a1)
+	vsse32.v   	v24, (s0), ra
+	xor        	s9, s9, t6
+	addi       	s0, s0, 4
+	vlse32.v   	v23, (s11), ra
+	sw         	s9, 272(a0)
+	addi       	s11, s11, 4
+	vxor.vv    	v21, v21, v16
+	lw         	s9, 280(a1)
+	vsse32.v   	v21, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s10, s10, a5
+	vlse32.v   	v24, (s11), ra
+	sw         	s10, 276(a0)
+	addi       	s11, s11, 4
+	vxor.vv    	v22, v22, v17
+	lw         	s10, 284(a1)
+	vsse32.v   	v22, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s9, s9, a6
+	vlse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s9, 280(a0)
+	vxor.vv    	v23, v23, v18
+	lw         	s9, 288(a1)
+	vsse32.v   	v23, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s10, s10, a7
+	vlse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s10, 284(a0)
+	vxor.vv    	v24, v24, v19
+	lw         	s10, 292(a1)
+	vsse32.v   	v24, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s9, s9, s1
+	vlse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s9, 288(a0)
+	vxor.vv    	v21, v21, v1
+	vsse32.v   	v21, (s0), ra
+	lw         	s9, 296(a1)
+	addi       	s0, s0, 4
+	xor        	s10, s10, s2
+	vlse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s10, 292(a0)
+	vxor.vv    	v22, v22, v2
+	vsse32.v   	v22, (s0), ra
+	lw         	s10, 300(a1)
+	addi       	s0, s0, 4
+	vlse32.v   	v21, (s11), ra
+	xor        	s9, s9, s3
+	addi       	s11, s11, 4
+	sw         	s9, 296(a0)
+	vxor.vv    	v23, v23, v3
+	vsse32.v   	v23, (s0), ra
+	lw         	s9, 304(a1)
+	addi       	s0, s0, 4
+	vlse32.v   	v22, (s11), ra
+	xor        	s10, s10, s4
+	addi       	s11, s11, 4
+	sw         	s10, 300(a0)
+	vxor.vv    	v24, v24, v20
+	vsse32.v   	v24, (s0), ra
+	lw         	s10, 308(a1)
+	addi       	s0, s0, 4
+	vlse32.v   	v23, (s11), ra
+	xor        	s9, s9, s5
+	addi       	s11, s11, 4
+	vxor.vv    	v21, v21, v4
+	sw         	s9, 304(a0)
+	vsse32.v   	v21, (s0), ra
+	lw         	s9, 312(a1)
+	addi       	s0, s0, 4
+	vlse32.v   	v24, (s11), ra
+	xor        	s10, s10, s6
+	addi       	s11, s11, 4
+	vxor.vv    	v22, v22, v5
+	sw         	s10, 308(a0)
+	vsse32.v   	v22, (s0), ra
+	addi       	s0, s0, 4
+	lw         	s10, 316(a1)
+	vxor.vv    	v23, v23, v6
+	xor        	s9, s9, s7
+	vsse32.v   	v23, (s0), ra
+	addi       	s0, s0, 4
+	sw         	s9, 312(a0)
+	vxor.vv    	v24, v24, v7
+	vsse32.v   	v24, (s0), ra
+	xor        	s10, s10, s8
+	addi       	s0, s0, 4
+	sw         	s10, 316(a0)
+	addi       	a0, a0, 320
+	addi       	a1, a1, 320
+	addi       	a2, a2, -320
+	addiw      	t1, t1, 5
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_lanes_loop
+.LChaCha20_ctr32_rv64gcv_lanes_rest:
+	addi       	s9, zero, 128
+	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_1
+	addi       	s9, zero, 192
+	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_rows
+	srli       	s11, a2, 6
+	vsetvli    	zero, s11, e32, m1, ta, ma
+	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	addw       	s5, t1, s11
+	vmv.v.x    	v12, t2
+	vmv.v.x    	v13, t3
+	vmv.v.x    	v14, t4
+	vmv.v.x    	v15, t5
+	vmv.v.x    	v16, t6
+	vmv.v.x    	v17, a5
+	vmv.v.x    	v18, a6
+	vmv.v.x    	v19, a7
+	vmv.v.x    	v1, s1
+	vmv.v.x    	v2, s2
+	vmv.v.x    	v3, s3
+	vmv.v.x    	v20, s4
+	vmv.v.x    	v4, t1
+	vmv.v.x    	v5, s6
+	vmv.v.x    	v6, s7
+	vmv.v.x    	v7, s8
+	vadd.vv    	v4, v4, v25
+	vmv.v.v    	v26, v4
+	addi       	s9, zero, 10
+.LChaCha20_ctr32_rv64gcv_dr.1:
+	# four vector lanes interleaved with the scalar block
+	vadd.vv    	v12, v12, v16
+	vadd.vv    	v13, v13, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v18
+	addw       	t2, t2, t6
+	vadd.vv    	v15, v15, v19
+	xor        	s5, s5, t2
+	vxor.vv    	v4, v4, v12
+	roriw      	s5, s5, 16
+	vxor.vv    	v5, v5, v13
+	vxor.vv    	v6, v6, v14
+	addw       	s1, s1, s5
+	vxor.vv    	v7, v7, v15
+	xor        	t6, t6, s1
+	vsrl.vi    	v21, v4, 16
+	roriw      	t6, t6, 20
+	vsrl.vi    	v22, v5, 16
+	addw       	t2, t2, t6
+	vsrl.vi    	v23, v6, 16
+	vsrl.vi    	v24, v7, 16
+	xor        	s5, s5, t2
+	vmadd.vv   	v4, v8, v21
+	roriw      	s5, s5, 24
+	vmadd.vv   	v5, v8, v22
+	addw       	s1, s1, s5
+	vmadd.vv   	v6, v8, v23
+	xor        	t6, t6, s1
+	vmadd.vv   	v7, v8, v24
+	roriw      	t6, t6, 25
+	vadd.vv    	v1, v1, v4
+	vadd.vv    	v2, v2, v5
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v3, v3, v6
+	addw       	t3, t3, a5
+	vadd.vv    	v20, v20, v7
+	xor        	s6, s6, t3
+	vxor.vv    	v16, v16, v1
+	roriw      	s6, s6, 16
+	vxor.vv    	v17, v17, v2
+	vxor.vv    	v18, v18, v3
+	addw       	s2, s2, s6
+	vxor.vv    	v19, v19, v20
+	xor        	a5, a5, s2
+	vsrl.vi    	v21, v16, 20
+	roriw      	a5, a5, 20
+	vsrl.vi    	v22, v17, 20
+	addw       	t3, t3, a5
+	vsrl.vi    	v23, v18, 20
+	vsrl.vi    	v24, v19, 20
+	xor        	s6, s6, t3
+	vmadd.vv   	v16, v9, v21
+	roriw      	s6, s6, 24
+	vmadd.vv   	v17, v9, v22
+	addw       	s2, s2, s6
+	vmadd.vv   	v18, v9, v23
+	xor        	a5, a5, s2
+	vmadd.vv   	v19, v9, v24
+	roriw      	a5, a5, 25
+	vadd.vv    	v12, v12, v16
+	vadd.vv    	v13, v13, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v18
+	addw       	t4, t4, a6
+	vadd.vv    	v15, v15, v19
+	xor        	s7, s7, t4
+	vxor.vv    	v4, v4, v12
+	roriw      	s7, s7, 16
+	vxor.vv    	v5, v5, v13
+	vxor.vv    	v6, v6, v14
+	addw       	s3, s3, s7
+	vxor.vv    	v7, v7, v15
+	xor        	a6, a6, s3
+	vsrl.vi    	v21, v4, 24
+	roriw      	a6, a6, 20
+	vsrl.vi    	v22, v5, 24
+	addw       	t4, t4, a6
+	vsrl.vi    	v23, v6, 24
+	vsrl.vi    	v24, v7, 24
+	xor        	s7, s7, t4
+	vmadd.vv   	v4, v10, v21
+	roriw      	s7, s7, 24
+	vmadd.vv   	v5, v10, v22
+	addw       	s3, s3, s7
+	vmadd.vv   	v6, v10, v23
+	xor        	a6, a6, s3
+	vmadd.vv   	v7, v10, v24
+	roriw      	a6, a6, 25
+	vadd.vv    	v1, v1, v4
+	vadd.vv    	v2, v2, v5
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v3, v3, v6
+	addw       	t5, t5, a7
+	vadd.vv    	v20, v20, v7
+	xor        	s8, s8, t5
+	vxor.vv    	v16, v16, v1
+	roriw      	s8, s8, 16
+	vxor.vv    	v17, v17, v2
+	vxor.vv    	v18, v18, v3
+	addw       	s4, s4, s8
+	vxor.vv    	v19, v19, v20
+	xor        	a7, a7, s4
+	vsrl.vi    	v21, v16, 25
+	roriw      	a7, a7, 20
+	vsrl.vi    	v22, v17, 25
+	addw       	t5, t5, a7
+	vsrl.vi    	v23, v18, 25
+	vsrl.vi    	v24, v19, 25
+	xor        	s8, s8, t5
+	vmadd.vv   	v16, v11, v21
+	roriw      	s8, s8, 24
+	vmadd.vv   	v17, v11, v22
+	addw       	s4, s4, s8
+	vmadd.vv   	v18, v11, v23
+	xor        	a7, a7, s4
+	vmadd.vv   	v19, v11, v24
+	roriw      	a7, a7, 25
+	vadd.vv    	v12, v12, v17
+	vadd.vv    	v13, v13, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v19
+	addw       	t2, t2, a5
+	vadd.vv    	v15, v15, v16
+	xor        	s8, s8, t2
+	vxor.vv    	v7, v7, v12
+	roriw      	s8, s8, 16
+	vxor.vv    	v4, v4, v13
+	vxor.vv    	v5, v5, v14
+	addw       	s3, s3, s8
+	vxor.vv    	v6, v6, v15
+	xor        	a5, a5, s3
+	vsrl.vi    	v21, v7, 16
+	roriw      	a5, a5, 20
+	vsrl.vi    	v22, v4, 16
+	addw       	t2, t2, a5
+	vsrl.vi    	v23, v5, 16
+	vsrl.vi    	v24, v6, 16
+	xor        	s8, s8, t2
+	vmadd.vv   	v7, v8, v21
+	roriw      	s8, s8, 24
+	vmadd.vv   	v4, v8, v22
+	addw       	s3, s3, s8
+	vmadd.vv   	v5, v8, v23
+	xor        	a5, a5, s3
+	vmadd.vv   	v6, v8, v24
+	roriw      	a5, a5, 25
+	vadd.vv    	v3, v3, v7
+	vadd.vv    	v20, v20, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v1, v1, v5
+	addw       	t3, t3, a6
+	vadd.vv    	v2, v2, v6
+	xor        	s5, s5, t3
+	vxor.vv    	v17, v17, v3
+	roriw      	s5, s5, 16
+	vxor.vv    	v18, v18, v20
+	vxor.vv    	v19, v19, v1
+	addw       	s4, s4, s5
+	vxor.vv    	v16, v16, v2
+	xor        	a6, a6, s4
+	vsrl.vi    	v21, v17, 20
+	roriw      	a6, a6, 20
+	vsrl.vi    	v22, v18, 20
+	addw       	t3, t3, a6
+	vsrl.vi    	v23, v19, 20
+	vsrl.vi    	v24, v16, 20
+	xor        	s5, s5, t3
+	vmadd.vv   	v17, v9, v21
+	roriw      	s5, s5, 24
+	vmadd.vv   	v18, v9, v22
+	addw       	s4, s4, s5
+	vmadd.vv   	v19, v9, v23
+	xor        	a6, a6, s4
+	vmadd.vv   	v16, v9, v24
+	roriw      	a6, a6, 25
+	vadd.vv    	v12, v12, v17
+	vadd.vv    	v13, v13, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v14, v14, v19
+	addw       	t4, t4, a7
+	vadd.vv    	v15, v15, v16
+	xor        	s6, s6, t4
+	vxor.vv    	v7, v7, v12
+	roriw      	s6, s6, 16
+	vxor.vv    	v4, v4, v13
+	vxor.vv    	v5, v5, v14
+	addw       	s1, s1, s6
+	vxor.vv    	v6, v6, v15
+	xor        	a7, a7, s1
+	vsrl.vi    	v21, v7, 24
+	roriw      	a7, a7, 20
+	vsrl.vi    	v22, v4, 24
+	addw       	t4, t4, a7
+	vsrl.vi    	v23, v5, 24
+	vsrl.vi    	v24, v6, 24
+	xor        	s6, s6, t4
+	vmadd.vv   	v7, v10, v21
+	roriw      	s6, s6, 24
+	vmadd.vv   	v4, v10, v22
+	addw       	s1, s1, s6
+	vmadd.vv   	v5, v10, v23
+	xor        	a7, a7, s1
+	vmadd.vv   	v6, v10, v24
+	roriw      	a7, a7, 25
+	vadd.vv    	v3, v3, v7
+	vadd.vv    	v20, v20, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v1, v1, v5
+	addw       	t5, t5, t6
+	vadd.vv    	v2, v2, v6
+	xor        	s7, s7, t5
+	vxor.vv    	v17, v17, v3
+	roriw      	s7, s7, 16
+	vxor.vv    	v18, v18, v20
+	vxor.vv    	v19, v19, v1
+	addw       	s2, s2, s7
+	vxor.vv    	v16, v16, v2
+	xor        	t6, t6, s2
+	vsrl.vi    	v21, v17, 25
+	roriw      	t6, t6, 20
+	vsrl.vi    	v22, v18, 25
+	addw       	t5, t5, t6
+	vsrl.vi    	v23, v19, 25
+	vsrl.vi    	v24, v16, 25
+	xor        	s7, s7, t5
+	vmadd.vv   	v17, v11, v21
+	roriw      	s7, s7, 24
+	vmadd.vv   	v18, v11, v22
+	addw       	s2, s2, s7
+	vmadd.vv   	v19, v11, v23
+	xor        	t6, t6, s2
+	vmadd.vv   	v16, v11, v24
+	roriw      	t6, t6, 25
+	addi       	s9, s9, -1
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_dr.1
+	# feed-forward: the scalar block and the lanes add the same state words
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	vadd.vx    	v12, v12, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	vadd.vx    	v13, v13, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	vadd.vx    	v14, v14, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	vadd.vx    	v15, v15, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	vadd.vx    	v16, v16, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	vadd.vx    	v17, v17, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	vadd.vx    	v18, v18, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	vadd.vx    	v19, v19, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	vadd.vx    	v1, v1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	vadd.vx    	v2, v2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	vadd.vx    	v3, v3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	vadd.vx    	v20, v20, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	vadd.vv    	v4, v4, v26
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	vadd.vx    	v5, v5, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	vadd.vx    	v6, v6, s9
+	addw       	s8, s8, s10
+	vadd.vx    	v7, v7, s10
+	addw       	s5, s5, s11
+	# output: lane k's word i at 64k + 4i (strided by 64)
+	addi       	s11, a1, 0
+	addi       	s0, a0, 0
+	addi       	ra, zero, 64
+	vlse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v21, v21, v12
+	vsse32.v   	v21, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v22, v22, v13
+	vsse32.v   	v22, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v23, v23, v14
+	vsse32.v   	v23, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v24, v24, v15
+	vsse32.v   	v24, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v21, v21, v16
+	vsse32.v   	v21, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v22, v22, v17
+	vsse32.v   	v22, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v23, v23, v18
+	vsse32.v   	v23, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v24, v24, v19
+	vsse32.v   	v24, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v21, v21, v1
+	vsse32.v   	v21, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v22, v22, v2
+	vsse32.v   	v22, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v21, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v23, v23, v3
+	vsse32.v   	v23, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v22, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v24, v24, v20
+	vsse32.v   	v24, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v23, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v21, v21, v4
+	vsse32.v   	v21, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v24, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v22, v22, v5
+	vsse32.v   	v22, (s0), ra
+	addi       	s0, s0, 4
+	vxor.vv    	v23, v23, v6
+	vsse32.v   	v23, (s0), ra
+	addi       	s0, s0, 4
+	vxor.vv    	v24, v24, v7
+	vsse32.v   	v24, (s0), ra
+	addi       	s0, s0, 4
+	srli       	s11, a2, 6
+	slli       	s9, s11, 6
+	add        	a0, a0, s9
+	add        	a1, a1, s9
+	sub        	a2, a2, s9
+	addw       	t1, t1, s11
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_77
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_2
+.LChaCha20_ctr32_rv64gcv_77:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_3
+.LChaCha20_ctr32_rv64gcv_rows:
+	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
+	vadd.vi    	v1, v25, 1
+	vand.vi    	v1, v1, 3
+	vadd.vi    	v2, v25, 2
+	vand.vi    	v2, v2, 3
+	vadd.vi    	v3, v25, 3
+	vand.vi    	v3, v3, 3
+	vmseq.vi   	v20, v25, 0
+	# rows of the state: word sources per ABI; the counter word is ctr (merged in)
+	addi       	s11, t0, 0
+	vle32.v    	v4, (s11)
+	addi       	s11, a3, 0
+	vle32.v    	v5, (s11)
+	addi       	s11, a3, 16
+	vle32.v    	v6, (s11)
+	addi       	s11, a4, 0
+	vle32.v    	v7, (s11)
+	vmv.v.v    	v0, v20
+	vmerge.vxm 	v7, v7, t1, v0
+	vmv.v.v    	v12, v4
+	vmv.v.v    	v13, v5
+	vmv.v.v    	v14, v6
+	vmv.v.v    	v15, v7
+	# the scalar block is the second: counter ctr + 1
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 1
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	addi       	s9, zero, 10
+.LChaCha20_ctr32_rv64gcv_dr.2:
+	vadd.vv    	v12, v12, v13
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	vxor.vv    	v15, v15, v12
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	vsrl.vi    	v16, v15, 16
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	vmadd.vv   	v15, v8, v16
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	vadd.vv    	v14, v14, v15
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	vxor.vv    	v13, v13, v14
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	vsrl.vi    	v16, v13, 20
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	vmadd.vv   	v13, v9, v16
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	vadd.vv    	v12, v12, v13
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	vxor.vv    	v15, v15, v12
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vsrl.vi    	v16, v15, 24
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	vmadd.vv   	v15, v10, v16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	vadd.vv    	v14, v14, v15
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	vxor.vv    	v13, v13, v14
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	vsrl.vi    	v16, v13, 25
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	vmadd.vv   	v13, v11, v16
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	vrgather.vv	v17, v13, v1
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	vrgather.vv	v18, v14, v2
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	vrgather.vv	v19, v15, v3
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	vadd.vv    	v12, v12, v17
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	vxor.vv    	v19, v19, v12
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	vsrl.vi    	v16, v19, 16
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	vmadd.vv   	v19, v8, v16
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	vadd.vv    	v18, v18, v19
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	vxor.vv    	v17, v17, v18
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	vsrl.vi    	v16, v17, 20
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	vmadd.vv   	v17, v9, v16
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	vadd.vv    	v12, v12, v17
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	vxor.vv    	v19, v19, v12
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vsrl.vi    	v16, v19, 24
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	vmadd.vv   	v19, v10, v16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	vadd.vv    	v18, v18, v19
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	vxor.vv    	v17, v17, v18
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	vsrl.vi    	v16, v17, 25
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	vmadd.vv   	v17, v11, v16
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	vrgather.vv	v13, v17, v3
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	vrgather.vv	v14, v18, v2
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	vrgather.vv	v15, v19, v1
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	addi       	s9, s9, -1
+	bne        	s9, zero, .LChaCha20_ctr32_rv64gcv_dr.2
+	# feed-forward and output: the rows block at 0..64, the scalar block at 64..128
+	vadd.vv    	v12, v12, v4
+	vadd.vv    	v13, v13, v5
+	vadd.vv    	v14, v14, v6
+	vadd.vv    	v15, v15, v7
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	addiw      	s9, t1, 1
+	addw       	s4, s4, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	addw       	s8, s8, s10
+	addi       	s11, a1, 0
+	lw         	s9, 64(a1)
+	lw         	s10, 68(a1)
+	vle32.v    	v16, (s11)
+	xor        	s9, s9, t2
+	sw         	s9, 64(a0)
+	addi       	s11, a1, 16
+	lw         	s9, 72(a1)
+	xor        	s10, s10, t3
+	sw         	s10, 68(a0)
+	vle32.v    	v17, (s11)
+	lw         	s10, 76(a1)
+	xor        	s9, s9, t4
+	addi       	s11, a1, 32
+	sw         	s9, 72(a0)
+	lw         	s9, 80(a1)
+	xor        	s10, s10, t5
+	vle32.v    	v18, (s11)
+	sw         	s10, 76(a0)
+	lw         	s10, 84(a1)
+	addi       	s11, a1, 48
+	xor        	s9, s9, t6
+	sw         	s9, 80(a0)
+	vle32.v    	v19, (s11)
+	lw         	s9, 88(a1)
+	xor        	s10, s10, a5
+	sw         	s10, 84(a0)
+	vxor.vv    	v16, v16, v12
+	lw         	s10, 92(a1)
+	xor        	s9, s9, a6
+	addi       	s0, a0, 0
+	sw         	s9, 88(a0)
+	lw         	s9, 96(a1)
+	xor        	s10, s10, a7
+	vse32.v    	v16, (s0)
+	sw         	s10, 92(a0)
+	lw         	s10, 100(a1)
+	vxor.vv    	v17, v17, v13
+	xor        	s9, s9, s1
+	sw         	s9, 96(a0)
+	addi       	s0, a0, 16
+	lw         	s9, 104(a1)
+	xor        	s10, s10, s2
+	sw         	s10, 100(a0)
+	vse32.v    	v17, (s0)
+	lw         	s10, 108(a1)
+	xor        	s9, s9, s3
+	vxor.vv    	v18, v18, v14
+	sw         	s9, 104(a0)
+	lw         	s9, 112(a1)
+	xor        	s10, s10, s4
+	addi       	s0, a0, 32
+	sw         	s10, 108(a0)
+	lw         	s10, 116(a1)
+	vse32.v    	v18, (s0)
+	xor        	s9, s9, s5
+	sw         	s9, 112(a0)
+	vxor.vv    	v19, v19, v15
+	lw         	s9, 120(a1)
+	xor        	s10, s10, s6
+	sw         	s10, 116(a0)
+	addi       	s0, a0, 48
+	lw         	s10, 124(a1)
+	xor        	s9, s9, s7
+	vse32.v    	v19, (s0)
+	sw         	s9, 120(a0)
+	xor        	s10, s10, s8
+	sw         	s10, 124(a0)
+	addi       	a0, a0, 128
+	addi       	a1, a1, 128
+	addi       	a2, a2, -128
+	addiw      	t1, t1, 2
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_1
+.LChaCha20_ctr32_rv64gcv_1:
+	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_78
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_3
+.LChaCha20_ctr32_rv64gcv_78:
+.LChaCha20_ctr32_rv64gcv_block.1:
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	# double round 1 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 2 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 3 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 4 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 5 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 6 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 7 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 8 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 9 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 10 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	addw       	s8, s8, s10
+	addi       	s9, zero, 64
+	bltu       	a2, s9, .LChaCha20_ctr32_rv64gcv_2
+	lw         	s9, 0(a1)
+	lw         	s10, 4(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
+	lw         	s9, 8(a1)
+	xor        	s10, s10, t3
+	sw         	s10, 4(a0)
+	lw         	s10, 12(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 8(a0)
+	lw         	s9, 16(a1)
+	xor        	s10, s10, t5
+	sw         	s10, 12(a0)
+	lw         	s10, 20(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 16(a0)
+	lw         	s9, 24(a1)
+	xor        	s10, s10, a5
+	sw         	s10, 20(a0)
+	lw         	s10, 28(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 24(a0)
+	lw         	s9, 32(a1)
+	xor        	s10, s10, a7
+	sw         	s10, 28(a0)
+	lw         	s10, 36(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 32(a0)
+	lw         	s9, 40(a1)
+	xor        	s10, s10, s2
+	sw         	s10, 36(a0)
+	lw         	s10, 44(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 40(a0)
+	lw         	s9, 48(a1)
+	xor        	s10, s10, s4
+	sw         	s10, 44(a0)
+	lw         	s10, 52(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 48(a0)
+	lw         	s9, 56(a1)
+	xor        	s10, s10, s6
+	sw         	s10, 52(a0)
+	lw         	s10, 60(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 56(a0)
+	xor        	s10, s10, s8
+	sw         	s10, 60(a0)
+	addi       	a0, a0, 64
+	addi       	a1, a1, 64
+	addi       	a2, a2, -64
+	addiw      	t1, t1, 1
+	beq        	a2, zero, .LChaCha20_ctr32_rv64gcv_79
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_block.1
+.LChaCha20_ctr32_rv64gcv_79:
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_3
+.LChaCha20_ctr32_rv64gcv_2:
+	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_55
+	addi       	s10, t2, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_55:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_57
-	addi       	s10, t4, 0
+	addi       	s10, t3, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_57:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, t4
-	sb         	s9, 0(a0)
-	srli       	t4, t4, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, t4
-	sb         	s9, 1(a0)
-	srli       	t4, t4, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, t4
-	sb         	s9, 2(a0)
-	srli       	t4, t4, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, t4
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t3
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_58
-	addi       	s10, t5, 0
+	addi       	s10, t4, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_58:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, t5
-	sb         	s9, 0(a0)
-	srli       	t5, t5, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, t5
-	sb         	s9, 1(a0)
-	srli       	t5, t5, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, t5
-	sb         	s9, 2(a0)
-	srli       	t5, t5, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, t5
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_59
-	addi       	s10, t6, 0
+	addi       	s10, t5, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_59:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, t6
-	sb         	s9, 0(a0)
-	srli       	t6, t6, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, t6
-	sb         	s9, 1(a0)
-	srli       	t6, t6, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, t6
-	sb         	s9, 2(a0)
-	srli       	t6, t6, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, t6
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t5
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_60
-	addi       	s10, a5, 0
+	addi       	s10, t6, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_60:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, a5
-	sb         	s9, 0(a0)
-	srli       	a5, a5, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, a5
-	sb         	s9, 1(a0)
-	srli       	a5, a5, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, a5
-	sb         	s9, 2(a0)
-	srli       	a5, a5, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, a5
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_61
-	addi       	s10, a6, 0
+	addi       	s10, a5, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_61:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, a6
-	sb         	s9, 0(a0)
-	srli       	a6, a6, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, a6
-	sb         	s9, 1(a0)
-	srli       	a6, a6, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, a6
-	sb         	s9, 2(a0)
-	srli       	a6, a6, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, a6
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a5
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_62
-	addi       	s10, a7, 0
+	addi       	s10, a6, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_62:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, a7
-	sb         	s9, 0(a0)
-	srli       	a7, a7, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, a7
-	sb         	s9, 1(a0)
-	srli       	a7, a7, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, a7
-	sb         	s9, 2(a0)
-	srli       	a7, a7, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, a7
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_63
-	addi       	s10, s1, 0
+	addi       	s10, a7, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_63:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s1
-	sb         	s9, 0(a0)
-	srli       	s1, s1, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s1
-	sb         	s9, 1(a0)
-	srli       	s1, s1, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s1
-	sb         	s9, 2(a0)
-	srli       	s1, s1, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s1
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a7
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_64
-	addi       	s10, s2, 0
+	addi       	s10, s1, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_64:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s2
-	sb         	s9, 0(a0)
-	srli       	s2, s2, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s2
-	sb         	s9, 1(a0)
-	srli       	s2, s2, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s2
-	sb         	s9, 2(a0)
-	srli       	s2, s2, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s2
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_65
-	addi       	s10, s3, 0
+	addi       	s10, s2, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_65:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s3
-	sb         	s9, 0(a0)
-	srli       	s3, s3, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s3
-	sb         	s9, 1(a0)
-	srli       	s3, s3, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s3
-	sb         	s9, 2(a0)
-	srli       	s3, s3, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s3
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s2
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_66
-	addi       	s10, s4, 0
+	addi       	s10, s3, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_66:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s4
-	sb         	s9, 0(a0)
-	srli       	s4, s4, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s4
-	sb         	s9, 1(a0)
-	srli       	s4, s4, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s4
-	sb         	s9, 2(a0)
-	srli       	s4, s4, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s4
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_67
-	addi       	s10, s5, 0
+	addi       	s10, s4, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_67:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s5
-	sb         	s9, 0(a0)
-	srli       	s5, s5, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s5
-	sb         	s9, 1(a0)
-	srli       	s5, s5, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s5
-	sb         	s9, 2(a0)
-	srli       	s5, s5, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s5
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s4
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_68
-	addi       	s10, s6, 0
+	addi       	s10, s5, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_68:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s6
-	sb         	s9, 0(a0)
-	srli       	s6, s6, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s6
-	sb         	s9, 1(a0)
-	srli       	s6, s6, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s6
-	sb         	s9, 2(a0)
-	srli       	s6, s6, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s6
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_69
-	addi       	s10, s7, 0
+	addi       	s10, s6, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_69:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s7
-	sb         	s9, 0(a0)
-	srli       	s7, s7, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s7
-	sb         	s9, 1(a0)
-	srli       	s7, s7, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s7
-	sb         	s9, 2(a0)
-	srli       	s7, s7, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s7
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s6
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_70
-	addi       	s10, s8, 0
+	addi       	s10, s7, 0
 	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
 .LChaCha20_ctr32_rv64gcv_70:
-	lbu        	s9, 0(a1)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rv64gcv_71
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_rv64gcv_tail.1
+.LChaCha20_ctr32_rv64gcv_71:
+	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
-	sb         	s9, 0(a0)
-	srli       	s8, s8, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s8
-	sb         	s9, 1(a0)
-	srli       	s8, s8, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s8
-	sb         	s9, 2(a0)
-	srli       	s8, s8, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s8
-	sb         	s9, 3(a0)
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
@@ -4608,8 +4603,13 @@ ChaCha20_ctr32_rv64gcv:
 	bne        	a2, zero, .LChaCha20_ctr32_rv64gcv_byte.1
 .LChaCha20_ctr32_rv64gcv_skip.1:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_rv64gcv_6:
+.LChaCha20_ctr32_rv64gcv_3:
 	# return
+	vsetvli    	t0, zero, e8, m8, ta, ma
+	vmv.v.i    	v0, 0
+	vmv.v.i    	v8, 0
+	vmv.v.i    	v16, 0
+	vmv.v.i    	v24, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a5, zero, 0

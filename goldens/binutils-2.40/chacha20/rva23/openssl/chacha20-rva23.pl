@@ -56,2523 +56,14 @@ ChaCha20_ctr32_rva23:
 	auipc      	t0, %pcrel_hi(kgen_chacha_rva23_sigma)
 	addi       	t0, t0, %pcrel_lo(.LChaCha20_ctr32_rva23_0)
 	lw         	t1, 0(a4)
-	# short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
 	addi       	s9, zero, 128
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_73
-	jal        	zero, .LChaCha20_ctr32_rva23_4
-.LChaCha20_ctr32_rva23_73:
-	or         	s9, a0, a1
-	andi       	s9, s9, 3
-	beq        	s9, zero, .LChaCha20_ctr32_rva23_74
-	jal        	zero, .LChaCha20_ctr32_rva23_4
-.LChaCha20_ctr32_rva23_74:
-	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	addi       	s11, zero, 4
-	vsetvli    	zero, s11, e32, m1, ta, ma
-	vid.v      	v16
-.LChaCha20_ctr32_rva23_lanes_loop:
-	addi       	s9, zero, 320
-	bltu       	a2, s9, .LChaCha20_ctr32_rva23_lanes_rest
-	addi       	s11, zero, 4
-	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 0
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	addw       	s5, t1, s11
-	vmv.v.x    	v17, t2
-	vmv.v.x    	v8, t3
-	vmv.v.x    	v9, t4
-	vmv.v.x    	v10, t5
-	vmv.v.x    	v11, t6
-	vmv.v.x    	v12, a5
-	vmv.v.x    	v13, a6
-	vmv.v.x    	v14, a7
-	vmv.v.x    	v1, s1
-	vmv.v.x    	v2, s2
-	vmv.v.x    	v3, s3
-	vmv.v.x    	v15, s4
-	vmv.v.x    	v4, t1
-	vmv.v.x    	v5, s6
-	vmv.v.x    	v6, s7
-	vmv.v.x    	v7, s8
-	vadd.vv    	v4, v4, v16
-	vmv.v.v    	v18, v4
-	addi       	s9, zero, 10
-.LChaCha20_ctr32_rva23_dr:
-	# four vector lanes interleaved with the scalar block
-	vadd.vv    	v17, v17, v11
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v8, v8, v12
-	addw       	t2, t2, t6
-	vadd.vv    	v9, v9, v13
-	xor        	s5, s5, t2
-	vadd.vv    	v10, v10, v14
-	roriw      	s5, s5, 16
-	vxor.vv    	v4, v4, v17
-	addw       	s1, s1, s5
-	vxor.vv    	v5, v5, v8
-	xor        	t6, t6, s1
-	vxor.vv    	v6, v6, v9
-	roriw      	t6, t6, 20
-	vxor.vv    	v7, v7, v10
-	addw       	t2, t2, t6
-	.word	0x52483257	# vror.vi v4, v4, 16
-	xor        	s5, s5, t2
-	.word	0x525832d7	# vror.vi v5, v5, 16
-	roriw      	s5, s5, 24
-	.word	0x52683357	# vror.vi v6, v6, 16
-	addw       	s1, s1, s5
-	.word	0x527833d7	# vror.vi v7, v7, 16
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	vadd.vv    	v1, v1, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v2, v2, v5
-	addw       	t3, t3, a5
-	vadd.vv    	v3, v3, v6
-	xor        	s6, s6, t3
-	vadd.vv    	v15, v15, v7
-	roriw      	s6, s6, 16
-	vxor.vv    	v11, v11, v1
-	addw       	s2, s2, s6
-	vxor.vv    	v12, v12, v2
-	xor        	a5, a5, s2
-	vxor.vv    	v13, v13, v3
-	roriw      	a5, a5, 20
-	vxor.vv    	v14, v14, v15
-	addw       	t3, t3, a5
-	.word	0x52ba35d7	# vror.vi v11, v11, 20
-	xor        	s6, s6, t3
-	.word	0x52ca3657	# vror.vi v12, v12, 20
-	roriw      	s6, s6, 24
-	.word	0x52da36d7	# vror.vi v13, v13, 20
-	addw       	s2, s2, s6
-	.word	0x52ea3757	# vror.vi v14, v14, 20
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	vadd.vv    	v17, v17, v11
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v8, v8, v12
-	addw       	t4, t4, a6
-	vadd.vv    	v9, v9, v13
-	xor        	s7, s7, t4
-	vadd.vv    	v10, v10, v14
-	roriw      	s7, s7, 16
-	vxor.vv    	v4, v4, v17
-	addw       	s3, s3, s7
-	vxor.vv    	v5, v5, v8
-	xor        	a6, a6, s3
-	vxor.vv    	v6, v6, v9
-	roriw      	a6, a6, 20
-	vxor.vv    	v7, v7, v10
-	addw       	t4, t4, a6
-	.word	0x524c3257	# vror.vi v4, v4, 24
-	xor        	s7, s7, t4
-	.word	0x525c32d7	# vror.vi v5, v5, 24
-	roriw      	s7, s7, 24
-	.word	0x526c3357	# vror.vi v6, v6, 24
-	addw       	s3, s3, s7
-	.word	0x527c33d7	# vror.vi v7, v7, 24
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	vadd.vv    	v1, v1, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v2, v2, v5
-	addw       	t5, t5, a7
-	vadd.vv    	v3, v3, v6
-	xor        	s8, s8, t5
-	vadd.vv    	v15, v15, v7
-	roriw      	s8, s8, 16
-	vxor.vv    	v11, v11, v1
-	addw       	s4, s4, s8
-	vxor.vv    	v12, v12, v2
-	xor        	a7, a7, s4
-	vxor.vv    	v13, v13, v3
-	roriw      	a7, a7, 20
-	vxor.vv    	v14, v14, v15
-	addw       	t5, t5, a7
-	.word	0x52bcb5d7	# vror.vi v11, v11, 25
-	xor        	s8, s8, t5
-	.word	0x52ccb657	# vror.vi v12, v12, 25
-	roriw      	s8, s8, 24
-	.word	0x52dcb6d7	# vror.vi v13, v13, 25
-	addw       	s4, s4, s8
-	.word	0x52ecb757	# vror.vi v14, v14, 25
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	vadd.vv    	v17, v17, v12
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v8, v8, v13
-	addw       	t2, t2, a5
-	vadd.vv    	v9, v9, v14
-	xor        	s8, s8, t2
-	vadd.vv    	v10, v10, v11
-	roriw      	s8, s8, 16
-	vxor.vv    	v7, v7, v17
-	addw       	s3, s3, s8
-	vxor.vv    	v4, v4, v8
-	xor        	a5, a5, s3
-	vxor.vv    	v5, v5, v9
-	roriw      	a5, a5, 20
-	vxor.vv    	v6, v6, v10
-	addw       	t2, t2, a5
-	.word	0x527833d7	# vror.vi v7, v7, 16
-	xor        	s8, s8, t2
-	.word	0x52483257	# vror.vi v4, v4, 16
-	roriw      	s8, s8, 24
-	.word	0x525832d7	# vror.vi v5, v5, 16
-	addw       	s3, s3, s8
-	.word	0x52683357	# vror.vi v6, v6, 16
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	vadd.vv    	v3, v3, v7
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v15, v15, v4
-	addw       	t3, t3, a6
-	vadd.vv    	v1, v1, v5
-	xor        	s5, s5, t3
-	vadd.vv    	v2, v2, v6
-	roriw      	s5, s5, 16
-	vxor.vv    	v12, v12, v3
-	addw       	s4, s4, s5
-	vxor.vv    	v13, v13, v15
-	xor        	a6, a6, s4
-	vxor.vv    	v14, v14, v1
-	roriw      	a6, a6, 20
-	vxor.vv    	v11, v11, v2
-	addw       	t3, t3, a6
-	.word	0x52ca3657	# vror.vi v12, v12, 20
-	xor        	s5, s5, t3
-	.word	0x52da36d7	# vror.vi v13, v13, 20
-	roriw      	s5, s5, 24
-	.word	0x52ea3757	# vror.vi v14, v14, 20
-	addw       	s4, s4, s5
-	.word	0x52ba35d7	# vror.vi v11, v11, 20
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	vadd.vv    	v17, v17, v12
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v8, v8, v13
-	addw       	t4, t4, a7
-	vadd.vv    	v9, v9, v14
-	xor        	s6, s6, t4
-	vadd.vv    	v10, v10, v11
-	roriw      	s6, s6, 16
-	vxor.vv    	v7, v7, v17
-	addw       	s1, s1, s6
-	vxor.vv    	v4, v4, v8
-	xor        	a7, a7, s1
-	vxor.vv    	v5, v5, v9
-	roriw      	a7, a7, 20
-	vxor.vv    	v6, v6, v10
-	addw       	t4, t4, a7
-	.word	0x527c33d7	# vror.vi v7, v7, 24
-	xor        	s6, s6, t4
-	.word	0x524c3257	# vror.vi v4, v4, 24
-	roriw      	s6, s6, 24
-	.word	0x525c32d7	# vror.vi v5, v5, 24
-	addw       	s1, s1, s6
-	.word	0x526c3357	# vror.vi v6, v6, 24
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	vadd.vv    	v3, v3, v7
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v15, v15, v4
-	addw       	t5, t5, t6
-	vadd.vv    	v1, v1, v5
-	xor        	s7, s7, t5
-	vadd.vv    	v2, v2, v6
-	roriw      	s7, s7, 16
-	vxor.vv    	v12, v12, v3
-	addw       	s2, s2, s7
-	vxor.vv    	v13, v13, v15
-	xor        	t6, t6, s2
-	vxor.vv    	v14, v14, v1
-	roriw      	t6, t6, 20
-	vxor.vv    	v11, v11, v2
-	addw       	t5, t5, t6
-	.word	0x52ccb657	# vror.vi v12, v12, 25
-	xor        	s7, s7, t5
-	.word	0x52dcb6d7	# vror.vi v13, v13, 25
-	roriw      	s7, s7, 24
-	.word	0x52ecb757	# vror.vi v14, v14, 25
-	addw       	s2, s2, s7
-	.word	0x52bcb5d7	# vror.vi v11, v11, 25
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_rva23_dr
-	# feed-forward: the scalar block and the lanes add the same state words
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	vadd.vx    	v17, v17, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	vadd.vx    	v8, v8, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	vadd.vx    	v9, v9, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	vadd.vx    	v10, v10, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	vadd.vx    	v11, v11, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	vadd.vx    	v12, v12, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	vadd.vx    	v13, v13, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	vadd.vx    	v14, v14, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	vadd.vx    	v1, v1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	vadd.vx    	v2, v2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	vadd.vx    	v3, v3, s9
-	addiw      	s9, t1, 0
-	addw       	s4, s4, s10
-	vadd.vx    	v15, v15, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	vadd.vv    	v4, v4, v18
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	vadd.vx    	v5, v5, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	vadd.vx    	v6, v6, s9
-	addw       	s8, s8, s10
-	vadd.vx    	v7, v7, s10
-	addw       	s5, s5, s11
-	# output: lane k's word i at 64k + 4i (strided by 64)
-	# ... interleaved with the scalar block's, bytes 256..320
-	addi       	s11, a1, 0
-	addi       	s0, a0, 0
-	lw         	s9, 256(a1)
-	addi       	ra, zero, 64
-	vlse32.v   	v18, (s11), ra
-	lw         	s10, 260(a1)
-	addi       	s11, s11, 4
-	vlse32.v   	v19, (s11), ra
-	xor        	s9, s9, t2
-	addi       	s11, s11, 4
-	sw         	s9, 256(a0)
-	vlse32.v   	v20, (s11), ra
-	addi       	s11, s11, 4
-	lw         	s9, 264(a1)
-	vxor.vv    	v18, v18, v17
-	vsse32.v   	v18, (s0), ra
-	xor        	s10, s10, t3
-	addi       	s0, s0, 4
-	vlse32.v   	v17, (s11), ra
-	sw         	s10, 260(a0)
-	addi       	s11, s11, 4
-	lw         	s10, 268(a1)
-	vxor.vv    	v19, v19, v8
-	vsse32.v   	v19, (s0), ra
-	xor        	s9, s9, t4
-	addi       	s0, s0, 4
-	vlse32.v   	v18, (s11), ra
-	sw         	s9, 264(a0)
-	addi       	s11, s11, 4
-	vxor.vv    	v20, v20, v9
-	lw         	s9, 272(a1)
-	vsse32.v   	v20, (s0), ra
-	xor        	s10, s10, t5
-	addi       	s0, s0, 4
-	vlse32.v   	v19, (s11), ra
-	sw         	s10, 268(a0)
-	addi       	s11, s11, 4
-	vxor.vv    	v17, v17, v10
-	lw         	s10, 276(a1)
-	vsse32.v   	v17, (s0), ra
-	xor        	s9, s9, t6
-	addi       	s0, s0, 4
-	vlse32.v   	v20, (s11), ra
-	sw         	s9, 272(a0)
-	addi       	s11, s11, 4
-	vxor.vv    	v18, v18, v11
-	lw         	s9, 280(a1)
-	vsse32.v   	v18, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s10, s10, a5
-	vlse32.v   	v17, (s11), ra
-	sw         	s10, 276(a0)
-	addi       	s11, s11, 4
-	vxor.vv    	v19, v19, v12
-	lw         	s10, 284(a1)
-	vsse32.v   	v19, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s9, s9, a6
-	vlse32.v   	v18, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s9, 280(a0)
-	vxor.vv    	v20, v20, v13
-	lw         	s9, 288(a1)
-	vsse32.v   	v20, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s10, s10, a7
-	vlse32.v   	v19, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s10, 284(a0)
-	vxor.vv    	v17, v17, v14
-	lw         	s10, 292(a1)
-	vsse32.v   	v17, (s0), ra
-	addi       	s0, s0, 4
-	xor        	s9, s9, s1
-	vlse32.v   	v20, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s9, 288(a0)
-	vxor.vv    	v18, v18, v1
-	vsse32.v   	v18, (s0), ra
-	lw         	s9, 296(a1)
-	addi       	s0, s0, 4
-	xor        	s10, s10, s2
-	vlse32.v   	v17, (s11), ra
-	addi       	s11, s11, 4
-	sw         	s10, 292(a0)
-	vxor.vv    	v19, v19, v2
-	vsse32.v   	v19, (s0), ra
-	lw         	s10, 300(a1)
-	addi       	s0, s0, 4
-	vlse32.v   	v18, (s11), ra
-	xor        	s9, s9, s3
-	addi       	s11, s11, 4
-	sw         	s9, 296(a0)
-	vxor.vv    	v20, v20, v3
-	vsse32.v   	v20, (s0), ra
-	lw         	s9, 304(a1)
-	addi       	s0, s0, 4
-	vlse32.v   	v19, (s11), ra
-	xor        	s10, s10, s4
-	addi       	s11, s11, 4
-	sw         	s10, 300(a0)
-	vxor.vv    	v17, v17, v15
-	vsse32.v   	v17, (s0), ra
-	lw         	s10, 308(a1)
-	addi       	s0, s0, 4
-	vlse32.v   	v20, (s11), ra
-	xor        	s9, s9, s5
-	addi       	s11, s11, 4
-	vxor.vv    	v18, v18, v4
-	sw         	s9, 304(a0)
-	vsse32.v   	v18, (s0), ra
-	lw         	s9, 312(a1)
-	addi       	s0, s0, 4
-	vlse32.v   	v17, (s11), ra
-	xor        	s10, s10, s6
-	addi       	s11, s11, 4
-	vxor.vv    	v19, v19, v5
-	sw         	s10, 308(a0)
-	vsse32.v   	v19, (s0), ra
-	addi       	s0, s0, 4
-	lw         	s10, 316(a1)
-	vxor.vv    	v20, v20, v6
-	xor        	s9, s9, s7
-	vsse32.v   	v20, (s0), ra
-	addi       	s0, s0, 4
-	sw         	s9, 312(a0)
-	vxor.vv    	v17, v17, v7
-	vsse32.v   	v17, (s0), ra
-	xor        	s10, s10, s8
-	addi       	s0, s0, 4
-	sw         	s10, 316(a0)
-	addi       	a0, a0, 320
-	addi       	a1, a1, 320
-	addi       	a2, a2, -320
-	addiw      	t1, t1, 5
-	jal        	zero, .LChaCha20_ctr32_rva23_lanes_loop
-.LChaCha20_ctr32_rva23_lanes_rest:
-	addi       	s9, zero, 128
-	bltu       	a2, s9, .LChaCha20_ctr32_rva23_1
-	addi       	s9, zero, 192
-	bltu       	a2, s9, .LChaCha20_ctr32_rva23_rows
-	srli       	s11, a2, 6
-	vsetvli    	zero, s11, e32, m1, ta, ma
-	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 0
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	addw       	s5, t1, s11
-	vmv.v.x    	v17, t2
-	vmv.v.x    	v8, t3
-	vmv.v.x    	v9, t4
-	vmv.v.x    	v10, t5
-	vmv.v.x    	v11, t6
-	vmv.v.x    	v12, a5
-	vmv.v.x    	v13, a6
-	vmv.v.x    	v14, a7
-	vmv.v.x    	v1, s1
-	vmv.v.x    	v2, s2
-	vmv.v.x    	v3, s3
-	vmv.v.x    	v15, s4
-	vmv.v.x    	v4, t1
-	vmv.v.x    	v5, s6
-	vmv.v.x    	v6, s7
-	vmv.v.x    	v7, s8
-	vadd.vv    	v4, v4, v16
-	vmv.v.v    	v18, v4
-	addi       	s9, zero, 10
-.LChaCha20_ctr32_rva23_dr.1:
-	# four vector lanes interleaved with the scalar block
-	vadd.vv    	v17, v17, v11
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v8, v8, v12
-	addw       	t2, t2, t6
-	vadd.vv    	v9, v9, v13
-	xor        	s5, s5, t2
-	vadd.vv    	v10, v10, v14
-	roriw      	s5, s5, 16
-	vxor.vv    	v4, v4, v17
-	addw       	s1, s1, s5
-	vxor.vv    	v5, v5, v8
-	xor        	t6, t6, s1
-	vxor.vv    	v6, v6, v9
-	roriw      	t6, t6, 20
-	vxor.vv    	v7, v7, v10
-	addw       	t2, t2, t6
-	.word	0x52483257	# vror.vi v4, v4, 16
-	xor        	s5, s5, t2
-	.word	0x525832d7	# vror.vi v5, v5, 16
-	roriw      	s5, s5, 24
-	.word	0x52683357	# vror.vi v6, v6, 16
-	addw       	s1, s1, s5
-	.word	0x527833d7	# vror.vi v7, v7, 16
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	vadd.vv    	v1, v1, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v2, v2, v5
-	addw       	t3, t3, a5
-	vadd.vv    	v3, v3, v6
-	xor        	s6, s6, t3
-	vadd.vv    	v15, v15, v7
-	roriw      	s6, s6, 16
-	vxor.vv    	v11, v11, v1
-	addw       	s2, s2, s6
-	vxor.vv    	v12, v12, v2
-	xor        	a5, a5, s2
-	vxor.vv    	v13, v13, v3
-	roriw      	a5, a5, 20
-	vxor.vv    	v14, v14, v15
-	addw       	t3, t3, a5
-	.word	0x52ba35d7	# vror.vi v11, v11, 20
-	xor        	s6, s6, t3
-	.word	0x52ca3657	# vror.vi v12, v12, 20
-	roriw      	s6, s6, 24
-	.word	0x52da36d7	# vror.vi v13, v13, 20
-	addw       	s2, s2, s6
-	.word	0x52ea3757	# vror.vi v14, v14, 20
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	vadd.vv    	v17, v17, v11
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v8, v8, v12
-	addw       	t4, t4, a6
-	vadd.vv    	v9, v9, v13
-	xor        	s7, s7, t4
-	vadd.vv    	v10, v10, v14
-	roriw      	s7, s7, 16
-	vxor.vv    	v4, v4, v17
-	addw       	s3, s3, s7
-	vxor.vv    	v5, v5, v8
-	xor        	a6, a6, s3
-	vxor.vv    	v6, v6, v9
-	roriw      	a6, a6, 20
-	vxor.vv    	v7, v7, v10
-	addw       	t4, t4, a6
-	.word	0x524c3257	# vror.vi v4, v4, 24
-	xor        	s7, s7, t4
-	.word	0x525c32d7	# vror.vi v5, v5, 24
-	roriw      	s7, s7, 24
-	.word	0x526c3357	# vror.vi v6, v6, 24
-	addw       	s3, s3, s7
-	.word	0x527c33d7	# vror.vi v7, v7, 24
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	vadd.vv    	v1, v1, v4
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v2, v2, v5
-	addw       	t5, t5, a7
-	vadd.vv    	v3, v3, v6
-	xor        	s8, s8, t5
-	vadd.vv    	v15, v15, v7
-	roriw      	s8, s8, 16
-	vxor.vv    	v11, v11, v1
-	addw       	s4, s4, s8
-	vxor.vv    	v12, v12, v2
-	xor        	a7, a7, s4
-	vxor.vv    	v13, v13, v3
-	roriw      	a7, a7, 20
-	vxor.vv    	v14, v14, v15
-	addw       	t5, t5, a7
-	.word	0x52bcb5d7	# vror.vi v11, v11, 25
-	xor        	s8, s8, t5
-	.word	0x52ccb657	# vror.vi v12, v12, 25
-	roriw      	s8, s8, 24
-	.word	0x52dcb6d7	# vror.vi v13, v13, 25
-	addw       	s4, s4, s8
-	.word	0x52ecb757	# vror.vi v14, v14, 25
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	vadd.vv    	v17, v17, v12
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v8, v8, v13
-	addw       	t2, t2, a5
-	vadd.vv    	v9, v9, v14
-	xor        	s8, s8, t2
-	vadd.vv    	v10, v10, v11
-	roriw      	s8, s8, 16
-	vxor.vv    	v7, v7, v17
-	addw       	s3, s3, s8
-	vxor.vv    	v4, v4, v8
-	xor        	a5, a5, s3
-	vxor.vv    	v5, v5, v9
-	roriw      	a5, a5, 20
-	vxor.vv    	v6, v6, v10
-	addw       	t2, t2, a5
-	.word	0x527833d7	# vror.vi v7, v7, 16
-	xor        	s8, s8, t2
-	.word	0x52483257	# vror.vi v4, v4, 16
-	roriw      	s8, s8, 24
-	.word	0x525832d7	# vror.vi v5, v5, 16
-	addw       	s3, s3, s8
-	.word	0x52683357	# vror.vi v6, v6, 16
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	vadd.vv    	v3, v3, v7
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v15, v15, v4
-	addw       	t3, t3, a6
-	vadd.vv    	v1, v1, v5
-	xor        	s5, s5, t3
-	vadd.vv    	v2, v2, v6
-	roriw      	s5, s5, 16
-	vxor.vv    	v12, v12, v3
-	addw       	s4, s4, s5
-	vxor.vv    	v13, v13, v15
-	xor        	a6, a6, s4
-	vxor.vv    	v14, v14, v1
-	roriw      	a6, a6, 20
-	vxor.vv    	v11, v11, v2
-	addw       	t3, t3, a6
-	.word	0x52ca3657	# vror.vi v12, v12, 20
-	xor        	s5, s5, t3
-	.word	0x52da36d7	# vror.vi v13, v13, 20
-	roriw      	s5, s5, 24
-	.word	0x52ea3757	# vror.vi v14, v14, 20
-	addw       	s4, s4, s5
-	.word	0x52ba35d7	# vror.vi v11, v11, 20
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	vadd.vv    	v17, v17, v12
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v8, v8, v13
-	addw       	t4, t4, a7
-	vadd.vv    	v9, v9, v14
-	xor        	s6, s6, t4
-	vadd.vv    	v10, v10, v11
-	roriw      	s6, s6, 16
-	vxor.vv    	v7, v7, v17
-	addw       	s1, s1, s6
-	vxor.vv    	v4, v4, v8
-	xor        	a7, a7, s1
-	vxor.vv    	v5, v5, v9
-	roriw      	a7, a7, 20
-	vxor.vv    	v6, v6, v10
-	addw       	t4, t4, a7
-	.word	0x527c33d7	# vror.vi v7, v7, 24
-	xor        	s6, s6, t4
-	.word	0x524c3257	# vror.vi v4, v4, 24
-	roriw      	s6, s6, 24
-	.word	0x525c32d7	# vror.vi v5, v5, 24
-	addw       	s1, s1, s6
-	.word	0x526c3357	# vror.vi v6, v6, 24
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	vadd.vv    	v3, v3, v7
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	vadd.vv    	v15, v15, v4
-	addw       	t5, t5, t6
-	vadd.vv    	v1, v1, v5
-	xor        	s7, s7, t5
-	vadd.vv    	v2, v2, v6
-	roriw      	s7, s7, 16
-	vxor.vv    	v12, v12, v3
-	addw       	s2, s2, s7
-	vxor.vv    	v13, v13, v15
-	xor        	t6, t6, s2
-	vxor.vv    	v14, v14, v1
-	roriw      	t6, t6, 20
-	vxor.vv    	v11, v11, v2
-	addw       	t5, t5, t6
-	.word	0x52ccb657	# vror.vi v12, v12, 25
-	xor        	s7, s7, t5
-	.word	0x52dcb6d7	# vror.vi v13, v13, 25
-	roriw      	s7, s7, 24
-	.word	0x52ecb757	# vror.vi v14, v14, 25
-	addw       	s2, s2, s7
-	.word	0x52bcb5d7	# vror.vi v11, v11, 25
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_rva23_dr.1
-	# feed-forward: the scalar block and the lanes add the same state words
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	vadd.vx    	v17, v17, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	vadd.vx    	v8, v8, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	vadd.vx    	v9, v9, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	vadd.vx    	v10, v10, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	vadd.vx    	v11, v11, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	vadd.vx    	v12, v12, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	vadd.vx    	v13, v13, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	vadd.vx    	v14, v14, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	vadd.vx    	v1, v1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	vadd.vx    	v2, v2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	vadd.vx    	v3, v3, s9
-	addiw      	s9, t1, 0
-	addw       	s4, s4, s10
-	vadd.vx    	v15, v15, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	vadd.vv    	v4, v4, v18
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	vadd.vx    	v5, v5, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	vadd.vx    	v6, v6, s9
-	addw       	s8, s8, s10
-	vadd.vx    	v7, v7, s10
-	addw       	s5, s5, s11
-	# output: lane k's word i at 64k + 4i (strided by 64)
-	addi       	s11, a1, 0
-	addi       	s0, a0, 0
-	addi       	ra, zero, 64
-	vlse32.v   	v18, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v19, (s11), ra
-	addi       	s11, s11, 4
-	vlse32.v   	v20, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v18, v18, v17
-	vsse32.v   	v18, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v17, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v19, v19, v8
-	vsse32.v   	v19, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v18, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v20, v20, v9
-	vsse32.v   	v20, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v19, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v17, v17, v10
-	vsse32.v   	v17, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v20, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v18, v18, v11
-	vsse32.v   	v18, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v17, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v19, v19, v12
-	vsse32.v   	v19, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v18, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v20, v20, v13
-	vsse32.v   	v20, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v19, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v17, v17, v14
-	vsse32.v   	v17, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v20, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v18, v18, v1
-	vsse32.v   	v18, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v17, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v19, v19, v2
-	vsse32.v   	v19, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v18, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v20, v20, v3
-	vsse32.v   	v20, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v19, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v17, v17, v15
-	vsse32.v   	v17, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v20, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v18, v18, v4
-	vsse32.v   	v18, (s0), ra
-	addi       	s0, s0, 4
-	vlse32.v   	v17, (s11), ra
-	addi       	s11, s11, 4
-	vxor.vv    	v19, v19, v5
-	vsse32.v   	v19, (s0), ra
-	addi       	s0, s0, 4
-	vxor.vv    	v20, v20, v6
-	vsse32.v   	v20, (s0), ra
-	addi       	s0, s0, 4
-	vxor.vv    	v17, v17, v7
-	vsse32.v   	v17, (s0), ra
-	addi       	s0, s0, 4
-	srli       	s11, a2, 6
-	slli       	s9, s11, 6
-	add        	a0, a0, s9
-	add        	a1, a1, s9
-	sub        	a2, a2, s9
-	addw       	t1, t1, s11
-	beq        	a2, zero, .LChaCha20_ctr32_rva23_75
-	jal        	zero, .LChaCha20_ctr32_rva23_2
-.LChaCha20_ctr32_rva23_75:
-	jal        	zero, .LChaCha20_ctr32_rva23_3
-.LChaCha20_ctr32_rva23_rows:
-	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	vadd.vi    	v1, v16, 1
-	vand.vi    	v1, v1, 3
-	vadd.vi    	v2, v16, 2
-	vand.vi    	v2, v2, 3
-	vadd.vi    	v3, v16, 3
-	vand.vi    	v3, v3, 3
-	vmseq.vi   	v15, v16, 0
-	# rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	addi       	s11, t0, 0
-	vle32.v    	v4, (s11)
-	addi       	s11, a3, 0
-	vle32.v    	v5, (s11)
-	addi       	s11, a3, 16
-	vle32.v    	v6, (s11)
-	addi       	s11, a4, 0
-	vle32.v    	v7, (s11)
-	vmv.v.v    	v0, v15
-	vmerge.vxm 	v7, v7, t1, v0
-	vmv.v.v    	v17, v4
-	vmv.v.v    	v8, v5
-	vmv.v.v    	v9, v6
-	vmv.v.v    	v10, v7
-	# the scalar block is the second: counter ctr + 1
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 1
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	addi       	s9, zero, 10
-.LChaCha20_ctr32_rva23_dr.2:
-	vadd.vv    	v17, v17, v8
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	vxor.vv    	v10, v10, v17
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	.word	0x52a83557	# vror.vi v10, v10, 16
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	vadd.vv    	v9, v9, v10
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	vxor.vv    	v8, v8, v9
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	.word	0x528a3457	# vror.vi v8, v8, 20
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	vadd.vv    	v17, v17, v8
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	vxor.vv    	v10, v10, v17
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x52ac3557	# vror.vi v10, v10, 24
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	vadd.vv    	v9, v9, v10
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	vxor.vv    	v8, v8, v9
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	.word	0x528cb457	# vror.vi v8, v8, 25
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	vrgather.vv	v12, v8, v1
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	vrgather.vv	v13, v9, v2
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	vrgather.vv	v14, v10, v3
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	vadd.vv    	v17, v17, v12
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	vxor.vv    	v14, v14, v17
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	.word	0x52e83757	# vror.vi v14, v14, 16
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	vadd.vv    	v13, v13, v14
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	vxor.vv    	v12, v12, v13
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	.word	0x52ca3657	# vror.vi v12, v12, 20
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	vadd.vv    	v17, v17, v12
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	vxor.vv    	v14, v14, v17
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	.word	0x52ec3757	# vror.vi v14, v14, 24
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	vadd.vv    	v13, v13, v14
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	vxor.vv    	v12, v12, v13
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	.word	0x52ccb657	# vror.vi v12, v12, 25
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	vrgather.vv	v8, v12, v3
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	vrgather.vv	v9, v13, v2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	vrgather.vv	v10, v14, v1
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	addi       	s9, s9, -1
-	bne        	s9, zero, .LChaCha20_ctr32_rva23_dr.2
-	# feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	vadd.vv    	v17, v17, v4
-	vadd.vv    	v8, v8, v5
-	vadd.vv    	v9, v9, v6
-	vadd.vv    	v10, v10, v7
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	addiw      	s9, t1, 1
-	addw       	s4, s4, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	addw       	s8, s8, s10
-	addi       	s11, a1, 0
-	lw         	s9, 64(a1)
-	lw         	s10, 68(a1)
-	vle32.v    	v11, (s11)
-	xor        	s9, s9, t2
-	sw         	s9, 64(a0)
-	addi       	s11, a1, 16
-	lw         	s9, 72(a1)
-	xor        	s10, s10, t3
-	sw         	s10, 68(a0)
-	vle32.v    	v12, (s11)
-	lw         	s10, 76(a1)
-	xor        	s9, s9, t4
-	addi       	s11, a1, 32
-	sw         	s9, 72(a0)
-	lw         	s9, 80(a1)
-	xor        	s10, s10, t5
-	vle32.v    	v13, (s11)
-	sw         	s10, 76(a0)
-	lw         	s10, 84(a1)
-	addi       	s11, a1, 48
-	xor        	s9, s9, t6
-	sw         	s9, 80(a0)
-	vle32.v    	v14, (s11)
-	lw         	s9, 88(a1)
-	xor        	s10, s10, a5
-	sw         	s10, 84(a0)
-	vxor.vv    	v11, v11, v17
-	lw         	s10, 92(a1)
-	xor        	s9, s9, a6
-	addi       	s0, a0, 0
-	sw         	s9, 88(a0)
-	lw         	s9, 96(a1)
-	xor        	s10, s10, a7
-	vse32.v    	v11, (s0)
-	sw         	s10, 92(a0)
-	lw         	s10, 100(a1)
-	vxor.vv    	v12, v12, v8
-	xor        	s9, s9, s1
-	sw         	s9, 96(a0)
-	addi       	s0, a0, 16
-	lw         	s9, 104(a1)
-	xor        	s10, s10, s2
-	sw         	s10, 100(a0)
-	vse32.v    	v12, (s0)
-	lw         	s10, 108(a1)
-	xor        	s9, s9, s3
-	vxor.vv    	v13, v13, v9
-	sw         	s9, 104(a0)
-	lw         	s9, 112(a1)
-	xor        	s10, s10, s4
-	addi       	s0, a0, 32
-	sw         	s10, 108(a0)
-	lw         	s10, 116(a1)
-	vse32.v    	v13, (s0)
-	xor        	s9, s9, s5
-	sw         	s9, 112(a0)
-	vxor.vv    	v14, v14, v10
-	lw         	s9, 120(a1)
-	xor        	s10, s10, s6
-	sw         	s10, 116(a0)
-	addi       	s0, a0, 48
-	lw         	s10, 124(a1)
-	xor        	s9, s9, s7
-	vse32.v    	v14, (s0)
-	sw         	s9, 120(a0)
-	xor        	s10, s10, s8
-	sw         	s10, 124(a0)
-	addi       	a0, a0, 128
-	addi       	a1, a1, 128
-	addi       	a2, a2, -128
-	addiw      	t1, t1, 2
-	jal        	zero, .LChaCha20_ctr32_rva23_1
-.LChaCha20_ctr32_rva23_1:
-	bne        	a2, zero, .LChaCha20_ctr32_rva23_76
-	jal        	zero, .LChaCha20_ctr32_rva23_3
-.LChaCha20_ctr32_rva23_76:
-.LChaCha20_ctr32_rva23_block:
-	lw         	t2, 0(t0)
-	lw         	t3, 4(t0)
-	lw         	t4, 8(t0)
-	lw         	t5, 12(t0)
-	lw         	t6, 0(a3)
-	lw         	a5, 4(a3)
-	lw         	a6, 8(a3)
-	lw         	a7, 12(a3)
-	lw         	s1, 16(a3)
-	lw         	s2, 20(a3)
-	lw         	s3, 24(a3)
-	lw         	s4, 28(a3)
-	addiw      	s5, t1, 0
-	lw         	s6, 4(a4)
-	lw         	s7, 8(a4)
-	lw         	s8, 12(a4)
-	# double round 1 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 2 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 3 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 4 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 5 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 6 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 7 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 8 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 9 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	# double round 10 of 10
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 16
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 20
-	addw       	t2, t2, t6
-	xor        	s5, s5, t2
-	roriw      	s5, s5, 24
-	addw       	s1, s1, s5
-	xor        	t6, t6, s1
-	roriw      	t6, t6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 16
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 20
-	addw       	t3, t3, a5
-	xor        	s6, s6, t3
-	roriw      	s6, s6, 24
-	addw       	s2, s2, s6
-	xor        	a5, a5, s2
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 16
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 20
-	addw       	t4, t4, a6
-	xor        	s7, s7, t4
-	roriw      	s7, s7, 24
-	addw       	s3, s3, s7
-	xor        	a6, a6, s3
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 16
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 20
-	addw       	t5, t5, a7
-	xor        	s8, s8, t5
-	roriw      	s8, s8, 24
-	addw       	s4, s4, s8
-	xor        	a7, a7, s4
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 16
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 20
-	addw       	t2, t2, a5
-	xor        	s8, s8, t2
-	roriw      	s8, s8, 24
-	addw       	s3, s3, s8
-	xor        	a5, a5, s3
-	roriw      	a5, a5, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 16
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 20
-	addw       	t3, t3, a6
-	xor        	s5, s5, t3
-	roriw      	s5, s5, 24
-	addw       	s4, s4, s5
-	xor        	a6, a6, s4
-	roriw      	a6, a6, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 16
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 20
-	addw       	t4, t4, a7
-	xor        	s6, s6, t4
-	roriw      	s6, s6, 24
-	addw       	s1, s1, s6
-	xor        	a7, a7, s1
-	roriw      	a7, a7, 25
-	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 16
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 20
-	addw       	t5, t5, t6
-	xor        	s7, s7, t5
-	roriw      	s7, s7, 24
-	addw       	s2, s2, s7
-	xor        	t6, t6, s2
-	roriw      	t6, t6, 25
-	lw         	s9, 0(t0)
-	lw         	s10, 4(t0)
-	addw       	t2, t2, s9
-	lw         	s9, 8(t0)
-	addw       	t3, t3, s10
-	lw         	s10, 12(t0)
-	addw       	t4, t4, s9
-	lw         	s9, 0(a3)
-	addw       	t5, t5, s10
-	lw         	s10, 4(a3)
-	addw       	t6, t6, s9
-	lw         	s9, 8(a3)
-	addw       	a5, a5, s10
-	lw         	s10, 12(a3)
-	addw       	a6, a6, s9
-	lw         	s9, 16(a3)
-	addw       	a7, a7, s10
-	lw         	s10, 20(a3)
-	addw       	s1, s1, s9
-	lw         	s9, 24(a3)
-	addw       	s2, s2, s10
-	lw         	s10, 28(a3)
-	addw       	s3, s3, s9
-	addiw      	s9, t1, 0
-	addw       	s4, s4, s10
-	lw         	s10, 4(a4)
-	addw       	s5, s5, s9
-	lw         	s9, 8(a4)
-	addw       	s6, s6, s10
-	lw         	s10, 12(a4)
-	addw       	s7, s7, s9
-	addw       	s8, s8, s10
-	addi       	s9, zero, 64
-	bltu       	a2, s9, .LChaCha20_ctr32_rva23_2
-	lw         	s9, 0(a1)
-	lw         	s10, 4(a1)
-	xor        	s9, s9, t2
-	sw         	s9, 0(a0)
-	lw         	s9, 8(a1)
-	xor        	s10, s10, t3
-	sw         	s10, 4(a0)
-	lw         	s10, 12(a1)
-	xor        	s9, s9, t4
-	sw         	s9, 8(a0)
-	lw         	s9, 16(a1)
-	xor        	s10, s10, t5
-	sw         	s10, 12(a0)
-	lw         	s10, 20(a1)
-	xor        	s9, s9, t6
-	sw         	s9, 16(a0)
-	lw         	s9, 24(a1)
-	xor        	s10, s10, a5
-	sw         	s10, 20(a0)
-	lw         	s10, 28(a1)
-	xor        	s9, s9, a6
-	sw         	s9, 24(a0)
-	lw         	s9, 32(a1)
-	xor        	s10, s10, a7
-	sw         	s10, 28(a0)
-	lw         	s10, 36(a1)
-	xor        	s9, s9, s1
-	sw         	s9, 32(a0)
-	lw         	s9, 40(a1)
-	xor        	s10, s10, s2
-	sw         	s10, 36(a0)
-	lw         	s10, 44(a1)
-	xor        	s9, s9, s3
-	sw         	s9, 40(a0)
-	lw         	s9, 48(a1)
-	xor        	s10, s10, s4
-	sw         	s10, 44(a0)
-	lw         	s10, 52(a1)
-	xor        	s9, s9, s5
-	sw         	s9, 48(a0)
-	lw         	s9, 56(a1)
-	xor        	s10, s10, s6
-	sw         	s10, 52(a0)
-	lw         	s10, 60(a1)
-	xor        	s9, s9, s7
-	sw         	s9, 56(a0)
-	xor        	s10, s10, s8
-	sw         	s10, 60(a0)
-	addi       	a0, a0, 64
-	addi       	a1, a1, 64
-	addi       	a2, a2, -64
-	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_rva23_77
-	jal        	zero, .LChaCha20_ctr32_rva23_block
-.LChaCha20_ctr32_rva23_77:
-	jal        	zero, .LChaCha20_ctr32_rva23_3
-.LChaCha20_ctr32_rva23_2:
-	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_15
-	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_15:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t2
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_17
-	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_17:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t3
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_18
-	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_18:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t4
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_19
-	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_19:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t5
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_20
-	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_20:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, t6
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_21
-	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_21:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, a5
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_22
-	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_22:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, a6
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_23
-	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_23:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, a7
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_24
-	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_24:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s1
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_25
-	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_25:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s2
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_26
-	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_26:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s3
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_27
-	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_27:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s4
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_28
-	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_28:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s5
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_29
-	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_29:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s6
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_30
-	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_30:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s7
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_31
-	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail
-.LChaCha20_ctr32_rva23_31:
-	lw         	s9, 0(a1)
-	xor        	s9, s9, s8
-	sw         	s9, 0(a0)
-	addi       	a1, a1, 4
-	addi       	a0, a0, 4
-	addi       	a2, a2, -4
-	# unreachable: len < 64 leaves at most 15 whole words
-.LChaCha20_ctr32_rva23_tail:
-	beq        	a2, zero, .LChaCha20_ctr32_rva23_skip
-.LChaCha20_ctr32_rva23_byte:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s10
-	sb         	s9, 0(a0)
-	srli       	s10, s10, 8
-	addi       	a1, a1, 1
-	addi       	a0, a0, 1
-	addi       	a2, a2, -1
-	bne        	a2, zero, .LChaCha20_ctr32_rva23_byte
-.LChaCha20_ctr32_rva23_skip:
-	addiw      	t1, t1, 1
-.LChaCha20_ctr32_rva23_3:
-	# return
-	vsetvli    	t0, zero, e8, m8, ta, ma
-	vmv.v.i    	v0, 0
-	vmv.v.i    	v8, 0
-	vmv.v.i    	v16, 0
-	vmv.v.i    	v24, 0
-	addi       	t1, zero, 0
-	addi       	t2, zero, 0
-	addi       	a5, zero, 0
-	addi       	a6, zero, 0
-	addi       	a7, zero, 0
-	addi       	t3, zero, 0
-	addi       	t4, zero, 0
-	addi       	t5, zero, 0
-	addi       	t6, zero, 0
-	ld         	s0, 0(sp)
-	ld         	s1, 8(sp)
-	ld         	s2, 16(sp)
-	ld         	s3, 24(sp)
-	ld         	s4, 32(sp)
-	ld         	s5, 40(sp)
-	ld         	s6, 48(sp)
-	ld         	s7, 56(sp)
-	ld         	s8, 64(sp)
-	ld         	s9, 72(sp)
-	ld         	s10, 80(sp)
-	ld         	s11, 88(sp)
-	ld         	ra, 96(sp)
-	addi       	sp, sp, 112
-	jalr       	zero, 0(ra)
+	bltu       	a2, s9, .LChaCha20_ctr32_rva23_4
+	jal        	zero, .LChaCha20_ctr32_rva23_7
 .LChaCha20_ctr32_rva23_4:
-	bne        	a2, zero, .LChaCha20_ctr32_rva23_78
+	bne        	a2, zero, .LChaCha20_ctr32_rva23_74
 	jal        	zero, .LChaCha20_ctr32_rva23_6
-.LChaCha20_ctr32_rva23_78:
-.LChaCha20_ctr32_rva23_block.1:
+.LChaCha20_ctr32_rva23_74:
+.LChaCha20_ctr32_rva23_block:
 	lw         	t2, 0(t0)
 	lw         	t3, 4(t0)
 	lw         	t4, 8(t0)
@@ -3725,14 +1216,14 @@ ChaCha20_ctr32_rva23:
 	sw         	s9, 56(a0)
 	xor        	s10, s10, s8
 	sw         	s10, 60(a0)
-.LChaCha20_ctr32_rva23_next_block.1:
+.LChaCha20_ctr32_rva23_next_block:
 	addi       	a0, a0, 64
 	addi       	a1, a1, 64
 	addi       	a2, a2, -64
 	addiw      	t1, t1, 1
-	beq        	a2, zero, .LChaCha20_ctr32_rva23_79
-	jal        	zero, .LChaCha20_ctr32_rva23_block.1
-.LChaCha20_ctr32_rva23_79:
+	beq        	a2, zero, .LChaCha20_ctr32_rva23_75
+	jal        	zero, .LChaCha20_ctr32_rva23_block
+.LChaCha20_ctr32_rva23_75:
 	jal        	zero, .LChaCha20_ctr32_rva23_6
 .LChaCha20_ctr32_rva23_block_bytes:
 	lbu        	s9, 0(a1)
@@ -3975,17 +1466,17 @@ ChaCha20_ctr32_rva23:
 	lbu        	s9, 63(a1)
 	xor        	s9, s9, s8
 	sb         	s9, 63(a0)
-	jal        	zero, .LChaCha20_ctr32_rva23_next_block.1
+	jal        	zero, .LChaCha20_ctr32_rva23_next_block
 .LChaCha20_ctr32_rva23_5:
 	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
 	or         	s9, a0, a1
 	andi       	s9, s9, 3
 	bne        	s9, zero, .LChaCha20_ctr32_rva23_partial_bytes
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_38
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_12
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_38:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_12:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t2
 	sw         	s9, 0(a0)
@@ -3993,10 +1484,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_40
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_14
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_40:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_14:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t3
 	sw         	s9, 0(a0)
@@ -4004,10 +1495,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_41
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_15
 	addi       	s10, t4, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_41:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_15:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t4
 	sw         	s9, 0(a0)
@@ -4015,10 +1506,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_42
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_16
 	addi       	s10, t5, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_42:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_16:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t5
 	sw         	s9, 0(a0)
@@ -4026,10 +1517,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_43
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_17
 	addi       	s10, t6, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_43:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_17:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, t6
 	sw         	s9, 0(a0)
@@ -4037,10 +1528,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_44
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_18
 	addi       	s10, a5, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_44:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_18:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a5
 	sw         	s9, 0(a0)
@@ -4048,10 +1539,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_45
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_19
 	addi       	s10, a6, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_45:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_19:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a6
 	sw         	s9, 0(a0)
@@ -4059,10 +1550,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_46
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_20
 	addi       	s10, a7, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_46:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_20:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, a7
 	sw         	s9, 0(a0)
@@ -4070,10 +1561,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_47
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_21
 	addi       	s10, s1, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_47:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_21:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s1
 	sw         	s9, 0(a0)
@@ -4081,10 +1572,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_48
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_22
 	addi       	s10, s2, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_48:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_22:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s2
 	sw         	s9, 0(a0)
@@ -4092,10 +1583,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_49
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_23
 	addi       	s10, s3, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_49:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_23:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s3
 	sw         	s9, 0(a0)
@@ -4103,10 +1594,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_50
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_24
 	addi       	s10, s4, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_50:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_24:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s4
 	sw         	s9, 0(a0)
@@ -4114,10 +1605,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_51
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_25
 	addi       	s10, s5, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_51:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_25:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s5
 	sw         	s9, 0(a0)
@@ -4125,10 +1616,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_52
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_26
 	addi       	s10, s6, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_52:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_26:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s6
 	sw         	s9, 0(a0)
@@ -4136,10 +1627,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_53
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_27
 	addi       	s10, s7, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_53:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_27:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s7
 	sw         	s9, 0(a0)
@@ -4147,10 +1638,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_54
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_28
 	addi       	s10, s8, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_54:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_28:
 	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
 	sw         	s9, 0(a0)
@@ -4160,10 +1651,10 @@ ChaCha20_ctr32_rva23:
 	# unreachable: len < 64 leaves at most 15 whole words
 .LChaCha20_ctr32_rva23_partial_bytes:
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_55
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_29
 	addi       	s10, t2, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_55:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_29:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, t2
 	sb         	s9, 0(a0)
@@ -4183,10 +1674,10 @@ ChaCha20_ctr32_rva23:
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
-	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_56
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_30
 	addi       	s10, t3, 0
-	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
-.LChaCha20_ctr32_rva23_56:
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_30:
 	lbu        	s9, 0(a1)
 	xor        	s9, s9, t3
 	sb         	s9, 0(a0)
@@ -4202,328 +1693,2832 @@ ChaCha20_ctr32_rva23:
 	lbu        	s9, 3(a1)
 	xor        	s9, s9, t3
 	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_31
+	addi       	s10, t4, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_31:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 0(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 1(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 2(a0)
+	srli       	t4, t4, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t4
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_32
+	addi       	s10, t5, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_32:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 0(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 1(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 2(a0)
+	srli       	t5, t5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_33
+	addi       	s10, t6, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_33:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 0(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 1(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 2(a0)
+	srli       	t6, t6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, t6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_34
+	addi       	s10, a5, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_34:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 0(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 1(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 2(a0)
+	srli       	a5, a5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_35
+	addi       	s10, a6, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_35:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 0(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 1(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 2(a0)
+	srli       	a6, a6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_36
+	addi       	s10, a7, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_36:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 0(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 1(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 2(a0)
+	srli       	a7, a7, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, a7
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_37
+	addi       	s10, s1, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_37:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 0(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 1(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 2(a0)
+	srli       	s1, s1, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s1
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_38
+	addi       	s10, s2, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_38:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 0(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 1(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 2(a0)
+	srli       	s2, s2, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s2
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_39
+	addi       	s10, s3, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_39:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 0(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 1(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 2(a0)
+	srli       	s3, s3, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s3
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_40
+	addi       	s10, s4, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_40:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 0(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 1(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 2(a0)
+	srli       	s4, s4, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s4
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_41
+	addi       	s10, s5, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_41:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 0(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 1(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 2(a0)
+	srli       	s5, s5, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s5
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_42
+	addi       	s10, s6, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_42:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 0(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 1(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 2(a0)
+	srli       	s6, s6, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s6
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_43
+	addi       	s10, s7, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_43:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 0(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 1(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 2(a0)
+	srli       	s7, s7, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s7
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_44
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail
+.LChaCha20_ctr32_rva23_44:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 0(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 1(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 1(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 2(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 2(a0)
+	srli       	s8, s8, 8
+	lbu        	s9, 3(a1)
+	xor        	s9, s9, s8
+	sb         	s9, 3(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	# unreachable: len < 64 leaves at most 15 whole words
+.LChaCha20_ctr32_rva23_tail:
+	beq        	a2, zero, .LChaCha20_ctr32_rva23_skip
+.LChaCha20_ctr32_rva23_byte:
+	lbu        	s9, 0(a1)
+	xor        	s9, s9, s10
+	sb         	s9, 0(a0)
+	srli       	s10, s10, 8
+	addi       	a1, a1, 1
+	addi       	a0, a0, 1
+	addi       	a2, a2, -1
+	bne        	a2, zero, .LChaCha20_ctr32_rva23_byte
+.LChaCha20_ctr32_rva23_skip:
+	addiw      	t1, t1, 1
+.LChaCha20_ctr32_rva23_6:
+	# return
+	addi       	t1, zero, 0
+	addi       	t2, zero, 0
+	addi       	a5, zero, 0
+	addi       	a6, zero, 0
+	addi       	a7, zero, 0
+	addi       	t3, zero, 0
+	addi       	t4, zero, 0
+	addi       	t5, zero, 0
+	addi       	t6, zero, 0
+	ld         	s0, 0(sp)
+	ld         	s1, 8(sp)
+	ld         	s2, 16(sp)
+	ld         	s3, 24(sp)
+	ld         	s4, 32(sp)
+	ld         	s5, 40(sp)
+	ld         	s6, 48(sp)
+	ld         	s7, 56(sp)
+	ld         	s8, 64(sp)
+	ld         	s9, 72(sp)
+	ld         	s10, 80(sp)
+	ld         	s11, 88(sp)
+	ld         	ra, 96(sp)
+	addi       	sp, sp, 112
+	jalr       	zero, 0(ra)
+.LChaCha20_ctr32_rva23_7:
+	# unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
+	or         	s9, a0, a1
+	andi       	s9, s9, 3
+	beq        	s9, zero, .LChaCha20_ctr32_rva23_76
+	jal        	zero, .LChaCha20_ctr32_rva23_4
+.LChaCha20_ctr32_rva23_76:
+	# vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
+	addi       	s11, zero, 4
+	vsetvli    	zero, s11, e32, m1, ta, ma
+	vid.v      	v16
+.LChaCha20_ctr32_rva23_lanes_loop:
+	addi       	s9, zero, 320
+	bltu       	a2, s9, .LChaCha20_ctr32_rva23_lanes_rest
+	addi       	s11, zero, 4
+	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	addw       	s5, t1, s11
+	vmv.v.x    	v17, t2
+	vmv.v.x    	v8, t3
+	vmv.v.x    	v9, t4
+	vmv.v.x    	v10, t5
+	vmv.v.x    	v11, t6
+	vmv.v.x    	v12, a5
+	vmv.v.x    	v13, a6
+	vmv.v.x    	v14, a7
+	vmv.v.x    	v1, s1
+	vmv.v.x    	v2, s2
+	vmv.v.x    	v3, s3
+	vmv.v.x    	v15, s4
+	vmv.v.x    	v4, t1
+	vmv.v.x    	v5, s6
+	vmv.v.x    	v6, s7
+	vmv.v.x    	v7, s8
+	vadd.vv    	v4, v4, v16
+	vmv.v.v    	v18, v4
+	addi       	s9, zero, 10
+.LChaCha20_ctr32_rva23_dr:
+	# four vector lanes interleaved with the scalar block
+	vadd.vv    	v17, v17, v11
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v8, v8, v12
+	addw       	t2, t2, t6
+	vadd.vv    	v9, v9, v13
+	xor        	s5, s5, t2
+	vadd.vv    	v10, v10, v14
+	roriw      	s5, s5, 16
+	vxor.vv    	v4, v4, v17
+	addw       	s1, s1, s5
+	vxor.vv    	v5, v5, v8
+	xor        	t6, t6, s1
+	vxor.vv    	v6, v6, v9
+	roriw      	t6, t6, 20
+	vxor.vv    	v7, v7, v10
+	addw       	t2, t2, t6
+	.word	0x52483257	# vror.vi v4, v4, 16
+	xor        	s5, s5, t2
+	.word	0x525832d7	# vror.vi v5, v5, 16
+	roriw      	s5, s5, 24
+	.word	0x52683357	# vror.vi v6, v6, 16
+	addw       	s1, s1, s5
+	.word	0x527833d7	# vror.vi v7, v7, 16
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	vadd.vv    	v1, v1, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v2, v2, v5
+	addw       	t3, t3, a5
+	vadd.vv    	v3, v3, v6
+	xor        	s6, s6, t3
+	vadd.vv    	v15, v15, v7
+	roriw      	s6, s6, 16
+	vxor.vv    	v11, v11, v1
+	addw       	s2, s2, s6
+	vxor.vv    	v12, v12, v2
+	xor        	a5, a5, s2
+	vxor.vv    	v13, v13, v3
+	roriw      	a5, a5, 20
+	vxor.vv    	v14, v14, v15
+	addw       	t3, t3, a5
+	.word	0x52ba35d7	# vror.vi v11, v11, 20
+	xor        	s6, s6, t3
+	.word	0x52ca3657	# vror.vi v12, v12, 20
+	roriw      	s6, s6, 24
+	.word	0x52da36d7	# vror.vi v13, v13, 20
+	addw       	s2, s2, s6
+	.word	0x52ea3757	# vror.vi v14, v14, 20
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	vadd.vv    	v17, v17, v11
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v8, v8, v12
+	addw       	t4, t4, a6
+	vadd.vv    	v9, v9, v13
+	xor        	s7, s7, t4
+	vadd.vv    	v10, v10, v14
+	roriw      	s7, s7, 16
+	vxor.vv    	v4, v4, v17
+	addw       	s3, s3, s7
+	vxor.vv    	v5, v5, v8
+	xor        	a6, a6, s3
+	vxor.vv    	v6, v6, v9
+	roriw      	a6, a6, 20
+	vxor.vv    	v7, v7, v10
+	addw       	t4, t4, a6
+	.word	0x524c3257	# vror.vi v4, v4, 24
+	xor        	s7, s7, t4
+	.word	0x525c32d7	# vror.vi v5, v5, 24
+	roriw      	s7, s7, 24
+	.word	0x526c3357	# vror.vi v6, v6, 24
+	addw       	s3, s3, s7
+	.word	0x527c33d7	# vror.vi v7, v7, 24
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	vadd.vv    	v1, v1, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v2, v2, v5
+	addw       	t5, t5, a7
+	vadd.vv    	v3, v3, v6
+	xor        	s8, s8, t5
+	vadd.vv    	v15, v15, v7
+	roriw      	s8, s8, 16
+	vxor.vv    	v11, v11, v1
+	addw       	s4, s4, s8
+	vxor.vv    	v12, v12, v2
+	xor        	a7, a7, s4
+	vxor.vv    	v13, v13, v3
+	roriw      	a7, a7, 20
+	vxor.vv    	v14, v14, v15
+	addw       	t5, t5, a7
+	.word	0x52bcb5d7	# vror.vi v11, v11, 25
+	xor        	s8, s8, t5
+	.word	0x52ccb657	# vror.vi v12, v12, 25
+	roriw      	s8, s8, 24
+	.word	0x52dcb6d7	# vror.vi v13, v13, 25
+	addw       	s4, s4, s8
+	.word	0x52ecb757	# vror.vi v14, v14, 25
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	vadd.vv    	v17, v17, v12
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v8, v8, v13
+	addw       	t2, t2, a5
+	vadd.vv    	v9, v9, v14
+	xor        	s8, s8, t2
+	vadd.vv    	v10, v10, v11
+	roriw      	s8, s8, 16
+	vxor.vv    	v7, v7, v17
+	addw       	s3, s3, s8
+	vxor.vv    	v4, v4, v8
+	xor        	a5, a5, s3
+	vxor.vv    	v5, v5, v9
+	roriw      	a5, a5, 20
+	vxor.vv    	v6, v6, v10
+	addw       	t2, t2, a5
+	.word	0x527833d7	# vror.vi v7, v7, 16
+	xor        	s8, s8, t2
+	.word	0x52483257	# vror.vi v4, v4, 16
+	roriw      	s8, s8, 24
+	.word	0x525832d7	# vror.vi v5, v5, 16
+	addw       	s3, s3, s8
+	.word	0x52683357	# vror.vi v6, v6, 16
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	vadd.vv    	v3, v3, v7
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v15, v15, v4
+	addw       	t3, t3, a6
+	vadd.vv    	v1, v1, v5
+	xor        	s5, s5, t3
+	vadd.vv    	v2, v2, v6
+	roriw      	s5, s5, 16
+	vxor.vv    	v12, v12, v3
+	addw       	s4, s4, s5
+	vxor.vv    	v13, v13, v15
+	xor        	a6, a6, s4
+	vxor.vv    	v14, v14, v1
+	roriw      	a6, a6, 20
+	vxor.vv    	v11, v11, v2
+	addw       	t3, t3, a6
+	.word	0x52ca3657	# vror.vi v12, v12, 20
+	xor        	s5, s5, t3
+	.word	0x52da36d7	# vror.vi v13, v13, 20
+	roriw      	s5, s5, 24
+	.word	0x52ea3757	# vror.vi v14, v14, 20
+	addw       	s4, s4, s5
+	.word	0x52ba35d7	# vror.vi v11, v11, 20
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	vadd.vv    	v17, v17, v12
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v8, v8, v13
+	addw       	t4, t4, a7
+	vadd.vv    	v9, v9, v14
+	xor        	s6, s6, t4
+	vadd.vv    	v10, v10, v11
+	roriw      	s6, s6, 16
+	vxor.vv    	v7, v7, v17
+	addw       	s1, s1, s6
+	vxor.vv    	v4, v4, v8
+	xor        	a7, a7, s1
+	vxor.vv    	v5, v5, v9
+	roriw      	a7, a7, 20
+	vxor.vv    	v6, v6, v10
+	addw       	t4, t4, a7
+	.word	0x527c33d7	# vror.vi v7, v7, 24
+	xor        	s6, s6, t4
+	.word	0x524c3257	# vror.vi v4, v4, 24
+	roriw      	s6, s6, 24
+	.word	0x525c32d7	# vror.vi v5, v5, 24
+	addw       	s1, s1, s6
+	.word	0x526c3357	# vror.vi v6, v6, 24
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	vadd.vv    	v3, v3, v7
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v15, v15, v4
+	addw       	t5, t5, t6
+	vadd.vv    	v1, v1, v5
+	xor        	s7, s7, t5
+	vadd.vv    	v2, v2, v6
+	roriw      	s7, s7, 16
+	vxor.vv    	v12, v12, v3
+	addw       	s2, s2, s7
+	vxor.vv    	v13, v13, v15
+	xor        	t6, t6, s2
+	vxor.vv    	v14, v14, v1
+	roriw      	t6, t6, 20
+	vxor.vv    	v11, v11, v2
+	addw       	t5, t5, t6
+	.word	0x52ccb657	# vror.vi v12, v12, 25
+	xor        	s7, s7, t5
+	.word	0x52dcb6d7	# vror.vi v13, v13, 25
+	roriw      	s7, s7, 24
+	.word	0x52ecb757	# vror.vi v14, v14, 25
+	addw       	s2, s2, s7
+	.word	0x52bcb5d7	# vror.vi v11, v11, 25
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	addi       	s9, s9, -1
+	bne        	s9, zero, .LChaCha20_ctr32_rva23_dr
+	# feed-forward: the scalar block and the lanes add the same state words
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	vadd.vx    	v17, v17, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	vadd.vx    	v8, v8, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	vadd.vx    	v9, v9, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	vadd.vx    	v10, v10, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	vadd.vx    	v11, v11, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	vadd.vx    	v12, v12, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	vadd.vx    	v13, v13, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	vadd.vx    	v14, v14, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	vadd.vx    	v1, v1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	vadd.vx    	v2, v2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	vadd.vx    	v3, v3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	vadd.vx    	v15, v15, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	vadd.vv    	v4, v4, v18
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	vadd.vx    	v5, v5, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	vadd.vx    	v6, v6, s9
+	addw       	s8, s8, s10
+	vadd.vx    	v7, v7, s10
+	addw       	s5, s5, s11
+	# output: lane k's word i at 64k + 4i (strided by 64)
+	# ... interleaved with the scalar block's, bytes 256..320
+	addi       	s11, a1, 0
+	addi       	s0, a0, 0
+	lw         	s9, 256(a1)
+	addi       	ra, zero, 64
+	vlse32.v   	v18, (s11), ra
+	lw         	s10, 260(a1)
+	addi       	s11, s11, 4
+	vlse32.v   	v19, (s11), ra
+	xor        	s9, s9, t2
+	addi       	s11, s11, 4
+	sw         	s9, 256(a0)
+	vlse32.v   	v20, (s11), ra
+	addi       	s11, s11, 4
+	lw         	s9, 264(a1)
+	vxor.vv    	v18, v18, v17
+	vsse32.v   	v18, (s0), ra
+	xor        	s10, s10, t3
+	addi       	s0, s0, 4
+	vlse32.v   	v17, (s11), ra
+	sw         	s10, 260(a0)
+	addi       	s11, s11, 4
+	lw         	s10, 268(a1)
+	vxor.vv    	v19, v19, v8
+	vsse32.v   	v19, (s0), ra
+	xor        	s9, s9, t4
+	addi       	s0, s0, 4
+	vlse32.v   	v18, (s11), ra
+	sw         	s9, 264(a0)
+	addi       	s11, s11, 4
+	vxor.vv    	v20, v20, v9
+	lw         	s9, 272(a1)
+	vsse32.v   	v20, (s0), ra
+	xor        	s10, s10, t5
+	addi       	s0, s0, 4
+	vlse32.v   	v19, (s11), ra
+	sw         	s10, 268(a0)
+	addi       	s11, s11, 4
+	vxor.vv    	v17, v17, v10
+	lw         	s10, 276(a1)
+	vsse32.v   	v17, (s0), ra
+	xor        	s9, s9, t6
+	addi       	s0, s0, 4
+	vlse32.v   	v20, (s11), ra
+	sw         	s9, 272(a0)
+	addi       	s11, s11, 4
+	vxor.vv    	v18, v18, v11
+	lw         	s9, 280(a1)
+	vsse32.v   	v18, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s10, s10, a5
+	vlse32.v   	v17, (s11), ra
+	sw         	s10, 276(a0)
+	addi       	s11, s11, 4
+	vxor.vv    	v19, v19, v12
+	lw         	s10, 284(a1)
+	vsse32.v   	v19, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s9, s9, a6
+	vlse32.v   	v18, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s9, 280(a0)
+	vxor.vv    	v20, v20, v13
+	lw         	s9, 288(a1)
+	vsse32.v   	v20, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s10, s10, a7
+	vlse32.v   	v19, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s10, 284(a0)
+	vxor.vv    	v17, v17, v14
+	lw         	s10, 292(a1)
+	vsse32.v   	v17, (s0), ra
+	addi       	s0, s0, 4
+	xor        	s9, s9, s1
+	vlse32.v   	v20, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s9, 288(a0)
+	vxor.vv    	v18, v18, v1
+	vsse32.v   	v18, (s0), ra
+	lw         	s9, 296(a1)
+	addi       	s0, s0, 4
+	xor        	s10, s10, s2
+	vlse32.v   	v17, (s11), ra
+	addi       	s11, s11, 4
+	sw         	s10, 292(a0)
+	vxor.vv    	v19, v19, v2
+	vsse32.v   	v19, (s0), ra
+	lw         	s10, 300(a1)
+	addi       	s0, s0, 4
+	vlse32.v   	v18, (s11), ra
+	xor        	s9, s9, s3
+	addi       	s11, s11, 4
+	sw         	s9, 296(a0)
+	vxor.vv    	v20, v20, v3
+	vsse32.v   	v20, (s0), ra
+	lw         	s9, 304(a1)
+	addi       	s0, s0, 4
+	vlse32.v   	v19, (s11), ra
+	xor        	s10, s10, s4
+	addi       	s11, s11, 4
+	sw         	s10, 300(a0)
+	vxor.vv    	v17, v17, v15
+	vsse32.v   	v17, (s0), ra
+	lw         	s10, 308(a1)
+	addi       	s0, s0, 4
+	vlse32.v   	v20, (s11), ra
+	xor        	s9, s9, s5
+	addi       	s11, s11, 4
+	vxor.vv    	v18, v18, v4
+	sw         	s9, 304(a0)
+	vsse32.v   	v18, (s0), ra
+	lw         	s9, 312(a1)
+	addi       	s0, s0, 4
+	vlse32.v   	v17, (s11), ra
+	xor        	s10, s10, s6
+	addi       	s11, s11, 4
+	vxor.vv    	v19, v19, v5
+	sw         	s10, 308(a0)
+	vsse32.v   	v19, (s0), ra
+	addi       	s0, s0, 4
+	lw         	s10, 316(a1)
+	vxor.vv    	v20, v20, v6
+	xor        	s9, s9, s7
+	vsse32.v   	v20, (s0), ra
+	addi       	s0, s0, 4
+	sw         	s9, 312(a0)
+	vxor.vv    	v17, v17, v7
+	vsse32.v   	v17, (s0), ra
+	xor        	s10, s10, s8
+	addi       	s0, s0, 4
+	sw         	s10, 316(a0)
+	addi       	a0, a0, 320
+	addi       	a1, a1, 320
+	addi       	a2, a2, -320
+	addiw      	t1, t1, 5
+	jal        	zero, .LChaCha20_ctr32_rva23_lanes_loop
+.LChaCha20_ctr32_rva23_lanes_rest:
+	addi       	s9, zero, 128
+	bltu       	a2, s9, .LChaCha20_ctr32_rva23_1
+	addi       	s9, zero, 192
+	bltu       	a2, s9, .LChaCha20_ctr32_rva23_rows
+	srli       	s11, a2, 6
+	vsetvli    	zero, s11, e32, m1, ta, ma
+	# state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	addw       	s5, t1, s11
+	vmv.v.x    	v17, t2
+	vmv.v.x    	v8, t3
+	vmv.v.x    	v9, t4
+	vmv.v.x    	v10, t5
+	vmv.v.x    	v11, t6
+	vmv.v.x    	v12, a5
+	vmv.v.x    	v13, a6
+	vmv.v.x    	v14, a7
+	vmv.v.x    	v1, s1
+	vmv.v.x    	v2, s2
+	vmv.v.x    	v3, s3
+	vmv.v.x    	v15, s4
+	vmv.v.x    	v4, t1
+	vmv.v.x    	v5, s6
+	vmv.v.x    	v6, s7
+	vmv.v.x    	v7, s8
+	vadd.vv    	v4, v4, v16
+	vmv.v.v    	v18, v4
+	addi       	s9, zero, 10
+.LChaCha20_ctr32_rva23_dr.1:
+	# four vector lanes interleaved with the scalar block
+	vadd.vv    	v17, v17, v11
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v8, v8, v12
+	addw       	t2, t2, t6
+	vadd.vv    	v9, v9, v13
+	xor        	s5, s5, t2
+	vadd.vv    	v10, v10, v14
+	roriw      	s5, s5, 16
+	vxor.vv    	v4, v4, v17
+	addw       	s1, s1, s5
+	vxor.vv    	v5, v5, v8
+	xor        	t6, t6, s1
+	vxor.vv    	v6, v6, v9
+	roriw      	t6, t6, 20
+	vxor.vv    	v7, v7, v10
+	addw       	t2, t2, t6
+	.word	0x52483257	# vror.vi v4, v4, 16
+	xor        	s5, s5, t2
+	.word	0x525832d7	# vror.vi v5, v5, 16
+	roriw      	s5, s5, 24
+	.word	0x52683357	# vror.vi v6, v6, 16
+	addw       	s1, s1, s5
+	.word	0x527833d7	# vror.vi v7, v7, 16
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	vadd.vv    	v1, v1, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v2, v2, v5
+	addw       	t3, t3, a5
+	vadd.vv    	v3, v3, v6
+	xor        	s6, s6, t3
+	vadd.vv    	v15, v15, v7
+	roriw      	s6, s6, 16
+	vxor.vv    	v11, v11, v1
+	addw       	s2, s2, s6
+	vxor.vv    	v12, v12, v2
+	xor        	a5, a5, s2
+	vxor.vv    	v13, v13, v3
+	roriw      	a5, a5, 20
+	vxor.vv    	v14, v14, v15
+	addw       	t3, t3, a5
+	.word	0x52ba35d7	# vror.vi v11, v11, 20
+	xor        	s6, s6, t3
+	.word	0x52ca3657	# vror.vi v12, v12, 20
+	roriw      	s6, s6, 24
+	.word	0x52da36d7	# vror.vi v13, v13, 20
+	addw       	s2, s2, s6
+	.word	0x52ea3757	# vror.vi v14, v14, 20
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	vadd.vv    	v17, v17, v11
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v8, v8, v12
+	addw       	t4, t4, a6
+	vadd.vv    	v9, v9, v13
+	xor        	s7, s7, t4
+	vadd.vv    	v10, v10, v14
+	roriw      	s7, s7, 16
+	vxor.vv    	v4, v4, v17
+	addw       	s3, s3, s7
+	vxor.vv    	v5, v5, v8
+	xor        	a6, a6, s3
+	vxor.vv    	v6, v6, v9
+	roriw      	a6, a6, 20
+	vxor.vv    	v7, v7, v10
+	addw       	t4, t4, a6
+	.word	0x524c3257	# vror.vi v4, v4, 24
+	xor        	s7, s7, t4
+	.word	0x525c32d7	# vror.vi v5, v5, 24
+	roriw      	s7, s7, 24
+	.word	0x526c3357	# vror.vi v6, v6, 24
+	addw       	s3, s3, s7
+	.word	0x527c33d7	# vror.vi v7, v7, 24
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	vadd.vv    	v1, v1, v4
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v2, v2, v5
+	addw       	t5, t5, a7
+	vadd.vv    	v3, v3, v6
+	xor        	s8, s8, t5
+	vadd.vv    	v15, v15, v7
+	roriw      	s8, s8, 16
+	vxor.vv    	v11, v11, v1
+	addw       	s4, s4, s8
+	vxor.vv    	v12, v12, v2
+	xor        	a7, a7, s4
+	vxor.vv    	v13, v13, v3
+	roriw      	a7, a7, 20
+	vxor.vv    	v14, v14, v15
+	addw       	t5, t5, a7
+	.word	0x52bcb5d7	# vror.vi v11, v11, 25
+	xor        	s8, s8, t5
+	.word	0x52ccb657	# vror.vi v12, v12, 25
+	roriw      	s8, s8, 24
+	.word	0x52dcb6d7	# vror.vi v13, v13, 25
+	addw       	s4, s4, s8
+	.word	0x52ecb757	# vror.vi v14, v14, 25
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	vadd.vv    	v17, v17, v12
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v8, v8, v13
+	addw       	t2, t2, a5
+	vadd.vv    	v9, v9, v14
+	xor        	s8, s8, t2
+	vadd.vv    	v10, v10, v11
+	roriw      	s8, s8, 16
+	vxor.vv    	v7, v7, v17
+	addw       	s3, s3, s8
+	vxor.vv    	v4, v4, v8
+	xor        	a5, a5, s3
+	vxor.vv    	v5, v5, v9
+	roriw      	a5, a5, 20
+	vxor.vv    	v6, v6, v10
+	addw       	t2, t2, a5
+	.word	0x527833d7	# vror.vi v7, v7, 16
+	xor        	s8, s8, t2
+	.word	0x52483257	# vror.vi v4, v4, 16
+	roriw      	s8, s8, 24
+	.word	0x525832d7	# vror.vi v5, v5, 16
+	addw       	s3, s3, s8
+	.word	0x52683357	# vror.vi v6, v6, 16
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	vadd.vv    	v3, v3, v7
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v15, v15, v4
+	addw       	t3, t3, a6
+	vadd.vv    	v1, v1, v5
+	xor        	s5, s5, t3
+	vadd.vv    	v2, v2, v6
+	roriw      	s5, s5, 16
+	vxor.vv    	v12, v12, v3
+	addw       	s4, s4, s5
+	vxor.vv    	v13, v13, v15
+	xor        	a6, a6, s4
+	vxor.vv    	v14, v14, v1
+	roriw      	a6, a6, 20
+	vxor.vv    	v11, v11, v2
+	addw       	t3, t3, a6
+	.word	0x52ca3657	# vror.vi v12, v12, 20
+	xor        	s5, s5, t3
+	.word	0x52da36d7	# vror.vi v13, v13, 20
+	roriw      	s5, s5, 24
+	.word	0x52ea3757	# vror.vi v14, v14, 20
+	addw       	s4, s4, s5
+	.word	0x52ba35d7	# vror.vi v11, v11, 20
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	vadd.vv    	v17, v17, v12
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v8, v8, v13
+	addw       	t4, t4, a7
+	vadd.vv    	v9, v9, v14
+	xor        	s6, s6, t4
+	vadd.vv    	v10, v10, v11
+	roriw      	s6, s6, 16
+	vxor.vv    	v7, v7, v17
+	addw       	s1, s1, s6
+	vxor.vv    	v4, v4, v8
+	xor        	a7, a7, s1
+	vxor.vv    	v5, v5, v9
+	roriw      	a7, a7, 20
+	vxor.vv    	v6, v6, v10
+	addw       	t4, t4, a7
+	.word	0x527c33d7	# vror.vi v7, v7, 24
+	xor        	s6, s6, t4
+	.word	0x524c3257	# vror.vi v4, v4, 24
+	roriw      	s6, s6, 24
+	.word	0x525c32d7	# vror.vi v5, v5, 24
+	addw       	s1, s1, s6
+	.word	0x526c3357	# vror.vi v6, v6, 24
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	vadd.vv    	v3, v3, v7
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	vadd.vv    	v15, v15, v4
+	addw       	t5, t5, t6
+	vadd.vv    	v1, v1, v5
+	xor        	s7, s7, t5
+	vadd.vv    	v2, v2, v6
+	roriw      	s7, s7, 16
+	vxor.vv    	v12, v12, v3
+	addw       	s2, s2, s7
+	vxor.vv    	v13, v13, v15
+	xor        	t6, t6, s2
+	vxor.vv    	v14, v14, v1
+	roriw      	t6, t6, 20
+	vxor.vv    	v11, v11, v2
+	addw       	t5, t5, t6
+	.word	0x52ccb657	# vror.vi v12, v12, 25
+	xor        	s7, s7, t5
+	.word	0x52dcb6d7	# vror.vi v13, v13, 25
+	roriw      	s7, s7, 24
+	.word	0x52ecb757	# vror.vi v14, v14, 25
+	addw       	s2, s2, s7
+	.word	0x52bcb5d7	# vror.vi v11, v11, 25
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	addi       	s9, s9, -1
+	bne        	s9, zero, .LChaCha20_ctr32_rva23_dr.1
+	# feed-forward: the scalar block and the lanes add the same state words
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	vadd.vx    	v17, v17, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	vadd.vx    	v8, v8, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	vadd.vx    	v9, v9, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	vadd.vx    	v10, v10, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	vadd.vx    	v11, v11, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	vadd.vx    	v12, v12, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	vadd.vx    	v13, v13, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	vadd.vx    	v14, v14, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	vadd.vx    	v1, v1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	vadd.vx    	v2, v2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	vadd.vx    	v3, v3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	vadd.vx    	v15, v15, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	vadd.vv    	v4, v4, v18
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	vadd.vx    	v5, v5, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	vadd.vx    	v6, v6, s9
+	addw       	s8, s8, s10
+	vadd.vx    	v7, v7, s10
+	addw       	s5, s5, s11
+	# output: lane k's word i at 64k + 4i (strided by 64)
+	addi       	s11, a1, 0
+	addi       	s0, a0, 0
+	addi       	ra, zero, 64
+	vlse32.v   	v18, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v19, (s11), ra
+	addi       	s11, s11, 4
+	vlse32.v   	v20, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v18, v18, v17
+	vsse32.v   	v18, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v17, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v19, v19, v8
+	vsse32.v   	v19, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v18, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v20, v20, v9
+	vsse32.v   	v20, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v19, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v17, v17, v10
+	vsse32.v   	v17, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v20, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v18, v18, v11
+	vsse32.v   	v18, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v17, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v19, v19, v12
+	vsse32.v   	v19, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v18, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v20, v20, v13
+	vsse32.v   	v20, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v19, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v17, v17, v14
+	vsse32.v   	v17, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v20, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v18, v18, v1
+	vsse32.v   	v18, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v17, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v19, v19, v2
+	vsse32.v   	v19, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v18, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v20, v20, v3
+	vsse32.v   	v20, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v19, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v17, v17, v15
+	vsse32.v   	v17, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v20, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v18, v18, v4
+	vsse32.v   	v18, (s0), ra
+	addi       	s0, s0, 4
+	vlse32.v   	v17, (s11), ra
+	addi       	s11, s11, 4
+	vxor.vv    	v19, v19, v5
+	vsse32.v   	v19, (s0), ra
+	addi       	s0, s0, 4
+	vxor.vv    	v20, v20, v6
+	vsse32.v   	v20, (s0), ra
+	addi       	s0, s0, 4
+	vxor.vv    	v17, v17, v7
+	vsse32.v   	v17, (s0), ra
+	addi       	s0, s0, 4
+	srli       	s11, a2, 6
+	slli       	s9, s11, 6
+	add        	a0, a0, s9
+	add        	a1, a1, s9
+	sub        	a2, a2, s9
+	addw       	t1, t1, s11
+	beq        	a2, zero, .LChaCha20_ctr32_rva23_77
+	jal        	zero, .LChaCha20_ctr32_rva23_2
+.LChaCha20_ctr32_rva23_77:
+	jal        	zero, .LChaCha20_ctr32_rva23_3
+.LChaCha20_ctr32_rva23_rows:
+	# rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
+	vadd.vi    	v1, v16, 1
+	vand.vi    	v1, v1, 3
+	vadd.vi    	v2, v16, 2
+	vand.vi    	v2, v2, 3
+	vadd.vi    	v3, v16, 3
+	vand.vi    	v3, v3, 3
+	vmseq.vi   	v15, v16, 0
+	# rows of the state: word sources per ABI; the counter word is ctr (merged in)
+	addi       	s11, t0, 0
+	vle32.v    	v4, (s11)
+	addi       	s11, a3, 0
+	vle32.v    	v5, (s11)
+	addi       	s11, a3, 16
+	vle32.v    	v6, (s11)
+	addi       	s11, a4, 0
+	vle32.v    	v7, (s11)
+	vmv.v.v    	v0, v15
+	vmerge.vxm 	v7, v7, t1, v0
+	vmv.v.v    	v17, v4
+	vmv.v.v    	v8, v5
+	vmv.v.v    	v9, v6
+	vmv.v.v    	v10, v7
+	# the scalar block is the second: counter ctr + 1
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 1
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	addi       	s9, zero, 10
+.LChaCha20_ctr32_rva23_dr.2:
+	vadd.vv    	v17, v17, v8
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	vxor.vv    	v10, v10, v17
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	.word	0x52a83557	# vror.vi v10, v10, 16
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	vadd.vv    	v9, v9, v10
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	vxor.vv    	v8, v8, v9
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	.word	0x528a3457	# vror.vi v8, v8, 20
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	vadd.vv    	v17, v17, v8
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	vxor.vv    	v10, v10, v17
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x52ac3557	# vror.vi v10, v10, 24
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	vadd.vv    	v9, v9, v10
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	vxor.vv    	v8, v8, v9
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	.word	0x528cb457	# vror.vi v8, v8, 25
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	vrgather.vv	v12, v8, v1
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	vrgather.vv	v13, v9, v2
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	vrgather.vv	v14, v10, v3
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	vadd.vv    	v17, v17, v12
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	vxor.vv    	v14, v14, v17
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	.word	0x52e83757	# vror.vi v14, v14, 16
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	vadd.vv    	v13, v13, v14
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	vxor.vv    	v12, v12, v13
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	.word	0x52ca3657	# vror.vi v12, v12, 20
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	vadd.vv    	v17, v17, v12
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	vxor.vv    	v14, v14, v17
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	.word	0x52ec3757	# vror.vi v14, v14, 24
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	vadd.vv    	v13, v13, v14
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	vxor.vv    	v12, v12, v13
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	.word	0x52ccb657	# vror.vi v12, v12, 25
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	vrgather.vv	v8, v12, v3
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	vrgather.vv	v9, v13, v2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	vrgather.vv	v10, v14, v1
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	addi       	s9, s9, -1
+	bne        	s9, zero, .LChaCha20_ctr32_rva23_dr.2
+	# feed-forward and output: the rows block at 0..64, the scalar block at 64..128
+	vadd.vv    	v17, v17, v4
+	vadd.vv    	v8, v8, v5
+	vadd.vv    	v9, v9, v6
+	vadd.vv    	v10, v10, v7
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	addiw      	s9, t1, 1
+	addw       	s4, s4, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	addw       	s8, s8, s10
+	addi       	s11, a1, 0
+	lw         	s9, 64(a1)
+	lw         	s10, 68(a1)
+	vle32.v    	v11, (s11)
+	xor        	s9, s9, t2
+	sw         	s9, 64(a0)
+	addi       	s11, a1, 16
+	lw         	s9, 72(a1)
+	xor        	s10, s10, t3
+	sw         	s10, 68(a0)
+	vle32.v    	v12, (s11)
+	lw         	s10, 76(a1)
+	xor        	s9, s9, t4
+	addi       	s11, a1, 32
+	sw         	s9, 72(a0)
+	lw         	s9, 80(a1)
+	xor        	s10, s10, t5
+	vle32.v    	v13, (s11)
+	sw         	s10, 76(a0)
+	lw         	s10, 84(a1)
+	addi       	s11, a1, 48
+	xor        	s9, s9, t6
+	sw         	s9, 80(a0)
+	vle32.v    	v14, (s11)
+	lw         	s9, 88(a1)
+	xor        	s10, s10, a5
+	sw         	s10, 84(a0)
+	vxor.vv    	v11, v11, v17
+	lw         	s10, 92(a1)
+	xor        	s9, s9, a6
+	addi       	s0, a0, 0
+	sw         	s9, 88(a0)
+	lw         	s9, 96(a1)
+	xor        	s10, s10, a7
+	vse32.v    	v11, (s0)
+	sw         	s10, 92(a0)
+	lw         	s10, 100(a1)
+	vxor.vv    	v12, v12, v8
+	xor        	s9, s9, s1
+	sw         	s9, 96(a0)
+	addi       	s0, a0, 16
+	lw         	s9, 104(a1)
+	xor        	s10, s10, s2
+	sw         	s10, 100(a0)
+	vse32.v    	v12, (s0)
+	lw         	s10, 108(a1)
+	xor        	s9, s9, s3
+	vxor.vv    	v13, v13, v9
+	sw         	s9, 104(a0)
+	lw         	s9, 112(a1)
+	xor        	s10, s10, s4
+	addi       	s0, a0, 32
+	sw         	s10, 108(a0)
+	lw         	s10, 116(a1)
+	vse32.v    	v13, (s0)
+	xor        	s9, s9, s5
+	sw         	s9, 112(a0)
+	vxor.vv    	v14, v14, v10
+	lw         	s9, 120(a1)
+	xor        	s10, s10, s6
+	sw         	s10, 116(a0)
+	addi       	s0, a0, 48
+	lw         	s10, 124(a1)
+	xor        	s9, s9, s7
+	vse32.v    	v14, (s0)
+	sw         	s9, 120(a0)
+	xor        	s10, s10, s8
+	sw         	s10, 124(a0)
+	addi       	a0, a0, 128
+	addi       	a1, a1, 128
+	addi       	a2, a2, -128
+	addiw      	t1, t1, 2
+	jal        	zero, .LChaCha20_ctr32_rva23_1
+.LChaCha20_ctr32_rva23_1:
+	bne        	a2, zero, .LChaCha20_ctr32_rva23_78
+	jal        	zero, .LChaCha20_ctr32_rva23_3
+.LChaCha20_ctr32_rva23_78:
+.LChaCha20_ctr32_rva23_block.1:
+	lw         	t2, 0(t0)
+	lw         	t3, 4(t0)
+	lw         	t4, 8(t0)
+	lw         	t5, 12(t0)
+	lw         	t6, 0(a3)
+	lw         	a5, 4(a3)
+	lw         	a6, 8(a3)
+	lw         	a7, 12(a3)
+	lw         	s1, 16(a3)
+	lw         	s2, 20(a3)
+	lw         	s3, 24(a3)
+	lw         	s4, 28(a3)
+	addiw      	s5, t1, 0
+	lw         	s6, 4(a4)
+	lw         	s7, 8(a4)
+	lw         	s8, 12(a4)
+	# double round 1 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 2 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 3 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 4 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 5 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 6 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 7 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 8 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 9 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	# double round 10 of 10
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 16
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 20
+	addw       	t2, t2, t6
+	xor        	s5, s5, t2
+	roriw      	s5, s5, 24
+	addw       	s1, s1, s5
+	xor        	t6, t6, s1
+	roriw      	t6, t6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 16
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 20
+	addw       	t3, t3, a5
+	xor        	s6, s6, t3
+	roriw      	s6, s6, 24
+	addw       	s2, s2, s6
+	xor        	a5, a5, s2
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 16
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 20
+	addw       	t4, t4, a6
+	xor        	s7, s7, t4
+	roriw      	s7, s7, 24
+	addw       	s3, s3, s7
+	xor        	a6, a6, s3
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 16
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 20
+	addw       	t5, t5, a7
+	xor        	s8, s8, t5
+	roriw      	s8, s8, 24
+	addw       	s4, s4, s8
+	xor        	a7, a7, s4
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 16
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 20
+	addw       	t2, t2, a5
+	xor        	s8, s8, t2
+	roriw      	s8, s8, 24
+	addw       	s3, s3, s8
+	xor        	a5, a5, s3
+	roriw      	a5, a5, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 16
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 20
+	addw       	t3, t3, a6
+	xor        	s5, s5, t3
+	roriw      	s5, s5, 24
+	addw       	s4, s4, s5
+	xor        	a6, a6, s4
+	roriw      	a6, a6, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 16
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 20
+	addw       	t4, t4, a7
+	xor        	s6, s6, t4
+	roriw      	s6, s6, 24
+	addw       	s1, s1, s6
+	xor        	a7, a7, s1
+	roriw      	a7, a7, 25
+	# a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 16
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 20
+	addw       	t5, t5, t6
+	xor        	s7, s7, t5
+	roriw      	s7, s7, 24
+	addw       	s2, s2, s7
+	xor        	t6, t6, s2
+	roriw      	t6, t6, 25
+	lw         	s9, 0(t0)
+	lw         	s10, 4(t0)
+	addw       	t2, t2, s9
+	lw         	s9, 8(t0)
+	addw       	t3, t3, s10
+	lw         	s10, 12(t0)
+	addw       	t4, t4, s9
+	lw         	s9, 0(a3)
+	addw       	t5, t5, s10
+	lw         	s10, 4(a3)
+	addw       	t6, t6, s9
+	lw         	s9, 8(a3)
+	addw       	a5, a5, s10
+	lw         	s10, 12(a3)
+	addw       	a6, a6, s9
+	lw         	s9, 16(a3)
+	addw       	a7, a7, s10
+	lw         	s10, 20(a3)
+	addw       	s1, s1, s9
+	lw         	s9, 24(a3)
+	addw       	s2, s2, s10
+	lw         	s10, 28(a3)
+	addw       	s3, s3, s9
+	addiw      	s9, t1, 0
+	addw       	s4, s4, s10
+	lw         	s10, 4(a4)
+	addw       	s5, s5, s9
+	lw         	s9, 8(a4)
+	addw       	s6, s6, s10
+	lw         	s10, 12(a4)
+	addw       	s7, s7, s9
+	addw       	s8, s8, s10
+	addi       	s9, zero, 64
+	bltu       	a2, s9, .LChaCha20_ctr32_rva23_2
+	lw         	s9, 0(a1)
+	lw         	s10, 4(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
+	lw         	s9, 8(a1)
+	xor        	s10, s10, t3
+	sw         	s10, 4(a0)
+	lw         	s10, 12(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 8(a0)
+	lw         	s9, 16(a1)
+	xor        	s10, s10, t5
+	sw         	s10, 12(a0)
+	lw         	s10, 20(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 16(a0)
+	lw         	s9, 24(a1)
+	xor        	s10, s10, a5
+	sw         	s10, 20(a0)
+	lw         	s10, 28(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 24(a0)
+	lw         	s9, 32(a1)
+	xor        	s10, s10, a7
+	sw         	s10, 28(a0)
+	lw         	s10, 36(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 32(a0)
+	lw         	s9, 40(a1)
+	xor        	s10, s10, s2
+	sw         	s10, 36(a0)
+	lw         	s10, 44(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 40(a0)
+	lw         	s9, 48(a1)
+	xor        	s10, s10, s4
+	sw         	s10, 44(a0)
+	lw         	s10, 52(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 48(a0)
+	lw         	s9, 56(a1)
+	xor        	s10, s10, s6
+	sw         	s10, 52(a0)
+	lw         	s10, 60(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 56(a0)
+	xor        	s10, s10, s8
+	sw         	s10, 60(a0)
+	addi       	a0, a0, 64
+	addi       	a1, a1, 64
+	addi       	a2, a2, -64
+	addiw      	t1, t1, 1
+	beq        	a2, zero, .LChaCha20_ctr32_rva23_79
+	jal        	zero, .LChaCha20_ctr32_rva23_block.1
+.LChaCha20_ctr32_rva23_79:
+	jal        	zero, .LChaCha20_ctr32_rva23_3
+.LChaCha20_ctr32_rva23_2:
+	# partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_55
+	addi       	s10, t2, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
+.LChaCha20_ctr32_rva23_55:
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t2
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_57
-	addi       	s10, t4, 0
+	addi       	s10, t3, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_57:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, t4
-	sb         	s9, 0(a0)
-	srli       	t4, t4, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, t4
-	sb         	s9, 1(a0)
-	srli       	t4, t4, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, t4
-	sb         	s9, 2(a0)
-	srli       	t4, t4, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, t4
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t3
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_58
-	addi       	s10, t5, 0
+	addi       	s10, t4, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_58:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, t5
-	sb         	s9, 0(a0)
-	srli       	t5, t5, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, t5
-	sb         	s9, 1(a0)
-	srli       	t5, t5, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, t5
-	sb         	s9, 2(a0)
-	srli       	t5, t5, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, t5
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t4
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_59
-	addi       	s10, t6, 0
+	addi       	s10, t5, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_59:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, t6
-	sb         	s9, 0(a0)
-	srli       	t6, t6, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, t6
-	sb         	s9, 1(a0)
-	srli       	t6, t6, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, t6
-	sb         	s9, 2(a0)
-	srli       	t6, t6, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, t6
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t5
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_60
-	addi       	s10, a5, 0
+	addi       	s10, t6, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_60:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, a5
-	sb         	s9, 0(a0)
-	srli       	a5, a5, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, a5
-	sb         	s9, 1(a0)
-	srli       	a5, a5, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, a5
-	sb         	s9, 2(a0)
-	srli       	a5, a5, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, a5
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, t6
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_61
-	addi       	s10, a6, 0
+	addi       	s10, a5, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_61:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, a6
-	sb         	s9, 0(a0)
-	srli       	a6, a6, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, a6
-	sb         	s9, 1(a0)
-	srli       	a6, a6, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, a6
-	sb         	s9, 2(a0)
-	srli       	a6, a6, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, a6
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a5
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_62
-	addi       	s10, a7, 0
+	addi       	s10, a6, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_62:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, a7
-	sb         	s9, 0(a0)
-	srli       	a7, a7, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, a7
-	sb         	s9, 1(a0)
-	srli       	a7, a7, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, a7
-	sb         	s9, 2(a0)
-	srli       	a7, a7, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, a7
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a6
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_63
-	addi       	s10, s1, 0
+	addi       	s10, a7, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_63:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s1
-	sb         	s9, 0(a0)
-	srli       	s1, s1, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s1
-	sb         	s9, 1(a0)
-	srli       	s1, s1, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s1
-	sb         	s9, 2(a0)
-	srli       	s1, s1, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s1
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, a7
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_64
-	addi       	s10, s2, 0
+	addi       	s10, s1, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_64:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s2
-	sb         	s9, 0(a0)
-	srli       	s2, s2, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s2
-	sb         	s9, 1(a0)
-	srli       	s2, s2, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s2
-	sb         	s9, 2(a0)
-	srli       	s2, s2, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s2
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s1
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_65
-	addi       	s10, s3, 0
+	addi       	s10, s2, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_65:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s3
-	sb         	s9, 0(a0)
-	srli       	s3, s3, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s3
-	sb         	s9, 1(a0)
-	srli       	s3, s3, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s3
-	sb         	s9, 2(a0)
-	srli       	s3, s3, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s3
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s2
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_66
-	addi       	s10, s4, 0
+	addi       	s10, s3, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_66:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s4
-	sb         	s9, 0(a0)
-	srli       	s4, s4, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s4
-	sb         	s9, 1(a0)
-	srli       	s4, s4, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s4
-	sb         	s9, 2(a0)
-	srli       	s4, s4, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s4
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s3
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_67
-	addi       	s10, s5, 0
+	addi       	s10, s4, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_67:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s5
-	sb         	s9, 0(a0)
-	srli       	s5, s5, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s5
-	sb         	s9, 1(a0)
-	srli       	s5, s5, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s5
-	sb         	s9, 2(a0)
-	srli       	s5, s5, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s5
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s4
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_68
-	addi       	s10, s6, 0
+	addi       	s10, s5, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_68:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s6
-	sb         	s9, 0(a0)
-	srli       	s6, s6, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s6
-	sb         	s9, 1(a0)
-	srli       	s6, s6, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s6
-	sb         	s9, 2(a0)
-	srli       	s6, s6, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s6
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s5
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_69
-	addi       	s10, s7, 0
+	addi       	s10, s6, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_69:
-	lbu        	s9, 0(a1)
-	xor        	s9, s9, s7
-	sb         	s9, 0(a0)
-	srli       	s7, s7, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s7
-	sb         	s9, 1(a0)
-	srli       	s7, s7, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s7
-	sb         	s9, 2(a0)
-	srli       	s7, s7, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s7
-	sb         	s9, 3(a0)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s6
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
 	addi       	s9, zero, 4
 	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_70
-	addi       	s10, s8, 0
+	addi       	s10, s7, 0
 	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
 .LChaCha20_ctr32_rva23_70:
-	lbu        	s9, 0(a1)
+	lw         	s9, 0(a1)
+	xor        	s9, s9, s7
+	sw         	s9, 0(a0)
+	addi       	a1, a1, 4
+	addi       	a0, a0, 4
+	addi       	a2, a2, -4
+	addi       	s9, zero, 4
+	bgeu       	a2, s9, .LChaCha20_ctr32_rva23_71
+	addi       	s10, s8, 0
+	jal        	zero, .LChaCha20_ctr32_rva23_tail.1
+.LChaCha20_ctr32_rva23_71:
+	lw         	s9, 0(a1)
 	xor        	s9, s9, s8
-	sb         	s9, 0(a0)
-	srli       	s8, s8, 8
-	lbu        	s9, 1(a1)
-	xor        	s9, s9, s8
-	sb         	s9, 1(a0)
-	srli       	s8, s8, 8
-	lbu        	s9, 2(a1)
-	xor        	s9, s9, s8
-	sb         	s9, 2(a0)
-	srli       	s8, s8, 8
-	lbu        	s9, 3(a1)
-	xor        	s9, s9, s8
-	sb         	s9, 3(a0)
+	sw         	s9, 0(a0)
 	addi       	a1, a1, 4
 	addi       	a0, a0, 4
 	addi       	a2, a2, -4
@@ -4541,8 +4536,13 @@ ChaCha20_ctr32_rva23:
 	bne        	a2, zero, .LChaCha20_ctr32_rva23_byte.1
 .LChaCha20_ctr32_rva23_skip.1:
 	addiw      	t1, t1, 1
-.LChaCha20_ctr32_rva23_6:
+.LChaCha20_ctr32_rva23_3:
 	# return
+	vsetvli    	t0, zero, e8, m8, ta, ma
+	vmv.v.i    	v0, 0
+	vmv.v.i    	v8, 0
+	vmv.v.i    	v16, 0
+	vmv.v.i    	v24, 0
 	addi       	t1, zero, 0
 	addi       	t2, zero, 0
 	addi       	a5, zero, 0

@@ -145,15 +145,15 @@ gcm_init_c906_novector:
 	.type	gcm_gmult_c906_novector, @function
 gcm_gmult_c906_novector:
 	# void gcm_gmult_c906_novector(u64 *Xi, const u128 *Htable)
-	# gcm_gmult_c906_novector: 479 instructions, frame 112 bytes
+	# gcm_gmult_c906_novector: 477 instructions, frame 96 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
-	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
+	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11
 	#   most live values at once: 27 integer, 0 vector registers
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	addi       	sp, sp, -112
+	addi       	sp, sp, -96
 	sd         	s0, 0(sp)
 	sd         	s1, 8(sp)
 	sd         	s2, 16(sp)
@@ -166,7 +166,6 @@ gcm_gmult_c906_novector:
 	sd         	s9, 72(sp)
 	sd         	s10, 80(sp)
 	sd         	s11, 88(sp)
-	sd         	ra, 96(sp)
 	# class masks: m[k] = 0x1111111111111111 << k
 	lui        	t3, 4369
 	addiw      	t3, t3, 273
@@ -185,395 +184,395 @@ gcm_gmult_c906_novector:
 	th.rev     	a4, a4
 	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	xor        	t4, a4, a2
-	th.extu    	a7, a4, 31, 0
-	lwu        	a3, 0(a1)
-	and        	s3, a7, t3
-	lwu        	a6, 8(a1)
-	lwu        	s1, 12(a1)
-	mul        	s5, s3, a3
-	and        	s4, a7, t0
-	and        	t5, a7, t1
-	lwu        	a5, 4(a1)
-	mul        	t6, s3, a6
-	and        	s6, a7, t2
-	mul        	a7, s3, s1
-	mul        	s2, s4, a6
-	th.mula    	s5, s4, s1
-	mul        	s7, t5, a6
-	mul        	s3, s3, a5
-	mul        	s8, s4, a3
-	th.mula    	t6, s6, s1
-	mul        	s4, s4, a5
-	xor        	a7, a7, s2
+	th.extu    	t6, a4, 31, 0
+	lwu        	s1, 0(a1)
+	and        	a6, t6, t3
+	lwu        	s3, 8(a1)
+	lwu        	s4, 12(a1)
+	mul        	s5, a6, s1
+	and        	a7, t6, t0
+	mul        	a3, a6, s3
+	and        	t5, t6, t1
+	lwu        	s2, 4(a1)
+	and        	s6, t6, t2
+	mul        	t6, a6, s4
+	mul        	a5, a7, s3
+	mul        	s7, t5, s3
+	mul        	a6, a6, s2
+	th.mula    	s5, a7, s4
+	mul        	s8, a7, s1
+	th.mula    	a3, s6, s4
+	mul        	a7, a7, s2
+	xor        	t6, t6, a5
+	mul        	a5, t5, s2
+	th.mula    	a6, t5, s4
 	xor        	s5, s5, s7
-	mul        	s2, t5, a5
-	mul        	s7, s6, a5
-	th.mula    	s3, t5, s1
-	th.mula    	s8, s6, a6
-	xor        	t6, t6, s4
-	mul        	s4, t5, a3
-	xor        	a7, a7, s2
+	mul        	s7, s6, s2
+	th.mula    	s8, s6, s3
+	xor        	a3, a3, a7
+	mul        	a7, t5, s1
+	xor        	t6, t6, a5
+	mul        	a5, s6, s1
 	xor        	s5, s5, s7
-	xor        	s3, s3, s8
-	mul        	s2, s6, a3
+	xor        	a6, a6, s8
 	and        	t5, s5, t3
-	srli       	a5, a4, 32
-	and        	s6, a5, t3
-	and        	s1, a5, t0
-	and        	a3, a5, t1
-	and        	a5, a5, t2
-	and        	s3, s3, t0
-	lwu        	a6, 16(a1)
-	xor        	t6, t6, s4
-	or         	t5, t5, s3
-	lwu        	s9, 24(a1)
+	srli       	s3, a4, 32
+	and        	s5, s3, t3
+	and        	s2, s3, t0
+	and        	s1, s3, t1
+	and        	s3, s3, t2
+	and        	a6, a6, t0
+	lwu        	s4, 16(a1)
+	xor        	a3, a3, a7
+	or         	t5, t5, a6
+	lwu        	s7, 24(a1)
 	lwu        	s8, 28(a1)
-	mul        	s4, s6, a6
-	lwu        	s3, 20(a1)
-	mul        	s5, a3, s9
-	th.mula    	s4, s1, s8
-	and        	t6, t6, t1
-	xor        	a7, a7, s2
-	xor        	s4, s4, s5
-	mul        	s5, a5, s3
+	mul        	s9, s5, s4
+	lwu        	s6, 20(a1)
+	mul        	s10, s1, s7
+	and        	a3, a3, t1
+	xor        	t6, t6, a5
+	or         	t5, t5, a3
+	mul        	a7, s5, s6
+	mul        	s11, s2, s4
+	and        	t6, t6, t2
 	or         	t5, t5, t6
-	mul        	s2, s6, s3
-	mul        	s7, s1, a6
-	xor        	s4, s4, s5
-	th.mula    	s2, a3, s8
-	th.mula    	s7, a5, s9
-	and        	t6, s4, t3
-	and        	a7, a7, t2
-	xor        	s2, s2, s7
-	and        	s2, s2, t0
-	or         	t6, t6, s2
-	or         	t5, t5, a7
-	th.extu    	s5, a4, 31, 0
-	srli       	a4, a4, 32
-	xor        	s5, s5, a4
-	and        	s7, s5, t3
-	and        	s4, s5, t0
-	and        	a7, s5, t1
-	mul        	a4, s6, s9
-	lwu        	s2, 32(a1)
-	and        	s5, s5, t2
-	mul        	s10, s6, s8
-	mul        	s9, s1, s9
-	th.mula    	a4, a5, s8
-	lwu        	s6, 36(a1)
-	mul        	s8, s1, s3
-	lwu        	s1, 40(a1)
-	xor        	s10, s10, s9
-	mul        	s9, a3, s3
-	xor        	a4, a4, s8
-	lwu        	s3, 44(a1)
-	mul        	s8, a3, a6
-	mul        	a3, s7, s2
-	xor        	s10, s10, s9
-	mul        	s9, a5, a6
-	xor        	a4, a4, s8
-	th.mula    	a3, s4, s3
-	and        	a4, a4, t1
-	mul        	a6, a7, s1
-	xor        	s10, s10, s9
-	or         	t6, t6, a4
-	mul        	a5, s7, s6
-	mul        	s8, s4, s2
+	mul        	a5, s5, s7
+	mul        	a3, s5, s8
+	mul        	a6, s2, s7
+	th.mula    	s9, s2, s8
+	mul        	s5, s2, s6
+	th.mula    	a5, s3, s8
+	th.mula    	a7, s1, s8
 	xor        	a3, a3, a6
-	mul        	a6, s5, s6
-	th.mula    	a5, a7, s3
-	th.mula    	s8, s5, s1
-	xor        	a3, a3, a6
-	and        	a4, a3, t3
-	and        	s10, s10, t2
-	xor        	a5, a5, s8
-	or         	t6, t6, s10
-	mul        	s8, s7, s1
-	mul        	a3, s7, s3
-	mul        	s9, s4, s1
-	th.mula    	s8, s5, s3
-	mul        	a6, s4, s6
-	xor        	a3, a3, s9
-	mul        	s9, a7, s6
-	xor        	s8, s8, a6
-	mul        	a6, a7, s2
-	xor        	a3, a3, s9
-	mul        	s9, s5, s2
-	and        	a5, a5, t0
-	xor        	s8, s8, a6
-	or         	a4, a4, a5
-	th.extu    	a7, a2, 31, 0
-	lwu        	a5, 48(a1)
-	and        	a6, a7, t3
-	and        	s1, a7, t0
-	and        	s4, a7, t1
-	lwu        	s7, 52(a1)
-	and        	s5, a7, t2
-	and        	s8, s8, t1
-	lwu        	a7, 56(a1)
-	xor        	a3, a3, s9
-	or         	a4, a4, s8
-	lwu        	s8, 60(a1)
-	mul        	s6, a6, a5
-	mul        	s9, s4, a7
-	and        	a3, a3, t2
-	th.mula    	s6, s1, s8
-	mul        	s2, a6, s7
-	or         	a4, a4, a3
-	xor        	s6, s6, s9
-	mul        	s9, s5, s7
-	th.mula    	s2, s4, s8
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a4, a4, t5
-	mul        	s3, s1, a5
-	xor        	s6, s6, s9
-	and        	a3, s6, t3
-	xor        	a4, a4, t6
-	th.mula    	s3, s5, a7
-	slli       	s6, a4, 32
-	xor        	t5, t5, s6
-	xor        	s2, s2, s3
-	and        	s2, s2, t0
-	srli       	s6, a4, 32
-	or         	a3, a3, s2
-	xor        	t6, t6, s6
-	srli       	s0, a2, 32
-	lwu        	a4, 64(a1)
-	and        	s6, s0, t3
-	mul        	s10, a6, a7
-	lwu        	s3, 72(a1)
-	mul        	s9, a6, s8
-	mul        	s11, s1, a7
-	and        	s2, s0, t0
-	and        	a6, s0, t1
-	lwu        	a7, 68(a1)
-	th.mula    	s10, s5, s8
-	lwu        	s8, 76(a1)
-	mul        	ra, s1, s7
-	and        	s1, s0, t2
-	xor        	s9, s9, s11
-	mul        	s11, s4, s7
-	mul        	s7, s6, a4
-	xor        	s10, s10, ra
-	mul        	ra, s4, a5
-	th.mula    	s7, s2, s8
-	mul        	s4, a6, s3
-	xor        	s9, s9, s11
-	mul        	s11, s5, a5
-	xor        	s10, s10, ra
-	xor        	s7, s7, s4
-	and        	s10, s10, t1
-	mul        	s4, s1, a7
-	xor        	s9, s9, s11
-	or         	a3, a3, s10
-	mul        	s5, s6, a7
-	mul        	s10, s2, a4
-	xor        	s7, s7, s4
-	th.mula    	s5, a6, s8
-	th.mula    	s10, s1, s3
-	and        	a5, s7, t3
-	and        	s9, s9, t2
-	xor        	s5, s5, s10
-	and        	s5, s5, t0
-	or         	a5, a5, s5
-	or         	a3, a3, s9
-	th.extu    	s7, a2, 31, 0
-	srli       	a2, a2, 32
-	xor        	s7, s7, a2
-	and        	s9, s7, t3
-	and        	s5, s7, t0
-	and        	a2, s7, t1
-	mul        	s10, s6, s3
-	lwu        	s4, 80(a1)
-	and        	s7, s7, t2
-	mul        	s6, s6, s8
-	mul        	s11, s2, s3
-	th.mula    	s10, s1, s8
-	lwu        	s3, 84(a1)
-	mul        	s8, s2, a7
-	lwu        	s2, 88(a1)
-	xor        	s6, s6, s11
-	mul        	s11, a6, a7
-	xor        	s10, s10, s8
-	lwu        	a7, 92(a1)
-	mul        	s8, a6, a4
-	mul        	a6, s9, s4
-	xor        	s6, s6, s11
-	mul        	s11, s1, a4
-	xor        	s10, s10, s8
-	th.mula    	a6, s5, a7
-	and        	s10, s10, t1
-	mul        	a4, a2, s2
-	xor        	s6, s6, s11
-	or         	a5, a5, s10
-	mul        	s1, s9, s3
-	mul        	s8, s5, s4
-	xor        	a6, a6, a4
-	mul        	a4, s7, s3
-	th.mula    	s1, a2, a7
-	th.mula    	s8, s7, s2
-	xor        	a6, a6, a4
-	and        	a6, a6, t3
-	and        	s6, s6, t2
-	xor        	s1, s1, s8
-	or         	a5, a5, s6
-	mul        	s10, s9, s2
-	mul        	a4, s9, a7
-	mul        	s11, s5, s2
-	th.mula    	s10, s7, a7
-	mul        	a7, s5, s3
-	xor        	a4, a4, s11
-	mul        	s11, a2, s3
-	xor        	s10, s10, a7
-	mul        	a7, a2, s4
-	xor        	a4, a4, s11
-	mul        	s11, s7, s4
-	and        	s1, s1, t0
-	xor        	s10, s10, a7
-	or         	a6, a6, s1
-	th.extu    	a2, t4, 31, 0
-	lwu        	a7, 96(a1)
-	and        	s2, a2, t3
-	and        	s1, a2, t0
-	and        	s5, a2, t1
-	lwu        	s8, 100(a1)
-	and        	s6, a2, t2
-	and        	s10, s10, t1
-	lwu        	s9, 104(a1)
-	xor        	a4, a4, s11
-	or         	a6, a6, s10
-	lwu        	s7, 108(a1)
-	mul        	a2, s2, a7
-	mul        	s10, s5, s9
-	and        	a4, a4, t2
-	th.mula    	a2, s1, s7
-	mul        	s3, s2, s8
-	or         	a6, a6, a4
-	xor        	a2, a2, s10
-	mul        	s10, s6, s8
-	th.mula    	s3, s5, s7
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, a3
-	mul        	s4, s1, a7
-	xor        	a2, a2, s10
-	and        	a4, a2, t3
-	xor        	a6, a6, a5
-	th.mula    	s4, s6, s9
-	slli       	s10, a6, 32
-	xor        	a2, a3, s10
-	xor        	s3, s3, s4
-	and        	s3, s3, t0
-	srli       	s10, a6, 32
-	or         	a4, a4, s3
-	xor        	a3, a5, s10
-	srli       	ra, t4, 32
-	lwu        	a5, 112(a1)
-	and        	s4, ra, t3
-	mul        	s11, s2, s9
-	lwu        	s3, 120(a1)
-	mul        	s10, s2, s7
-	mul        	s9, s1, s9
-	and        	s2, ra, t0
-	and        	a6, ra, t1
-	th.mula    	s11, s6, s7
-	lwu        	s7, 124(a1)
-	mul        	s0, s1, s8
-	and        	s1, ra, t2
-	xor        	s10, s10, s9
-	mul        	s9, s5, s8
-	mul        	s8, s4, a5
-	xor        	s11, s11, s0
-	mul        	s0, s5, a7
-	lwu        	s5, 116(a1)
-	th.mula    	s8, s2, s7
-	xor        	s10, s10, s9
-	mul        	s9, s6, a7
-	mul        	a7, a6, s3
-	xor        	s11, s11, s0
-	and        	s11, s11, t1
-	xor        	s8, s8, a7
-	mul        	a7, s1, s5
-	xor        	s10, s10, s9
-	or         	a4, a4, s11
-	mul        	s6, s4, s5
-	mul        	s9, s2, a5
-	xor        	s8, s8, a7
-	th.mula    	s6, a6, s7
-	th.mula    	s9, s1, s3
-	and        	a7, s8, t3
-	and        	s10, s10, t2
-	xor        	s6, s6, s9
-	and        	s6, s6, t0
-	or         	a7, a7, s6
-	or         	a4, a4, s10
-	th.extu    	s9, t4, 31, 0
-	srli       	t4, t4, 32
-	xor        	s9, s9, t4
-	and        	s10, s9, t3
-	and        	s8, s9, t0
-	and        	t4, s9, t1
-	mul        	s11, s4, s3
-	lwu        	s6, 128(a1)
-	and        	s9, s9, t2
-	mul        	s4, s4, s7
-	mul        	s0, s2, s3
-	th.mula    	s11, s1, s7
-	lwu        	s3, 132(a1)
-	mul        	s7, s2, s5
-	lwu        	s2, 136(a1)
-	xor        	s4, s4, s0
-	mul        	s0, a6, s5
-	xor        	s11, s11, s7
-	lwu        	a1, 140(a1)
-	mul        	s7, a6, a5
-	mul        	a6, s10, s6
-	xor        	s4, s4, s0
-	mul        	s0, s1, a5
-	xor        	s11, s11, s7
-	th.mula    	a6, s8, a1
-	and        	s11, s11, t1
-	mul        	s1, t4, s2
-	xor        	s4, s4, s0
-	or         	a7, a7, s11
-	mul        	a5, s10, s3
-	mul        	s5, s8, s6
-	xor        	a6, a6, s1
-	mul        	s1, s9, s3
-	th.mula    	a5, t4, a1
-	th.mula    	s5, s9, s2
-	xor        	a6, a6, s1
-	and        	t3, a6, t3
-	and        	s4, s4, t2
+	mul        	a6, s1, s6
+	xor        	s9, s9, s10
+	mul        	s10, s3, s6
+	th.mula    	s11, s3, s7
 	xor        	a5, a5, s5
-	or         	a7, a7, s4
-	mul        	a6, s10, s2
-	mul        	s1, s10, a1
-	mul        	s2, s8, s2
-	th.mula    	a6, s9, a1
-	mul        	a1, s8, s3
-	xor        	s1, s1, s2
-	mul        	s2, t4, s3
-	xor        	a6, a6, a1
-	mul        	a1, t4, s6
-	xor        	s1, s1, s2
-	mul        	s2, s9, s6
+	mul        	s5, s1, s4
+	xor        	a3, a3, a6
+	mul        	a6, s3, s4
+	xor        	s9, s9, s10
+	xor        	a7, a7, s11
+	and        	t6, s9, t3
+	th.extu    	s9, a4, 31, 0
+	srli       	a4, a4, 32
+	xor        	s9, s9, a4
+	and        	s8, s9, t3
+	and        	s2, s9, t0
+	and        	a7, a7, t0
+	and        	s1, s9, t1
+	xor        	a5, a5, s5
+	or         	t6, t6, a7
+	lwu        	a7, 32(a1)
+	lwu        	s4, 40(a1)
+	lwu        	s6, 44(a1)
+	mul        	s7, s8, a7
+	lwu        	s3, 36(a1)
+	and        	s9, s9, t2
+	and        	a5, a5, t1
+	mul        	s10, s1, s4
+	xor        	a3, a3, a6
+	or         	t6, t6, a5
+	mul        	s11, s8, s3
+	mul        	a6, s2, a7
+	and        	a3, a3, t2
+	th.mula    	s7, s2, s6
+	or         	t6, t6, a3
+	mul        	a4, s8, s4
+	mul        	a3, s8, s6
+	mul        	a5, s2, s4
+	mul        	s5, s2, s3
+	th.mula    	a4, s9, s6
+	xor        	s7, s7, s10
+	xor        	a3, a3, a5
+	mul        	a5, s1, s3
+	mul        	s10, s9, s3
+	th.mula    	s11, s1, s6
+	th.mula    	a6, s9, s4
+	xor        	a4, a4, s5
+	mul        	s5, s1, a7
+	xor        	a3, a3, a5
+	mul        	a5, s9, a7
+	xor        	s7, s7, s10
+	xor        	s11, s11, a6
+	and        	a6, s7, t3
+	and        	s11, s11, t0
+	or         	a6, a6, s11
+	th.extu    	s4, a2, 31, 0
+	lwu        	s2, 48(a1)
+	and        	a7, s4, t3
+	and        	s3, s4, t0
+	and        	s1, s4, t1
+	and        	s4, s4, t2
+	xor        	a4, a4, s5
+	lwu        	s5, 52(a1)
+	and        	a4, a4, t1
+	lwu        	s6, 56(a1)
+	xor        	a3, a3, a5
+	or         	a6, a6, a4
+	lwu        	s7, 60(a1)
+	mul        	s8, a7, s2
+	mul        	s9, s1, s6
+	and        	a3, a3, t2
+	mul        	a5, a7, s5
+	or         	a6, a6, a3
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a6, a6, t5
+	mul        	a3, s3, s2
+	xor        	a6, a6, t6
+	slli       	a4, a6, 32
+	xor        	t5, t5, a4
+	th.mula    	s8, s3, s7
+	srli       	a4, a6, 32
+	xor        	t6, t6, a4
+	mul        	a6, a7, s6
+	mul        	a4, a7, s7
+	mul        	a7, s3, s6
+	mul        	s10, s3, s5
+	th.mula    	a5, s1, s7
+	th.mula    	a3, s4, s6
+	th.mula    	a6, s4, s7
+	xor        	s8, s8, s9
+	xor        	a4, a4, a7
+	mul        	a7, s1, s5
+	mul        	s9, s4, s5
+	xor        	a5, a5, a3
 	and        	a5, a5, t0
-	xor        	a6, a6, a1
-	or         	t3, t3, a5
+	xor        	a6, a6, s10
+	mul        	s10, s1, s2
+	xor        	a4, a4, a7
+	mul        	a7, s4, s2
+	xor        	s8, s8, s9
+	and        	a3, s8, t3
+	srli       	s1, a2, 32
+	lwu        	s3, 64(a1)
+	and        	s6, s1, t3
+	and        	s4, s1, t0
+	and        	s2, s1, t1
+	and        	s5, s1, t2
+	xor        	a6, a6, s10
+	or         	a3, a3, a5
+	lwu        	s8, 72(a1)
+	lwu        	s9, 76(a1)
+	mul        	s10, s6, s3
+	lwu        	s7, 68(a1)
+	mul        	s11, s2, s8
 	and        	a6, a6, t1
-	xor        	s1, s1, s2
+	xor        	a4, a4, a7
+	or         	a3, a3, a6
+	mul        	s1, s6, s7
+	mul        	s0, s4, s3
+	and        	a4, a4, t2
+	or         	a3, a3, a4
+	mul        	a6, s6, s8
+	mul        	a5, s6, s9
+	mul        	a7, s4, s8
+	th.mula    	s10, s4, s9
+	mul        	s4, s4, s7
+	th.mula    	a6, s5, s9
+	th.mula    	s1, s2, s9
+	xor        	a5, a5, a7
+	mul        	a7, s2, s7
+	xor        	s10, s10, s11
+	mul        	s11, s5, s7
+	th.mula    	s0, s5, s8
+	xor        	a6, a6, s4
+	mul        	s4, s2, s3
+	xor        	a5, a5, a7
+	mul        	a7, s5, s3
+	xor        	s10, s10, s11
+	xor        	s1, s1, s0
+	and        	a4, s10, t3
+	th.extu    	s6, a2, 31, 0
+	srli       	a2, a2, 32
+	xor        	s6, s6, a2
+	and        	a2, s6, t3
+	and        	s3, s6, t0
+	and        	s1, s1, t0
+	and        	s2, s6, t1
+	xor        	a6, a6, s4
+	or         	a4, a4, s1
+	lwu        	s1, 80(a1)
+	lwu        	s5, 88(a1)
+	lwu        	s7, 92(a1)
+	mul        	s8, a2, s1
+	lwu        	s4, 84(a1)
+	and        	s9, s6, t2
+	and        	a6, a6, t1
+	mul        	s10, s2, s5
+	xor        	a5, a5, a7
+	or         	a4, a4, a6
+	mul        	s11, a2, s4
+	mul        	a7, s3, s1
+	and        	a5, a5, t2
+	th.mula    	s8, s3, s7
+	or         	a4, a4, a5
+	mul        	a5, a2, s5
+	mul        	a2, a2, s7
+	mul        	a6, s3, s5
+	mul        	s6, s3, s4
+	th.mula    	a5, s9, s7
+	xor        	s8, s8, s10
+	xor        	a2, a2, a6
+	mul        	a6, s2, s4
+	mul        	s10, s9, s4
+	th.mula    	s11, s2, s7
+	th.mula    	a7, s9, s5
+	xor        	a5, a5, s6
+	mul        	s6, s2, s1
+	xor        	a2, a2, a6
+	mul        	a6, s9, s1
+	xor        	s8, s8, s10
+	xor        	s11, s11, a7
+	and        	a7, s8, t3
+	and        	s11, s11, t0
+	or         	a7, a7, s11
+	th.extu    	s5, t4, 31, 0
+	lwu        	s3, 96(a1)
+	and        	s1, s5, t3
+	and        	s4, s5, t0
+	and        	s2, s5, t1
+	and        	s5, s5, t2
+	xor        	a5, a5, s6
+	lwu        	s6, 100(a1)
+	and        	a5, a5, t1
+	lwu        	s7, 104(a1)
+	xor        	a2, a2, a6
+	or         	a7, a7, a5
+	lwu        	s8, 108(a1)
+	mul        	s9, s1, s3
+	mul        	s10, s2, s7
+	and        	a2, a2, t2
+	mul        	a6, s1, s6
+	or         	a7, a7, a2
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a7, a7, a3
+	mul        	s0, s4, s3
+	xor        	a7, a7, a4
+	slli       	a5, a7, 32
+	xor        	a2, a3, a5
+	th.mula    	s9, s4, s8
+	srli       	a5, a7, 32
+	xor        	a3, a4, a5
+	mul        	a7, s1, s7
+	mul        	a5, s1, s8
+	mul        	s1, s4, s7
+	mul        	s11, s4, s6
+	th.mula    	a6, s2, s8
+	th.mula    	s0, s5, s7
+	th.mula    	a7, s5, s8
+	xor        	s9, s9, s10
+	xor        	a5, a5, s1
+	mul        	s1, s2, s6
+	mul        	s10, s5, s6
+	xor        	a6, a6, s0
+	and        	a6, a6, t0
+	xor        	a7, a7, s11
+	mul        	s11, s2, s3
+	xor        	a5, a5, s1
+	mul        	s1, s5, s3
+	xor        	s9, s9, s10
+	and        	a4, s9, t3
+	srli       	s2, t4, 32
+	lwu        	s4, 112(a1)
+	and        	s7, s2, t3
+	and        	s5, s2, t0
+	and        	s3, s2, t1
+	and        	s6, s2, t2
+	xor        	a7, a7, s11
+	or         	a4, a4, a6
+	lwu        	s9, 120(a1)
+	lwu        	s10, 124(a1)
+	mul        	s11, s7, s4
+	lwu        	s8, 116(a1)
+	mul        	s0, s3, s9
+	and        	a7, a7, t1
+	xor        	a5, a5, s1
+	or         	a4, a4, a7
+	mul        	s2, s7, s8
+	mul        	s1, s5, s4
+	and        	a5, a5, t2
+	or         	a4, a4, a5
+	mul        	a6, s7, s9
+	mul        	a5, s7, s10
+	mul        	a7, s5, s9
+	th.mula    	s11, s5, s10
+	mul        	s5, s5, s8
+	th.mula    	a6, s6, s10
+	th.mula    	s2, s3, s10
+	xor        	a5, a5, a7
+	mul        	a7, s3, s8
+	xor        	s11, s11, s0
+	mul        	s0, s6, s8
+	th.mula    	s1, s6, s9
+	xor        	a6, a6, s5
+	mul        	s5, s3, s4
+	xor        	a5, a5, a7
+	mul        	a7, s6, s4
+	xor        	s11, s11, s0
+	xor        	s2, s2, s1
+	and        	s1, s11, t3
+	th.extu    	s8, t4, 31, 0
+	srli       	t4, t4, 32
+	xor        	s8, s8, t4
+	and        	s7, s8, t3
+	and        	s3, s8, t0
+	and        	s2, s2, t0
+	and        	t4, s8, t1
+	xor        	a6, a6, s5
+	or         	s1, s1, s2
+	lwu        	s2, 128(a1)
+	lwu        	s4, 136(a1)
+	lwu        	s5, 140(a1)
+	mul        	s6, s7, s2
+	lwu        	a1, 132(a1)
+	and        	s8, s8, t2
+	and        	a6, a6, t1
+	mul        	s9, t4, s4
+	xor        	a5, a5, a7
+	or         	s1, s1, a6
+	mul        	a6, s7, a1
+	mul        	a7, s3, s2
+	and        	a5, a5, t2
+	th.mula    	s6, s3, s5
+	or         	s1, s1, a5
+	mul        	a5, s7, s4
+	mul        	s7, s7, s5
+	mul        	s10, s3, s4
+	mul        	s3, s3, a1
+	th.mula    	a5, s8, s5
+	xor        	s6, s6, s9
+	xor        	s7, s7, s10
+	mul        	s10, t4, a1
+	mul        	s9, s8, a1
+	th.mula    	a6, t4, s5
+	th.mula    	a7, s8, s4
+	xor        	a5, a5, s3
+	mul        	s3, t4, s2
+	xor        	s7, s7, s10
+	mul        	s10, s8, s2
+	xor        	s6, s6, s9
+	xor        	a6, a6, a7
+	and        	t3, s6, t3
+	and        	a6, a6, t0
 	or         	t3, t3, a6
-	and        	s1, s1, t2
-	or         	t3, t3, s1
+	xor        	a5, a5, s3
+	and        	a5, a5, t1
+	or         	t3, t3, a5
+	xor        	s7, s7, s10
+	and        	s7, s7, t2
+	or         	t3, t3, s7
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	t3, t3, a4
-	xor        	t3, t3, a7
+	xor        	t3, t3, s1
 	slli       	t1, t3, 32
 	xor        	t0, a4, t1
 	srli       	t1, t3, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t0, t0, t5
-	xor        	t1, a7, t1
+	xor        	t1, s1, t1
 	xor        	t0, t0, a2
 	xor        	t1, t1, t6
 	xor        	t6, t6, t0
@@ -637,8 +636,7 @@ gcm_gmult_c906_novector:
 	ld         	s9, 72(sp)
 	ld         	s10, 80(sp)
 	ld         	s11, 88(sp)
-	ld         	ra, 96(sp)
-	addi       	sp, sp, 112
+	addi       	sp, sp, 96
 	jalr       	zero, 0(ra)
 	.size	gcm_gmult_c906_novector, .-gcm_gmult_c906_novector
 
@@ -647,28 +645,29 @@ gcm_gmult_c906_novector:
 	.type	gcm_ghash_c906_novector, @function
 gcm_ghash_c906_novector:
 	# void gcm_ghash_c906_novector(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
-	# gcm_ghash_c906_novector: 483 instructions, frame 112 bytes
+	# gcm_ghash_c906_novector: 487 instructions, frame 112 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 27 integer, 0 vector registers
-	#   spills: none
+	#   spills: 1 values (Xi), 1 stores, 2 reloads, modeled cost 7 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
 	addi       	sp, sp, -112
-	sd         	s0, 0(sp)
-	sd         	s1, 8(sp)
-	sd         	s2, 16(sp)
-	sd         	s3, 24(sp)
-	sd         	s4, 32(sp)
-	sd         	s5, 40(sp)
-	sd         	s6, 48(sp)
-	sd         	s7, 56(sp)
-	sd         	s8, 64(sp)
-	sd         	s9, 72(sp)
-	sd         	s10, 80(sp)
-	sd         	s11, 88(sp)
-	sd         	ra, 96(sp)
+	sd         	s0, 8(sp)
+	sd         	s1, 16(sp)
+	sd         	s2, 24(sp)
+	sd         	s3, 32(sp)
+	sd         	s4, 40(sp)
+	sd         	s5, 48(sp)
+	sd         	s6, 56(sp)
+	sd         	s7, 64(sp)
+	sd         	s8, 72(sp)
+	sd         	s9, 80(sp)
+	sd         	s10, 88(sp)
+	sd         	s11, 96(sp)
+	sd         	ra, 104(sp)
+	sd         	a0, 0(sp)
 	# class masks: m[k] = 0x1111111111111111 << k
 	lui        	t0, 4369
 	addiw      	t0, t0, 273
@@ -683,449 +682,452 @@ gcm_ghash_c906_novector:
 	slli       	t3, t0, 3
 	srli       	a3, a3, 4
 	beq        	a3, zero, .Lgcm_ghash_c906_novector_done
-	ld         	a4, 0(a0)
-	ld         	a6, 8(a0)
-	th.rev     	a4, a4
-	th.rev     	a6, a6
+	ld         	t4, 0(sp)
+	ld         	a0, 0(t4)
+	ld         	a5, 8(t4)
+	th.rev     	a0, a0
+	th.rev     	a5, a5
 .Lgcm_ghash_c906_novector_block:
 	ld         	t4, 0(a2)
 	ld         	t5, 8(a2)
 	th.rev     	t4, t4
 	th.rev     	t5, t5
-	xor        	a4, a4, t4
-	xor        	a6, a6, t5
+	xor        	a0, a0, t4
+	xor        	a5, a5, t5
 	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t4, a6, a4
-	th.extu    	s2, a6, 31, 0
-	lwu        	a5, 0(a1)
-	and        	s5, s2, t0
-	lwu        	s1, 8(a1)
-	lwu        	s3, 12(a1)
-	mul        	s7, s5, a5
-	and        	s6, s2, t1
-	and        	t5, s2, t2
-	lwu        	a7, 4(a1)
-	mul        	t6, s5, s1
-	and        	s8, s2, t3
-	mul        	s2, s5, s3
-	mul        	s4, s6, s1
-	th.mula    	s7, s6, s3
-	mul        	s9, t5, s1
-	mul        	s5, s5, a7
-	mul        	s10, s6, a5
-	th.mula    	t6, s8, s3
-	mul        	s6, s6, a7
-	xor        	s2, s2, s4
-	xor        	s7, s7, s9
-	mul        	s4, t5, a7
-	mul        	s9, s8, a7
-	th.mula    	s5, t5, s3
-	th.mula    	s10, s8, s1
-	xor        	t6, t6, s6
-	mul        	s6, t5, a5
-	xor        	s2, s2, s4
-	xor        	s7, s7, s9
-	xor        	s5, s5, s10
-	mul        	s4, s8, a5
-	and        	t5, s7, t0
-	srli       	a7, a6, 32
-	and        	s8, a7, t0
-	and        	s3, a7, t1
-	and        	a5, a7, t2
-	and        	a7, a7, t3
-	and        	s5, s5, t1
-	lwu        	s1, 16(a1)
-	xor        	t6, t6, s6
-	or         	t5, t5, s5
-	lwu        	s11, 24(a1)
-	lwu        	s10, 28(a1)
-	mul        	s5, s8, s1
+	xor        	t4, a5, a0
+	th.extu    	t6, a5, 31, 0
+	lwu        	s2, 0(a1)
+	and        	a7, t6, t0
+	lwu        	s4, 8(a1)
+	lwu        	s5, 12(a1)
+	mul        	s6, a7, s2
+	and        	s1, t6, t1
+	mul        	a4, a7, s4
+	and        	t5, t6, t2
+	lwu        	s3, 4(a1)
+	and        	s7, t6, t3
+	mul        	t6, a7, s5
+	mul        	a6, s1, s4
+	mul        	s8, t5, s4
+	mul        	a7, a7, s3
+	th.mula    	s6, s1, s5
+	mul        	s9, s1, s2
+	th.mula    	a4, s7, s5
+	mul        	s1, s1, s3
+	xor        	t6, t6, a6
+	mul        	a6, t5, s3
+	th.mula    	a7, t5, s5
+	xor        	s6, s6, s8
+	mul        	s8, s7, s3
+	th.mula    	s9, s7, s4
+	xor        	a4, a4, s1
+	mul        	s1, t5, s2
+	xor        	t6, t6, a6
+	mul        	a6, s7, s2
+	xor        	s6, s6, s8
+	xor        	a7, a7, s9
+	and        	t5, s6, t0
+	srli       	s4, a5, 32
+	and        	s6, s4, t0
+	and        	s3, s4, t1
+	and        	s2, s4, t2
+	and        	s4, s4, t3
+	and        	a7, a7, t1
+	lwu        	s5, 16(a1)
+	xor        	a4, a4, s1
+	or         	t5, t5, a7
+	lwu        	s8, 24(a1)
+	lwu        	s9, 28(a1)
+	mul        	s10, s6, s5
 	lwu        	s7, 20(a1)
-	mul        	s6, a5, s11
-	th.mula    	s5, s3, s10
-	and        	t6, t6, t2
-	xor        	s2, s2, s4
-	xor        	s5, s5, s6
-	mul        	s6, a7, s7
+	mul        	s11, s2, s8
+	and        	a4, a4, t2
+	xor        	t6, t6, a6
+	or         	t5, t5, a4
+	mul        	s1, s6, s7
+	mul        	s0, s3, s5
+	and        	t6, t6, t3
 	or         	t5, t5, t6
-	mul        	s4, s8, s7
-	mul        	s9, s3, s1
-	xor        	s5, s5, s6
-	th.mula    	s4, a5, s10
-	th.mula    	s9, a7, s11
-	and        	t6, s5, t0
-	and        	s2, s2, t3
-	xor        	s4, s4, s9
-	and        	s4, s4, t1
-	or         	t6, t6, s4
-	or         	t5, t5, s2
-	th.extu    	s6, a6, 31, 0
-	srli       	a6, a6, 32
-	xor        	s6, s6, a6
-	and        	s9, s6, t0
+	mul        	a6, s6, s8
+	mul        	a4, s6, s9
+	mul        	a7, s3, s8
+	th.mula    	s10, s3, s9
+	mul        	s6, s3, s7
+	th.mula    	a6, s4, s9
+	th.mula    	s1, s2, s9
+	xor        	a4, a4, a7
+	mul        	a7, s2, s7
+	xor        	s10, s10, s11
+	mul        	s11, s4, s7
+	th.mula    	s0, s4, s8
+	xor        	a6, a6, s6
+	mul        	s6, s2, s5
+	xor        	a4, a4, a7
+	mul        	a7, s4, s5
+	xor        	s10, s10, s11
+	xor        	s1, s1, s0
+	and        	t6, s10, t0
+	th.extu    	s10, a5, 31, 0
+	srli       	a5, a5, 32
+	xor        	s10, s10, a5
+	and        	s9, s10, t0
+	and        	s3, s10, t1
+	and        	s1, s1, t1
+	and        	s2, s10, t2
+	xor        	a6, a6, s6
+	or         	t6, t6, s1
+	lwu        	s1, 32(a1)
+	lwu        	s5, 40(a1)
+	lwu        	s7, 44(a1)
+	mul        	s8, s9, s1
+	lwu        	s4, 36(a1)
+	and        	s10, s10, t3
+	and        	a6, a6, t2
+	mul        	s11, s2, s5
+	xor        	a4, a4, a7
+	or         	t6, t6, a6
+	mul        	s0, s9, s4
+	mul        	a7, s3, s1
+	and        	a4, a4, t3
+	th.mula    	s8, s3, s7
+	or         	t6, t6, a4
+	mul        	a5, s9, s5
+	mul        	a4, s9, s7
+	mul        	a6, s3, s5
+	mul        	s6, s3, s4
+	th.mula    	a5, s10, s7
+	xor        	s8, s8, s11
+	xor        	a4, a4, a6
+	mul        	a6, s2, s4
+	mul        	s11, s10, s4
+	th.mula    	s0, s2, s7
+	th.mula    	a7, s10, s5
+	xor        	a5, a5, s6
+	mul        	s6, s2, s1
+	xor        	a4, a4, a6
+	mul        	a6, s10, s1
+	xor        	s8, s8, s11
+	xor        	s0, s0, a7
+	and        	a7, s8, t0
+	and        	s0, s0, t1
+	or         	a7, a7, s0
+	th.extu    	s5, a0, 31, 0
+	lwu        	s3, 48(a1)
+	and        	s1, s5, t0
+	and        	s4, s5, t1
+	and        	s2, s5, t2
+	and        	s5, s5, t3
+	xor        	a5, a5, s6
+	lwu        	s6, 52(a1)
+	and        	a5, a5, t2
+	lwu        	s7, 56(a1)
+	xor        	a4, a4, a6
+	or         	a7, a7, a5
+	lwu        	s8, 60(a1)
+	mul        	s9, s1, s3
+	mul        	s10, s2, s7
+	and        	a4, a4, t3
+	mul        	a6, s1, s6
+	or         	a7, a7, a4
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a7, a7, t5
+	mul        	a4, s4, s3
+	xor        	a7, a7, t6
+	slli       	a5, a7, 32
+	xor        	t5, t5, a5
+	th.mula    	s9, s4, s8
+	srli       	a5, a7, 32
+	xor        	t6, t6, a5
+	mul        	a7, s1, s7
+	mul        	a5, s1, s8
+	mul        	s1, s4, s7
+	mul        	s11, s4, s6
+	th.mula    	a6, s2, s8
+	th.mula    	a4, s5, s7
+	th.mula    	a7, s5, s8
+	xor        	s9, s9, s10
+	xor        	a5, a5, s1
+	mul        	s1, s2, s6
+	mul        	s10, s5, s6
+	xor        	a6, a6, a4
+	and        	a6, a6, t1
+	xor        	a7, a7, s11
+	mul        	s11, s2, s3
+	xor        	a5, a5, s1
+	mul        	s1, s5, s3
+	xor        	s9, s9, s10
+	and        	a4, s9, t0
+	srli       	s2, a0, 32
+	lwu        	s4, 64(a1)
+	and        	s7, s2, t0
+	and        	s5, s2, t1
+	and        	s3, s2, t2
+	and        	s6, s2, t3
+	xor        	a7, a7, s11
+	or         	a4, a4, a6
+	lwu        	s9, 72(a1)
+	lwu        	s10, 76(a1)
+	mul        	s11, s7, s4
+	lwu        	s8, 68(a1)
+	mul        	s0, s3, s9
+	and        	a7, a7, t2
+	xor        	a5, a5, s1
+	or         	a4, a4, a7
+	mul        	s2, s7, s8
+	mul        	ra, s5, s4
+	and        	a5, a5, t3
+	or         	a4, a4, a5
+	mul        	a7, s7, s9
+	mul        	a6, s7, s10
+	mul        	s1, s5, s9
+	th.mula    	s11, s5, s10
+	mul        	s5, s5, s8
+	th.mula    	a7, s6, s10
+	th.mula    	s2, s3, s10
+	xor        	a6, a6, s1
+	mul        	s1, s3, s8
+	xor        	s11, s11, s0
+	mul        	s0, s6, s8
+	th.mula    	ra, s6, s9
+	xor        	a7, a7, s5
+	mul        	s5, s3, s4
+	xor        	a6, a6, s1
+	mul        	s1, s6, s4
+	xor        	s11, s11, s0
+	xor        	s2, s2, ra
+	and        	a5, s11, t0
+	th.extu    	s7, a0, 31, 0
+	srli       	a0, a0, 32
+	xor        	s7, s7, a0
+	and        	a0, s7, t0
+	and        	s4, s7, t1
+	and        	s2, s2, t1
+	and        	s3, s7, t2
+	xor        	a7, a7, s5
+	or         	a5, a5, s2
+	lwu        	s2, 80(a1)
+	lwu        	s6, 88(a1)
+	lwu        	s8, 92(a1)
+	mul        	s9, a0, s2
+	lwu        	s5, 84(a1)
+	and        	s10, s7, t3
+	and        	a7, a7, t2
+	mul        	s11, s3, s6
+	xor        	a6, a6, s1
+	or         	a5, a5, a7
+	mul        	s0, a0, s5
+	mul        	s1, s4, s2
+	and        	a6, a6, t3
+	th.mula    	s9, s4, s8
+	or         	a5, a5, a6
+	mul        	a6, a0, s6
+	mul        	a0, a0, s8
+	mul        	a7, s4, s6
+	mul        	s7, s4, s5
+	th.mula    	a6, s10, s8
+	xor        	s9, s9, s11
+	xor        	a0, a0, a7
+	mul        	a7, s3, s5
+	mul        	s11, s10, s5
+	th.mula    	s0, s3, s8
+	th.mula    	s1, s10, s6
+	xor        	a6, a6, s7
+	mul        	s7, s3, s2
+	xor        	a0, a0, a7
+	mul        	a7, s10, s2
+	xor        	s9, s9, s11
+	xor        	s0, s0, s1
+	and        	s1, s9, t0
+	and        	s0, s0, t1
+	or         	s1, s1, s0
+	th.extu    	s6, t4, 31, 0
+	lwu        	s4, 96(a1)
+	and        	s3, s6, t0
 	and        	s5, s6, t1
 	and        	s2, s6, t2
-	mul        	a6, s8, s11
-	lwu        	s4, 32(a1)
 	and        	s6, s6, t3
-	mul        	s0, s8, s10
-	mul        	s11, s3, s11
-	th.mula    	a6, a7, s10
-	lwu        	s8, 36(a1)
-	mul        	s10, s3, s7
-	xor        	s0, s0, s11
-	mul        	s11, a5, s7
-	lwu        	s3, 40(a1)
-	xor        	a6, a6, s10
-	mul        	s10, a5, s1
-	lwu        	s7, 44(a1)
-	xor        	s0, s0, s11
-	mul        	s11, a7, s1
-	mul        	a5, s9, s4
-	xor        	a6, a6, s10
+	xor        	a6, a6, s7
+	lwu        	s7, 100(a1)
 	and        	a6, a6, t2
-	th.mula    	a5, s5, s7
-	mul        	s1, s2, s3
-	xor        	s0, s0, s11
-	or         	t6, t6, a6
-	mul        	a7, s9, s8
-	mul        	s10, s5, s4
-	xor        	a5, a5, s1
-	mul        	s1, s6, s8
-	th.mula    	a7, s2, s7
-	th.mula    	s10, s6, s3
-	xor        	a5, a5, s1
-	and        	a6, a5, t0
-	and        	s0, s0, t3
-	xor        	a7, a7, s10
-	or         	t6, t6, s0
-	mul        	s1, s9, s3
-	mul        	a5, s9, s7
-	mul        	s9, s5, s3
-	th.mula    	s1, s6, s7
-	mul        	s3, s5, s8
-	xor        	a5, a5, s9
-	mul        	s9, s2, s8
-	xor        	s1, s1, s3
-	mul        	s3, s2, s4
-	xor        	a5, a5, s9
-	mul        	s9, s6, s4
-	and        	a7, a7, t1
-	xor        	s1, s1, s3
-	or         	a6, a6, a7
-	th.extu    	s2, a4, 31, 0
-	lwu        	a7, 48(a1)
-	and        	s3, s2, t0
-	and        	s7, s2, t1
-	and        	s4, s2, t2
-	lwu        	s6, 52(a1)
-	and        	s5, s2, t3
-	and        	s1, s1, t2
-	lwu        	s8, 56(a1)
-	xor        	a5, a5, s9
-	or         	a6, a6, s1
-	lwu        	s10, 60(a1)
-	mul        	s9, s3, a7
-	mul        	s11, s4, s8
-	and        	a5, a5, t3
-	th.mula    	s9, s7, s10
-	mul        	s1, s3, s6
-	or         	a6, a6, a5
-	xor        	s9, s9, s11
-	mul        	s11, s5, s6
-	th.mula    	s1, s4, s10
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, t5
-	mul        	s2, s7, a7
-	xor        	s9, s9, s11
-	and        	a5, s9, t0
-	xor        	a6, a6, t6
-	th.mula    	s2, s5, s8
-	slli       	s9, a6, 32
-	xor        	t5, t5, s9
-	xor        	s1, s1, s2
-	and        	s1, s1, t1
-	srli       	s9, a6, 32
-	or         	a5, a5, s1
-	xor        	t6, t6, s9
-	srli       	s0, a4, 32
-	lwu        	a6, 64(a1)
-	and        	s2, s0, t0
-	mul        	s11, s3, s8
-	lwu        	s1, 72(a1)
-	mul        	s9, s3, s10
-	mul        	s8, s7, s8
-	th.mula    	s11, s5, s10
-	lwu        	s3, 76(a1)
-	mul        	ra, s7, s6
-	xor        	s9, s9, s8
-	mul        	s8, s4, s6
-	mul        	s10, s2, a6
-	xor        	s11, s11, ra
-	mul        	ra, s4, a7
-	and        	s4, s0, t1
-	th.mula    	s10, s4, s3
-	xor        	s9, s9, s8
-	mul        	s8, s5, a7
-	and        	s5, s0, t2
-	lwu        	s7, 68(a1)
-	and        	s6, s0, t3
-	xor        	s11, s11, ra
-	mul        	a7, s5, s1
-	and        	s11, s11, t2
-	xor        	s9, s9, s8
-	xor        	s10, s10, a7
-	mul        	a7, s6, s7
-	or         	a5, a5, s11
-	mul        	s8, s2, s7
-	mul        	s11, s4, a6
-	xor        	s10, s10, a7
-	th.mula    	s8, s5, s3
-	th.mula    	s11, s6, s1
-	and        	a7, s10, t0
-	and        	s9, s9, t3
-	xor        	s8, s8, s11
-	and        	s8, s8, t1
-	or         	a7, a7, s8
-	or         	a5, a5, s9
-	th.extu    	s9, a4, 31, 0
-	srli       	a4, a4, 32
-	xor        	s9, s9, a4
-	and        	s10, s9, t0
-	and        	s8, s9, t1
-	and        	a4, s9, t2
-	mul        	s0, s2, s1
-	and        	s9, s9, t3
-	mul        	s11, s2, s3
-	mul        	s1, s4, s1
-	th.mula    	s0, s6, s3
-	lwu        	s2, 80(a1)
-	mul        	ra, s4, s7
-	xor        	s11, s11, s1
-	mul        	s1, s5, s7
-	lwu        	s3, 88(a1)
-	xor        	s0, s0, ra
-	mul        	ra, s5, a6
-	lwu        	s4, 92(a1)
-	xor        	s11, s11, s1
-	mul        	s1, s6, a6
-	mul        	a6, s10, s2
-	lwu        	s6, 84(a1)
-	xor        	s0, s0, ra
-	th.mula    	a6, s8, s4
-	and        	s0, s0, t2
-	mul        	s5, a4, s3
-	xor        	s11, s11, s1
-	or         	a7, a7, s0
-	mul        	s7, s10, s6
-	mul        	s0, s8, s2
-	xor        	a6, a6, s5
-	mul        	s5, s9, s6
-	th.mula    	s7, a4, s4
-	th.mula    	s0, s9, s3
-	xor        	a6, a6, s5
-	and        	s1, a6, t0
-	and        	s11, s11, t3
-	xor        	s7, s7, s0
-	or         	a7, a7, s11
-	mul        	s5, s10, s3
-	mul        	a6, s10, s4
-	mul        	s11, s8, s3
-	th.mula    	s5, s9, s4
-	mul        	s3, s8, s6
-	xor        	a6, a6, s11
-	mul        	s11, a4, s6
-	xor        	s5, s5, s3
-	mul        	s3, a4, s2
-	xor        	a6, a6, s11
-	mul        	s11, s9, s2
-	and        	s7, s7, t1
-	xor        	s5, s5, s3
-	or         	s1, s1, s7
-	th.extu    	a4, t4, 31, 0
-	lwu        	s2, 96(a1)
-	and        	s8, a4, t0
-	and        	s7, a4, t1
-	and        	s3, a4, t2
-	lwu        	s6, 100(a1)
-	and        	s4, a4, t3
-	and        	s5, s5, t2
-	lwu        	s10, 104(a1)
-	xor        	a6, a6, s11
-	or         	s1, s1, s5
-	lwu        	s11, 108(a1)
-	mul        	a4, s8, s2
-	mul        	s0, s3, s10
-	and        	a6, a6, t3
-	th.mula    	a4, s7, s11
-	mul        	s5, s8, s6
+	lwu        	s8, 104(a1)
+	xor        	a0, a0, a7
 	or         	s1, s1, a6
-	xor        	a4, a4, s0
-	mul        	s0, s4, s6
-	th.mula    	s5, s3, s11
+	lwu        	s9, 108(a1)
+	mul        	s10, s3, s4
+	mul        	s11, s2, s8
+	and        	a0, a0, t3
+	mul        	a7, s3, s7
+	or         	s1, s1, a0
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s1, s1, a4
+	mul        	s0, s5, s4
 	xor        	s1, s1, a5
-	mul        	s9, s7, s2
-	xor        	a4, a4, s0
-	and        	a6, a4, t0
-	xor        	s1, s1, a7
-	th.mula    	s9, s4, s10
-	slli       	s0, s1, 32
-	xor        	a4, a5, s0
-	xor        	s5, s5, s9
-	and        	s5, s5, t1
-	srli       	s0, s1, 32
-	or         	a6, a6, s5
-	xor        	a5, a7, s0
-	srli       	ra, t4, 32
-	lwu        	s1, 112(a1)
-	and        	s5, ra, t0
-	mul        	a7, s8, s10
-	mul        	s9, s8, s11
-	mul        	s0, s7, s10
-	th.mula    	a7, s4, s11
-	lwu        	s8, 120(a1)
-	mul        	s11, s7, s6
-	xor        	s9, s9, s0
-	mul        	s0, s3, s6
-	lwu        	s6, 124(a1)
-	xor        	a7, a7, s11
-	mul        	s11, s3, s2
-	mul        	s7, s5, s1
-	xor        	s9, s9, s0
-	mul        	s0, s4, s2
-	and        	s10, ra, t1
-	and        	s3, ra, t2
-	and        	s4, ra, t3
-	th.mula    	s7, s10, s6
-	xor        	a7, a7, s11
-	lwu        	s11, 116(a1)
-	and        	a7, a7, t2
-	xor        	s9, s9, s0
-	mul        	s2, s3, s8
-	or         	a6, a6, a7
-	mul        	s0, s5, s11
-	xor        	s7, s7, s2
-	mul        	s2, s4, s11
-	th.mula    	s0, s3, s6
-	and        	s9, s9, t3
-	xor        	s7, s7, s2
-	mul        	ra, s10, s1
-	and        	a7, s7, t0
-	or         	a6, a6, s9
-	th.extu    	s9, t4, 31, 0
+	slli       	a6, s1, 32
+	xor        	a0, a4, a6
+	th.mula    	s10, s5, s9
+	srli       	a6, s1, 32
+	xor        	a4, a5, a6
+	mul        	s1, s3, s8
+	mul        	a6, s3, s9
+	mul        	s3, s5, s8
+	mul        	s5, s5, s7
+	th.mula    	a7, s2, s9
+	th.mula    	s0, s6, s8
+	th.mula    	s1, s6, s9
+	xor        	s10, s10, s11
+	xor        	a6, a6, s3
+	mul        	s3, s2, s7
+	mul        	s11, s6, s7
+	xor        	a7, a7, s0
+	and        	a7, a7, t1
+	xor        	s1, s1, s5
+	mul        	s5, s2, s4
+	xor        	a6, a6, s3
+	mul        	s3, s6, s4
+	xor        	s10, s10, s11
+	and        	a5, s10, t0
+	srli       	s4, t4, 32
+	lwu        	s2, 112(a1)
+	and        	s8, s4, t0
+	and        	s7, s4, t1
+	and        	s6, s4, t2
+	and        	s4, s4, t3
+	xor        	s1, s1, s5
+	or         	a5, a5, a7
+	lwu        	s9, 120(a1)
+	lwu        	s0, 124(a1)
+	mul        	s10, s8, s2
+	lwu        	a7, 116(a1)
+	mul        	s11, s6, s9
+	and        	s1, s1, t2
+	xor        	a6, a6, s3
+	or         	a5, a5, s1
+	mul        	s5, s8, a7
+	mul        	ra, s7, s2
+	and        	a6, a6, t3
+	or         	a5, a5, a6
+	mul        	s1, s8, s9
+	mul        	a6, s8, s0
+	th.mula    	s10, s7, s0
+	th.mula    	s1, s4, s0
+	th.mula    	s5, s6, s0
+	mul        	s3, s7, s9
+	mul        	s7, s7, a7
+	xor        	s10, s10, s11
+	mul        	s11, s4, a7
+	th.mula    	ra, s4, s9
+	xor        	a6, a6, s3
+	mul        	s3, s6, a7
+	xor        	s1, s1, s7
+	mul        	s7, s6, s2
+	xor        	s10, s10, s11
+	xor        	s5, s5, ra
+	and        	a7, s10, t0
+	th.extu    	s10, t4, 31, 0
 	srli       	t4, t4, 32
-	xor        	s9, s9, t4
-	mul        	s7, s5, s8
-	mul        	t4, s5, s6
-	th.mula    	ra, s4, s8
-	mul        	s5, s10, s8
-	th.mula    	s7, s4, s6
-	and        	s2, s9, t0
-	mul        	s6, s10, s11
-	xor        	t4, t4, s5
-	mul        	s5, s3, s11
-	xor        	s7, s7, s6
-	mul        	s6, s3, s1
-	xor        	t4, t4, s5
-	xor        	s0, s0, ra
-	and        	s3, s9, t1
-	mul        	s5, s4, s1
-	and        	s0, s0, t1
-	and        	s1, s9, t2
-	xor        	s7, s7, s6
-	or         	a7, a7, s0
+	xor        	s10, s10, t4
+	and        	s6, s10, t0
+	and        	t4, s10, t1
+	xor        	a6, a6, s3
+	mul        	s3, s4, s2
+	and        	s5, s5, t1
+	and        	s2, s10, t2
+	xor        	s1, s1, s7
+	or         	a7, a7, s5
 	lwu        	s4, 128(a1)
-	lwu        	s11, 136(a1)
-	lwu        	s10, 140(a1)
-	mul        	s0, s2, s4
-	lwu        	s6, 132(a1)
-	and        	s8, s9, t3
-	th.mula    	s0, s3, s10
-	and        	s7, s7, t2
-	mul        	s9, s1, s11
-	xor        	t4, t4, s5
-	or         	a7, a7, s7
-	mul        	s7, s2, s6
-	mul        	ra, s3, s4
-	xor        	s0, s0, s9
-	mul        	s9, s8, s6
-	th.mula    	s7, s1, s10
-	th.mula    	ra, s8, s11
-	xor        	s0, s0, s9
-	and        	s5, s0, t0
-	and        	t4, t4, t3
-	xor        	s7, s7, ra
-	or         	a7, a7, t4
-	mul        	t4, s2, s11
-	mul        	s2, s2, s10
-	mul        	s9, s3, s11
-	th.mula    	t4, s8, s10
-	mul        	s3, s3, s6
-	xor        	s2, s2, s9
-	mul        	s9, s1, s6
-	xor        	t4, t4, s3
-	mul        	s3, s1, s4
-	xor        	s2, s2, s9
-	mul        	s9, s8, s4
-	and        	s7, s7, t1
-	xor        	t4, t4, s3
-	or         	s5, s5, s7
-	and        	t4, t4, t2
-	xor        	s2, s2, s9
-	or         	s5, s5, t4
-	and        	s2, s2, t3
-	or         	s5, s5, s2
+	lwu        	s7, 136(a1)
+	lwu        	s8, 140(a1)
+	mul        	s9, s6, s4
+	lwu        	s5, 132(a1)
+	and        	s10, s10, t3
+	and        	s1, s1, t2
+	mul        	s11, s2, s7
+	xor        	a6, a6, s3
+	or         	a7, a7, s1
+	mul        	s1, s6, s5
+	mul        	s3, t4, s4
+	and        	a6, a6, t3
+	th.mula    	s9, t4, s8
+	or         	a7, a7, a6
+	mul        	a6, s6, s7
+	mul        	s6, s6, s8
+	mul        	s0, t4, s7
+	mul        	t4, t4, s5
+	th.mula    	a6, s10, s8
+	xor        	s9, s9, s11
+	xor        	s6, s6, s0
+	mul        	s0, s2, s5
+	mul        	s11, s10, s5
+	th.mula    	s1, s2, s8
+	th.mula    	s3, s10, s7
+	xor        	a6, a6, t4
+	mul        	t4, s2, s4
+	xor        	s6, s6, s0
+	mul        	s0, s10, s4
+	xor        	s9, s9, s11
+	xor        	s1, s1, s3
+	and        	s2, s9, t0
+	and        	s1, s1, t1
+	or         	s2, s2, s1
+	xor        	a6, a6, t4
+	and        	a6, a6, t2
+	or         	s2, s2, a6
+	xor        	s6, s6, s0
+	and        	s6, s6, t3
+	or         	s2, s2, s6
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	slli       	s1, s5, 32
-	xor        	t4, a6, s1
-	srli       	s1, s5, 32
+	xor        	s2, s2, a5
+	xor        	s2, s2, a7
+	slli       	a6, s2, 32
+	xor        	t4, a5, a6
+	srli       	a6, s2, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t4, t4, t5
-	xor        	a6, a7, s1
-	xor        	t4, t4, a4
-	xor        	a6, a6, t6
+	xor        	a5, a7, a6
+	xor        	t4, t4, a0
+	xor        	a5, a5, t6
 	xor        	t6, t6, t4
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	t4, t5, 63
-	slli       	a7, t5, 62
+	slli       	a6, t5, 62
 	xor        	t6, t6, t4
-	xor        	a6, a6, a5
-	xor        	t6, t6, a7
+	xor        	a5, a5, a4
+	xor        	t6, t6, a6
 	slli       	t4, t5, 57
-	xor        	a4, a4, a6
+	xor        	a0, a0, a5
 	xor        	t6, t6, t4
 	srli       	t4, t5, 1
-	xor        	a4, a4, t5
-	srli       	a7, t5, 2
-	xor        	a4, a4, t4
-	xor        	a4, a4, a7
+	xor        	a0, a0, t5
+	srli       	a6, t5, 2
+	xor        	a0, a0, t4
+	xor        	a0, a0, a6
 	srli       	t4, t5, 7
-	xor        	a4, a4, t4
+	xor        	a0, a0, t4
 	slli       	t4, t6, 63
-	slli       	a7, t6, 62
-	xor        	a4, a4, t4
-	xor        	a4, a4, a7
+	slli       	a6, t6, 62
+	xor        	a0, a0, t4
+	xor        	a0, a0, a6
 	slli       	t4, t6, 57
-	xor        	a6, a4, t4
+	xor        	a5, a0, t4
 	srli       	t4, t6, 1
-	xor        	a5, a5, t6
-	srli       	a7, t6, 2
-	xor        	a5, a5, t4
-	xor        	a5, a5, a7
+	xor        	a4, a4, t6
+	srli       	a6, t6, 2
+	xor        	a4, a4, t4
+	xor        	a4, a4, a6
 	srli       	t4, t6, 7
-	xor        	a4, a5, t4
+	xor        	a0, a4, t4
 	addi       	a2, a2, 16
 	addi       	a3, a3, -1
 	bne        	a3, zero, .Lgcm_ghash_c906_novector_block
-	th.rev     	a4, a4
-	th.rev     	a6, a6
-	sd         	a4, 0(a0)
-	sd         	a6, 8(a0)
+	th.rev     	a0, a0
+	th.rev     	a5, a5
+	ld         	t0, 0(sp)
+	sd         	a0, 0(t0)
+	sd         	a5, 8(t0)
 .Lgcm_ghash_c906_novector_done:
 	# return
+	addi       	a0, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
 	addi       	a6, zero, 0
@@ -1133,19 +1135,19 @@ gcm_ghash_c906_novector:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 0(sp)
-	ld         	s1, 8(sp)
-	ld         	s2, 16(sp)
-	ld         	s3, 24(sp)
-	ld         	s4, 32(sp)
-	ld         	s5, 40(sp)
-	ld         	s6, 48(sp)
-	ld         	s7, 56(sp)
-	ld         	s8, 64(sp)
-	ld         	s9, 72(sp)
-	ld         	s10, 80(sp)
-	ld         	s11, 88(sp)
-	ld         	ra, 96(sp)
+	ld         	s0, 8(sp)
+	ld         	s1, 16(sp)
+	ld         	s2, 24(sp)
+	ld         	s3, 32(sp)
+	ld         	s4, 40(sp)
+	ld         	s5, 48(sp)
+	ld         	s6, 56(sp)
+	ld         	s7, 64(sp)
+	ld         	s8, 72(sp)
+	ld         	s9, 80(sp)
+	ld         	s10, 88(sp)
+	ld         	s11, 96(sp)
+	ld         	ra, 104(sp)
 	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
 	.size	gcm_ghash_c906_novector, .-gcm_ghash_c906_novector

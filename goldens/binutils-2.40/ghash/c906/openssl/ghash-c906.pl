@@ -164,427 +164,427 @@ gcm_init_c906:
 .Lgcm_init_c906_powers:
 	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	xor        	t6, a5, a3
-	th.extu    	s1, a5, 31, 0
-	lwu        	a4, 0(a0)
-	and        	s4, s1, t1
-	lwu        	a7, 8(a0)
-	lwu        	s2, 12(a0)
-	mul        	s6, s4, a4
-	and        	s5, s1, t2
-	and        	a1, s1, t3
-	lwu        	a6, 4(a0)
-	mul        	a2, s4, a7
-	and        	s7, s1, t0
-	mul        	s1, s4, s2
-	mul        	s3, s5, a7
-	th.mula    	s6, s5, s2
-	mul        	s8, a1, a7
-	mul        	s4, s4, a6
-	mul        	s9, s5, a4
-	th.mula    	a2, s7, s2
-	mul        	s5, s5, a6
-	xor        	s1, s1, s3
+	th.extu    	a2, a5, 31, 0
+	lwu        	s2, 0(a0)
+	and        	a7, a2, t1
+	lwu        	s4, 8(a0)
+	lwu        	s5, 12(a0)
+	mul        	s6, a7, s2
+	and        	s1, a2, t2
+	mul        	a4, a7, s4
+	and        	a1, a2, t3
+	lwu        	s3, 4(a0)
+	and        	s7, a2, t0
+	mul        	a2, a7, s5
+	mul        	a6, s1, s4
+	mul        	s8, a1, s4
+	mul        	a7, a7, s3
+	th.mula    	s6, s1, s5
+	mul        	s9, s1, s2
+	th.mula    	a4, s7, s5
+	mul        	s1, s1, s3
+	xor        	a2, a2, a6
+	mul        	a6, a1, s3
+	th.mula    	a7, a1, s5
 	xor        	s6, s6, s8
-	mul        	s3, a1, a6
-	mul        	s8, s7, a6
-	th.mula    	s4, a1, s2
-	th.mula    	s9, s7, a7
-	xor        	a2, a2, s5
-	mul        	s5, a1, a4
-	xor        	s1, s1, s3
+	mul        	s8, s7, s3
+	th.mula    	s9, s7, s4
+	xor        	a4, a4, s1
+	mul        	s1, a1, s2
+	xor        	a2, a2, a6
+	mul        	a6, s7, s2
 	xor        	s6, s6, s8
-	xor        	s4, s4, s9
-	mul        	s3, s7, a4
+	xor        	a7, a7, s9
 	and        	a1, s6, t1
-	srli       	a6, a5, 32
-	and        	s7, a6, t1
-	and        	s2, a6, t2
-	and        	a4, a6, t3
-	and        	a6, a6, t0
-	and        	s4, s4, t2
-	lwu        	a7, 16(a0)
-	xor        	a2, a2, s5
-	or         	a1, a1, s4
-	lwu        	s10, 24(a0)
+	srli       	s4, a5, 32
+	and        	s6, s4, t1
+	and        	s3, s4, t2
+	and        	s2, s4, t3
+	and        	s4, s4, t0
+	and        	a7, a7, t2
+	lwu        	s5, 16(a0)
+	xor        	a4, a4, s1
+	or         	a1, a1, a7
+	lwu        	s8, 24(a0)
 	lwu        	s9, 28(a0)
-	mul        	s5, s7, a7
-	lwu        	s4, 20(a0)
-	mul        	s6, a4, s10
-	th.mula    	s5, s2, s9
-	and        	a2, a2, t3
-	xor        	s1, s1, s3
-	xor        	s5, s5, s6
-	mul        	s6, a6, s4
+	mul        	s10, s6, s5
+	lwu        	s7, 20(a0)
+	mul        	s11, s2, s8
+	and        	a4, a4, t3
+	xor        	a2, a2, a6
+	or         	a1, a1, a4
+	mul        	s1, s6, s7
+	mul        	s0, s3, s5
+	and        	a2, a2, t0
 	or         	a1, a1, a2
-	mul        	s3, s7, s4
-	mul        	s8, s2, a7
-	xor        	s5, s5, s6
-	th.mula    	s3, a4, s9
-	th.mula    	s8, a6, s10
-	and        	a2, s5, t1
-	and        	s1, s1, t0
-	xor        	s3, s3, s8
-	and        	s3, s3, t2
-	or         	a2, a2, s3
-	or         	a1, a1, s1
-	th.extu    	s6, a5, 31, 0
+	mul        	a6, s6, s8
+	mul        	a4, s6, s9
+	mul        	a7, s3, s8
+	th.mula    	s10, s3, s9
+	mul        	s6, s3, s7
+	th.mula    	a6, s4, s9
+	th.mula    	s1, s2, s9
+	xor        	a4, a4, a7
+	mul        	a7, s2, s7
+	xor        	s10, s10, s11
+	mul        	s11, s4, s7
+	th.mula    	s0, s4, s8
+	xor        	a6, a6, s6
+	mul        	s6, s2, s5
+	xor        	a4, a4, a7
+	mul        	a7, s4, s5
+	xor        	s10, s10, s11
+	xor        	s1, s1, s0
+	and        	a2, s10, t1
+	th.extu    	s10, a5, 31, 0
 	srli       	a5, a5, 32
-	xor        	s6, s6, a5
-	and        	s8, s6, t1
-	and        	s5, s6, t2
-	and        	s1, s6, t3
-	mul        	a5, s7, s10
-	lwu        	s3, 32(a0)
-	and        	s6, s6, t0
-	mul        	s11, s7, s9
-	mul        	s10, s2, s10
-	th.mula    	a5, a6, s9
-	lwu        	s7, 36(a0)
-	mul        	s9, s2, s4
-	lwu        	s2, 40(a0)
-	xor        	s11, s11, s10
-	mul        	s10, a4, s4
-	xor        	a5, a5, s9
-	lwu        	s4, 44(a0)
-	mul        	s9, a4, a7
-	mul        	a4, s8, s3
-	xor        	s11, s11, s10
-	mul        	s10, a6, a7
-	xor        	a5, a5, s9
-	th.mula    	a4, s5, s4
-	and        	a5, a5, t3
-	mul        	a7, s1, s2
-	xor        	s11, s11, s10
-	or         	a2, a2, a5
-	mul        	a6, s8, s7
-	mul        	s9, s5, s3
+	xor        	s10, s10, a5
+	and        	s9, s10, t1
+	and        	s3, s10, t2
+	and        	s1, s1, t2
+	and        	s2, s10, t3
+	xor        	a6, a6, s6
+	or         	a2, a2, s1
+	lwu        	s1, 32(a0)
+	lwu        	s5, 40(a0)
+	lwu        	s7, 44(a0)
+	mul        	s8, s9, s1
+	lwu        	s4, 36(a0)
+	and        	s10, s10, t0
+	and        	a6, a6, t3
+	mul        	s11, s2, s5
 	xor        	a4, a4, a7
-	mul        	a7, s6, s7
-	th.mula    	a6, s1, s4
-	th.mula    	s9, s6, s2
-	xor        	a4, a4, a7
-	and        	a5, a4, t1
-	and        	s11, s11, t0
-	xor        	a6, a6, s9
-	or         	a2, a2, s11
-	mul        	s9, s8, s2
-	mul        	a4, s8, s4
-	mul        	s2, s5, s2
-	th.mula    	s9, s6, s4
-	mul        	a7, s5, s7
-	xor        	a4, a4, s2
-	mul        	s2, s1, s7
-	xor        	s9, s9, a7
-	mul        	a7, s1, s3
-	xor        	a4, a4, s2
-	mul        	s2, s6, s3
-	and        	a6, a6, t2
-	xor        	s9, s9, a7
-	or         	a5, a5, a6
-	th.extu    	s1, a3, 31, 0
-	lwu        	a6, 48(a0)
-	and        	a7, s1, t1
-	and        	s7, s1, t2
-	and        	s3, s1, t3
-	lwu        	s4, 52(a0)
-	and        	s6, s1, t0
-	and        	s9, s9, t3
-	lwu        	s5, 56(a0)
-	xor        	a4, a4, s2
-	or         	a5, a5, s9
-	lwu        	s8, 60(a0)
-	mul        	s9, a7, a6
-	mul        	s10, s3, s5
+	or         	a2, a2, a6
+	mul        	s0, s9, s4
+	mul        	a7, s3, s1
 	and        	a4, a4, t0
-	th.mula    	s9, s7, s8
-	mul        	s1, a7, s4
-	or         	a5, a5, a4
-	xor        	s9, s9, s10
-	mul        	s10, s6, s4
-	th.mula    	s1, s3, s8
+	th.mula    	s8, s3, s7
+	or         	a2, a2, a4
+	mul        	a5, s9, s5
+	mul        	a4, s9, s7
+	mul        	a6, s3, s5
+	mul        	s6, s3, s4
+	th.mula    	a5, s10, s7
+	xor        	s8, s8, s11
+	xor        	a4, a4, a6
+	mul        	a6, s2, s4
+	mul        	s11, s10, s4
+	th.mula    	s0, s2, s7
+	th.mula    	a7, s10, s5
+	xor        	a5, a5, s6
+	mul        	s6, s2, s1
+	xor        	a4, a4, a6
+	mul        	a6, s10, s1
+	xor        	s8, s8, s11
+	xor        	s0, s0, a7
+	and        	a7, s8, t1
+	and        	s0, s0, t2
+	or         	a7, a7, s0
+	th.extu    	s5, a3, 31, 0
+	lwu        	s3, 48(a0)
+	and        	s1, s5, t1
+	and        	s4, s5, t2
+	and        	s2, s5, t3
+	and        	s5, s5, t0
+	xor        	a5, a5, s6
+	lwu        	s6, 52(a0)
+	and        	a5, a5, t3
+	lwu        	s7, 56(a0)
+	xor        	a4, a4, a6
+	or         	a7, a7, a5
+	lwu        	s8, 60(a0)
+	mul        	s9, s1, s3
+	mul        	s10, s2, s7
+	and        	a4, a4, t0
+	mul        	a6, s1, s6
+	or         	a7, a7, a4
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a5, a5, a1
-	mul        	s2, s7, a6
+	xor        	a7, a7, a1
+	mul        	a4, s4, s3
+	xor        	a7, a7, a2
+	slli       	a5, a7, 32
+	xor        	a1, a1, a5
+	th.mula    	s9, s4, s8
+	srli       	a5, a7, 32
+	xor        	a2, a2, a5
+	mul        	a7, s1, s7
+	mul        	a5, s1, s8
+	mul        	s1, s4, s7
+	mul        	s11, s4, s6
+	th.mula    	a6, s2, s8
+	th.mula    	a4, s5, s7
+	th.mula    	a7, s5, s8
+	xor        	s9, s9, s10
+	xor        	a5, a5, s1
+	mul        	s1, s2, s6
+	mul        	s10, s5, s6
+	xor        	a6, a6, a4
+	and        	a6, a6, t2
+	xor        	a7, a7, s11
+	mul        	s11, s2, s3
+	xor        	a5, a5, s1
+	mul        	s1, s5, s3
 	xor        	s9, s9, s10
 	and        	a4, s9, t1
-	xor        	a5, a5, a2
-	th.mula    	s2, s6, s5
-	slli       	s9, a5, 32
-	xor        	a1, a1, s9
-	xor        	s1, s1, s2
-	and        	s1, s1, t2
-	srli       	s9, a5, 32
-	or         	a4, a4, s1
-	xor        	a2, a2, s9
-	srli       	s0, a3, 32
-	lwu        	a5, 64(a0)
-	and        	s2, s0, t1
-	mul        	s10, a7, s5
-	lwu        	s1, 72(a0)
-	mul        	s9, a7, s8
-	mul        	s11, s7, s5
-	and        	a7, s0, t2
-	th.mula    	s10, s6, s8
-	lwu        	s5, 76(a0)
-	mul        	ra, s7, s4
-	xor        	s9, s9, s11
-	mul        	s11, s3, s4
-	mul        	s8, s2, a5
-	xor        	s10, s10, ra
-	mul        	ra, s3, a6
-	and        	s3, s0, t3
-	and        	s4, s0, t0
-	th.mula    	s8, a7, s5
-	xor        	s9, s9, s11
-	mul        	s11, s6, a6
-	lwu        	s7, 68(a0)
-	mul        	a6, s3, s1
-	xor        	s10, s10, ra
-	and        	s10, s10, t3
-	xor        	s8, s8, a6
-	mul        	a6, s4, s7
-	xor        	s9, s9, s11
-	or         	a4, a4, s10
-	mul        	s6, s2, s7
-	mul        	s10, a7, a5
-	xor        	s8, s8, a6
-	th.mula    	s6, s3, s5
-	th.mula    	s10, s4, s1
-	and        	a6, s8, t1
-	and        	s9, s9, t0
-	xor        	s6, s6, s10
-	and        	s6, s6, t2
-	or         	a6, a6, s6
-	or         	a4, a4, s9
-	th.extu    	s9, a3, 31, 0
-	srli       	a3, a3, 32
-	xor        	s9, s9, a3
-	and        	s10, s9, t1
-	and        	s8, s9, t2
-	and        	a3, s9, t3
-	mul        	s11, s2, s1
-	lwu        	s6, 80(a0)
-	and        	s9, s9, t0
-	mul        	s2, s2, s5
-	mul        	s0, a7, s1
-	th.mula    	s11, s4, s5
-	lwu        	s1, 84(a0)
-	mul        	a7, a7, s7
-	xor        	s2, s2, s0
-	mul        	s0, s3, s7
-	lwu        	s5, 88(a0)
-	xor        	s11, s11, a7
-	mul        	a7, s3, a5
-	lwu        	s3, 92(a0)
-	xor        	s2, s2, s0
-	mul        	s0, s4, a5
-	mul        	a5, s10, s6
-	xor        	s11, s11, a7
-	and        	s11, s11, t3
-	th.mula    	a5, s8, s3
-	mul        	a7, a3, s5
-	xor        	s2, s2, s0
-	or         	a6, a6, s11
-	mul        	s4, s10, s1
-	mul        	s7, s8, s6
-	xor        	a5, a5, a7
-	mul        	a7, s9, s1
-	th.mula    	s4, a3, s3
-	th.mula    	s7, s9, s5
-	xor        	a5, a5, a7
-	and        	a7, a5, t1
-	and        	s2, s2, t0
-	xor        	s4, s4, s7
-	or         	a6, a6, s2
-	mul        	s2, s10, s5
-	mul        	a5, s10, s3
-	mul        	s10, s8, s5
-	th.mula    	s2, s9, s3
-	mul        	s3, s8, s1
-	xor        	a5, a5, s10
-	mul        	s10, a3, s1
-	xor        	s2, s2, s3
-	mul        	s3, a3, s6
-	xor        	a5, a5, s10
-	mul        	s10, s9, s6
-	and        	s4, s4, t2
-	xor        	s2, s2, s3
-	or         	a7, a7, s4
-	th.extu    	a3, t6, 31, 0
-	lwu        	s4, 96(a0)
-	and        	s3, a3, t1
-	and        	s8, a3, t2
-	and        	s5, a3, t3
-	lwu        	s7, 100(a0)
-	and        	s6, a3, t0
-	and        	s2, s2, t3
-	lwu        	s9, 104(a0)
-	xor        	a5, a5, s10
-	or         	a7, a7, s2
-	lwu        	s11, 108(a0)
-	mul        	a3, s3, s4
-	mul        	s10, s5, s9
-	and        	a5, a5, t0
-	th.mula    	a3, s8, s11
-	mul        	s1, s3, s7
-	or         	a7, a7, a5
-	xor        	a3, a3, s10
-	mul        	s10, s6, s7
-	th.mula    	s1, s5, s11
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a7, a7, a4
-	mul        	s2, s8, s4
-	xor        	a3, a3, s10
-	and        	a5, a3, t1
-	xor        	a7, a7, a6
-	th.mula    	s2, s6, s9
-	slli       	s10, a7, 32
-	xor        	a3, a4, s10
-	xor        	s1, s1, s2
-	and        	s1, s1, t2
-	srli       	s10, a7, 32
-	or         	a5, a5, s1
-	xor        	a4, a6, s10
-	srli       	s0, t6, 32
-	lwu        	a6, 112(a0)
-	and        	s2, s0, t1
-	mul        	a7, s3, s9
-	lwu        	s1, 120(a0)
-	mul        	s10, s3, s11
-	mul        	s9, s8, s9
-	th.mula    	a7, s6, s11
-	lwu        	s3, 124(a0)
-	mul        	s11, s8, s7
-	xor        	s10, s10, s9
-	mul        	s9, s5, s7
-	mul        	s8, s2, a6
+	srli       	s2, a3, 32
+	lwu        	s4, 64(a0)
+	and        	s7, s2, t1
+	and        	s5, s2, t2
+	and        	s3, s2, t3
+	and        	s6, s2, t0
 	xor        	a7, a7, s11
-	mul        	s11, s5, s4
-	and        	s5, s0, t2
-	th.mula    	s8, s5, s3
-	xor        	s10, s10, s9
-	mul        	s9, s6, s4
-	and        	s6, s0, t3
-	lwu        	s7, 116(a0)
-	and        	s4, s0, t0
-	xor        	a7, a7, s11
-	mul        	s11, s6, s1
+	or         	a4, a4, a6
+	lwu        	s9, 72(a0)
+	lwu        	s10, 76(a0)
+	mul        	s11, s7, s4
+	lwu        	s8, 68(a0)
+	mul        	s0, s3, s9
 	and        	a7, a7, t3
-	xor        	s10, s10, s9
-	xor        	s8, s8, s11
-	mul        	s11, s4, s7
+	xor        	a5, a5, s1
+	or         	a4, a4, a7
+	mul        	s2, s7, s8
+	mul        	ra, s5, s4
+	and        	a5, a5, t0
+	or         	a4, a4, a5
+	mul        	a7, s7, s9
+	mul        	a6, s7, s10
+	mul        	s1, s5, s9
+	th.mula    	s11, s5, s10
+	mul        	s5, s5, s8
+	th.mula    	a7, s6, s10
+	th.mula    	s2, s3, s10
+	xor        	a6, a6, s1
+	mul        	s1, s3, s8
+	xor        	s11, s11, s0
+	mul        	s0, s6, s8
+	th.mula    	ra, s6, s9
+	xor        	a7, a7, s5
+	mul        	s5, s3, s4
+	xor        	a6, a6, s1
+	mul        	s1, s6, s4
+	xor        	s11, s11, s0
+	xor        	s2, s2, ra
+	and        	a5, s11, t1
+	th.extu    	s7, a3, 31, 0
+	srli       	a3, a3, 32
+	xor        	s7, s7, a3
+	and        	a3, s7, t1
+	and        	s4, s7, t2
+	and        	s2, s2, t2
+	and        	s3, s7, t3
+	xor        	a7, a7, s5
+	or         	a5, a5, s2
+	lwu        	s2, 80(a0)
+	lwu        	s6, 88(a0)
+	lwu        	s8, 92(a0)
+	mul        	s9, a3, s2
+	lwu        	s5, 84(a0)
+	and        	s10, s7, t0
+	and        	a7, a7, t3
+	mul        	s11, s3, s6
+	xor        	a6, a6, s1
 	or         	a5, a5, a7
-	mul        	s9, s2, s7
-	mul        	s0, s5, a6
-	xor        	s8, s8, s11
-	th.mula    	s9, s6, s3
-	th.mula    	s0, s4, s1
-	and        	a7, s8, t1
-	and        	s10, s10, t0
-	xor        	s9, s9, s0
-	and        	s9, s9, t2
-	or         	a7, a7, s9
-	or         	a5, a5, s10
-	th.extu    	s9, t6, 31, 0
-	srli       	t6, t6, 32
-	xor        	s9, s9, t6
-	and        	s10, s9, t1
-	and        	s8, s9, t2
-	and        	t6, s9, t3
-	mul        	s11, s2, s1
-	and        	s9, s9, t0
-	mul        	s2, s2, s3
-	mul        	s0, s5, s1
-	th.mula    	s11, s4, s3
-	lwu        	s1, 128(a0)
-	mul        	ra, s5, s7
-	xor        	s2, s2, s0
-	mul        	s0, s6, s7
-	lwu        	s5, 136(a0)
-	xor        	s11, s11, ra
-	mul        	ra, s6, a6
-	lwu        	s6, 140(a0)
-	lwu        	s3, 132(a0)
-	xor        	s2, s2, s0
-	mul        	s0, s4, a6
-	mul        	a6, s10, s1
-	xor        	s11, s11, ra
-	and        	s11, s11, t3
-	th.mula    	a6, s8, s6
-	mul        	s7, t6, s5
-	xor        	s2, s2, s0
-	or         	a7, a7, s11
-	mul        	s4, s10, s3
-	mul        	s11, s8, s1
+	mul        	s0, a3, s5
+	mul        	s1, s4, s2
+	and        	a6, a6, t0
+	th.mula    	s9, s4, s8
+	or         	a5, a5, a6
+	mul        	a6, a3, s6
+	mul        	a3, a3, s8
+	mul        	a7, s4, s6
+	mul        	s7, s4, s5
+	th.mula    	a6, s10, s8
+	xor        	s9, s9, s11
+	xor        	a3, a3, a7
+	mul        	a7, s3, s5
+	mul        	s11, s10, s5
+	th.mula    	s0, s3, s8
+	th.mula    	s1, s10, s6
 	xor        	a6, a6, s7
-	mul        	s7, s9, s3
-	th.mula    	s4, t6, s6
-	th.mula    	s11, s9, s5
+	mul        	s7, s3, s2
+	xor        	a3, a3, a7
+	mul        	a7, s10, s2
+	xor        	s9, s9, s11
+	xor        	s0, s0, s1
+	and        	s1, s9, t1
+	and        	s0, s0, t2
+	or         	s1, s1, s0
+	th.extu    	s6, t6, 31, 0
+	lwu        	s4, 96(a0)
+	and        	s2, s6, t1
+	and        	s5, s6, t2
+	and        	s3, s6, t3
+	and        	s6, s6, t0
 	xor        	a6, a6, s7
-	and        	a6, a6, t1
-	and        	s2, s2, t0
-	xor        	s4, s4, s11
-	or         	a7, a7, s2
-	mul        	s2, s10, s5
-	mul        	s7, s10, s6
-	mul        	s5, s8, s5
-	th.mula    	s2, s9, s6
-	mul        	s6, s8, s3
-	xor        	s7, s7, s5
-	mul        	s5, t6, s3
-	xor        	s2, s2, s6
-	mul        	s6, t6, s1
-	xor        	s7, s7, s5
-	mul        	s5, s9, s1
-	and        	s4, s4, t2
-	xor        	s2, s2, s6
-	or         	a6, a6, s4
-	and        	s2, s2, t3
-	xor        	s7, s7, s5
-	or         	a6, a6, s2
-	and        	s7, s7, t0
-	or         	a6, a6, s7
+	lwu        	s7, 100(a0)
+	and        	a6, a6, t3
+	lwu        	s8, 104(a0)
+	xor        	a3, a3, a7
+	or         	s1, s1, a6
+	lwu        	s9, 108(a0)
+	mul        	s10, s2, s4
+	mul        	s11, s3, s8
+	and        	a3, a3, t0
+	mul        	a7, s2, s7
+	or         	s1, s1, a3
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, a5
-	xor        	a6, a6, a7
-	slli       	s1, a6, 32
-	xor        	t6, a5, s1
-	srli       	s1, a6, 32
+	xor        	s1, s1, a4
+	mul        	ra, s5, s4
+	xor        	s1, s1, a5
+	slli       	a6, s1, 32
+	xor        	a3, a4, a6
+	th.mula    	s10, s5, s9
+	srli       	a6, s1, 32
+	xor        	a4, a5, a6
+	mul        	s1, s2, s8
+	mul        	a6, s2, s9
+	mul        	s2, s5, s8
+	mul        	s0, s5, s7
+	th.mula    	a7, s3, s9
+	th.mula    	ra, s6, s8
+	th.mula    	s1, s6, s9
+	xor        	s10, s10, s11
+	xor        	a6, a6, s2
+	mul        	s2, s3, s7
+	mul        	s11, s6, s7
+	xor        	a7, a7, ra
+	and        	a7, a7, t2
+	xor        	s1, s1, s0
+	mul        	s0, s3, s4
+	xor        	a6, a6, s2
+	mul        	s2, s6, s4
+	xor        	s10, s10, s11
+	and        	a5, s10, t1
+	srli       	s3, t6, 32
+	lwu        	s5, 112(a0)
+	and        	s8, s3, t1
+	and        	s6, s3, t2
+	and        	s4, s3, t3
+	and        	s7, s3, t0
+	xor        	s1, s1, s0
+	or         	a5, a5, a7
+	lwu        	s10, 120(a0)
+	lwu        	s11, 124(a0)
+	mul        	s0, s8, s5
+	lwu        	s9, 116(a0)
+	mul        	ra, s4, s10
+	and        	s1, s1, t3
+	xor        	a6, a6, s2
+	or         	a5, a5, s1
+	mul        	s3, s8, s9
+	mul        	s2, s6, s5
+	and        	a6, a6, t0
+	or         	a5, a5, a6
+	mul        	a7, s8, s10
+	mul        	a6, s8, s11
+	mul        	s1, s6, s10
+	th.mula    	s0, s6, s11
+	mul        	s6, s6, s9
+	th.mula    	a7, s7, s11
+	th.mula    	s3, s4, s11
+	xor        	a6, a6, s1
+	mul        	s1, s4, s9
+	xor        	s0, s0, ra
+	mul        	ra, s7, s9
+	th.mula    	s2, s7, s10
+	xor        	a7, a7, s6
+	mul        	s6, s4, s5
+	xor        	a6, a6, s1
+	mul        	s1, s7, s5
+	xor        	s0, s0, ra
+	xor        	s3, s3, s2
+	and        	s2, s0, t1
+	th.extu    	s10, t6, 31, 0
+	srli       	t6, t6, 32
+	xor        	s10, s10, t6
+	and        	s9, s10, t1
+	and        	s4, s10, t2
+	and        	s3, s3, t2
+	and        	t6, s10, t3
+	xor        	a7, a7, s6
+	or         	s2, s2, s3
+	lwu        	s3, 128(a0)
+	lwu        	s6, 136(a0)
+	lwu        	s7, 140(a0)
+	mul        	s8, s9, s3
+	lwu        	s5, 132(a0)
+	and        	s10, s10, t0
+	and        	a7, a7, t3
+	mul        	s11, t6, s6
+	xor        	a6, a6, s1
+	or         	s2, s2, a7
+	mul        	a7, s9, s5
+	mul        	s1, s4, s3
+	and        	a6, a6, t0
+	th.mula    	s8, s4, s7
+	or         	s2, s2, a6
+	mul        	a6, s9, s6
+	mul        	s9, s9, s7
+	mul        	s0, s4, s6
+	mul        	s4, s4, s5
+	th.mula    	a6, s10, s7
+	xor        	s8, s8, s11
+	xor        	s9, s9, s0
+	mul        	s0, t6, s5
+	mul        	s11, s10, s5
+	th.mula    	a7, t6, s7
+	th.mula    	s1, s10, s6
+	xor        	a6, a6, s4
+	mul        	s4, t6, s3
+	xor        	s9, s9, s0
+	mul        	s0, s10, s3
+	xor        	s8, s8, s11
+	xor        	a7, a7, s1
+	and        	t6, s8, t1
+	and        	a7, a7, t2
+	or         	t6, t6, a7
+	xor        	a6, a6, s4
+	and        	a6, a6, t3
+	or         	t6, t6, a6
+	xor        	s9, s9, s0
+	and        	s9, s9, t0
+	or         	t6, t6, s9
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	t6, t6, a5
+	xor        	t6, t6, s2
+	slli       	a6, t6, 32
+	xor        	a5, a5, a6
+	srli       	a6, t6, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	t6, t6, a1
-	xor        	a5, a7, s1
-	xor        	t6, t6, a3
-	xor        	a5, a5, a2
-	xor        	a2, a2, t6
+	xor        	a5, a5, a1
+	xor        	t6, s2, a6
+	xor        	a5, a5, a3
+	xor        	t6, t6, a2
+	xor        	a2, a2, a5
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	t6, a1, 63
-	slli       	a6, a1, 62
-	xor        	a2, a2, t6
-	xor        	a5, a5, a4
+	slli       	a6, a1, 63
+	slli       	a7, a1, 62
 	xor        	a2, a2, a6
-	slli       	t6, a1, 57
-	xor        	a3, a3, a5
-	xor        	a2, a2, t6
-	srli       	t6, a1, 1
+	xor        	t6, t6, a4
+	xor        	a2, a2, a7
+	slli       	a6, a1, 57
+	xor        	a3, a3, t6
+	xor        	a2, a2, a6
+	srli       	a6, a1, 1
 	xor        	a3, a3, a1
-	srli       	a6, a1, 2
-	xor        	a3, a3, t6
+	srli       	a7, a1, 2
 	xor        	a3, a3, a6
-	srli       	t6, a1, 7
-	xor        	a3, a3, t6
-	slli       	t6, a2, 63
-	slli       	a6, a2, 62
-	xor        	a3, a3, t6
+	xor        	a3, a3, a7
+	srli       	a6, a1, 7
 	xor        	a3, a3, a6
-	slli       	t6, a2, 57
-	xor        	a5, a3, t6
-	srli       	t6, a2, 1
+	slli       	a6, a2, 63
+	slli       	a7, a2, 62
+	xor        	a3, a3, a6
+	xor        	a3, a3, a7
+	slli       	a6, a2, 57
+	xor        	a5, a3, a6
+	srli       	a6, a2, 1
 	xor        	a4, a4, a2
-	srli       	a6, a2, 2
-	xor        	a4, a4, t6
+	srli       	a7, a2, 2
 	xor        	a4, a4, a6
-	srli       	t6, a2, 7
-	xor        	a3, a4, t6
+	xor        	a4, a4, a7
+	srli       	a6, a2, 7
+	xor        	a3, a4, a6
 	sd         	a5, 0(t4)
 	sd         	a3, 8(t4)
 	addi       	t4, t4, 16
@@ -621,15 +621,15 @@ gcm_init_c906:
 	.type	gcm_gmult_c906, @function
 gcm_gmult_c906:
 	# void gcm_gmult_c906(u64 *Xi, const u128 *Htable)
-	# gcm_gmult_c906: 478 instructions, frame 112 bytes
+	# gcm_gmult_c906: 476 instructions, frame 96 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
-	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
+	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11
 	#   most live values at once: 27 integer, 0 vector registers
 	#   spills: none
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	addi       	sp, sp, -112
+	addi       	sp, sp, -96
 	sd         	s0, 0(sp)
 	sd         	s1, 8(sp)
 	sd         	s2, 16(sp)
@@ -642,7 +642,6 @@ gcm_gmult_c906:
 	sd         	s9, 72(sp)
 	sd         	s10, 80(sp)
 	sd         	s11, 88(sp)
-	sd         	ra, 96(sp)
 	# class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
 	addi       	t0, zero, 136
 	slli       	t1, t0, 8
@@ -660,395 +659,395 @@ gcm_gmult_c906:
 	th.rev     	a4, a4
 	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	xor        	t4, a4, a2
-	th.extu    	a7, a4, 31, 0
-	lwu        	a3, 0(a1)
-	and        	s3, a7, t3
-	lwu        	a6, 8(a1)
-	lwu        	s1, 12(a1)
-	mul        	s5, s3, a3
-	and        	s4, a7, t1
-	and        	t5, a7, t2
-	lwu        	a5, 4(a1)
-	mul        	t6, s3, a6
-	and        	s6, a7, t0
-	mul        	a7, s3, s1
-	mul        	s2, s4, a6
-	th.mula    	s5, s4, s1
-	mul        	s7, t5, a6
-	mul        	s3, s3, a5
-	mul        	s8, s4, a3
-	th.mula    	t6, s6, s1
-	mul        	s4, s4, a5
-	xor        	a7, a7, s2
+	th.extu    	t6, a4, 31, 0
+	lwu        	s1, 0(a1)
+	and        	a6, t6, t3
+	lwu        	s3, 8(a1)
+	lwu        	s4, 12(a1)
+	mul        	s5, a6, s1
+	and        	a7, t6, t1
+	mul        	a3, a6, s3
+	and        	t5, t6, t2
+	lwu        	s2, 4(a1)
+	and        	s6, t6, t0
+	mul        	t6, a6, s4
+	mul        	a5, a7, s3
+	mul        	s7, t5, s3
+	mul        	a6, a6, s2
+	th.mula    	s5, a7, s4
+	mul        	s8, a7, s1
+	th.mula    	a3, s6, s4
+	mul        	a7, a7, s2
+	xor        	t6, t6, a5
+	mul        	a5, t5, s2
+	th.mula    	a6, t5, s4
 	xor        	s5, s5, s7
-	mul        	s2, t5, a5
-	mul        	s7, s6, a5
-	th.mula    	s3, t5, s1
-	th.mula    	s8, s6, a6
-	xor        	t6, t6, s4
-	mul        	s4, t5, a3
-	xor        	a7, a7, s2
+	mul        	s7, s6, s2
+	th.mula    	s8, s6, s3
+	xor        	a3, a3, a7
+	mul        	a7, t5, s1
+	xor        	t6, t6, a5
+	mul        	a5, s6, s1
 	xor        	s5, s5, s7
-	xor        	s3, s3, s8
-	mul        	s2, s6, a3
+	xor        	a6, a6, s8
 	and        	t5, s5, t3
-	srli       	a5, a4, 32
-	and        	s6, a5, t3
-	and        	s1, a5, t1
-	and        	a3, a5, t2
-	and        	a5, a5, t0
-	and        	s3, s3, t1
-	lwu        	a6, 16(a1)
-	xor        	t6, t6, s4
-	or         	t5, t5, s3
-	lwu        	s9, 24(a1)
+	srli       	s3, a4, 32
+	and        	s5, s3, t3
+	and        	s2, s3, t1
+	and        	s1, s3, t2
+	and        	s3, s3, t0
+	and        	a6, a6, t1
+	lwu        	s4, 16(a1)
+	xor        	a3, a3, a7
+	or         	t5, t5, a6
+	lwu        	s7, 24(a1)
 	lwu        	s8, 28(a1)
-	mul        	s4, s6, a6
-	lwu        	s3, 20(a1)
-	mul        	s5, a3, s9
-	th.mula    	s4, s1, s8
-	and        	t6, t6, t2
-	xor        	a7, a7, s2
-	xor        	s4, s4, s5
-	mul        	s5, a5, s3
+	mul        	s9, s5, s4
+	lwu        	s6, 20(a1)
+	mul        	s10, s1, s7
+	and        	a3, a3, t2
+	xor        	t6, t6, a5
+	or         	t5, t5, a3
+	mul        	a7, s5, s6
+	mul        	s11, s2, s4
+	and        	t6, t6, t0
 	or         	t5, t5, t6
-	mul        	s2, s6, s3
-	mul        	s7, s1, a6
-	xor        	s4, s4, s5
-	th.mula    	s2, a3, s8
-	th.mula    	s7, a5, s9
-	and        	t6, s4, t3
-	and        	a7, a7, t0
-	xor        	s2, s2, s7
-	and        	s2, s2, t1
-	or         	t6, t6, s2
-	or         	t5, t5, a7
-	th.extu    	s5, a4, 31, 0
-	srli       	a4, a4, 32
-	xor        	s5, s5, a4
-	and        	s7, s5, t3
-	and        	s4, s5, t1
-	and        	a7, s5, t2
-	mul        	a4, s6, s9
-	lwu        	s2, 32(a1)
-	and        	s5, s5, t0
-	mul        	s10, s6, s8
-	mul        	s9, s1, s9
-	th.mula    	a4, a5, s8
-	lwu        	s6, 36(a1)
-	mul        	s8, s1, s3
-	lwu        	s1, 40(a1)
-	xor        	s10, s10, s9
-	mul        	s9, a3, s3
-	xor        	a4, a4, s8
-	lwu        	s3, 44(a1)
-	mul        	s8, a3, a6
-	mul        	a3, s7, s2
-	xor        	s10, s10, s9
-	mul        	s9, a5, a6
-	xor        	a4, a4, s8
-	th.mula    	a3, s4, s3
-	and        	a4, a4, t2
-	mul        	a6, a7, s1
-	xor        	s10, s10, s9
-	or         	t6, t6, a4
-	mul        	a5, s7, s6
-	mul        	s8, s4, s2
+	mul        	a5, s5, s7
+	mul        	a3, s5, s8
+	mul        	a6, s2, s7
+	th.mula    	s9, s2, s8
+	mul        	s5, s2, s6
+	th.mula    	a5, s3, s8
+	th.mula    	a7, s1, s8
 	xor        	a3, a3, a6
-	mul        	a6, s5, s6
-	th.mula    	a5, a7, s3
-	th.mula    	s8, s5, s1
-	xor        	a3, a3, a6
-	and        	a4, a3, t3
-	and        	s10, s10, t0
-	xor        	a5, a5, s8
-	or         	t6, t6, s10
-	mul        	s8, s7, s1
-	mul        	a3, s7, s3
-	mul        	s9, s4, s1
-	th.mula    	s8, s5, s3
-	mul        	a6, s4, s6
-	xor        	a3, a3, s9
-	mul        	s9, a7, s6
-	xor        	s8, s8, a6
-	mul        	a6, a7, s2
-	xor        	a3, a3, s9
-	mul        	s9, s5, s2
-	and        	a5, a5, t1
-	xor        	s8, s8, a6
-	or         	a4, a4, a5
-	th.extu    	a7, a2, 31, 0
-	lwu        	a5, 48(a1)
-	and        	a6, a7, t3
-	and        	s1, a7, t1
-	and        	s4, a7, t2
-	lwu        	s7, 52(a1)
-	and        	s5, a7, t0
-	and        	s8, s8, t2
-	lwu        	a7, 56(a1)
-	xor        	a3, a3, s9
-	or         	a4, a4, s8
-	lwu        	s8, 60(a1)
-	mul        	s6, a6, a5
-	mul        	s9, s4, a7
-	and        	a3, a3, t0
-	th.mula    	s6, s1, s8
-	mul        	s2, a6, s7
-	or         	a4, a4, a3
-	xor        	s6, s6, s9
-	mul        	s9, s5, s7
-	th.mula    	s2, s4, s8
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a4, a4, t5
-	mul        	s3, s1, a5
-	xor        	s6, s6, s9
-	and        	a3, s6, t3
-	xor        	a4, a4, t6
-	th.mula    	s3, s5, a7
-	slli       	s6, a4, 32
-	xor        	t5, t5, s6
-	xor        	s2, s2, s3
-	and        	s2, s2, t1
-	srli       	s6, a4, 32
-	or         	a3, a3, s2
-	xor        	t6, t6, s6
-	srli       	s0, a2, 32
-	lwu        	a4, 64(a1)
-	and        	s6, s0, t3
-	mul        	s10, a6, a7
-	lwu        	s3, 72(a1)
-	mul        	s9, a6, s8
-	mul        	s11, s1, a7
-	and        	s2, s0, t1
-	and        	a6, s0, t2
-	lwu        	a7, 68(a1)
-	th.mula    	s10, s5, s8
-	lwu        	s8, 76(a1)
-	mul        	ra, s1, s7
-	and        	s1, s0, t0
-	xor        	s9, s9, s11
-	mul        	s11, s4, s7
-	mul        	s7, s6, a4
-	xor        	s10, s10, ra
-	mul        	ra, s4, a5
-	th.mula    	s7, s2, s8
-	mul        	s4, a6, s3
-	xor        	s9, s9, s11
-	mul        	s11, s5, a5
-	xor        	s10, s10, ra
-	xor        	s7, s7, s4
-	and        	s10, s10, t2
-	mul        	s4, s1, a7
-	xor        	s9, s9, s11
-	or         	a3, a3, s10
-	mul        	s5, s6, a7
-	mul        	s10, s2, a4
-	xor        	s7, s7, s4
-	th.mula    	s5, a6, s8
-	th.mula    	s10, s1, s3
-	and        	a5, s7, t3
-	and        	s9, s9, t0
-	xor        	s5, s5, s10
-	and        	s5, s5, t1
-	or         	a5, a5, s5
-	or         	a3, a3, s9
-	th.extu    	s7, a2, 31, 0
-	srli       	a2, a2, 32
-	xor        	s7, s7, a2
-	and        	s9, s7, t3
-	and        	s5, s7, t1
-	and        	a2, s7, t2
-	mul        	s10, s6, s3
-	lwu        	s4, 80(a1)
-	and        	s7, s7, t0
-	mul        	s6, s6, s8
-	mul        	s11, s2, s3
-	th.mula    	s10, s1, s8
-	lwu        	s3, 84(a1)
-	mul        	s8, s2, a7
-	lwu        	s2, 88(a1)
-	xor        	s6, s6, s11
-	mul        	s11, a6, a7
-	xor        	s10, s10, s8
-	lwu        	a7, 92(a1)
-	mul        	s8, a6, a4
-	mul        	a6, s9, s4
-	xor        	s6, s6, s11
-	mul        	s11, s1, a4
-	xor        	s10, s10, s8
-	th.mula    	a6, s5, a7
-	and        	s10, s10, t2
-	mul        	a4, a2, s2
-	xor        	s6, s6, s11
-	or         	a5, a5, s10
-	mul        	s1, s9, s3
-	mul        	s8, s5, s4
-	xor        	a6, a6, a4
-	mul        	a4, s7, s3
-	th.mula    	s1, a2, a7
-	th.mula    	s8, s7, s2
-	xor        	a6, a6, a4
-	and        	a6, a6, t3
-	and        	s6, s6, t0
-	xor        	s1, s1, s8
-	or         	a5, a5, s6
-	mul        	s10, s9, s2
-	mul        	a4, s9, a7
-	mul        	s11, s5, s2
-	th.mula    	s10, s7, a7
-	mul        	a7, s5, s3
-	xor        	a4, a4, s11
-	mul        	s11, a2, s3
-	xor        	s10, s10, a7
-	mul        	a7, a2, s4
-	xor        	a4, a4, s11
-	mul        	s11, s7, s4
-	and        	s1, s1, t1
-	xor        	s10, s10, a7
-	or         	a6, a6, s1
-	th.extu    	a2, t4, 31, 0
-	lwu        	a7, 96(a1)
-	and        	s2, a2, t3
-	and        	s1, a2, t1
-	and        	s5, a2, t2
-	lwu        	s8, 100(a1)
-	and        	s6, a2, t0
-	and        	s10, s10, t2
-	lwu        	s9, 104(a1)
-	xor        	a4, a4, s11
-	or         	a6, a6, s10
-	lwu        	s7, 108(a1)
-	mul        	a2, s2, a7
-	mul        	s10, s5, s9
-	and        	a4, a4, t0
-	th.mula    	a2, s1, s7
-	mul        	s3, s2, s8
-	or         	a6, a6, a4
-	xor        	a2, a2, s10
-	mul        	s10, s6, s8
-	th.mula    	s3, s5, s7
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, a3
-	mul        	s4, s1, a7
-	xor        	a2, a2, s10
-	and        	a4, a2, t3
-	xor        	a6, a6, a5
-	th.mula    	s4, s6, s9
-	slli       	s10, a6, 32
-	xor        	a2, a3, s10
-	xor        	s3, s3, s4
-	and        	s3, s3, t1
-	srli       	s10, a6, 32
-	or         	a4, a4, s3
-	xor        	a3, a5, s10
-	srli       	ra, t4, 32
-	lwu        	a5, 112(a1)
-	and        	s4, ra, t3
-	mul        	s11, s2, s9
-	lwu        	s3, 120(a1)
-	mul        	s10, s2, s7
-	mul        	s9, s1, s9
-	and        	s2, ra, t1
-	and        	a6, ra, t2
-	th.mula    	s11, s6, s7
-	lwu        	s7, 124(a1)
-	mul        	s0, s1, s8
-	and        	s1, ra, t0
-	xor        	s10, s10, s9
-	mul        	s9, s5, s8
-	mul        	s8, s4, a5
-	xor        	s11, s11, s0
-	mul        	s0, s5, a7
-	lwu        	s5, 116(a1)
-	th.mula    	s8, s2, s7
-	xor        	s10, s10, s9
-	mul        	s9, s6, a7
-	mul        	a7, a6, s3
-	xor        	s11, s11, s0
-	and        	s11, s11, t2
-	xor        	s8, s8, a7
-	mul        	a7, s1, s5
-	xor        	s10, s10, s9
-	or         	a4, a4, s11
-	mul        	s6, s4, s5
-	mul        	s9, s2, a5
-	xor        	s8, s8, a7
-	th.mula    	s6, a6, s7
-	th.mula    	s9, s1, s3
-	and        	a7, s8, t3
-	and        	s10, s10, t0
-	xor        	s6, s6, s9
-	and        	s6, s6, t1
-	or         	a7, a7, s6
-	or         	a4, a4, s10
-	th.extu    	s9, t4, 31, 0
-	srli       	t4, t4, 32
-	xor        	s9, s9, t4
-	and        	s10, s9, t3
-	and        	s8, s9, t1
-	and        	t4, s9, t2
-	mul        	s11, s4, s3
-	lwu        	s6, 128(a1)
-	and        	s9, s9, t0
-	mul        	s4, s4, s7
-	mul        	s0, s2, s3
-	th.mula    	s11, s1, s7
-	lwu        	s3, 132(a1)
-	mul        	s7, s2, s5
-	lwu        	s2, 136(a1)
-	xor        	s4, s4, s0
-	mul        	s0, a6, s5
-	xor        	s11, s11, s7
-	lwu        	a1, 140(a1)
-	mul        	s7, a6, a5
-	mul        	a6, s10, s6
-	xor        	s4, s4, s0
-	mul        	s0, s1, a5
-	xor        	s11, s11, s7
-	th.mula    	a6, s8, a1
-	and        	s11, s11, t2
-	mul        	s1, t4, s2
-	xor        	s4, s4, s0
-	or         	a7, a7, s11
-	mul        	a5, s10, s3
-	mul        	s5, s8, s6
-	xor        	a6, a6, s1
-	mul        	s1, s9, s3
-	th.mula    	a5, t4, a1
-	th.mula    	s5, s9, s2
-	xor        	a6, a6, s1
-	and        	t3, a6, t3
-	and        	s4, s4, t0
+	mul        	a6, s1, s6
+	xor        	s9, s9, s10
+	mul        	s10, s3, s6
+	th.mula    	s11, s3, s7
 	xor        	a5, a5, s5
-	or         	a7, a7, s4
-	mul        	a6, s10, s2
-	mul        	s1, s10, a1
-	mul        	s2, s8, s2
-	th.mula    	a6, s9, a1
-	mul        	a1, s8, s3
-	xor        	s1, s1, s2
-	mul        	s2, t4, s3
-	xor        	a6, a6, a1
-	mul        	a1, t4, s6
-	xor        	s1, s1, s2
-	mul        	s2, s9, s6
+	mul        	s5, s1, s4
+	xor        	a3, a3, a6
+	mul        	a6, s3, s4
+	xor        	s9, s9, s10
+	xor        	a7, a7, s11
+	and        	t6, s9, t3
+	th.extu    	s9, a4, 31, 0
+	srli       	a4, a4, 32
+	xor        	s9, s9, a4
+	and        	s8, s9, t3
+	and        	s2, s9, t1
+	and        	a7, a7, t1
+	and        	s1, s9, t2
+	xor        	a5, a5, s5
+	or         	t6, t6, a7
+	lwu        	a7, 32(a1)
+	lwu        	s4, 40(a1)
+	lwu        	s6, 44(a1)
+	mul        	s7, s8, a7
+	lwu        	s3, 36(a1)
+	and        	s9, s9, t0
+	and        	a5, a5, t2
+	mul        	s10, s1, s4
+	xor        	a3, a3, a6
+	or         	t6, t6, a5
+	mul        	s11, s8, s3
+	mul        	a6, s2, a7
+	and        	a3, a3, t0
+	th.mula    	s7, s2, s6
+	or         	t6, t6, a3
+	mul        	a4, s8, s4
+	mul        	a3, s8, s6
+	mul        	a5, s2, s4
+	mul        	s5, s2, s3
+	th.mula    	a4, s9, s6
+	xor        	s7, s7, s10
+	xor        	a3, a3, a5
+	mul        	a5, s1, s3
+	mul        	s10, s9, s3
+	th.mula    	s11, s1, s6
+	th.mula    	a6, s9, s4
+	xor        	a4, a4, s5
+	mul        	s5, s1, a7
+	xor        	a3, a3, a5
+	mul        	a5, s9, a7
+	xor        	s7, s7, s10
+	xor        	s11, s11, a6
+	and        	a6, s7, t3
+	and        	s11, s11, t1
+	or         	a6, a6, s11
+	th.extu    	s4, a2, 31, 0
+	lwu        	s2, 48(a1)
+	and        	a7, s4, t3
+	and        	s3, s4, t1
+	and        	s1, s4, t2
+	and        	s4, s4, t0
+	xor        	a4, a4, s5
+	lwu        	s5, 52(a1)
+	and        	a4, a4, t2
+	lwu        	s6, 56(a1)
+	xor        	a3, a3, a5
+	or         	a6, a6, a4
+	lwu        	s7, 60(a1)
+	mul        	s8, a7, s2
+	mul        	s9, s1, s6
+	and        	a3, a3, t0
+	mul        	a5, a7, s5
+	or         	a6, a6, a3
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a6, a6, t5
+	mul        	a3, s3, s2
+	xor        	a6, a6, t6
+	slli       	a4, a6, 32
+	xor        	t5, t5, a4
+	th.mula    	s8, s3, s7
+	srli       	a4, a6, 32
+	xor        	t6, t6, a4
+	mul        	a6, a7, s6
+	mul        	a4, a7, s7
+	mul        	a7, s3, s6
+	mul        	s10, s3, s5
+	th.mula    	a5, s1, s7
+	th.mula    	a3, s4, s6
+	th.mula    	a6, s4, s7
+	xor        	s8, s8, s9
+	xor        	a4, a4, a7
+	mul        	a7, s1, s5
+	mul        	s9, s4, s5
+	xor        	a5, a5, a3
 	and        	a5, a5, t1
-	xor        	a6, a6, a1
-	or         	t3, t3, a5
+	xor        	a6, a6, s10
+	mul        	s10, s1, s2
+	xor        	a4, a4, a7
+	mul        	a7, s4, s2
+	xor        	s8, s8, s9
+	and        	a3, s8, t3
+	srli       	s1, a2, 32
+	lwu        	s3, 64(a1)
+	and        	s6, s1, t3
+	and        	s4, s1, t1
+	and        	s2, s1, t2
+	and        	s5, s1, t0
+	xor        	a6, a6, s10
+	or         	a3, a3, a5
+	lwu        	s8, 72(a1)
+	lwu        	s9, 76(a1)
+	mul        	s10, s6, s3
+	lwu        	s7, 68(a1)
+	mul        	s11, s2, s8
 	and        	a6, a6, t2
-	xor        	s1, s1, s2
+	xor        	a4, a4, a7
+	or         	a3, a3, a6
+	mul        	s1, s6, s7
+	mul        	s0, s4, s3
+	and        	a4, a4, t0
+	or         	a3, a3, a4
+	mul        	a6, s6, s8
+	mul        	a5, s6, s9
+	mul        	a7, s4, s8
+	th.mula    	s10, s4, s9
+	mul        	s4, s4, s7
+	th.mula    	a6, s5, s9
+	th.mula    	s1, s2, s9
+	xor        	a5, a5, a7
+	mul        	a7, s2, s7
+	xor        	s10, s10, s11
+	mul        	s11, s5, s7
+	th.mula    	s0, s5, s8
+	xor        	a6, a6, s4
+	mul        	s4, s2, s3
+	xor        	a5, a5, a7
+	mul        	a7, s5, s3
+	xor        	s10, s10, s11
+	xor        	s1, s1, s0
+	and        	a4, s10, t3
+	th.extu    	s6, a2, 31, 0
+	srli       	a2, a2, 32
+	xor        	s6, s6, a2
+	and        	a2, s6, t3
+	and        	s3, s6, t1
+	and        	s1, s1, t1
+	and        	s2, s6, t2
+	xor        	a6, a6, s4
+	or         	a4, a4, s1
+	lwu        	s1, 80(a1)
+	lwu        	s5, 88(a1)
+	lwu        	s7, 92(a1)
+	mul        	s8, a2, s1
+	lwu        	s4, 84(a1)
+	and        	s9, s6, t0
+	and        	a6, a6, t2
+	mul        	s10, s2, s5
+	xor        	a5, a5, a7
+	or         	a4, a4, a6
+	mul        	s11, a2, s4
+	mul        	a7, s3, s1
+	and        	a5, a5, t0
+	th.mula    	s8, s3, s7
+	or         	a4, a4, a5
+	mul        	a5, a2, s5
+	mul        	a2, a2, s7
+	mul        	a6, s3, s5
+	mul        	s6, s3, s4
+	th.mula    	a5, s9, s7
+	xor        	s8, s8, s10
+	xor        	a2, a2, a6
+	mul        	a6, s2, s4
+	mul        	s10, s9, s4
+	th.mula    	s11, s2, s7
+	th.mula    	a7, s9, s5
+	xor        	a5, a5, s6
+	mul        	s6, s2, s1
+	xor        	a2, a2, a6
+	mul        	a6, s9, s1
+	xor        	s8, s8, s10
+	xor        	s11, s11, a7
+	and        	a7, s8, t3
+	and        	s11, s11, t1
+	or         	a7, a7, s11
+	th.extu    	s5, t4, 31, 0
+	lwu        	s3, 96(a1)
+	and        	s1, s5, t3
+	and        	s4, s5, t1
+	and        	s2, s5, t2
+	and        	s5, s5, t0
+	xor        	a5, a5, s6
+	lwu        	s6, 100(a1)
+	and        	a5, a5, t2
+	lwu        	s7, 104(a1)
+	xor        	a2, a2, a6
+	or         	a7, a7, a5
+	lwu        	s8, 108(a1)
+	mul        	s9, s1, s3
+	mul        	s10, s2, s7
+	and        	a2, a2, t0
+	mul        	a6, s1, s6
+	or         	a7, a7, a2
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a7, a7, a3
+	mul        	s0, s4, s3
+	xor        	a7, a7, a4
+	slli       	a5, a7, 32
+	xor        	a2, a3, a5
+	th.mula    	s9, s4, s8
+	srli       	a5, a7, 32
+	xor        	a3, a4, a5
+	mul        	a7, s1, s7
+	mul        	a5, s1, s8
+	mul        	s1, s4, s7
+	mul        	s11, s4, s6
+	th.mula    	a6, s2, s8
+	th.mula    	s0, s5, s7
+	th.mula    	a7, s5, s8
+	xor        	s9, s9, s10
+	xor        	a5, a5, s1
+	mul        	s1, s2, s6
+	mul        	s10, s5, s6
+	xor        	a6, a6, s0
+	and        	a6, a6, t1
+	xor        	a7, a7, s11
+	mul        	s11, s2, s3
+	xor        	a5, a5, s1
+	mul        	s1, s5, s3
+	xor        	s9, s9, s10
+	and        	a4, s9, t3
+	srli       	s2, t4, 32
+	lwu        	s4, 112(a1)
+	and        	s7, s2, t3
+	and        	s5, s2, t1
+	and        	s3, s2, t2
+	and        	s6, s2, t0
+	xor        	a7, a7, s11
+	or         	a4, a4, a6
+	lwu        	s9, 120(a1)
+	lwu        	s10, 124(a1)
+	mul        	s11, s7, s4
+	lwu        	s8, 116(a1)
+	mul        	s0, s3, s9
+	and        	a7, a7, t2
+	xor        	a5, a5, s1
+	or         	a4, a4, a7
+	mul        	s2, s7, s8
+	mul        	s1, s5, s4
+	and        	a5, a5, t0
+	or         	a4, a4, a5
+	mul        	a6, s7, s9
+	mul        	a5, s7, s10
+	mul        	a7, s5, s9
+	th.mula    	s11, s5, s10
+	mul        	s5, s5, s8
+	th.mula    	a6, s6, s10
+	th.mula    	s2, s3, s10
+	xor        	a5, a5, a7
+	mul        	a7, s3, s8
+	xor        	s11, s11, s0
+	mul        	s0, s6, s8
+	th.mula    	s1, s6, s9
+	xor        	a6, a6, s5
+	mul        	s5, s3, s4
+	xor        	a5, a5, a7
+	mul        	a7, s6, s4
+	xor        	s11, s11, s0
+	xor        	s2, s2, s1
+	and        	s1, s11, t3
+	th.extu    	s8, t4, 31, 0
+	srli       	t4, t4, 32
+	xor        	s8, s8, t4
+	and        	s7, s8, t3
+	and        	s3, s8, t1
+	and        	s2, s2, t1
+	and        	t4, s8, t2
+	xor        	a6, a6, s5
+	or         	s1, s1, s2
+	lwu        	s2, 128(a1)
+	lwu        	s4, 136(a1)
+	lwu        	s5, 140(a1)
+	mul        	s6, s7, s2
+	lwu        	a1, 132(a1)
+	and        	s8, s8, t0
+	and        	a6, a6, t2
+	mul        	s9, t4, s4
+	xor        	a5, a5, a7
+	or         	s1, s1, a6
+	mul        	a6, s7, a1
+	mul        	a7, s3, s2
+	and        	a5, a5, t0
+	th.mula    	s6, s3, s5
+	or         	s1, s1, a5
+	mul        	a5, s7, s4
+	mul        	s7, s7, s5
+	mul        	s10, s3, s4
+	mul        	s3, s3, a1
+	th.mula    	a5, s8, s5
+	xor        	s6, s6, s9
+	xor        	s7, s7, s10
+	mul        	s10, t4, a1
+	mul        	s9, s8, a1
+	th.mula    	a6, t4, s5
+	th.mula    	a7, s8, s4
+	xor        	a5, a5, s3
+	mul        	s3, t4, s2
+	xor        	s7, s7, s10
+	mul        	s10, s8, s2
+	xor        	s6, s6, s9
+	xor        	a6, a6, a7
+	and        	t3, s6, t3
+	and        	a6, a6, t1
 	or         	t3, t3, a6
-	and        	s1, s1, t0
-	or         	t3, t3, s1
+	xor        	a5, a5, s3
+	and        	a5, a5, t2
+	or         	t3, t3, a5
+	xor        	s7, s7, s10
+	and        	s7, s7, t0
+	or         	t3, t3, s7
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	t3, t3, a4
-	xor        	t3, t3, a7
+	xor        	t3, t3, s1
 	slli       	t1, t3, 32
 	xor        	t0, a4, t1
 	srli       	t1, t3, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t0, t0, t5
-	xor        	t1, a7, t1
+	xor        	t1, s1, t1
 	xor        	t0, t0, a2
 	xor        	t1, t1, t6
 	xor        	t6, t6, t0
@@ -1112,8 +1111,7 @@ gcm_gmult_c906:
 	ld         	s9, 72(sp)
 	ld         	s10, 80(sp)
 	ld         	s11, 88(sp)
-	ld         	ra, 96(sp)
-	addi       	sp, sp, 112
+	addi       	sp, sp, 96
 	jalr       	zero, 0(ra)
 	.size	gcm_gmult_c906, .-gcm_gmult_c906
 
@@ -1122,29 +1120,30 @@ gcm_gmult_c906:
 	.type	gcm_ghash_c906, @function
 gcm_ghash_c906:
 	# void gcm_ghash_c906(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
-	# gcm_ghash_c906: 3073 instructions, frame 1616 bytes
+	# gcm_ghash_c906: 3080 instructions, frame 1632 bytes
 	#   integer registers: ra sp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
 	#   vector registers: v0 v1 v2 v3 v4 v5 v6 v7 v8 v9 v10 v11 v12 v13 v14 v15 v16 v18 v20 v22 v24 v26 v28 v29
 	#   callee-saved saved/restored: s0 s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
 	#   most live values at once: 27 integer, 20 vector registers
-	#   spills: none
+	#   spills: 1 values (Xi), 1 stores, 4 reloads, modeled cost 13 cycles per pass (loops counted 8 times per level)
 	#   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
 	#     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
 	#     no secret left in registers or stack, constant time (branches, addresses, multiplies)
-	addi       	sp, sp, -1616
-	sd         	s0, 1512(sp)
-	sd         	s1, 1520(sp)
-	sd         	s2, 1528(sp)
-	sd         	s3, 1536(sp)
-	sd         	s4, 1544(sp)
-	sd         	s5, 1552(sp)
-	sd         	s6, 1560(sp)
-	sd         	s7, 1568(sp)
-	sd         	s8, 1576(sp)
-	sd         	s9, 1584(sp)
-	sd         	s10, 1592(sp)
-	sd         	s11, 1600(sp)
-	sd         	ra, 1608(sp)
+	addi       	sp, sp, -1632
+	sd         	s0, 1520(sp)
+	sd         	s1, 1528(sp)
+	sd         	s2, 1536(sp)
+	sd         	s3, 1544(sp)
+	sd         	s4, 1552(sp)
+	sd         	s5, 1560(sp)
+	sd         	s6, 1568(sp)
+	sd         	s7, 1576(sp)
+	sd         	s8, 1584(sp)
+	sd         	s9, 1592(sp)
+	sd         	s10, 1600(sp)
+	sd         	s11, 1608(sp)
+	sd         	ra, 1616(sp)
+	sd         	a0, 1512(sp)
 	# class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
 	addi       	t4, zero, 136
 	slli       	t1, t4, 8
@@ -1159,449 +1158,452 @@ gcm_ghash_c906:
 	# len -= 16; len was 0 or at least 10 blocks: vector path entry
 	addi       	a3, a3, -16
 	bgeu       	a3, t4, .Lgcm_ghash_c906_lanes
-	ld         	a4, 0(a0)
-	ld         	a6, 8(a0)
-	th.rev     	a4, a4
-	th.rev     	a6, a6
+	ld         	t4, 1512(sp)
+	ld         	a0, 0(t4)
+	ld         	a5, 8(t4)
+	th.rev     	a0, a0
+	th.rev     	a5, a5
 .Lgcm_ghash_c906_block:
 	ld         	t4, 0(a2)
 	ld         	t5, 8(a2)
 	th.rev     	t4, t4
 	th.rev     	t5, t5
-	xor        	a4, a4, t4
-	xor        	a6, a6, t5
+	xor        	a0, a0, t4
+	xor        	a5, a5, t5
 	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t4, a6, a4
-	th.extu    	s2, a6, 31, 0
-	lwu        	a5, 0(a1)
-	and        	s5, s2, t1
-	lwu        	s1, 8(a1)
-	lwu        	s3, 12(a1)
-	mul        	s7, s5, a5
-	and        	s6, s2, t2
-	and        	t5, s2, t3
-	lwu        	a7, 4(a1)
-	mul        	t6, s5, s1
-	and        	s8, s2, t0
-	mul        	s2, s5, s3
-	mul        	s4, s6, s1
-	th.mula    	s7, s6, s3
-	mul        	s9, t5, s1
-	mul        	s5, s5, a7
-	mul        	s10, s6, a5
-	th.mula    	t6, s8, s3
-	mul        	s6, s6, a7
-	xor        	s2, s2, s4
-	xor        	s7, s7, s9
-	mul        	s4, t5, a7
-	mul        	s9, s8, a7
-	th.mula    	s5, t5, s3
-	th.mula    	s10, s8, s1
-	xor        	t6, t6, s6
-	mul        	s6, t5, a5
-	xor        	s2, s2, s4
-	xor        	s7, s7, s9
-	xor        	s5, s5, s10
-	mul        	s4, s8, a5
-	and        	t5, s7, t1
-	srli       	a7, a6, 32
-	and        	s8, a7, t1
-	and        	s3, a7, t2
-	and        	a5, a7, t3
-	and        	a7, a7, t0
-	and        	s5, s5, t2
-	lwu        	s1, 16(a1)
-	xor        	t6, t6, s6
-	or         	t5, t5, s5
-	lwu        	s11, 24(a1)
-	lwu        	s10, 28(a1)
-	mul        	s5, s8, s1
+	xor        	t4, a5, a0
+	th.extu    	t6, a5, 31, 0
+	lwu        	s2, 0(a1)
+	and        	a7, t6, t1
+	lwu        	s4, 8(a1)
+	lwu        	s5, 12(a1)
+	mul        	s6, a7, s2
+	and        	s1, t6, t2
+	mul        	a4, a7, s4
+	and        	t5, t6, t3
+	lwu        	s3, 4(a1)
+	and        	s7, t6, t0
+	mul        	t6, a7, s5
+	mul        	a6, s1, s4
+	mul        	s8, t5, s4
+	mul        	a7, a7, s3
+	th.mula    	s6, s1, s5
+	mul        	s9, s1, s2
+	th.mula    	a4, s7, s5
+	mul        	s1, s1, s3
+	xor        	t6, t6, a6
+	mul        	a6, t5, s3
+	th.mula    	a7, t5, s5
+	xor        	s6, s6, s8
+	mul        	s8, s7, s3
+	th.mula    	s9, s7, s4
+	xor        	a4, a4, s1
+	mul        	s1, t5, s2
+	xor        	t6, t6, a6
+	mul        	a6, s7, s2
+	xor        	s6, s6, s8
+	xor        	a7, a7, s9
+	and        	t5, s6, t1
+	srli       	s4, a5, 32
+	and        	s6, s4, t1
+	and        	s3, s4, t2
+	and        	s2, s4, t3
+	and        	s4, s4, t0
+	and        	a7, a7, t2
+	lwu        	s5, 16(a1)
+	xor        	a4, a4, s1
+	or         	t5, t5, a7
+	lwu        	s8, 24(a1)
+	lwu        	s9, 28(a1)
+	mul        	s10, s6, s5
 	lwu        	s7, 20(a1)
-	mul        	s6, a5, s11
-	th.mula    	s5, s3, s10
-	and        	t6, t6, t3
-	xor        	s2, s2, s4
-	xor        	s5, s5, s6
-	mul        	s6, a7, s7
+	mul        	s11, s2, s8
+	and        	a4, a4, t3
+	xor        	t6, t6, a6
+	or         	t5, t5, a4
+	mul        	s1, s6, s7
+	mul        	s0, s3, s5
+	and        	t6, t6, t0
 	or         	t5, t5, t6
-	mul        	s4, s8, s7
-	mul        	s9, s3, s1
-	xor        	s5, s5, s6
-	th.mula    	s4, a5, s10
-	th.mula    	s9, a7, s11
-	and        	t6, s5, t1
-	and        	s2, s2, t0
-	xor        	s4, s4, s9
-	and        	s4, s4, t2
-	or         	t6, t6, s4
-	or         	t5, t5, s2
-	th.extu    	s6, a6, 31, 0
-	srli       	a6, a6, 32
-	xor        	s6, s6, a6
-	and        	s9, s6, t1
+	mul        	a6, s6, s8
+	mul        	a4, s6, s9
+	mul        	a7, s3, s8
+	th.mula    	s10, s3, s9
+	mul        	s6, s3, s7
+	th.mula    	a6, s4, s9
+	th.mula    	s1, s2, s9
+	xor        	a4, a4, a7
+	mul        	a7, s2, s7
+	xor        	s10, s10, s11
+	mul        	s11, s4, s7
+	th.mula    	s0, s4, s8
+	xor        	a6, a6, s6
+	mul        	s6, s2, s5
+	xor        	a4, a4, a7
+	mul        	a7, s4, s5
+	xor        	s10, s10, s11
+	xor        	s1, s1, s0
+	and        	t6, s10, t1
+	th.extu    	s10, a5, 31, 0
+	srli       	a5, a5, 32
+	xor        	s10, s10, a5
+	and        	s9, s10, t1
+	and        	s3, s10, t2
+	and        	s1, s1, t2
+	and        	s2, s10, t3
+	xor        	a6, a6, s6
+	or         	t6, t6, s1
+	lwu        	s1, 32(a1)
+	lwu        	s5, 40(a1)
+	lwu        	s7, 44(a1)
+	mul        	s8, s9, s1
+	lwu        	s4, 36(a1)
+	and        	s10, s10, t0
+	and        	a6, a6, t3
+	mul        	s11, s2, s5
+	xor        	a4, a4, a7
+	or         	t6, t6, a6
+	mul        	s0, s9, s4
+	mul        	a7, s3, s1
+	and        	a4, a4, t0
+	th.mula    	s8, s3, s7
+	or         	t6, t6, a4
+	mul        	a5, s9, s5
+	mul        	a4, s9, s7
+	mul        	a6, s3, s5
+	mul        	s6, s3, s4
+	th.mula    	a5, s10, s7
+	xor        	s8, s8, s11
+	xor        	a4, a4, a6
+	mul        	a6, s2, s4
+	mul        	s11, s10, s4
+	th.mula    	s0, s2, s7
+	th.mula    	a7, s10, s5
+	xor        	a5, a5, s6
+	mul        	s6, s2, s1
+	xor        	a4, a4, a6
+	mul        	a6, s10, s1
+	xor        	s8, s8, s11
+	xor        	s0, s0, a7
+	and        	a7, s8, t1
+	and        	s0, s0, t2
+	or         	a7, a7, s0
+	th.extu    	s5, a0, 31, 0
+	lwu        	s3, 48(a1)
+	and        	s1, s5, t1
+	and        	s4, s5, t2
+	and        	s2, s5, t3
+	and        	s5, s5, t0
+	xor        	a5, a5, s6
+	lwu        	s6, 52(a1)
+	and        	a5, a5, t3
+	lwu        	s7, 56(a1)
+	xor        	a4, a4, a6
+	or         	a7, a7, a5
+	lwu        	s8, 60(a1)
+	mul        	s9, s1, s3
+	mul        	s10, s2, s7
+	and        	a4, a4, t0
+	mul        	a6, s1, s6
+	or         	a7, a7, a4
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a7, a7, t5
+	mul        	a4, s4, s3
+	xor        	a7, a7, t6
+	slli       	a5, a7, 32
+	xor        	t5, t5, a5
+	th.mula    	s9, s4, s8
+	srli       	a5, a7, 32
+	xor        	t6, t6, a5
+	mul        	a7, s1, s7
+	mul        	a5, s1, s8
+	mul        	s1, s4, s7
+	mul        	s11, s4, s6
+	th.mula    	a6, s2, s8
+	th.mula    	a4, s5, s7
+	th.mula    	a7, s5, s8
+	xor        	s9, s9, s10
+	xor        	a5, a5, s1
+	mul        	s1, s2, s6
+	mul        	s10, s5, s6
+	xor        	a6, a6, a4
+	and        	a6, a6, t2
+	xor        	a7, a7, s11
+	mul        	s11, s2, s3
+	xor        	a5, a5, s1
+	mul        	s1, s5, s3
+	xor        	s9, s9, s10
+	and        	a4, s9, t1
+	srli       	s2, a0, 32
+	lwu        	s4, 64(a1)
+	and        	s7, s2, t1
+	and        	s5, s2, t2
+	and        	s3, s2, t3
+	and        	s6, s2, t0
+	xor        	a7, a7, s11
+	or         	a4, a4, a6
+	lwu        	s9, 72(a1)
+	lwu        	s10, 76(a1)
+	mul        	s11, s7, s4
+	lwu        	s8, 68(a1)
+	mul        	s0, s3, s9
+	and        	a7, a7, t3
+	xor        	a5, a5, s1
+	or         	a4, a4, a7
+	mul        	s2, s7, s8
+	mul        	ra, s5, s4
+	and        	a5, a5, t0
+	or         	a4, a4, a5
+	mul        	a7, s7, s9
+	mul        	a6, s7, s10
+	mul        	s1, s5, s9
+	th.mula    	s11, s5, s10
+	mul        	s5, s5, s8
+	th.mula    	a7, s6, s10
+	th.mula    	s2, s3, s10
+	xor        	a6, a6, s1
+	mul        	s1, s3, s8
+	xor        	s11, s11, s0
+	mul        	s0, s6, s8
+	th.mula    	ra, s6, s9
+	xor        	a7, a7, s5
+	mul        	s5, s3, s4
+	xor        	a6, a6, s1
+	mul        	s1, s6, s4
+	xor        	s11, s11, s0
+	xor        	s2, s2, ra
+	and        	a5, s11, t1
+	th.extu    	s7, a0, 31, 0
+	srli       	a0, a0, 32
+	xor        	s7, s7, a0
+	and        	a0, s7, t1
+	and        	s4, s7, t2
+	and        	s2, s2, t2
+	and        	s3, s7, t3
+	xor        	a7, a7, s5
+	or         	a5, a5, s2
+	lwu        	s2, 80(a1)
+	lwu        	s6, 88(a1)
+	lwu        	s8, 92(a1)
+	mul        	s9, a0, s2
+	lwu        	s5, 84(a1)
+	and        	s10, s7, t0
+	and        	a7, a7, t3
+	mul        	s11, s3, s6
+	xor        	a6, a6, s1
+	or         	a5, a5, a7
+	mul        	s0, a0, s5
+	mul        	s1, s4, s2
+	and        	a6, a6, t0
+	th.mula    	s9, s4, s8
+	or         	a5, a5, a6
+	mul        	a6, a0, s6
+	mul        	a0, a0, s8
+	mul        	a7, s4, s6
+	mul        	s7, s4, s5
+	th.mula    	a6, s10, s8
+	xor        	s9, s9, s11
+	xor        	a0, a0, a7
+	mul        	a7, s3, s5
+	mul        	s11, s10, s5
+	th.mula    	s0, s3, s8
+	th.mula    	s1, s10, s6
+	xor        	a6, a6, s7
+	mul        	s7, s3, s2
+	xor        	a0, a0, a7
+	mul        	a7, s10, s2
+	xor        	s9, s9, s11
+	xor        	s0, s0, s1
+	and        	s1, s9, t1
+	and        	s0, s0, t2
+	or         	s1, s1, s0
+	th.extu    	s6, t4, 31, 0
+	lwu        	s4, 96(a1)
+	and        	s3, s6, t1
 	and        	s5, s6, t2
 	and        	s2, s6, t3
-	mul        	a6, s8, s11
-	lwu        	s4, 32(a1)
 	and        	s6, s6, t0
-	mul        	s0, s8, s10
-	mul        	s11, s3, s11
-	th.mula    	a6, a7, s10
-	lwu        	s8, 36(a1)
-	mul        	s10, s3, s7
-	xor        	s0, s0, s11
-	mul        	s11, a5, s7
-	lwu        	s3, 40(a1)
-	xor        	a6, a6, s10
-	mul        	s10, a5, s1
-	lwu        	s7, 44(a1)
-	xor        	s0, s0, s11
-	mul        	s11, a7, s1
-	mul        	a5, s9, s4
-	xor        	a6, a6, s10
+	xor        	a6, a6, s7
+	lwu        	s7, 100(a1)
 	and        	a6, a6, t3
-	th.mula    	a5, s5, s7
-	mul        	s1, s2, s3
-	xor        	s0, s0, s11
-	or         	t6, t6, a6
-	mul        	a7, s9, s8
-	mul        	s10, s5, s4
-	xor        	a5, a5, s1
-	mul        	s1, s6, s8
-	th.mula    	a7, s2, s7
-	th.mula    	s10, s6, s3
-	xor        	a5, a5, s1
-	and        	a6, a5, t1
-	and        	s0, s0, t0
-	xor        	a7, a7, s10
-	or         	t6, t6, s0
-	mul        	s1, s9, s3
-	mul        	a5, s9, s7
-	mul        	s9, s5, s3
-	th.mula    	s1, s6, s7
-	mul        	s3, s5, s8
-	xor        	a5, a5, s9
-	mul        	s9, s2, s8
-	xor        	s1, s1, s3
-	mul        	s3, s2, s4
-	xor        	a5, a5, s9
-	mul        	s9, s6, s4
-	and        	a7, a7, t2
-	xor        	s1, s1, s3
-	or         	a6, a6, a7
-	th.extu    	s2, a4, 31, 0
-	lwu        	a7, 48(a1)
-	and        	s3, s2, t1
-	and        	s7, s2, t2
-	and        	s4, s2, t3
-	lwu        	s6, 52(a1)
-	and        	s5, s2, t0
-	and        	s1, s1, t3
-	lwu        	s8, 56(a1)
-	xor        	a5, a5, s9
-	or         	a6, a6, s1
-	lwu        	s10, 60(a1)
-	mul        	s9, s3, a7
-	mul        	s11, s4, s8
-	and        	a5, a5, t0
-	th.mula    	s9, s7, s10
-	mul        	s1, s3, s6
-	or         	a6, a6, a5
-	xor        	s9, s9, s11
-	mul        	s11, s5, s6
-	th.mula    	s1, s4, s10
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, t5
-	mul        	s2, s7, a7
-	xor        	s9, s9, s11
-	and        	a5, s9, t1
-	xor        	a6, a6, t6
-	th.mula    	s2, s5, s8
-	slli       	s9, a6, 32
-	xor        	t5, t5, s9
-	xor        	s1, s1, s2
-	and        	s1, s1, t2
-	srli       	s9, a6, 32
-	or         	a5, a5, s1
-	xor        	t6, t6, s9
-	srli       	s0, a4, 32
-	lwu        	a6, 64(a1)
-	and        	s2, s0, t1
-	mul        	s11, s3, s8
-	lwu        	s1, 72(a1)
-	mul        	s9, s3, s10
-	mul        	s8, s7, s8
-	th.mula    	s11, s5, s10
-	lwu        	s3, 76(a1)
-	mul        	ra, s7, s6
-	xor        	s9, s9, s8
-	mul        	s8, s4, s6
-	mul        	s10, s2, a6
-	xor        	s11, s11, ra
-	mul        	ra, s4, a7
-	and        	s4, s0, t2
-	th.mula    	s10, s4, s3
-	xor        	s9, s9, s8
-	mul        	s8, s5, a7
-	and        	s5, s0, t3
-	lwu        	s7, 68(a1)
-	and        	s6, s0, t0
-	xor        	s11, s11, ra
-	mul        	a7, s5, s1
-	and        	s11, s11, t3
-	xor        	s9, s9, s8
-	xor        	s10, s10, a7
-	mul        	a7, s6, s7
-	or         	a5, a5, s11
-	mul        	s8, s2, s7
-	mul        	s11, s4, a6
-	xor        	s10, s10, a7
-	th.mula    	s8, s5, s3
-	th.mula    	s11, s6, s1
-	and        	a7, s10, t1
-	and        	s9, s9, t0
-	xor        	s8, s8, s11
-	and        	s8, s8, t2
-	or         	a7, a7, s8
-	or         	a5, a5, s9
-	th.extu    	s9, a4, 31, 0
-	srli       	a4, a4, 32
-	xor        	s9, s9, a4
-	and        	s10, s9, t1
-	and        	s8, s9, t2
-	and        	a4, s9, t3
-	mul        	s0, s2, s1
-	and        	s9, s9, t0
-	mul        	s11, s2, s3
-	mul        	s1, s4, s1
-	th.mula    	s0, s6, s3
-	lwu        	s2, 80(a1)
-	mul        	ra, s4, s7
-	xor        	s11, s11, s1
-	mul        	s1, s5, s7
-	lwu        	s3, 88(a1)
-	xor        	s0, s0, ra
-	mul        	ra, s5, a6
-	lwu        	s4, 92(a1)
-	xor        	s11, s11, s1
-	mul        	s1, s6, a6
-	mul        	a6, s10, s2
-	lwu        	s6, 84(a1)
-	xor        	s0, s0, ra
-	th.mula    	a6, s8, s4
-	and        	s0, s0, t3
-	mul        	s5, a4, s3
-	xor        	s11, s11, s1
-	or         	a7, a7, s0
-	mul        	s7, s10, s6
-	mul        	s0, s8, s2
-	xor        	a6, a6, s5
-	mul        	s5, s9, s6
-	th.mula    	s7, a4, s4
-	th.mula    	s0, s9, s3
-	xor        	a6, a6, s5
-	and        	s1, a6, t1
-	and        	s11, s11, t0
-	xor        	s7, s7, s0
-	or         	a7, a7, s11
-	mul        	s5, s10, s3
-	mul        	a6, s10, s4
-	mul        	s11, s8, s3
-	th.mula    	s5, s9, s4
-	mul        	s3, s8, s6
-	xor        	a6, a6, s11
-	mul        	s11, a4, s6
-	xor        	s5, s5, s3
-	mul        	s3, a4, s2
-	xor        	a6, a6, s11
-	mul        	s11, s9, s2
-	and        	s7, s7, t2
-	xor        	s5, s5, s3
-	or         	s1, s1, s7
-	th.extu    	a4, t4, 31, 0
-	lwu        	s2, 96(a1)
-	and        	s8, a4, t1
-	and        	s7, a4, t2
-	and        	s3, a4, t3
-	lwu        	s6, 100(a1)
-	and        	s4, a4, t0
-	and        	s5, s5, t3
-	lwu        	s10, 104(a1)
-	xor        	a6, a6, s11
-	or         	s1, s1, s5
-	lwu        	s11, 108(a1)
-	mul        	a4, s8, s2
-	mul        	s0, s3, s10
-	and        	a6, a6, t0
-	th.mula    	a4, s7, s11
-	mul        	s5, s8, s6
+	lwu        	s8, 104(a1)
+	xor        	a0, a0, a7
 	or         	s1, s1, a6
-	xor        	a4, a4, s0
-	mul        	s0, s4, s6
-	th.mula    	s5, s3, s11
+	lwu        	s9, 108(a1)
+	mul        	s10, s3, s4
+	mul        	s11, s2, s8
+	and        	a0, a0, t0
+	mul        	a7, s3, s7
+	or         	s1, s1, a0
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s1, s1, a4
+	mul        	s0, s5, s4
 	xor        	s1, s1, a5
-	mul        	s9, s7, s2
-	xor        	a4, a4, s0
-	and        	a6, a4, t1
-	xor        	s1, s1, a7
-	th.mula    	s9, s4, s10
-	slli       	s0, s1, 32
-	xor        	a4, a5, s0
-	xor        	s5, s5, s9
-	and        	s5, s5, t2
-	srli       	s0, s1, 32
-	or         	a6, a6, s5
-	xor        	a5, a7, s0
-	srli       	ra, t4, 32
-	lwu        	s1, 112(a1)
-	and        	s5, ra, t1
-	mul        	a7, s8, s10
-	mul        	s9, s8, s11
-	mul        	s0, s7, s10
-	th.mula    	a7, s4, s11
-	lwu        	s8, 120(a1)
-	mul        	s11, s7, s6
-	xor        	s9, s9, s0
-	mul        	s0, s3, s6
-	lwu        	s6, 124(a1)
-	xor        	a7, a7, s11
-	mul        	s11, s3, s2
-	mul        	s7, s5, s1
-	xor        	s9, s9, s0
-	mul        	s0, s4, s2
-	and        	s10, ra, t2
-	and        	s3, ra, t3
-	and        	s4, ra, t0
-	th.mula    	s7, s10, s6
-	xor        	a7, a7, s11
-	lwu        	s11, 116(a1)
-	and        	a7, a7, t3
-	xor        	s9, s9, s0
-	mul        	s2, s3, s8
-	or         	a6, a6, a7
-	mul        	s0, s5, s11
-	xor        	s7, s7, s2
-	mul        	s2, s4, s11
-	th.mula    	s0, s3, s6
-	and        	s9, s9, t0
-	xor        	s7, s7, s2
-	mul        	ra, s10, s1
-	and        	a7, s7, t1
-	or         	a6, a6, s9
-	th.extu    	s9, t4, 31, 0
+	slli       	a6, s1, 32
+	xor        	a0, a4, a6
+	th.mula    	s10, s5, s9
+	srli       	a6, s1, 32
+	xor        	a4, a5, a6
+	mul        	s1, s3, s8
+	mul        	a6, s3, s9
+	mul        	s3, s5, s8
+	mul        	s5, s5, s7
+	th.mula    	a7, s2, s9
+	th.mula    	s0, s6, s8
+	th.mula    	s1, s6, s9
+	xor        	s10, s10, s11
+	xor        	a6, a6, s3
+	mul        	s3, s2, s7
+	mul        	s11, s6, s7
+	xor        	a7, a7, s0
+	and        	a7, a7, t2
+	xor        	s1, s1, s5
+	mul        	s5, s2, s4
+	xor        	a6, a6, s3
+	mul        	s3, s6, s4
+	xor        	s10, s10, s11
+	and        	a5, s10, t1
+	srli       	s4, t4, 32
+	lwu        	s2, 112(a1)
+	and        	s8, s4, t1
+	and        	s7, s4, t2
+	and        	s6, s4, t3
+	and        	s4, s4, t0
+	xor        	s1, s1, s5
+	or         	a5, a5, a7
+	lwu        	s9, 120(a1)
+	lwu        	s0, 124(a1)
+	mul        	s10, s8, s2
+	lwu        	a7, 116(a1)
+	mul        	s11, s6, s9
+	and        	s1, s1, t3
+	xor        	a6, a6, s3
+	or         	a5, a5, s1
+	mul        	s5, s8, a7
+	mul        	ra, s7, s2
+	and        	a6, a6, t0
+	or         	a5, a5, a6
+	mul        	s1, s8, s9
+	mul        	a6, s8, s0
+	th.mula    	s10, s7, s0
+	th.mula    	s1, s4, s0
+	th.mula    	s5, s6, s0
+	mul        	s3, s7, s9
+	mul        	s7, s7, a7
+	xor        	s10, s10, s11
+	mul        	s11, s4, a7
+	th.mula    	ra, s4, s9
+	xor        	a6, a6, s3
+	mul        	s3, s6, a7
+	xor        	s1, s1, s7
+	mul        	s7, s6, s2
+	xor        	s10, s10, s11
+	xor        	s5, s5, ra
+	and        	a7, s10, t1
+	th.extu    	s10, t4, 31, 0
 	srli       	t4, t4, 32
-	xor        	s9, s9, t4
-	mul        	s7, s5, s8
-	mul        	t4, s5, s6
-	th.mula    	ra, s4, s8
-	mul        	s5, s10, s8
-	th.mula    	s7, s4, s6
-	and        	s2, s9, t1
-	mul        	s6, s10, s11
-	xor        	t4, t4, s5
-	mul        	s5, s3, s11
-	xor        	s7, s7, s6
-	mul        	s6, s3, s1
-	xor        	t4, t4, s5
-	xor        	s0, s0, ra
-	and        	s3, s9, t2
-	mul        	s5, s4, s1
-	and        	s0, s0, t2
-	and        	s1, s9, t3
-	xor        	s7, s7, s6
-	or         	a7, a7, s0
+	xor        	s10, s10, t4
+	and        	s6, s10, t1
+	and        	t4, s10, t2
+	xor        	a6, a6, s3
+	mul        	s3, s4, s2
+	and        	s5, s5, t2
+	and        	s2, s10, t3
+	xor        	s1, s1, s7
+	or         	a7, a7, s5
 	lwu        	s4, 128(a1)
-	lwu        	s11, 136(a1)
-	lwu        	s10, 140(a1)
-	mul        	s0, s2, s4
-	lwu        	s6, 132(a1)
-	and        	s8, s9, t0
-	th.mula    	s0, s3, s10
-	and        	s7, s7, t3
-	mul        	s9, s1, s11
-	xor        	t4, t4, s5
-	or         	a7, a7, s7
-	mul        	s7, s2, s6
-	mul        	ra, s3, s4
-	xor        	s0, s0, s9
-	mul        	s9, s8, s6
-	th.mula    	s7, s1, s10
-	th.mula    	ra, s8, s11
-	xor        	s0, s0, s9
-	and        	s5, s0, t1
-	and        	t4, t4, t0
-	xor        	s7, s7, ra
-	or         	a7, a7, t4
-	mul        	t4, s2, s11
-	mul        	s2, s2, s10
-	mul        	s9, s3, s11
-	th.mula    	t4, s8, s10
-	mul        	s3, s3, s6
-	xor        	s2, s2, s9
-	mul        	s9, s1, s6
-	xor        	t4, t4, s3
-	mul        	s3, s1, s4
-	xor        	s2, s2, s9
-	mul        	s9, s8, s4
-	and        	s7, s7, t2
-	xor        	t4, t4, s3
-	or         	s5, s5, s7
-	and        	t4, t4, t3
-	xor        	s2, s2, s9
-	or         	s5, s5, t4
-	and        	s2, s2, t0
-	or         	s5, s5, s2
+	lwu        	s7, 136(a1)
+	lwu        	s8, 140(a1)
+	mul        	s9, s6, s4
+	lwu        	s5, 132(a1)
+	and        	s10, s10, t0
+	and        	s1, s1, t3
+	mul        	s11, s2, s7
+	xor        	a6, a6, s3
+	or         	a7, a7, s1
+	mul        	s1, s6, s5
+	mul        	s3, t4, s4
+	and        	a6, a6, t0
+	th.mula    	s9, t4, s8
+	or         	a7, a7, a6
+	mul        	a6, s6, s7
+	mul        	s6, s6, s8
+	mul        	s0, t4, s7
+	mul        	t4, t4, s5
+	th.mula    	a6, s10, s8
+	xor        	s9, s9, s11
+	xor        	s6, s6, s0
+	mul        	s0, s2, s5
+	mul        	s11, s10, s5
+	th.mula    	s1, s2, s8
+	th.mula    	s3, s10, s7
+	xor        	a6, a6, t4
+	mul        	t4, s2, s4
+	xor        	s6, s6, s0
+	mul        	s0, s10, s4
+	xor        	s9, s9, s11
+	xor        	s1, s1, s3
+	and        	s2, s9, t1
+	and        	s1, s1, t2
+	or         	s2, s2, s1
+	xor        	a6, a6, t4
+	and        	a6, a6, t3
+	or         	s2, s2, a6
+	xor        	s6, s6, s0
+	and        	s6, s6, t0
+	or         	s2, s2, s6
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	slli       	s1, s5, 32
-	xor        	t4, a6, s1
-	srli       	s1, s5, 32
+	xor        	s2, s2, a5
+	xor        	s2, s2, a7
+	slli       	a6, s2, 32
+	xor        	t4, a5, a6
+	srli       	a6, s2, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t4, t4, t5
-	xor        	a6, a7, s1
-	xor        	t4, t4, a4
-	xor        	a6, a6, t6
+	xor        	a5, a7, a6
+	xor        	t4, t4, a0
+	xor        	a5, a5, t6
 	xor        	t6, t6, t4
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	t4, t5, 63
-	slli       	a7, t5, 62
+	slli       	a6, t5, 62
 	xor        	t6, t6, t4
-	xor        	a6, a6, a5
-	xor        	t6, t6, a7
+	xor        	a5, a5, a4
+	xor        	t6, t6, a6
 	slli       	t4, t5, 57
-	xor        	a4, a4, a6
+	xor        	a0, a0, a5
 	xor        	t6, t6, t4
 	srli       	t4, t5, 1
-	xor        	a4, a4, t5
-	srli       	a7, t5, 2
-	xor        	a4, a4, t4
-	xor        	a4, a4, a7
+	xor        	a0, a0, t5
+	srli       	a6, t5, 2
+	xor        	a0, a0, t4
+	xor        	a0, a0, a6
 	srli       	t4, t5, 7
-	xor        	a4, a4, t4
+	xor        	a0, a0, t4
 	slli       	t4, t6, 63
-	slli       	a7, t6, 62
-	xor        	a4, a4, t4
-	xor        	a4, a4, a7
+	slli       	a6, t6, 62
+	xor        	a0, a0, t4
+	xor        	a0, a0, a6
 	slli       	t4, t6, 57
-	xor        	a6, a4, t4
+	xor        	a5, a0, t4
 	srli       	t4, t6, 1
-	xor        	a5, a5, t6
-	srli       	a7, t6, 2
-	xor        	a5, a5, t4
-	xor        	a5, a5, a7
+	xor        	a4, a4, t6
+	srli       	a6, t6, 2
+	xor        	a4, a4, t4
+	xor        	a4, a4, a6
 	srli       	t4, t6, 7
-	xor        	a4, a5, t4
+	xor        	a0, a4, t4
 	addi       	a2, a2, 16
 	addi       	a3, a3, -16
 	bge        	a3, zero, .Lgcm_ghash_c906_block
-	th.rev     	a4, a4
-	th.rev     	a6, a6
-	sd         	a4, 0(a0)
-	sd         	a6, 8(a0)
+	th.rev     	a0, a0
+	th.rev     	a5, a5
+	ld         	t0, 1512(sp)
+	sd         	a0, 0(t0)
+	sd         	a5, 8(t0)
 .Lgcm_ghash_c906_done:
 	# return
+	addi       	a0, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
 	addi       	a6, zero, 0
@@ -1609,20 +1611,20 @@ gcm_ghash_c906:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 1512(sp)
-	ld         	s1, 1520(sp)
-	ld         	s2, 1528(sp)
-	ld         	s3, 1536(sp)
-	ld         	s4, 1544(sp)
-	ld         	s5, 1552(sp)
-	ld         	s6, 1560(sp)
-	ld         	s7, 1568(sp)
-	ld         	s8, 1576(sp)
-	ld         	s9, 1584(sp)
-	ld         	s10, 1592(sp)
-	ld         	s11, 1600(sp)
-	ld         	ra, 1608(sp)
-	addi       	sp, sp, 1616
+	ld         	s0, 1520(sp)
+	ld         	s1, 1528(sp)
+	ld         	s2, 1536(sp)
+	ld         	s3, 1544(sp)
+	ld         	s4, 1552(sp)
+	ld         	s5, 1560(sp)
+	ld         	s6, 1568(sp)
+	ld         	s7, 1576(sp)
+	ld         	s8, 1584(sp)
+	ld         	s9, 1592(sp)
+	ld         	s10, 1600(sp)
+	ld         	s11, 1608(sp)
+	ld         	ra, 1616(sp)
+	addi       	sp, sp, 1632
 	jalr       	zero, 0(ra)
 .Lgcm_ghash_c906_lanes:
 	addi       	a3, a3, 16
@@ -1692,131 +1694,132 @@ gcm_ghash_c906:
 	sw         	t4, 1276(sp)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 	# transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
-	addi       	a6, sp, 1152
-	.word	0x62087007	# th.vlseg4e.v v0, (a6)
-	.word	0x2e010857	# th.vxor.vv v16, v0, v2
-	.word	0x2e430957	# th.vxor.vv v18, v4, v6
-	.word	0x2e020557	# th.vxor.vv v10, v0, v4
-	.word	0x2e230657	# th.vxor.vv v12, v2, v6
-	.word	0x2ea60a57	# th.vxor.vv v20, v10, v12
+	addi       	a5, sp, 1152
+	.word	0x6207f007	# th.vlseg4e.v v0, (a5)
+	.word	0x2e010657	# th.vxor.vv v12, v0, v2
+	.word	0x2e430857	# th.vxor.vv v16, v4, v6
+	.word	0x2e020757	# th.vxor.vv v14, v0, v4
+	.word	0x2e230957	# th.vxor.vv v18, v2, v6
+	.word	0x2ee90a57	# th.vxor.vv v20, v14, v18
 	# key classes: kp[t][j] = piece t of the lanes' powers & m[j]
 	.word	0x26034d57	# th.vand.vx v26, v0, t1
-	addi       	a6, sp, 0
-	.word	0x02087d27	# th.vse.v v26, (a6)
-	.word	0x2603c757	# th.vand.vx v14, v0, t2
-	addi       	a6, sp, 32
-	.word	0x02087727	# th.vse.v v14, (a6)
+	addi       	a5, sp, 0
+	.word	0x0207fd27	# th.vse.v v26, (a5)
+	.word	0x2603c457	# th.vand.vx v8, v0, t2
+	addi       	a5, sp, 32
+	.word	0x0207f427	# th.vse.v v8, (a5)
 	.word	0x260e4c57	# th.vand.vx v24, v0, t3
-	addi       	a6, sp, 64
-	.word	0x02087c27	# th.vse.v v24, (a6)
-	.word	0x2602c457	# th.vand.vx v8, v0, t0
-	addi       	a6, sp, 96
-	.word	0x02087427	# th.vse.v v8, (a6)
+	addi       	a5, sp, 64
+	.word	0x0207fc27	# th.vse.v v24, (a5)
+	.word	0x2602c557	# th.vand.vx v10, v0, t0
+	addi       	a5, sp, 96
+	.word	0x0207f527	# th.vse.v v10, (a5)
 	.word	0x26234d57	# th.vand.vx v26, v2, t1
-	addi       	a6, sp, 128
-	.word	0x02087d27	# th.vse.v v26, (a6)
-	.word	0x2623c757	# th.vand.vx v14, v2, t2
-	addi       	a6, sp, 160
-	.word	0x02087727	# th.vse.v v14, (a6)
+	addi       	a5, sp, 128
+	.word	0x0207fd27	# th.vse.v v26, (a5)
+	.word	0x2623c457	# th.vand.vx v8, v2, t2
+	addi       	a5, sp, 160
+	.word	0x0207f427	# th.vse.v v8, (a5)
 	.word	0x262e4c57	# th.vand.vx v24, v2, t3
-	addi       	a6, sp, 192
-	.word	0x02087c27	# th.vse.v v24, (a6)
-	.word	0x2622c457	# th.vand.vx v8, v2, t0
-	addi       	a6, sp, 224
-	.word	0x02087427	# th.vse.v v8, (a6)
-	.word	0x27034d57	# th.vand.vx v26, v16, t1
-	addi       	a6, sp, 256
-	.word	0x02087d27	# th.vse.v v26, (a6)
-	.word	0x2703c757	# th.vand.vx v14, v16, t2
-	addi       	a6, sp, 288
-	.word	0x02087727	# th.vse.v v14, (a6)
-	.word	0x270e4c57	# th.vand.vx v24, v16, t3
-	addi       	a6, sp, 320
-	.word	0x02087c27	# th.vse.v v24, (a6)
-	.word	0x2702c457	# th.vand.vx v8, v16, t0
-	addi       	a6, sp, 352
-	.word	0x02087427	# th.vse.v v8, (a6)
-	.word	0x26434d57	# th.vand.vx v26, v4, t1
-	addi       	a6, sp, 384
-	.word	0x02087d27	# th.vse.v v26, (a6)
-	.word	0x2643c757	# th.vand.vx v14, v4, t2
-	addi       	a6, sp, 416
-	.word	0x02087727	# th.vse.v v14, (a6)
-	.word	0x264e4c57	# th.vand.vx v24, v4, t3
-	addi       	a6, sp, 448
-	.word	0x02087c27	# th.vse.v v24, (a6)
-	.word	0x2642c457	# th.vand.vx v8, v4, t0
-	addi       	a6, sp, 480
-	.word	0x02087427	# th.vse.v v8, (a6)
-	.word	0x26634d57	# th.vand.vx v26, v6, t1
-	addi       	a6, sp, 512
-	.word	0x02087d27	# th.vse.v v26, (a6)
-	.word	0x2663c757	# th.vand.vx v14, v6, t2
-	addi       	a6, sp, 544
-	.word	0x02087727	# th.vse.v v14, (a6)
-	.word	0x266e4c57	# th.vand.vx v24, v6, t3
-	addi       	a6, sp, 576
-	.word	0x02087c27	# th.vse.v v24, (a6)
-	.word	0x2662c457	# th.vand.vx v8, v6, t0
-	addi       	a6, sp, 608
-	.word	0x02087427	# th.vse.v v8, (a6)
-	.word	0x27234d57	# th.vand.vx v26, v18, t1
-	addi       	a6, sp, 640
-	.word	0x02087d27	# th.vse.v v26, (a6)
-	.word	0x2723c757	# th.vand.vx v14, v18, t2
-	addi       	a6, sp, 672
-	.word	0x02087727	# th.vse.v v14, (a6)
-	.word	0x272e4c57	# th.vand.vx v24, v18, t3
-	addi       	a6, sp, 704
-	.word	0x02087c27	# th.vse.v v24, (a6)
-	.word	0x2722c457	# th.vand.vx v8, v18, t0
-	addi       	a6, sp, 736
-	.word	0x02087427	# th.vse.v v8, (a6)
-	.word	0x26a34d57	# th.vand.vx v26, v10, t1
-	addi       	a6, sp, 768
-	.word	0x02087d27	# th.vse.v v26, (a6)
-	.word	0x26a3c757	# th.vand.vx v14, v10, t2
-	addi       	a6, sp, 800
-	.word	0x02087727	# th.vse.v v14, (a6)
-	.word	0x26ae4c57	# th.vand.vx v24, v10, t3
-	addi       	a6, sp, 832
-	.word	0x02087c27	# th.vse.v v24, (a6)
-	.word	0x26a2c457	# th.vand.vx v8, v10, t0
-	addi       	a6, sp, 864
-	.word	0x02087427	# th.vse.v v8, (a6)
+	addi       	a5, sp, 192
+	.word	0x0207fc27	# th.vse.v v24, (a5)
+	.word	0x2622c557	# th.vand.vx v10, v2, t0
+	addi       	a5, sp, 224
+	.word	0x0207f527	# th.vse.v v10, (a5)
 	.word	0x26c34d57	# th.vand.vx v26, v12, t1
-	addi       	a6, sp, 896
-	.word	0x02087d27	# th.vse.v v26, (a6)
-	.word	0x26c3c757	# th.vand.vx v14, v12, t2
-	addi       	a6, sp, 928
-	.word	0x02087727	# th.vse.v v14, (a6)
+	addi       	a5, sp, 256
+	.word	0x0207fd27	# th.vse.v v26, (a5)
+	.word	0x26c3c457	# th.vand.vx v8, v12, t2
+	addi       	a5, sp, 288
+	.word	0x0207f427	# th.vse.v v8, (a5)
 	.word	0x26ce4c57	# th.vand.vx v24, v12, t3
-	addi       	a6, sp, 960
-	.word	0x02087c27	# th.vse.v v24, (a6)
-	.word	0x26c2c457	# th.vand.vx v8, v12, t0
-	addi       	a6, sp, 992
-	.word	0x02087427	# th.vse.v v8, (a6)
+	addi       	a5, sp, 320
+	.word	0x0207fc27	# th.vse.v v24, (a5)
+	.word	0x26c2c557	# th.vand.vx v10, v12, t0
+	addi       	a5, sp, 352
+	.word	0x0207f527	# th.vse.v v10, (a5)
+	.word	0x26434d57	# th.vand.vx v26, v4, t1
+	addi       	a5, sp, 384
+	.word	0x0207fd27	# th.vse.v v26, (a5)
+	.word	0x2643c457	# th.vand.vx v8, v4, t2
+	addi       	a5, sp, 416
+	.word	0x0207f427	# th.vse.v v8, (a5)
+	.word	0x264e4c57	# th.vand.vx v24, v4, t3
+	addi       	a5, sp, 448
+	.word	0x0207fc27	# th.vse.v v24, (a5)
+	.word	0x2642c557	# th.vand.vx v10, v4, t0
+	addi       	a5, sp, 480
+	.word	0x0207f527	# th.vse.v v10, (a5)
+	.word	0x26634d57	# th.vand.vx v26, v6, t1
+	addi       	a5, sp, 512
+	.word	0x0207fd27	# th.vse.v v26, (a5)
+	.word	0x2663c457	# th.vand.vx v8, v6, t2
+	addi       	a5, sp, 544
+	.word	0x0207f427	# th.vse.v v8, (a5)
+	.word	0x266e4c57	# th.vand.vx v24, v6, t3
+	addi       	a5, sp, 576
+	.word	0x0207fc27	# th.vse.v v24, (a5)
+	.word	0x2662c557	# th.vand.vx v10, v6, t0
+	addi       	a5, sp, 608
+	.word	0x0207f527	# th.vse.v v10, (a5)
+	.word	0x27034d57	# th.vand.vx v26, v16, t1
+	addi       	a5, sp, 640
+	.word	0x0207fd27	# th.vse.v v26, (a5)
+	.word	0x2703c457	# th.vand.vx v8, v16, t2
+	addi       	a5, sp, 672
+	.word	0x0207f427	# th.vse.v v8, (a5)
+	.word	0x270e4c57	# th.vand.vx v24, v16, t3
+	addi       	a5, sp, 704
+	.word	0x0207fc27	# th.vse.v v24, (a5)
+	.word	0x2702c557	# th.vand.vx v10, v16, t0
+	addi       	a5, sp, 736
+	.word	0x0207f527	# th.vse.v v10, (a5)
+	.word	0x26e34d57	# th.vand.vx v26, v14, t1
+	addi       	a5, sp, 768
+	.word	0x0207fd27	# th.vse.v v26, (a5)
+	.word	0x26e3c457	# th.vand.vx v8, v14, t2
+	addi       	a5, sp, 800
+	.word	0x0207f427	# th.vse.v v8, (a5)
+	.word	0x26ee4c57	# th.vand.vx v24, v14, t3
+	addi       	a5, sp, 832
+	.word	0x0207fc27	# th.vse.v v24, (a5)
+	.word	0x26e2c557	# th.vand.vx v10, v14, t0
+	addi       	a5, sp, 864
+	.word	0x0207f527	# th.vse.v v10, (a5)
+	.word	0x27234d57	# th.vand.vx v26, v18, t1
+	addi       	a5, sp, 896
+	.word	0x0207fd27	# th.vse.v v26, (a5)
+	.word	0x2723c457	# th.vand.vx v8, v18, t2
+	addi       	a5, sp, 928
+	.word	0x0207f427	# th.vse.v v8, (a5)
+	.word	0x272e4c57	# th.vand.vx v24, v18, t3
+	addi       	a5, sp, 960
+	.word	0x0207fc27	# th.vse.v v24, (a5)
+	.word	0x2722c557	# th.vand.vx v10, v18, t0
+	addi       	a5, sp, 992
+	.word	0x0207f527	# th.vse.v v10, (a5)
 	.word	0x27434d57	# th.vand.vx v26, v20, t1
-	addi       	a6, sp, 1024
-	.word	0x02087d27	# th.vse.v v26, (a6)
-	.word	0x2743c757	# th.vand.vx v14, v20, t2
-	addi       	a6, sp, 1056
-	.word	0x02087727	# th.vse.v v14, (a6)
+	addi       	a5, sp, 1024
+	.word	0x0207fd27	# th.vse.v v26, (a5)
+	.word	0x2743c457	# th.vand.vx v8, v20, t2
+	addi       	a5, sp, 1056
+	.word	0x0207f427	# th.vse.v v8, (a5)
 	.word	0x274e4c57	# th.vand.vx v24, v20, t3
-	addi       	a6, sp, 1088
-	.word	0x02087c27	# th.vse.v v24, (a6)
-	.word	0x2742c457	# th.vand.vx v8, v20, t0
-	addi       	a6, sp, 1120
-	.word	0x02087427	# th.vse.v v8, (a6)
+	addi       	a5, sp, 1088
+	.word	0x0207fc27	# th.vse.v v24, (a5)
+	.word	0x2742c557	# th.vand.vx v10, v20, t0
+	addi       	a5, sp, 1120
+	.word	0x0207f527	# th.vse.v v10, (a5)
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
 	.word	0x5e003e57	# th.vmv.v.i v28, 0
 	.word	0x5a08aed7	# th.vid.v v29
 	.word	0x0fd7bed7	# th.vrsub.vi v29, v29, 15
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
-	ld         	a4, 0(a0)
-	ld         	a7, 8(a0)
-	th.rev     	a4, a4
-	th.rev     	a7, a7
+	ld         	t4, 1512(sp)
+	ld         	a0, 0(t4)
+	ld         	a6, 8(t4)
+	th.rev     	a0, a0
+	th.rev     	a6, a6
 	# blocks[l] = reverse(block l at src) (e8)
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
 	.word	0x02067007	# th.vle.v v0, (a2)
@@ -1830,16 +1833,16 @@ gcm_ghash_c906:
 	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
 	.word	0x327e87d7	# th.vrgather.vv v15, v7, v29
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	addi       	a6, sp, 1152
-	.word	0x02087427	# th.vse.v v8, (a6)
+	addi       	a5, sp, 1152
+	.word	0x0207f427	# th.vse.v v8, (a5)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
 .Lgcm_ghash_c906_group:
 	# block 0 ^= Xi; src = the next group if there is one, else this one (read, never used)
 	ld         	t4, 1152(sp)
-	xor        	t4, t4, a7
+	xor        	t4, t4, a6
 	sd         	t4, 1152(sp)
 	ld         	t4, 1160(sp)
-	xor        	t4, t4, a4
+	xor        	t4, t4, a0
 	sd         	t4, 1160(sp)
 	sltiu      	t4, a3, 16
 	addi       	t4, t4, -1
@@ -1847,1696 +1850,1696 @@ gcm_ghash_c906:
 	add        	t4, a2, t4
 	# the vector pieces and the scalar ones, merged by modeled issue time
 	# transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
-	addi       	a6, sp, 1152
-	.word	0x62087007	# th.vlseg4e.v v0, (a6)
+	addi       	a5, sp, 1152
+	.word	0x6207f007	# th.vlseg4e.v v0, (a5)
 	# piece 0: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	lwu        	a4, 1152(sp)
+	lwu        	a0, 1152(sp)
 	lwu        	s4, 64(sp)
-	lwu        	s7, 96(sp)
-	and        	a5, a4, t1
-	and        	s2, a4, t2
-	lwu        	s1, 32(sp)
-	and        	s6, a4, t3
-	mul        	t5, a5, s7
-	mul        	t6, s2, s4
-	lwu        	s3, 0(sp)
-	and        	s5, a4, t0
-	mul        	a6, s6, s1
-	xor        	t5, t5, t6
-	mul        	a4, s5, s3
-	xor        	t5, t5, a6
-	.word	0x2e010857	# th.vxor.vv v16, v0, v2
-	mul        	t6, a5, s3
-	lwu        	s8, 1168(sp)
-	xor        	t5, t5, a4
-	.word	0x2e430957	# th.vxor.vv v18, v4, v6
-	addi       	a6, sp, 1280
-	mul        	a4, a5, s4
-	th.mula    	t6, s2, s7
-	.word	0x2e020557	# th.vxor.vv v10, v0, v4
-	and        	a7, s8, t1
-	th.mula    	a4, s5, s7
-	mul        	a5, a5, s1
-	.word	0x2e230657	# th.vxor.vv v12, v2, v6
-	mul        	s10, s6, s4
-	th.mula    	a5, s6, s7
-	mul        	s6, s6, s3
-	.word	0x2ea60a57	# th.vxor.vv v20, v10, v12
-	mul        	s9, s2, s3
-	mul        	s7, s2, s1
-	mul        	s1, s5, s1
-	.word	0x02087827	# th.vse.v v16, (a6)
-	addi       	a6, sp, 1312
-	xor        	t6, t6, s10
-	and        	s3, s8, t2
-	.word	0x02087927	# th.vse.v v18, (a6)
-	addi       	a6, sp, 1344
-	xor        	t6, t6, s1
-	lwu        	s2, 100(sp)
-	.word	0x02087527	# th.vse.v v10, (a6)
-	addi       	a6, sp, 1376
-	xor        	a4, a4, s7
-	lwu        	s1, 68(sp)
-	.word	0x02087627	# th.vse.v v12, (a6)
-	addi       	a6, sp, 1408
-	xor        	a4, a4, s6
-	lwu        	s7, 36(sp)
-	.word	0x02087a27	# th.vse.v v20, (a6)
-	# piece 2: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a6, sp, 1280
-	th.mula    	s9, s5, s4
-	and        	s5, s8, t3
-	.word	0x02087307	# th.vle.v v6, (a6)
-	addi       	a6, sp, 256
-	lwu        	s6, 4(sp)
-	and        	s4, s8, t0
-	.word	0x02087007	# th.vle.v v0, (a6)
-	addi       	a6, sp, 288
-	xor        	a5, a5, s9
-	mul        	s8, a7, s2
-	.word	0x02087207	# th.vle.v v4, (a6)
-	addi       	a6, sp, 320
-	xor        	t5, t5, s8
-	mul        	s8, s3, s1
-	.word	0x02087507	# th.vle.v v10, (a6)
-	addi       	a6, sp, 352
-	xor        	t5, t5, s8
-	mul        	s9, a7, s6
-	.word	0x26634957	# th.vand.vx v18, v6, t1
-	mul        	s10, s5, s7
-	th.mula    	s9, s3, s2
-	mul        	s8, s4, s6
-	.word	0x2663c857	# th.vand.vx v16, v6, t2
-	xor        	t6, t6, s9
-	xor        	t5, t5, s10
-	mul        	s9, s5, s1
-	.word	0x02087b07	# th.vle.v v22, (a6)
-	xor        	t5, t5, s8
-	xor        	t6, t6, s9
-	lwu        	s10, 1184(sp)
-	.word	0x93202157	# th.vmulhu.vv v2, v18, v0
-	mul        	a6, s4, s7
-	mul        	s8, a7, s7
-	mul        	a7, a7, s1
-	.word	0x930b2757	# th.vmulhu.vv v14, v16, v22
-	xor        	t6, t6, a6
-	mul        	s7, s3, s7
-	mul        	s9, s3, s6
-	.word	0x266e4a57	# th.vand.vx v20, v6, t3
-	th.mula    	a7, s4, s2
-	mul        	s6, s5, s6
-	th.mula    	s8, s5, s2
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	and        	a6, s10, t1
-	xor        	a4, a4, a7
-	and        	s3, s10, t2
-	.word	0x93452757	# th.vmulhu.vv v14, v20, v10
-	xor        	a4, a4, s7
-	and        	s2, s10, t3
-	and        	a7, s10, t0
-	.word	0x2662c657	# th.vand.vx v12, v6, t0
-	xor        	a4, a4, s6
-	th.mula    	s9, s4, s1
-	xor        	a5, a5, s8
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	s6, 72(sp)
-	lwu        	s7, 8(sp)
-	lwu        	s8, 40(sp)
-	.word	0x92c22757	# th.vmulhu.vv v14, v12, v4
-	xor        	a5, a5, s9
-	lwu        	s5, 104(sp)
-	mul        	s4, s3, s6
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97202357	# th.vmul.vv v6, v18, v0
-	mul        	s1, a6, s7
-	mul        	s9, s2, s6
-	mul        	s11, a7, s8
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	th.mula    	s1, s3, s5
-	mul        	s10, a6, s8
-	.word	0xb7682357	# th.vmacc.vv v6, v16, v22
-	xor        	t6, t6, s1
-	xor        	t6, t6, s9
-	xor        	t6, t6, s11
-	.word	0x97452d57	# th.vmul.vv v26, v20, v10
-	th.mula    	s10, s2, s5
-	mul        	s9, s3, s7
-	mul        	s1, s3, s8
-	.word	0x26234457	# th.vand.vx v8, v2, t1
-	xor        	a5, a5, s10
-	mul        	s8, s2, s8
-	mul        	s3, s2, s7
-	.word	0x93222157	# th.vmulhu.vv v2, v18, v4
-	mul        	s2, a7, s7
-	th.mula    	s9, a7, s6
-	mul        	s7, a6, s6
-	.word	0x93002757	# th.vmulhu.vv v14, v16, v0
-	mul        	a6, a6, s5
-	xor        	a5, a5, s9
-	th.mula    	s7, a7, s5
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	lwu        	s9, 1200(sp)
-	xor        	t5, t5, a6
-	lwu        	s5, 108(sp)
-	.word	0x96c22d57	# th.vmul.vv v26, v12, v4
-	xor        	t5, t5, s4
-	and        	s6, s9, t1
-	lwu        	a7, 12(sp)
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, s8
-	lwu        	a6, 76(sp)
-	xor        	t5, t5, s2
-	.word	0x934b2757	# th.vmulhu.vv v14, v20, v22
-	and        	s2, s9, t2
-	xor        	a4, a4, s7
-	lwu        	s7, 44(sp)
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	a4, a4, s1
-	and        	s4, s9, t3
-	and        	s1, s9, t0
-	.word	0x26634c57	# th.vand.vx v24, v6, t1
-	xor        	a4, a4, s3
-	mul        	s8, s6, s5
-	mul        	s3, s6, a7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, s8
-	th.mula    	s3, s2, s5
-	mul        	s8, s2, a6
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97222357	# th.vmul.vv v6, v18, v4
-	xor        	t6, t6, s3
-	xor        	t5, t5, s8
-	mul        	s3, s6, a6
-	.word	0x97002d57	# th.vmul.vv v26, v16, v0
-	mul        	s6, s6, s7
-	th.mula    	s3, s1, s5
-	mul        	s8, s4, s7
-	.word	0x92c52757	# th.vmulhu.vv v14, v12, v10
-	th.mula    	s6, s4, s5
-	xor        	a4, a4, s3
-	mul        	s3, s1, a7
-	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
-	xor        	t5, t5, s8
-	mul        	s5, s4, a6
-	xor        	t5, t5, s3
-	.word	0xb6a62d57	# th.vmacc.vv v26, v12, v10
-	mul        	s9, s1, s7
-	mul        	s3, s2, s7
-	xor        	t6, t6, s5
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	s8, 1216(sp)
-	mul        	s5, s4, a7
-	xor        	t6, t6, s9
-	.word	0x2623c157	# th.vand.vx v2, v2, t2
-	and        	s4, s8, t1
+	lwu        	s8, 96(sp)
+	and        	a4, a0, t1
+	and        	s2, a0, t2
+	lwu        	s7, 0(sp)
+	lwu        	a7, 32(sp)
+	and        	s3, a0, t3
+	mul        	t5, a4, s8
+	mul        	a5, s2, s4
+	mul        	t6, a4, s7
+	and        	s5, a0, t0
+	lwu        	a6, 1168(sp)
+	mul        	s1, s3, a7
+	mul        	a0, a4, s4
+	.word	0x2e010657	# th.vxor.vv v12, v0, v2
+	mul        	a4, a4, a7
+	xor        	t5, t5, a5
+	mul        	s6, s5, s7
+	.word	0x2e430857	# th.vxor.vv v16, v4, v6
+	addi       	a5, sp, 1280
+	th.mula    	t6, s2, s8
+	xor        	t5, t5, s1
+	.word	0x2e020757	# th.vxor.vv v14, v0, v4
+	and        	s1, a6, t1
+	th.mula    	a0, s5, s8
+	th.mula    	a4, s3, s8
+	.word	0x2e230957	# th.vxor.vv v18, v2, v6
+	mul        	s9, s3, s4
+	mul        	s3, s3, s7
+	mul        	s8, s2, s7
+	.word	0x2ee90a57	# th.vxor.vv v20, v14, v18
 	mul        	s7, s2, a7
-	and        	s2, s8, t2
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	a4, a4, s3
-	and        	s3, s8, t3
-	and        	a7, s8, t0
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	xor        	a4, a4, s5
-	th.mula    	s7, s1, a6
-	xor        	a5, a5, s6
-	.word	0x2663c357	# th.vand.vx v6, v6, t2
-	lwu        	s5, 16(sp)
-	lwu        	s1, 80(sp)
-	lwu        	a6, 48(sp)
-	.word	0x93252157	# th.vmulhu.vv v2, v18, v10
-	xor        	a5, a5, s7
-	lwu        	s7, 112(sp)
-	mul        	s8, s4, s5
-	.word	0x93022757	# th.vmulhu.vv v14, v16, v4
-	mul        	s9, s4, s7
-	th.mula    	s8, s2, s7
-	mul        	s6, s4, s1
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	xor        	t6, t6, s8
-	xor        	t5, t5, s9
-	mul        	s4, s4, a6
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97252357	# th.vmul.vv v6, v18, v10
-	th.mula    	s6, a7, s7
-	th.mula    	s4, s3, s7
-	mul        	s7, s2, s1
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	a4, a4, s6
-	mul        	s8, s3, a6
-	xor        	t5, t5, s7
-	.word	0x93402757	# th.vmulhu.vv v14, v20, v0
-	mul        	s6, s3, s1
-	xor        	t5, t5, s8
-	mul        	s9, a7, s5
-	.word	0xb7662357	# th.vmacc.vv v6, v12, v22
-	xor        	t6, t6, s6
-	lwu        	s8, 1232(sp)
-	mul        	s6, s3, s5
-	.word	0x97022d57	# th.vmul.vv v26, v16, v4
-	mul        	s7, s2, s5
-	mul        	s3, s2, a6
-	mul        	a6, a7, a6
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, s9
-	and        	s5, s8, t1
-	xor        	t6, t6, a6
-	.word	0x92cb2757	# th.vmulhu.vv v14, v12, v22
-	and        	s2, s8, t2
-	xor        	a4, a4, s3
-	and        	s3, s8, t3
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	and        	a6, s8, t0
-	th.mula    	s7, a7, s1
-	xor        	a4, a4, s6
-	.word	0x97402d57	# th.vmul.vv v26, v20, v0
-	xor        	a5, a5, s4
-	lwu        	s4, 20(sp)
-	lwu        	a7, 84(sp)
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	s6, 52(sp)
-	xor        	a5, a5, s7
-	lwu        	s7, 116(sp)
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s1, s5, s4
-	mul        	s9, s5, a7
-	.word	0x262e4157	# th.vand.vx v2, v2, t3
-	th.mula    	s1, s2, s7
-	th.mula    	s9, a6, s7
-	mul        	s8, s5, s7
-	.word	0x266e4357	# th.vand.vx v6, v6, t3
-	xor        	t6, t6, s1
-	xor        	a4, a4, s9
-	mul        	s1, s5, s6
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	xor        	t5, t5, s8
-	mul        	s8, s2, a7
-	th.mula    	s1, s3, s7
-	.word	0x932b2157	# th.vmulhu.vv v2, v18, v22
-	mul        	s5, s3, a7
-	xor        	t5, t5, s8
-	mul        	s7, s3, s6
-	.word	0x93052757	# th.vmulhu.vv v14, v16, v10
-	xor        	t6, t6, s5
-	lwu        	s5, 1248(sp)
-	mul        	s3, s3, s4
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	xor        	t5, t5, s7
-	mul        	s8, a6, s6
-	mul        	s7, s2, s6
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x972b2357	# th.vmul.vv v6, v18, v22
-	mul        	s6, s2, s4
-	mul        	s9, a6, s4
-	xor        	t6, t6, s8
-	.word	0x97052d57	# th.vmul.vv v26, v16, v10
-	and        	s4, s5, t1
-	th.mula    	s6, a6, a7
-	and        	s2, s5, t2
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	and        	a7, s5, t3
-	and        	a6, s5, t0
-	xor        	a4, a4, s7
-	.word	0x93422757	# th.vmulhu.vv v14, v20, v4
-	xor        	t5, t5, s9
-	xor        	a5, a5, s1
-	lwu        	s1, 24(sp)
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	lwu        	s7, 88(sp)
-	lwu        	s5, 56(sp)
-	xor        	a4, a4, s3
-	.word	0x97422d57	# th.vmul.vv v26, v20, v4
-	xor        	a5, a5, s6
-	mul        	s9, s4, s1
-	lwu        	s6, 120(sp)
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	th.mula    	s9, s2, s6
-	mul        	s8, s4, s7
-	mul        	s3, s4, s5
-	.word	0x92c02757	# th.vmulhu.vv v14, v12, v0
+	mul        	s10, s5, a7
+	xor        	t5, t5, s6
+	.word	0x0207f627	# th.vse.v v12, (a5)
+	addi       	a5, sp, 1312
+	and        	a7, a6, t2
 	xor        	t6, t6, s9
-	th.mula    	s8, a6, s6
-	mul        	s4, s4, s6
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	.word	0x0207f827	# th.vse.v v16, (a5)
+	addi       	a5, sp, 1344
+	and        	s2, a6, t3
+	and        	a6, a6, t0
+	.word	0x0207f727	# th.vse.v v14, (a5)
+	addi       	a5, sp, 1376
+	xor        	a0, a0, s7
+	xor        	t6, t6, s10
+	.word	0x0207f927	# th.vse.v v18, (a5)
+	addi       	a5, sp, 1408
+	lwu        	s6, 4(sp)
+	lwu        	s9, 100(sp)
+	.word	0x0207fa27	# th.vse.v v20, (a5)
+	# piece 2: operand classes a[k] = a & m[k], key classes b[j]
+	addi       	a5, sp, 1280
+	xor        	a0, a0, s3
+	lwu        	s3, 68(sp)
+	.word	0x0207f307	# th.vle.v v6, (a5)
+	addi       	a5, sp, 256
+	th.mula    	s8, s5, s4
+	mul        	s4, s1, s6
+	.word	0x0207f007	# th.vle.v v0, (a5)
+	addi       	a5, sp, 288
+	lwu        	s7, 36(sp)
 	xor        	a4, a4, s8
-	th.mula    	s3, a7, s6
-	mul        	s6, a7, s7
-	.word	0x96c02d57	# th.vmul.vv v26, v12, v0
+	.word	0x0207f207	# th.vle.v v4, (a5)
+	addi       	a5, sp, 320
+	mul        	s5, s1, s9
+	th.mula    	s4, a7, s9
+	.word	0x0207f607	# th.vle.v v12, (a5)
+	addi       	a5, sp, 352
+	xor        	t5, t5, s5
+	mul        	s8, s1, s3
+	.word	0x26634857	# th.vand.vx v16, v6, t1
+	mul        	s1, s1, s7
+	xor        	t6, t6, s4
+	mul        	s4, a7, s3
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
+	th.mula    	s8, a6, s9
+	th.mula    	s1, s2, s9
+	mul        	s5, s2, s7
+	.word	0x0207fb07	# th.vle.v v22, (a5)
 	xor        	t5, t5, s4
-	mul        	s8, s2, s1
-	xor        	t6, t6, s6
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	s4, 1264(sp)
-	th.mula    	s8, a6, s7
-	mul        	s7, s2, s7
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s6, s2, s5
-	xor        	a5, a5, s3
-	mul        	s2, a6, s5
-	.word	0x2622c157	# th.vand.vx v2, v2, t0
-	mul        	s9, a7, s5
-	mul        	a7, a7, s1
-	xor        	t5, t5, s7
-	.word	0x2662c357	# th.vand.vx v6, v6, t0
-	and        	s5, s4, t1
-	mul        	a6, a6, s1
-	xor        	t6, t6, s2
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	lwu        	s2, 28(sp)
-	lwu        	s3, 60(sp)
-	xor        	a4, a4, s6
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	lwu        	s7, 92(sp)
+	mul        	s9, a6, s6
+	xor        	t5, t5, s5
+	.word	0x93002157	# th.vmulhu.vv v2, v16, v0
+	mul        	a5, s2, s3
+	mul        	s4, s2, s6
+	mul        	s5, a7, s6
+	.word	0x934b2457	# th.vmulhu.vv v8, v20, v22
+	mul        	s6, a7, s7
+	mul        	a7, a6, s7
 	xor        	t5, t5, s9
-	and        	s6, s4, t2
-	.word	0x0e8e2057	# th.vredxor.vs v0, v8, v28
-	xor        	a5, a5, s8
-	mul        	s1, s5, s2
-	xor        	a4, a4, a7
-	lwu        	s10, 124(sp)
+	.word	0x266e4957	# th.vand.vx v18, v6, t3
+	xor        	a0, a0, s8
+	xor        	a4, a4, s1
+	xor        	t6, t6, a5
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	lwu        	s8, 1184(sp)
+	th.mula    	s5, a6, s3
+	and        	s7, s8, t1
+	.word	0x93262457	# th.vmulhu.vv v8, v18, v12
+	xor        	t6, t6, a7
+	lwu        	s2, 8(sp)
+	lwu        	a5, 72(sp)
+	.word	0x2662c757	# th.vand.vx v14, v6, t0
+	and        	s1, s8, t2
+	lwu        	a7, 40(sp)
+	and        	s3, s8, t3
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	and        	a6, s8, t0
+	xor        	a0, a0, s6
+	xor        	a0, a0, s4
+	.word	0x92e22457	# th.vmulhu.vv v8, v14, v4
+	xor        	a4, a4, s5
+	lwu        	s4, 104(sp)
+	mul        	s5, s7, s2
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97002357	# th.vmul.vv v6, v16, v0
+	mul        	s8, s7, a5
+	th.mula    	s5, s1, s4
+	mul        	s6, s7, s4
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	th.mula    	s8, a6, s4
+	xor        	t6, t6, s5
+	mul        	s5, s7, a7
+	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
+	xor        	a0, a0, s8
+	mul        	s9, s1, a5
+	xor        	t5, t5, s6
+	.word	0x97262d57	# th.vmul.vv v26, v18, v12
+	mul        	s7, s3, a7
+	th.mula    	s5, s3, s4
+	mul        	s8, a6, s2
+	.word	0x26234557	# th.vand.vx v10, v2, t1
+	xor        	t5, t5, s9
+	mul        	s9, s3, a5
+	mul        	s4, s3, s2
+	.word	0x93022157	# th.vmulhu.vv v2, v16, v4
+	mul        	s2, s1, s2
+	mul        	s6, s1, a7
+	mul        	s1, a6, a7
+	.word	0x93402457	# th.vmulhu.vv v8, v20, v0
+	xor        	t5, t5, s7
+	xor        	a4, a4, s5
+	xor        	t5, t5, s8
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	t6, t6, s9
+	lwu        	a7, 1200(sp)
+	th.mula    	s2, a6, a5
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
+	and        	s7, a7, t1
+	xor        	t6, t6, s1
+	lwu        	s1, 12(sp)
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	lwu        	a5, 76(sp)
+	and        	s5, a7, t2
+	lwu        	s3, 44(sp)
+	.word	0x932b2457	# th.vmulhu.vv v8, v18, v22
+	and        	a6, a7, t3
+	and        	a7, a7, t0
+	xor        	a0, a0, s6
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	a0, a0, s4
+	xor        	a4, a4, s2
+	mul        	s6, s7, s1
+	.word	0x26634c57	# th.vand.vx v24, v6, t1
+	lwu        	s2, 108(sp)
+	mul        	s4, s7, a5
+	th.mula    	s6, s5, s2
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	th.mula    	s4, a7, s2
+	xor        	t6, t6, s6
+	mul        	s8, s7, s2
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97022357	# th.vmul.vv v6, v16, v4
+	mul        	s6, s7, s3
+	xor        	a0, a0, s4
+	mul        	s4, s5, a5
+	.word	0x97402d57	# th.vmul.vv v26, v20, v0
+	xor        	t5, t5, s8
+	mul        	s7, a6, s3
+	th.mula    	s6, a6, s2
+	.word	0x92e62457	# th.vmulhu.vv v8, v14, v12
+	mul        	s8, a7, s1
+	xor        	t5, t5, s4
+	mul        	s2, s5, s1
+	.word	0xb7692357	# th.vmacc.vv v6, v18, v22
+	mul        	s5, s5, s3
+	mul        	s3, a7, s3
+	mul        	s4, a6, s1
+	.word	0xb6c72d57	# th.vmacc.vv v26, v14, v12
+	mul        	a6, a6, a5
+	xor        	t5, t5, s7
+	xor        	a4, a4, s6
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t5, t5, s8
+	th.mula    	s2, a7, a5
+	xor        	a0, a0, s5
+	.word	0x2623c157	# th.vand.vx v2, v2, t2
+	xor        	t6, t6, a6
+	lwu        	a7, 1216(sp)
+	xor        	t6, t6, s3
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	lwu        	s1, 16(sp)
+	and        	a5, a7, t1
+	lwu        	a6, 80(sp)
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	lwu        	s5, 48(sp)
+	and        	s6, a7, t2
+	and        	s3, a7, t3
+	.word	0x2663c357	# th.vand.vx v6, v6, t2
+	and        	a7, a7, t0
+	xor        	a0, a0, s4
+	xor        	a4, a4, s2
+	.word	0x93062157	# th.vmulhu.vv v2, v16, v12
+	mul        	s2, a5, s1
+	mul        	s8, a5, a6
+	lwu        	s4, 112(sp)
+	.word	0x93422457	# th.vmulhu.vv v8, v20, v4
+	th.mula    	s2, s6, s4
+	th.mula    	s8, a7, s4
+	mul        	s7, a5, s4
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	xor        	t6, t6, s2
+	mul        	s2, a5, s5
+	xor        	a0, a0, s8
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97062357	# th.vmul.vv v6, v16, v12
+	mul        	s8, s6, a6
+	xor        	t5, t5, s7
+	mul        	a5, s6, s1
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s6, s6, s5
+	th.mula    	s2, s3, s4
+	mul        	s7, s3, s5
+	.word	0x93202457	# th.vmulhu.vv v8, v18, v0
+	mul        	s4, a7, s5
+	xor        	t5, t5, s8
+	mul        	s5, s3, a6
+	.word	0xb7672357	# th.vmacc.vv v6, v14, v22
+	mul        	s3, s3, s1
+	mul        	s1, a7, s1
+	th.mula    	a5, a7, a6
+	.word	0x97422d57	# th.vmul.vv v26, v20, v4
+	xor        	a0, a0, s6
+	xor        	a4, a4, s2
+	xor        	t5, t5, s7
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t6, t6, s5
+	lwu        	s7, 1232(sp)
+	xor        	t5, t5, s1
+	.word	0x92eb2457	# th.vmulhu.vv v8, v14, v22
+	and        	s6, s7, t1
+	xor        	t6, t6, s4
+	lwu        	a7, 20(sp)
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	lwu        	s4, 84(sp)
+	lwu        	s2, 52(sp)
+	and        	s5, s7, t2
+	.word	0x97202d57	# th.vmul.vv v26, v18, v0
+	and        	a6, s7, t3
+	and        	s1, s7, t0
+	xor        	a0, a0, s3
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a4, a4, a5
+	mul        	s8, s6, a7
+	mul        	s3, s6, s4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	lwu        	s7, 116(sp)
+	mul        	a5, s6, s2
+	th.mula    	s8, s5, s7
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
+	th.mula    	s3, s1, s7
+	xor        	t6, t6, s8
+	mul        	s8, s6, s7
+	.word	0x266e4357	# th.vand.vx v6, v6, t3
+	xor        	a0, a0, s3
+	mul        	s3, s5, a7
+	th.mula    	a5, a6, s7
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	mul        	s6, s5, s4
+	mul        	s5, s5, s2
+	th.mula    	s3, s1, s4
+	.word	0x930b2157	# th.vmulhu.vv v2, v16, v22
+	mul        	s7, a6, s4
+	xor        	t5, t5, s8
+	mul        	s4, a6, s2
+	.word	0x93462457	# th.vmulhu.vv v8, v20, v12
+	mul        	s2, s1, s2
+	mul        	s1, s1, a7
+	mul        	a6, a6, a7
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	xor        	a4, a4, a5
+	xor        	t5, t5, s6
+	xor        	a0, a0, s5
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x970b2357	# th.vmul.vv v6, v16, v22
+	xor        	a4, a4, s3
+	xor        	t6, t6, s7
+	lwu        	a5, 1248(sp)
+	.word	0x97462d57	# th.vmul.vv v26, v20, v12
+	xor        	t5, t5, s4
+	and        	s6, a5, t1
+	xor        	t6, t6, s2
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	lwu        	a7, 24(sp)
+	lwu        	s4, 88(sp)
+	mul        	s8, s6, a7
+	.word	0x93222457	# th.vmulhu.vv v8, v18, v4
+	lwu        	s3, 56(sp)
+	and        	s5, a5, t2
+	lwu        	s7, 120(sp)
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	t5, t5, s1
+	and        	s1, a5, t3
+	and        	s2, a5, t0
+	.word	0x97222d57	# th.vmul.vv v26, v18, v4
+	xor        	a0, a0, a6
+	mul        	s9, s6, s4
+	th.mula    	s8, s5, s7
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	th.mula    	s9, s2, s7
+	xor        	t6, t6, s8
+	mul        	a6, s6, s3
+	.word	0x92e02457	# th.vmulhu.vv v8, v14, v0
+	mul        	s6, s6, s7
+	th.mula    	a6, s1, s7
+	mul        	a5, s5, a7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	t5, t5, s6
+	mul        	s6, s1, s4
+	xor        	a0, a0, s9
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
+	mul        	s9, s5, s4
+	mul        	s5, s5, s3
+	th.mula    	a5, s2, s4
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s4, s2, s3
+	mul        	s3, s1, s3
+	mul        	s7, s1, a7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	s8, s2, a7
+	xor        	t6, t6, s6
+	lwu        	s10, 1264(sp)
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
+	xor        	t5, t5, s9
+	and        	a7, s10, t1
+	xor        	a4, a4, a6
+	.word	0x2662c357	# th.vand.vx v6, v6, t0
+	xor        	a0, a0, s5
+	xor        	t6, t6, s4
+	lwu        	s1, 28(sp)
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	lwu        	s4, 60(sp)
+	lwu        	s2, 92(sp)
+	and        	s6, s10, t2
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	xor        	t5, t5, s3
+	and        	s5, s10, t3
+	and        	s3, s10, t0
+	.word	0x0eae2057	# th.vredxor.vs v0, v10, v28
+	xor        	a4, a4, a5
+	mul        	s9, a7, s1
+	xor        	a0, a0, s7
+	mul        	s10, a7, s4
 	# sums[2] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
-	xor        	t5, t5, a6
-	mul        	s11, s5, s3
-	th.mula    	s1, s6, s10
-	mul        	s9, s5, s7
-	.word	0x320028d7	# th.vext.x.v a7, v0, zero
-	xor        	t6, t6, s1
-	and        	s8, s4, t3
-	and        	s4, s4, t0
-	th.mula    	s11, s8, s10
-	slli       	a7, a7, 32
-	.word	0x322024d7	# th.vext.x.v s1, v2, zero
+	xor        	t5, t5, s8
+	mul        	s8, a7, s2
+	lwu        	a5, 124(sp)
+	.word	0x32002857	# th.vext.x.v a6, v0, zero
+	th.mula    	s9, s6, a5
+	mul        	s11, a7, a5
+	th.mula    	s10, s5, a5
+	th.mula    	s8, s3, a5
+	slli       	a6, a6, 32
+	.word	0x322028d7	# th.vext.x.v a7, v2, zero
 	# piece 5: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a6, sp, 1312
-	th.mula    	s9, s4, s10
-	mul        	s5, s5, s10
-	xor        	a5, a5, s11
-	or         	s1, s1, a7
-	sd         	s1, 1456(sp)
-	.word	0x02087307	# th.vle.v v6, (a6)
-	addi       	a6, sp, 640
-	mul        	a7, s6, s2
-	xor        	a4, a4, s9
-	.word	0x02087007	# th.vle.v v0, (a6)
-	addi       	a6, sp, 672
-	mul        	s9, s8, s7
-	th.mula    	a7, s4, s7
-	.word	0x02087207	# th.vle.v v4, (a6)
-	addi       	a6, sp, 704
-	mul        	s1, s6, s7
-	mul        	s6, s6, s3
-	.word	0x02087507	# th.vle.v v10, (a6)
-	addi       	a6, sp, 736
+	addi       	a5, sp, 1312
 	xor        	t6, t6, s9
-	mul        	s7, s4, s3
-	.word	0x26634957	# th.vand.vx v18, v6, t1
-	xor        	t5, t5, s5
-	mul        	s5, s8, s2
-	mul        	s3, s8, s3
-	.word	0x2663c857	# th.vand.vx v16, v6, t2
-	xor        	t6, t6, s7
-	xor        	a5, a5, a7
-	xor        	a4, a4, s6
-	.word	0x02087b07	# th.vle.v v22, (a6)
-	xor        	t5, t5, s1
-	mul        	a6, s4, s2
-	xor        	a4, a4, s5
-	.word	0x93202157	# th.vmulhu.vv v2, v18, v0
-	xor        	t5, t5, s3
+	mul        	s7, s6, s1
+	xor        	a4, a4, s10
+	or         	a7, a7, a6
+	sd         	a7, 1456(sp)
+	.word	0x0207f307	# th.vle.v v6, (a5)
+	addi       	a5, sp, 640
+	mul        	a6, s5, s2
+	xor        	a0, a0, s8
+	.word	0x0207f007	# th.vle.v v0, (a5)
+	addi       	a5, sp, 672
+	mul        	a7, s3, s4
+	xor        	t5, t5, s11
+	.word	0x0207f207	# th.vle.v v4, (a5)
+	addi       	a5, sp, 704
+	mul        	s8, s6, s4
+	mul        	s6, s6, s2
+	.word	0x0207f607	# th.vle.v v12, (a5)
+	addi       	a5, sp, 736
+	mul        	s4, s5, s4
+	mul        	s5, s5, s1
+	.word	0x26634857	# th.vand.vx v16, v6, t1
+	th.mula    	s7, s3, s2
+	mul        	s1, s3, s1
+	xor        	t6, t6, a6
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
+	xor        	t6, t6, a7
 	# sums[0] = OR of z[k] & m[k]
 	and        	t6, t6, t1
-	and        	a5, a5, t2
-	.word	0x930b2757	# th.vmulhu.vv v14, v16, v22
-	xor        	t5, t5, a6
-	or         	t6, t6, a5
-	and        	a4, a4, t3
-	.word	0x266e4a57	# th.vand.vx v20, v6, t3
+	xor        	a0, a0, s8
+	.word	0x0207fb07	# th.vle.v v22, (a5)
+	xor        	t5, t5, s6
+	xor        	t5, t5, s4
+	xor        	a0, a0, s5
+	.word	0x93002157	# th.vmulhu.vv v2, v16, v0
+	xor        	a4, a4, s7
+	and        	a4, a4, t2
+	xor        	t5, t5, s1
+	.word	0x934b2457	# th.vmulhu.vv v8, v20, v22
 	or         	t6, t6, a4
+	and        	a0, a0, t3
+	or         	t6, t6, a0
+	.word	0x266e4957	# th.vand.vx v18, v6, t3
 	and        	t5, t5, t0
 	or         	t6, t6, t5
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
 	sd         	t6, 1440(sp)
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
 	# piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	lwu        	t6, 1156(sp)
-	lwu        	s3, 192(sp)
-	.word	0x93452757	# th.vmulhu.vv v14, v20, v10
-	lwu        	s5, 224(sp)
-	and        	a5, t6, t1
-	and        	a7, t6, t2
-	.word	0x2662c657	# th.vand.vx v12, v6, t0
-	lwu        	s1, 160(sp)
-	and        	s6, t6, t3
-	mul        	t5, a5, s5
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	mul        	a4, a7, s3
-	lwu        	s2, 128(sp)
-	and        	s4, t6, t0
-	.word	0x92c22757	# th.vmulhu.vv v14, v12, v4
-	mul        	t6, s6, s1
-	xor        	t5, t5, a4
-	mul        	a4, s4, s2
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97202357	# th.vmul.vv v6, v18, v0
-	xor        	t5, t5, t6
-	mul        	t6, a5, s2
-	lwu        	s7, 1172(sp)
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, a4
-	mul        	a4, a5, s3
-	th.mula    	t6, a7, s5
-	.word	0xb7682357	# th.vmacc.vv v6, v16, v22
-	and        	a6, s7, t1
-	th.mula    	a4, s4, s5
-	mul        	a5, a5, s1
-	.word	0x97452d57	# th.vmul.vv v26, v20, v10
-	mul        	s9, s6, s3
-	th.mula    	a5, s6, s5
-	mul        	s5, s6, s2
-	.word	0x26234457	# th.vand.vx v8, v2, t1
-	mul        	s8, a7, s2
-	mul        	a7, a7, s1
-	mul        	s1, s4, s1
-	.word	0x93222157	# th.vmulhu.vv v2, v18, v4
-	xor        	t6, t6, s9
-	and        	s2, s7, t2
-	xor        	t6, t6, s1
-	.word	0x93002757	# th.vmulhu.vv v14, v16, v0
-	lwu        	s1, 228(sp)
-	xor        	a4, a4, a7
-	lwu        	a7, 196(sp)
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	a4, a4, s5
-	lwu        	s6, 164(sp)
-	th.mula    	s8, s4, s3
-	.word	0x96c22d57	# th.vmul.vv v26, v12, v4
-	and        	s4, s7, t3
-	lwu        	s5, 132(sp)
-	and        	s3, s7, t0
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	a5, a5, s8
-	mul        	s7, a6, s1
-	mul        	s8, s2, a7
-	.word	0x934b2757	# th.vmulhu.vv v14, v20, v22
-	xor        	t5, t5, s7
-	xor        	t5, t5, s8
-	mul        	s7, a6, s5
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s9, s4, s6
-	th.mula    	s7, s2, s1
-	mul        	s8, s3, s5
-	.word	0x26634c57	# th.vand.vx v24, v6, t1
-	xor        	t6, t6, s7
-	xor        	t5, t5, s9
-	mul        	s7, s4, a7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, s8
-	xor        	t6, t6, s7
-	lwu        	s8, 1188(sp)
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97222357	# th.vmul.vv v6, v18, v4
-	mul        	s10, s3, s6
-	mul        	s7, a6, s6
-	mul        	s9, a6, a7
-	.word	0x97002d57	# th.vmul.vv v26, v16, v0
-	xor        	t6, t6, s10
-	mul        	s10, s2, s6
-	mul        	s6, s2, s5
-	.word	0x92c52757	# th.vmulhu.vv v14, v12, v10
-	th.mula    	s9, s3, s1
-	mul        	s5, s4, s5
-	th.mula    	s7, s4, s1
-	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
-	and        	a6, s8, t1
-	xor        	a4, a4, s9
-	and        	s4, s8, t2
-	.word	0xb6a62d57	# th.vmacc.vv v26, v12, v10
-	xor        	a4, a4, s10
-	and        	s2, s8, t3
-	and        	s1, s8, t0
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	a4, a4, s5
-	th.mula    	s6, s3, a7
-	xor        	a5, a5, s7
-	.word	0x2623c157	# th.vand.vx v2, v2, t2
-	lwu        	s5, 200(sp)
-	lwu        	s7, 136(sp)
-	lwu        	s8, 168(sp)
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	a5, a5, s6
-	lwu        	s6, 232(sp)
-	mul        	a7, s4, s5
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	mul        	s3, a6, s7
-	mul        	s10, s2, s5
-	mul        	s11, s1, s8
-	.word	0x2663c357	# th.vand.vx v6, v6, t2
-	th.mula    	s3, s4, s6
-	mul        	s9, a6, s8
-	.word	0x93252157	# th.vmulhu.vv v2, v18, v10
-	xor        	t6, t6, s3
-	xor        	t6, t6, s10
-	xor        	t6, t6, s11
-	.word	0x93022757	# th.vmulhu.vv v14, v16, v4
-	th.mula    	s9, s2, s6
-	mul        	s10, s4, s7
-	mul        	s3, s4, s8
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	xor        	a5, a5, s9
-	mul        	s8, s2, s8
-	mul        	s4, s2, s7
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97252357	# th.vmul.vv v6, v18, v10
-	mul        	s2, s1, s7
-	th.mula    	s10, s1, s5
-	mul        	s9, a6, s5
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	mul        	a6, a6, s6
-	xor        	a5, a5, s10
-	th.mula    	s9, s1, s6
-	.word	0x93402757	# th.vmulhu.vv v14, v20, v0
-	lwu        	s1, 1204(sp)
-	xor        	t5, t5, a6
-	lwu        	s5, 236(sp)
-	.word	0xb7662357	# th.vmacc.vv v6, v12, v22
-	xor        	t5, t5, a7
-	and        	s7, s1, t1
-	lwu        	a7, 140(sp)
-	.word	0x97022d57	# th.vmul.vv v26, v16, v4
-	xor        	t5, t5, s8
-	lwu        	a6, 204(sp)
-	xor        	t5, t5, s2
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	and        	s2, s1, t2
-	xor        	a4, a4, s9
-	lwu        	s6, 172(sp)
-	.word	0x92cb2757	# th.vmulhu.vv v14, v12, v22
-	xor        	a4, a4, s3
-	and        	s3, s1, t3
-	and        	s1, s1, t0
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	a4, a4, s4
-	mul        	s8, s7, s5
-	mul        	s4, s7, a7
-	.word	0x97402d57	# th.vmul.vv v26, v20, v0
-	xor        	t5, t5, s8
-	th.mula    	s4, s2, s5
+	lwu        	a0, 1156(sp)
+	lwu        	a7, 192(sp)
+	lwu        	s6, 224(sp)
+	.word	0x93262457	# th.vmulhu.vv v8, v18, v12
+	and        	a4, a0, t1
+	and        	s4, a0, t2
+	lwu        	s5, 128(sp)
+	.word	0x2662c757	# th.vand.vx v14, v6, t0
+	lwu        	a6, 160(sp)
+	and        	s2, a0, t3
+	mul        	t5, a4, s6
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s1, s4, a7
+	mul        	t6, a4, s5
+	and        	s3, a0, t0
+	.word	0x92e22457	# th.vmulhu.vv v8, v14, v4
+	lwu        	a5, 1172(sp)
 	mul        	s8, s2, a6
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t6, t6, s4
+	mul        	a0, a4, a7
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97002357	# th.vmul.vv v6, v16, v0
+	mul        	a4, a4, a6
+	xor        	t5, t5, s1
+	mul        	s7, s3, s5
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	th.mula    	t6, s4, s6
 	xor        	t5, t5, s8
-	mul        	s8, s7, a6
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s4, s7, s6
-	th.mula    	s8, s1, s5
-	mul        	s7, s3, s6
-	.word	0x262e4157	# th.vand.vx v2, v2, t3
-	th.mula    	s4, s3, s5
-	xor        	a4, a4, s8
-	mul        	s5, s1, a7
-	.word	0x266e4357	# th.vand.vx v6, v6, t3
+	and        	s1, a5, t1
+	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
+	th.mula    	a0, s3, s6
+	th.mula    	a4, s2, s6
+	mul        	s8, s2, a7
+	.word	0x97262d57	# th.vmul.vv v26, v18, v12
+	mul        	s2, s2, s5
+	mul        	s6, s4, s5
+	mul        	s5, s4, a6
+	.word	0x26234557	# th.vand.vx v10, v2, t1
+	mul        	s9, s3, a6
 	xor        	t5, t5, s7
-	mul        	s7, s3, a6
-	xor        	t5, t5, s5
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	mul        	s5, s1, s6
-	mul        	s6, s2, s6
-	xor        	t6, t6, s7
-	.word	0x932b2157	# th.vmulhu.vv v2, v18, v22
-	lwu        	s9, 1220(sp)
-	mul        	s8, s3, a7
-	xor        	t6, t6, s5
-	.word	0x93052757	# th.vmulhu.vv v14, v16, v10
-	and        	s5, s9, t1
-	mul        	s7, s2, a7
-	and        	s2, s9, t2
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	xor        	a4, a4, s6
-	and        	s3, s9, t3
-	and        	a7, s9, t0
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x972b2357	# th.vmul.vv v6, v18, v22
-	xor        	a4, a4, s8
-	th.mula    	s7, s1, a6
-	xor        	a5, a5, s4
-	.word	0x97052d57	# th.vmul.vv v26, v16, v10
-	lwu        	s6, 144(sp)
-	lwu        	a6, 208(sp)
-	lwu        	s4, 176(sp)
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	a5, a5, s7
-	lwu        	s8, 240(sp)
-	mul        	s1, s5, s6
-	.word	0x93422757	# th.vmulhu.vv v14, v20, v4
-	mul        	s9, s5, s8
-	th.mula    	s1, s2, s8
-	mul        	s7, s5, a6
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s1
-	xor        	t5, t5, s9
-	mul        	s1, s5, s4
-	.word	0x97422d57	# th.vmul.vv v26, v20, v4
-	th.mula    	s7, a7, s8
-	th.mula    	s1, s3, s8
-	mul        	s5, s2, a6
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	a4, a4, s7
-	mul        	s7, s3, s4
-	xor        	t5, t5, s5
-	.word	0x92c02757	# th.vmulhu.vv v14, v12, v0
-	mul        	s5, s3, a6
-	xor        	t5, t5, s7
-	mul        	s7, a7, s6
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s5
-	lwu        	s8, 1236(sp)
-	mul        	s5, s3, s6
-	.word	0x96c02d57	# th.vmul.vv v26, v12, v0
-	mul        	s9, s2, s6
-	mul        	s2, s2, s4
-	mul        	s3, a7, s4
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, s7
-	and        	s6, s8, t1
-	xor        	t6, t6, s3
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	and        	s3, s8, t2
-	xor        	a4, a4, s2
-	and        	s7, s8, t3
-	.word	0x2622c157	# th.vand.vx v2, v2, t0
-	and        	s2, s8, t0
-	th.mula    	s9, a7, a6
-	xor        	a4, a4, s5
-	.word	0x2662c357	# th.vand.vx v6, v6, t0
-	xor        	a5, a5, s1
-	lwu        	s5, 148(sp)
-	lwu        	s4, 212(sp)
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	lwu        	s8, 180(sp)
-	xor        	a5, a5, s9
-	lwu        	a6, 244(sp)
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	mul        	s9, s6, s5
-	mul        	a7, s6, s4
-	.word	0x0e8e2057	# th.vredxor.vs v0, v8, v28
-	th.mula    	s9, s3, a6
-	th.mula    	a7, s2, a6
-	mul        	s1, s6, a6
+	and        	a6, a5, t2
+	.word	0x93022157	# th.vmulhu.vv v2, v16, v4
+	xor        	t6, t6, s8
+	and        	s4, a5, t3
+	and        	a5, a5, t0
+	.word	0x93402457	# th.vmulhu.vv v8, v20, v0
+	xor        	a0, a0, s5
 	xor        	t6, t6, s9
+	lwu        	s5, 132(sp)
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	lwu        	s7, 228(sp)
+	xor        	a0, a0, s2
+	lwu        	s2, 196(sp)
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
+	th.mula    	s6, s3, a7
+	mul        	s3, s1, s5
+	lwu        	a7, 164(sp)
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a4, a4, s6
+	mul        	s6, s1, s7
+	th.mula    	s3, a6, s7
+	.word	0x932b2457	# th.vmulhu.vv v8, v18, v22
+	xor        	t5, t5, s6
+	mul        	s6, s1, s2
+	mul        	s1, s1, a7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	t6, t6, s3
+	mul        	s3, a6, s2
+	th.mula    	s6, a5, s7
+	.word	0x26634c57	# th.vand.vx v24, v6, t1
+	th.mula    	s1, s4, s7
+	mul        	s7, s4, a7
+	xor        	t5, t5, s3
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s9, a5, s5
+	xor        	t5, t5, s7
+	mul        	s8, s4, s2
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97022357	# th.vmul.vv v6, v16, v4
+	mul        	s3, s4, s5
+	mul        	s4, a6, s5
+	mul        	s7, a6, a7
+	.word	0x97402d57	# th.vmul.vv v26, v20, v0
+	mul        	a7, a5, a7
+	xor        	t5, t5, s9
+	xor        	a0, a0, s6
+	.word	0x92e62457	# th.vmulhu.vv v8, v14, v12
+	xor        	a4, a4, s1
+	xor        	t6, t6, s8
+	lwu        	a6, 1188(sp)
+	.word	0xb7692357	# th.vmacc.vv v6, v18, v22
+	th.mula    	s4, a5, s2
+	and        	s6, a6, t1
+	xor        	t6, t6, a7
+	.word	0xb6c72d57	# th.vmacc.vv v26, v14, v12
+	lwu        	s2, 136(sp)
+	lwu        	a5, 200(sp)
+	and        	s1, a6, t2
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	lwu        	a7, 168(sp)
+	and        	s5, a6, t3
+	and        	a6, a6, t0
+	.word	0x2623c157	# th.vand.vx v2, v2, t2
+	xor        	a0, a0, s7
+	xor        	a0, a0, s3
+	xor        	a4, a4, s4
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	lwu        	s3, 232(sp)
+	mul        	s4, s6, s2
+	mul        	s8, s6, a5
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	th.mula    	s4, s1, s3
+	th.mula    	s8, a6, s3
+	mul        	s7, s6, s3
+	.word	0x2663c357	# th.vand.vx v6, v6, t2
+	xor        	t6, t6, s4
+	mul        	s4, s6, a7
+	xor        	a0, a0, s8
+	.word	0x93062157	# th.vmulhu.vv v2, v16, v12
+	mul        	s6, s1, a5
+	xor        	t5, t5, s7
+	mul        	s7, s5, a7
+	.word	0x93422457	# th.vmulhu.vv v8, v20, v4
+	th.mula    	s4, s5, s3
+	mul        	s8, a6, s2
+	xor        	t5, t5, s6
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	mul        	s9, s5, a5
+	mul        	s3, s5, s2
+	mul        	s2, s1, s2
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97062357	# th.vmul.vv v6, v16, v12
+	mul        	s6, s1, a7
+	mul        	s1, a6, a7
+	xor        	t5, t5, s7
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a4, a4, s4
+	xor        	t5, t5, s8
+	xor        	t6, t6, s9
+	.word	0x93202457	# th.vmulhu.vv v8, v18, v0
+	lwu        	a7, 1204(sp)
+	th.mula    	s2, a6, a5
+	and        	s7, a7, t1
+	.word	0xb7672357	# th.vmacc.vv v6, v14, v22
+	xor        	t6, t6, s1
+	lwu        	s1, 140(sp)
+	lwu        	a5, 204(sp)
+	.word	0x97422d57	# th.vmul.vv v26, v20, v4
+	and        	s5, a7, t2
+	lwu        	s4, 172(sp)
+	and        	a6, a7, t3
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	and        	a7, a7, t0
+	xor        	a0, a0, s6
+	xor        	a0, a0, s3
+	.word	0x92eb2457	# th.vmulhu.vv v8, v14, v22
+	xor        	a4, a4, s2
+	mul        	s3, s7, s1
+	lwu        	s2, 236(sp)
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	s8, s7, a5
+	th.mula    	s3, s5, s2
+	mul        	s6, s7, s2
+	.word	0x97202d57	# th.vmul.vv v26, v18, v0
+	th.mula    	s8, a7, s2
+	xor        	t6, t6, s3
+	mul        	s3, s7, s4
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a0, a0, s8
+	mul        	s8, s5, a5
+	xor        	t5, t5, s6
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	s6, a6, s4
+	th.mula    	s3, a6, s2
+	mul        	s7, a7, s1
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
+	xor        	t5, t5, s8
+	mul        	s2, s5, s1
+	mul        	s5, s5, s4
+	.word	0x266e4357	# th.vand.vx v6, v6, t3
+	mul        	s4, a7, s4
+	mul        	s1, a6, s1
+	mul        	a6, a6, a5
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	xor        	t5, t5, s6
+	xor        	a4, a4, s3
+	xor        	t5, t5, s7
+	.word	0x930b2157	# th.vmulhu.vv v2, v16, v22
+	th.mula    	s2, a7, a5
+	xor        	a0, a0, s5
+	xor        	t6, t6, a6
+	.word	0x93462457	# th.vmulhu.vv v8, v20, v12
+	lwu        	a7, 1220(sp)
+	xor        	t6, t6, s4
+	lwu        	a6, 144(sp)
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	and        	s6, a7, t1
+	lwu        	a5, 208(sp)
+	lwu        	s4, 176(sp)
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x970b2357	# th.vmul.vv v6, v16, v22
+	and        	s5, a7, t2
+	and        	s3, a7, t3
+	and        	a7, a7, t0
+	.word	0x97462d57	# th.vmul.vv v26, v20, v12
+	xor        	a0, a0, s1
+	xor        	a4, a4, s2
+	mul        	s2, s6, a6
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s8, s6, a5
+	lwu        	s7, 240(sp)
+	.word	0x93222457	# th.vmulhu.vv v8, v18, v4
+	th.mula    	s2, s5, s7
+	th.mula    	s8, a7, s7
+	mul        	s1, s6, s7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	t6, t6, s2
+	mul        	s2, s6, s4
+	xor        	a0, a0, s8
+	.word	0x97222d57	# th.vmul.vv v26, v18, v4
+	mul        	s6, s5, a5
+	xor        	t5, t5, s1
+	mul        	s1, s5, a6
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s5, s5, s4
+	th.mula    	s2, s3, s7
+	mul        	s7, s3, s4
+	.word	0x92e02457	# th.vmulhu.vv v8, v14, v0
+	mul        	s4, a7, s4
+	xor        	t5, t5, s6
+	mul        	s8, s3, a5
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	s6, s3, a6
+	mul        	a6, a7, a6
+	th.mula    	s1, a7, a5
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
+	xor        	a0, a0, s5
+	xor        	a4, a4, s2
+	xor        	t5, t5, s7
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t6, t6, s8
+	lwu        	s7, 1236(sp)
+	xor        	t5, t5, a6
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	and        	a7, s7, t1
+	xor        	t6, t6, s4
+	lwu        	s3, 148(sp)
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
+	lwu        	a5, 212(sp)
+	lwu        	s5, 180(sp)
+	and        	a6, s7, t2
+	.word	0x2662c357	# th.vand.vx v6, v6, t0
+	and        	s2, s7, t3
+	and        	s4, s7, t0
+	xor        	a0, a0, s6
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	xor        	a4, a4, s1
+	mul        	s8, a7, s3
+	mul        	s7, a7, a5
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	lwu        	s6, 244(sp)
+	mul        	s1, a7, s5
+	th.mula    	s8, a6, s6
+	.word	0x0eae2057	# th.vredxor.vs v0, v10, v28
+	th.mula    	s7, s4, s6
+	xor        	t6, t6, s8
+	mul        	a7, a7, s6
+	xor        	a0, a0, s7
 	# sums[5] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
-	xor        	a4, a4, a7
-	mul        	s6, s6, s8
-	xor        	t5, t5, s1
-	mul        	s1, s3, s4
-	.word	0x320028d7	# th.vext.x.v a7, v0, zero
-	th.mula    	s6, s7, a6
-	mul        	s9, s7, s4
-	xor        	t5, t5, s1
-	mul        	s10, s7, s8
-	slli       	a7, a7, 32
-	.word	0x322024d7	# th.vext.x.v s1, v2, zero
+	mul        	s7, a6, s3
+	th.mula    	s1, s2, s6
+	mul        	s10, a6, a5
+	mul        	s8, a6, s5
+	.word	0x32002857	# th.vext.x.v a6, v0, zero
+	th.mula    	s7, s4, a5
+	mul        	s0, s2, a5
+	xor        	t5, t5, a7
+	mul        	s11, s2, s5
+	slli       	a6, a6, 32
+	.word	0x322028d7	# th.vext.x.v a7, v2, zero
 	# piece 6: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a6, sp, 1344
-	xor        	t6, t6, s9
-	lwu        	s9, 1252(sp)
-	mul        	s7, s7, s5
-	or         	s1, s1, a7
-	sd         	s1, 1480(sp)
-	.word	0x02087307	# th.vle.v v6, (a6)
-	addi       	a6, sp, 768
+	addi       	a5, sp, 1344
+	mul        	s9, s4, s5
+	mul        	s6, s4, s3
+	mul        	s5, s2, s3
+	or         	a7, a7, a6
+	sd         	a7, 1480(sp)
+	.word	0x0207f307	# th.vle.v v6, (a5)
+	addi       	a5, sp, 768
+	xor        	a4, a4, s1
 	xor        	t5, t5, s10
-	mul        	a7, s2, s8
-	.word	0x02087007	# th.vle.v v0, (a6)
-	addi       	a6, sp, 800
-	mul        	s10, s3, s8
-	mul        	s8, s3, s5
-	.word	0x02087207	# th.vle.v v4, (a6)
-	addi       	a6, sp, 832
-	mul        	s5, s2, s5
-	xor        	t6, t6, a7
-	.word	0x02087507	# th.vle.v v10, (a6)
-	addi       	a6, sp, 864
-	and        	s1, s9, t1
-	th.mula    	s8, s2, s4
-	.word	0x26634957	# th.vand.vx v18, v6, t1
-	and        	s3, s9, t2
-	and        	s2, s9, t3
-	and        	a7, s9, t0
-	.word	0x2663c857	# th.vand.vx v16, v6, t2
-	xor        	a4, a4, s10
-	xor        	t5, t5, s5
-	xor        	a5, a5, s6
-	.word	0x02087b07	# th.vle.v v22, (a6)
-	lwu        	a6, 152(sp)
-	lwu        	s6, 216(sp)
-	lwu        	s5, 184(sp)
-	.word	0x93202157	# th.vmulhu.vv v2, v18, v0
+	.word	0x0207f007	# th.vle.v v0, (a5)
+	addi       	a5, sp, 800
+	xor        	a0, a0, s8
 	xor        	a4, a4, s7
-	xor        	a5, a5, s8
-	mul        	s7, s1, a6
-	.word	0x930b2757	# th.vmulhu.vv v14, v16, v22
-	lwu        	s4, 248(sp)
-	mul        	s8, s1, s6
-	th.mula    	s7, s3, s4
-	.word	0x266e4a57	# th.vand.vx v20, v6, t3
-	th.mula    	s8, a7, s4
-	xor        	t6, t6, s7
-	mul        	s7, s1, s5
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	a4, a4, s8
-	mul        	s8, s1, s4
-	th.mula    	s7, s2, s4
-	.word	0x93452757	# th.vmulhu.vv v14, v20, v10
-	mul        	s1, s2, s6
-	xor        	t5, t5, s8
-	mul        	s4, s3, a6
-	.word	0x2662c657	# th.vand.vx v12, v6, t0
-	xor        	t6, t6, s1
-	lwu        	s1, 1268(sp)
-	th.mula    	s4, a7, s6
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	mul        	s10, s3, s6
-	mul        	s3, s3, s5
-	xor        	a5, a5, s7
-	.word	0x92c22757	# th.vmulhu.vv v14, v12, v4
-	mul        	s9, a7, s5
-	mul        	s8, s2, s5
-	mul        	s6, s2, a6
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97202357	# th.vmul.vv v6, v18, v0
-	xor        	t5, t5, s10
-	and        	s2, s1, t1
-	mul        	s7, a7, a6
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
+	.word	0x0207f207	# th.vle.v v4, (a5)
+	addi       	a5, sp, 832
+	xor        	t6, t6, s0
+	lwu        	a7, 1252(sp)
+	.word	0x0207f607	# th.vle.v v12, (a5)
+	addi       	a5, sp, 864
+	xor        	t5, t5, s11
+	and        	s8, a7, t1
+	.word	0x26634857	# th.vand.vx v16, v6, t1
 	xor        	t6, t6, s9
-	lwu        	a6, 156(sp)
-	lwu        	a7, 188(sp)
-	.word	0xb7682357	# th.vmacc.vv v6, v16, v22
-	xor        	a4, a4, s3
-	lwu        	s5, 220(sp)
-	xor        	t5, t5, s8
-	.word	0x97452d57	# th.vmul.vv v26, v20, v10
-	and        	s3, s1, t2
-	xor        	a5, a5, s4
-	mul        	s4, s2, a6
-	.word	0x26234457	# th.vand.vx v8, v2, t1
-	xor        	a4, a4, s6
-	lwu        	s8, 252(sp)
-	xor        	t5, t5, s7
-	.word	0x93222157	# th.vmulhu.vv v2, v18, v4
-	mul        	s9, s2, a7
-	th.mula    	s4, s3, s8
-	mul        	s6, s2, s5
-	.word	0x93002757	# th.vmulhu.vv v14, v16, v0
+	lwu        	a6, 152(sp)
+	lwu        	s4, 216(sp)
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
+	mul        	s9, s8, a6
+	lwu        	s1, 184(sp)
+	and        	s7, a7, t2
+	.word	0x0207fb07	# th.vle.v v22, (a5)
+	lwu        	a5, 248(sp)
+	xor        	t5, t5, s6
+	and        	s2, a7, t3
+	.word	0x93002157	# th.vmulhu.vv v2, v16, v0
+	and        	s3, a7, t0
+	xor        	a0, a0, s5
+	mul        	s5, s8, s4
+	.word	0x934b2457	# th.vmulhu.vv v8, v20, v22
+	th.mula    	s9, s7, a5
+	th.mula    	s5, s3, a5
+	mul        	a7, s8, s1
+	.word	0x266e4957	# th.vand.vx v18, v6, t3
+	xor        	t6, t6, s9
+	mul        	s6, s8, a5
+	th.mula    	a7, s2, a5
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	a5, s7, a6
+	xor        	t5, t5, s6
+	mul        	s9, s2, s4
+	.word	0x93262457	# th.vmulhu.vv v8, v18, v12
+	xor        	a0, a0, s5
+	mul        	s10, s7, s4
+	mul        	s8, s7, s1
+	.word	0x2662c757	# th.vand.vx v14, v6, t0
+	th.mula    	a5, s3, s4
+	mul        	s4, s3, s1
+	mul        	s1, s2, s1
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s5, s2, a6
+	mul        	s6, s3, a6
+	xor        	t6, t6, s9
+	.word	0x92e22457	# th.vmulhu.vv v8, v14, v4
+	lwu        	s2, 1268(sp)
+	xor        	t5, t5, s10
+	and        	s7, s2, t1
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97002357	# th.vmul.vv v6, v16, v0
+	xor        	a4, a4, a7
+	xor        	a0, a0, s8
 	xor        	t6, t6, s4
-	and        	s4, s1, t3
-	and        	s1, s1, t0
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	lwu        	a6, 156(sp)
+	lwu        	s3, 188(sp)
+	lwu        	a7, 220(sp)
+	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
+	and        	s4, s2, t2
+	xor        	t5, t5, s1
+	and        	s1, s2, t3
+	.word	0x97262d57	# th.vmul.vv v26, v18, v12
+	and        	s2, s2, t0
+	xor        	a4, a4, a5
+	mul        	a5, s7, a6
+	.word	0x26234557	# th.vand.vx v10, v2, t1
+	xor        	a0, a0, s5
+	mul        	s5, s7, s3
+	xor        	t5, t5, s6
+	.word	0x93022157	# th.vmulhu.vv v2, v16, v4
+	mul        	s6, s7, a7
+	lwu        	s8, 252(sp)
+	.word	0x93402457	# th.vmulhu.vv v8, v20, v0
+	th.mula    	a5, s4, s8
+	mul        	s7, s7, s8
+	th.mula    	s5, s1, s8
 	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	th.mula    	s9, s4, s8
-	th.mula    	s6, s1, s8
-	mul        	s7, s2, s8
-	.word	0x96c22d57	# th.vmul.vv v26, v12, v4
-	xor        	a5, a5, s9
-	mul        	s2, s3, a6
-	xor        	a4, a4, s6
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	mul        	s6, s4, s5
-	th.mula    	s2, s1, s5
-	mul        	s5, s3, s5
-	.word	0x934b2757	# th.vmulhu.vv v14, v20, v22
-	mul        	s3, s3, a7
-	xor        	t6, t6, s6
-	mul        	s6, s1, a7
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	th.mula    	s6, s2, s8
+	xor        	t6, t6, a5
+	mul        	a5, s4, a6
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
+	xor        	a4, a4, s5
+	mul        	s5, s1, a7
+	xor        	a0, a0, s6
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s6, s2, s3
 	xor        	t5, t5, s7
-	mul        	s7, s4, a6
-	mul        	a7, s4, a7
+	mul        	s7, s4, s3
+	.word	0x932b2457	# th.vmulhu.vv v8, v18, v22
+	mul        	s4, s4, a7
+	mul        	s3, s1, s3
+	mul        	s1, s1, a6
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	th.mula    	a5, s2, a7
+	mul        	a6, s2, a6
+	xor        	t6, t6, s5
 	.word	0x26634c57	# th.vand.vx v24, v6, t1
 	xor        	t6, t6, s6
-	xor        	a5, a5, s2
-	xor        	a4, a4, s3
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, s5
-	mul        	a6, s1, a6
-	xor        	a4, a4, s7
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97222357	# th.vmul.vv v6, v18, v4
-	xor        	t5, t5, a7
 	# sums[1] = OR of z[k] & m[k]
 	and        	t6, t6, t1
-	and        	a5, a5, t2
-	.word	0x97002d57	# th.vmul.vv v26, v16, v0
+	xor        	a0, a0, s7
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t5, t5, s4
+	xor        	t5, t5, s3
+	xor        	a0, a0, s1
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97022357	# th.vmul.vv v6, v16, v4
+	xor        	a4, a4, a5
+	and        	a4, a4, t2
 	xor        	t5, t5, a6
-	or         	t6, t6, a5
-	and        	a4, a4, t3
-	.word	0x92c52757	# th.vmulhu.vv v14, v12, v10
+	.word	0x97402d57	# th.vmul.vv v26, v20, v0
 	or         	t6, t6, a4
+	and        	a0, a0, t3
+	or         	t6, t6, a0
+	.word	0x92e62457	# th.vmulhu.vv v8, v14, v12
 	and        	t5, t5, t0
 	or         	t6, t6, t5
-	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
 	sd         	t6, 1448(sp)
+	.word	0xb7692357	# th.vmacc.vv v6, v18, v22
 	# piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	lwu        	a4, 1160(sp)
-	lwu        	s3, 448(sp)
-	.word	0xb6a62d57	# th.vmacc.vv v26, v12, v10
+	lwu        	a0, 1160(sp)
+	lwu        	a7, 448(sp)
 	lwu        	s6, 480(sp)
-	and        	a5, a4, t1
-	and        	s1, a4, t2
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	a7, 416(sp)
-	and        	s5, a4, t3
-	mul        	t5, a5, s6
+	.word	0xb6c72d57	# th.vmacc.vv v26, v14, v12
+	and        	a4, a0, t1
+	and        	s3, a0, t2
+	lwu        	s4, 384(sp)
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	lwu        	a6, 416(sp)
+	and        	s5, a0, t3
+	mul        	t5, a4, s6
 	.word	0x2623c157	# th.vand.vx v2, v2, t2
-	mul        	t6, s1, s3
-	lwu        	s2, 384(sp)
-	and        	s4, a4, t0
+	mul        	s1, s3, a7
+	mul        	t6, a4, s4
+	and        	s2, a0, t0
 	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	a6, s5, a7
-	xor        	t5, t5, t6
-	mul        	a4, s4, s2
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	xor        	t5, t5, a6
-	mul        	t6, a5, s2
-	lwu        	s7, 1176(sp)
+	lwu        	a5, 1176(sp)
+	mul        	s7, s5, a6
+	mul        	a0, a4, a7
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	mul        	a4, a4, a6
+	xor        	t5, t5, s1
+	mul        	s8, s2, s4
 	.word	0x2663c357	# th.vand.vx v6, v6, t2
-	xor        	t5, t5, a4
-	mul        	a4, a5, s3
-	th.mula    	t6, s1, s6
-	.word	0x93252157	# th.vmulhu.vv v2, v18, v10
-	and        	a6, s7, t1
-	th.mula    	a4, s4, s6
-	mul        	a5, a5, a7
-	.word	0x93022757	# th.vmulhu.vv v14, v16, v4
-	mul        	s9, s5, s3
-	th.mula    	a5, s5, s6
-	mul        	s5, s5, s2
+	th.mula    	t6, s3, s6
+	xor        	t5, t5, s7
+	and        	s1, a5, t1
+	.word	0x93062157	# th.vmulhu.vv v2, v16, v12
+	th.mula    	a0, s2, s6
+	th.mula    	a4, s5, s6
+	mul        	s9, s5, a7
+	.word	0x93422457	# th.vmulhu.vv v8, v20, v4
+	mul        	s7, s5, s4
+	mul        	s6, s3, s4
+	mul        	s3, s3, a6
 	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	mul        	s8, s1, s2
-	mul        	s6, s1, a7
-	mul        	a7, s4, a7
+	mul        	s5, s2, a6
+	xor        	t5, t5, s8
+	and        	a6, a5, t2
 	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97252357	# th.vmul.vv v6, v18, v10
+	.word	0x97062357	# th.vmul.vv v6, v16, v12
 	xor        	t6, t6, s9
-	and        	s2, s7, t2
-	xor        	t6, t6, a7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	s1, 484(sp)
-	xor        	a4, a4, s6
-	lwu        	a7, 452(sp)
-	.word	0x93402757	# th.vmulhu.vv v14, v20, v0
-	xor        	a4, a4, s5
-	lwu        	s6, 420(sp)
-	th.mula    	s8, s4, s3
-	.word	0xb7662357	# th.vmacc.vv v6, v12, v22
-	and        	s4, s7, t3
+	and        	s4, a5, t3
+	and        	a5, a5, t0
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a0, a0, s3
+	xor        	t6, t6, s5
 	lwu        	s5, 388(sp)
-	and        	s3, s7, t0
-	.word	0x97022d57	# th.vmul.vv v26, v16, v4
-	xor        	a5, a5, s8
-	mul        	s7, a6, s1
-	mul        	s8, s2, a7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, s7
-	xor        	t5, t5, s8
-	mul        	s8, a6, s5
-	.word	0x92cb2757	# th.vmulhu.vv v14, v12, v22
-	mul        	s9, s4, s6
-	th.mula    	s8, s2, s1
-	mul        	s7, s3, s5
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s8
-	xor        	t5, t5, s9
-	mul        	s8, s4, a7
-	.word	0x97402d57	# th.vmul.vv v26, v20, v0
-	xor        	t5, t5, s7
-	xor        	t6, t6, s8
-	lwu        	s8, 1192(sp)
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	mul        	s9, s3, s6
-	mul        	s7, a6, s6
-	mul        	s10, a6, a7
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s9
-	mul        	s6, s2, s6
-	mul        	s9, s2, s5
-	.word	0x262e4157	# th.vand.vx v2, v2, t3
-	th.mula    	s10, s3, s1
-	mul        	s5, s4, s5
-	th.mula    	s7, s4, s1
-	.word	0x266e4357	# th.vand.vx v6, v6, t3
-	and        	a6, s8, t1
-	xor        	a4, a4, s10
-	and        	s4, s8, t2
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	xor        	a4, a4, s6
-	and        	s2, s8, t3
-	and        	s1, s8, t0
-	.word	0x932b2157	# th.vmulhu.vv v2, v18, v22
-	xor        	a4, a4, s5
-	th.mula    	s9, s3, a7
-	xor        	a5, a5, s7
-	.word	0x93052757	# th.vmulhu.vv v14, v16, v10
-	lwu        	s5, 456(sp)
-	lwu        	s6, 392(sp)
-	lwu        	s7, 424(sp)
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	xor        	a5, a5, s9
-	lwu        	s3, 488(sp)
-	mul        	a7, s4, s5
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x972b2357	# th.vmul.vv v6, v18, v22
-	mul        	s8, a6, s6
-	mul        	s9, s2, s5
-	mul        	s10, s1, s7
-	.word	0x97052d57	# th.vmul.vv v26, v16, v10
-	th.mula    	s8, s4, s3
-	mul        	s11, a6, s7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t6, t6, s8
-	xor        	t6, t6, s9
-	xor        	t6, t6, s10
-	.word	0x93422757	# th.vmulhu.vv v14, v20, v4
-	th.mula    	s11, s2, s3
-	mul        	s9, s4, s6
-	mul        	s4, s4, s7
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	a5, a5, s11
-	mul        	s8, s2, s7
-	mul        	s7, s2, s6
+	.word	0x93202457	# th.vmulhu.vv v8, v18, v0
+	lwu        	s8, 484(sp)
+	xor        	a0, a0, s7
+	lwu        	s3, 452(sp)
+	.word	0xb7672357	# th.vmacc.vv v6, v14, v22
+	th.mula    	s6, s2, a7
+	mul        	s2, s1, s5
+	lwu        	a7, 420(sp)
 	.word	0x97422d57	# th.vmul.vv v26, v20, v4
-	mul        	s11, s1, s6
-	th.mula    	s9, s1, s5
-	mul        	s10, a6, s5
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	mul        	a6, a6, s3
-	xor        	a5, a5, s9
-	th.mula    	s10, s1, s3
-	.word	0x92c02757	# th.vmulhu.vv v14, v12, v0
-	lwu        	s9, 1208(sp)
-	xor        	t5, t5, a6
-	lwu        	a6, 492(sp)
+	xor        	a4, a4, s6
+	mul        	s6, s1, s8
+	th.mula    	s2, a6, s8
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t5, t5, s6
+	mul        	s6, s1, s3
+	mul        	s1, s1, a7
+	.word	0x92eb2457	# th.vmulhu.vv v8, v14, v22
+	xor        	t6, t6, s2
+	mul        	s2, a6, s3
+	th.mula    	s6, a5, s8
 	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	t5, t5, a7
-	and        	s6, s9, t1
-	lwu        	s3, 396(sp)
-	.word	0x96c02d57	# th.vmul.vv v26, v12, v0
+	th.mula    	s1, s4, s8
+	mul        	s7, s4, a7
+	xor        	t5, t5, s2
+	.word	0x97202d57	# th.vmul.vv v26, v18, v0
+	mul        	s8, a5, s5
+	xor        	t5, t5, s7
+	mul        	s9, s4, s3
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s2, s4, s5
+	mul        	s4, a6, s5
+	mul        	s7, a6, a7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	a7, a5, a7
 	xor        	t5, t5, s8
-	lwu        	s2, 460(sp)
-	xor        	t5, t5, s11
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	and        	s5, s9, t2
-	xor        	a4, a4, s10
-	lwu        	a7, 428(sp)
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	a0, a0, s6
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
+	xor        	a4, a4, s1
+	xor        	t6, t6, s9
+	lwu        	a6, 1192(sp)
+	.word	0x266e4357	# th.vand.vx v6, v6, t3
+	th.mula    	s4, a5, s3
+	and        	s6, a6, t1
+	xor        	t6, t6, a7
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	lwu        	s3, 392(sp)
+	lwu        	a5, 456(sp)
+	and        	s1, a6, t2
+	.word	0x930b2157	# th.vmulhu.vv v2, v16, v22
+	lwu        	a7, 424(sp)
+	and        	s5, a6, t3
+	and        	a6, a6, t0
+	.word	0x93462457	# th.vmulhu.vv v8, v20, v12
+	xor        	a0, a0, s7
+	xor        	a0, a0, s2
 	xor        	a4, a4, s4
-	and        	s1, s9, t3
-	and        	s4, s9, t0
-	.word	0x2622c157	# th.vand.vx v2, v2, t0
-	xor        	a4, a4, s7
-	mul        	s8, s6, a6
-	mul        	s7, s6, s3
-	.word	0x2662c357	# th.vand.vx v6, v6, t0
-	xor        	t5, t5, s8
-	th.mula    	s7, s5, a6
-	mul        	s8, s5, s2
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	xor        	t6, t6, s7
-	xor        	t5, t5, s8
-	mul        	s7, s6, s2
 	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	mul        	s6, s6, a7
-	th.mula    	s7, s4, a6
-	mul        	s8, s1, a7
-	.word	0x0e8e2057	# th.vredxor.vs v0, v8, v28
-	th.mula    	s6, s1, a6
-	xor        	a4, a4, s7
-	mul        	a6, s4, s3
+	lwu        	s2, 488(sp)
+	mul        	s4, s6, s3
+	mul        	s7, s6, a5
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x970b2357	# th.vmul.vv v6, v16, v22
+	th.mula    	s4, s1, s2
+	th.mula    	s7, a6, s2
+	mul        	s8, s6, s2
+	.word	0x97462d57	# th.vmul.vv v26, v20, v12
+	xor        	t6, t6, s4
+	mul        	s4, s6, a7
+	xor        	a0, a0, s7
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s9, s1, a5
 	xor        	t5, t5, s8
+	mul        	s6, s5, a7
+	.word	0x93222457	# th.vmulhu.vv v8, v18, v4
+	th.mula    	s4, s5, s2
+	mul        	s7, a6, s3
+	xor        	t5, t5, s9
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	s8, s5, a5
+	mul        	s2, s5, s3
+	mul        	s3, s1, s3
+	.word	0x97222d57	# th.vmul.vv v26, v18, v4
+	mul        	s5, s1, a7
+	mul        	a7, a6, a7
+	xor        	t5, t5, s6
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a4, a4, s4
+	xor        	t5, t5, s7
+	xor        	t6, t6, s8
+	.word	0x92e02457	# th.vmulhu.vv v8, v14, v0
+	lwu        	s1, 1208(sp)
+	th.mula    	s3, a6, a5
+	and        	s7, s1, t1
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	t6, t6, a7
+	lwu        	a6, 396(sp)
+	lwu        	a5, 460(sp)
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
+	and        	s6, s1, t2
+	lwu        	s4, 428(sp)
+	and        	a7, s1, t3
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	and        	s1, s1, t0
+	xor        	a0, a0, s5
+	xor        	a0, a0, s2
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	a4, a4, s3
+	mul        	s3, s7, a6
+	lwu        	s2, 492(sp)
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
+	mul        	s8, s7, a5
+	th.mula    	s3, s6, s2
+	mul        	s5, s7, s2
+	.word	0x2662c357	# th.vand.vx v6, v6, t0
+	th.mula    	s8, s1, s2
+	xor        	t6, t6, s3
+	mul        	s3, s7, s4
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	xor        	a0, a0, s8
+	mul        	s9, s6, a5
+	xor        	t5, t5, s5
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	mul        	s7, a7, s4
+	th.mula    	s3, a7, s2
+	mul        	s8, s1, a6
+	.word	0x0eae2057	# th.vredxor.vs v0, v10, v28
+	xor        	t5, t5, s9
+	mul        	s2, s6, a6
+	mul        	s6, s6, s4
+	mul        	s4, s1, s4
 	# sums[6] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
-	mul        	s7, s1, s2
-	xor        	t5, t5, a6
-	mul        	a6, s4, a7
-	mul        	s9, s5, a7
-	.word	0x320028d7	# th.vext.x.v a7, v0, zero
-	xor        	t6, t6, s7
-	lwu        	s11, 1224(sp)
-	mul        	s10, s1, s3
-	xor        	t6, t6, a6
-	slli       	a7, a7, 32
-	.word	0x322024d7	# th.vext.x.v s1, v2, zero
-	# piece 7: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a6, sp, 1376
-	and        	s7, s11, t1
-	mul        	s8, s5, s3
-	and        	s3, s11, t2
-	or         	s1, s1, a7
-	sd         	s1, 1488(sp)
-	.word	0x02087307	# th.vle.v v6, (a6)
-	addi       	a6, sp, 896
-	xor        	a4, a4, s9
-	and        	s1, s11, t3
-	.word	0x02087007	# th.vle.v v0, (a6)
-	addi       	a6, sp, 928
-	and        	a7, s11, t0
-	xor        	a4, a4, s10
-	.word	0x02087207	# th.vle.v v4, (a6)
-	addi       	a6, sp, 960
-	th.mula    	s8, s4, s2
-	xor        	a5, a5, s6
-	.word	0x02087507	# th.vle.v v10, (a6)
-	addi       	a6, sp, 992
-	lwu        	s6, 400(sp)
-	lwu        	s2, 464(sp)
-	.word	0x26634957	# th.vand.vx v18, v6, t1
-	lwu        	s5, 432(sp)
-	xor        	a5, a5, s8
-	lwu        	s9, 496(sp)
-	.word	0x2663c857	# th.vand.vx v16, v6, t2
-	mul        	s10, s7, s6
-	mul        	s4, s7, s9
-	mul        	s8, s7, s2
-	.word	0x02087b07	# th.vle.v v22, (a6)
-	th.mula    	s10, s3, s9
-	xor        	t5, t5, s4
-	mul        	s4, s7, s5
-	.word	0x93202157	# th.vmulhu.vv v2, v18, v0
-	xor        	t6, t6, s10
-	th.mula    	s8, a7, s9
-	th.mula    	s4, s1, s9
-	.word	0x930b2757	# th.vmulhu.vv v14, v16, v22
-	mul        	a6, s3, s2
-	xor        	a4, a4, s8
-	mul        	s7, s1, s5
-	.word	0x266e4a57	# th.vand.vx v20, v6, t3
-	xor        	t5, t5, a6
-	mul        	a6, s1, s2
+	mul        	s5, a7, a6
+	mul        	a7, a7, a5
 	xor        	t5, t5, s7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	mul        	s9, a7, s6
-	xor        	t6, t6, a6
-	lwu        	a6, 1240(sp)
-	.word	0x93452757	# th.vmulhu.vv v14, v20, v10
-	mul        	s8, s1, s6
-	mul        	s7, s3, s6
-	mul        	s3, s3, s5
-	.word	0x2662c657	# th.vand.vx v12, v6, t0
-	mul        	s1, a7, s5
-	xor        	t5, t5, s9
-	and        	s5, a6, t1
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t6, t6, s1
-	and        	s1, a6, t2
 	xor        	a4, a4, s3
-	.word	0x92c22757	# th.vmulhu.vv v14, v12, v4
-	and        	s3, a6, t3
-	and        	a6, a6, t0
-	th.mula    	s7, a7, s2
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97202357	# th.vmul.vv v6, v18, v0
-	xor        	a4, a4, s8
-	xor        	a5, a5, s4
-	lwu        	s4, 404(sp)
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	a7, 468(sp)
-	lwu        	s6, 436(sp)
-	xor        	a5, a5, s7
-	.word	0xb7682357	# th.vmacc.vv v6, v16, v22
-	lwu        	s7, 500(sp)
-	mul        	s2, s5, s4
-	mul        	s9, s5, a7
-	.word	0x97452d57	# th.vmul.vv v26, v20, v10
-	th.mula    	s2, s1, s7
-	th.mula    	s9, a6, s7
-	mul        	s8, s5, s7
-	.word	0x26234457	# th.vand.vx v8, v2, t1
+	.word	0x32002857	# th.vext.x.v a6, v0, zero
+	xor        	t5, t5, s8
+	th.mula    	s2, s1, a5
+	xor        	a0, a0, s6
+	xor        	t6, t6, a7
+	slli       	a6, a6, 32
+	.word	0x322028d7	# th.vext.x.v a7, v2, zero
+	# piece 7: operand classes a[k] = a & m[k], key classes b[j]
+	addi       	a5, sp, 1376
+	lwu        	s8, 1224(sp)
+	xor        	t6, t6, s4
+	lwu        	s1, 400(sp)
+	or         	a7, a7, a6
+	sd         	a7, 1488(sp)
+	.word	0x0207f307	# th.vle.v v6, (a5)
+	addi       	a5, sp, 896
+	and        	s7, s8, t1
+	lwu        	a6, 464(sp)
+	.word	0x0207f007	# th.vle.v v0, (a5)
+	addi       	a5, sp, 928
+	lwu        	s4, 432(sp)
+	and        	s6, s8, t2
+	.word	0x0207f207	# th.vle.v v4, (a5)
+	addi       	a5, sp, 960
+	and        	s3, s8, t3
+	and        	a7, s8, t0
+	.word	0x0207f607	# th.vle.v v12, (a5)
+	addi       	a5, sp, 992
+	xor        	a0, a0, s5
+	xor        	a4, a4, s2
+	.word	0x26634857	# th.vand.vx v16, v6, t1
+	mul        	s2, s7, s1
+	mul        	s9, s7, a6
+	lwu        	s5, 496(sp)
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
+	th.mula    	s2, s6, s5
+	th.mula    	s9, a7, s5
+	mul        	s8, s7, s5
+	.word	0x0207fb07	# th.vle.v v22, (a5)
 	xor        	t6, t6, s2
-	xor        	a4, a4, s9
-	mul        	s2, s5, s6
-	.word	0x93222157	# th.vmulhu.vv v2, v18, v4
+	mul        	s2, s7, s4
+	xor        	a0, a0, s9
+	.word	0x93002157	# th.vmulhu.vv v2, v16, v0
+	mul        	s7, s6, a6
 	xor        	t5, t5, s8
-	mul        	s8, s1, a7
-	th.mula    	s2, s3, s7
-	.word	0x93002757	# th.vmulhu.vv v14, v16, v0
-	mul        	s5, s3, a7
-	xor        	t5, t5, s8
-	mul        	s7, s3, s6
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s5
-	lwu        	s8, 1256(sp)
+	mul        	a5, s6, s1
+	.word	0x934b2457	# th.vmulhu.vv v8, v20, v22
+	mul        	s6, s6, s4
+	th.mula    	s2, s3, s5
 	mul        	s5, s3, s4
-	.word	0x96c22d57	# th.vmul.vv v26, v12, v4
+	.word	0x266e4957	# th.vand.vx v18, v6, t3
+	mul        	s4, a7, s4
 	xor        	t5, t5, s7
-	mul        	s3, a6, s6
-	mul        	s6, s1, s6
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	mul        	s7, s1, s4
-	mul        	s4, a6, s4
-	xor        	t6, t6, s3
-	.word	0x934b2757	# th.vmulhu.vv v14, v20, v22
-	and        	s1, s8, t1
-	th.mula    	s7, a6, a7
-	and        	s3, s8, t2
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	and        	a7, s8, t3
-	and        	a6, s8, t0
-	xor        	a4, a4, s6
-	.word	0x26634c57	# th.vand.vx v24, v6, t1
-	xor        	t5, t5, s4
-	xor        	a5, a5, s2
-	lwu        	s2, 408(sp)
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	s8, 472(sp)
-	lwu        	s6, 440(sp)
-	xor        	a4, a4, s5
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97222357	# th.vmul.vv v6, v18, v4
-	xor        	a5, a5, s7
-	mul        	s9, s1, s2
-	lwu        	s4, 504(sp)
-	.word	0x97002d57	# th.vmul.vv v26, v16, v0
-	th.mula    	s9, s3, s4
-	mul        	s7, s1, s8
-	mul        	s5, s1, s6
-	.word	0x92c52757	# th.vmulhu.vv v14, v12, v10
-	xor        	t6, t6, s9
-	th.mula    	s7, a6, s4
-	mul        	s1, s1, s4
-	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
-	xor        	a4, a4, s7
-	th.mula    	s5, a7, s4
-	mul        	s7, a7, s8
-	.word	0xb6a62d57	# th.vmacc.vv v26, v12, v10
-	xor        	t5, t5, s1
-	mul        	s4, s3, s2
-	xor        	t6, t6, s7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	s1, 1272(sp)
-	th.mula    	s4, a6, s8
-	mul        	s9, s3, s8
-	.word	0x2623c157	# th.vand.vx v2, v2, t2
-	mul        	s7, s3, s6
-	xor        	a5, a5, s5
-	mul        	s5, a6, s6
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s8, a7, s6
-	mul        	s6, a7, s2
-	xor        	t5, t5, s9
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	and        	s3, s1, t1
-	mul        	s9, a6, s2
-	xor        	t6, t6, s5
-	.word	0x2663c357	# th.vand.vx v6, v6, t2
-	lwu        	a6, 412(sp)
-	lwu        	a7, 444(sp)
-	xor        	a4, a4, s7
-	.word	0x93252157	# th.vmulhu.vv v2, v18, v10
-	lwu        	s5, 476(sp)
-	xor        	t5, t5, s8
-	and        	s2, s1, t2
-	.word	0x93022757	# th.vmulhu.vv v14, v16, v4
-	xor        	a5, a5, s4
-	mul        	s8, s3, a6
-	xor        	a4, a4, s6
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	lwu        	s6, 508(sp)
-	xor        	t5, t5, s9
-	mul        	s9, s3, a7
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97252357	# th.vmul.vv v6, v18, v10
-	th.mula    	s8, s2, s6
-	mul        	s7, s3, s5
-	and        	s4, s1, t3
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t6, t6, s8
-	and        	s1, s1, t0
-	th.mula    	s9, s4, s6
-	.word	0x93402757	# th.vmulhu.vv v14, v20, v0
-	th.mula    	s7, s1, s6
-	mul        	s6, s3, s6
-	xor        	a5, a5, s9
-	.word	0xb7662357	# th.vmacc.vv v6, v12, v22
-	mul        	s3, s2, a6
-	xor        	a4, a4, s7
-	mul        	s7, s4, s5
-	.word	0x97022d57	# th.vmul.vv v26, v16, v4
-	th.mula    	s3, s1, s5
-	mul        	s5, s2, s5
-	mul        	s2, s2, a7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t6, t6, s7
-	mul        	s7, s1, a7
-	xor        	t5, t5, s6
-	.word	0x92cb2757	# th.vmulhu.vv v14, v12, v22
-	mul        	s6, s4, a6
-	mul        	a7, s4, a7
-	xor        	t6, t6, s7
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	a5, a5, s3
+	mul        	s7, s3, a6
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s3, s3, s1
+	mul        	s1, a7, s1
+	th.mula    	a5, a7, a6
+	.word	0x93262457	# th.vmulhu.vv v8, v18, v12
+	xor        	a0, a0, s6
 	xor        	a4, a4, s2
 	xor        	t5, t5, s5
+	.word	0x2662c757	# th.vand.vx v14, v6, t0
+	xor        	t6, t6, s7
+	lwu        	s7, 1240(sp)
+	xor        	t5, t5, s1
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	and        	s6, s7, t1
+	xor        	t6, t6, s4
+	lwu        	a7, 404(sp)
+	.word	0x92e22457	# th.vmulhu.vv v8, v14, v4
+	lwu        	s4, 468(sp)
+	lwu        	s2, 436(sp)
+	and        	s5, s7, t2
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97002357	# th.vmul.vv v6, v16, v0
+	and        	a6, s7, t3
+	and        	s1, s7, t0
+	xor        	a0, a0, s3
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a4, a4, a5
+	mul        	s7, s6, a7
+	mul        	s3, s6, s4
+	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
+	lwu        	s8, 500(sp)
+	mul        	a5, s6, s2
+	th.mula    	s7, s5, s8
+	.word	0x97262d57	# th.vmul.vv v26, v18, v12
+	th.mula    	s3, s1, s8
+	xor        	t6, t6, s7
+	mul        	s7, s6, s8
+	.word	0x26234557	# th.vand.vx v10, v2, t1
+	xor        	a0, a0, s3
+	mul        	s3, s5, a7
+	th.mula    	a5, a6, s8
+	.word	0x93022157	# th.vmulhu.vv v2, v16, v4
+	mul        	s6, s5, s4
+	mul        	s5, s5, s2
+	th.mula    	s3, s1, s4
+	.word	0x93402457	# th.vmulhu.vv v8, v20, v0
+	mul        	s4, a6, s4
+	xor        	t5, t5, s7
+	mul        	s7, a6, s2
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	s2, s1, s2
+	mul        	s1, s1, a7
+	mul        	a7, a6, a7
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
+	xor        	a4, a4, a5
+	xor        	t5, t5, s6
+	xor        	a0, a0, s5
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a4, a4, s3
+	xor        	t6, t6, s4
+	lwu        	s8, 1256(sp)
+	.word	0x932b2457	# th.vmulhu.vv v8, v18, v22
+	xor        	t5, t5, s7
+	and        	a5, s8, t1
+	xor        	t6, t6, s2
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	lwu        	a6, 408(sp)
+	lwu        	s4, 472(sp)
+	mul        	s7, a5, a6
+	.word	0x26634c57	# th.vand.vx v24, v6, t1
+	lwu        	s3, 440(sp)
+	and        	s5, s8, t2
+	lwu        	s6, 504(sp)
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t5, t5, s1
+	and        	s1, s8, t3
+	and        	s2, s8, t0
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97022357	# th.vmul.vv v6, v16, v4
+	xor        	a0, a0, a7
+	mul        	s8, a5, s4
+	th.mula    	s7, s5, s6
 	.word	0x97402d57	# th.vmul.vv v26, v20, v0
-	mul        	a6, s1, a6
-	xor        	a4, a4, s6
-	xor        	t5, t5, a7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
+	th.mula    	s8, s2, s6
+	xor        	t6, t6, s7
+	mul        	a7, a5, s3
+	.word	0x92e62457	# th.vmulhu.vv v8, v14, v12
+	mul        	s7, a5, s6
+	th.mula    	a7, s1, s6
+	mul        	a5, s5, a6
+	.word	0xb7692357	# th.vmacc.vv v6, v18, v22
+	xor        	t5, t5, s7
+	mul        	s7, s1, s4
+	xor        	a0, a0, s8
+	.word	0xb6c72d57	# th.vmacc.vv v26, v14, v12
+	mul        	s10, s5, s4
+	mul        	s9, s5, s3
+	th.mula    	a5, s2, s4
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s4, s2, s3
+	mul        	s8, s1, s3
+	mul        	s5, s1, a6
+	.word	0x2623c157	# th.vand.vx v2, v2, t2
+	mul        	s6, s2, a6
+	xor        	t6, t6, s7
+	lwu        	s2, 1272(sp)
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	xor        	t5, t5, s10
+	and        	s7, s2, t1
+	xor        	a4, a4, a7
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	xor        	a0, a0, s9
+	xor        	t6, t6, s4
+	lwu        	a6, 412(sp)
+	.word	0x2663c357	# th.vand.vx v6, v6, t2
+	lwu        	s3, 444(sp)
+	lwu        	a7, 476(sp)
+	and        	s4, s2, t2
+	.word	0x93062157	# th.vmulhu.vv v2, v16, v12
+	xor        	t5, t5, s8
+	and        	s1, s2, t3
+	and        	s2, s2, t0
+	.word	0x93422457	# th.vmulhu.vv v8, v20, v4
+	xor        	a4, a4, a5
+	mul        	a5, s7, a6
+	xor        	a0, a0, s5
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	mul        	s5, s7, s3
+	xor        	t5, t5, s6
+	mul        	s6, s7, a7
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97062357	# th.vmul.vv v6, v16, v12
+	lwu        	s8, 508(sp)
+	th.mula    	a5, s4, s8
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s7, s7, s8
+	th.mula    	s5, s1, s8
+	th.mula    	s6, s2, s8
+	.word	0x93202457	# th.vmulhu.vv v8, v18, v0
+	xor        	t6, t6, a5
+	mul        	a5, s4, a6
+	xor        	a4, a4, s5
+	.word	0xb7672357	# th.vmacc.vv v6, v14, v22
+	mul        	s5, s1, a7
+	xor        	a0, a0, s6
+	mul        	s6, s2, s3
+	.word	0x97422d57	# th.vmul.vv v26, v20, v4
+	xor        	t5, t5, s7
+	mul        	s7, s4, s3
+	mul        	s4, s4, a7
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s3, s1, s3
+	mul        	s1, s1, a6
+	th.mula    	a5, s2, a7
+	.word	0x92eb2457	# th.vmulhu.vv v8, v14, v22
+	mul        	a6, s2, a6
+	xor        	t6, t6, s5
+	xor        	t6, t6, s6
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
 	# sums[3] = OR of z[k] & m[k]
 	and        	t6, t6, t1
-	and        	a5, a5, t2
+	xor        	a0, a0, s7
+	xor        	t5, t5, s4
+	.word	0x97202d57	# th.vmul.vv v26, v18, v0
+	xor        	t5, t5, s3
+	xor        	a0, a0, s1
+	xor        	a4, a4, a5
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	and        	a4, a4, t2
 	xor        	t5, t5, a6
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	or         	t6, t6, a5
-	and        	a4, a4, t3
 	or         	t6, t6, a4
-	.word	0x262e4157	# th.vand.vx v2, v2, t3
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	and        	a0, a0, t3
+	or         	t6, t6, a0
 	and        	t5, t5, t0
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
 	or         	t6, t6, t5
 	sd         	t6, 1464(sp)
-	.word	0x266e4357	# th.vand.vx v6, v6, t3
 	# piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	lwu        	a4, 1164(sp)
-	lwu        	a7, 576(sp)
-	lwu        	s7, 608(sp)
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	and        	a5, a4, t1
-	and        	s3, a4, t2
-	lwu        	s1, 544(sp)
-	.word	0x932b2157	# th.vmulhu.vv v2, v18, v22
-	and        	s6, a4, t3
-	mul        	t5, a5, s7
-	mul        	t6, s3, a7
-	.word	0x93052757	# th.vmulhu.vv v14, v16, v10
-	lwu        	s5, 512(sp)
-	and        	s2, a4, t0
-	mul        	a6, s6, s1
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	xor        	t5, t5, t6
-	mul        	a4, s2, s5
-	xor        	t5, t5, a6
-	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x972b2357	# th.vmul.vv v6, v18, v22
-	mul        	t6, a5, s5
-	lwu        	s4, 1180(sp)
-	xor        	t5, t5, a4
-	.word	0x97052d57	# th.vmul.vv v26, v16, v10
-	mul        	a4, a5, a7
-	th.mula    	t6, s3, s7
-	and        	a6, s4, t1
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	th.mula    	a4, s2, s7
-	mul        	a5, a5, s1
-	mul        	s8, s6, a7
-	.word	0x93422757	# th.vmulhu.vv v14, v20, v4
-	th.mula    	a5, s6, s7
-	mul        	s6, s6, s5
-	mul        	s7, s3, s5
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s9, s3, s1
-	mul        	s1, s2, s1
-	xor        	t6, t6, s8
-	.word	0x97422d57	# th.vmul.vv v26, v20, v4
-	and        	s5, s4, t2
-	xor        	t6, t6, s1
-	lwu        	s3, 612(sp)
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	a4, a4, s9
-	lwu        	s1, 580(sp)
-	xor        	a4, a4, s6
-	.word	0x92c02757	# th.vmulhu.vv v14, v12, v0
-	lwu        	s6, 548(sp)
-	th.mula    	s7, s2, a7
-	and        	a7, s4, t3
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	lwu        	s2, 516(sp)
-	and        	s4, s4, t0
-	xor        	a5, a5, s7
-	.word	0x96c02d57	# th.vmul.vv v26, v12, v0
-	mul        	s8, a6, s3
-	mul        	s9, s5, s1
-	mul        	s7, a6, s2
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, s8
-	xor        	t5, t5, s9
-	th.mula    	s7, s5, s3
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s8, a7, s6
-	xor        	t6, t6, s7
-	mul        	s7, s4, s2
-	.word	0x2622c157	# th.vand.vx v2, v2, t0
-	xor        	t5, t5, s8
-	mul        	s8, a7, s1
-	xor        	t5, t5, s7
-	.word	0x2662c357	# th.vand.vx v6, v6, t0
-	xor        	t6, t6, s8
-	lwu        	s8, 1196(sp)
-	mul        	s9, s4, s6
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	mul        	s7, a6, s6
-	xor        	t6, t6, s9
-	mul        	a6, a6, s1
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	mul        	s10, s5, s6
-	mul        	s9, s5, s2
-	th.mula    	a6, s4, s3
-	.word	0x0e8e2057	# th.vredxor.vs v0, v8, v28
-	mul        	s11, a7, s2
-	th.mula    	s7, a7, s3
-	and        	s2, s8, t1
-	xor        	a4, a4, a6
-	# sums[7] = lane sums (high word << 32 | low word)
-	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
-	and        	s6, s8, t2
-	xor        	a4, a4, s10
-	and        	s5, s8, t3
-	and        	s3, s8, t0
-	.word	0x320028d7	# th.vext.x.v a7, v0, zero
-	xor        	a4, a4, s11
-	th.mula    	s9, s4, s1
-	xor        	a5, a5, s7
-	lwu        	s7, 584(sp)
-	slli       	a7, a7, 32
-	.word	0x322024d7	# th.vext.x.v s1, v2, zero
-	# piece 8: operand classes a[k] = a & m[k], key classes b[j]
-	addi       	a6, sp, 1408
-	lwu        	s8, 520(sp)
-	lwu        	s11, 552(sp)
-	xor        	a5, a5, s9
-	or         	s1, s1, a7
-	sd         	s1, 1496(sp)
-	.word	0x02087307	# th.vle.v v6, (a6)
-	addi       	a6, sp, 1024
-	lwu        	s1, 616(sp)
-	mul        	a7, s6, s7
-	.word	0x02087007	# th.vle.v v0, (a6)
-	addi       	a6, sp, 1056
-	mul        	s9, s2, s8
-	mul        	s10, s5, s7
-	.word	0x02087207	# th.vle.v v4, (a6)
-	addi       	a6, sp, 1088
-	th.mula    	s9, s6, s1
-	mul        	s4, s3, s11
-	.word	0x02087507	# th.vle.v v10, (a6)
-	addi       	a6, sp, 1120
-	xor        	t6, t6, s9
-	xor        	t6, t6, s10
-	.word	0x26634957	# th.vand.vx v18, v6, t1
-	xor        	t6, t6, s4
-	mul        	s9, s2, s11
-	mul        	s10, s6, s8
-	.word	0x2663c857	# th.vand.vx v16, v6, t2
-	th.mula    	s9, s5, s1
-	mul        	s4, s6, s11
-	mul        	s6, s5, s11
-	.word	0x02087b07	# th.vle.v v22, (a6)
-	xor        	a5, a5, s9
-	mul        	s5, s5, s8
-	mul        	s11, s3, s8
-	.word	0x93202157	# th.vmulhu.vv v2, v18, v0
-	th.mula    	s10, s3, s7
-	mul        	s9, s2, s7
-	mul        	a6, s2, s1
-	.word	0x930b2757	# th.vmulhu.vv v14, v16, v22
-	xor        	a5, a5, s10
-	th.mula    	s9, s3, s1
-	lwu        	s2, 1212(sp)
-	.word	0x266e4a57	# th.vand.vx v20, v6, t3
-	xor        	t5, t5, a6
-	lwu        	s7, 620(sp)
-	xor        	t5, t5, a7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	and        	s8, s2, t1
-	lwu        	a7, 524(sp)
-	xor        	t5, t5, s6
-	.word	0x93452757	# th.vmulhu.vv v14, v20, v10
-	lwu        	a6, 588(sp)
-	xor        	t5, t5, s11
-	and        	s1, s2, t2
-	.word	0x2662c657	# th.vand.vx v12, v6, t0
-	xor        	a4, a4, s9
-	lwu        	s6, 556(sp)
-	xor        	a4, a4, s4
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	and        	s3, s2, t3
-	and        	s2, s2, t0
-	xor        	a4, a4, s5
-	.word	0x92c22757	# th.vmulhu.vv v14, v12, v4
-	mul        	s5, s8, s7
-	mul        	s4, s8, a7
-	mul        	s9, s1, a6
-	# class 0: low words (pairs added), high words; out |= z & m[0]
-	.word	0x97202357	# th.vmul.vv v6, v18, v0
-	xor        	t5, t5, s5
-	th.mula    	s4, s1, s7
-	xor        	t5, t5, s9
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t6, t6, s4
-	mul        	s5, s8, a6
-	mul        	s4, s8, s6
-	.word	0xb7682357	# th.vmacc.vv v6, v16, v22
-	th.mula    	s5, s2, s7
-	th.mula    	s4, s3, s7
-	mul        	s7, s3, s6
-	.word	0x97452d57	# th.vmul.vv v26, v20, v10
-	xor        	a4, a4, s5
-	mul        	s5, s2, a7
-	xor        	t5, t5, s7
-	.word	0x26234457	# th.vand.vx v8, v2, t1
-	mul        	s7, s3, a6
-	xor        	t5, t5, s5
-	mul        	s5, s2, s6
-	.word	0x93222157	# th.vmulhu.vv v2, v18, v4
-	mul        	s6, s1, s6
-	xor        	t6, t6, s7
-	lwu        	s9, 1228(sp)
-	.word	0x93002757	# th.vmulhu.vv v14, v16, v0
-	mul        	s8, s3, a7
-	xor        	t6, t6, s5
-	and        	s5, s9, t1
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s7, s1, a7
-	and        	s1, s9, t2
-	xor        	a4, a4, s6
-	.word	0x96c22d57	# th.vmul.vv v26, v12, v4
-	and        	s3, s9, t3
-	and        	a7, s9, t0
-	xor        	a4, a4, s8
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	th.mula    	s7, s2, a6
-	xor        	a5, a5, s4
-	lwu        	s6, 528(sp)
-	.word	0x934b2757	# th.vmulhu.vv v14, v20, v22
-	lwu        	s2, 592(sp)
-	lwu        	a6, 560(sp)
-	xor        	a5, a5, s7
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	lwu        	s7, 624(sp)
-	mul        	s4, s5, s6
-	mul        	s8, s5, s7
-	.word	0x26634c57	# th.vand.vx v24, v6, t1
-	th.mula    	s4, s1, s7
-	xor        	t5, t5, s8
-	mul        	s8, s5, s2
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t6, t6, s4
-	mul        	s4, s5, a6
-	th.mula    	s8, a7, s7
-	# class 1: low words (pairs added), high words; out |= z & m[1]
-	.word	0x97222357	# th.vmul.vv v6, v18, v4
-	th.mula    	s4, s3, s7
-	mul        	s7, s1, s2
-	xor        	a4, a4, s8
-	.word	0x97002d57	# th.vmul.vv v26, v16, v0
-	mul        	s5, s3, a6
-	xor        	t5, t5, s7
-	mul        	s7, s3, s2
-	.word	0x92c52757	# th.vmulhu.vv v14, v12, v10
-	xor        	t5, t5, s5
-	mul        	s5, a7, s6
-	xor        	t6, t6, s7
-	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
-	lwu        	s8, 1244(sp)
-	mul        	s7, s3, s6
-	mul        	s6, s1, s6
-	.word	0xb6a62d57	# th.vmacc.vv v26, v12, v10
-	mul        	s3, s1, a6
-	mul        	a6, a7, a6
-	xor        	t5, t5, s5
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	and        	s5, s8, t1
-	xor        	t6, t6, a6
-	and        	s1, s8, t2
-	.word	0x2623c157	# th.vand.vx v2, v2, t2
-	xor        	a4, a4, s3
-	and        	s3, s8, t3
-	and        	a6, s8, t0
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	th.mula    	s6, a7, s2
-	xor        	a4, a4, s7
-	xor        	a5, a5, s4
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	lwu        	s4, 532(sp)
-	lwu        	a7, 596(sp)
-	lwu        	s7, 564(sp)
-	.word	0x2663c357	# th.vand.vx v6, v6, t2
-	xor        	a5, a5, s6
-	lwu        	s6, 628(sp)
-	mul        	s2, s5, s4
-	.word	0x93252157	# th.vmulhu.vv v2, v18, v10
-	mul        	s8, s5, a7
-	th.mula    	s2, s1, s6
-	mul        	s9, s5, s6
-	.word	0x93022757	# th.vmulhu.vv v14, v16, v4
-	xor        	t6, t6, s2
-	th.mula    	s8, a6, s6
-	mul        	s2, s5, s7
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	xor        	a4, a4, s8
-	xor        	t5, t5, s9
-	mul        	s8, s1, a7
-	# class 2: low words (pairs added), high words; out |= z & m[2]
-	.word	0x97252357	# th.vmul.vv v6, v18, v10
-	th.mula    	s2, s3, s6
-	mul        	s5, s3, a7
-	xor        	t5, t5, s8
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	mul        	s8, s3, s7
-	xor        	t6, t6, s5
-	lwu        	s6, 1260(sp)
-	.word	0x93402757	# th.vmulhu.vv v14, v20, v0
-	mul        	s5, s3, s4
-	xor        	t5, t5, s8
-	mul        	s3, a6, s7
-	.word	0xb7662357	# th.vmacc.vv v6, v12, v22
-	mul        	s8, s1, s7
-	mul        	s7, s1, s4
-	mul        	s4, a6, s4
-	.word	0x97022d57	# th.vmul.vv v26, v16, v4
-	xor        	t6, t6, s3
-	and        	s1, s6, t1
-	th.mula    	s7, a6, a7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	and        	s3, s6, t2
-	and        	a7, s6, t3
-	and        	a6, s6, t0
-	.word	0x92cb2757	# th.vmulhu.vv v14, v12, v22
-	xor        	a4, a4, s8
-	xor        	t5, t5, s4
-	xor        	a5, a5, s2
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	lwu        	s2, 536(sp)
-	lwu        	s8, 600(sp)
-	lwu        	s6, 568(sp)
-	.word	0x97402d57	# th.vmul.vv v26, v20, v0
-	xor        	a4, a4, s5
-	xor        	a5, a5, s7
-	mul        	s5, s1, s2
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	lwu        	s4, 632(sp)
-	mul        	s9, s1, s8
-	th.mula    	s5, s3, s4
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	th.mula    	s9, a6, s4
-	xor        	t6, t6, s5
-	mul        	s7, s1, s6
-	.word	0x262e4157	# th.vand.vx v2, v2, t3
-	xor        	a4, a4, s9
-	mul        	s5, s1, s4
-	th.mula    	s7, a7, s4
+	lwu        	a0, 1164(sp)
 	.word	0x266e4357	# th.vand.vx v6, v6, t3
-	mul        	s1, a7, s8
-	xor        	t5, t5, s5
-	mul        	s4, s3, s2
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
-	xor        	t6, t6, s1
-	lwu        	s1, 1276(sp)
-	th.mula    	s4, a6, s8
-	.word	0x932b2157	# th.vmulhu.vv v2, v18, v22
-	mul        	s8, s3, s8
-	mul        	s5, s3, s6
-	xor        	a5, a5, s7
-	.word	0x93052757	# th.vmulhu.vv v14, v16, v10
-	mul        	s9, a6, s6
-	mul        	s7, a7, s6
-	mul        	s6, a7, s2
+	lwu        	a5, 576(sp)
+	lwu        	s6, 608(sp)
+	and        	a4, a0, t1
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	and        	s3, a0, t2
+	lwu        	s4, 512(sp)
+	lwu        	a7, 544(sp)
+	.word	0x930b2157	# th.vmulhu.vv v2, v16, v22
+	and        	s5, a0, t3
+	mul        	t5, a4, s6
+	mul        	s7, s3, a5
+	.word	0x93462457	# th.vmulhu.vv v8, v20, v12
+	mul        	t6, a4, s4
+	and        	a6, a0, t0
+	lwu        	s1, 1180(sp)
 	.word	0x2b830c57	# th.vor.vv v24, v24, v6
-	xor        	t5, t5, s8
-	and        	s3, s1, t1
-	mul        	s8, a6, s2
+	mul        	s2, s5, a7
+	mul        	a0, a4, a5
+	mul        	a4, a4, a7
 	# class 3: low words (pairs added), high words; out |= z & m[3]
-	.word	0x972b2357	# th.vmul.vv v6, v18, v22
-	xor        	t6, t6, s9
-	lwu        	a6, 540(sp)
-	lwu        	a7, 572(sp)
-	.word	0x97052d57	# th.vmul.vv v26, v16, v10
-	xor        	a4, a4, s5
-	lwu        	s5, 604(sp)
+	.word	0x970b2357	# th.vmul.vv v6, v16, v22
 	xor        	t5, t5, s7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	and        	s2, s1, t2
-	xor        	a5, a5, s4
-	mul        	s4, s3, a6
-	.word	0x93422757	# th.vmulhu.vv v14, v20, v4
-	xor        	a4, a4, s6
-	lwu        	s7, 636(sp)
-	xor        	t5, t5, s8
+	mul        	s8, a6, s4
+	th.mula    	t6, s3, s6
+	.word	0x97462d57	# th.vmul.vv v26, v20, v12
+	xor        	t5, t5, s2
+	and        	s2, s1, t1
+	th.mula    	a0, a6, s6
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	th.mula    	a4, s5, s6
+	mul        	s6, s5, a5
+	mul        	s7, s5, s4
+	.word	0x93222457	# th.vmulhu.vv v8, v18, v4
+	mul        	s5, s3, s4
+	mul        	s3, s3, a7
+	mul        	s9, a6, a7
 	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s8, s3, a7
-	th.mula    	s4, s2, s7
-	mul        	s6, s3, s5
-	.word	0x97422d57	# th.vmul.vv v26, v20, v4
-	xor        	t6, t6, s4
+	xor        	t5, t5, s8
+	and        	a7, s1, t2
+	xor        	t6, t6, s6
+	.word	0x97222d57	# th.vmul.vv v26, v18, v4
 	and        	s4, s1, t3
 	and        	s1, s1, t0
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	th.mula    	s8, s4, s7
-	th.mula    	s6, s1, s7
-	mul        	s7, s3, s7
-	.word	0x92c02757	# th.vmulhu.vv v14, v12, v0
-	xor        	a5, a5, s8
-	mul        	s3, s2, a6
-	xor        	a4, a4, s6
+	xor        	a0, a0, s3
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t6, t6, s9
+	lwu        	s6, 516(sp)
+	lwu        	s8, 612(sp)
+	.word	0x92e02457	# th.vmulhu.vv v8, v14, v0
+	xor        	a0, a0, s7
+	lwu        	s3, 580(sp)
+	th.mula    	s5, a6, a5
 	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	mul        	s6, s4, s5
-	th.mula    	s3, s1, s5
-	mul        	s5, s2, s5
-	.word	0x96c02d57	# th.vmul.vv v26, v12, v0
-	mul        	s2, s2, a7
-	xor        	t6, t6, s6
-	mul        	s6, s1, a7
-	.word	0x2e270157	# th.vxor.vv v2, v2, v14
-	xor        	t5, t5, s7
-	mul        	s7, s4, a6
-	mul        	a7, s4, a7
-	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
-	xor        	t6, t6, s6
-	xor        	a5, a5, s3
-	xor        	a4, a4, s2
-	.word	0x2622c157	# th.vand.vx v2, v2, t0
+	mul        	s7, s2, s6
+	lwu        	a5, 548(sp)
+	xor        	a4, a4, s5
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
+	mul        	s5, s2, s8
+	th.mula    	s7, a7, s8
+	mul        	a6, s2, s3
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
 	xor        	t5, t5, s5
-	mul        	a6, s1, a6
-	xor        	a4, a4, s7
+	mul        	s2, s2, a5
+	xor        	t6, t6, s7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	s5, a7, s3
+	th.mula    	a6, s1, s8
+	th.mula    	s2, s4, s8
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
+	mul        	s7, s4, a5
+	xor        	t5, t5, s5
+	mul        	s9, s1, s6
 	.word	0x2662c357	# th.vand.vx v6, v6, t0
+	xor        	t5, t5, s7
+	mul        	s5, s4, s3
+	mul        	s7, s4, s6
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	mul        	s8, a7, s6
+	mul        	a7, a7, a5
+	mul        	a5, s1, a5
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	xor        	t5, t5, s9
+	xor        	a0, a0, a6
+	xor        	a4, a4, s2
+	.word	0x0eae2057	# th.vredxor.vs v0, v10, v28
+	xor        	t6, t6, s5
+	lwu        	s2, 1196(sp)
+	th.mula    	s8, s1, s3
+	and        	s9, s2, t1
+	# sums[7] = lane sums (high word << 32 | low word)
+	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
+	xor        	t6, t6, a5
+	lwu        	s5, 520(sp)
+	lwu        	s1, 584(sp)
+	and        	s3, s2, t2
+	.word	0x32002857	# th.vext.x.v a6, v0, zero
+	lwu        	s4, 552(sp)
+	and        	s6, s2, t3
+	and        	s2, s2, t0
+	xor        	a0, a0, a7
+	slli       	a6, a6, 32
+	.word	0x322028d7	# th.vext.x.v a7, v2, zero
+	# piece 8: operand classes a[k] = a & m[k], key classes b[j]
+	addi       	a5, sp, 1408
+	xor        	a0, a0, s7
+	xor        	a4, a4, s8
+	lwu        	s7, 616(sp)
+	or         	a7, a7, a6
+	sd         	a7, 1496(sp)
+	.word	0x0207f307	# th.vle.v v6, (a5)
+	addi       	a5, sp, 1024
+	mul        	a6, s9, s5
+	mul        	s8, s9, s1
+	.word	0x0207f007	# th.vle.v v0, (a5)
+	addi       	a5, sp, 1056
+	th.mula    	a6, s3, s7
+	th.mula    	s8, s2, s7
+	.word	0x0207f207	# th.vle.v v4, (a5)
+	addi       	a5, sp, 1088
+	xor        	t6, t6, a6
+	mul        	a7, s9, s7
+	.word	0x0207f607	# th.vle.v v12, (a5)
+	addi       	a5, sp, 1120
+	mul        	a6, s9, s4
+	xor        	a0, a0, s8
+	.word	0x26634857	# th.vand.vx v16, v6, t1
+	mul        	s8, s3, s1
 	xor        	t5, t5, a7
+	mul        	a7, s6, s4
+	.word	0x2663ca57	# th.vand.vx v20, v6, t2
+	th.mula    	a6, s6, s7
+	mul        	s7, s2, s5
+	xor        	t5, t5, s8
+	.word	0x0207fb07	# th.vle.v v22, (a5)
+	mul        	a5, s6, s1
+	mul        	s6, s6, s5
+	mul        	s5, s3, s5
+	.word	0x93002157	# th.vmulhu.vv v2, v16, v0
+	mul        	s3, s3, s4
+	mul        	s4, s2, s4
+	xor        	t5, t5, a7
+	.word	0x934b2457	# th.vmulhu.vv v8, v20, v22
+	xor        	a4, a4, a6
+	xor        	t5, t5, s7
+	xor        	t6, t6, a5
+	.word	0x266e4957	# th.vand.vx v18, v6, t3
+	lwu        	a7, 1212(sp)
+	th.mula    	s5, s2, s1
+	and        	s7, a7, t1
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t6, t6, s4
+	lwu        	s1, 524(sp)
+	lwu        	a5, 588(sp)
+	.word	0x93262457	# th.vmulhu.vv v8, v18, v12
+	and        	s4, a7, t2
+	lwu        	s2, 556(sp)
+	and        	a6, a7, t3
+	.word	0x2662c757	# th.vand.vx v14, v6, t0
+	and        	a7, a7, t0
+	xor        	a0, a0, s3
+	xor        	a0, a0, s6
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a4, a4, s5
+	mul        	s6, s7, s1
+	lwu        	s3, 620(sp)
+	.word	0x92e22457	# th.vmulhu.vv v8, v14, v4
+	mul        	s8, s7, a5
+	th.mula    	s6, s4, s3
+	mul        	s5, s7, s3
+	# class 0: low words (pairs added), high words; out |= z & m[0]
+	.word	0x97002357	# th.vmul.vv v6, v16, v0
+	th.mula    	s8, a7, s3
+	xor        	t6, t6, s6
+	mul        	s6, s7, s2
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a0, a0, s8
+	mul        	s9, s4, a5
+	xor        	t5, t5, s5
+	.word	0xb76a2357	# th.vmacc.vv v6, v20, v22
+	mul        	s7, a6, s2
+	th.mula    	s6, a6, s3
+	mul        	s8, a7, s1
+	.word	0x97262d57	# th.vmul.vv v26, v18, v12
+	xor        	t5, t5, s9
+	mul        	s3, s4, s1
+	mul        	s4, s4, s2
+	.word	0x26234557	# th.vand.vx v10, v2, t1
+	mul        	s2, a7, s2
+	mul        	s5, a6, s1
+	mul        	a6, a6, a5
+	.word	0x93022157	# th.vmulhu.vv v2, v16, v4
+	xor        	t5, t5, s7
+	xor        	a4, a4, s6
+	xor        	t5, t5, s8
+	.word	0x93402457	# th.vmulhu.vv v8, v20, v0
+	th.mula    	s3, a7, a5
+	xor        	a0, a0, s4
+	xor        	t6, t6, a6
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	lwu        	a7, 1228(sp)
+	xor        	t6, t6, s2
+	lwu        	s1, 528(sp)
+	.word	0x96e22d57	# th.vmul.vv v26, v14, v4
+	and        	a5, a7, t1
+	lwu        	a6, 592(sp)
+	lwu        	s4, 560(sp)
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	and        	s6, a7, t2
+	and        	s2, a7, t3
+	and        	a7, a7, t0
+	.word	0x932b2457	# th.vmulhu.vv v8, v18, v22
+	xor        	a0, a0, s5
+	xor        	a4, a4, s3
+	mul        	s3, a5, s1
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	s7, a5, a6
+	lwu        	s5, 624(sp)
+	.word	0x26634c57	# th.vand.vx v24, v6, t1
+	th.mula    	s3, s6, s5
+	th.mula    	s7, a7, s5
+	mul        	s8, a5, s5
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t6, t6, s3
+	mul        	s3, a5, s4
+	xor        	a0, a0, s7
+	# class 1: low words (pairs added), high words; out |= z & m[1]
+	.word	0x97022357	# th.vmul.vv v6, v16, v4
+	mul        	s7, s6, a6
+	xor        	t5, t5, s8
+	mul        	a5, s6, s1
+	.word	0x97402d57	# th.vmul.vv v26, v20, v0
+	mul        	s6, s6, s4
+	th.mula    	s3, s2, s5
+	mul        	s5, s2, s4
+	.word	0x92e62457	# th.vmulhu.vv v8, v14, v12
+	mul        	s4, a7, s4
+	xor        	t5, t5, s7
+	mul        	s7, s2, a6
+	.word	0xb7692357	# th.vmacc.vv v6, v18, v22
+	mul        	s2, s2, s1
+	mul        	s1, a7, s1
+	th.mula    	a5, a7, a6
+	.word	0xb6c72d57	# th.vmacc.vv v26, v14, v12
+	xor        	a0, a0, s6
+	xor        	a4, a4, s3
+	xor        	t5, t5, s5
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t6, t6, s7
+	lwu        	s7, 1244(sp)
+	xor        	t5, t5, s1
+	.word	0x2623c157	# th.vand.vx v2, v2, t2
+	and        	s6, s7, t1
+	xor        	t6, t6, s4
+	lwu        	a6, 532(sp)
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	lwu        	s4, 596(sp)
+	lwu        	s3, 564(sp)
+	and        	s5, s7, t2
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	and        	a7, s7, t3
+	and        	s1, s7, t0
+	xor        	a0, a0, s2
+	.word	0x2663c357	# th.vand.vx v6, v6, t2
+	xor        	a4, a4, a5
+	mul        	s8, s6, a6
+	mul        	s2, s6, s4
+	.word	0x93062157	# th.vmulhu.vv v2, v16, v12
+	lwu        	s7, 628(sp)
+	mul        	a5, s6, s3
+	th.mula    	s8, s5, s7
+	.word	0x93422457	# th.vmulhu.vv v8, v20, v4
+	th.mula    	s2, s1, s7
+	xor        	t6, t6, s8
+	mul        	s8, s6, s7
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	xor        	a0, a0, s2
+	mul        	s2, s5, a6
+	th.mula    	a5, a7, s7
+	# class 2: low words (pairs added), high words; out |= z & m[2]
+	.word	0x97062357	# th.vmul.vv v6, v16, v12
+	mul        	s6, s5, s4
+	mul        	s7, s5, s3
+	th.mula    	s2, s1, s4
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s4, a7, s4
+	xor        	t5, t5, s8
+	mul        	s8, a7, s3
+	.word	0x93202457	# th.vmulhu.vv v8, v18, v0
+	mul        	s5, s1, s3
+	mul        	s1, s1, a6
+	mul        	s3, a7, a6
+	.word	0xb7672357	# th.vmacc.vv v6, v14, v22
+	xor        	a4, a4, a5
+	xor        	t5, t5, s6
+	xor        	a0, a0, s7
+	.word	0x97422d57	# th.vmul.vv v26, v20, v4
+	xor        	a4, a4, s2
+	xor        	t6, t6, s4
+	lwu        	s7, 1260(sp)
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t5, t5, s8
+	and        	a5, s7, t1
+	xor        	t6, t6, s5
+	.word	0x92eb2457	# th.vmulhu.vv v8, v14, v22
+	lwu        	a6, 536(sp)
+	lwu        	s4, 600(sp)
+	mul        	s8, a5, a6
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	lwu        	s2, 568(sp)
+	and        	s5, s7, t2
+	lwu        	s6, 632(sp)
+	.word	0x97202d57	# th.vmul.vv v26, v18, v0
+	xor        	t5, t5, s1
+	and        	a7, s7, t3
+	and        	s1, s7, t0
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	a0, a0, s3
+	mul        	s7, a5, s4
+	th.mula    	s8, s5, s6
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	th.mula    	s7, s1, s6
+	xor        	t6, t6, s8
+	mul        	s3, a5, s2
+	.word	0x262e4157	# th.vand.vx v2, v2, t3
+	mul        	s8, a5, s6
+	th.mula    	s3, a7, s6
+	mul        	a5, s5, a6
+	.word	0x266e4357	# th.vand.vx v6, v6, t3
+	xor        	t5, t5, s8
+	mul        	s6, a7, s4
+	xor        	a0, a0, s7
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	mul        	s8, s5, s4
+	mul        	s7, s5, s2
+	th.mula    	a5, s1, s4
+	.word	0x930b2157	# th.vmulhu.vv v2, v16, v22
+	mul        	s10, s1, s2
+	mul        	s5, a7, s2
+	mul        	a7, a7, a6
+	.word	0x93462457	# th.vmulhu.vv v8, v20, v12
+	mul        	s2, s1, a6
+	xor        	t6, t6, s6
+	lwu        	s9, 1276(sp)
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	xor        	t5, t5, s8
+	and        	s4, s9, t1
+	xor        	a4, a4, s3
+	# class 3: low words (pairs added), high words; out |= z & m[3]
+	.word	0x970b2357	# th.vmul.vv v6, v16, v22
+	xor        	a0, a0, s7
+	xor        	t6, t6, s10
+	lwu        	a6, 540(sp)
+	.word	0x97462d57	# th.vmul.vv v26, v20, v12
+	lwu        	s6, 572(sp)
+	lwu        	s1, 604(sp)
+	and        	s7, s9, t2
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	xor        	t5, t5, s5
+	and        	s3, s9, t3
+	and        	s5, s9, t0
+	.word	0x93222457	# th.vmulhu.vv v8, v18, v4
+	xor        	a4, a4, a5
+	mul        	a5, s4, a6
+	xor        	a0, a0, a7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	a7, s4, s6
+	xor        	t5, t5, s2
+	mul        	s2, s4, s1
+	.word	0x97222d57	# th.vmul.vv v26, v18, v4
+	lwu        	s8, 636(sp)
+	th.mula    	a5, s7, s8
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s4, s4, s8
+	th.mula    	a7, s3, s8
+	th.mula    	s2, s5, s8
+	.word	0x92e02457	# th.vmulhu.vv v8, v14, v0
+	xor        	t6, t6, a5
+	mul        	a5, s7, a6
+	xor        	a4, a4, a7
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	a7, s3, s1
+	xor        	a0, a0, s2
+	mul        	s2, s5, s6
+	.word	0x96e02d57	# th.vmul.vv v26, v14, v0
+	xor        	t5, t5, s4
+	mul        	s4, s7, s6
+	mul        	s7, s7, s1
+	.word	0x2e240157	# th.vxor.vv v2, v2, v8
+	mul        	s6, s3, s6
+	mul        	s3, s3, a6
+	th.mula    	a5, s5, s1
+	.word	0x2e6d0357	# th.vxor.vv v6, v6, v26
+	mul        	a6, s5, a6
+	xor        	t6, t6, a7
+	xor        	t6, t6, s2
+	.word	0x2622c157	# th.vand.vx v2, v2, t0
 	# sums[4] = OR of z[k] & m[k]
 	and        	t6, t6, t1
-	and        	a5, a5, t2
-	.word	0x2a810457	# th.vor.vv v8, v8, v2
+	xor        	a0, a0, s4
+	xor        	t5, t5, s7
+	.word	0x2662c357	# th.vand.vx v6, v6, t0
+	xor        	t5, t5, s6
+	xor        	a0, a0, s3
+	xor        	a4, a4, a5
+	.word	0x2aa10557	# th.vor.vv v10, v10, v2
+	and        	a4, a4, t2
 	xor        	t5, t5, a6
-	or         	t6, t6, a5
-	and        	a4, a4, t3
-	.word	0x2b830c57	# th.vor.vv v24, v24, v6
 	or         	t6, t6, a4
+	.word	0x2b830c57	# th.vor.vv v24, v24, v6
+	and        	a0, a0, t3
+	or         	t6, t6, a0
 	and        	t5, t5, t0
+	.word	0x0eae2057	# th.vredxor.vs v0, v10, v28
 	or         	t6, t6, t5
-	.word	0x0e8e2057	# th.vredxor.vs v0, v8, v28
 	sd         	t6, 1472(sp)
 	# sums[8] = lane sums (high word << 32 | low word)
 	.word	0x0f8e2157	# th.vredxor.vs v2, v24, v28
-	.word	0x320028d7	# th.vext.x.v a7, v0, zero
-	slli       	a7, a7, 32
-	.word	0x322024d7	# th.vext.x.v s1, v2, zero
-	or         	s1, s1, a7
-	sd         	s1, 1504(sp)
+	.word	0x32002857	# th.vext.x.v a6, v0, zero
+	slli       	a6, a6, 32
+	.word	0x322028d7	# th.vext.x.v a7, v2, zero
+	or         	a7, a7, a6
+	sd         	a7, 1504(sp)
 	# the group's sum, reduced, alongside the next group's byte reversal
 	# blocks[l] = reverse(block l at src) (e8)
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
@@ -3544,81 +3547,81 @@ gcm_ghash_c906:
 	.word	0x00007057	# th.vsetvli zero, zero, e8, m1, d1
 	# the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	ld         	t4, 1440(sp)
-	ld         	a7, 1456(sp)
-	ld         	s1, 1488(sp)
-	ld         	s5, 1504(sp)
-	ld         	s2, 1448(sp)
-	ld         	s4, 1464(sp)
-	ld         	a4, 1480(sp)
-	ld         	a5, 1496(sp)
+	ld         	a6, 1456(sp)
+	ld         	a7, 1488(sp)
+	ld         	s4, 1504(sp)
+	ld         	s1, 1448(sp)
+	ld         	s3, 1464(sp)
+	ld         	a0, 1480(sp)
+	ld         	a4, 1496(sp)
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a7, a7, t4
+	xor        	a6, a6, t4
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s5, s5, s1
+	xor        	s4, s4, a7
 	ld         	t5, 1472(sp)
-	xor        	a7, a7, s2
+	xor        	a6, a6, s1
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a4, a4, s4
-	xor        	s5, s5, a5
+	xor        	a0, a0, s3
+	xor        	s4, s4, a4
 	.word	0x320e8457	# th.vrgather.vv v8, v0, v29
-	slli       	s3, a7, 32
-	xor        	a4, a4, t5
-	slli       	a6, s5, 32
+	slli       	s2, a6, 32
+	xor        	a0, a0, t5
+	slli       	a5, s4, 32
 	.word	0x321e84d7	# th.vrgather.vv v9, v1, v29
-	xor        	t4, t4, s3
-	slli       	t6, a4, 32
-	xor        	s1, s1, a6
+	xor        	t4, t4, s2
+	slli       	t6, a0, 32
+	xor        	a7, a7, a5
 	.word	0x322e8557	# th.vrgather.vv v10, v2, v29
-	srli       	s3, a7, 32
-	srli       	a6, s5, 32
-	xor        	a7, s4, t6
+	srli       	s2, a6, 32
+	srli       	a5, s4, 32
+	xor        	a6, s3, t6
 	.word	0x323e85d7	# th.vrgather.vv v11, v3, v29
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	xor        	s1, s1, t4
-	xor        	s2, s2, s3
-	xor        	a5, a5, a6
+	xor        	a7, a7, t4
+	xor        	s1, s1, s2
+	xor        	a4, a4, a5
 	.word	0x324e8657	# th.vrgather.vv v12, v4, v29
-	xor        	s1, s1, a7
-	srli       	t6, a4, 32
-	xor        	a5, a5, s2
+	xor        	a7, a7, a6
+	srli       	t6, a0, 32
+	xor        	a4, a4, s1
 	.word	0x325e86d7	# th.vrgather.vv v13, v5, v29
-	addi       	a6, sp, 1152
-	xor        	s2, s2, s1
+	addi       	a5, sp, 1152
+	xor        	s1, s1, a7
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	slli       	a4, t4, 63
+	slli       	a0, t4, 63
 	.word	0x326e8757	# th.vrgather.vv v14, v6, v29
 	xor        	t5, t5, t6
 	slli       	t6, t4, 62
-	xor        	s2, s2, a4
+	xor        	s1, s1, a0
 	.word	0x327e87d7	# th.vrgather.vv v15, v7, v29
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
-	xor        	a5, a5, t5
-	xor        	s2, s2, t6
-	.word	0x02087427	# th.vse.v v8, (a6)
+	xor        	a4, a4, t5
+	xor        	s1, s1, t6
+	.word	0x0207f427	# th.vse.v v8, (a5)
 	.word	0x00907057	# th.vsetvli zero, zero, e32, m2, d1
-	slli       	a4, t4, 57
-	xor        	a7, a7, a5
-	xor        	s2, s2, a4
-	srli       	a4, t4, 1
-	xor        	a7, a7, t4
+	slli       	a0, t4, 57
+	xor        	a6, a6, a4
+	xor        	s1, s1, a0
+	srli       	a0, t4, 1
+	xor        	a6, a6, t4
 	srli       	t6, t4, 2
-	xor        	a7, a7, a4
-	xor        	a7, a7, t6
-	srli       	a4, t4, 7
-	xor        	a7, a7, a4
-	slli       	a4, s2, 63
-	slli       	t6, s2, 62
-	xor        	a7, a7, a4
-	xor        	a7, a7, t6
-	slli       	a4, s2, 57
-	xor        	a7, a7, a4
-	srli       	a4, s2, 1
-	xor        	t5, t5, s2
-	srli       	t6, s2, 2
-	xor        	t5, t5, a4
+	xor        	a6, a6, a0
+	xor        	a6, a6, t6
+	srli       	a0, t4, 7
+	xor        	a6, a6, a0
+	slli       	a0, s1, 63
+	slli       	t6, s1, 62
+	xor        	a6, a6, a0
+	xor        	a6, a6, t6
+	slli       	a0, s1, 57
+	xor        	a6, a6, a0
+	srli       	a0, s1, 1
+	xor        	t5, t5, s1
+	srli       	t6, s1, 2
+	xor        	t5, t5, a0
 	xor        	t5, t5, t6
-	srli       	a4, s2, 7
-	xor        	a4, t5, a4
+	srli       	a0, s1, 7
+	xor        	a0, t5, a0
 	addi       	a2, a2, 128
 	addi       	a3, a3, -8
 	addi       	t4, a3, -8
@@ -3631,439 +3634,440 @@ gcm_ghash_c906:
 	ld         	t5, 8(a2)
 	th.rev     	t4, t4
 	th.rev     	t5, t5
-	xor        	a4, a4, t4
-	xor        	a7, a7, t5
-	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	xor        	t4, a7, a4
-	th.extu    	s2, a7, 31, 0
-	lwu        	a5, 0(a1)
-	and        	s5, s2, t1
-	lwu        	s1, 8(a1)
-	lwu        	s3, 12(a1)
-	mul        	s7, s5, a5
-	and        	s6, s2, t2
-	and        	t5, s2, t3
-	lwu        	a6, 4(a1)
-	mul        	t6, s5, s1
-	and        	s8, s2, t0
-	mul        	s2, s5, s3
-	mul        	s4, s6, s1
-	th.mula    	s7, s6, s3
-	mul        	s9, t5, s1
-	mul        	s5, s5, a6
-	mul        	s10, s6, a5
-	th.mula    	t6, s8, s3
-	mul        	s6, s6, a6
-	xor        	s2, s2, s4
-	xor        	s7, s7, s9
-	mul        	s4, t5, a6
-	mul        	s9, s8, a6
-	th.mula    	s5, t5, s3
-	th.mula    	s10, s8, s1
-	xor        	t6, t6, s6
-	mul        	s6, t5, a5
-	xor        	s2, s2, s4
-	xor        	s7, s7, s9
-	xor        	s5, s5, s10
-	mul        	s4, s8, a5
-	and        	t5, s7, t1
-	srli       	a6, a7, 32
-	and        	s7, a6, t1
-	and        	s3, a6, t2
-	and        	a5, a6, t3
-	and        	a6, a6, t0
-	and        	s5, s5, t2
-	lwu        	s1, 16(a1)
-	xor        	t6, t6, s6
-	or         	t5, t5, s5
-	lwu        	s10, 24(a1)
-	lwu        	s9, 28(a1)
-	mul        	s5, s7, s1
-	lwu        	s6, 20(a1)
-	mul        	s8, a5, s10
-	th.mula    	s5, s3, s9
-	and        	t6, t6, t3
-	xor        	s2, s2, s4
-	xor        	s5, s5, s8
-	mul        	s8, a6, s6
-	or         	t5, t5, t6
-	mul        	s4, s7, s6
-	mul        	s11, s3, s1
-	xor        	s5, s5, s8
-	th.mula    	s4, a5, s9
-	th.mula    	s11, a6, s10
-	and        	t6, s5, t1
-	and        	s2, s2, t0
-	xor        	s4, s4, s11
-	and        	s4, s4, t2
-	or         	t6, t6, s4
-	or         	t5, t5, s2
-	th.extu    	s5, a7, 31, 0
-	srli       	a7, a7, 32
-	xor        	s5, s5, a7
-	and        	s8, s5, t1
-	and        	s4, s5, t2
-	and        	a7, s5, t3
-	mul        	s0, s7, s10
-	lwu        	s2, 32(a1)
-	and        	s5, s5, t0
-	mul        	s11, s7, s9
-	mul        	s10, s3, s10
-	th.mula    	s0, a6, s9
-	lwu        	s7, 36(a1)
-	mul        	s9, s3, s6
-	xor        	s11, s11, s10
-	mul        	s10, a5, s6
-	lwu        	s3, 40(a1)
-	xor        	s0, s0, s9
-	mul        	s9, a5, s1
-	lwu        	s6, 44(a1)
-	xor        	s11, s11, s10
-	mul        	s10, a6, s1
-	mul        	a5, s8, s2
-	xor        	s0, s0, s9
-	and        	s0, s0, t3
-	th.mula    	a5, s4, s6
-	mul        	a6, a7, s3
-	xor        	s11, s11, s10
-	or         	t6, t6, s0
-	mul        	s10, s8, s7
-	mul        	s1, s4, s2
-	xor        	a5, a5, a6
-	mul        	a6, s5, s7
-	th.mula    	s10, a7, s6
-	th.mula    	s1, s5, s3
-	xor        	a5, a5, a6
-	and        	a6, a5, t1
-	and        	s11, s11, t0
-	xor        	s10, s10, s1
-	or         	t6, t6, s11
-	mul        	s1, s8, s3
-	mul        	a5, s8, s6
-	mul        	s9, s4, s3
-	th.mula    	s1, s5, s6
-	mul        	s3, s4, s7
-	xor        	a5, a5, s9
-	mul        	s9, a7, s7
-	xor        	s1, s1, s3
-	mul        	s3, a7, s2
-	xor        	a5, a5, s9
-	mul        	s9, s5, s2
-	and        	s10, s10, t2
-	xor        	s1, s1, s3
-	or         	a6, a6, s10
-	th.extu    	s2, a4, 31, 0
-	lwu        	a7, 48(a1)
-	and        	s3, s2, t1
-	and        	s7, s2, t2
-	and        	s4, s2, t3
-	lwu        	s6, 52(a1)
-	and        	s5, s2, t0
-	and        	s1, s1, t3
-	lwu        	s8, 56(a1)
-	xor        	a5, a5, s9
-	or         	a6, a6, s1
-	lwu        	s10, 60(a1)
-	mul        	s9, s3, a7
-	mul        	s11, s4, s8
-	and        	a5, a5, t0
-	th.mula    	s9, s7, s10
-	mul        	s1, s3, s6
-	or         	a6, a6, a5
-	xor        	s9, s9, s11
-	mul        	s11, s5, s6
-	th.mula    	s1, s4, s10
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	a0, a0, t4
 	xor        	a6, a6, t5
-	mul        	s2, s7, a7
-	xor        	s9, s9, s11
-	and        	a5, s9, t1
-	xor        	a6, a6, t6
-	th.mula    	s2, s5, s8
-	slli       	s9, a6, 32
-	xor        	t5, t5, s9
-	xor        	s1, s1, s2
-	and        	s1, s1, t2
-	srli       	s9, a6, 32
-	or         	a5, a5, s1
-	xor        	t6, t6, s9
-	srli       	s0, a4, 32
-	lwu        	a6, 64(a1)
-	and        	s2, s0, t1
-	mul        	s11, s3, s8
-	lwu        	s1, 72(a1)
-	mul        	s9, s3, s10
-	mul        	s8, s7, s8
-	th.mula    	s11, s5, s10
-	lwu        	s3, 76(a1)
-	mul        	ra, s7, s6
-	xor        	s9, s9, s8
-	mul        	s8, s4, s6
-	mul        	s10, s2, a6
-	xor        	s11, s11, ra
-	mul        	ra, s4, a7
-	and        	s4, s0, t2
-	th.mula    	s10, s4, s3
-	xor        	s9, s9, s8
-	mul        	s8, s5, a7
-	and        	s5, s0, t3
-	lwu        	s7, 68(a1)
-	and        	s6, s0, t0
-	xor        	s11, s11, ra
-	mul        	a7, s5, s1
-	and        	s11, s11, t3
-	xor        	s9, s9, s8
-	xor        	s10, s10, a7
-	mul        	a7, s6, s7
-	or         	a5, a5, s11
-	mul        	s8, s2, s7
-	mul        	s11, s4, a6
-	xor        	s10, s10, a7
-	th.mula    	s8, s5, s3
-	th.mula    	s11, s6, s1
-	and        	a7, s10, t1
-	and        	s9, s9, t0
-	xor        	s8, s8, s11
-	and        	s8, s8, t2
-	or         	a7, a7, s8
-	or         	a5, a5, s9
-	th.extu    	s9, a4, 31, 0
-	srli       	a4, a4, 32
-	xor        	s9, s9, a4
-	and        	s10, s9, t1
-	and        	s8, s9, t2
-	and        	a4, s9, t3
-	mul        	s0, s2, s1
-	and        	s9, s9, t0
-	mul        	s11, s2, s3
-	mul        	s1, s4, s1
-	th.mula    	s0, s6, s3
-	lwu        	s2, 80(a1)
-	mul        	ra, s4, s7
-	xor        	s11, s11, s1
-	mul        	s1, s5, s7
-	lwu        	s3, 88(a1)
-	xor        	s0, s0, ra
-	mul        	ra, s5, a6
-	lwu        	s4, 92(a1)
-	xor        	s11, s11, s1
-	mul        	s1, s6, a6
-	mul        	a6, s10, s2
-	lwu        	s6, 84(a1)
-	xor        	s0, s0, ra
-	th.mula    	a6, s8, s4
-	and        	s0, s0, t3
-	mul        	s5, a4, s3
-	xor        	s11, s11, s1
-	or         	a7, a7, s0
-	mul        	s7, s10, s6
-	mul        	s0, s8, s2
-	xor        	a6, a6, s5
-	mul        	s5, s9, s6
-	th.mula    	s7, a4, s4
-	th.mula    	s0, s9, s3
-	xor        	a6, a6, s5
-	and        	s1, a6, t1
-	and        	s11, s11, t0
-	xor        	s7, s7, s0
-	or         	a7, a7, s11
-	mul        	s5, s10, s3
-	mul        	a6, s10, s4
-	mul        	s11, s8, s3
-	th.mula    	s5, s9, s4
-	mul        	s3, s8, s6
-	xor        	a6, a6, s11
-	mul        	s11, a4, s6
-	xor        	s5, s5, s3
-	mul        	s3, a4, s2
-	xor        	a6, a6, s11
-	mul        	s11, s9, s2
-	and        	s7, s7, t2
-	xor        	s5, s5, s3
-	or         	s1, s1, s7
-	th.extu    	a4, t4, 31, 0
-	lwu        	s2, 96(a1)
-	and        	s8, a4, t1
-	and        	s7, a4, t2
-	and        	s3, a4, t3
-	lwu        	s6, 100(a1)
-	and        	s4, a4, t0
-	and        	s5, s5, t3
-	lwu        	s10, 104(a1)
-	xor        	a6, a6, s11
-	or         	s1, s1, s5
-	lwu        	s11, 108(a1)
-	mul        	a4, s8, s2
-	mul        	s0, s3, s10
-	and        	a6, a6, t0
-	th.mula    	a4, s7, s11
-	mul        	s5, s8, s6
-	or         	s1, s1, a6
-	xor        	a4, a4, s0
-	mul        	s0, s4, s6
-	th.mula    	s5, s3, s11
-	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s1, s1, a5
-	mul        	s9, s7, s2
-	xor        	a4, a4, s0
-	and        	a6, a4, t1
-	xor        	s1, s1, a7
-	th.mula    	s9, s4, s10
-	slli       	s0, s1, 32
-	xor        	a4, a5, s0
-	xor        	s5, s5, s9
-	and        	s5, s5, t2
-	srli       	s0, s1, 32
-	or         	a6, a6, s5
-	xor        	a5, a7, s0
-	srli       	ra, t4, 32
-	lwu        	s1, 112(a1)
-	and        	s5, ra, t1
-	mul        	a7, s8, s10
-	mul        	s9, s8, s11
-	mul        	s0, s7, s10
-	th.mula    	a7, s4, s11
-	lwu        	s8, 120(a1)
-	mul        	s11, s7, s6
-	xor        	s9, s9, s0
-	mul        	s0, s3, s6
-	lwu        	s6, 124(a1)
-	xor        	a7, a7, s11
-	mul        	s11, s3, s2
-	mul        	s7, s5, s1
-	xor        	s9, s9, s0
-	mul        	s0, s4, s2
-	and        	s10, ra, t2
-	and        	s3, ra, t3
-	and        	s4, ra, t0
-	th.mula    	s7, s10, s6
-	xor        	a7, a7, s11
-	lwu        	s11, 116(a1)
-	and        	a7, a7, t3
-	xor        	s9, s9, s0
-	mul        	s2, s3, s8
-	or         	a6, a6, a7
-	mul        	s0, s5, s11
-	xor        	s7, s7, s2
-	mul        	s2, s4, s11
-	th.mula    	s0, s3, s6
-	and        	s9, s9, t0
-	xor        	s7, s7, s2
-	mul        	ra, s10, s1
-	and        	a7, s7, t1
-	or         	a6, a6, s9
-	th.extu    	s9, t4, 31, 0
-	srli       	t4, t4, 32
-	xor        	s9, s9, t4
-	mul        	s7, s5, s8
-	mul        	t4, s5, s6
-	th.mula    	ra, s4, s8
-	mul        	s5, s10, s8
-	th.mula    	s7, s4, s6
-	and        	s2, s9, t1
-	mul        	s6, s10, s11
-	xor        	t4, t4, s5
-	mul        	s5, s3, s11
-	xor        	s7, s7, s6
-	mul        	s6, s3, s1
-	xor        	t4, t4, s5
-	xor        	s0, s0, ra
+	# Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
+	xor        	t4, a6, a0
+	th.extu    	t6, a6, 31, 0
+	lwu        	s2, 0(a1)
+	and        	a7, t6, t1
+	lwu        	s4, 8(a1)
+	lwu        	s5, 12(a1)
+	mul        	s6, a7, s2
+	and        	s1, t6, t2
+	mul        	a4, a7, s4
+	and        	t5, t6, t3
+	lwu        	s3, 4(a1)
+	and        	s7, t6, t0
+	mul        	t6, a7, s5
+	mul        	a5, s1, s4
+	mul        	s8, t5, s4
+	mul        	a7, a7, s3
+	th.mula    	s6, s1, s5
+	mul        	s9, s1, s2
+	th.mula    	a4, s7, s5
+	mul        	s1, s1, s3
+	xor        	t6, t6, a5
+	mul        	a5, t5, s3
+	th.mula    	a7, t5, s5
+	xor        	s6, s6, s8
+	mul        	s8, s7, s3
+	th.mula    	s9, s7, s4
+	xor        	a4, a4, s1
+	mul        	s1, t5, s2
+	xor        	t6, t6, a5
+	mul        	a5, s7, s2
+	xor        	s6, s6, s8
+	xor        	a7, a7, s9
+	and        	t5, s6, t1
+	srli       	s4, a6, 32
+	and        	s6, s4, t1
+	and        	s3, s4, t2
+	and        	s2, s4, t3
+	and        	s4, s4, t0
+	and        	a7, a7, t2
+	lwu        	s5, 16(a1)
+	xor        	a4, a4, s1
+	or         	t5, t5, a7
+	lwu        	s8, 24(a1)
+	lwu        	s9, 28(a1)
+	mul        	s10, s6, s5
+	lwu        	s7, 20(a1)
+	mul        	s11, s2, s8
+	and        	a4, a4, t3
+	xor        	t6, t6, a5
+	or         	t5, t5, a4
+	mul        	s1, s6, s7
+	mul        	s0, s3, s5
+	and        	t6, t6, t0
+	or         	t5, t5, t6
+	mul        	a5, s6, s8
+	mul        	a4, s6, s9
+	mul        	a7, s3, s8
+	th.mula    	s10, s3, s9
+	mul        	s6, s3, s7
+	th.mula    	a5, s4, s9
+	th.mula    	s1, s2, s9
+	xor        	a4, a4, a7
+	mul        	a7, s2, s7
+	xor        	s10, s10, s11
+	mul        	s11, s4, s7
+	th.mula    	s0, s4, s8
+	xor        	a5, a5, s6
+	mul        	s6, s2, s5
+	xor        	a4, a4, a7
+	mul        	a7, s4, s5
+	xor        	s10, s10, s11
+	xor        	s1, s1, s0
+	and        	t6, s10, t1
+	th.extu    	s9, a6, 31, 0
+	srli       	a6, a6, 32
+	xor        	s9, s9, a6
+	and        	a6, s9, t1
 	and        	s3, s9, t2
-	mul        	s5, s4, s1
-	and        	s0, s0, t2
-	and        	s1, s9, t3
-	xor        	s7, s7, s6
-	or         	a7, a7, s0
-	lwu        	s4, 128(a1)
-	lwu        	s11, 136(a1)
-	lwu        	s10, 140(a1)
-	mul        	s0, s2, s4
-	lwu        	s6, 132(a1)
-	and        	s8, s9, t0
-	th.mula    	s0, s3, s10
-	and        	s7, s7, t3
-	mul        	s9, s1, s11
-	xor        	t4, t4, s5
-	or         	a7, a7, s7
-	mul        	s7, s2, s6
-	mul        	ra, s3, s4
-	xor        	s0, s0, s9
-	mul        	s9, s8, s6
-	th.mula    	s7, s1, s10
-	th.mula    	ra, s8, s11
-	xor        	s0, s0, s9
-	and        	s5, s0, t1
-	and        	t4, t4, t0
-	xor        	s7, s7, ra
-	or         	a7, a7, t4
-	mul        	t4, s2, s11
-	mul        	s2, s2, s10
-	mul        	s9, s3, s11
-	th.mula    	t4, s8, s10
-	mul        	s3, s3, s6
-	xor        	s2, s2, s9
-	mul        	s9, s1, s6
-	xor        	t4, t4, s3
-	mul        	s3, s1, s4
-	xor        	s2, s2, s9
-	mul        	s9, s8, s4
-	and        	s7, s7, t2
-	xor        	t4, t4, s3
-	or         	s5, s5, s7
-	and        	t4, t4, t3
-	xor        	s2, s2, s9
-	or         	s5, s5, t4
-	and        	s2, s2, t0
-	or         	s5, s5, s2
+	and        	s1, s1, t2
+	and        	s2, s9, t3
+	xor        	a5, a5, s6
+	or         	t6, t6, s1
+	lwu        	s1, 32(a1)
+	lwu        	s5, 40(a1)
+	lwu        	s7, 44(a1)
+	mul        	s8, a6, s1
+	lwu        	s4, 36(a1)
+	and        	s9, s9, t0
+	and        	a5, a5, t3
+	mul        	s10, s2, s5
+	xor        	a4, a4, a7
+	or         	t6, t6, a5
+	mul        	s11, a6, s4
+	mul        	a7, s3, s1
+	and        	a4, a4, t0
+	th.mula    	s8, s3, s7
+	or         	t6, t6, a4
+	mul        	a5, a6, s5
+	mul        	a4, a6, s7
+	mul        	a6, s3, s5
+	mul        	s6, s3, s4
+	th.mula    	a5, s9, s7
+	xor        	s8, s8, s10
+	xor        	a4, a4, a6
+	mul        	a6, s2, s4
+	mul        	s10, s9, s4
+	th.mula    	s11, s2, s7
+	th.mula    	a7, s9, s5
+	xor        	a5, a5, s6
+	mul        	s6, s2, s1
+	xor        	a4, a4, a6
+	mul        	a6, s9, s1
+	xor        	s8, s8, s10
+	xor        	s11, s11, a7
+	and        	a7, s8, t1
+	and        	s11, s11, t2
+	or         	a7, a7, s11
+	th.extu    	s5, a0, 31, 0
+	lwu        	s3, 48(a1)
+	and        	s1, s5, t1
+	and        	s4, s5, t2
+	and        	s2, s5, t3
+	and        	s5, s5, t0
+	xor        	a5, a5, s6
+	lwu        	s6, 52(a1)
+	and        	a5, a5, t3
+	lwu        	s7, 56(a1)
+	xor        	a4, a4, a6
+	or         	a7, a7, a5
+	lwu        	s8, 60(a1)
+	mul        	s9, s1, s3
+	mul        	s10, s2, s7
+	and        	a4, a4, t0
+	mul        	a6, s1, s6
+	or         	a7, a7, a4
 	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	s5, s5, a6
-	xor        	s5, s5, a7
-	slli       	s1, s5, 32
-	xor        	t4, a6, s1
-	srli       	s1, s5, 32
+	xor        	a7, a7, t5
+	mul        	a4, s4, s3
+	xor        	a7, a7, t6
+	slli       	a5, a7, 32
+	xor        	t5, t5, a5
+	th.mula    	s9, s4, s8
+	srli       	a5, a7, 32
+	xor        	t6, t6, a5
+	mul        	a7, s1, s7
+	mul        	a5, s1, s8
+	mul        	s1, s4, s7
+	mul        	s11, s4, s6
+	th.mula    	a6, s2, s8
+	th.mula    	a4, s5, s7
+	th.mula    	a7, s5, s8
+	xor        	s9, s9, s10
+	xor        	a5, a5, s1
+	mul        	s1, s2, s6
+	mul        	s10, s5, s6
+	xor        	a6, a6, a4
+	and        	a6, a6, t2
+	xor        	a7, a7, s11
+	mul        	s11, s2, s3
+	xor        	a5, a5, s1
+	mul        	s1, s5, s3
+	xor        	s9, s9, s10
+	and        	a4, s9, t1
+	srli       	s2, a0, 32
+	lwu        	s4, 64(a1)
+	and        	s7, s2, t1
+	and        	s5, s2, t2
+	and        	s3, s2, t3
+	and        	s6, s2, t0
+	xor        	a7, a7, s11
+	or         	a4, a4, a6
+	lwu        	s9, 72(a1)
+	lwu        	s10, 76(a1)
+	mul        	s11, s7, s4
+	lwu        	s8, 68(a1)
+	mul        	s0, s3, s9
+	and        	a7, a7, t3
+	xor        	a5, a5, s1
+	or         	a4, a4, a7
+	mul        	s2, s7, s8
+	mul        	ra, s5, s4
+	and        	a5, a5, t0
+	or         	a4, a4, a5
+	mul        	a7, s7, s9
+	mul        	a6, s7, s10
+	mul        	s1, s5, s9
+	th.mula    	s11, s5, s10
+	mul        	s5, s5, s8
+	th.mula    	a7, s6, s10
+	th.mula    	s2, s3, s10
+	xor        	a6, a6, s1
+	mul        	s1, s3, s8
+	xor        	s11, s11, s0
+	mul        	s0, s6, s8
+	th.mula    	ra, s6, s9
+	xor        	a7, a7, s5
+	mul        	s5, s3, s4
+	xor        	a6, a6, s1
+	mul        	s1, s6, s4
+	xor        	s11, s11, s0
+	xor        	s2, s2, ra
+	and        	a5, s11, t1
+	th.extu    	s7, a0, 31, 0
+	srli       	a0, a0, 32
+	xor        	s7, s7, a0
+	and        	a0, s7, t1
+	and        	s4, s7, t2
+	and        	s2, s2, t2
+	and        	s3, s7, t3
+	xor        	a7, a7, s5
+	or         	a5, a5, s2
+	lwu        	s2, 80(a1)
+	lwu        	s6, 88(a1)
+	lwu        	s8, 92(a1)
+	mul        	s9, a0, s2
+	lwu        	s5, 84(a1)
+	and        	s10, s7, t0
+	and        	a7, a7, t3
+	mul        	s11, s3, s6
+	xor        	a6, a6, s1
+	or         	a5, a5, a7
+	mul        	s0, a0, s5
+	mul        	s1, s4, s2
+	and        	a6, a6, t0
+	th.mula    	s9, s4, s8
+	or         	a5, a5, a6
+	mul        	a6, a0, s6
+	mul        	a0, a0, s8
+	mul        	a7, s4, s6
+	mul        	s7, s4, s5
+	th.mula    	a6, s10, s8
+	xor        	s9, s9, s11
+	xor        	a0, a0, a7
+	mul        	a7, s3, s5
+	mul        	s11, s10, s5
+	th.mula    	s0, s3, s8
+	th.mula    	s1, s10, s6
+	xor        	a6, a6, s7
+	mul        	s7, s3, s2
+	xor        	a0, a0, a7
+	mul        	a7, s10, s2
+	xor        	s9, s9, s11
+	xor        	s0, s0, s1
+	and        	s1, s9, t1
+	and        	s0, s0, t2
+	or         	s1, s1, s0
+	th.extu    	s6, t4, 31, 0
+	lwu        	s4, 96(a1)
+	and        	s3, s6, t1
+	and        	s5, s6, t2
+	and        	s2, s6, t3
+	and        	s6, s6, t0
+	xor        	a6, a6, s7
+	lwu        	s7, 100(a1)
+	and        	a6, a6, t3
+	lwu        	s8, 104(a1)
+	xor        	a0, a0, a7
+	or         	s1, s1, a6
+	lwu        	s9, 108(a1)
+	mul        	s10, s3, s4
+	mul        	s11, s2, s8
+	and        	a0, a0, t0
+	mul        	a7, s3, s7
+	or         	s1, s1, a0
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s1, s1, a4
+	mul        	s0, s5, s4
+	xor        	s1, s1, a5
+	slli       	a6, s1, 32
+	xor        	a0, a4, a6
+	th.mula    	s10, s5, s9
+	srli       	a6, s1, 32
+	xor        	a4, a5, a6
+	mul        	s1, s3, s8
+	mul        	a6, s3, s9
+	mul        	s3, s5, s8
+	mul        	s5, s5, s7
+	th.mula    	a7, s2, s9
+	th.mula    	s0, s6, s8
+	th.mula    	s1, s6, s9
+	xor        	s10, s10, s11
+	xor        	a6, a6, s3
+	mul        	s3, s2, s7
+	mul        	s11, s6, s7
+	xor        	a7, a7, s0
+	and        	a7, a7, t2
+	xor        	s1, s1, s5
+	mul        	s5, s2, s4
+	xor        	a6, a6, s3
+	mul        	s3, s6, s4
+	xor        	s10, s10, s11
+	and        	a5, s10, t1
+	srli       	s4, t4, 32
+	lwu        	s2, 112(a1)
+	and        	s8, s4, t1
+	and        	s7, s4, t2
+	and        	s6, s4, t3
+	and        	s4, s4, t0
+	xor        	s1, s1, s5
+	or         	a5, a5, a7
+	lwu        	s9, 120(a1)
+	lwu        	s0, 124(a1)
+	mul        	s10, s8, s2
+	lwu        	a7, 116(a1)
+	mul        	s11, s6, s9
+	and        	s1, s1, t3
+	xor        	a6, a6, s3
+	or         	a5, a5, s1
+	mul        	s5, s8, a7
+	mul        	ra, s7, s2
+	and        	a6, a6, t0
+	or         	a5, a5, a6
+	mul        	s1, s8, s9
+	mul        	a6, s8, s0
+	th.mula    	s10, s7, s0
+	th.mula    	s1, s4, s0
+	th.mula    	s5, s6, s0
+	mul        	s3, s7, s9
+	mul        	s7, s7, a7
+	xor        	s10, s10, s11
+	mul        	s11, s4, a7
+	th.mula    	ra, s4, s9
+	xor        	a6, a6, s3
+	mul        	s3, s6, a7
+	xor        	s1, s1, s7
+	mul        	s7, s6, s2
+	xor        	s10, s10, s11
+	xor        	s5, s5, ra
+	and        	a7, s10, t1
+	th.extu    	s10, t4, 31, 0
+	srli       	t4, t4, 32
+	xor        	s10, s10, t4
+	and        	s6, s10, t1
+	and        	t4, s10, t2
+	xor        	a6, a6, s3
+	mul        	s3, s4, s2
+	and        	s5, s5, t2
+	and        	s2, s10, t3
+	xor        	s1, s1, s7
+	or         	a7, a7, s5
+	lwu        	s4, 128(a1)
+	lwu        	s7, 136(a1)
+	lwu        	s8, 140(a1)
+	mul        	s9, s6, s4
+	lwu        	s5, 132(a1)
+	and        	s10, s10, t0
+	and        	s1, s1, t3
+	mul        	s11, s2, s7
+	xor        	a6, a6, s3
+	or         	a7, a7, s1
+	mul        	s1, s6, s5
+	mul        	s3, t4, s4
+	and        	a6, a6, t0
+	th.mula    	s9, t4, s8
+	or         	a7, a7, a6
+	mul        	a6, s6, s7
+	mul        	s6, s6, s8
+	mul        	s0, t4, s7
+	mul        	t4, t4, s5
+	th.mula    	a6, s10, s8
+	xor        	s9, s9, s11
+	xor        	s6, s6, s0
+	mul        	s0, s2, s5
+	mul        	s11, s10, s5
+	th.mula    	s1, s2, s8
+	th.mula    	s3, s10, s7
+	xor        	a6, a6, t4
+	mul        	t4, s2, s4
+	xor        	s6, s6, s0
+	mul        	s0, s10, s4
+	xor        	s9, s9, s11
+	xor        	s1, s1, s3
+	and        	s2, s9, t1
+	and        	s1, s1, t2
+	or         	s2, s2, s1
+	xor        	a6, a6, t4
+	and        	a6, a6, t3
+	or         	s2, s2, a6
+	xor        	s6, s6, s0
+	and        	s6, s6, t0
+	or         	s2, s2, s6
+	# m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s2, s2, a5
+	xor        	s2, s2, a7
+	slli       	a6, s2, 32
+	xor        	t4, a5, a6
+	srli       	a6, s2, 32
 	# M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	xor        	t4, t4, t5
-	xor        	a6, a7, s1
-	xor        	t4, t4, a4
-	xor        	a6, a6, t6
+	xor        	a5, a7, a6
+	xor        	t4, t4, a0
+	xor        	a5, a5, t6
 	xor        	t6, t6, t4
 	# reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	slli       	t4, t5, 63
-	slli       	s1, t5, 62
+	slli       	a7, t5, 62
 	xor        	t6, t6, t4
-	xor        	a6, a6, a5
-	xor        	t6, t6, s1
+	xor        	a5, a5, a4
+	xor        	t6, t6, a7
 	slli       	t4, t5, 57
-	xor        	a4, a4, a6
+	xor        	a0, a0, a5
 	xor        	t6, t6, t4
 	srli       	t4, t5, 1
-	xor        	a4, a4, t5
-	srli       	s1, t5, 2
-	xor        	a4, a4, t4
-	xor        	a4, a4, s1
+	xor        	a0, a0, t5
+	srli       	a7, t5, 2
+	xor        	a0, a0, t4
+	xor        	a0, a0, a7
 	srli       	t4, t5, 7
-	xor        	a4, a4, t4
+	xor        	a0, a0, t4
 	slli       	t4, t6, 63
-	slli       	s1, t6, 62
-	xor        	a4, a4, t4
-	xor        	a4, a4, s1
+	slli       	a7, t6, 62
+	xor        	a0, a0, t4
+	xor        	a0, a0, a7
 	slli       	t4, t6, 57
-	xor        	a7, a4, t4
+	xor        	a6, a0, t4
 	srli       	t4, t6, 1
-	xor        	a5, a5, t6
-	srli       	s1, t6, 2
-	xor        	a5, a5, t4
-	xor        	a5, a5, s1
+	xor        	a4, a4, t6
+	srli       	a7, t6, 2
+	xor        	a4, a4, t4
+	xor        	a4, a4, a7
 	srli       	t4, t6, 7
-	xor        	a4, a5, t4
+	xor        	a0, a4, t4
 	addi       	a2, a2, 16
 	addi       	a3, a3, -1
 	bne        	a3, zero, .Lgcm_ghash_c906_lanes_block
 .Lgcm_ghash_c906_lanes_store:
-	th.rev     	a4, a4
-	th.rev     	a7, a7
-	sd         	a4, 0(a0)
-	sd         	a7, 8(a0)
+	th.rev     	a0, a0
+	th.rev     	a6, a6
+	ld         	t0, 1512(sp)
+	sd         	a0, 0(t0)
+	sd         	a6, 8(t0)
 	# return
 	.word	0x00307057	# th.vsetvli zero, zero, e8, m8, d1
 	.word	0x5e003057	# th.vmv.v.i v0, 0
@@ -4259,6 +4263,7 @@ gcm_ghash_c906:
 	sd         	zero, 1488(sp)
 	sd         	zero, 1496(sp)
 	sd         	zero, 1504(sp)
+	addi       	a0, zero, 0
 	addi       	a4, zero, 0
 	addi       	a5, zero, 0
 	addi       	a6, zero, 0
@@ -4266,20 +4271,20 @@ gcm_ghash_c906:
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s0, 1512(sp)
-	ld         	s1, 1520(sp)
-	ld         	s2, 1528(sp)
-	ld         	s3, 1536(sp)
-	ld         	s4, 1544(sp)
-	ld         	s5, 1552(sp)
-	ld         	s6, 1560(sp)
-	ld         	s7, 1568(sp)
-	ld         	s8, 1576(sp)
-	ld         	s9, 1584(sp)
-	ld         	s10, 1592(sp)
-	ld         	s11, 1600(sp)
-	ld         	ra, 1608(sp)
-	addi       	sp, sp, 1616
+	ld         	s0, 1520(sp)
+	ld         	s1, 1528(sp)
+	ld         	s2, 1536(sp)
+	ld         	s3, 1544(sp)
+	ld         	s4, 1552(sp)
+	ld         	s5, 1560(sp)
+	ld         	s6, 1568(sp)
+	ld         	s7, 1576(sp)
+	ld         	s8, 1584(sp)
+	ld         	s9, 1592(sp)
+	ld         	s10, 1600(sp)
+	ld         	s11, 1608(sp)
+	ld         	ra, 1616(sp)
+	addi       	sp, sp, 1632
 	jalr       	zero, 0(ra)
 	.size	gcm_ghash_c906, .-gcm_ghash_c906
 

@@ -325,343 +325,343 @@ SYM_FUNC_START(ghash_rv64gc)
 	xor        	a6, a6, a0
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	xor        	t6, a6, a4
-	slli       	s5, a6, 32
-	srli       	s5, s5, 32
-	lwu        	s3, 0(a1)
-	lwu        	s2, 4(a1)
-	lwu        	s4, 12(a1)
-	and        	a5, s5, t2
-	and        	s6, s5, t3
-	lwu        	a7, 8(a1)
-	mul        	s7, a5, s3
-	mul        	s8, s6, s4
-	mul        	s1, a5, s2
-	mul        	s9, s6, s3
-	mul        	a3, a5, a7
-	and        	a0, s5, t4
-	xor        	s7, s7, s8
-	xor        	s1, s1, s9
-	mul        	s8, a0, a7
-	mul        	s9, a0, s4
-	and        	s5, s5, t5
-	mul        	a5, a5, s4
-	xor        	s7, s7, s8
-	xor        	s1, s1, s9
-	mul        	s8, s5, s2
-	mul        	s9, s5, a7
-	mul        	a7, s6, a7
-	mul        	s6, s6, s2
-	xor        	s7, s7, s8
-	xor        	a5, a5, a7
-	xor        	a3, a3, s6
-	mul        	s6, a0, s3
-	mul        	a7, a0, s2
-	xor        	s1, s1, s9
-	xor        	a3, a3, s6
-	mul        	s6, s5, s4
-	xor        	a5, a5, a7
-	and        	a0, s7, t2
-	srli       	s8, a6, 32
-	and        	s7, s8, t2
-	and        	s4, s8, t3
-	and        	s2, s8, t4
-	mul        	a7, s5, s3
-	and        	s1, s1, t3
-	and        	s3, s8, t5
-	xor        	a3, a3, s6
-	or         	a0, a0, s1
-	lwu        	s5, 16(a1)
-	lwu        	s9, 20(a1)
-	lwu        	s6, 28(a1)
-	lwu        	s1, 24(a1)
-	mul        	s10, s7, s5
-	and        	a3, a3, t4
-	xor        	a5, a5, a7
-	mul        	a7, s4, s6
-	or         	a0, a0, a3
-	mul        	s8, s7, s9
-	xor        	s10, s10, a7
-	mul        	a7, s2, s1
-	and        	a5, a5, t5
-	or         	a0, a0, a5
-	mul        	a3, s4, s5
-	xor        	s10, s10, a7
-	mul        	a7, s3, s9
-	xor        	s8, s8, a3
-	mul        	a3, s2, s6
-	xor        	s10, s10, a7
-	mul        	a5, s7, s1
-	mul        	a7, s7, s6
-	xor        	s8, s8, a3
-	mul        	a3, s3, s1
-	mul        	s1, s4, s1
-	mul        	s4, s4, s9
-	xor        	s8, s8, a3
-	xor        	a7, a7, s1
-	xor        	a5, a5, s4
-	mul        	s4, s2, s5
-	mul        	s1, s2, s9
-	and        	a3, s10, t2
-	slli       	s9, a6, 32
-	srli       	s9, s9, 32
-	srli       	a6, a6, 32
-	xor        	s9, s9, a6
-	xor        	a5, a5, s4
-	mul        	s4, s3, s6
-	xor        	a7, a7, s1
-	mul        	s1, s3, s5
-	and        	s8, s8, t3
-	and        	s6, s9, t2
-	xor        	a5, a5, s4
-	or         	a3, a3, s8
-	lwu        	s2, 32(a1)
-	lwu        	s7, 36(a1)
-	lwu        	s4, 44(a1)
-	and        	s10, s9, t3
-	lwu        	s11, 40(a1)
-	mul        	s8, s6, s2
-	and        	a6, s9, t4
-	and        	s5, s9, t5
-	and        	a5, a5, t4
-	xor        	a7, a7, s1
-	mul        	s3, s10, s4
-	or         	a3, a3, a5
-	mul        	s1, s6, s7
-	xor        	s8, s8, s3
-	mul        	s3, a6, s11
-	and        	a7, a7, t5
-	or         	a3, a3, a7
-	mul        	a7, s10, s2
-	xor        	s8, s8, s3
-	mul        	s3, s5, s7
-	xor        	s1, s1, a7
-	mul        	a7, a6, s4
-	xor        	s8, s8, s3
-	mul        	s3, s6, s11
-	mul        	a5, s6, s4
-	xor        	s1, s1, a7
-	mul        	a7, s5, s11
-	mul        	s6, s10, s11
-	mul        	s9, s10, s7
-	xor        	s1, s1, a7
-	xor        	a5, a5, s6
-	xor        	s3, s3, s9
-	mul        	s9, a6, s2
-	mul        	s6, a6, s7
-	and        	a6, s8, t2
-	xor        	s3, s3, s9
-	mul        	s9, s5, s4
-	xor        	a5, a5, s6
-	mul        	s6, s5, s2
-	and        	s1, s1, t3
-	xor        	s3, s3, s9
-	or         	a6, a6, s1
-	slli       	s1, a4, 32
-	srli       	s1, s1, 32
-	lwu        	a7, 48(a1)
-	and        	s8, s1, t2
-	and        	s4, s1, t3
-	and        	s2, s1, t4
-	and        	s1, s1, t5
-	and        	s3, s3, t4
-	lwu        	s5, 52(a1)
-	xor        	a5, a5, s6
-	or         	a6, a6, s3
-	lwu        	s7, 60(a1)
-	lwu        	s9, 56(a1)
-	mul        	s6, s8, a7
-	mul        	s3, s4, s7
-	and        	a5, a5, t5
-	or         	a6, a6, a5
-	xor        	s6, s6, s3
-	mul        	s3, s2, s9
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	xor        	a6, a6, a0
-	mul        	s10, s8, s5
-	xor        	s6, s6, s3
-	mul        	s3, s1, s5
-	xor        	a6, a6, a3
-	xor        	s6, s6, s3
-	mul        	s3, s4, a7
-	and        	a5, s6, t2
 	slli       	s6, a6, 32
-	xor        	s10, s10, s3
-	xor        	a0, a0, s6
-	mul        	s3, s2, s7
-	srli       	s6, a6, 32
-	xor        	a3, a3, s6
-	srli       	s6, a4, 32
-	xor        	s10, s10, s3
-	mul        	s3, s1, s9
-	xor        	s10, s10, s3
-	and        	s3, s6, t2
+	srli       	s6, s6, 32
+	lwu        	a7, 0(a1)
+	lwu        	a5, 4(a1)
+	lwu        	s4, 12(a1)
+	and        	s2, s6, t2
+	and        	s7, s6, t3
+	lwu        	s3, 8(a1)
+	mul        	s5, s2, a7
+	mul        	s8, s7, s4
+	mul        	s1, s2, a5
+	mul        	s9, s7, a7
+	mul        	a3, s2, s3
+	and        	a0, s6, t4
+	and        	s6, s6, t5
+	xor        	s5, s5, s8
+	mul        	s2, s2, s4
+	xor        	s1, s1, s9
+	mul        	s8, a0, s3
+	mul        	s9, a0, s4
+	xor        	s5, s5, s8
+	xor        	s1, s1, s9
+	mul        	s8, s6, a5
+	mul        	s9, s6, s3
+	mul        	s3, s7, s3
+	mul        	s7, s7, a5
+	xor        	a3, a3, s7
+	mul        	s7, a0, a7
+	xor        	s2, s2, s3
+	mul        	s3, a0, a5
+	xor        	s5, s5, s8
+	xor        	s1, s1, s9
+	and        	a0, s5, t2
+	srli       	s9, a6, 32
+	and        	s8, s9, t2
+	and        	s5, s9, t3
+	and        	a5, s9, t4
+	xor        	a3, a3, s7
+	mul        	s7, s6, s4
+	xor        	s2, s2, s3
+	mul        	s3, s6, a7
+	and        	s1, s1, t3
+	and        	a7, s9, t5
+	or         	a0, a0, s1
+	lwu        	s1, 16(a1)
+	lwu        	s6, 20(a1)
+	lwu        	s4, 28(a1)
+	lwu        	s9, 24(a1)
+	xor        	a3, a3, s7
+	mul        	s11, s8, s1
+	and        	a3, a3, t4
+	xor        	s2, s2, s3
+	mul        	s3, s5, s4
+	or         	a0, a0, a3
+	mul        	s10, s8, s6
+	and        	s2, s2, t5
+	or         	a0, a0, s2
+	mul        	a3, s5, s1
+	xor        	s11, s11, s3
+	mul        	s3, a5, s9
+	xor        	s10, s10, a3
+	mul        	a3, a5, s4
+	xor        	s11, s11, s3
+	mul        	s3, a7, s6
+	xor        	s10, s10, a3
+	mul        	a3, a7, s9
+	xor        	s11, s11, s3
+	mul        	s2, s8, s9
+	mul        	s3, s8, s4
+	mul        	s7, s5, s9
+	mul        	s9, s5, s6
+	xor        	s10, s10, a3
+	and        	a3, s11, t2
+	slli       	s11, a6, 32
+	srli       	s11, s11, 32
+	srli       	a6, a6, 32
+	xor        	s11, s11, a6
 	and        	s10, s10, t3
-	or         	a5, a5, s10
-	lwu        	a6, 64(a1)
-	mul        	s10, s8, s9
-	mul        	s8, s8, s7
-	mul        	s11, s4, s9
-	mul        	ra, s4, s5
-	xor        	s10, s10, ra
-	mul        	ra, s2, a7
+	and        	s8, s11, t2
+	xor        	s3, s3, s7
+	xor        	s2, s2, s9
+	mul        	s9, a5, s1
+	mul        	s7, a5, s6
+	or         	a3, a3, s10
+	lwu        	a5, 32(a1)
+	lwu        	s5, 36(a1)
+	and        	s10, s11, t3
+	xor        	s2, s2, s9
+	mul        	s9, a7, s4
+	lwu        	a6, 44(a1)
+	xor        	s3, s3, s7
+	mul        	s7, a7, s1
+	lwu        	s1, 40(a1)
+	and        	a7, s11, t4
+	and        	s6, s11, t5
+	xor        	s2, s2, s9
+	mul        	s4, s8, a5
+	and        	s2, s2, t4
+	xor        	s3, s3, s7
+	mul        	s7, s10, a6
+	or         	a3, a3, s2
+	mul        	s2, s8, s5
+	and        	s3, s3, t5
+	or         	a3, a3, s3
+	mul        	s3, s10, a5
+	xor        	s4, s4, s7
+	mul        	s7, a7, s1
+	xor        	s2, s2, s3
+	mul        	s3, a7, a6
+	xor        	s4, s4, s7
+	mul        	s7, s6, s5
+	xor        	s2, s2, s3
+	mul        	s3, s6, s1
+	xor        	s4, s4, s7
+	mul        	s9, s8, s1
+	mul        	s7, s8, a6
+	mul        	s8, s10, s1
+	mul        	s10, s10, s5
+	xor        	s2, s2, s3
+	and        	s4, s4, t2
+	and        	s2, s2, t3
+	or         	s4, s4, s2
+	slli       	s2, a4, 32
+	srli       	s2, s2, 32
+	xor        	s9, s9, s10
+	and        	s1, s2, t2
+	mul        	s10, a7, a5
+	xor        	s7, s7, s8
+	mul        	s8, a7, s5
+	and        	s3, s2, t3
+	xor        	s9, s9, s10
+	and        	a7, s2, t4
+	mul        	s10, s6, a6
+	and        	a6, s2, t5
+	xor        	s7, s7, s8
+	mul        	s8, s6, a5
+	xor        	s9, s9, s10
+	lwu        	s2, 48(a1)
+	and        	s9, s9, t4
+	lwu        	s6, 52(a1)
+	xor        	s7, s7, s8
+	or         	s4, s4, s9
+	lwu        	s5, 60(a1)
+	lwu        	s10, 56(a1)
+	mul        	a5, s1, s2
+	mul        	s8, s3, s5
+	and        	s7, s7, t5
+	or         	s4, s4, s7
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	xor        	s4, s4, a0
+	mul        	s7, s1, s6
+	xor        	s4, s4, a3
+	xor        	a5, a5, s8
+	mul        	s8, a7, s10
+	xor        	a5, a5, s8
+	mul        	s8, a6, s6
+	xor        	a5, a5, s8
+	mul        	s9, s3, s2
+	and        	a5, a5, t2
+	slli       	s8, s4, 32
+	xor        	a0, a0, s8
+	srli       	s8, s4, 32
+	xor        	a3, a3, s8
+	mul        	s4, s1, s10
+	mul        	s8, s1, s5
+	xor        	s7, s7, s9
+	mul        	s9, a7, s5
+	xor        	s7, s7, s9
+	mul        	s9, a6, s10
+	mul        	s11, s3, s10
+	mul        	ra, s3, s6
+	xor        	s4, s4, ra
+	mul        	ra, a7, s2
 	xor        	s8, s8, s11
-	mul        	s11, s2, s5
-	lwu        	s4, 68(a1)
-	xor        	s10, s10, ra
-	mul        	ra, s1, s7
-	lwu        	s2, 76(a1)
+	mul        	s11, a7, s6
+	srli       	s10, a4, 32
+	and        	s6, s10, t2
+	xor        	s7, s7, s9
+	and        	a7, s10, t3
+	and        	s7, s7, t3
+	or         	a5, a5, s7
+	lwu        	s1, 64(a1)
+	xor        	s4, s4, ra
+	mul        	ra, a6, s5
+	lwu        	s3, 68(a1)
 	xor        	s8, s8, s11
-	mul        	s11, s1, a7
-	and        	a7, s6, t3
+	mul        	s11, a6, s2
+	lwu        	a6, 76(a1)
 	lwu        	s9, 72(a1)
-	xor        	s10, s10, ra
-	mul        	s7, s3, a6
-	and        	s10, s10, t4
+	xor        	s4, s4, ra
+	mul        	ra, s6, s1
+	and        	s4, s4, t4
 	xor        	s8, s8, s11
-	mul        	s1, a7, s2
-	or         	a5, a5, s10
-	mul        	s5, s3, s4
-	xor        	s7, s7, s1
+	mul        	s5, a7, a6
+	or         	a5, a5, s4
+	mul        	s11, s6, s3
 	and        	s8, s8, t5
 	or         	a5, a5, s8
-	mul        	s11, a7, a6
-	xor        	s5, s5, s11
-	and        	s10, s6, t4
-	mul        	s1, s10, s9
-	mul        	s11, s10, s2
-	and        	s8, s6, t5
-	xor        	s7, s7, s1
-	xor        	s5, s5, s11
-	mul        	s1, s8, s4
-	mul        	s11, s8, s9
-	xor        	s7, s7, s1
-	xor        	s5, s5, s11
-	mul        	s1, s3, s9
-	mul        	s3, s3, s2
-	mul        	s6, a7, s9
-	mul        	s9, a7, s4
-	and        	a7, s7, t2
-	xor        	s3, s3, s6
-	xor        	s1, s1, s9
-	mul        	s9, s10, a6
-	mul        	s6, s10, s4
-	slli       	s4, a4, 32
-	srli       	s4, s4, 32
+	mul        	s4, a7, s1
+	xor        	ra, ra, s5
+	xor        	s11, s11, s4
+	and        	s2, s10, t4
+	mul        	s5, s2, s9
+	mul        	s4, s2, a6
+	and        	s7, s10, t5
+	xor        	ra, ra, s5
+	xor        	s11, s11, s4
+	mul        	s5, s7, s3
+	mul        	s4, s7, s9
+	xor        	ra, ra, s5
+	xor        	s11, s11, s4
+	mul        	s4, s6, s9
+	mul        	s5, s6, a6
+	mul        	s9, a7, s9
+	mul        	s10, a7, s3
+	and        	a7, ra, t2
+	and        	s11, s11, t3
+	or         	a7, a7, s11
+	slli       	s6, a4, 32
+	srli       	s6, s6, 32
 	srli       	a4, a4, 32
-	xor        	s4, s4, a4
-	xor        	s1, s1, s9
-	mul        	s9, s8, s2
-	xor        	s3, s3, s6
-	mul        	s6, s8, a6
-	and        	s5, s5, t3
-	and        	a4, s4, t2
-	xor        	s1, s1, s9
-	or         	a7, a7, s5
-	lwu        	s2, 80(a1)
-	lwu        	s5, 84(a1)
-	lwu        	s7, 92(a1)
-	and        	s10, s4, t3
-	lwu        	s9, 88(a1)
-	mul        	s8, a4, s2
-	and        	s1, s1, t4
-	xor        	s3, s3, s6
-	mul        	a6, s10, s7
-	or         	a7, a7, s1
-	mul        	s6, a4, s5
-	xor        	s8, s8, a6
-	and        	s3, s3, t5
-	or         	a7, a7, s3
-	mul        	s1, s10, s2
-	xor        	s6, s6, s1
-	and        	s3, s4, t4
-	mul        	a6, s3, s9
-	mul        	s1, s3, s7
-	and        	s4, s4, t5
-	xor        	s8, s8, a6
-	xor        	s6, s6, s1
-	mul        	a6, s4, s5
-	mul        	s1, s4, s9
-	xor        	s8, s8, a6
-	xor        	s6, s6, s1
-	mul        	a6, a4, s9
-	mul        	a4, a4, s7
-	mul        	s9, s10, s9
-	mul        	s10, s10, s5
-	and        	s1, s8, t2
-	xor        	a4, a4, s9
-	xor        	a6, a6, s10
-	mul        	s10, s3, s2
-	mul        	s9, s3, s5
-	and        	s6, s6, t3
-	xor        	a6, a6, s10
-	mul        	s10, s4, s7
-	xor        	a4, a4, s9
-	mul        	s9, s4, s2
-	xor        	a6, a6, s10
-	or         	s1, s1, s6
-	slli       	s5, t6, 32
-	srli       	s5, s5, 32
-	lwu        	s2, 96(a1)
-	and        	s8, s5, t2
-	and        	s4, s5, t3
-	and        	s3, s5, t4
+	xor        	s6, s6, a4
+	and        	s8, s6, t2
+	xor        	s5, s5, s9
+	xor        	s4, s4, s10
+	mul        	s10, s2, s1
+	mul        	s9, s2, s3
+	lwu        	a4, 80(a1)
+	lwu        	s2, 84(a1)
+	xor        	s4, s4, s10
+	mul        	s10, s7, a6
+	lwu        	a6, 92(a1)
+	xor        	s5, s5, s9
+	mul        	s9, s7, s1
+	and        	s1, s6, t3
+	lwu        	s7, 88(a1)
+	xor        	s4, s4, s10
+	mul        	s3, s8, a4
+	and        	s4, s4, t4
+	xor        	s5, s5, s9
+	mul        	s9, s1, a6
+	or         	a7, a7, s4
+	mul        	s11, s8, s2
 	and        	s5, s5, t5
-	and        	a6, a6, t4
-	lwu        	s6, 100(a1)
-	xor        	a4, a4, s9
-	or         	s1, s1, a6
-	lwu        	s7, 108(a1)
-	lwu        	s9, 104(a1)
-	mul        	a6, s8, s2
-	and        	a4, a4, t5
-	or         	s1, s1, a4
-	mul        	a4, s4, s7
+	or         	a7, a7, s5
+	mul        	s5, s1, a4
+	xor        	s3, s3, s9
+	xor        	s11, s11, s5
+	and        	s4, s6, t4
+	mul        	s9, s4, s7
+	mul        	s5, s4, a6
+	and        	s6, s6, t5
+	xor        	s3, s3, s9
+	xor        	s11, s11, s5
+	mul        	s9, s6, s2
+	mul        	s5, s6, s7
+	xor        	s3, s3, s9
+	xor        	s11, s11, s5
+	mul        	s10, s8, s7
+	mul        	s9, s8, a6
+	mul        	s8, s1, s7
+	mul        	s7, s1, s2
+	and        	s1, s3, t2
+	and        	s11, s11, t3
+	or         	s1, s1, s11
+	slli       	s11, t6, 32
+	srli       	s11, s11, 32
+	xor        	s10, s10, s7
+	mul        	s7, s4, a4
+	xor        	s9, s9, s8
+	mul        	s8, s4, s2
+	and        	s5, s11, t2
+	and        	s3, s11, t3
+	xor        	s10, s10, s7
+	mul        	s7, s6, a6
+	and        	s4, s11, t4
+	and        	s2, s11, t5
+	xor        	s9, s9, s8
+	mul        	s8, s6, a4
+	xor        	s10, s10, s7
+	lwu        	s6, 96(a1)
+	and        	s10, s10, t4
+	lwu        	s7, 100(a1)
+	xor        	s9, s9, s8
+	or         	s1, s1, s10
+	lwu        	s8, 108(a1)
+	lwu        	s10, 104(a1)
+	mul        	a4, s5, s6
+	and        	s9, s9, t5
+	or         	s1, s1, s9
+	mul        	a6, s3, s8
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	xor        	s1, s1, a5
 	xor        	s1, s1, a7
-	xor        	a6, a6, a4
-	mul        	a4, s3, s9
-	xor        	a6, a6, a4
-	mul        	a4, s5, s6
-	xor        	a6, a6, a4
-	mul        	s10, s8, s6
-	and        	a6, a6, t2
+	xor        	a4, a4, a6
+	mul        	a6, s4, s10
+	xor        	a4, a4, a6
+	mul        	a6, s2, s7
+	xor        	a4, a4, a6
+	mul        	s9, s5, s7
+	and        	a6, a4, t2
 	slli       	s11, s1, 32
 	xor        	a4, a5, s11
 	srli       	s11, s1, 32
 	xor        	a5, a7, s11
-	mul        	a7, s4, s2
-	xor        	s10, s10, a7
-	mul        	a7, s3, s7
-	xor        	s10, s10, a7
-	mul        	a7, s5, s9
-	xor        	s10, s10, a7
+	mul        	a7, s3, s6
+	xor        	s9, s9, a7
+	mul        	a7, s4, s8
+	xor        	s9, s9, a7
+	mul        	a7, s2, s10
+	xor        	s9, s9, a7
 	srli       	a7, t6, 32
-	and        	s10, s10, t3
-	or         	a6, a6, s10
+	and        	s9, s9, t3
+	or         	a6, a6, s9
 	lwu        	s1, 112(a1)
-	mul        	s10, s8, s9
-	mul        	s11, s8, s7
-	mul        	s9, s4, s9
-	mul        	s8, s4, s6
-	xor        	s10, s10, s8
-	mul        	s8, s3, s2
-	xor        	s11, s11, s9
-	mul        	s9, s3, s6
+	mul        	s9, s5, s10
+	mul        	s11, s5, s8
+	mul        	s10, s3, s10
+	mul        	ra, s3, s7
+	xor        	s9, s9, ra
+	mul        	ra, s4, s6
+	xor        	s11, s11, s10
+	mul        	s10, s4, s7
 	lwu        	s3, 116(a1)
-	xor        	s10, s10, s8
-	mul        	s8, s5, s7
+	xor        	s9, s9, ra
+	mul        	ra, s2, s8
 	lwu        	s4, 124(a1)
-	xor        	s11, s11, s9
-	mul        	s9, s5, s2
+	xor        	s11, s11, s10
+	mul        	s10, s2, s6
 	and        	s6, a7, t2
 	and        	s5, a7, t3
-	xor        	s10, s10, s8
+	xor        	s9, s9, ra
 	lwu        	s8, 120(a1)
-	and        	s10, s10, t4
-	xor        	s11, s11, s9
+	and        	s9, s9, t4
+	xor        	s11, s11, s10
 	mul        	s2, s6, s1
-	or         	a6, a6, s10
+	or         	a6, a6, s9
 	mul        	ra, s5, s4
 	and        	s11, s11, t5
 	or         	a6, a6, s11
@@ -711,10 +711,10 @@ SYM_FUNC_START(ghash_rv64gc)
 	mul        	s11, s5, s1
 	or         	a7, a7, s10
 	mul        	s9, t6, s4
-	xor        	s7, s7, s11
 	and        	s6, s6, t5
 	or         	a7, a7, s6
 	mul        	s10, s5, s3
+	xor        	s7, s7, s11
 	xor        	s9, s9, s10
 	and        	s6, s2, t4
 	mul        	s11, s6, s8
@@ -731,17 +731,17 @@ SYM_FUNC_START(ghash_rv64gc)
 	mul        	s8, s5, s8
 	mul        	s11, s5, s4
 	and        	s5, s7, t2
-	xor        	t6, t6, s8
+	and        	s9, s9, t3
+	or         	s5, s5, s9
 	xor        	s10, s10, s11
 	mul        	s11, s6, s3
+	xor        	t6, t6, s8
 	mul        	s8, s6, s4
-	and        	s9, s9, t3
 	xor        	s10, s10, s11
 	mul        	s11, s2, s1
 	xor        	t6, t6, s8
 	mul        	s8, s2, s3
 	xor        	s10, s10, s11
-	or         	s5, s5, s9
 	and        	s10, s10, t4
 	xor        	t6, t6, s8
 	or         	s5, s5, s10

@@ -108,26 +108,30 @@ SYM_FUNC_END(poly1305_block_init_32_rv64gc)
 
 /*
  * void poly1305_blocks_32_rv64gc(void *state, const u8 *src, u32 len, u32 hibit);
- * poly1305_blocks_32_rv64gc: 276 instructions, frame 80 bytes
- *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 t3 t4 t5 t6
- *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9
- *   most live values at once: 25 integer, 0 vector registers
- *   spills: none
+ * poly1305_blocks_32_rv64gc: 290 instructions, frame 112 bytes
+ *   integer registers: ra sp t0 t1 t2 s1 a0 a1 a2 a3 a4 a5 a6 a7 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6
+ *   callee-saved saved/restored: s1 s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 ra
+ *   most live values at once: 24 integer, 0 vector registers
+ *   spills: 1 values (state), 1 stores, 2 reloads, modeled cost 7 cycles per pass (loops counted 8 times per level)
  *   checked: callee-saved and ra restored, sp restored and aligned, reserved registers untouched,
  *     no read before write, stack accesses in the frame, vtype set, vector groups aligned,
  *     no secret left in registers or stack, constant time (branches, addresses, multiplies)
  */
 SYM_FUNC_START(poly1305_blocks_32_rv64gc)
-	addi       	sp, sp, -80
-	sd         	s1, 0(sp)
-	sd         	s2, 8(sp)
-	sd         	s3, 16(sp)
-	sd         	s4, 24(sp)
-	sd         	s5, 32(sp)
-	sd         	s6, 40(sp)
-	sd         	s7, 48(sp)
-	sd         	s8, 56(sp)
-	sd         	s9, 64(sp)
+	addi       	sp, sp, -112
+	sd         	s1, 8(sp)
+	sd         	s2, 16(sp)
+	sd         	s3, 24(sp)
+	sd         	s4, 32(sp)
+	sd         	s5, 40(sp)
+	sd         	s6, 48(sp)
+	sd         	s7, 56(sp)
+	sd         	s8, 64(sp)
+	sd         	s9, 72(sp)
+	sd         	s10, 80(sp)
+	sd         	s11, 88(sp)
+	sd         	ra, 96(sp)
+	sd         	a0, 0(sp)
 	slli       	a2, a2, 32
 	srli       	a2, a2, 32
 	andi       	a2, a2, -16
@@ -135,146 +139,149 @@ SYM_FUNC_START(poly1305_blocks_32_rv64gc)
 	add        	t0, a1, a2
 	sltu       	t1, zero, a3
 	// r0..r3, s1..s3; the loop state (d, q) = h (h4 in q)
-	lwu        	t2, 24(a0)
-	lwu        	t3, 28(a0)
-	lwu        	t4, 32(a0)
-	lwu        	t5, 36(a0)
-	lwu        	t6, 48(a0)
-	lwu        	a2, 40(a0)
-	lwu        	a3, 44(a0)
-	lwu        	a4, 0(a0)
-	lwu        	a5, 4(a0)
-	lwu        	a6, 8(a0)
-	lwu        	a7, 12(a0)
-	lwu        	s3, 16(a0)
+	ld         	a7, 0(sp)
+	lwu        	t2, 24(a7)
+	lwu        	t3, 28(a7)
+	lwu        	t4, 32(a7)
+	lwu        	t5, 36(a7)
+	lwu        	t6, 48(a7)
+	lwu        	a0, 40(a7)
+	lwu        	a2, 44(a7)
+	lwu        	a3, 0(a7)
+	lwu        	a4, 4(a7)
+	lwu        	a5, 8(a7)
+	lwu        	a6, 12(a7)
+	lwu        	a7, 16(a7)
 	andi       	s1, a1, 3
 	bne        	s1, zero, .Lpoly1305_blocks_32_rv64gc_unaligned
 .Lpoly1305_blocks_32_rv64gc_loop:
 	// m = the block's four little-endian words
-	lwu        	s9, 0(a1)
-	lwu        	s8, 4(a1)
-	lwu        	s4, 8(a1)
-	lwu        	s5, 12(a1)
+	lwu        	s5, 0(a1)
+	lwu        	s6, 4(a1)
+	lwu        	s7, 8(a1)
+	lwu        	s8, 12(a1)
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
-	srli       	s6, s3, 2
-	slli       	s7, s6, 2
-	add        	s6, s6, s7
-	add        	a4, a4, s6
-	andi       	s7, s3, 3
-	add        	s7, s7, t1
-	slli       	s7, s7, 32
+	srli       	s3, a7, 2
+	slli       	s4, s3, 2
+	add        	s3, s3, s4
+	add        	a3, a3, s3
 	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	add        	a4, a4, s9
-	srli       	s6, a4, 32
-	slli       	s9, a4, 32
-	srli       	s9, s9, 32
-	add        	a5, a5, s8
-	add        	a5, a5, s6
-	srli       	s6, a5, 32
-	slli       	s3, a5, 32
-	srli       	s3, s3, 32
-	add        	a6, a6, s4
-	add        	a6, a6, s6
-	srli       	s6, a6, 32
-	slli       	s4, a6, 32
-	srli       	s4, s4, 32
-	add        	a7, a7, s5
-	add        	a7, a7, s6
-	add        	a7, a7, s7
-	srli       	s5, a7, 32
-	slli       	s8, a7, 32
-	srli       	s8, s8, 32
+	add        	a3, a3, s5
+	srli       	s3, a3, 32
+	add        	a4, a4, s6
+	add        	a4, a4, s3
+	srli       	s3, a4, 32
+	add        	a5, a5, s7
+	slli       	s6, a3, 32
+	slli       	s7, a4, 32
+	add        	a5, a5, s3
+	srli       	s6, s6, 32
+	srli       	s7, s7, 32
+	srli       	s3, a5, 32
+	slli       	s5, a5, 32
 	// (d, q) = h·r
-	mul        	a4, s9, t2
-	mul        	a5, s9, t3
-	mul        	a6, s9, t4
-	mul        	a7, s9, t5
-	mul        	s6, s3, a3
-	mul        	s7, s3, t2
-	mul        	s9, s3, t3
-	mul        	s3, s3, t4
-	add        	a4, a4, s6
-	add        	a5, a5, s7
-	add        	a6, a6, s9
-	add        	a7, a7, s3
-	mul        	s6, s4, a2
-	mul        	s7, s4, a3
-	mul        	s9, s4, t2
-	mul        	s3, s4, t3
-	add        	a4, a4, s6
-	add        	a5, a5, s7
-	add        	a6, a6, s9
-	add        	a7, a7, s3
-	mul        	s6, s8, t6
-	mul        	s7, s8, a2
-	mul        	s9, s8, a3
+	mul        	a3, s6, t2
+	andi       	s4, a7, 3
+	mul        	a4, s6, t3
+	add        	s4, s4, t1
+	mul        	a5, s6, t4
+	add        	a6, a6, s8
+	slli       	s4, s4, 32
+	mul        	s10, s7, a2
+	mul        	s11, s7, t2
+	mul        	ra, s7, t3
+	add        	a6, a6, s3
+	add        	a6, a6, s4
+	srli       	s9, a6, 32
+	slli       	s8, a6, 32
+	srli       	s5, s5, 32
+	mul        	a6, s6, t5
+	mul        	s3, s7, t4
+	add        	a3, a3, s10
+	add        	a4, a4, s11
+	add        	a5, a5, ra
+	mul        	s10, s5, a0
+	mul        	s11, s5, a2
+	mul        	ra, s5, t2
+	srli       	s8, s8, 32
+	mul        	a7, s9, t2
+	add        	a6, a6, s3
+	mul        	s3, s5, t3
+	add        	a3, a3, s10
+	add        	a4, a4, s11
+	add        	a5, a5, ra
+	mul        	s10, s8, t6
+	mul        	s11, s8, a0
+	mul        	ra, s8, a2
+	add        	a6, a6, s3
 	mul        	s3, s8, t2
-	add        	a4, a4, s6
-	add        	a5, a5, s7
-	add        	a6, a6, s9
-	add        	a7, a7, s3
-	mul        	s3, s5, t2
-	mul        	s6, s5, t6
-	mul        	s7, s5, a2
-	mul        	s9, s5, a3
-	add        	a5, a5, s6
-	add        	a6, a6, s7
-	add        	a7, a7, s9
+	add        	a3, a3, s10
+	add        	a4, a4, s11
+	add        	a5, a5, ra
+	mul        	s10, s9, t6
+	mul        	s11, s9, a0
+	mul        	ra, s9, a2
+	add        	a6, a6, s3
+	add        	a4, a4, s10
+	add        	a5, a5, s11
+	add        	a6, a6, ra
 	addi       	a1, a1, 16
 	bne        	a1, t0, .Lpoly1305_blocks_32_rv64gc_loop
 .Lpoly1305_blocks_32_rv64gc_tail:
 	// h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4
-	srli       	s6, s3, 2
-	slli       	s7, s6, 2
-	add        	s6, s6, s7
-	add        	a4, a4, s6
-	andi       	s7, s3, 3
-	slli       	s7, s7, 32
-	srli       	s6, a4, 32
-	slli       	s9, a4, 32
-	srli       	s9, s9, 32
-	add        	a5, a5, s6
-	srli       	s6, a5, 32
-	slli       	s3, a5, 32
-	srli       	s3, s3, 32
-	add        	a6, a6, s6
-	srli       	s6, a6, 32
-	slli       	s4, a6, 32
-	srli       	s4, s4, 32
-	add        	a7, a7, s6
-	add        	a7, a7, s7
-	srli       	s5, a7, 32
-	slli       	s8, a7, 32
-	srli       	s8, s8, 32
-	srli       	s6, s5, 2
-	slli       	s7, s6, 2
-	add        	s6, s6, s7
-	add        	s9, s9, s6
-	andi       	s7, s5, 3
-	slli       	s7, s7, 32
-	srli       	s6, s9, 32
-	slli       	s9, s9, 32
-	srli       	s9, s9, 32
-	add        	s3, s3, s6
-	srli       	s6, s3, 32
-	slli       	s3, s3, 32
-	srli       	s3, s3, 32
-	add        	s4, s4, s6
-	srli       	s6, s4, 32
+	srli       	s3, a7, 2
+	slli       	s4, s3, 2
+	add        	s3, s3, s4
+	add        	a3, a3, s3
+	andi       	s4, a7, 3
 	slli       	s4, s4, 32
-	srli       	s4, s4, 32
-	add        	s8, s8, s6
-	add        	s8, s8, s7
-	srli       	s5, s8, 32
+	srli       	s3, a3, 32
+	slli       	s6, a3, 32
+	srli       	s6, s6, 32
+	add        	a4, a4, s3
+	srli       	s3, a4, 32
+	slli       	s7, a4, 32
+	srli       	s7, s7, 32
+	add        	a5, a5, s3
+	srli       	s3, a5, 32
+	slli       	s5, a5, 32
+	srli       	s5, s5, 32
+	add        	a6, a6, s3
+	add        	a6, a6, s4
+	srli       	s9, a6, 32
+	slli       	s8, a6, 32
+	srli       	s8, s8, 32
+	srli       	s3, s9, 2
+	slli       	s4, s3, 2
+	add        	s3, s3, s4
+	add        	s6, s6, s3
+	andi       	s4, s9, 3
+	slli       	s4, s4, 32
+	srli       	s3, s6, 32
+	slli       	s6, s6, 32
+	srli       	s6, s6, 32
+	add        	s7, s7, s3
+	srli       	s3, s7, 32
+	slli       	s7, s7, 32
+	srli       	s7, s7, 32
+	add        	s5, s5, s3
+	srli       	s3, s5, 32
+	slli       	s5, s5, 32
+	srli       	s5, s5, 32
+	add        	s8, s8, s3
+	add        	s8, s8, s4
+	srli       	s9, s8, 32
 	slli       	s8, s8, 32
 	srli       	s8, s8, 32
-	sw         	s9, 0(a0)
-	sw         	s3, 4(a0)
-	sw         	s4, 8(a0)
-	sw         	s8, 12(a0)
-	sd         	s5, 16(a0)
+	ld         	t0, 0(sp)
+	sw         	s6, 0(t0)
+	sw         	s7, 4(t0)
+	sw         	s5, 8(t0)
+	sw         	s8, 12(t0)
+	sd         	s9, 16(t0)
 	// return
 	addi       	t2, zero, 0
+	addi       	a0, zero, 0
 	addi       	a2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a4, zero, 0
@@ -285,16 +292,19 @@ SYM_FUNC_START(poly1305_blocks_32_rv64gc)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 0(sp)
-	ld         	s2, 8(sp)
-	ld         	s3, 16(sp)
-	ld         	s4, 24(sp)
-	ld         	s5, 32(sp)
-	ld         	s6, 40(sp)
-	ld         	s7, 48(sp)
-	ld         	s8, 56(sp)
-	ld         	s9, 64(sp)
-	addi       	sp, sp, 80
+	ld         	s1, 8(sp)
+	ld         	s2, 16(sp)
+	ld         	s3, 24(sp)
+	ld         	s4, 32(sp)
+	ld         	s5, 40(sp)
+	ld         	s6, 48(sp)
+	ld         	s7, 56(sp)
+	ld         	s8, 64(sp)
+	ld         	s9, 72(sp)
+	ld         	s10, 80(sp)
+	ld         	s11, 88(sp)
+	ld         	ra, 96(sp)
+	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
 	// input not 4-byte aligned
 .Lpoly1305_blocks_32_rv64gc_unaligned:
@@ -305,92 +315,93 @@ SYM_FUNC_START(poly1305_blocks_32_rv64gc)
 	sub        	s2, zero, s1
 .Lpoly1305_blocks_32_rv64gc_loop_unaligned:
 	// m = the block's words, from aligned 64-bit loads
-	ld         	s9, 0(a1)
-	ld         	s4, 8(a1)
-	ld         	s5, 16(a1)
-	srl        	s9, s9, s1
-	sll        	s8, s4, s2
-	or         	s9, s9, s8
-	srl        	s4, s4, s1
-	sll        	s5, s5, s2
-	or         	s4, s4, s5
-	srli       	s8, s9, 32
-	srli       	s5, s4, 32
-	slli       	s9, s9, 32
-	srli       	s9, s9, 32
-	slli       	s4, s4, 32
-	srli       	s4, s4, 32
-	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
-	srli       	s6, s3, 2
-	slli       	s7, s6, 2
-	add        	s6, s6, s7
-	add        	a4, a4, s6
-	andi       	s7, s3, 3
-	add        	s7, s7, t1
+	ld         	s5, 0(a1)
+	ld         	s7, 8(a1)
+	ld         	s8, 16(a1)
+	srl        	s5, s5, s1
+	sll        	s6, s7, s2
+	or         	s5, s5, s6
+	srl        	s7, s7, s1
+	sll        	s8, s8, s2
+	or         	s7, s7, s8
+	srli       	s6, s5, 32
+	srli       	s8, s7, 32
+	slli       	s5, s5, 32
+	srli       	s5, s5, 32
 	slli       	s7, s7, 32
+	srli       	s7, s7, 32
+	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
+	srli       	s3, a7, 2
+	slli       	s4, s3, 2
+	add        	s3, s3, s4
+	add        	a3, a3, s3
 	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	add        	a4, a4, s9
-	srli       	s6, a4, 32
-	slli       	s9, a4, 32
-	srli       	s9, s9, 32
-	add        	a5, a5, s8
-	add        	a5, a5, s6
-	srli       	s6, a5, 32
-	slli       	s3, a5, 32
-	srli       	s3, s3, 32
-	add        	a6, a6, s4
-	add        	a6, a6, s6
-	srli       	s6, a6, 32
-	slli       	s4, a6, 32
-	srli       	s4, s4, 32
-	add        	a7, a7, s5
-	add        	a7, a7, s6
-	add        	a7, a7, s7
-	srli       	s5, a7, 32
-	slli       	s8, a7, 32
-	srli       	s8, s8, 32
+	add        	a3, a3, s5
+	srli       	s3, a3, 32
+	add        	a4, a4, s6
+	add        	a4, a4, s3
+	srli       	s3, a4, 32
+	add        	a5, a5, s7
+	slli       	s6, a3, 32
+	slli       	s7, a4, 32
+	add        	a5, a5, s3
+	srli       	s6, s6, 32
+	srli       	s7, s7, 32
+	srli       	s3, a5, 32
+	slli       	s5, a5, 32
 	// (d, q) = h·r
-	mul        	a4, s9, t2
-	mul        	a5, s9, t3
-	mul        	a6, s9, t4
-	mul        	a7, s9, t5
-	mul        	s6, s3, a3
-	mul        	s7, s3, t2
-	mul        	s9, s3, t3
-	mul        	s3, s3, t4
-	add        	a4, a4, s6
-	add        	a5, a5, s7
-	add        	a6, a6, s9
-	add        	a7, a7, s3
-	mul        	s6, s4, a2
-	mul        	s7, s4, a3
-	mul        	s9, s4, t2
-	mul        	s3, s4, t3
-	add        	a4, a4, s6
-	add        	a5, a5, s7
-	add        	a6, a6, s9
-	add        	a7, a7, s3
-	mul        	s6, s8, t6
-	mul        	s7, s8, a2
-	mul        	s9, s8, a3
+	mul        	a3, s6, t2
+	andi       	s4, a7, 3
+	mul        	a4, s6, t3
+	add        	s4, s4, t1
+	mul        	a5, s6, t4
+	add        	a6, a6, s8
+	slli       	s4, s4, 32
+	mul        	s10, s7, a2
+	mul        	s11, s7, t2
+	mul        	ra, s7, t3
+	add        	a6, a6, s3
+	add        	a6, a6, s4
+	srli       	s9, a6, 32
+	slli       	s8, a6, 32
+	srli       	s5, s5, 32
+	mul        	a6, s6, t5
+	mul        	s3, s7, t4
+	add        	a3, a3, s10
+	add        	a4, a4, s11
+	add        	a5, a5, ra
+	mul        	s10, s5, a0
+	mul        	s11, s5, a2
+	mul        	ra, s5, t2
+	srli       	s8, s8, 32
+	mul        	a7, s9, t2
+	add        	a6, a6, s3
+	mul        	s3, s5, t3
+	add        	a3, a3, s10
+	add        	a4, a4, s11
+	add        	a5, a5, ra
+	mul        	s10, s8, t6
+	mul        	s11, s8, a0
+	mul        	ra, s8, a2
+	add        	a6, a6, s3
 	mul        	s3, s8, t2
-	add        	a4, a4, s6
-	add        	a5, a5, s7
-	add        	a6, a6, s9
-	add        	a7, a7, s3
-	mul        	s3, s5, t2
-	mul        	s6, s5, t6
-	mul        	s7, s5, a2
-	mul        	s9, s5, a3
-	add        	a5, a5, s6
-	add        	a6, a6, s7
-	add        	a7, a7, s9
+	add        	a3, a3, s10
+	add        	a4, a4, s11
+	add        	a5, a5, ra
+	mul        	s10, s9, t6
+	mul        	s11, s9, a0
+	mul        	ra, s9, a2
+	add        	a6, a6, s3
+	add        	a4, a4, s10
+	add        	a5, a5, s11
+	add        	a6, a6, ra
 	addi       	a1, a1, 16
 	bne        	a1, t0, .Lpoly1305_blocks_32_rv64gc_loop_unaligned
 	jal        	zero, .Lpoly1305_blocks_32_rv64gc_tail
 .Lpoly1305_blocks_32_rv64gc_nothing:
 	// return
 	addi       	t2, zero, 0
+	addi       	a0, zero, 0
 	addi       	a2, zero, 0
 	addi       	a3, zero, 0
 	addi       	a4, zero, 0
@@ -401,16 +412,19 @@ SYM_FUNC_START(poly1305_blocks_32_rv64gc)
 	addi       	t4, zero, 0
 	addi       	t5, zero, 0
 	addi       	t6, zero, 0
-	ld         	s1, 0(sp)
-	ld         	s2, 8(sp)
-	ld         	s3, 16(sp)
-	ld         	s4, 24(sp)
-	ld         	s5, 32(sp)
-	ld         	s6, 40(sp)
-	ld         	s7, 48(sp)
-	ld         	s8, 56(sp)
-	ld         	s9, 64(sp)
-	addi       	sp, sp, 80
+	ld         	s1, 8(sp)
+	ld         	s2, 16(sp)
+	ld         	s3, 24(sp)
+	ld         	s4, 32(sp)
+	ld         	s5, 40(sp)
+	ld         	s6, 48(sp)
+	ld         	s7, 56(sp)
+	ld         	s8, 64(sp)
+	ld         	s9, 72(sp)
+	ld         	s10, 80(sp)
+	ld         	s11, 88(sp)
+	ld         	ra, 96(sp)
+	addi       	sp, sp, 112
 	jalr       	zero, 0(ra)
 SYM_FUNC_END(poly1305_blocks_32_rv64gc)
 

@@ -33,110 +33,109 @@ TEXT ·poly1305BlocksMacstate32C906(SB), NOSPLIT, $0-28
 	SRL	$2, X30, X14
 	ADD	X30, X14
 	WORD	$0x7c07370b	// th.extu a4, a4, 31, 0
-	MOVWU	(X10), X15
-	MOVWU	4(X10), X16
-	MOVWU	8(X10), X17
-	MOVWU	12(X10), X9
+	MOVWU	(X10), X9
+	MOVWU	4(X10), X15
+	MOVWU	8(X10), X16
+	MOVWU	12(X10), X17
 	MOVWU	16(X10), X21
 	AND	$3, X11, X18
 	BNEZ	X18, unaligned
 loop:
 	// m = the block's four little-endian words
-	MOVWU	(X11), X8
+	MOVWU	(X11), X23
 	MOVWU	4(X11), X24
 	MOVWU	8(X11), X25
 	MOVWU	12(X11), X22
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	SRL	$2, X21, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X15
-	AND	$3, X21, X23
-	ADD	X6, X23
-	SLL	$32, X23
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	ADD	X8, X15
-	SRL	$32, X15, X18
-	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
-	ADD	X24, X16
-	ADD	X18, X16
-	SRL	$32, X16, X18
-	WORD	$0x7c083c0b	// th.extu s8, a6, 31, 0
-	ADD	X25, X17
-	ADD	X18, X17
-	SRL	$32, X17, X18
-	WORD	$0x7c08bc8b	// th.extu s9, a7, 31, 0
-	ADD	X22, X9
 	ADD	X18, X9
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
 	ADD	X23, X9
-	SRL	$32, X9, X23
-	WORD	$0x7c04bb0b	// th.extu s6, s1, 31, 0
+	SRL	$32, X9, X18
+	ADD	X24, X15
+	ADD	X18, X15
+	SRL	$32, X15, X18
+	ADD	X25, X16
+	AND	$3, X21
+	ADD	X18, X16
+	ADD	X6, X21
+	SRL	$32, X16, X18
+	ADD	X22, X17
+	SLL	$32, X21
+	ADD	X18, X17
+	ADD	X21, X17
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
+	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
+	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
+	SRL	$32, X17, X25
+	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	MUL	X28, X9, X15
+	MUL	X29, X9, X16
+	MUL	X30, X9, X17
 	// (d, q) = h·r
-	MUL	X7, X21, X15
-	MUL	X28, X21, X16
-	MUL	X29, X21, X17
-	MUL	X30, X21, X9
-	WORD	$0x20ec178b	// th.mula a5, s8, a4
-	WORD	$0x207c180b	// th.mula a6, s8, t2
-	WORD	$0x21cc188b	// th.mula a7, s8, t3
-	WORD	$0x21dc148b	// th.mula s1, s8, t4
-	WORD	$0x20dc978b	// th.mula a5, s9, a3
-	WORD	$0x20ec980b	// th.mula a6, s9, a4
-	WORD	$0x207c988b	// th.mula a7, s9, t2
-	WORD	$0x21cc948b	// th.mula s1, s9, t3
-	WORD	$0x20cb178b	// th.mula a5, s6, a2
-	WORD	$0x20db180b	// th.mula a6, s6, a3
-	WORD	$0x20eb188b	// th.mula a7, s6, a4
-	WORD	$0x207b148b	// th.mula s1, s6, t2
-	MUL	X7, X23, X21
-	WORD	$0x20cb980b	// th.mula a6, s7, a2
-	WORD	$0x20db988b	// th.mula a7, s7, a3
-	WORD	$0x20eb948b	// th.mula s1, s7, a4
+	MUL	X7, X9
+	MUL	X7, X25, X21
+	WORD	$0x207b178b	// th.mula a5, s6, t2
+	WORD	$0x21cb180b	// th.mula a6, s6, t3
+	WORD	$0x21db188b	// th.mula a7, s6, t4
+	WORD	$0x20eb148b	// th.mula s1, s6, a4
+	WORD	$0x20eb978b	// th.mula a5, s7, a4
+	WORD	$0x207b980b	// th.mula a6, s7, t2
+	WORD	$0x21cb988b	// th.mula a7, s7, t3
+	WORD	$0x20db948b	// th.mula s1, s7, a3
+	WORD	$0x20dc178b	// th.mula a5, s8, a3
+	WORD	$0x20ec180b	// th.mula a6, s8, a4
+	WORD	$0x207c188b	// th.mula a7, s8, t2
+	WORD	$0x20cc148b	// th.mula s1, s8, a2
+	WORD	$0x20cc978b	// th.mula a5, s9, a2
+	WORD	$0x20dc980b	// th.mula a6, s9, a3
+	WORD	$0x20ec988b	// th.mula a7, s9, a4
 	ADD	$16, X11
 	BNE	X11, X5, loop
 tail:
 	// h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4
 	SRL	$2, X21, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
+	ADD	X18, X9
+	AND	$3, X21
+	SLL	$32, X21
+	SRL	$32, X9, X18
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
 	ADD	X18, X15
-	AND	$3, X21, X23
-	SLL	$32, X23
 	SRL	$32, X15, X18
-	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
+	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
 	ADD	X18, X16
 	SRL	$32, X16, X18
-	WORD	$0x7c083c0b	// th.extu s8, a6, 31, 0
+	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
 	ADD	X18, X17
-	SRL	$32, X17, X18
-	WORD	$0x7c08bc8b	// th.extu s9, a7, 31, 0
-	ADD	X18, X9
-	ADD	X23, X9
-	SRL	$32, X9, X23
-	WORD	$0x7c04bb0b	// th.extu s6, s1, 31, 0
-	SRL	$2, X23, X18
+	ADD	X21, X17
+	SRL	$32, X17, X25
+	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	SRL	$2, X25, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X21
-	AND	$3, X23
-	SLL	$32, X23
-	SRL	$32, X21, X18
-	WORD	$0x7c0aba8b	// th.extu s5, s5, 31, 0
-	ADD	X18, X24
-	SRL	$32, X24, X18
-	WORD	$0x7c0c3c0b	// th.extu s8, s8, 31, 0
-	ADD	X18, X25
-	SRL	$32, X25, X18
-	WORD	$0x7c0cbc8b	// th.extu s9, s9, 31, 0
+	ADD	X18, X9
+	AND	$3, X25, X21
+	SLL	$32, X21
+	SRL	$32, X9, X18
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
 	ADD	X18, X22
-	ADD	X23, X22
-	SRL	$32, X22, X23
+	SRL	$32, X22, X18
 	WORD	$0x7c0b3b0b	// th.extu s6, s6, 31, 0
-	MOVW	X21, (X10)
-	MOVW	X24, 4(X10)
-	MOVW	X25, 8(X10)
-	MOVW	X22, 12(X10)
-	MOV	X23, 16(X10)
+	ADD	X18, X23
+	SRL	$32, X23, X18
+	WORD	$0x7c0bbb8b	// th.extu s7, s7, 31, 0
+	ADD	X18, X24
+	ADD	X21, X24
+	SRL	$32, X24, X25
+	WORD	$0x7c0c3c0b	// th.extu s8, s8, 31, 0
+	MOVW	X9, (X10)
+	MOVW	X22, 4(X10)
+	MOVW	X23, 8(X10)
+	MOVW	X24, 12(X10)
+	MOV	X25, 16(X10)
 	// return
 	MOV	$0, X7
-	MOV	$0, X8
 	MOV	$0, X9
 	MOV	$0, X12
 	MOV	$0, X13
@@ -163,71 +162,70 @@ unaligned:
 	NEG	X19, X20
 loop_unaligned:
 	// m = the block's words, from aligned 64-bit loads
-	MOV	(X11), X8
+	MOV	(X11), X23
 	MOV	8(X11), X25
 	MOV	16(X11), X22
-	SRL	X19, X8
+	SRL	X19, X23
 	SLL	X20, X25, X24
-	OR	X24, X8
+	OR	X24, X23
 	SRL	X19, X25
 	SLL	X20, X22
 	OR	X22, X25
-	SRL	$32, X8, X24
+	SRL	$32, X23, X24
 	SRL	$32, X25, X22
-	WORD	$0x7c04340b	// th.extu s0, s0, 31, 0
+	WORD	$0x7c0bbb8b	// th.extu s7, s7, 31, 0
 	WORD	$0x7c0cbc8b	// th.extu s9, s9, 31, 0
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
 	SRL	$2, X21, X18
 	WORD	$0x0529190b	// th.addsl s2, s2, s2, 2
-	ADD	X18, X15
-	AND	$3, X21, X23
-	ADD	X6, X23
-	SLL	$32, X23
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	ADD	X8, X15
-	SRL	$32, X15, X18
-	WORD	$0x7c07ba8b	// th.extu s5, a5, 31, 0
-	ADD	X24, X16
-	ADD	X18, X16
-	SRL	$32, X16, X18
-	WORD	$0x7c083c0b	// th.extu s8, a6, 31, 0
-	ADD	X25, X17
-	ADD	X18, X17
-	SRL	$32, X17, X18
-	WORD	$0x7c08bc8b	// th.extu s9, a7, 31, 0
-	ADD	X22, X9
 	ADD	X18, X9
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
 	ADD	X23, X9
-	SRL	$32, X9, X23
-	WORD	$0x7c04bb0b	// th.extu s6, s1, 31, 0
+	SRL	$32, X9, X18
+	ADD	X24, X15
+	ADD	X18, X15
+	SRL	$32, X15, X18
+	ADD	X25, X16
+	AND	$3, X21
+	ADD	X18, X16
+	ADD	X6, X21
+	SRL	$32, X16, X18
+	ADD	X22, X17
+	SLL	$32, X21
+	ADD	X18, X17
+	ADD	X21, X17
+	WORD	$0x7c04b48b	// th.extu s1, s1, 31, 0
+	WORD	$0x7c07bb0b	// th.extu s6, a5, 31, 0
+	WORD	$0x7c083b8b	// th.extu s7, a6, 31, 0
+	SRL	$32, X17, X25
+	WORD	$0x7c08bc0b	// th.extu s8, a7, 31, 0
+	MUL	X28, X9, X15
+	MUL	X29, X9, X16
+	MUL	X30, X9, X17
 	// (d, q) = h·r
-	MUL	X7, X21, X15
-	MUL	X28, X21, X16
-	MUL	X29, X21, X17
-	MUL	X30, X21, X9
-	WORD	$0x20ec178b	// th.mula a5, s8, a4
-	WORD	$0x207c180b	// th.mula a6, s8, t2
-	WORD	$0x21cc188b	// th.mula a7, s8, t3
-	WORD	$0x21dc148b	// th.mula s1, s8, t4
-	WORD	$0x20dc978b	// th.mula a5, s9, a3
-	WORD	$0x20ec980b	// th.mula a6, s9, a4
-	WORD	$0x207c988b	// th.mula a7, s9, t2
-	WORD	$0x21cc948b	// th.mula s1, s9, t3
-	WORD	$0x20cb178b	// th.mula a5, s6, a2
-	WORD	$0x20db180b	// th.mula a6, s6, a3
-	WORD	$0x20eb188b	// th.mula a7, s6, a4
-	WORD	$0x207b148b	// th.mula s1, s6, t2
-	MUL	X7, X23, X21
-	WORD	$0x20cb980b	// th.mula a6, s7, a2
-	WORD	$0x20db988b	// th.mula a7, s7, a3
-	WORD	$0x20eb948b	// th.mula s1, s7, a4
+	MUL	X7, X9
+	MUL	X7, X25, X21
+	WORD	$0x207b178b	// th.mula a5, s6, t2
+	WORD	$0x21cb180b	// th.mula a6, s6, t3
+	WORD	$0x21db188b	// th.mula a7, s6, t4
+	WORD	$0x20eb148b	// th.mula s1, s6, a4
+	WORD	$0x20eb978b	// th.mula a5, s7, a4
+	WORD	$0x207b980b	// th.mula a6, s7, t2
+	WORD	$0x21cb988b	// th.mula a7, s7, t3
+	WORD	$0x20db948b	// th.mula s1, s7, a3
+	WORD	$0x20dc178b	// th.mula a5, s8, a3
+	WORD	$0x20ec180b	// th.mula a6, s8, a4
+	WORD	$0x207c188b	// th.mula a7, s8, t2
+	WORD	$0x20cc148b	// th.mula s1, s8, a2
+	WORD	$0x20cc978b	// th.mula a5, s9, a2
+	WORD	$0x20dc980b	// th.mula a6, s9, a3
+	WORD	$0x20ec988b	// th.mula a7, s9, a4
 	ADD	$16, X11
 	BNE	X11, X5, loop_unaligned
 	JMP	tail
 nothing:
 	// return
 	MOV	$0, X7
-	MOV	$0, X8
 	MOV	$0, X9
 	MOV	$0, X12
 	MOV	$0, X13
@@ -248,174 +246,184 @@ nothing:
 
 // void poly1305_blocks_macstate_32_rv64gc(void *state, const unsigned char *inp, size_t len, unsigned int padbit)
 // func poly1305BlocksMacstate32Rv64gc(state *macState, inp *byte, len uint64, padbit uint32)
-TEXT ·poly1305BlocksMacstate32Rv64gc(SB), NOSPLIT, $0-28
+TEXT ·poly1305BlocksMacstate32Rv64gc(SB), NOSPLIT, $24-28
 	MOV	state+0(FP), X10
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOVW	padbit+24(FP), X13
+	MOV	X10, 8(X2)
 	AND	$-16, X12
 	BEQZ	X12, nothing
 	ADD	X12, X11, X5
-	SNEZ	X13, X6
+	MOV	X5, 24(X2)
+	SNEZ	X13, X5
+	MOV	X5, 16(X2)
 	// r0..r3, s1..s3; the loop state (d, q) = h (h4 in q)
-	MOVWU	24(X10), X7
-	MOVWU	28(X10), X28
-	MOVWU	32(X10), X29
-	MOVWU	36(X10), X30
+	MOV	8(X2), X28
+	MOVWU	24(X28), X5
+	MOVWU	28(X28), X6
+	MOVWU	32(X28), X7
+	MOVWU	36(X28), X28
 	// s_i = r_i + (r_i >> 2) mod 2^32 (macState has the key's s where the context has these)
-	SRL	$2, X28, X12
-	ADD	X28, X12
-	SLL	$32, X12
-	SRL	$32, X12
-	SRL	$2, X29, X13
-	ADD	X29, X13
-	SLL	$32, X13
-	SRL	$32, X13
-	SRL	$2, X30, X14
-	ADD	X30, X14
-	SLL	$32, X14
-	SRL	$32, X14
-	MOVWU	(X10), X15
-	MOVWU	4(X10), X16
-	MOVWU	8(X10), X17
-	MOVWU	12(X10), X9
-	MOVWU	16(X10), X20
-	AND	$3, X11, X18
-	BNEZ	X18, unaligned
+	SRL	$2, X6, X29
+	ADD	X6, X29
+	SLL	$32, X29
+	SRL	$32, X29
+	SRL	$2, X7, X30
+	ADD	X7, X30
+	SLL	$32, X30
+	SRL	$32, X30
+	SRL	$2, X28, X10
+	ADD	X28, X10
+	SLL	$32, X10
+	SRL	$32, X10
+	MOV	8(X2), X16
+	MOVWU	(X16), X12
+	MOVWU	4(X16), X13
+	MOVWU	8(X16), X15
+	MOVWU	12(X16), X14
+	MOVWU	16(X16), X16
+	AND	$3, X11, X17
+	BNEZ	X17, unaligned
 loop:
 	// m = the block's four little-endian words
-	MOVWU	(X11), X8
-	MOVWU	4(X11), X25
-	MOVWU	8(X11), X21
-	MOVWU	12(X11), X22
+	MOVWU	(X11), X20
+	MOVWU	4(X11), X21
+	MOVWU	8(X11), X22
+	MOVWU	12(X11), X23
 	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
-	SRL	$2, X20, X23
-	SLL	$2, X23, X24
-	ADD	X24, X23
-	ADD	X23, X15
-	AND	$3, X20, X24
-	ADD	X6, X24
-	SLL	$32, X24
+	SRL	$2, X16, X18
+	SLL	$2, X18, X19
+	ADD	X19, X18
+	ADD	X18, X12
 	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	ADD	X8, X15
-	SRL	$32, X15, X23
-	SLL	$32, X15, X8
-	SRL	$32, X8
-	ADD	X25, X16
-	ADD	X23, X16
-	SRL	$32, X16, X23
-	SLL	$32, X16, X20
-	SRL	$32, X20
-	ADD	X21, X17
-	ADD	X23, X17
-	SRL	$32, X17, X23
-	SLL	$32, X17, X21
+	ADD	X20, X12
+	SRL	$32, X12, X18
+	ADD	X21, X13
+	ADD	X18, X13
+	SRL	$32, X13, X18
+	ADD	X22, X15
+	SLL	$32, X12, X21
+	SLL	$32, X13, X22
+	ADD	X18, X15
 	SRL	$32, X21
-	ADD	X22, X9
-	ADD	X23, X9
-	ADD	X24, X9
-	SRL	$32, X9, X22
-	SLL	$32, X9, X25
-	SRL	$32, X25
+	SRL	$32, X22
+	SRL	$32, X15, X18
+	SLL	$32, X15, X20
 	// (d, q) = h·r
-	MUL	X7, X8, X15
-	MUL	X28, X8, X16
-	MUL	X29, X8, X17
-	MUL	X30, X8, X9
-	MUL	X14, X20, X23
-	MUL	X7, X20, X24
-	MUL	X28, X20, X8
-	MUL	X29, X20
-	ADD	X23, X15
-	ADD	X24, X16
-	ADD	X8, X17
-	ADD	X20, X9
-	MUL	X13, X21, X23
-	MUL	X14, X21, X24
-	MUL	X7, X21, X8
-	MUL	X28, X21, X20
-	ADD	X23, X15
-	ADD	X24, X16
-	ADD	X8, X17
-	ADD	X20, X9
-	MUL	X12, X25, X23
-	MUL	X13, X25, X24
-	MUL	X14, X25, X8
-	MUL	X7, X25, X20
-	ADD	X23, X15
-	ADD	X24, X16
-	ADD	X8, X17
-	ADD	X20, X9
-	MUL	X7, X22, X20
-	MUL	X12, X22, X23
-	MUL	X13, X22, X24
-	MUL	X14, X22, X8
-	ADD	X23, X16
-	ADD	X24, X17
-	ADD	X8, X9
+	MUL	X5, X21, X12
+	AND	$3, X16, X19
+	MUL	X6, X21, X13
+	MOV	16(X2), X15
+	ADD	X15, X19
+	MUL	X7, X21, X15
+	ADD	X23, X14
+	SLL	$32, X19
+	MUL	X10, X22, X25
+	MUL	X5, X22, X8
+	MUL	X6, X22, X1
+	ADD	X18, X14
+	ADD	X19, X14
+	SRL	$32, X14, X24
+	SLL	$32, X14, X23
+	SRL	$32, X20
+	MUL	X28, X21, X14
+	MUL	X7, X22, X18
+	ADD	X25, X12
+	ADD	X8, X13
+	ADD	X1, X15
+	MUL	X30, X20, X25
+	MUL	X10, X20, X8
+	MUL	X5, X20, X1
+	SRL	$32, X23
+	MUL	X5, X24, X16
+	ADD	X18, X14
+	MUL	X6, X20, X18
+	ADD	X25, X12
+	ADD	X8, X13
+	ADD	X1, X15
+	MUL	X29, X23, X25
+	MUL	X30, X23, X8
+	MUL	X10, X23, X1
+	ADD	X18, X14
+	MUL	X5, X23, X18
+	ADD	X25, X12
+	ADD	X8, X13
+	ADD	X1, X15
+	MUL	X29, X24, X25
+	MUL	X30, X24, X8
+	MUL	X10, X24, X1
+	ADD	X18, X14
+	ADD	X25, X13
+	ADD	X8, X15
+	ADD	X1, X14
 	ADD	$16, X11
-	BNE	X11, X5, loop
+	MOV	24(X2), X17
+	BNE	X11, X17, loop
 tail:
 	// h = d + q·2^128 in limbs (h4 < 2^31), then once more from h4: h4 <= 4
-	SRL	$2, X20, X23
-	SLL	$2, X23, X24
-	ADD	X24, X23
-	ADD	X23, X15
-	AND	$3, X20, X24
-	SLL	$32, X24
-	SRL	$32, X15, X23
-	SLL	$32, X15, X8
-	SRL	$32, X8
-	ADD	X23, X16
-	SRL	$32, X16, X23
-	SLL	$32, X16, X20
-	SRL	$32, X20
-	ADD	X23, X17
-	SRL	$32, X17, X23
-	SLL	$32, X17, X21
+	SRL	$2, X16, X18
+	SLL	$2, X18, X19
+	ADD	X19, X18
+	ADD	X18, X12
+	AND	$3, X16, X19
+	SLL	$32, X19
+	SRL	$32, X12, X18
+	SLL	$32, X12, X21
 	SRL	$32, X21
-	ADD	X23, X9
-	ADD	X24, X9
-	SRL	$32, X9, X22
-	SLL	$32, X9, X25
-	SRL	$32, X25
-	SRL	$2, X22, X23
-	SLL	$2, X23, X24
-	ADD	X24, X23
-	ADD	X23, X8
-	AND	$3, X22, X24
-	SLL	$32, X24
-	SRL	$32, X8, X23
-	SLL	$32, X8
-	SRL	$32, X8
-	ADD	X23, X20
-	SRL	$32, X20, X23
-	SLL	$32, X20
+	ADD	X18, X13
+	SRL	$32, X13, X18
+	SLL	$32, X13, X22
+	SRL	$32, X22
+	ADD	X18, X15
+	SRL	$32, X15, X18
+	SLL	$32, X15, X20
 	SRL	$32, X20
-	ADD	X23, X21
-	SRL	$32, X21, X23
+	ADD	X18, X14
+	ADD	X19, X14
+	SRL	$32, X14, X24
+	SLL	$32, X14, X23
+	SRL	$32, X23
+	SRL	$2, X24, X18
+	SLL	$2, X18, X19
+	ADD	X19, X18
+	ADD	X18, X21
+	AND	$3, X24, X19
+	SLL	$32, X19
+	SRL	$32, X21, X18
 	SLL	$32, X21
 	SRL	$32, X21
-	ADD	X23, X25
-	ADD	X24, X25
-	SRL	$32, X25, X22
-	SLL	$32, X25
-	SRL	$32, X25
-	MOVW	X8, (X10)
-	MOVW	X20, 4(X10)
-	MOVW	X21, 8(X10)
-	MOVW	X25, 12(X10)
-	MOV	X22, 16(X10)
+	ADD	X18, X22
+	SRL	$32, X22, X18
+	SLL	$32, X22
+	SRL	$32, X22
+	ADD	X18, X20
+	SRL	$32, X20, X18
+	SLL	$32, X20
+	SRL	$32, X20
+	ADD	X18, X23
+	ADD	X19, X23
+	SRL	$32, X23, X24
+	SLL	$32, X23
+	SRL	$32, X23
+	MOV	8(X2), X5
+	MOVW	X21, (X5)
+	MOVW	X22, 4(X5)
+	MOVW	X20, 8(X5)
+	MOVW	X23, 12(X5)
+	MOV	X24, 16(X5)
 	// return
+	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
-	MOV	$0, X9
+	MOV	$0, X10
 	MOV	$0, X12
 	MOV	$0, X13
 	MOV	$0, X14
 	MOV	$0, X15
 	MOV	$0, X16
-	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
 	MOV	$0, X20
 	MOV	$0, X21
 	MOV	$0, X22
@@ -425,110 +433,117 @@ tail:
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
-	RET
+	MOV	(X2), X1
+	JMP	kgen_ret
 	// input not 4-byte aligned
 unaligned:
-	AND	$7, X11, X18
-	SUB	X18, X11
-	SUB	X18, X5
-	SLL	$3, X18
-	NEG	X18, X19
+	AND	$7, X11, X17
+	SUB	X17, X11
+	MOV	24(X2), X9
+	SUB	X17, X9
+	MOV	X9, 24(X2)
+	SLL	$3, X17
+	NEG	X17, X9
 loop_unaligned:
 	// m = the block's words, from aligned 64-bit loads
-	MOV	(X11), X8
-	MOV	8(X11), X21
-	MOV	16(X11), X22
-	SRL	X18, X8
-	SLL	X19, X21, X25
-	OR	X25, X8
-	SRL	X18, X21
-	SLL	X19, X22
-	OR	X22, X21
-	SRL	$32, X8, X25
-	SRL	$32, X21, X22
-	SLL	$32, X8
-	SRL	$32, X8
-	SLL	$32, X21
-	SRL	$32, X21
-	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
-	SRL	$2, X20, X23
-	SLL	$2, X23, X24
-	ADD	X24, X23
-	ADD	X23, X15
-	AND	$3, X20, X24
-	ADD	X6, X24
-	SLL	$32, X24
-	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
-	ADD	X8, X15
-	SRL	$32, X15, X23
-	SLL	$32, X15, X8
-	SRL	$32, X8
-	ADD	X25, X16
-	ADD	X23, X16
-	SRL	$32, X16, X23
-	SLL	$32, X16, X20
+	MOV	(X11), X20
+	MOV	8(X11), X22
+	MOV	16(X11), X23
+	SRL	X17, X20
+	SLL	X9, X22, X21
+	OR	X21, X20
+	SRL	X17, X22
+	SLL	X9, X23
+	OR	X23, X22
+	SRL	$32, X20, X21
+	SRL	$32, X22, X23
+	SLL	$32, X20
 	SRL	$32, X20
-	ADD	X21, X17
-	ADD	X23, X17
-	SRL	$32, X17, X23
-	SLL	$32, X17, X21
+	SLL	$32, X22
+	SRL	$32, X22
+	// d0 += 5·(q >> 2); e = ((q & 3) + pad) << 32
+	SRL	$2, X16, X18
+	SLL	$2, X18, X19
+	ADD	X19, X18
+	ADD	X18, X12
+	// h = d + m + e·2^96, carried into 32-bit limbs h0..h3 and h4 < 2^31
+	ADD	X20, X12
+	SRL	$32, X12, X18
+	ADD	X21, X13
+	ADD	X18, X13
+	SRL	$32, X13, X18
+	ADD	X22, X15
+	SLL	$32, X12, X21
+	SLL	$32, X13, X22
+	ADD	X18, X15
 	SRL	$32, X21
-	ADD	X22, X9
-	ADD	X23, X9
-	ADD	X24, X9
-	SRL	$32, X9, X22
-	SLL	$32, X9, X25
-	SRL	$32, X25
+	SRL	$32, X22
+	SRL	$32, X15, X18
+	SLL	$32, X15, X20
 	// (d, q) = h·r
-	MUL	X7, X8, X15
-	MUL	X28, X8, X16
-	MUL	X29, X8, X17
-	MUL	X30, X8, X9
-	MUL	X14, X20, X23
-	MUL	X7, X20, X24
-	MUL	X28, X20, X8
-	MUL	X29, X20
-	ADD	X23, X15
-	ADD	X24, X16
-	ADD	X8, X17
-	ADD	X20, X9
-	MUL	X13, X21, X23
-	MUL	X14, X21, X24
-	MUL	X7, X21, X8
-	MUL	X28, X21, X20
-	ADD	X23, X15
-	ADD	X24, X16
-	ADD	X8, X17
-	ADD	X20, X9
-	MUL	X12, X25, X23
-	MUL	X13, X25, X24
-	MUL	X14, X25, X8
-	MUL	X7, X25, X20
-	ADD	X23, X15
-	ADD	X24, X16
-	ADD	X8, X17
-	ADD	X20, X9
-	MUL	X7, X22, X20
-	MUL	X12, X22, X23
-	MUL	X13, X22, X24
-	MUL	X14, X22, X8
-	ADD	X23, X16
-	ADD	X24, X17
-	ADD	X8, X9
+	MUL	X5, X21, X12
+	AND	$3, X16, X19
+	MUL	X6, X21, X13
+	MOV	16(X2), X15
+	ADD	X15, X19
+	MUL	X7, X21, X15
+	ADD	X23, X14
+	SLL	$32, X19
+	MUL	X10, X22, X25
+	MUL	X5, X22, X8
+	MUL	X6, X22, X1
+	ADD	X18, X14
+	ADD	X19, X14
+	SRL	$32, X14, X24
+	SLL	$32, X14, X23
+	SRL	$32, X20
+	MUL	X28, X21, X14
+	MUL	X7, X22, X18
+	ADD	X25, X12
+	ADD	X8, X13
+	ADD	X1, X15
+	MUL	X30, X20, X25
+	MUL	X10, X20, X8
+	MUL	X5, X20, X1
+	SRL	$32, X23
+	MUL	X5, X24, X16
+	ADD	X18, X14
+	MUL	X6, X20, X18
+	ADD	X25, X12
+	ADD	X8, X13
+	ADD	X1, X15
+	MUL	X29, X23, X25
+	MUL	X30, X23, X8
+	MUL	X10, X23, X1
+	ADD	X18, X14
+	MUL	X5, X23, X18
+	ADD	X25, X12
+	ADD	X8, X13
+	ADD	X1, X15
+	MUL	X29, X24, X25
+	MUL	X30, X24, X8
+	MUL	X10, X24, X1
+	ADD	X18, X14
+	ADD	X25, X13
+	ADD	X8, X15
+	ADD	X1, X14
 	ADD	$16, X11
-	BNE	X11, X5, loop_unaligned
+	MOV	24(X2), X18
+	BNE	X11, X18, loop_unaligned
 	JMP	tail
 nothing:
 	// return
+	MOV	$0, X6
 	MOV	$0, X7
 	MOV	$0, X8
-	MOV	$0, X9
+	MOV	$0, X10
 	MOV	$0, X12
 	MOV	$0, X13
 	MOV	$0, X14
 	MOV	$0, X15
 	MOV	$0, X16
-	MOV	$0, X17
+	MOV	$0, X18
+	MOV	$0, X19
 	MOV	$0, X20
 	MOV	$0, X21
 	MOV	$0, X22
@@ -538,4 +553,7 @@ nothing:
 	MOV	$0, X28
 	MOV	$0, X29
 	MOV	$0, X30
+	MOV	(X2), X1
+	JMP	kgen_ret
+kgen_ret:
 	RET
