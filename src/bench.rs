@@ -184,6 +184,25 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
                 }
             }
         }
+        "chacha20-poly1305-macstate" => {
+            // The Go forms on x/crypto's macState (h = 0, r clamped from a 0x3c key): seal and
+            // open as for "chacha20-poly1305".
+            let key = env.buffer(&[0x42; 32], 0, false);
+            let ctr = env.buffer(&[1, 0, 0, 0, 9, 9, 9, 9, 7, 7, 7, 7, 5, 5, 5, 5], 0, false);
+            let st = env.buffer(&macstate(0x3c3c_3c3c_3c3c_3c3c), 0, true);
+            for entry in [&chacha20_poly1305::MACSTATE_SEAL, &chacha20_poly1305::MACSTATE_OPEN] {
+                let (name, f) = env.entry(entry)?;
+                for &n in sizes {
+                    let n = n.max(64).next_multiple_of(64);
+                    if rows.iter().any(|r: &Row| r.what == name && r.bytes == n) {
+                        continue;
+                    }
+                    let buf = env.buffer(&vec![0x5a; n], 0, true);
+                    let m = measured(env, |env| env.call(f, &[buf, buf, n as u64, key, ctr, st]))?;
+                    rows.push(row(&name, n, m));
+                }
+            }
+        }
         "ghash" => {
             // gcm_init, then gcm_ghash over the size (whole blocks); init is the one with the
             // same variant part as ghash's (a file may hold several).
@@ -219,11 +238,7 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
         "poly1305-macstate" => {
             // x/crypto's macState (h = 0, r clamped from a 0x3c key, s), then the blocks
             // function over the size rounded up to whole blocks with padbit 1.
-            let r = 0x3c3c_3c3c_3c3c_3c3cu64;
-            let mut state = [0u8; 56];
-            state[24..32].copy_from_slice(&(r & 0x0fff_fffc_0fff_ffff).to_le_bytes());
-            state[32..40].copy_from_slice(&(r & 0x0fff_fffc_0fff_fffc).to_le_bytes());
-            let st = env.buffer(&state, 0, true);
+            let st = env.buffer(&macstate(0x3c3c_3c3c_3c3c_3c3c), 0, true);
             let (name, blocks) = env.entry(&poly1305::MACSTATE_BLOCKS)?;
             for &n in sizes {
                 let n = n.max(16).next_multiple_of(16);
@@ -268,6 +283,15 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
         other => return Err(format!("no benchmark driver for kernel `{other}`")),
     }
     Ok(rows)
+}
+
+/// x/crypto's macState (56 bytes) with h = 0 and r clamped from the 64-bit `r` twice (s
+/// zero: the kernels never read it).
+fn macstate(r: u64) -> [u8; 56] {
+    let mut state = [0u8; 56];
+    state[24..32].copy_from_slice(&(r & 0x0fff_fffc_0fff_ffff).to_le_bytes());
+    state[32..40].copy_from_slice(&(r & 0x0fff_fffc_0fff_fffc).to_le_bytes());
+    state
 }
 
 /// A Poly1305 context as the base-2^32 `poly1305_init` fills it for the 16-byte `r` (the

@@ -17,8 +17,12 @@
 //! 3. `internal/poly1305`: `update` on kgen's constant-time base-2^32 blocks function for
 //!    x/crypto's `macState` ([`kgen_kernels::poly1305::macstate_module`]): `32-c906` on T-Head
 //!    cores, `32-rv64gc` elsewhere.
-//! 4. `chacha20poly1305`: seal/open on chacha20 + poly1305 (the stitched kernel does not
-//!    exist yet).
+//! 4. `chacha20poly1305`: seal/open of the whole 64-byte blocks on kgen's stitched
+//!    `chacha20-poly1305` `c906` where XTheadVector is usable, in its form for x/crypto's
+//!    `macState` ([`kgen_kernels::chacha20_poly1305::macstate_module`]; internal/poly1305
+//!    gains a riscv64-only `MAC.State` that gives the kernel the MAC's state); the Poly1305
+//!    key, AAD, tail and lengths through chacha20 and poly1305. Elsewhere sealGeneric and
+//!    openGeneric, on chacha20 + poly1305.
 //!
 //! The Go files are kgen's own; the `.s` files are kgen's Go output ([`kgen_emit::go::go_asm`]).
 //! The series is deterministic: fixed author and dates, `--zero-commit`, no signature.
@@ -90,10 +94,12 @@ const (
 	ChaCha20Generic
 	Poly1305C906
 	Poly1305RV64GC
+	ChaCha20Poly1305C906
+	ChaCha20Poly1305Composed
 	numPaths
 )
 
-var pathNames = [numPaths]string{"chacha20.c906", "chacha20.c906-novector", "chacha20.generic", "poly1305.32-c906", "poly1305.32-rv64gc"}
+var pathNames = [numPaths]string{"chacha20.c906", "chacha20.c906-novector", "chacha20.generic", "poly1305.32-c906", "poly1305.32-rv64gc", "chacha20poly1305.c906", "chacha20poly1305.composed"}
 "#;
 
 const TRACE_GO: &str = r#"//go:build kgen_trace
@@ -356,15 +362,146 @@ const AEAD_GO: &str = r#"//go:build gc && !purego
 
 package chacha20poly1305
 
-// seal and open compose chacha20 and poly1305, which have riscv64 assembly. A stitched
-// kernel (one pass over the data for both) would replace them.
+import (
+	"encoding/binary"
+
+	"golang.org/x/crypto/chacha20"
+	"golang.org/x/crypto/internal/alias"
+	"golang.org/x/crypto/internal/poly1305"
+	"golang.org/x/crypto/internal/riscv64cpu"
+)
+
+// Where XTheadVector is usable, seal and open put the whole 64-byte blocks of the text
+// through kgen's stitched kernel (ChaCha20 in vector lanes, Poly1305 on the scalar core,
+// one pass), whose Poly1305 continues the MAC's own state. The Poly1305 key, the
+// additional data, the last partial block and the lengths go through chacha20 and
+// poly1305 as in sealGeneric and openGeneric. Elsewhere seal and open are sealGeneric and
+// openGeneric, on chacha20 and poly1305 (which have riscv64 assembly of their own).
+
+// stitchedBlock is the unit of the stitched kernel: a ChaCha20 block.
+const stitchedBlock = 64
+
+// stitchedState writes the key and the counter block (counter 1, then the nonce) as
+// little-endian words, as the stitched kernel reads them.
+func stitchedState(state *[12]uint32, key *[KeySize]byte, nonce []byte) {
+	for i := 0; i < 8; i++ {
+		state[i] = binary.LittleEndian.Uint32(key[4*i:])
+	}
+	state[8] = 1
+	state[9] = binary.LittleEndian.Uint32(nonce[0:4])
+	state[10] = binary.LittleEndian.Uint32(nonce[4:8])
+	state[11] = binary.LittleEndian.Uint32(nonce[8:12])
+}
 
 func (c *chacha20poly1305) seal(dst, nonce, plaintext, additionalData []byte) []byte {
-	return c.sealGeneric(dst, nonce, plaintext, additionalData)
+	if !riscv64cpu.HasXTheadVector {
+		if riscv64cpu.Trace {
+			riscv64cpu.Count(riscv64cpu.ChaCha20Poly1305Composed)
+		}
+		return c.sealGeneric(dst, nonce, plaintext, additionalData)
+	}
+
+	ret, out := sliceForAppend(dst, len(plaintext)+poly1305.TagSize)
+	ciphertext, tag := out[:len(plaintext)], out[len(plaintext):]
+	if alias.InexactOverlap(out, plaintext) {
+		panic("chacha20poly1305: invalid buffer overlap")
+	}
+
+	var polyKey [32]byte
+	s, _ := chacha20.NewUnauthenticatedCipher(c.key[:], nonce)
+	s.XORKeyStream(polyKey[:], polyKey[:])
+	p := poly1305.New(&polyKey)
+	writeWithPadding(p, additionalData)
+
+	bulk := len(plaintext) &^ (stitchedBlock - 1)
+	if bulk > 0 {
+		if riscv64cpu.Trace {
+			riscv64cpu.Count(riscv64cpu.ChaCha20Poly1305C906)
+		}
+		var state [12]uint32
+		stitchedState(&state, &c.key, nonce)
+		SEAL(&ciphertext[0], &plaintext[0], uint64(bulk), &state[0], &state[8], p.State())
+	}
+	s.SetCounter(1 + uint32(bulk/stitchedBlock))
+	s.XORKeyStream(ciphertext[bulk:], plaintext[bulk:])
+	writeWithPadding(p, ciphertext[bulk:])
+	writeUint64(p, len(additionalData))
+	writeUint64(p, len(plaintext))
+	p.Sum(tag[:0])
+
+	return ret
 }
 
 func (c *chacha20poly1305) open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
-	return c.openGeneric(dst, nonce, ciphertext, additionalData)
+	if !riscv64cpu.HasXTheadVector {
+		if riscv64cpu.Trace {
+			riscv64cpu.Count(riscv64cpu.ChaCha20Poly1305Composed)
+		}
+		return c.openGeneric(dst, nonce, ciphertext, additionalData)
+	}
+
+	tag := ciphertext[len(ciphertext)-16:]
+	ciphertext = ciphertext[:len(ciphertext)-16]
+	ret, out := sliceForAppend(dst, len(ciphertext))
+	if alias.InexactOverlap(out, ciphertext) {
+		panic("chacha20poly1305: invalid buffer overlap")
+	}
+
+	var polyKey [32]byte
+	s, _ := chacha20.NewUnauthenticatedCipher(c.key[:], nonce)
+	s.XORKeyStream(polyKey[:], polyKey[:])
+	p := poly1305.New(&polyKey)
+	writeWithPadding(p, additionalData)
+
+	// The kernel hashes each block of the ciphertext before it writes the plaintext there
+	// (out may be ciphertext itself), so the whole blocks are decrypted before the tag is
+	// checked, as chacha20Poly1305Open does on amd64, and wiped if it does not match.
+	bulk := len(ciphertext) &^ (stitchedBlock - 1)
+	if bulk > 0 {
+		if riscv64cpu.Trace {
+			riscv64cpu.Count(riscv64cpu.ChaCha20Poly1305C906)
+		}
+		var state [12]uint32
+		stitchedState(&state, &c.key, nonce)
+		OPEN(&out[0], &ciphertext[0], uint64(bulk), &state[0], &state[8], p.State())
+	}
+	writeWithPadding(p, ciphertext[bulk:])
+	writeUint64(p, len(additionalData))
+	writeUint64(p, len(ciphertext))
+
+	if !p.Verify(tag) {
+		for i := range out {
+			out[i] = 0
+		}
+		return nil, errOpen
+	}
+
+	s.SetCounter(1 + uint32(bulk/stitchedBlock))
+	s.XORKeyStream(out[bulk:], ciphertext[bulk:])
+	return ret, nil
+}
+DECLS"#;
+
+const POLY_STATE_GO: &str = r#"//go:build gc && !purego
+
+// Code generated by kgen; DO NOT EDIT.
+// Regenerate with:
+//   REGEN
+
+package poly1305
+
+// State is the address of the MAC's macState (h, r and s, as in sum_generic.go) for
+// chacha20poly1305's riscv64 assembly, which absorbs whole 16-byte blocks into h itself
+// (with the 2^128 bit; it reads r and never writes r or s). Nothing may be buffered: it
+// panics if the bytes written so far are not whole blocks, or after Sum or Verify.
+func (h *MAC) State() *uint64 {
+	if h.finalized {
+		panic("poly1305: State after Sum or Verify")
+	}
+	if h.offset != 0 {
+		panic("poly1305: State with a partial block buffered")
+	}
+	return &h.macState.h[0]
 }
 "#;
 
@@ -442,12 +579,25 @@ fn patches(base: &Base) -> Result<Vec<Patch>, String> {
         edits: vec![1],
     });
 
+    // chacha20poly1305
+    let stitched = kgen_kernels::chacha20_poly1305::macstate_module("c906").map_err(|e| format!("go-patches: chacha20-poly1305 c906: {e}"))?;
+    let (seal, open) = (kgen_kernels::chacha20_poly1305::MACSTATE_SEAL.symbol("c906"), kgen_kernels::chacha20_poly1305::MACSTATE_OPEN.symbol("c906"));
+    let spec = GoAsmSpec {
+        parts: vec![(&stitched, vec![seal.clone(), open.clone()])],
+        preamble: vec![],
+        build: "gc && !purego".into(),
+        header: generated_header(base.name, "Kernel: chacha20-poly1305 c906 (ChaCha20 in XTheadVector lanes stitched with scalar Poly1305), on x/crypto's macState."),
+    };
+    let a = go_asm(&spec).map_err(|e| format!("go-patches: chacha20poly1305: {e}"))?;
+    let go = sub(AEAD_GO).replace("SEAL", &go_name(&seal)?).replace("OPEN", &go_name(&open)?).replace("DECLS", &a.decls);
     out.push(Patch {
-        subject: "chacha20poly1305: riscv64 seal/open on chacha20 and poly1305".into(),
-        body: "kgen has no stitched ChaCha20-Poly1305 kernel yet (the stitched-AEAD\nissue is not in kgen's main branch), so seal and open compose the\nriscv64 chacha20 and poly1305 above.".into(),
+        subject: "chacha20poly1305: riscv64 seal/open on kgen's stitched kernel (T-Head C906)".into(),
+        body: "Where XTheadVector is usable, seal and open put the whole 64-byte blocks\nof each call through kgen's chacha20-poly1305 c906 kernel: ChaCha20 in\nvector lanes and Poly1305 on the scalar core in one pass. Its Poly1305\ncontinues internal/poly1305's macState (s computed from r; x/crypto's s\nis not touched), reached through a riscv64-only MAC.State. The Poly1305\nkey, the additional data, the last partial block and the lengths go\nthrough chacha20 and poly1305 as in sealGeneric and openGeneric; open\ncompares the tag in constant time (MAC.Verify) and wipes the output if\nit does not match. Elsewhere (c906-novector cores, other riscv64 cores)\nseal and open are sealGeneric and openGeneric on the riscv64 chacha20\nand poly1305 above.".into(),
         files: vec![
-            ("chacha20poly1305/chacha20poly1305_riscv64.go".into(), sub(AEAD_GO)),
+            ("chacha20poly1305/chacha20poly1305_riscv64.go".into(), go),
+            ("chacha20poly1305/chacha20poly1305_riscv64.s".into(), a.s),
             ("chacha20poly1305/kgen_trace_riscv64_test.go".into(), sub(TRACE_TEST_GO).replace("PKG", "chacha20poly1305")),
+            ("internal/poly1305/state_riscv64.go".into(), sub(POLY_STATE_GO)),
         ],
         edits: vec![2],
     });

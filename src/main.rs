@@ -431,6 +431,9 @@ fn run(cmd: Cmd) -> Result<(), String> {
                             if k.name == "poly1305" && v.name.starts_with("32-") {
                                 builds.push(("poly1305-macstate", kgen_kernels::poly1305::macstate_module(v.name).map_err(|e| e.to_string())?));
                             }
+                            if k.name == "chacha20-poly1305" {
+                                builds.push(("chacha20-poly1305-macstate", kgen_kernels::chacha20_poly1305::macstate_module(v.name).map_err(|e| e.to_string())?));
+                            }
                             for (driver, m) in builds {
                                 let (r, skipped) = bench::bench_go_module(driver, &format!("{}/go", v.name), &m, &sizes)?;
                                 if !skipped.is_empty() {

@@ -8,7 +8,8 @@
 //! functions, as a caller would: `ChaCha20_ctr32` (`chacha20` c906) for the Poly1305 key and
 //! the last partial block, `poly1305_*` (`32-c906`, whose context the kernel continues) for
 //! the AAD, the padding and the lengths. The Go (ABI0) forms run the AEAD cases in
-//! kgen-sim under Go's register rules.
+//! kgen-sim under Go's register rules, and so do the Go forms on x/crypto's `macState`
+//! (what `kgen go-patches` uses), with poly1305's macState blocks function around them.
 
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::ChaCha20Poly1305;
@@ -676,4 +677,197 @@ fn emitted_assembly_under_qemu() {
     let out = common::run(&q, &bad, &bin, &input);
     assert!(!out.status.success(), "must fault under -cpu {bad}");
     println!("-cpu {bad} refuses it ({})", out.status);
+}
+
+/// The Go forms on golang.org/x/crypto's `macState` (what `kgen go-patches` puts in
+/// x/crypto's chacha20poly1305), in kgen-sim under Go's register rules: the AEAD as the
+/// patched x/crypto builds it: `ChaCha20_ctr32` (Go form) for the Poly1305 key and the tail,
+/// `poly1305`'s macState blocks function for the AAD, the padded tail and the lengths,
+/// x/crypto's `finalize` (h mod 2^130 - 5, plus s) written out here. 1,200 cases of every
+/// length 0..1100 and some longer, split and in place, against RustCrypto; x/crypto's s
+/// (bytes 40..56 of the macState) is never written. Negative control: the context form of
+/// the kernel on the same macState (it reads s1..s3 where macState has the key's s) gives
+/// wrong tags.
+#[test]
+fn macstate_go_forms_against_rustcrypto() {
+    struct Ms {
+        e: Env,
+        seal: u64,
+        open: u64,
+        ctr32: u64,
+        blocks: u64,
+    }
+    fn sim(context_form: bool) -> Ms {
+        let b = |k: &str, v: &str| kgen_kernels::kernel(k).unwrap().variant(v).unwrap().build(Abi::Go).unwrap();
+        let mut m = if context_form { b("chacha20-poly1305", "c906") } else { cp::macstate_module("c906").unwrap() };
+        for o in [b("chacha20", "c906"), p::macstate_module("32-c906").unwrap()] {
+            m.funcs.extend(o.funcs);
+            m.data.extend(o.data);
+            m.aliases.extend(o.aliases);
+        }
+        let e = Env::new(&m.object().unwrap(), &m.target).unwrap().for_abi(Abi::Go);
+        let f = |x: &kgen_dsl::entry::Entry| e.entry(x).unwrap_or_else(|err| panic!("{err}")).1;
+        let (seal, open) = if context_form { (f(&cp::SEAL), f(&cp::OPEN)) } else { (f(&cp::MACSTATE_SEAL), f(&cp::MACSTATE_OPEN)) };
+        Ms { seal, open, ctr32: f(&chacha::CTR32), blocks: f(&p::MACSTATE_BLOCKS), e }
+    }
+    /// x/crypto's finalize: (h mod 2^130 - 5) + s mod 2^128.
+    fn finalize(st: &[u8]) -> [u8; 16] {
+        let u = |i: usize| u64::from_le_bytes(st[8 * i..8 * i + 8].try_into().unwrap());
+        let (mut lo, mut hi) = (u(0) as u128 | (u(1) as u128) << 64, u(2) as u128);
+        let (plo, phi) = (u128::MAX - 4, 3u128);
+        while (hi, lo) >= (phi, plo) {
+            let (l, borrow) = lo.overflowing_sub(plo);
+            (lo, hi) = (l, hi - phi - borrow as u128);
+        }
+        let s = u(5) as u128 | (u(6) as u128) << 64;
+        lo.wrapping_add(s).to_le_bytes()
+    }
+    fn aead(s: &mut Ms, seal: bool, key: &[u8; 32], nonce: &[u8; 12], aad: &[u8], text: &[u8], cuts: &[usize], l: Layout) -> (Vec<u8>, [u8; 16]) {
+        let n = text.len();
+        let bulk = n & !63;
+        let counter = |e: &mut Env, c: u32| {
+            let mut w = c.to_le_bytes().to_vec();
+            w.extend_from_slice(nonce);
+            e.buffer(&w, 0, false)
+        };
+        let kb = s.e.buffer(key, 0, false);
+        let pk = s.e.buffer(&[0u8; 32], 0, true);
+        let c0 = counter(&mut s.e, 0);
+        s.e.call(s.ctr32, &[pk, pk, 32, kb, c0]).unwrap();
+        let polykey = s.e.read(pk, 32);
+        // poly1305.New: h = 0, r clamped, s the key's second half.
+        let mut ms = [0u8; 56];
+        let r = |i: usize| u64::from_le_bytes(polykey[8 * i..8 * i + 8].try_into().unwrap());
+        ms[24..32].copy_from_slice(&(r(0) & 0x0fff_fffc_0fff_ffff).to_le_bytes());
+        ms[32..40].copy_from_slice(&(r(1) & 0x0fff_fffc_0fff_fffc).to_le_bytes());
+        ms[40..56].copy_from_slice(&polykey[16..]);
+        let st = s.e.buffer(&ms, 0, true);
+        let padded = |s: &mut Ms, at: u64, len: usize| {
+            let whole = len & !15;
+            if whole > 0 {
+                s.e.call(s.blocks, &[st, at, whole as u64, 1]).unwrap();
+            }
+            if len > whole {
+                let mut last = s.e.read(at + whole as u64, len - whole);
+                last.resize(16, 0);
+                let b = s.e.buffer(&last, 0, false);
+                s.e.call(s.blocks, &[st, b, 16, 1]).unwrap();
+            }
+        };
+        let ab = s.e.buffer(aad, 0, false);
+        padded(s, ab, aad.len());
+        let inp = s.e.buffer(text, l.io, true);
+        let out = if l.in_place { inp } else { s.e.buffer(&vec![0xa5; n], l.oo, true) };
+        let mut starts: Vec<usize> = cuts.iter().map(|&c| c & !63).filter(|&c| c < bulk).collect();
+        starts.push(0);
+        starts.sort_unstable();
+        starts.dedup();
+        let f = if seal { s.seal } else { s.open };
+        for (k, &a) in starts.iter().enumerate() {
+            let b = starts.get(k + 1).copied().unwrap_or(bulk);
+            if b > a {
+                let cb = counter(&mut s.e, 1 + (a / 64) as u32);
+                s.e.call(f, &[out + a as u64, inp + a as u64, (b - a) as u64, kb, cb, st]).unwrap_or_else(|x| panic!("len {n}: {x}"));
+            }
+        }
+        let cb = counter(&mut s.e, 1 + (bulk / 64) as u32);
+        let (ti, to, tail) = (inp + bulk as u64, out + bulk as u64, n - bulk);
+        if seal {
+            s.e.call(s.ctr32, &[to, ti, tail as u64, kb, cb]).unwrap();
+            padded(s, to, tail);
+        } else {
+            padded(s, ti, tail);
+            s.e.call(s.ctr32, &[to, ti, tail as u64, kb, cb]).unwrap();
+        }
+        let mut lens = (aad.len() as u64).to_le_bytes().to_vec();
+        lens.extend_from_slice(&(n as u64).to_le_bytes());
+        let lb = s.e.buffer(&lens, 0, false);
+        s.e.call(s.blocks, &[st, lb, 16, 1]).unwrap();
+        let after = s.e.read(st, 56);
+        assert_eq!(after[40..], polykey[16..], "x/crypto's s is not touched (len {n})");
+        (s.e.read(out, n), finalize(&after))
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5656);
+    let mut s = sim(false);
+    for n in 0..1200usize {
+        if n % 200 == 199 {
+            s = sim(false);
+        }
+        let len = if n <= 1100 { n } else { rng.random_range(1100..3000) };
+        let (key, nonce): ([u8; 32], [u8; 12]) = (rng.random(), rng.random());
+        let aad: Vec<u8> = (0..rng.random_range(0..=40)).map(|_| rng.random()).collect();
+        let pt: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        let cuts: Vec<usize> = (0..rng.random_range(0..3)).map(|_| rng.random_range(0..=len)).collect();
+        let l = Layout { io: rng.random_range(0..16), oo: rng.random_range(0..16), in_place: n.is_multiple_of(3) };
+        let want = ChaCha20Poly1305::new((&key).into()).encrypt((&nonce).into(), Payload { msg: &pt, aad: &aad }).unwrap();
+        let (ct, tag) = aead(&mut s, true, &key, &nonce, &aad, &pt, &cuts, l);
+        let what = format!("macState Go form, case {n}: len {len} aad {} cuts {cuts:?} {l:?}", aad.len());
+        assert_eq!([&ct[..], &tag[..]].concat(), want, "seal, {what}");
+        let (back, tag2) = aead(&mut s, false, &key, &nonce, &aad, &ct, &cuts, l);
+        assert!(back == pt && tag2 == tag, "open, {what}");
+    }
+    // Negative control: the context form reads s1..s3 from bytes 40..52, the key's s here.
+    let mut bad = sim(true);
+    let (mut wrong, mut cases) = (0, 0);
+    for len in [64usize, 128, 300, 1000] {
+        let (key, nonce): ([u8; 32], [u8; 12]) = (rng.random(), rng.random());
+        let pt: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        let want = ChaCha20Poly1305::new((&key).into()).encrypt((&nonce).into(), Payload { msg: &pt, aad: b"" }).unwrap();
+        let (ct, tag) = aead(&mut bad, true, &key, &nonce, b"", &pt, &[], APART);
+        cases += 1;
+        assert_eq!(ct[..], want[..len], "the keystream does not depend on the layout");
+        wrong += usize::from(tag[..] != want[len..]);
+    }
+    assert_eq!(wrong, cases, "the context form on a macState must give wrong tags");
+}
+
+/// The macState Go forms leave no secret behind either: the key, the keystream, the
+/// macState's h and r (and the s_i computed from r, which only live in registers) are not
+/// in any register or in the 4 KiB below sp (the frame) after the call. Controls: the scan
+/// finds what is left on purpose: the state pointer (in t0, reloaded for h's store) and a
+/// marker written below the frame before the call.
+#[test]
+fn macstate_forms_wipe_their_secrets() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(56);
+    let m = cp::macstate_module("c906").unwrap();
+    for seal in [true, false] {
+        for len in [64usize, 320, 1024] {
+            let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap().for_abi(Abi::Go);
+            let f = e.entry(if seal { &cp::MACSTATE_SEAL } else { &cp::MACSTATE_OPEN }).unwrap().1;
+            let (key, nonce): ([u8; 32], [u8; 12]) = (rng.random(), rng.random());
+            let mut ms: [u8; 56] = std::array::from_fn(|_| rng.random());
+            ms[16..24].copy_from_slice(&3u64.to_le_bytes());
+            let r0 = u64::from_le_bytes(ms[24..32].try_into().unwrap()) & 0x0fff_fffc_0fff_ffff;
+            let r1 = u64::from_le_bytes(ms[32..40].try_into().unwrap()) & 0x0fff_fffc_0fff_fffc;
+            ms[24..32].copy_from_slice(&r0.to_le_bytes());
+            ms[32..40].copy_from_slice(&r1.to_le_bytes());
+            let st = e.buffer(&ms, 0, true);
+            let kb = e.buffer(&key, 0, false);
+            let mut c = 7u32.to_le_bytes().to_vec();
+            c.extend_from_slice(&nonce);
+            let cb = e.buffer(&c, 0, false);
+            let data: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+            let inp = e.buffer(&data, 0, false);
+            let out = e.buffer(&vec![0; len], 0, true);
+            // A marker deep in the stack region the scan covers (below the kernel's frame).
+            let marker = 0x5eed_f00d_cafe_d00du64.to_le_bytes();
+            e.m.mem.write_bytes(kgen_sim::call::CALL_SP - 4096 + 64, &marker);
+            e.call(f, &[out, inp, len as u64, kb, cb, st]).unwrap();
+            let keystream: Vec<u8> = e.read(out, len).iter().zip(&data).map(|(a, b)| a ^ b).collect();
+            let after = e.read(st, 56);
+            assert_eq!(after[24..], ms[24..], "r and x/crypto's s are not written");
+            let what = format!("macState {} {len} B", if seal { "seal" } else { "open" });
+            for (name, secret) in [("key", &key[..]), ("keystream", &keystream[..]), ("Poly1305 h, r", &after[..40])] {
+                for w in secret.chunks(8).filter(|w| w.len() == 8 && w.iter().filter(|&&b| b != 0).count() >= 6) {
+                    let left = e.scan_for_secret(w, 8);
+                    assert!(left.is_empty(), "{what}: {name} bytes {w:02x?} left in {left:?}");
+                }
+            }
+            let found = e.scan_for_secret(&st.to_le_bytes(), 8);
+            assert!(found.contains(&"register t0".to_string()), "{what}: the scan sees registers: {found:?}");
+            let found = e.scan_for_secret(&marker, 8);
+            assert_eq!(found, ["stack below sp"], "{what}: the scan sees the stack");
+            println!("{what}: nothing secret left; the controls are found (the state pointer in t0, the marker below sp)");
+        }
+    }
 }

@@ -1,8 +1,9 @@
 //! The oracle for the ISA table's Go spellings (`kgen_dsl::isa::go`): every Go output (each
-//! kernel variant with a Go build) is assembled with Go's own assembler (`go tool asm -S`,
-//! GOARCH=riscv64), and each function's machine code is compared, byte for byte, with
-//! what kgen encodes for it ([`kgen_emit::go::abi0_object`]: Go's prologue, the argument
-//! loads, kgen's body, the epilogue). PC-relative relocations are compared without their
+//! kernel variant with a Go build, and the macState modules `kgen go-patches` writes into
+//! x/crypto) is assembled with Go's own assembler (`go tool asm -S`, GOARCH=riscv64), and
+//! each function's machine code is compared, byte for byte, with what kgen encodes for it
+//! ([`kgen_emit::go::abi0_object`]: Go's prologue, the argument loads, kgen's body, the
+//! epilogue). PC-relative relocations are compared without their
 //! immediates (Go leaves them to its linker). Functions with Go's stack check (a frame over
 //! the nosplit limit) are counted and left out. Negative control: a `MOVW` load changed
 //! to `MOVWU` in one output is reported as a mismatch at that instruction.
@@ -104,19 +105,28 @@ fn go_mnemonics_assemble_to_kgens_encoding() {
     println!("{:<10} {:<16} {:>6} {:>6} {:>6} {:>8}", "kernel", "variant", "lines", "Go", "WORD", "skipped");
     let (mut total, mut go_lines, mut modules) = (0, 0, 0);
     let mut mnemonics = std::collections::BTreeSet::new();
-    for o in outputs::all().into_iter().filter(|o| o.abi == Abi::Go && o.format == Format::S) {
-        let m = o.variant.build(Abi::Go).unwrap_or_else(|e| panic!("{} {}: {e}", o.kernel.name, o.variant.name));
+    // Every Go output, and the macState modules `kgen go-patches` writes into x/crypto.
+    let mut builds: Vec<(String, String, kgen_dsl::Module)> = outputs::all()
+        .into_iter()
+        .filter(|o| o.abi == Abi::Go && o.format == Format::S)
+        .map(|o| (o.kernel.name.to_string(), o.variant.name.to_string(), o.variant.build(Abi::Go).unwrap_or_else(|e| panic!("{} {}: {e}", o.kernel.name, o.variant.name))))
+        .collect();
+    for v in ["32-c906", "32-rv64gc"] {
+        builds.push(("poly1305".into(), format!("{v}/macstate"), kgen_kernels::poly1305::macstate_module(v).unwrap()));
+    }
+    builds.push(("chacha20-poly1305".into(), "c906/macstate".into(), kgen_kernels::chacha20_poly1305::macstate_module("c906").unwrap()));
+    for (kernel, variant, m) in builds {
         let (s, _) = go_files(&m, &opts, "kgenpkg").unwrap();
         let listing = assemble(&go, &dir, &s, "kgenpkg");
         let syms = parse_listing(&listing, "kgenpkg");
         let (bad, n, skipped) = compare(&syms, &m);
-        assert!(bad.is_empty(), "{} {}: Go's assembler and kgen disagree:\n{}", o.kernel.name, o.variant.name, bad[..bad.len().min(20)].join("\n"));
+        assert!(bad.is_empty(), "{kernel} {variant}: Go's assembler and kgen disagree:\n{}", bad[..bad.len().min(20)].join("\n"));
         let insts: Vec<&str> = s.lines().filter(|l| l.starts_with('\t') && l[1..].starts_with(|c: char| c.is_ascii_uppercase())).collect();
         let words = insts.iter().filter(|l| l.starts_with("\tWORD")).count();
         for l in &insts {
             mnemonics.insert(l.trim().split('\t').next().unwrap().to_string());
         }
-        println!("{:<10} {:<16} {:>6} {:>6} {:>6} {:>8}", o.kernel.name, o.variant.name, insts.len(), insts.len() - words, words, skipped);
+        println!("{:<10} {:<16} {:>6} {:>6} {:>6} {:>8}", kernel, variant, insts.len(), insts.len() - words, words, skipped);
         total += n;
         go_lines += insts.len() - words;
         modules += 1;

@@ -4,15 +4,16 @@
 //! x/crypto's own tests pass for GOARCH=riscv64 under three CPUs, each on the path expected
 //! for it, as the `kgen_trace` counters printed by the tests' TestMain prove:
 //!
-//! | QEMU | CPU | chacha20 | poly1305 |
-//! |---|---|---|---|
-//! | upstream 10 | `thead-c906` (hwprobe: T-Head, no XTheadVector) | c906-novector | 32-c906 |
-//! | T-Head 6.0 | `c906fdv` (no hwprobe; AT_HWCAP V) | c906 (vector lanes) | 32-c906 |
-//! | upstream 10 | `rv64` | generic Go | 32-rv64gc |
+//! | QEMU | CPU | chacha20 | poly1305 | chacha20poly1305 |
+//! |---|---|---|---|---|
+//! | upstream 10 | `thead-c906` (hwprobe: T-Head, no XTheadVector) | c906-novector | 32-c906 | composed (sealGeneric/openGeneric) |
+//! | T-Head 6.0 | `c906fdv` (no hwprobe; AT_HWCAP V) | c906 (vector lanes) | 32-c906 | stitched chacha20-poly1305 c906 (never composed) |
+//! | upstream 10 | `rv64` | generic Go | 32-rv64gc | composed |
 //!
-//! Each prefix of the series builds. Negative control: with one instruction of the
-//! c906-novector kernel changed, x/crypto's chacha20 tests fail under `thead-c906`. The
-//! series is the same bytes when generated twice.
+//! Each prefix of the series builds. Negative controls: with one instruction of the
+//! c906-novector kernel changed, x/crypto's chacha20 tests fail under `thead-c906`; with one
+//! instruction of the stitched kernel's seal changed, x/crypto's chacha20poly1305 tests fail
+//! under `c906fdv`. The series is the same bytes when generated twice.
 
 use kgen::oracle::{self, Tool};
 use std::path::{Path, PathBuf};
@@ -101,7 +102,7 @@ fn x_crypto_tests_pass_on_the_patched_tree_on_the_expected_paths() {
     }
     let text: String = patches.iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
     assert!(text.contains("kgen go-patches --base x-crypto-0.25.0 --out DIR") && !text.contains("/work/"), "regenerating command named, no absolute path");
-    assert!(text.contains("no stitched ChaCha20-Poly1305 kernel yet"));
+    assert!(text.contains("put the whole 64-byte blocks\nof each call through kgen's chacha20-poly1305 c906 kernel") && !text.contains("not in kgen's main branch"));
 
     let (tree, driver) = patched("go-patches", &crypto, &sys, &patches);
     assert!(tree.join("internal/riscv64cpu/cpu_riscv64.go").is_file() && tree.join("chacha20/chacha_riscv64.s").is_file());
@@ -116,23 +117,25 @@ fn x_crypto_tests_pass_on_the_patched_tree_on_the_expected_paths() {
     // poly1305 (the public wrapper) has no tests of its own: it builds.
     ok("go build poly1305", go_cmd(&go, &driver, "riscv64").args(["build", "golang.org/x/crypto/poly1305"]).output().unwrap());
 
-    let cpus: [(&str, &Tool, &str, &str, &str); 3] = [
-        ("thead-c906", &qemu, "chacha20.c906-novector", "poly1305.32-c906", "thead-scalar=true xtheadvector=false"),
-        ("c906fdv", &tqemu, "chacha20.c906", "poly1305.32-c906", "thead-scalar=true xtheadvector=true"),
-        ("rv64", &qemu, "chacha20.generic", "poly1305.32-rv64gc", "thead-scalar=false xtheadvector=false"),
+    let cpus: [(&str, &Tool, &str, &str, &str, &str); 3] = [
+        ("thead-c906", &qemu, "chacha20.c906-novector", "poly1305.32-c906", "chacha20poly1305.composed", "thead-scalar=true xtheadvector=false"),
+        ("c906fdv", &tqemu, "chacha20.c906", "poly1305.32-c906", "chacha20poly1305.c906", "thead-scalar=true xtheadvector=true"),
+        ("rv64", &qemu, "chacha20.generic", "poly1305.32-rv64gc", "chacha20poly1305.composed", "thead-scalar=false xtheadvector=false"),
     ];
     println!("{:<18} {:<12} kgen-trace", "package", "-cpu");
     for pkg in ["chacha20", "internal/poly1305", "chacha20poly1305"] {
         let exe = test_binary(&go, &driver, pkg);
-        for (cpu, q, chacha, poly, features) in cpus {
+        for (cpu, q, chacha, poly, aead, features) in cpus {
             let o = q.command().args(["-cpu", cpu]).arg(&exe).output().unwrap();
             let s = String::from_utf8_lossy(&o.stdout);
             assert!(o.status.success() && s.lines().any(|l| l == "PASS"), "{pkg} under -cpu {cpu} ({}):\n{s}{}", o.status, String::from_utf8_lossy(&o.stderr));
             let l = s.lines().find(|l| l.starts_with("kgen-trace: ")).unwrap();
             println!("{pkg:<18} {cpu:<12} {}", &l["kgen-trace: ".len()..]);
             assert!(l.contains(features), "{pkg} -cpu {cpu}: {l}");
-            // The package's own paths: the expected one ran, the others did not.
-            let own = if pkg == "chacha20" { vec![chacha] } else if pkg == "internal/poly1305" { vec![poly] } else { vec![chacha, poly] };
+            // The package's own paths: the expected one ran, the others did not
+            // (chacha20poly1305 also runs chacha20 and poly1305: for the Poly1305 key, the
+            // AAD and the tails on the stitched path, for everything on the composed one).
+            let own = if pkg == "chacha20" { vec![chacha] } else if pkg == "internal/poly1305" { vec![poly] } else { vec![chacha, poly, aead] };
             let prefix: Vec<&str> = own.iter().map(|p| p.split('.').next().unwrap()).collect();
             for (k, v) in trace(&s).into_iter().filter(|(k, _)| prefix.iter().any(|p| k.starts_with(&format!("{p}.")))) {
                 let n: u64 = v.parse().unwrap();
@@ -163,4 +166,19 @@ fn x_crypto_tests_pass_on_the_patched_tree_on_the_expected_paths() {
     let exe = test_binary(&go, &bad_driver, "chacha20");
     let o = qemu.command().args(["-cpu", "thead-c906"]).arg(&exe).output().unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stdout).contains("--- FAIL"), "the mutated kernel must fail x/crypto's tests:\n{}", String::from_utf8_lossy(&o.stdout));
+
+    // Negative control: one instruction of the stitched kernel's seal changed (its first
+    // `xor`, in the scalar first column round, made an `or`) fails x/crypto's
+    // chacha20poly1305 tests under c906fdv, where the stitched path runs.
+    let s_path = bad_tree.join("chacha20poly1305/chacha20poly1305_riscv64.s");
+    let s = std::fs::read_to_string(&s_path).unwrap();
+    let seal = kgen_emit::go::go_name(&kgen_kernels::chacha20_poly1305::MACSTATE_SEAL.symbol("c906")).unwrap();
+    let start = s.find(&format!("TEXT ·{seal}(SB)")).expect("the stitched seal function");
+    let k = start + s[start..].find("\n\tXOR\tX").expect("an XOR in the stitched seal");
+    std::fs::write(&s_path, format!("{}\n\tOR\t{}", &s[..k], &s[k + "\n\tXOR\t".len()..])).unwrap();
+    let exe = test_binary(&go, &bad_driver, "chacha20poly1305");
+    let o = tqemu.command().args(["-cpu", "c906fdv"]).arg(&exe).output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!o.status.success() && out.contains("--- FAIL"), "the mutated stitched kernel must fail x/crypto's chacha20poly1305 tests:\n{out}");
+    assert!(trace(&out).iter().any(|(k, v)| k == "chacha20poly1305.c906" && v != "0"), "the mutated kernel ran: {out}");
 }

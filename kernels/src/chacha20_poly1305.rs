@@ -8,11 +8,20 @@
 //!                void chacha20_poly1305_open(... the same arguments ...);
 //! Go:            func chacha20Poly1305SealC906(out *byte, in *byte, len uint64,
 //!                    key *uint32, counter *uint32, poly *byte)    (and ...OpenC906)
+//! Go, x/crypto:  func chacha20Poly1305SealMacstateC906(out *byte, in *byte, len uint64,
+//!                    key *uint32, counter *uint32, state *uint64) (and ...OpenMacstateC906)
 //! ```
 //! (The Go forms are tested in kgen-sim under Go's register rules and, built with Go in
 //! one package with `chacha20` c906 and `poly1305` 32-c906, against x/crypto's
-//! chacha20poly1305 under T-Head's QEMU; the glue that would put them behind a Go AEAD is
-//! another issue's.)
+//! chacha20poly1305 under T-Head's QEMU.) The `Macstate` forms ([`macstate_module`]) are
+//! the same kernel with its Poly1305 on golang.org/x/crypto's internal/poly1305 `macState`
+//! (`h [3]uint64; r [2]uint64; s [2]uint64`) instead of the context: as `poly1305`'s
+//! macState blocks function, s_i = r_i + (r_i >> 2) comes from r and bytes 40..56
+//! (x/crypto's s) are never touched; h is stored as the context stores it, which is
+//! macState's h. `kgen go-patches` puts them behind x/crypto's chacha20poly1305 seal/open
+//! (the whole blocks of each call; the Poly1305 key, AAD, tail and lengths through chacha20
+//! and poly1305); `tests/chacha20_poly1305.rs` checks them in kgen-sim against RustCrypto,
+//! `tests/go_patches.rs` with x/crypto's own tests under T-Head's QEMU `c906fdv`.
 //! `seal`: out = in ^ keystream, then Poly1305 absorbs out; `open`: Poly1305 absorbs in,
 //! then out = in ^ keystream. The bytes processed are `len` rounded down to a multiple of
 //! 64 (whole ChaCha20 blocks); what is left over is the caller's, with
@@ -82,7 +91,7 @@
 //! series); with one group (256 B) nothing overlaps (15.22 against 15.08).
 
 use crate::chacha::{self, VRegs, COLUMNS, DIAGONALS, SIGMA};
-use crate::poly1305::{self, Pad, P32};
+use crate::poly1305::{self, Layout, Pad, P32};
 use crate::{Kernel, Variant};
 use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::isa::VDialect;
@@ -127,8 +136,42 @@ pub const OPEN: Entry = Entry {
     ..SEAL
 };
 
+const MACSTATE_PARAMS: &[Param] = &[
+    Param::ptr("out", Elem::U8, Out, false),
+    Param::ptr("in", Elem::U8, In, true),
+    Param::val("len", Ty::Size, false),
+    Param::ptr("key", Elem::U32, In, true),
+    Param::ptr("counter", Elem::U32, In, false),
+    Param::ptr("state", Elem::U64, InOut, true).aligned(8),
+];
+
+/// [`SEAL`] on golang.org/x/crypto's internal/poly1305 `macState` (v0.25.0: `h [3]uint64;
+/// r [2]uint64; s [2]uint64`, 56 bytes) instead of the context, Go only:
+/// `func chacha20Poly1305SealMacstate<V>(out *byte, in *byte, len uint64, key *uint32,
+/// counter *uint32, state *uint64)`, `state` the macState's address. As `poly1305`'s
+/// [`poly1305::MACSTATE_BLOCKS`]: h and r are the context's bytes already, s_i = r_i +
+/// (r_i >> 2) is computed from r (macState has the key's s at 40..56, never touched), and
+/// an h that comes in with h[2] up to 7 is inside the bounds (h[2] <= 4 on the way out).
+pub const MACSTATE_SEAL: Entry = Entry {
+    kernel: "chacha20-poly1305",
+    prefix: "chacha20_poly1305_seal_macstate_",
+    suffix: "",
+    alias: None,
+    abis: &[Abi::Go],
+    params: MACSTATE_PARAMS,
+    ret: Ret::Void,
+    summary: "ChaCha20 keystream XOR of len & -64 bytes, then Poly1305 blocks (padbit 1) of the output into x/crypto's macState",
+};
+
+/// [`OPEN`] on x/crypto's `macState`, Go only (as [`MACSTATE_SEAL`]).
+pub const MACSTATE_OPEN: Entry = Entry {
+    prefix: "chacha20_poly1305_open_macstate_",
+    summary: "Poly1305 blocks (padbit 1) of len & -64 bytes of the input into x/crypto's macState, and their ChaCha20 keystream XOR",
+    ..MACSTATE_SEAL
+};
+
 /// Every entry point of the kernel.
-pub const ENTRIES: &[&Entry] = &[&SEAL, &OPEN];
+pub const ENTRIES: &[&Entry] = &[&SEAL, &OPEN, &MACSTATE_SEAL, &MACSTATE_OPEN];
 
 /// Blocks per group (vector lanes).
 const LANES: usize = 4;
@@ -341,8 +384,13 @@ fn set_lanes(f: &mut Func, lanes: Reg, left: Reg, t: Reg) {
     });
 }
 
-fn aead_fn(dir: Dir, variant: &str, t: &Target, abi: Abi) -> Func {
-    let e = if dir == Dir::Seal { &SEAL } else { &OPEN };
+fn aead_fn(dir: Dir, variant: &str, t: &Target, abi: Abi, layout: Layout) -> Func {
+    let e = match (dir, layout) {
+        (Dir::Seal, Layout::Context) => &SEAL,
+        (Dir::Open, Layout::Context) => &OPEN,
+        (Dir::Seal, Layout::MacState) => &MACSTATE_SEAL,
+        (Dir::Open, Layout::MacState) => &MACSTATE_OPEN,
+    };
     let mut f = Func::entry(e, variant, t, abi);
     let [out, inp, len, key, counter, ctx] = f.params();
     let d = t.vdialect().unwrap_or(VDialect::Thead);
@@ -377,7 +425,7 @@ fn aead_fn(dir: Dir, variant: &str, t: &Target, abi: Abi) -> Func {
     f.comment("Poly1305: r, s and the loop state (d, q) = h from the context");
     let pi = poly1305::Isa::of(t);
     let p = P32::new(&mut f, pi);
-    poly1305::load_state32(&mut f, &p, ctx);
+    poly1305::load_state32_as(&mut f, &p, ctx, layout);
     let v = VRegs { v: f.vregs::<16>("v", 1), t: f.vregs::<4>("vt", 1), k: f.vregs::<4>("k", 1), vid: f.vreg("vid", 1) };
     f.comment("vector set-up at vl = 4: rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices");
     kasm!(f, addi {lanes}, zero, 4;);
@@ -435,10 +483,10 @@ fn aead_fn(dir: Dir, variant: &str, t: &Target, abi: Abi) -> Func {
     scalar_keystream(&mut f, &c, &x, xt, 0);
     kasm!(f, addi {t0}, zero, 1; beq {lanes}, {t0}, one_block;);
     scalar_keystream(&mut f, &c, &x, xt, 1);
-    poly1305::load_state32(&mut f, &q, ctx);
+    poly1305::load_state32_as(&mut f, &q, ctx, layout);
     last_blocks(&mut f, &c, &q, lanes, 2, ctx);
     kasm!(f, one_block:);
-    poly1305::load_state32(&mut f, &q, ctx);
+    poly1305::load_state32_as(&mut f, &q, ctx, layout);
     last_blocks(&mut f, &c, &q, lanes, 1, ctx);
     kasm!(f, nothing:);
     f.ret();
@@ -451,7 +499,31 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
         "ChaCha20-Poly1305 (RFC 8439) bulk seal/open of whole 64-byte blocks; poly is poly1305 32-c906's".into(),
         "context. Constant time: no secret-dependent branches or addresses; multiplies of values < 2^32.".into(),
     ];
-    m.add(aead_fn(Dir::Seal, variant, t, abi), true)?;
-    m.add(aead_fn(Dir::Open, variant, t, abi), true)?;
+    m.add(aead_fn(Dir::Seal, variant, t, abi, Layout::Context), true)?;
+    m.add(aead_fn(Dir::Open, variant, t, abi, Layout::Context), true)?;
+    Ok(m)
+}
+
+/// The Go module for golang.org/x/crypto's chacha20poly1305 (`kgen go-patches` writes it
+/// into x/crypto's `chacha20poly1305_riscv64.s`): [`MACSTATE_SEAL`] and [`MACSTATE_OPEN`],
+/// whose Poly1305 continues internal/poly1305's `macState`.
+pub fn macstate_module(variant: &str) -> Result<Module, BuildError> {
+    let v = KERNEL.variants.iter().find(|v| v.name == variant).ok_or_else(|| BuildError {
+        func: MACSTATE_SEAL.prefix.to_string(),
+        inst: String::new(),
+        index: None,
+        loc: None,
+        reason: format!("chacha20-poly1305 has no variant `{variant}` (c906)"),
+    })?;
+    let t = v.target();
+    let mut m = Module::new("chacha20-poly1305", variant, &t, Abi::Go);
+    m.notes = vec![
+        "ChaCha20-Poly1305 (RFC 8439) bulk seal/open of whole 64-byte blocks; Poly1305 continues".into(),
+        "golang.org/x/crypto's macState (h [3]uint64, r [2]uint64, s [2]uint64; s_i computed from r,".into(),
+        "bytes 40..56 not touched). Constant time: no secret-dependent branches or addresses;".into(),
+        "multiplies of values < 2^32.".into(),
+    ];
+    m.add(aead_fn(Dir::Seal, variant, &t, Abi::Go, Layout::MacState), true)?;
+    m.add(aead_fn(Dir::Open, variant, &t, Abi::Go, Layout::MacState), true)?;
     Ok(m)
 }

@@ -210,8 +210,8 @@ pub const MACSTATE_BLOCKS: Entry = Entry {
 pub const ENTRIES: &[&Entry] = &[&INIT, &GO_INIT, &BLOCKS, &EMIT, &LINUX_INIT, &LINUX_BLOCKS, &LINUX_EMIT, &MACSTATE_BLOCKS];
 
 /// Where the blocks function finds s1..s3.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Layout {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Layout {
     /// The context's s1..s3 (at [`CTX_S1`], [`CTX_S23`]).
     Context,
     /// x/crypto's macState: computed from r.
@@ -690,14 +690,9 @@ fn loop32(f: &mut Func, p: &P32, a: &Args, top: Label, unaligned: Option<(Reg, R
     );
 }
 
-/// The base-2^32 state from the context: r0..r3, s1..s3, and the loop state (d, q) = h
-/// (h4 in q).
-pub(crate) fn load_state32(f: &mut Func, p: &P32, ctx: Reg) {
-    load_state32_as(f, p, ctx, Layout::Context)
-}
-
-/// [`load_state32`] from a context in `layout`.
-fn load_state32_as(f: &mut Func, p: &P32, ctx: Reg, layout: Layout) {
+/// The base-2^32 state from a context in `layout`: r0..r3, s1..s3, and the loop state
+/// (d, q) = h (h4 in q).
+pub(crate) fn load_state32_as(f: &mut Func, p: &P32, ctx: Reg, layout: Layout) {
     f.comment("r0..r3, s1..s3; the loop state (d, q) = h (h4 in q)");
     for (i, &r) in p.r.iter().enumerate() {
         let off = CTX_R + 4 * i as i64;

@@ -6,13 +6,135 @@
 
 package chacha20poly1305
 
-// seal and open compose chacha20 and poly1305, which have riscv64 assembly. A stitched
-// kernel (one pass over the data for both) would replace them.
+import (
+	"encoding/binary"
+
+	"golang.org/x/crypto/chacha20"
+	"golang.org/x/crypto/internal/alias"
+	"golang.org/x/crypto/internal/poly1305"
+	"golang.org/x/crypto/internal/riscv64cpu"
+)
+
+// Where XTheadVector is usable, seal and open put the whole 64-byte blocks of the text
+// through kgen's stitched kernel (ChaCha20 in vector lanes, Poly1305 on the scalar core,
+// one pass), whose Poly1305 continues the MAC's own state. The Poly1305 key, the
+// additional data, the last partial block and the lengths go through chacha20 and
+// poly1305 as in sealGeneric and openGeneric. Elsewhere seal and open are sealGeneric and
+// openGeneric, on chacha20 and poly1305 (which have riscv64 assembly of their own).
+
+// stitchedBlock is the unit of the stitched kernel: a ChaCha20 block.
+const stitchedBlock = 64
+
+// stitchedState writes the key and the counter block (counter 1, then the nonce) as
+// little-endian words, as the stitched kernel reads them.
+func stitchedState(state *[12]uint32, key *[KeySize]byte, nonce []byte) {
+	for i := 0; i < 8; i++ {
+		state[i] = binary.LittleEndian.Uint32(key[4*i:])
+	}
+	state[8] = 1
+	state[9] = binary.LittleEndian.Uint32(nonce[0:4])
+	state[10] = binary.LittleEndian.Uint32(nonce[4:8])
+	state[11] = binary.LittleEndian.Uint32(nonce[8:12])
+}
 
 func (c *chacha20poly1305) seal(dst, nonce, plaintext, additionalData []byte) []byte {
-	return c.sealGeneric(dst, nonce, plaintext, additionalData)
+	if !riscv64cpu.HasXTheadVector {
+		if riscv64cpu.Trace {
+			riscv64cpu.Count(riscv64cpu.ChaCha20Poly1305Composed)
+		}
+		return c.sealGeneric(dst, nonce, plaintext, additionalData)
+	}
+
+	ret, out := sliceForAppend(dst, len(plaintext)+poly1305.TagSize)
+	ciphertext, tag := out[:len(plaintext)], out[len(plaintext):]
+	if alias.InexactOverlap(out, plaintext) {
+		panic("chacha20poly1305: invalid buffer overlap")
+	}
+
+	var polyKey [32]byte
+	s, _ := chacha20.NewUnauthenticatedCipher(c.key[:], nonce)
+	s.XORKeyStream(polyKey[:], polyKey[:])
+	p := poly1305.New(&polyKey)
+	writeWithPadding(p, additionalData)
+
+	bulk := len(plaintext) &^ (stitchedBlock - 1)
+	if bulk > 0 {
+		if riscv64cpu.Trace {
+			riscv64cpu.Count(riscv64cpu.ChaCha20Poly1305C906)
+		}
+		var state [12]uint32
+		stitchedState(&state, &c.key, nonce)
+		chacha20Poly1305SealMacstateC906(&ciphertext[0], &plaintext[0], uint64(bulk), &state[0], &state[8], p.State())
+	}
+	s.SetCounter(1 + uint32(bulk/stitchedBlock))
+	s.XORKeyStream(ciphertext[bulk:], plaintext[bulk:])
+	writeWithPadding(p, ciphertext[bulk:])
+	writeUint64(p, len(additionalData))
+	writeUint64(p, len(plaintext))
+	p.Sum(tag[:0])
+
+	return ret
 }
 
 func (c *chacha20poly1305) open(dst, nonce, ciphertext, additionalData []byte) ([]byte, error) {
-	return c.openGeneric(dst, nonce, ciphertext, additionalData)
+	if !riscv64cpu.HasXTheadVector {
+		if riscv64cpu.Trace {
+			riscv64cpu.Count(riscv64cpu.ChaCha20Poly1305Composed)
+		}
+		return c.openGeneric(dst, nonce, ciphertext, additionalData)
+	}
+
+	tag := ciphertext[len(ciphertext)-16:]
+	ciphertext = ciphertext[:len(ciphertext)-16]
+	ret, out := sliceForAppend(dst, len(ciphertext))
+	if alias.InexactOverlap(out, ciphertext) {
+		panic("chacha20poly1305: invalid buffer overlap")
+	}
+
+	var polyKey [32]byte
+	s, _ := chacha20.NewUnauthenticatedCipher(c.key[:], nonce)
+	s.XORKeyStream(polyKey[:], polyKey[:])
+	p := poly1305.New(&polyKey)
+	writeWithPadding(p, additionalData)
+
+	// The kernel hashes each block of the ciphertext before it writes the plaintext there
+	// (out may be ciphertext itself), so the whole blocks are decrypted before the tag is
+	// checked, as chacha20Poly1305Open does on amd64, and wiped if it does not match.
+	bulk := len(ciphertext) &^ (stitchedBlock - 1)
+	if bulk > 0 {
+		if riscv64cpu.Trace {
+			riscv64cpu.Count(riscv64cpu.ChaCha20Poly1305C906)
+		}
+		var state [12]uint32
+		stitchedState(&state, &c.key, nonce)
+		chacha20Poly1305OpenMacstateC906(&out[0], &ciphertext[0], uint64(bulk), &state[0], &state[8], p.State())
+	}
+	writeWithPadding(p, ciphertext[bulk:])
+	writeUint64(p, len(additionalData))
+	writeUint64(p, len(ciphertext))
+
+	if !p.Verify(tag) {
+		for i := range out {
+			out[i] = 0
+		}
+		return nil, errOpen
+	}
+
+	s.SetCounter(1 + uint32(bulk/stitchedBlock))
+	s.XORKeyStream(out[bulk:], ciphertext[bulk:])
+	return ret, nil
 }
+
+// chacha20Poly1305SealMacstateC906 is chacha20_poly1305_seal_macstate_c906 (ChaCha20 keystream XOR of len & -64 bytes, then Poly1305 blocks (padbit 1) of the output into x/crypto's macState):
+//
+//	void chacha20_poly1305_seal_macstate_c906(unsigned char *out, const unsigned char *in, size_t len, const unsigned int *key, const unsigned int *counter, u64 *state)
+//
+//go:noescape
+func chacha20Poly1305SealMacstateC906(out *byte, in *byte, len uint64, key *uint32, counter *uint32, state *uint64)
+
+// chacha20Poly1305OpenMacstateC906 is chacha20_poly1305_open_macstate_c906 (Poly1305 blocks (padbit 1) of len & -64 bytes of the input into x/crypto's macState, and their ChaCha20 keystream XOR):
+//
+//	void chacha20_poly1305_open_macstate_c906(unsigned char *out, const unsigned char *in, size_t len, const unsigned int *key, const unsigned int *counter, u64 *state)
+//
+//go:noescape
+func chacha20Poly1305OpenMacstateC906(out *byte, in *byte, len uint64, key *uint32, counter *uint32, state *uint64)

@@ -22,7 +22,9 @@ const (
 	ChaCha20Generic
 	Poly1305C906
 	Poly1305RV64GC
+	ChaCha20Poly1305C906
+	ChaCha20Poly1305Composed
 	numPaths
 )
 
-var pathNames = [numPaths]string{"chacha20.c906", "chacha20.c906-novector", "chacha20.generic", "poly1305.32-c906", "poly1305.32-rv64gc"}
+var pathNames = [numPaths]string{"chacha20.c906", "chacha20.c906-novector", "chacha20.generic", "poly1305.32-c906", "poly1305.32-rv64gc", "chacha20poly1305.c906", "chacha20poly1305.composed"}
