@@ -4,5 +4,6 @@ pub mod bench;
 pub mod goldens;
 pub mod jit_bench;
 pub mod jit_run;
+pub mod openssl;
 pub mod oracle;
 pub mod outputs;
