@@ -69,7 +69,6 @@ fn measured<H: Harness>(env: &mut H, f: impl Fn(&mut H) -> Result<(u64, u64), St
 pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usize]) -> Result<Vec<Row>, String> {
     use kgen_kernels::{aes, chacha, ghash, poly1305, sha2};
     let mut rows = Vec::new();
-    let e = |x: String| x;
     let row = |what: &str, bytes: usize, (instructions, cycles): (u64, u64)| Row {
         kernel: kernel.into(),
         variant: variant.into(),
@@ -85,8 +84,8 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
             let dks = env.buffer(&[0u8; 244], 0, true);
             let (set_name, set_e) = env.entry(&aes::SET_ENCRYPT_KEY)?;
             let (_, set_d) = env.entry(&aes::SET_DECRYPT_KEY)?;
-            env.call(set_e, &[key, 128, ks]).map_err(e)?;
-            env.call(set_d, &[key, 128, dks]).map_err(e)?;
+            env.call(set_e, &[key, 128, ks])?;
+            env.call(set_d, &[key, 128, dks])?;
             for (entry, ks) in [(&aes::ENCRYPT, ks), (&aes::DECRYPT, dks)] {
                 let (name, f) = env.entry(entry)?;
                 for &n in sizes {
@@ -101,11 +100,11 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
                         }
                         Ok((i, c))
                     })
-                    .map_err(e)?;
+                    ?;
                     rows.push(row(&name, n, m));
                 }
             }
-            let m = measured(env, |env| env.call(set_e, &[key, 128, ks])).map_err(e)?;
+            let m = measured(env, |env| env.call(set_e, &[key, 128, ks]))?;
             rows.push(row(&format!("{set_name}(128)"), 16, m));
         }
         "chacha20" => {
@@ -115,7 +114,7 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
             let (name, f) = env.entry(&chacha::CTR32)?;
             for &n in sizes {
                 let buf = env.buffer(&vec![0x5a; n], 0, true);
-                let m = measured(env, |env| env.call(f, &[buf, buf, n as u64, key, ctr])).map_err(e)?;
+                let m = measured(env, |env| env.call(f, &[buf, buf, n as u64, key, ctr]))?;
                 rows.push(row(&name, n, m));
             }
         }
@@ -127,12 +126,12 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
             let init = env.lookup(&ghash::INIT.symbol_for_part(&part))?;
             let table = env.buffer(&[0u8; 256], 0, true);
             let h = env.buffer(&[0x66, 0xe9, 0x4b, 0xd4, 0xef, 0x8a, 0x2c, 0x3b, 0x88, 0x4c, 0xfa, 0x59, 0xca, 0x34, 0x2b, 0x2e], 0, false);
-            env.call(init, &[table, h]).map_err(e)?;
+            env.call(init, &[table, h])?;
             let xi = env.buffer(&[0u8; 16], 0, true);
             for &n in sizes {
                 let n = n.max(16).next_multiple_of(16);
                 let inp = env.buffer(&vec![0x5a; n], 0, false);
-                let m = measured(env, |env| env.call(ghash, &[xi, table, inp, n as u64])).map_err(e)?;
+                let m = measured(env, |env| env.call(ghash, &[xi, table, inp, n as u64]))?;
                 rows.push(row(&ghash_name, n, m));
             }
         }
@@ -143,11 +142,11 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
             let ctx = env.buffer(&[0u8; 192], 0, true);
             let (_, init) = env.entry(&poly1305::INIT)?;
             let (name, blocks) = env.entry(&poly1305::BLOCKS)?;
-            env.call(init, &[ctx, key, 0]).map_err(e)?;
+            env.call(init, &[ctx, key, 0])?;
             for &n in sizes {
                 let n = n.max(16).next_multiple_of(16);
                 let inp = env.buffer(&vec![0x5a; n], 0, false);
-                let m = measured(env, |env| env.call(blocks, &[ctx, inp, n as u64, 1])).map_err(e)?;
+                let m = measured(env, |env| env.call(blocks, &[ctx, inp, n as u64, 1]))?;
                 rows.push(row(&name, n, m));
             }
         }
@@ -164,7 +163,7 @@ pub fn drive<H: Harness>(kernel: &str, variant: &str, env: &mut H, sizes: &[usiz
                     continue; // a smaller size rounded up to the same blocks
                 }
                 let inp = env.buffer(&vec![0x5a; n], 0, false);
-                let m = measured(env, |env| env.call(f, &[ctx, inp, (n / block) as u64])).map_err(e)?;
+                let m = measured(env, |env| env.call(f, &[ctx, inp, (n / block) as u64]))?;
                 rows.push(row(&name, n, m));
             }
         }

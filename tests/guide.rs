@@ -4,9 +4,9 @@
 //! code run here (`<!-- output: NAME -->`, made by [`outputs`]), and every `sh` block's
 //! `kgen` commands run and succeed (its `cargo` commands name examples and tests that
 //! exist). The failures the guide explains are built here, in kernels that break one rule
-//! each, and their errors are the ones the guide prints.
+//! each, and their errors are the ones the guide prints; so is the kernel that spills.
 
-use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret};
+use kgen_dsl::entry::{Access::*, Elem, Entry, Param, Ret, Ty};
 use kgen_dsl::target::target;
 use kgen_dsl::{Abi, Func, Module};
 use kgen_macros::kasm;
@@ -33,16 +33,33 @@ const DEMO: Entry = Entry {
     summary: "a kernel that breaks one rule",
 };
 
-/// Builds `body` as `demo_<target>` and returns the module error.
-fn error_of(target_name: &str, body: impl FnOnce(&mut Func)) -> String {
+/// An entry point whose vector code runs under a vtype the caller passes.
+const DEMO_VTYPE: Entry = Entry {
+    params: &[Param::ptr("out", Elem::U32, Out, false), Param::val("vtype", Ty::Size, false)],
+    summary: "vector code under the caller's vtype",
+    ..DEMO
+};
+
+/// Builds `body` as the function of `entry` for `demo_<target>`: the module, or its error.
+fn build(entry: &'static Entry, target_name: &str, body: impl FnOnce(&mut Func)) -> Result<Module, String> {
     let t = target(target_name).unwrap();
-    let mut f = Func::entry(&DEMO, target_name, &t, Abi::Psabi);
+    let mut f = Func::entry(entry, target_name, &t, Abi::Psabi);
     body(&mut f);
     f.ret();
     let mut m = Module::new("demo", target_name, &t, Abi::Psabi);
-    match m.add(f, true) {
-        Ok(()) => panic!("the demo kernel for {target_name} passed its checks"),
-        Err(e) => e.to_string(),
+    m.add(f, true).map_err(|e| e.to_string())?;
+    Ok(m)
+}
+
+/// Builds `body` as `demo_<target>` and returns the module error.
+fn error_of(target_name: &str, body: impl FnOnce(&mut Func)) -> String {
+    error_of_entry(&DEMO, target_name, body)
+}
+
+fn error_of_entry(entry: &'static Entry, target_name: &str, body: impl FnOnce(&mut Func)) -> String {
+    match build(entry, target_name, body) {
+        Ok(_) => panic!("the demo kernel for {target_name} passed its checks"),
+        Err(e) => e,
     }
 }
 
@@ -89,19 +106,65 @@ fn outputs() -> BTreeMap<&'static str, String> {
     o.insert("secret-left", e);
 
     // ANCHOR: pressure
-    // 30 values live at once: more than the 28 registers the psABI leaves to a kernel.
-    let e = error_of("c906", |f| {
+    // 30 bytes loaded before the first is stored: with `out` and `in`, 32 values live at
+    // once, more than the 28 registers the psABI leaves to a kernel.
+    let m = build(&DEMO, "c906", |f| {
         let [out, inp] = f.params();
         let v = f.xregs::<30>("v");
         for (k, &r) in v.iter().enumerate() {
             kasm!(f, lbu {r}, {k as i64}({inp}););
         }
-        for &r in &v {
-            kasm!(f, sb {r}, 0({out}););
+        for (k, &r) in v.iter().enumerate() {
+            kasm!(f, sb {r}, {k as i64}({out}););
         }
-    });
+    })
+    .unwrap();
+    let report = kgen_dsl::report::Report::of(&m.funcs[0]).lines().join("\n");
     // ANCHOR_END: pressure
-    o.insert("pressure", e);
+    assert!(report.contains("spills: ") && !report.contains("spills: none"), "{report}");
+    // The spilled bytes come back: out = in, in kgen-sim.
+    let mut env = kgen_sim::Env::new(&m.object().unwrap(), &m.target).unwrap();
+    let data: Vec<u8> = (0..30u8).map(|k| k.wrapping_mul(37) ^ 0x5a).collect();
+    let (pin, pout) = (env.buffer(&data, 3, false), env.buffer(&[0; 30], 5, true));
+    env.call(env.lookup(&DEMO.symbol("c906")).unwrap(), &[pout, pin]).unwrap();
+    assert_eq!(env.read(pout, 30), data, "the spilling demo kernel copies its input");
+    o.insert("pressure", report);
+
+    // ANCHOR: vector-pressure
+    // Five 8-register groups live at once (40 of the 32 vector registers), under a vtype
+    // known only at run time: a group is spilled only where its vtype is known.
+    let e = error_of_entry(&DEMO_VTYPE, "rv64gcv", |f| {
+        let [out, vt] = f.params();
+        let n = f.xreg("n");
+        let g = f.vregs::<5>("g", 8);
+        kasm!(f, vsetvl {n}, zero, {vt};);
+        for r in g {
+            kasm!(f, vid.v {r};);
+        }
+        for r in &g[1..] {
+            kasm!(f, vadd.vv {g[0]}, {g[0]}, {*r};);
+        }
+        kasm!(f, vse32.v {g[0]}, ({out}););
+    });
+    // ANCHOR_END: vector-pressure
+    o.insert("vector-pressure", e);
+    // The same groups under a vtype known at build time: one is spilled, and it builds.
+    let m = build(&DEMO_VTYPE, "rv64gcv", |f| {
+        let [out, _] = f.params();
+        let n = f.xreg("n");
+        let g = f.vregs::<5>("g", 8);
+        kasm!(f, vsetvli {n}, zero, e32, m8, ta, ma;);
+        for r in g {
+            kasm!(f, vid.v {r};);
+        }
+        for r in &g[1..] {
+            kasm!(f, vadd.vv {g[0]}, {g[0]}, {*r};);
+        }
+        kasm!(f, vse32.v {g[0]}, ({out}););
+    })
+    .unwrap_or_else(|e| panic!("the vector demo under a known vtype: {e}"));
+    let spills = &m.funcs[0].frame.spills;
+    assert!(!spills.values.is_empty() && spills.stores > 0, "{spills:?}");
     o
 }
 
@@ -205,3 +268,4 @@ fn anchors_are_extracted_exactly() {
     assert_eq!(marker(&b[0].1, "include"), Some("examples/xor.rs#entry"));
     assert_ne!(b[0].2, a);
 }
+

@@ -1,11 +1,12 @@
-//! SHA-256 and SHA-512 kernels (c906, rv64gc, rv64gc-zbb; OpenSSL and Linux ABIs) against
+//! SHA-256 and SHA-512 kernels (c906, rv64gc, rv64gc-zbb; OpenSSL, Linux and Go ABIs) against
 //! FIPS 180-4 and RustCrypto `sha2`: in kgen-sim with misaligned accesses trapping and the
 //! input mapped only as far as the aligned words that hold it (FIPS 180-4 example vectors,
 //! every message length 0..=1100 at every input offset 0..7 through padding written here,
 //! random chaining values and block counts against `compress256`/`compress512`, what the
 //! function writes, secrets left behind, data-independent modeled time), and through a C
 //! harness that pads and calls the emitted assembly under QEMU, with a CPU lacking the
-//! extensions as a negative control. The Go builds are tested in tests/emit_go.rs.
+//! extensions as a negative control. The Go builds run here against random states and
+//! for their modeled cost; as Go packages against Go's own code in tests/emit_go.rs.
 
 use kgen_dsl::entry::Entry;
 use kgen_dsl::Abi;
@@ -20,6 +21,8 @@ mod common;
 
 const VARIANTS: [&str; 3] = ["c906", "rv64gc", "rv64gc-zbb"];
 const ABIS: [Abi; 2] = [Abi::Psabi, Abi::Linux];
+/// The Go form too (`len` in bytes; the schedule in its Go frame, at 8(sp).. here).
+const ALL_ABIS: [Abi; 3] = [Abi::Psabi, Abi::Linux, Abi::Go];
 
 /// Where the tests map message bytes (above every buffer `Env::buffer` hands out).
 const MSG_BASE: u64 = 0x4000_0000;
@@ -70,10 +73,12 @@ fn tohex(b: &[u8]) -> String {
 impl Alg {
     fn entry(&self, abi: Abi) -> &'static Entry {
         match (self.ws, abi) {
+            (4, Abi::Psabi) => &k::SHA256_BLOCKS,
             (4, Abi::Linux) => &k::SHA256_LINUX,
-            (4, _) => &k::SHA256_BLOCKS,
+            (4, Abi::Go) => &k::SHA256_GO,
+            (_, Abi::Psabi) => &k::SHA512_BLOCKS,
             (_, Abi::Linux) => &k::SHA512_LINUX,
-            _ => &k::SHA512_BLOCKS,
+            (_, Abi::Go) => &k::SHA512_GO,
         }
     }
 
@@ -165,6 +170,7 @@ impl Alg {
 /// aligned) and the block function. Misaligned accesses trap.
 struct Sim {
     alg: Alg,
+    abi: Abi,
     e: Env,
     f: u64,
     ctx: u64,
@@ -177,7 +183,7 @@ impl Sim {
     }
 
     fn from_module(alg: Alg, m: &kgen_dsl::Module, cost: bool) -> Sim {
-        let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap();
+        let mut e = Env::new(&m.object().unwrap(), &m.target).unwrap().for_abi(m.abi);
         if cost {
             e = e.with_cost_model();
         }
@@ -188,7 +194,7 @@ impl Sim {
         }
         let f = e.sym(&m.symbol(alg.entry(m.abi)).unwrap());
         let ctx = e.buffer(&vec![0u8; alg.ctx_bytes], 0, true);
-        Sim { alg, e, f, ctx, what: format!("{} {} {}", alg.kernel, m.variant, m.abi) }
+        Sim { alg, abi: m.abi, e, f, ctx, what: format!("{} {} {}", alg.kernel, m.variant, m.abi) }
     }
 
     /// Maps `data` at MSG_BASE + off, read-only, in a region that starts with the aligned
@@ -216,6 +222,8 @@ impl Sim {
         self.e.m.mem.write_bytes(c, &sb);
         let inp = self.place(data, off);
         let n = (data.len() / self.alg.block) as u64;
+        // The Go form takes bytes and rounds down to whole blocks.
+        let n = if self.abi == Abi::Go { n * self.alg.block as u64 + self.alg.block as u64 - 1 } else { n };
         let w = self.what.clone();
         let o = self.e.call(self.f, &[c, inp, n]).unwrap_or_else(|x| panic!("{w}: {x}"));
         let b = self.e.read(c, 8 * self.alg.ws);
@@ -306,7 +314,7 @@ fn random_states_against_compress() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     for alg in ALGS {
         for v in VARIANTS {
-            for abi in ABIS {
+            for abi in ALL_ABIS {
                 let mut s = Sim::new(alg, v, abi);
                 let tail = alg.ctx_bytes - 8 * alg.ws;
                 for case in 0..60 {
@@ -418,29 +426,40 @@ fn timing_independent_of_data() {
 
 /// Modeled C906 cycles per byte (second of two calls), printed; c906 within the issue's
 /// target of 0.6 of OpenSSL's C on the model (tests/sha2_baseline.rs measures the C code:
-/// 78.75 c/B for SHA-256, 40.43 for SHA-512 at 256 bytes).
+/// 78.75 c/B for SHA-256, 40.43 for SHA-512 at 256 bytes), and every Go build within 2% of
+/// its OpenSSL build (sha2.rs's header: with eight schedule words in registers, SHA-256's
+/// rv64gc Go build spills kp and is 4% slower).
 #[test]
 fn cost_report() {
     let mut table = String::new();
-    let _ = writeln!(table, "{:<8} {:<11} {:>6} {:>8} {:>8} {:>7} {:>9}", "kernel", "variant", "bytes", "instr", "cycles", "c/B", "instr/blk");
+    let mut openssl = std::collections::HashMap::new();
+    let _ = writeln!(table, "{:<8} {:<11} {:<7} {:>6} {:>8} {:>8} {:>7} {:>9}", "kernel", "variant", "abi", "bytes", "instr", "cycles", "c/B", "instr/blk");
     for alg in ALGS {
         for v in VARIANTS {
-            let mut s = Sim::from_module(alg, &alg.module(v, Abi::Psabi), true);
-            for nb in [1usize, 4, 16] {
-                let data = vec![0x5au8; nb * alg.block];
-                s.compress(&alg.iv, &data, 0);
-                let (_, o) = s.compress(&alg.iv, &data, 0);
-                let cpb = o.cycles as f64 / data.len() as f64;
-                let _ = writeln!(table, "{:<8} {v:<11} {:>6} {:>8} {:>8} {cpb:>7.2} {:>9.0}", alg.kernel, data.len(), o.instructions, o.cycles, o.instructions as f64 / nb as f64);
-                if v == "c906" && nb >= 4 {
-                    let limit = if alg.ws == 4 { 0.6 * 78.75 } else { 0.6 * 40.43 };
-                    assert!(cpb <= limit, "{} c906: {cpb:.2} c/B at {} bytes, target {limit:.2}", alg.kernel, data.len());
+            for abi in [Abi::Psabi, Abi::Go] {
+                let mut s = Sim::from_module(alg, &alg.module(v, abi), true);
+                for nb in [1usize, 4, 16] {
+                    let data = vec![0x5au8; nb * alg.block];
+                    s.compress(&alg.iv, &data, 0);
+                    let (_, o) = s.compress(&alg.iv, &data, 0);
+                    let cpb = o.cycles as f64 / data.len() as f64;
+                    let _ = writeln!(table, "{:<8} {v:<11} {:<7} {:>6} {:>8} {:>8} {cpb:>7.2} {:>9.0}", alg.kernel, abi.name(), data.len(), o.instructions, o.cycles, o.instructions as f64 / nb as f64);
+                    if abi == Abi::Psabi {
+                        openssl.insert((alg.kernel, v, nb), cpb);
+                    } else {
+                        let base = openssl[&(alg.kernel, v, nb)];
+                        assert!(cpb <= 1.02 * base, "{} {v} go: {cpb:.2} c/B at {} bytes, the OpenSSL build {base:.2}", alg.kernel, data.len());
+                    }
+                    if v == "c906" && nb >= 4 {
+                        let limit = if alg.ws == 4 { 0.6 * 78.75 } else { 0.6 * 40.43 };
+                        assert!(cpb <= limit, "{} c906: {cpb:.2} c/B at {} bytes, target {limit:.2}", alg.kernel, data.len());
+                    }
                 }
+                let data = vec![0x5au8; 16 * alg.block];
+                s.compress(&alg.iv, &data, 3);
+                let (_, o) = s.compress(&alg.iv, &data, 3);
+                let _ = writeln!(table, "{:<8} {v:<11} {:<7} {:>6} at offset 3: {:.2} c/B", alg.kernel, abi.name(), data.len(), o.cycles as f64 / data.len() as f64);
             }
-            let data = vec![0x5au8; 16 * alg.block];
-            s.compress(&alg.iv, &data, 3);
-            let (_, o) = s.compress(&alg.iv, &data, 3);
-            let _ = writeln!(table, "{:<8} {v:<11} {:>6} at offset 3: {:.2} c/B", alg.kernel, data.len(), o.cycles as f64 / data.len() as f64);
         }
     }
     println!("{table}");

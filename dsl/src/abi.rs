@@ -44,16 +44,13 @@ impl Abi {
     pub const ALL: [Abi; 3] = [Abi::Psabi, Abi::Linux, Abi::Go];
 
     /// Integer registers the allocator may assign, in order of preference (caller-saved
-    /// temporaries first, then argument registers, then callee-saved ones, `ra` last).
+    /// temporaries first, then argument registers, then callee-saved ones, `ra` last; under
+    /// Go a function that writes `ra` gets a frame, whose prologue saves it).
     pub fn allocatable_x(self) -> Vec<u8> {
         let mut v = vec![5, 6, 7, 28, 29, 30, 31, 10, 11, 12, 13, 14, 15, 16, 17, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 8, 1];
         v.retain(|r| !self.reserved().contains(r));
         if self == Abi::Linux {
             v.retain(|&r| r != 8);
-        }
-        if self == Abi::Go {
-            // Go functions are frameless (emit/src/go.rs): ra could not be saved.
-            v.retain(|&r| r != 1);
         }
         v
     }

@@ -432,7 +432,14 @@ fn entry_state(f: &Func, abi: Abi) -> State {
             ..Val::PUBLIC
         };
     }
-    State { x, v: [(false, false); 32], slots: WordMap::default(), secret: Bytes::default(), init: Bytes::default(), copies: Vec::new(), vtype: None }
+    let mut slots = WordMap::default();
+    let mut init = Bytes::default();
+    if f.host_frame > 0 {
+        // Go's frame prologue saved the return address at 0(sp).
+        slots.insert(0, Val { orig: Some(1), ..Val::PUBLIC });
+        init.insert(0, 8);
+    }
+    State { x, v: [(false, false); 32], slots, secret: Bytes::default(), init, copies: Vec::new(), vtype: None }
 }
 
 /// Bytes a unit-stride vector load or store covers at VLMAX under the vtype known here
@@ -780,7 +787,11 @@ fn step(cx: &mut Ctx, idx: usize, i: &InstItem, s: &State, report: bool) -> Stat
         };
         if report && matches!(bptr, Ptr::Sp(_) | Ptr::SpAny) {
             match (frame_off, sp_now) {
-                (Some(a), Some(spk)) if !((a >= spk && a + extent <= 0) || (a >= 8 && a + extent <= 8 + f.host_frame as i64)) => {
+                (Some(a), Some(spk))
+                    if !((a >= spk && a + extent <= 0)
+                        || (a >= 8 && a + extent <= 8 + f.host_frame as i64)
+                        || (f.host_frame > 0 && m.dir == Dir::Load && a == 0 && extent == 8)) =>
+                {
                     let host = if f.host_frame > 0 { format!(" or the host's frame [sp+8, sp+{})", 8 + f.host_frame) } else { String::new() };
                     cx.report(idx, Check::StackBounds, format!("stack access at entry sp{a:+} is outside the frame [sp{spk:+}, sp){host}"));
                 }

@@ -549,6 +549,10 @@ pub fn frame(f: &mut Func) -> Result<Frame, BuildError> {
         for &(r, o) in &saved {
             epilogue.push(mk("ld", vec![Reg::X(r).into(), Opnd::Imm(o as i64), sp.into()]));
         }
+        if hosted && written[1] {
+            // Go's prologue saved ra at 0(sp); the code used ra, so it reloads it.
+            epilogue.push(mk("ld", vec![Reg::X(1).into(), Opnd::Imm(0), sp.into()]));
+        }
         if size > 0 {
             epilogue.push(mk("addi", vec![sp.into(), sp.into(), Opnd::Imm(size as i64)]));
         }

@@ -32,13 +32,14 @@
 //! slowly), so there each block tests `(inp | out) & 3` and XORs misaligned buffers byte by
 //! byte, as CRYPTOGAMS' chacha-riscv does; the vector lanes only ever see aligned buffers.
 //!
-//! Go (ABI0, frameless): 24 integer registers are free (25 with `ra`, which a frameless
-//! function must keep). The scalar block needs 16 state words, 2 temporaries and out, inp,
-//! len, the counter and the key and counter pointers: 24. So the Go build makes the four
-//! "expand 32-byte k" words with `lui`+`addiw` instead of loading them through a pointer
-//! (4 more instructions per block at set-up, 4 at the feed-forward), and only the scalar
-//! variants (`c906-novector`, `rv64gc`) have a Go build: the lane paths need three more
-//! pointer registers and a loop counter, 28 at their peak. The OpenSSL and Linux builds are
+//! Go (ABI0): 25 integer registers are free (`ra` among them: a function that writes it gets
+//! a Go frame, whose prologue saves it). The scalar block needs 16 state words, 2
+//! temporaries and out, inp, len, the counter and the key and counter pointers: 24. So the
+//! scalar Go builds make the four "expand 32-byte k" words with `lui`+`addiw` instead of
+//! loading them through a pointer (4 more instructions per block at set-up, 4 at the
+//! feed-forward) and need no frame. The lane variants' Go builds load them as the OpenSSL
+//! builds do; their vector paths need three more pointer registers and a loop counter, and
+//! the allocator spills a few of them into a Go frame. The OpenSSL and Linux builds are
 //! unchanged by this.
 //!
 //! Keystream never reaches memory (a partial block is XORed straight from the registers);
@@ -815,7 +816,7 @@ fn build(variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildError> {
             m.add(linux_fn(isa, variant, t), true)?;
         }
         Abi::Go if isa.vector.is_none() => {
-            // Frameless under Go: the constants come from `li` (see the module documentation).
+            // The scalar Go builds make the constants with `li` (see the module documentation).
             m.add(openssl_fn(isa, variant, t, abi, None), true)?;
         }
         _ => {

@@ -8,8 +8,8 @@
 //!          void sha512_block_data_order(SHA512_CTX *ctx, const void *in, size_t num);
 //! Linux:   void sha256_blocks_<v>(struct sha256_block_state *state, const u8 *data, size_t nblocks);
 //!          void sha512_blocks_<v>(struct sha512_block_state *state, const u8 *data, size_t nblocks);
-//! Go:      func sha256Block<V>(dig *uint32, p *byte, len uint64, scratch *uint64)
-//!          func sha512Block<V>(dig *uint64, p *byte, len uint64, scratch *uint64)
+//! Go:      func sha256Block<V>(dig *uint32, p *byte, len uint64)
+//!          func sha512Block<V>(dig *uint64, p *byte, len uint64)
 //! ```
 //! `ctx->h[0..8]` (the first member of OpenSSL's `SHA256_CTX`/`SHA512_CTX`, and the kernel's
 //! `struct sha*_block_state`) is the chaining value as host-order words; `num`/`nblocks`
@@ -17,10 +17,9 @@
 //! nothing. `in` may have any alignment. The OpenSSL functions are named
 //! `sha256_block_data_order_<v>` and also exported as `sha256_block_data_order` (likewise
 //! SHA-512). Go: `len` is in bytes and rounded down to whole blocks, as `crypto/sha256`'s
-//! `block(dig, p)` does with `len(p)`; `scratch` is a caller buffer of at least 96 (SHA-256)
-//! or 160 (SHA-512) bytes, 8-byte aligned (a `[12]uint64` or `[20]uint64`): the message
-//! schedule and the saved pointers live there because Go's assembly functions are
-//! frameless here, and its schedule words are zeroed before the function returns.
+//! `block(dig, p)` does with `len(p)`; the function has a Go frame of 96 (SHA-256) or 160
+//! (SHA-512) bytes (`TEXT $96` or `$160`, `NOSPLIT`) for the schedule and the saved
+//! pointers.
 //!
 //! Variants:
 //! - `c906`: rotations in one `th.srriw` (SHA-256) or `th.srri` (SHA-512); message words
@@ -34,9 +33,9 @@
 //!
 //! Schedule. Rounds 0..15 run straight; rounds 16.. in a loop of 16 (the state roles come
 //! back to the same registers every 8 rounds, the schedule ring every 16). The schedule
-//! W[0..16] is a ring in a stack slot (Go: in `scratch`); the last eight words are also
-//! kept in registers (Go: two), so a step `W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] +
-//! σ1(W[i-2])` loads one word (W[i-15], which is W[i-16] of the next step) and stores one.
+//! W[0..16] is a ring in a stack slot; the last eight words are also kept in registers, so
+//! a step `W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2])` loads one word (W[i-15],
+//! which is W[i-16] of the next step) and stores one.
 //! T1 is accumulated in the register of h, and Maj(a, b, c) = ((a ^ b) & (b ^ c)) ^ b
 //! reuses the previous round's a ^ b, so a round is 24 instructions with its constant load.
 //! Loads are placed at least one instruction before their use (the C906's load-to-use
@@ -45,6 +44,16 @@
 //! (`th.srriw`/`roriw`/`srliw`, `sw`, and the rv64gc `x:x` build, which shifts them out).
 //! `th.addsl` and the indexed loads (`th.lurw`) do not help here: every shift-and-add of
 //! SHA-2 is an xor of rotations, and every address is a constant offset.
+//!
+//! Go. ABI0 leaves 24 integer registers (the psABI 28): enough for the eight schedule words
+//! beside the state, the temporaries and kp, except in SHA-256's shifts form (`rv64gc`),
+//! whose σ needs a second temporary. There the allocator would spill kp and reload it
+//! before every constant (51.79 c/B at 1 KiB on the model), so that build keeps two words
+//! and loads W[i-7] from the ring (50.30 c/B; its OpenSSL build 49.57). The other Go builds
+//! keep eight without a spill and model as fast as their OpenSSL builds, a little faster
+//! for one block (no callee-saved registers to save). `cargo test --release --test sha2
+//! cost_report -- --nocapture` prints both (without Go's own frame set-up, a few
+//! instructions a call).
 //!
 //! Constant time: no branch and no address depends on the message or the state (branches
 //! on `num` and on `in`'s alignment only); no multiplies. The stack slot holding the
@@ -139,25 +148,16 @@ pub const SHA256_LINUX: Entry = Entry {
     ret: Ret::Void,
     summary: "SHA-256: compress nblocks 64-byte blocks into state->h[0..8]",
 };
-/// Bytes of the Go form's scratch buffer: the schedule (16 words), then four saved
-/// doublewords (public: pointers).
-pub const GO_SCRATCH_256: usize = 64 + 32;
-pub const GO_SCRATCH_512: usize = 128 + 32;
-/// `func sha256Block<V>(dig *uint32, p *byte, len uint64, scratch *uint64)` (Go).
+/// `func sha256Block<V>(dig *uint32, p *byte, len uint64)` (Go).
 pub const SHA256_GO: Entry = Entry {
     kernel: "sha256",
     prefix: "sha256_block_",
     suffix: "",
     alias: None,
     abis: &[Abi::Go],
-    params: &[
-        Param::ptr("dig", Elem::U32, InOut, true),
-        Param::ptr("p", Elem::U8, In, true),
-        Param::val("len", Ty::Size, false),
-        Param::ptr("scratch", Elem::U64, InOut, true).aligned(8).public(&[(64, GO_SCRATCH_256 as i64)]),
-    ],
+    params: &[Param::ptr("dig", Elem::U32, InOut, true), Param::ptr("p", Elem::U8, In, true), Param::val("len", Ty::Size, false)],
     ret: Ret::Void,
-    summary: "SHA-256: compress len / 64 blocks of p into dig[0..8] (scratch: 96 bytes, zeroed W on return)",
+    summary: "SHA-256: compress len / 64 blocks of p into dig[0..8]",
 };
 /// `void sha512_block_data_order(SHA512_CTX *ctx, const void *in, size_t num)` (OpenSSL).
 pub const SHA512_BLOCKS: Entry = Entry {
@@ -177,17 +177,12 @@ pub const SHA512_LINUX: Entry = Entry {
     summary: "SHA-512: compress nblocks 128-byte blocks into state->h[0..8]",
     ..SHA256_LINUX
 };
-/// `func sha512Block<V>(dig *uint64, p *byte, len uint64, scratch *uint64)` (Go).
+/// `func sha512Block<V>(dig *uint64, p *byte, len uint64)` (Go).
 pub const SHA512_GO: Entry = Entry {
     kernel: "sha512",
     prefix: "sha512_block_",
-    params: &[
-        Param::ptr("dig", Elem::U64, InOut, true),
-        Param::ptr("p", Elem::U8, In, true),
-        Param::val("len", Ty::Size, false),
-        Param::ptr("scratch", Elem::U64, InOut, true).aligned(8).public(&[(128, GO_SCRATCH_512 as i64)]),
-    ],
-    summary: "SHA-512: compress len / 128 blocks of p into dig[0..8] (scratch: 160 bytes, zeroed W on return)",
+    params: &[Param::ptr("dig", Elem::U64, InOut, true), Param::ptr("p", Elem::U8, In, true), Param::val("len", Ty::Size, false)],
+    summary: "SHA-512: compress len / 128 blocks of p into dig[0..8]",
     ..SHA256_GO
 };
 /// Every entry point of the two kernels.
@@ -332,17 +327,14 @@ enum Load {
     Bytes,
 }
 
-/// Where the schedule ring and the saved pointers live.
+/// The stack slots of the schedule ring (secret) and of the saved pointers (public).
 #[derive(Clone, Copy)]
-enum Mem {
-    /// Stack slots (OpenSSL, Linux).
-    Stack { w: Slot, p: Slot },
-    /// The caller's scratch buffer at this register (Go): ring at 0, pointers after it.
-    Buf(Reg),
+struct Mem {
+    w: Slot,
+    p: Slot,
 }
 
-/// The offset operand of a ring or pointer-area access (a stack-slot offset or an
-/// immediate).
+/// The offset operand of a word access: a stack-slot offset or an immediate.
 #[derive(Clone)]
 struct Off(Opnd);
 
@@ -363,7 +355,8 @@ struct Ctx<'a> {
     rot: Rot,
     load: Load,
     mem: Mem,
-    /// Schedule words kept in registers: W[j] in `win[j % win.len()]` (8, or 2 under Go).
+    /// Schedule words kept in registers: W[j] in `win[j % win.len()]` (8; 2 for SHA-256
+    /// with shifts under Go). With fewer than 8, W[i-7] is loaded from the ring.
     win: Vec<Reg>,
 }
 
@@ -374,18 +367,11 @@ impl Ctx<'_> {
     }
     /// (base, offset) of byte `off` of the ring.
     fn ring(&self, off: i64) -> (Reg, Off) {
-        match self.mem {
-            Mem::Stack { w, .. } => (SP, Off(Opnd::Stack { slot: w, off })),
-            Mem::Buf(b) => (b, Off(Opnd::Imm(off))),
-        }
+        (SP, Off(Opnd::Stack { slot: self.mem.w, off }))
     }
     /// (base, offset) of saved pointer `k`.
     fn p_at(&self, k: usize) -> (Reg, Off) {
-        let off = 8 * k as i64;
-        match self.mem {
-            Mem::Stack { p, .. } => (SP, Off(Opnd::Stack { slot: p, off })),
-            Mem::Buf(b) => (b, Off(Opnd::Imm(self.a.block() + off))),
-        }
+        (SP, Off(Opnd::Stack { slot: self.mem.p, off: 8 * k as i64 }))
     }
 }
 
@@ -663,19 +649,10 @@ fn message_phase(f: &mut Func, c: &Ctx, inp: Reg) {
 /// The block function.
 fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func {
     let mut f = Func::entry(a.entry(abi), variant, t, abi);
-    let (ctx, inp, n, scratch) = if abi == Abi::Go {
-        let [d, p, len, s] = f.params();
-        (d, p, len, Some(s))
-    } else {
-        let [ctx, inp, n] = f.params();
-        (ctx, inp, n, None)
-    };
+    let [ctx, inp, n] = f.params();
     let ws = a.ws;
     // ANCHOR: slots
-    let mem = match scratch {
-        Some(b) => Mem::Buf(b),
-        None => Mem::Stack { w: f.slot("W", 16 * ws as u32, 8, true), p: f.slot("saved", 32, 8, false) },
-    };
+    let mem = Mem { w: f.slot("W", 16 * ws as u32, 8, true), p: f.slot("saved", 32, 8, false) };
     // ANCHOR_END: slots
     // ANCHOR: choices
     let rot = if t.has(Ext::XTheadBb) {
@@ -692,7 +669,9 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
     } else {
         Load::Bytes
     };
-    let keep = if abi == Abi::Go { 2 } else { 8 };
+    // Under Go (24 integer registers) the 32-bit shifts form's second temporary leaves no
+    // room for eight schedule words: the allocator would spill kp (see the header).
+    let keep = if abi == Abi::Go && rot == Rot::Shifts && a.ws == 4 { 2 } else { 8 };
     let c = Ctx { a, rot, load: msg, mem, win: (0..keep).map(|j| f.xreg(&format!("w{j}"))).collect() };
     // ANCHOR_END: choices
     let st: [Reg; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"].map(|s| f.xreg(s));
@@ -719,12 +698,7 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
         add {end}, {end}, {inp};
     );
     store_ptr(&mut f, &c, end, P_END);
-    // Go keeps ctx in its register: the alignment of a pointer reloaded from the caller's
-    // buffer is not known to the checks (it is from a stack slot).
-    let spill_ctx = matches!(c.mem, Mem::Stack { .. });
-    if spill_ctx {
-        store_ptr(&mut f, &c, ctx, P_CTX);
-    }
+    store_ptr(&mut f, &c, ctx, P_CTX);
     for (j, &s) in st.iter().enumerate() {
         load(&mut f, ws, s, (ctx, Off(Opnd::Imm(ws * j as i64))));
     }
@@ -757,12 +731,7 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
     );
     // ANCHOR_END: loop
     f.comment("ctx->h[j] += state[j] (the sums are the next block's state); kp = K");
-    let cp = if spill_ctx {
-        load_ptr(&mut f, &c, cp, P_CTX);
-        cp
-    } else {
-        ctx
-    };
+    load_ptr(&mut f, &c, cp, P_CTX);
     let sums = f.xregs::<8>("hsum");
     for (j, &s) in sums.iter().enumerate() {
         load(&mut f, ws, s, (cp, Off(Opnd::Imm(ws * j as i64))));
@@ -778,13 +747,6 @@ fn blocks_fn(a: &Algo, variant: &str, t: &Target, abi: Abi, ksym: &str) -> Func 
         addi {kp}, {kp}, {back};
         bne {inp}, {end}, block;
     );
-    if let Mem::Buf(buf) = c.mem {
-        f.comment("scratch[0..16 words] = 0 (the schedule)");
-        for j in 0..(16 * ws / 8) {
-            let off = 8 * j;
-            kasm!(f, sd zero, {off}({buf}););
-        }
-    }
     kasm!(f, done:);
     f.ret();
     f
@@ -797,8 +759,8 @@ fn build(a: &Algo, variant: &str, t: &Target, abi: Abi) -> Result<Module, BuildE
     let bits = 8 * a.ws * 8;
     m.notes = vec![
         format!("SHA-{bits} block function (FIPS 180-4). Constant time: no branch or address depends on the"),
-        "message or the state. The message schedule lives in a stack slot (Go: the caller's scratch".into(),
-        "buffer) and is zeroed at return; secret registers are cleared.".into(),
+        "message or the state. The message schedule lives in a stack slot and is zeroed at return;".into(),
+        "secret registers are cleared.".into(),
     ];
     let ksym = format!("kgen_{}_{}_k", a.kernel, symbol_suffix(variant));
     let what = if a.ws == 4 { "32 bits of the fractional parts of the cube roots of the first 64" } else { "64 bits of the fractional parts of the cube roots of the first 80" };

@@ -8,6 +8,7 @@ use crate::machine::{Fault, Machine};
 use crate::mem::Perm;
 use kgen_dsl::object::{link, Object};
 use kgen_dsl::target::Target;
+use kgen_dsl::Abi;
 use rand::{Rng, SeedableRng};
 use std::collections::HashMap;
 use std::fmt;
@@ -49,18 +50,24 @@ pub struct Outcome {
     pub muls: u64,
 }
 
+/// The registers a call under `abi` must leave unchanged.
+fn preserved_by(abi: Abi) -> Vec<u8> {
+    abi.callee_saved().iter().chain(abi.reserved()).copied().collect()
+}
+
 /// A machine with a loaded object, a stack and a buffer allocator.
 pub struct Env {
     pub m: Machine,
     pub symbols: HashMap<String, u64>,
     next_buf: u64,
     rng: rand_chacha::ChaCha8Rng,
-    /// Registers reserved by the ABI under test that must come back unchanged, besides
-    /// the callee-saved ones (gp, tp; Go adds its own).
+    /// Registers that must come back unchanged: the ABI's callee-saved and reserved ones
+    /// (the psABI's unless [`Env::for_abi`] says otherwise).
     pub preserved: Vec<u8>,
+    /// Go's ABI0: the word at 0(sp) holds the return address, as Go's frame prologue leaves
+    /// it (a function that writes ra reloads it from there).
+    go_frame: bool,
 }
-
-const CALLEE_SAVED: [u8; 12] = [8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27];
 
 impl Env {
     /// Links `obj` at a fixed address and maps stack and sentinel.
@@ -70,7 +77,17 @@ impl Env {
         m.load(&img);
         m.mem.map("stack", STACK_TOP - STACK_SIZE as u64, STACK_SIZE, Perm::RW);
         m.mem.map("return-sentinel", RETURN_SENTINEL, 4096, Perm::RX);
-        Ok(Env { m, symbols: img.symbols, next_buf: HEAP_BASE, rng: rand_chacha::ChaCha8Rng::seed_from_u64(1), preserved: vec![3, 4] })
+        Ok(Env { m, symbols: img.symbols, next_buf: HEAP_BASE, rng: rand_chacha::ChaCha8Rng::seed_from_u64(1), preserved: preserved_by(Abi::Psabi), go_frame: false })
+    }
+
+    /// Checks calls against `abi`'s rules: under Go's ABI0 no register is callee-saved and
+    /// gp, tp, X26, X27 and X31 must be untouched. (A Go function's frame, `TEXT $N`, is at
+    /// 8(sp).. of the caller's sp here, with the return address at 0(sp) as Go's prologue
+    /// leaves it: Go's assembler, which would allocate the frame, is not involved.)
+    pub fn for_abi(mut self, abi: Abi) -> Env {
+        self.preserved = preserved_by(abi);
+        self.go_frame = abi == Abi::Go;
+        self
     }
 
     /// Turns the C906 cost model on.
@@ -139,6 +156,9 @@ impl Env {
         let sp = STACK_TOP - 16 * 64;
         h.x[2] = sp;
         h.x[1] = RETURN_SENTINEL;
+        if self.go_frame {
+            self.m.mem.write_bytes(sp, &RETURN_SENTINEL.to_le_bytes());
+        }
         h.pc = entry;
         h.vtype = 1 << 63;
         h.vl = 0;
@@ -152,7 +172,7 @@ impl Env {
         if h.x[2] != sp {
             return Err(CallError::Abi(format!("sp is {:#x} after return, was {sp:#x}", h.x[2])));
         }
-        for r in CALLEE_SAVED.iter().chain(&self.preserved) {
+        for r in &self.preserved {
             let r = *r as usize;
             if h.x[r] != seeds[r] {
                 return Err(CallError::Abi(format!("{} was not preserved", kgen_dsl::text::XNAMES[r])));

@@ -15,187 +15,182 @@ GLOBL ·kgen_chacha_c906_sigma(SB), RODATA|NOPTR, $16
 
 // void ChaCha20_ctr32_c906(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 // func chaCha20Ctr32C906(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
-TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
+TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $24-40
 	MOV	out+0(FP), X10
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	WORD	$0x02c13023	// sd a2, 32(sp)
-	WORD	$0x00e13c23	// sd a4, 24(sp)
+	WORD	$0x00c13c23	// sd a2, 24(sp)
+	WORD	$0x00e13823	// sd a4, 16(sp)
 	// .LChaCha20_ctr32_c906_0:
-	MOV	$·kgen_chacha_c906_sigma(SB), X5	// auipc t0, %pcrel_hi(kgen_chacha_c906_sigma); addi t0, t0, %pcrel_lo
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
+	MOV	$·kgen_chacha_c906_sigma(SB), X19	// auipc s3, %pcrel_hi(kgen_chacha_c906_sigma); addi s3, s3, %pcrel_lo
+	WORD	$0x01013283	// ld t0, 16(sp)
 	WORD	$0x0002a283	// lw t0, 0(t0)
-	WORD	$0x00513823	// sd t0, 16(sp)
+	WORD	$0x00513423	// sd t0, 8(sp)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0172f463	// bgeu t0, s7, .LChaCha20_ctr32_c906_55
-	WORD	$0x7f40206f	// jal zero, .LChaCha20_ctr32_c906_4
+	WORD	$0x08000b13	// addi s6, zero, 128
+	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x0162f463	// bgeu t0, s6, .LChaCha20_ctr32_c906_55
+	WORD	$0x78c0206f	// jal zero, .LChaCha20_ctr32_c906_4
 	// .LChaCha20_ctr32_c906_55:
-	WORD	$0x00b56bb3	// or s7, a0, a1
-	WORD	$0x003bfb93	// andi s7, s7, 3
-	WORD	$0x000b8463	// beq s7, zero, .LChaCha20_ctr32_c906_56
-	WORD	$0x7e40206f	// jal zero, .LChaCha20_ctr32_c906_4
+	WORD	$0x00b56b33	// or s6, a0, a1
+	WORD	$0x003b7b13	// andi s6, s6, 3
+	WORD	$0x000b0463	// beq s6, zero, .LChaCha20_ctr32_c906_56
+	WORD	$0x77c0206f	// jal zero, .LChaCha20_ctr32_c906_4
 	// .LChaCha20_ctr32_c906_56:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	WORD	$0x00400293	// addi t0, zero, 4
-	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x0082f057	// th.vsetvli zero, t0, e32, m1, d1
-	WORD	$0x00010bb7	// lui s7, 16
-	WORD	$0x5e0bc0d7	// th.vmv.v.x v1, s7
-	WORD	$0x00001bb7	// lui s7, 1
-	WORD	$0x5e0bc157	// th.vmv.v.x v2, s7
-	WORD	$0x10000b93	// addi s7, zero, 256
-	WORD	$0x5e0bc1d7	// th.vmv.v.x v3, s7
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x5e0bc257	// th.vmv.v.x v4, s7
-	WORD	$0x5a08a4d7	// th.vid.v v9
+	WORD	$0x00400c93	// addi s9, zero, 4
+	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
+	WORD	$0x00010b37	// lui s6, 16
+	WORD	$0x5e0b40d7	// th.vmv.v.x v1, s6
+	WORD	$0x00001b37	// lui s6, 1
+	WORD	$0x5e0b4157	// th.vmv.v.x v2, s6
+	WORD	$0x10000b13	// addi s6, zero, 256
+	WORD	$0x5e0b41d7	// th.vmv.v.x v3, s6
+	WORD	$0x08000b13	// addi s6, zero, 128
+	WORD	$0x5e0b4257	// th.vmv.v.x v4, s6
+	WORD	$0x5a08a2d7	// th.vid.v v5
 	// .LChaCha20_ctr32_c906_lanes_loop:
-	WORD	$0x14000b93	// addi s7, zero, 320
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x7572e863	// bltu t0, s7, .LChaCha20_ctr32_c906_lanes_rest
-	WORD	$0x00400293	// addi t0, zero, 4
-	WORD	$0x00513423	// sd t0, 8(sp)
+	WORD	$0x14000b13	// addi s6, zero, 320
+	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x7362ea63	// bltu t0, s6, .LChaCha20_ctr32_c906_lanes_rest
+	WORD	$0x00400c93	// addi s9, zero, 4
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
+	WORD	$0x0009ac03	// lw s8, 0(s3)
+	WORD	$0x0049ab83	// lw s7, 4(s3)
+	WORD	$0x0089aa83	// lw s5, 8(s3)
+	WORD	$0x00c9aa03	// lw s4, 12(s3)
 	WORD	$0x0006a903	// lw s2, 0(a3)
 	WORD	$0x0046a483	// lw s1, 4(a3)
 	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x0146a703	// lw a4, 20(a3)
+	WORD	$0x0186af03	// lw t5, 24(a3)
 	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01813303	// ld t1, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x0002861b	// addiw a2, t0, 0
+	WORD	$0x01013303	// ld t1, 16(sp)
 	WORD	$0x00432383	// lw t2, 4(t1)
 	WORD	$0x00832283	// lw t0, 8(t1)
 	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813f03	// ld t5, 8(sp)
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x01e80f3b	// addw t5, a6, t5
-	WORD	$0x5e0b42d7	// th.vmv.v.x v5, s6
-	WORD	$0x5e0ac357	// th.vmv.v.x v6, s5
-	WORD	$0x5e09c3d7	// th.vmv.v.x v7, s3
-	WORD	$0x5e0a4457	// th.vmv.v.x v8, s4
+	WORD	$0x00813e83	// ld t4, 8(sp)
+	WORD	$0x019e863b	// addw a2, t4, s9
+	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
+	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
+	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
+	WORD	$0x5e0a44d7	// th.vmv.v.x v9, s4
 	WORD	$0x5e094957	// th.vmv.v.x v18, s2
 	WORD	$0x5e04c9d7	// th.vmv.v.x v19, s1
 	WORD	$0x5e08ca57	// th.vmv.v.x v20, a7
-	WORD	$0x5e07cad7	// th.vmv.v.x v21, a5
-	WORD	$0x5e074557	// th.vmv.v.x v10, a4
-	WORD	$0x5e0645d7	// th.vmv.v.x v11, a2
-	WORD	$0x5e0ec657	// th.vmv.v.x v12, t4
+	WORD	$0x5e084ad7	// th.vmv.v.x v21, a6
+	WORD	$0x5e07c557	// th.vmv.v.x v10, a5
+	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
+	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
 	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x5e0846d7	// th.vmv.v.x v13, a6
+	WORD	$0x00813e83	// ld t4, 8(sp)
+	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
 	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
 	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
 	WORD	$0x5e034857	// th.vmv.v.x v16, t1
-	WORD	$0x02d486d7	// th.vadd.vv v13, v13, v9
+	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
 	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	WORD	$0x00a00813	// addi a6, zero, 10
+	WORD	$0x00a00e93	// addi t4, zero, 10
 	// .LChaCha20_ctr32_c906_dr:
 	// four vector lanes interleaved with the scalar block
-	WORD	$0x025902d7	// th.vadd.vv v5, v5, v18
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
+	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x2ed286d7	// th.vxor.vv v13, v13, v5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x2ee30757	// th.vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// th.vxor.vv v15, v15, v7
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x2f040857	// th.vxor.vv v16, v16, v8
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
+	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	WORD	$0x012b0b3b	// addw s6, s6, s2
+	WORD	$0x012c0c3b	// addw s8, s8, s2
 	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
 	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x01864633	// xor a2, a2, s8
 	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
 	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	WORD	$0x01e7073b	// addw a4, a4, t5
+	WORD	$0x00c787bb	// addw a5, a5, a2
 	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	WORD	$0x009b8bbb	// addw s7, s7, s1
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x0076063b	// addw a2, a2, t2
+	WORD	$0x0077073b	// addw a4, a4, t2
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	WORD	$0x009b8bbb	// addw s7, s7, s1
 	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	WORD	$0x0076063b	// addw a2, a2, t2
+	WORD	$0x0077073b	// addw a4, a4, t2
 	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x025902d7	// th.vadd.vv v5, v5, v18
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
+	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x2ed286d7	// th.vxor.vv v13, v13, v5
+	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2ee30757	// th.vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// th.vxor.vv v15, v15, v7
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x2f040857	// th.vxor.vv v16, v16, v8
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
+	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	WORD	$0x011989bb	// addw s3, s3, a7
+	WORD	$0x011a8abb	// addw s5, s5, a7
 	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
 	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
+	WORD	$0x005f0f3b	// addw t5, t5, t0
 	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
@@ -204,11 +199,11 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
 	WORD	$0x006e0e3b	// addw t3, t3, t1
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x01c84833	// xor a6, a6, t3
 	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
 	WORD	$0x01434333	// xor t1, t1, s4
@@ -217,96 +212,96 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
 	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x01c84833	// xor a6, a6, t3
 	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
-	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// th.vadd.vv v6, v6, v20
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// th.vadd.vv v7, v7, v21
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x02890457	// th.vadd.vv v8, v8, v18
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x2f028857	// th.vxor.vv v16, v16, v5
+	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
+	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x009c0c3b	// addw s8, s8, s1
 	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
 	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
+	WORD	$0x006f0f3b	// addw t5, t5, t1
 	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x011b8bbb	// addw s7, s7, a7
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x01764633	// xor a2, a2, s7
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x011b8bbb	// addw s7, s7, a7
 	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x01764633	// xor a2, a2, s7
 	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
 	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// th.vadd.vv v6, v6, v20
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// th.vadd.vv v7, v7, v21
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x02890457	// th.vadd.vv v8, v8, v18
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x2f028857	// th.vxor.vv v16, v16, v5
+	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
+	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
+	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
+	WORD	$0x00f84833	// xor a6, a6, a5
 	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	WORD	$0x00f989bb	// addw s3, s3, a5
+	WORD	$0x010a8abb	// addw s5, s5, a6
 	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
 	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x007787bb	// addw a5, a5, t2
 	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f84833	// xor a6, a6, a5
 	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
@@ -318,9 +313,9 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x0056063b	// addw a2, a2, t0
+	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
@@ -331,361 +326,354 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	WORD	$0x0056063b	// addw a2, a2, t0
+	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfff80813	// addi a6, a6, -1
-	WORD	$0xc6081ee3	// bne a6, zero, .LChaCha20_ctr32_c906_dr
+	WORD	$0xfffe8e93	// addi t4, t4, -1
+	WORD	$0xc60e9ee3	// bne t4, zero, .LChaCha20_ctr32_c906_dr
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x025bc2d7	// th.vadd.vx v5, v5, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02684357	// th.vadd.vx v6, v6, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x027bc3d7	// th.vadd.vx v7, v7, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x02884457	// th.vadd.vx v8, v8, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x032bc957	// th.vadd.vx v18, v18, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x033849d7	// th.vadd.vx v19, v19, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x034bca57	// th.vadd.vx v20, v20, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x03584ad7	// th.vadd.vx v21, v21, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x02abc557	// th.vadd.vx v10, v10, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x02b845d7	// th.vadd.vx v11, v11, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x02cbc657	// th.vadd.vx v12, v12, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x031848d7	// th.vadd.vx v17, v17, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
+	WORD	$0x0009ab03	// lw s6, 0(s3)
+	WORD	$0x0049ae83	// lw t4, 4(s3)
+	WORD	$0x016c0c3b	// addw s8, s8, s6
+	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x01db8bbb	// addw s7, s7, t4
+	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
+	WORD	$0x00c9ae83	// lw t4, 12(s3)
+	WORD	$0x016a8abb	// addw s5, s5, s6
+	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
+	WORD	$0x0006ab03	// lw s6, 0(a3)
+	WORD	$0x01da0a3b	// addw s4, s4, t4
+	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
+	WORD	$0x0046ae83	// lw t4, 4(a3)
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
+	WORD	$0x0086ab03	// lw s6, 8(a3)
+	WORD	$0x01d484bb	// addw s1, s1, t4
+	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
+	WORD	$0x00c6ae83	// lw t4, 12(a3)
+	WORD	$0x016888bb	// addw a7, a7, s6
+	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
+	WORD	$0x0106ab03	// lw s6, 16(a3)
+	WORD	$0x01d8083b	// addw a6, a6, t4
+	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
+	WORD	$0x0146ae83	// lw t4, 20(a3)
+	WORD	$0x016787bb	// addw a5, a5, s6
+	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
+	WORD	$0x0186ab03	// lw s6, 24(a3)
+	WORD	$0x01d7073b	// addw a4, a4, t4
+	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
+	WORD	$0x01c6ae83	// lw t4, 28(a3)
+	WORD	$0x016f0f3b	// addw t5, t5, s6
+	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
+	WORD	$0x00813b03	// ld s6, 8(sp)
+	WORD	$0x000b0b1b	// addiw s6, s6, 0
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x004eae83	// lw t4, 4(t4)
+	WORD	$0x0166063b	// addw a2, a2, s6
 	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x02e84757	// th.vadd.vx v14, v14, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x02fbc7d7	// th.vadd.vx v15, v15, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x03084857	// th.vadd.vx v16, v16, a6
-	WORD	$0x00813803	// ld a6, 8(sp)
-	WORD	$0x010f0f3b	// addw t5, t5, a6
+	WORD	$0x01013b03	// ld s6, 16(sp)
+	WORD	$0x008b2b03	// lw s6, 8(s6)
+	WORD	$0x01d383bb	// addw t2, t2, t4
+	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x00ceae83	// lw t4, 12(t4)
+	WORD	$0x016282bb	// addw t0, t0, s6
+	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
+	WORD	$0x01d3033b	// addw t1, t1, t4
+	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
+	WORD	$0x0196063b	// addw a2, a2, s9
 	// output: lane k's word i at 64k + 4i (strided by 64)
 	// ... interleaved with the scalar block's, bytes 256..320
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x00050c93	// addi s9, a0, 0
-	WORD	$0x1005ab83	// lw s7, 256(a1)
-	WORD	$0x04000413	// addi s0, zero, 64
-	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x1045a803	// lw a6, 260(a1)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11752023	// sw s7, 256(a0)
-	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x1085ab83	// lw s7, 264(a1)
-	WORD	$0x2f728bd7	// th.vxor.vv v23, v23, v5
-	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x00058c93	// addi s9, a1, 0
+	WORD	$0x00050413	// addi s0, a0, 0
+	WORD	$0x1005ab03	// lw s6, 256(a1)
+	WORD	$0x04000093	// addi ra, zero, 64
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	WORD	$0x1045ae83	// lw t4, 260(a1)
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x11052223	// sw a6, 260(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x10c5a803	// lw a6, 268(a1)
-	WORD	$0x2f830c57	// th.vxor.vv v24, v24, v6
-	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x013bcbb3	// xor s7, s7, s3
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	WORD	$0x018b4b33	// xor s6, s6, s8
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x11752423	// sw s7, 264(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f938cd7	// th.vxor.vv v25, v25, v7
-	WORD	$0x1105ab83	// lw s7, 272(a1)
-	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x01484833	// xor a6, a6, s4
+	WORD	$0x11652023	// sw s6, 256(a0)
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x11052623	// sw a6, 268(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2fa40d57	// th.vxor.vv v26, v26, v8
-	WORD	$0x1145a803	// lw a6, 276(a1)
-	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x012bcbb3	// xor s7, s7, s2
+	WORD	$0x1085ab03	// lw s6, 264(a1)
+	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	WORD	$0x11d52223	// sw t4, 260(a0)
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x11752823	// sw s7, 272(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x10c5ae83	// lw t4, 268(a1)
+	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	WORD	$0x11652423	// sw s6, 264(a0)
+	WORD	$0x004c8c93	// addi s9, s9, 4
+	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
+	WORD	$0x1105ab03	// lw s6, 272(a1)
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	WORD	$0x014eceb3	// xor t4, t4, s4
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	WORD	$0x11d52623	// sw t4, 268(a0)
+	WORD	$0x004c8c93	// addi s9, s9, 4
+	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
+	WORD	$0x1145ae83	// lw t4, 276(a1)
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	WORD	$0x11652823	// sw s6, 272(a0)
+	WORD	$0x004c8c93	// addi s9, s9, 4
 	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
-	WORD	$0x1185ab83	// lw s7, 280(a1)
-	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
+	WORD	$0x1185ab03	// lw s6, 280(a1)
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x009eceb3	// xor t4, t4, s1
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	WORD	$0x11d52a23	// sw t4, 276(a0)
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x11052a23	// sw a6, 276(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	WORD	$0x11c5a803	// lw a6, 284(a1)
-	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
+	WORD	$0x11c5ae83	// lw t4, 284(a1)
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11752c23	// sw s7, 280(a0)
+	WORD	$0x11652c23	// sw s6, 280(a0)
 	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
-	WORD	$0x1205ab83	// lw s7, 288(a1)
-	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
+	WORD	$0x1205ab03	// lw s6, 288(a1)
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11052e23	// sw a6, 284(a0)
+	WORD	$0x11d52e23	// sw t4, 284(a0)
 	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
-	WORD	$0x1245a803	// lw a6, 292(a1)
-	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
+	WORD	$0x1245ae83	// lw t4, 292(a1)
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x00fb4b33	// xor s6, s6, a5
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13752023	// sw s7, 288(a0)
+	WORD	$0x13652023	// sw s6, 288(a0)
 	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
-	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x1285ab83	// lw s7, 296(a1)
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	WORD	$0x1285ab03	// lw s6, 296(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x00eeceb3	// xor t4, t4, a4
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13052223	// sw a6, 292(a0)
+	WORD	$0x13d52223	// sw t4, 292(a0)
 	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
-	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x12c5a803	// lw a6, 300(a1)
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	WORD	$0x12c5ae83	// lw t4, 300(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	WORD	$0x01eb4b33	// xor s6, s6, t5
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13752423	// sw s7, 296(a0)
+	WORD	$0x13652423	// sw s6, 296(a0)
 	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
-	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x1305ab83	// lw s7, 304(a1)
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	WORD	$0x1305ab03	// lw s6, 304(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	WORD	$0x01ceceb3	// xor t4, t4, t3
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13052623	// sw a6, 300(a0)
+	WORD	$0x13d52623	// sw t4, 300(a0)
 	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
-	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x1345a803	// lw a6, 308(a1)
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	WORD	$0x1345ae83	// lw t4, 308(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	WORD	$0x00cb4b33	// xor s6, s6, a2
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
-	WORD	$0x13752823	// sw s7, 304(a0)
-	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
-	WORD	$0x1385ab83	// lw s7, 312(a1)
+	WORD	$0x13652823	// sw s6, 304(a0)
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	WORD	$0x1385ab03	// lw s6, 312(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
+	WORD	$0x007eceb3	// xor t4, t4, t2
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
-	WORD	$0x13052a23	// sw a6, 308(a0)
-	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13c5a803	// lw a6, 316(a1)
+	WORD	$0x13d52a23	// sw t4, 308(a0)
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x13c5ae83	// lw t4, 316(a1)
 	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13752c23	// sw s7, 312(a0)
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x13652c23	// sw s6, 312(a0)
 	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
-	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13052e23	// sw a6, 316(a0)
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x13d52e23	// sw t4, 316(a0)
 	WORD	$0x14050513	// addi a0, a0, 320
 	WORD	$0x14058593	// addi a1, a1, 320
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xec028293	// addi t0, t0, -320
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0052829b	// addiw t0, t0, 5
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x8adff06f	// jal zero, .LChaCha20_ctr32_c906_lanes_loop
-	// .LChaCha20_ctr32_c906_lanes_rest:
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x3772eae3	// bltu t0, s7, .LChaCha20_ctr32_c906_1
-	WORD	$0x0c000b93	// addi s7, zero, 192
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x6b72ec63	// bltu t0, s7, .LChaCha20_ctr32_c906_rows
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0062d293	// srli t0, t0, 6
 	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x0082f057	// th.vsetvli zero, t0, e32, m1, d1
+	WORD	$0x8c9ff06f	// jal zero, .LChaCha20_ctr32_c906_lanes_loop
+	// .LChaCha20_ctr32_c906_lanes_rest:
+	WORD	$0x08000b13	// addi s6, zero, 128
+	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x3362eee3	// bltu t0, s6, .LChaCha20_ctr32_c906_1
+	WORD	$0x0c000b13	// addi s6, zero, 192
+	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x6962ea63	// bltu t0, s6, .LChaCha20_ctr32_c906_rows
+	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x0062dc93	// srli s9, t0, 6
+	WORD	$0x008cf057	// th.vsetvli zero, s9, e32, m1, d1
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
+	WORD	$0x0009ac03	// lw s8, 0(s3)
+	WORD	$0x0049ab83	// lw s7, 4(s3)
+	WORD	$0x0089aa83	// lw s5, 8(s3)
+	WORD	$0x00c9aa03	// lw s4, 12(s3)
 	WORD	$0x0006a903	// lw s2, 0(a3)
 	WORD	$0x0046a483	// lw s1, 4(a3)
 	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x0146a703	// lw a4, 20(a3)
+	WORD	$0x0186af03	// lw t5, 24(a3)
 	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01813303	// ld t1, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x0002861b	// addiw a2, t0, 0
+	WORD	$0x01013303	// ld t1, 16(sp)
 	WORD	$0x00432383	// lw t2, 4(t1)
 	WORD	$0x00832283	// lw t0, 8(t1)
 	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813f03	// ld t5, 8(sp)
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x01e80f3b	// addw t5, a6, t5
-	WORD	$0x5e0b42d7	// th.vmv.v.x v5, s6
-	WORD	$0x5e0ac357	// th.vmv.v.x v6, s5
-	WORD	$0x5e09c3d7	// th.vmv.v.x v7, s3
-	WORD	$0x5e0a4457	// th.vmv.v.x v8, s4
+	WORD	$0x00813e83	// ld t4, 8(sp)
+	WORD	$0x019e863b	// addw a2, t4, s9
+	WORD	$0x5e0c4357	// th.vmv.v.x v6, s8
+	WORD	$0x5e0bc3d7	// th.vmv.v.x v7, s7
+	WORD	$0x5e0ac457	// th.vmv.v.x v8, s5
+	WORD	$0x5e0a44d7	// th.vmv.v.x v9, s4
 	WORD	$0x5e094957	// th.vmv.v.x v18, s2
 	WORD	$0x5e04c9d7	// th.vmv.v.x v19, s1
 	WORD	$0x5e08ca57	// th.vmv.v.x v20, a7
-	WORD	$0x5e07cad7	// th.vmv.v.x v21, a5
-	WORD	$0x5e074557	// th.vmv.v.x v10, a4
-	WORD	$0x5e0645d7	// th.vmv.v.x v11, a2
-	WORD	$0x5e0ec657	// th.vmv.v.x v12, t4
+	WORD	$0x5e084ad7	// th.vmv.v.x v21, a6
+	WORD	$0x5e07c557	// th.vmv.v.x v10, a5
+	WORD	$0x5e0745d7	// th.vmv.v.x v11, a4
+	WORD	$0x5e0f4657	// th.vmv.v.x v12, t5
 	WORD	$0x5e0e48d7	// th.vmv.v.x v17, t3
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x5e0846d7	// th.vmv.v.x v13, a6
+	WORD	$0x00813e83	// ld t4, 8(sp)
+	WORD	$0x5e0ec6d7	// th.vmv.v.x v13, t4
 	WORD	$0x5e03c757	// th.vmv.v.x v14, t2
 	WORD	$0x5e02c7d7	// th.vmv.v.x v15, t0
 	WORD	$0x5e034857	// th.vmv.v.x v16, t1
-	WORD	$0x02d486d7	// th.vadd.vv v13, v13, v9
+	WORD	$0x02d286d7	// th.vadd.vv v13, v13, v5
 	WORD	$0x5e068b57	// th.vmv.v.v v22, v13
-	WORD	$0x00a00813	// addi a6, zero, 10
+	WORD	$0x00a00e93	// addi t4, zero, 10
 	// .LChaCha20_ctr32_c906_dr.1:
 	// four vector lanes interleaved with the scalar block
-	WORD	$0x025902d7	// th.vadd.vv v5, v5, v18
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
+	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x2ed286d7	// th.vxor.vv v13, v13, v5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x2ee30757	// th.vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// th.vxor.vv v15, v15, v7
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x2f040857	// th.vxor.vv v16, v16, v8
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
+	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0xa2d83bd7	// th.vsrl.vi v23, v13, 16
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa2e83c57	// th.vsrl.vi v24, v14, 16
-	WORD	$0x012b0b3b	// addw s6, s6, s2
+	WORD	$0x012c0c3b	// addw s8, s8, s2
 	WORD	$0xa2f83cd7	// th.vsrl.vi v25, v15, 16
 	WORD	$0xa3083d57	// th.vsrl.vi v26, v16, 16
-	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x01864633	// xor a2, a2, s8
 	WORD	$0xa770a6d7	// th.vmadd.vv v13, v1, v23
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
 	WORD	$0xa780a757	// th.vmadd.vv v14, v1, v24
-	WORD	$0x01e7073b	// addw a4, a4, t5
+	WORD	$0x00c787bb	// addw a5, a5, a2
 	WORD	$0xa790a7d7	// th.vmadd.vv v15, v1, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0xa7a0a857	// th.vmadd.vv v16, v1, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	WORD	$0x009b8bbb	// addw s7, s7, s1
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0x2f3589d7	// th.vxor.vv v19, v19, v11
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
-	WORD	$0x0076063b	// addw a2, a2, t2
+	WORD	$0x0077073b	// addw a4, a4, t2
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0xa32a3bd7	// th.vsrl.vi v23, v18, 20
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa33a3c57	// th.vsrl.vi v24, v19, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	WORD	$0x009b8bbb	// addw s7, s7, s1
 	WORD	$0xa34a3cd7	// th.vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// th.vsrl.vi v26, v21, 20
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0xa7712957	// th.vmadd.vv v18, v2, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa78129d7	// th.vmadd.vv v19, v2, v24
-	WORD	$0x0076063b	// addw a2, a2, t2
+	WORD	$0x0077073b	// addw a4, a4, t2
 	WORD	$0xa7912a57	// th.vmadd.vv v20, v2, v25
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0xa7a12ad7	// th.vmadd.vv v21, v2, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	WORD	$0x025902d7	// th.vadd.vv v5, v5, v18
-	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x02690357	// th.vadd.vv v6, v6, v18
+	WORD	$0x027983d7	// th.vadd.vv v7, v7, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x2ed286d7	// th.vxor.vv v13, v13, v5
+	WORD	$0x028a0457	// th.vadd.vv v8, v8, v20
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x029a84d7	// th.vadd.vv v9, v9, v21
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x2ee30757	// th.vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// th.vxor.vv v15, v15, v7
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x2f040857	// th.vxor.vv v16, v16, v8
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
+	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x2f048857	// th.vxor.vv v16, v16, v9
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0xa2dc3bd7	// th.vsrl.vi v23, v13, 24
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa2ec3c57	// th.vsrl.vi v24, v14, 24
-	WORD	$0x011989bb	// addw s3, s3, a7
+	WORD	$0x011a8abb	// addw s5, s5, a7
 	WORD	$0xa2fc3cd7	// th.vsrl.vi v25, v15, 24
 	WORD	$0xa30c3d57	// th.vsrl.vi v26, v16, 24
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0xa771a6d7	// th.vmadd.vv v13, v3, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa781a757	// th.vmadd.vv v14, v3, v24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
+	WORD	$0x005f0f3b	// addw t5, t5, t0
 	WORD	$0xa791a7d7	// th.vmadd.vv v15, v3, v25
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0xa7a1a857	// th.vmadd.vv v16, v3, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	WORD	$0x02a68557	// th.vadd.vv v10, v10, v13
 	WORD	$0x02b705d7	// th.vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02c78657	// th.vadd.vv v12, v12, v15
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x031808d7	// th.vadd.vv v17, v17, v16
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x2f250957	// th.vxor.vv v18, v18, v10
@@ -694,11 +682,11 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x2f460a57	// th.vxor.vv v20, v20, v12
 	WORD	$0x006e0e3b	// addw t3, t3, t1
 	WORD	$0x2f588ad7	// th.vxor.vv v21, v21, v17
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x01c84833	// xor a6, a6, t3
 	WORD	$0xa32cbbd7	// th.vsrl.vi v23, v18, 25
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	WORD	$0xa33cbc57	// th.vsrl.vi v24, v19, 25
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0xa34cbcd7	// th.vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// th.vsrl.vi v26, v21, 25
 	WORD	$0x01434333	// xor t1, t1, s4
@@ -707,96 +695,96 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0xa78229d7	// th.vmadd.vv v19, v4, v24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
 	WORD	$0xa7922a57	// th.vmadd.vv v20, v4, v25
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x01c84833	// xor a6, a6, t3
 	WORD	$0xa7a22ad7	// th.vmadd.vv v21, v4, v26
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
-	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// th.vadd.vv v6, v6, v20
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// th.vadd.vv v7, v7, v21
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x02890457	// th.vadd.vv v8, v8, v18
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x2f028857	// th.vxor.vv v16, v16, v5
+	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
+	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0xa3083bd7	// th.vsrl.vi v23, v16, 16
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
 	WORD	$0xa2d83c57	// th.vsrl.vi v24, v13, 16
-	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x009c0c3b	// addw s8, s8, s1
 	WORD	$0xa2e83cd7	// th.vsrl.vi v25, v14, 16
 	WORD	$0xa2f83d57	// th.vsrl.vi v26, v15, 16
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0xa770a857	// th.vmadd.vv v16, v1, v23
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0xa780a6d7	// th.vmadd.vv v13, v1, v24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
+	WORD	$0x006f0f3b	// addw t5, t5, t1
 	WORD	$0xa790a757	// th.vmadd.vv v14, v1, v25
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0xa7a0a7d7	// th.vmadd.vv v15, v1, v26
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x02a70557	// th.vadd.vv v10, v10, v14
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x011b8bbb	// addw s7, s7, a7
 	WORD	$0x02b785d7	// th.vadd.vv v11, v11, v15
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x01764633	// xor a2, a2, s7
 	WORD	$0x2f3609d7	// th.vxor.vv v19, v19, v12
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0xa33a3bd7	// th.vsrl.vi v23, v19, 20
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0xa34a3c57	// th.vsrl.vi v24, v20, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x011b8bbb	// addw s7, s7, a7
 	WORD	$0xa35a3cd7	// th.vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// th.vsrl.vi v26, v18, 20
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x01764633	// xor a2, a2, s7
 	WORD	$0xa77129d7	// th.vmadd.vv v19, v2, v23
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
 	WORD	$0xa7812a57	// th.vmadd.vv v20, v2, v24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0xa7912ad7	// th.vmadd.vv v21, v2, v25
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0xa7a12957	// th.vmadd.vv v18, v2, v26
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// th.vadd.vv v6, v6, v20
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x027a03d7	// th.vadd.vv v7, v7, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// th.vadd.vv v7, v7, v21
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x02890457	// th.vadd.vv v8, v8, v18
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x2f028857	// th.vxor.vv v16, v16, v5
+	WORD	$0x028a8457	// th.vadd.vv v8, v8, v21
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x029904d7	// th.vadd.vv v9, v9, v18
+	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x2f030857	// th.vxor.vv v16, v16, v6
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x2ed306d7	// th.vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// th.vxor.vv v14, v14, v7
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x2ef407d7	// th.vxor.vv v15, v15, v8
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x2ed386d7	// th.vxor.vv v13, v13, v7
+	WORD	$0x2ee40757	// th.vxor.vv v14, v14, v8
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x2ef487d7	// th.vxor.vv v15, v15, v9
+	WORD	$0x00f84833	// xor a6, a6, a5
 	WORD	$0xa30c3bd7	// th.vsrl.vi v23, v16, 24
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
 	WORD	$0xa2dc3c57	// th.vsrl.vi v24, v13, 24
-	WORD	$0x00f989bb	// addw s3, s3, a5
+	WORD	$0x010a8abb	// addw s5, s5, a6
 	WORD	$0xa2ec3cd7	// th.vsrl.vi v25, v14, 24
 	WORD	$0xa2fc3d57	// th.vsrl.vi v26, v15, 24
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0xa771a857	// th.vmadd.vv v16, v3, v23
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
 	WORD	$0xa781a6d7	// th.vmadd.vv v13, v3, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x007787bb	// addw a5, a5, t2
 	WORD	$0xa791a757	// th.vmadd.vv v14, v3, v25
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f84833	// xor a6, a6, a5
 	WORD	$0xa7a1a7d7	// th.vmadd.vv v15, v3, v26
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	WORD	$0x02c80657	// th.vadd.vv v12, v12, v16
 	WORD	$0x031688d7	// th.vadd.vv v17, v17, v13
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
@@ -808,9 +796,9 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
 	WORD	$0x2f488a57	// th.vxor.vv v20, v20, v17
 	WORD	$0x2f550ad7	// th.vxor.vv v21, v21, v10
-	WORD	$0x0056063b	// addw a2, a2, t0
+	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0x2f258957	// th.vxor.vv v18, v18, v11
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0xa33cbbd7	// th.vsrl.vi v23, v19, 25
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0xa34cbc57	// th.vsrl.vi v24, v20, 25
@@ -821,1910 +809,1895 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0xa77229d7	// th.vmadd.vv v19, v4, v23
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
 	WORD	$0xa7822a57	// th.vmadd.vv v20, v4, v24
-	WORD	$0x0056063b	// addw a2, a2, t0
+	WORD	$0x0057073b	// addw a4, a4, t0
 	WORD	$0xa7922ad7	// th.vmadd.vv v21, v4, v25
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0xa7a22957	// th.vmadd.vv v18, v4, v26
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfff80813	// addi a6, a6, -1
-	WORD	$0xc6081ee3	// bne a6, zero, .LChaCha20_ctr32_c906_dr.1
+	WORD	$0xfffe8e93	// addi t4, t4, -1
+	WORD	$0xc60e9ee3	// bne t4, zero, .LChaCha20_ctr32_c906_dr.1
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x025bc2d7	// th.vadd.vx v5, v5, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02684357	// th.vadd.vx v6, v6, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x027bc3d7	// th.vadd.vx v7, v7, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x02884457	// th.vadd.vx v8, v8, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x032bc957	// th.vadd.vx v18, v18, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x033849d7	// th.vadd.vx v19, v19, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x034bca57	// th.vadd.vx v20, v20, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x03584ad7	// th.vadd.vx v21, v21, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x02abc557	// th.vadd.vx v10, v10, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x02b845d7	// th.vadd.vx v11, v11, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x02cbc657	// th.vadd.vx v12, v12, s7
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x00068b9b	// addiw s7, a3, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x031848d7	// th.vadd.vx v17, v17, a6
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
+	WORD	$0x0009ab03	// lw s6, 0(s3)
+	WORD	$0x0049ae83	// lw t4, 4(s3)
+	WORD	$0x016c0c3b	// addw s8, s8, s6
+	WORD	$0x026b4357	// th.vadd.vx v6, v6, s6
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x01db8bbb	// addw s7, s7, t4
+	WORD	$0x027ec3d7	// th.vadd.vx v7, v7, t4
+	WORD	$0x00c9ae83	// lw t4, 12(s3)
+	WORD	$0x016a8abb	// addw s5, s5, s6
+	WORD	$0x028b4457	// th.vadd.vx v8, v8, s6
+	WORD	$0x0006ab03	// lw s6, 0(a3)
+	WORD	$0x01da0a3b	// addw s4, s4, t4
+	WORD	$0x029ec4d7	// th.vadd.vx v9, v9, t4
+	WORD	$0x0046ae83	// lw t4, 4(a3)
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x032b4957	// th.vadd.vx v18, v18, s6
+	WORD	$0x0086ab03	// lw s6, 8(a3)
+	WORD	$0x01d484bb	// addw s1, s1, t4
+	WORD	$0x033ec9d7	// th.vadd.vx v19, v19, t4
+	WORD	$0x00c6ae83	// lw t4, 12(a3)
+	WORD	$0x016888bb	// addw a7, a7, s6
+	WORD	$0x034b4a57	// th.vadd.vx v20, v20, s6
+	WORD	$0x0106ab03	// lw s6, 16(a3)
+	WORD	$0x01d8083b	// addw a6, a6, t4
+	WORD	$0x035ecad7	// th.vadd.vx v21, v21, t4
+	WORD	$0x0146ae83	// lw t4, 20(a3)
+	WORD	$0x016787bb	// addw a5, a5, s6
+	WORD	$0x02ab4557	// th.vadd.vx v10, v10, s6
+	WORD	$0x0186ab03	// lw s6, 24(a3)
+	WORD	$0x01d7073b	// addw a4, a4, t4
+	WORD	$0x02bec5d7	// th.vadd.vx v11, v11, t4
+	WORD	$0x01c6ae83	// lw t4, 28(a3)
+	WORD	$0x016f0f3b	// addw t5, t5, s6
+	WORD	$0x02cb4657	// th.vadd.vx v12, v12, s6
+	WORD	$0x00813683	// ld a3, 8(sp)
+	WORD	$0x00068b1b	// addiw s6, a3, 0
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x031ec8d7	// th.vadd.vx v17, v17, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x004eae83	// lw t4, 4(t4)
+	WORD	$0x0166063b	// addw a2, a2, s6
 	WORD	$0x02db06d7	// th.vadd.vv v13, v13, v22
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x02e84757	// th.vadd.vx v14, v14, a6
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x02fbc7d7	// th.vadd.vx v15, v15, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x03084857	// th.vadd.vx v16, v16, a6
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x00df0f3b	// addw t5, t5, a3
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x0086ab03	// lw s6, 8(a3)
+	WORD	$0x01d383bb	// addw t2, t2, t4
+	WORD	$0x02eec757	// th.vadd.vx v14, v14, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x00ceae83	// lw t4, 12(t4)
+	WORD	$0x016282bb	// addw t0, t0, s6
+	WORD	$0x02fb47d7	// th.vadd.vx v15, v15, s6
+	WORD	$0x01d3033b	// addw t1, t1, t4
+	WORD	$0x030ec857	// th.vadd.vx v16, v16, t4
+	WORD	$0x0196063b	// addw a2, a2, s9
 	// output: lane k's word i at 64k + 4i (strided by 64)
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x00050c93	// addi s9, a0, 0
-	WORD	$0x04000413	// addi s0, zero, 64
-	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f728bd7	// th.vxor.vv v23, v23, v5
-	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
+	WORD	$0x00058c93	// addi s9, a1, 0
+	WORD	$0x00050413	// addi s0, a0, 0
+	WORD	$0x04000093	// addi ra, zero, 64
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f830c57	// th.vxor.vv v24, v24, v6
-	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f938cd7	// th.vxor.vv v25, v25, v7
-	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2fa40d57	// th.vxor.vv v26, v26, v8
-	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
+	WORD	$0x2f730bd7	// th.vxor.vv v23, v23, v6
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x2f838c57	// th.vxor.vv v24, v24, v7
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
+	WORD	$0x004c8c93	// addi s9, s9, 4
+	WORD	$0x2f940cd7	// th.vxor.vv v25, v25, v8
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
+	WORD	$0x004c8c93	// addi s9, s9, 4
+	WORD	$0x2fa48d57	// th.vxor.vv v26, v26, v9
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
+	WORD	$0x004c8c93	// addi s9, s9, 4
 	WORD	$0x2f790bd7	// th.vxor.vv v23, v23, v18
-	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f898c57	// th.vxor.vv v24, v24, v19
-	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f9a0cd7	// th.vxor.vv v25, v25, v20
-	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2faa8d57	// th.vxor.vv v26, v26, v21
-	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f750bd7	// th.vxor.vv v23, v23, v10
-	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f858c57	// th.vxor.vv v24, v24, v11
-	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ceb87	// th.vlsw.v v23, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6b87	// th.vlsw.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f960cd7	// th.vxor.vv v25, v25, v12
-	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec07	// th.vlsw.v v24, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c07	// th.vlsw.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2fa88d57	// th.vxor.vv v26, v26, v17
-	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1cec87	// th.vlsw.v v25, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6c87	// th.vlsw.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f768bd7	// th.vxor.vv v23, v23, v13
-	WORD	$0x0a8ceba7	// th.vssw.v v23, (s9), s0
+	WORD	$0x0a146ba7	// th.vssw.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x1a1ced07	// th.vlsw.v v26, (s9), ra
 	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x1a8c6d07	// th.vlsw.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
 	WORD	$0x2f870c57	// th.vxor.vv v24, v24, v14
-	WORD	$0x0a8cec27	// th.vssw.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	WORD	$0x0a146c27	// th.vssw.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
 	WORD	$0x2f978cd7	// th.vxor.vv v25, v25, v15
-	WORD	$0x0a8ceca7	// th.vssw.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	WORD	$0x0a146ca7	// th.vssw.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
 	WORD	$0x2fa80d57	// th.vxor.vv v26, v26, v16
-	WORD	$0x0a8ced27	// th.vssw.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0066d693	// srli a3, a3, 6
-	WORD	$0x00d13423	// sd a3, 8(sp)
-	WORD	$0x00669b93	// slli s7, a3, 6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x017585b3	// add a1, a1, s7
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x417686b3	// sub a3, a3, s7
-	WORD	$0x02d13023	// sd a3, 32(sp)
+	WORD	$0x0a146d27	// th.vssw.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0066dc93	// srli s9, a3, 6
+	WORD	$0x006c9b13	// slli s6, s9, 6
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x016585b3	// add a1, a1, s6
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x416686b3	// sub a3, a3, s6
+	WORD	$0x00d13c23	// sd a3, 24(sp)
 	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x00db8bbb	// addw s7, s7, a3
-	WORD	$0x01713823	// sd s7, 16(sp)
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x019686bb	// addw a3, a3, s9
+	WORD	$0x00d13423	// sd a3, 8(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0x00068463	// beq a3, zero, .LChaCha20_ctr32_c906_57
-	WORD	$0x5a80106f	// jal zero, .LChaCha20_ctr32_c906_2
+	WORD	$0x5840106f	// jal zero, .LChaCha20_ctr32_c906_2
 	// .LChaCha20_ctr32_c906_57:
-	WORD	$0x1210106f	// jal zero, .LChaCha20_ctr32_c906_3
+	WORD	$0x0fd0106f	// jal zero, .LChaCha20_ctr32_c906_3
 	// .LChaCha20_ctr32_c906_rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	WORD	$0x0290b557	// th.vadd.vi v10, v9, 1
+	WORD	$0x0250b557	// th.vadd.vi v10, v5, 1
 	WORD	$0x26a1b557	// th.vand.vi v10, v10, 3
-	WORD	$0x029135d7	// th.vadd.vi v11, v9, 2
+	WORD	$0x025135d7	// th.vadd.vi v11, v5, 2
 	WORD	$0x26b1b5d7	// th.vand.vi v11, v11, 3
-	WORD	$0x0291b657	// th.vadd.vi v12, v9, 3
+	WORD	$0x0251b657	// th.vadd.vi v12, v5, 3
 	WORD	$0x26c1b657	// th.vand.vi v12, v12, 3
-	WORD	$0x629038d7	// th.vmseq.vi v17, v9, 0
+	WORD	$0x625038d7	// th.vmseq.vi v17, v5, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x00028c13	// addi s8, t0, 0
-	WORD	$0x120c6687	// th.vlw.v v13, (s8)
-	WORD	$0x00068c13	// addi s8, a3, 0
-	WORD	$0x120c6707	// th.vlw.v v14, (s8)
-	WORD	$0x01068c13	// addi s8, a3, 16
-	WORD	$0x120c6787	// th.vlw.v v15, (s8)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028c13	// addi s8, t0, 0
-	WORD	$0x120c6807	// th.vlw.v v16, (s8)
-	WORD	$0x5e088057	// th.vmv.v.v v0, v17
+	WORD	$0x00098c93	// addi s9, s3, 0
+	WORD	$0x120ce687	// th.vlw.v v13, (s9)
+	WORD	$0x00068c93	// addi s9, a3, 0
+	WORD	$0x120ce707	// th.vlw.v v14, (s9)
+	WORD	$0x01068c93	// addi s9, a3, 16
+	WORD	$0x120ce787	// th.vlw.v v15, (s9)
 	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x00028c93	// addi s9, t0, 0
+	WORD	$0x120ce807	// th.vlw.v v16, (s9)
+	WORD	$0x5e088057	// th.vmv.v.v v0, v17
+	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x5d02c857	// th.vmerge.vxm v16, v16, t0, v0
-	WORD	$0x5e0682d7	// th.vmv.v.v v5, v13
-	WORD	$0x5e070357	// th.vmv.v.v v6, v14
-	WORD	$0x5e0783d7	// th.vmv.v.v v7, v15
-	WORD	$0x5e080457	// th.vmv.v.v v8, v16
+	WORD	$0x5e068357	// th.vmv.v.v v6, v13
+	WORD	$0x5e0703d7	// th.vmv.v.v v7, v14
+	WORD	$0x5e078457	// th.vmv.v.v v8, v15
+	WORD	$0x5e0804d7	// th.vmv.v.v v9, v16
 	// the scalar block is the second: counter ctr + 1
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
+	WORD	$0x0009ac03	// lw s8, 0(s3)
+	WORD	$0x0049ab83	// lw s7, 4(s3)
+	WORD	$0x0089aa83	// lw s5, 8(s3)
+	WORD	$0x00c9aa03	// lw s4, 12(s3)
 	WORD	$0x0006a903	// lw s2, 0(a3)
 	WORD	$0x0046a483	// lw s1, 4(a3)
 	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x0146a703	// lw a4, 20(a3)
+	WORD	$0x0186af03	// lw t5, 24(a3)
 	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00128f1b	// addiw t5, t0, 1
-	WORD	$0x01813303	// ld t1, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x0012861b	// addiw a2, t0, 1
+	WORD	$0x01013303	// ld t1, 16(sp)
 	WORD	$0x00432383	// lw t2, 4(t1)
 	WORD	$0x00832283	// lw t0, 8(t1)
 	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00a00813	// addi a6, zero, 10
+	WORD	$0x00a00e93	// addi t4, zero, 10
 	// .LChaCha20_ctr32_c906_dr.2:
-	WORD	$0x025302d7	// th.vadd.vv v5, v5, v6
+	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x2e828457	// th.vxor.vv v8, v8, v5
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0xa2883957	// th.vsrl.vi v18, v8, 16
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0xa2983957	// th.vsrl.vi v18, v9, 16
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0xa720a457	// th.vmadd.vv v8, v1, v18
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x027403d7	// th.vadd.vv v7, v7, v8
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0xa720a4d7	// th.vmadd.vv v9, v1, v18
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x2e638357	// th.vxor.vv v6, v6, v7
+	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0xa26a3957	// th.vsrl.vi v18, v6, 20
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
+	WORD	$0xa27a3957	// th.vsrl.vi v18, v7, 20
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0xa7212357	// th.vmadd.vv v6, v2, v18
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	WORD	$0xa72123d7	// th.vmadd.vv v7, v2, v18
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x025302d7	// th.vadd.vv v5, v5, v6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x02638357	// th.vadd.vv v6, v6, v7
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x2e828457	// th.vxor.vv v8, v8, v5
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x2e9304d7	// th.vxor.vv v9, v9, v6
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0xa28c3957	// th.vsrl.vi v18, v8, 24
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0xa29c3957	// th.vsrl.vi v18, v9, 24
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0xa721a457	// th.vmadd.vv v8, v3, v18
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x027403d7	// th.vadd.vv v7, v7, v8
+	WORD	$0xa721a4d7	// th.vmadd.vv v9, v3, v18
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	WORD	$0x02848457	// th.vadd.vv v8, v8, v9
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x2e638357	// th.vxor.vv v6, v6, v7
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x2e7403d7	// th.vxor.vv v7, v7, v8
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0xa26cb957	// th.vsrl.vi v18, v6, 25
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
+	WORD	$0xa27cb957	// th.vsrl.vi v18, v7, 25
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0xa7222357	// th.vmadd.vv v6, v4, v18
+	WORD	$0x010a0a3b	// addw s4, s4, a6
+	WORD	$0xa72223d7	// th.vmadd.vv v7, v4, v18
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x326509d7	// th.vrgather.vv v19, v6, v10
+	WORD	$0x327509d7	// th.vrgather.vv v19, v7, v10
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x32758a57	// th.vrgather.vv v20, v7, v11
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x32858a57	// th.vrgather.vv v20, v8, v11
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x32860ad7	// th.vrgather.vv v21, v8, v12
+	WORD	$0x32960ad7	// th.vrgather.vv v21, v9, v12
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
-	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x2f528ad7	// th.vxor.vv v21, v21, v5
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
+	WORD	$0x006f0f3b	// addw t5, t5, t1
 	WORD	$0xa3583957	// th.vsrl.vi v18, v21, 16
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
+	WORD	$0x009c0c3b	// addw s8, s8, s1
 	WORD	$0xa720aad7	// th.vmadd.vv v21, v1, v18
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
 	WORD	$0xa33a3957	// th.vsrl.vi v18, v19, 20
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0xa72129d7	// th.vmadd.vv v19, v2, v18
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x025982d7	// th.vadd.vv v5, v5, v19
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x2f528ad7	// th.vxor.vv v21, v21, v5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x02698357	// th.vadd.vv v6, v6, v19
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	WORD	$0x2f530ad7	// th.vxor.vv v21, v21, v6
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0xa35c3957	// th.vsrl.vi v18, v21, 24
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
 	WORD	$0xa721aad7	// th.vmadd.vv v21, v3, v18
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
 	WORD	$0x034a8a57	// th.vadd.vv v20, v20, v21
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x2f3a09d7	// th.vxor.vv v19, v19, v20
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
 	WORD	$0xa33cb957	// th.vsrl.vi v18, v19, 25
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0xa72229d7	// th.vmadd.vv v19, v4, v18
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x33360357	// th.vrgather.vv v6, v19, v12
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x333603d7	// th.vrgather.vv v7, v19, v12
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x334583d7	// th.vrgather.vv v7, v20, v11
+	WORD	$0x33458457	// th.vrgather.vv v8, v20, v11
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x33550457	// th.vrgather.vv v8, v21, v10
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x335504d7	// th.vrgather.vv v9, v21, v10
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0xfff80813	// addi a6, a6, -1
-	WORD	$0xde0812e3	// bne a6, zero, .LChaCha20_ctr32_c906_dr.2
+	WORD	$0xfffe8e93	// addi t4, t4, -1
+	WORD	$0xde0e92e3	// bne t4, zero, .LChaCha20_ctr32_c906_dr.2
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	WORD	$0x025682d7	// th.vadd.vv v5, v5, v13
-	WORD	$0x02670357	// th.vadd.vv v6, v6, v14
-	WORD	$0x027783d7	// th.vadd.vv v7, v7, v15
-	WORD	$0x02880457	// th.vadd.vv v8, v8, v16
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x001b8b9b	// addiw s7, s7, 1
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x0405ab83	// lw s7, 64(a1)
-	WORD	$0x0445a803	// lw a6, 68(a1)
-	WORD	$0x120c6907	// th.vlw.v v18, (s8)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x05752023	// sw s7, 64(a0)
-	WORD	$0x01058c13	// addi s8, a1, 16
-	WORD	$0x0485ab83	// lw s7, 72(a1)
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x05052223	// sw a6, 68(a0)
-	WORD	$0x120c6987	// th.vlw.v v19, (s8)
-	WORD	$0x04c5a803	// lw a6, 76(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x02058c13	// addi s8, a1, 32
-	WORD	$0x05752423	// sw s7, 72(a0)
-	WORD	$0x0505ab83	// lw s7, 80(a1)
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x120c6a07	// th.vlw.v v20, (s8)
-	WORD	$0x05052623	// sw a6, 76(a0)
-	WORD	$0x0545a803	// lw a6, 84(a1)
-	WORD	$0x03058c13	// addi s8, a1, 48
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x05752823	// sw s7, 80(a0)
-	WORD	$0x120c6a87	// th.vlw.v v21, (s8)
-	WORD	$0x0585ab83	// lw s7, 88(a1)
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x05052a23	// sw a6, 84(a0)
-	WORD	$0x2f228957	// th.vxor.vv v18, v18, v5
-	WORD	$0x05c5a803	// lw a6, 92(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x00050c93	// addi s9, a0, 0
-	WORD	$0x05752c23	// sw s7, 88(a0)
-	WORD	$0x0605ab83	// lw s7, 96(a1)
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x020ce927	// th.vsw.v v18, (s9)
-	WORD	$0x05052e23	// sw a6, 92(a0)
-	WORD	$0x0645a803	// lw a6, 100(a1)
-	WORD	$0x2f3309d7	// th.vxor.vv v19, v19, v6
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x07752023	// sw s7, 96(a0)
-	WORD	$0x01050c93	// addi s9, a0, 16
-	WORD	$0x0685ab83	// lw s7, 104(a1)
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x07052223	// sw a6, 100(a0)
-	WORD	$0x020ce9a7	// th.vsw.v v19, (s9)
-	WORD	$0x06c5a803	// lw a6, 108(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x2f438a57	// th.vxor.vv v20, v20, v7
-	WORD	$0x07752423	// sw s7, 104(a0)
-	WORD	$0x0705ab83	// lw s7, 112(a1)
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x02050c93	// addi s9, a0, 32
-	WORD	$0x07052623	// sw a6, 108(a0)
-	WORD	$0x0745a803	// lw a6, 116(a1)
-	WORD	$0x020cea27	// th.vsw.v v20, (s9)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x07752823	// sw s7, 112(a0)
-	WORD	$0x2f540ad7	// th.vxor.vv v21, v21, v8
-	WORD	$0x0785ab83	// lw s7, 120(a1)
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x07052a23	// sw a6, 116(a0)
-	WORD	$0x03050c93	// addi s9, a0, 48
-	WORD	$0x07c5a803	// lw a6, 124(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x020ceaa7	// th.vsw.v v21, (s9)
-	WORD	$0x07752c23	// sw s7, 120(a0)
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x07052e23	// sw a6, 124(a0)
+	WORD	$0x02668357	// th.vadd.vv v6, v6, v13
+	WORD	$0x027703d7	// th.vadd.vv v7, v7, v14
+	WORD	$0x02878457	// th.vadd.vv v8, v8, v15
+	WORD	$0x029804d7	// th.vadd.vv v9, v9, v16
+	WORD	$0x0009ab03	// lw s6, 0(s3)
+	WORD	$0x0049ae83	// lw t4, 4(s3)
+	WORD	$0x016c0c3b	// addw s8, s8, s6
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x01db8bbb	// addw s7, s7, t4
+	WORD	$0x00c9ae83	// lw t4, 12(s3)
+	WORD	$0x016a8abb	// addw s5, s5, s6
+	WORD	$0x0006ab03	// lw s6, 0(a3)
+	WORD	$0x01da0a3b	// addw s4, s4, t4
+	WORD	$0x0046ae83	// lw t4, 4(a3)
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0086ab03	// lw s6, 8(a3)
+	WORD	$0x01d484bb	// addw s1, s1, t4
+	WORD	$0x00c6ae83	// lw t4, 12(a3)
+	WORD	$0x016888bb	// addw a7, a7, s6
+	WORD	$0x0106ab03	// lw s6, 16(a3)
+	WORD	$0x01d8083b	// addw a6, a6, t4
+	WORD	$0x0146ae83	// lw t4, 20(a3)
+	WORD	$0x016787bb	// addw a5, a5, s6
+	WORD	$0x0186ab03	// lw s6, 24(a3)
+	WORD	$0x01d7073b	// addw a4, a4, t4
+	WORD	$0x01c6ae83	// lw t4, 28(a3)
+	WORD	$0x016f0f3b	// addw t5, t5, s6
+	WORD	$0x00813b03	// ld s6, 8(sp)
+	WORD	$0x001b0b1b	// addiw s6, s6, 1
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x004eae83	// lw t4, 4(t4)
+	WORD	$0x0166063b	// addw a2, a2, s6
+	WORD	$0x01013b03	// ld s6, 16(sp)
+	WORD	$0x008b2b03	// lw s6, 8(s6)
+	WORD	$0x01d383bb	// addw t2, t2, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x00ceae83	// lw t4, 12(t4)
+	WORD	$0x016282bb	// addw t0, t0, s6
+	WORD	$0x01d3033b	// addw t1, t1, t4
+	WORD	$0x00058c93	// addi s9, a1, 0
+	WORD	$0x0405ab03	// lw s6, 64(a1)
+	WORD	$0x0445ae83	// lw t4, 68(a1)
+	WORD	$0x120ce907	// th.vlw.v v18, (s9)
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x05652023	// sw s6, 64(a0)
+	WORD	$0x01058c93	// addi s9, a1, 16
+	WORD	$0x0485ab03	// lw s6, 72(a1)
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x05d52223	// sw t4, 68(a0)
+	WORD	$0x120ce987	// th.vlw.v v19, (s9)
+	WORD	$0x04c5ae83	// lw t4, 76(a1)
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x02058c93	// addi s9, a1, 32
+	WORD	$0x05652423	// sw s6, 72(a0)
+	WORD	$0x0505ab03	// lw s6, 80(a1)
+	WORD	$0x014eceb3	// xor t4, t4, s4
+	WORD	$0x120cea07	// th.vlw.v v20, (s9)
+	WORD	$0x05d52623	// sw t4, 76(a0)
+	WORD	$0x0545ae83	// lw t4, 84(a1)
+	WORD	$0x03058c93	// addi s9, a1, 48
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x05652823	// sw s6, 80(a0)
+	WORD	$0x120cea87	// th.vlw.v v21, (s9)
+	WORD	$0x0585ab03	// lw s6, 88(a1)
+	WORD	$0x009eceb3	// xor t4, t4, s1
+	WORD	$0x05d52a23	// sw t4, 84(a0)
+	WORD	$0x2f230957	// th.vxor.vv v18, v18, v6
+	WORD	$0x05c5ae83	// lw t4, 92(a1)
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x00050413	// addi s0, a0, 0
+	WORD	$0x05652c23	// sw s6, 88(a0)
+	WORD	$0x0605ab03	// lw s6, 96(a1)
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x02046927	// th.vsw.v v18, (s0)
+	WORD	$0x05d52e23	// sw t4, 92(a0)
+	WORD	$0x0645ae83	// lw t4, 100(a1)
+	WORD	$0x2f3389d7	// th.vxor.vv v19, v19, v7
+	WORD	$0x00fb4b33	// xor s6, s6, a5
+	WORD	$0x07652023	// sw s6, 96(a0)
+	WORD	$0x01050413	// addi s0, a0, 16
+	WORD	$0x0685ab03	// lw s6, 104(a1)
+	WORD	$0x00eeceb3	// xor t4, t4, a4
+	WORD	$0x07d52223	// sw t4, 100(a0)
+	WORD	$0x020469a7	// th.vsw.v v19, (s0)
+	WORD	$0x06c5ae83	// lw t4, 108(a1)
+	WORD	$0x01eb4b33	// xor s6, s6, t5
+	WORD	$0x2f440a57	// th.vxor.vv v20, v20, v8
+	WORD	$0x07652423	// sw s6, 104(a0)
+	WORD	$0x0705ab03	// lw s6, 112(a1)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x02050413	// addi s0, a0, 32
+	WORD	$0x07d52623	// sw t4, 108(a0)
+	WORD	$0x0745ae83	// lw t4, 116(a1)
+	WORD	$0x02046a27	// th.vsw.v v20, (s0)
+	WORD	$0x00cb4b33	// xor s6, s6, a2
+	WORD	$0x07652823	// sw s6, 112(a0)
+	WORD	$0x2f548ad7	// th.vxor.vv v21, v21, v9
+	WORD	$0x0785ab03	// lw s6, 120(a1)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x07d52a23	// sw t4, 116(a0)
+	WORD	$0x03050413	// addi s0, a0, 48
+	WORD	$0x07c5ae83	// lw t4, 124(a1)
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x02046aa7	// th.vsw.v v21, (s0)
+	WORD	$0x07652c23	// sw s6, 120(a0)
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x07d52e23	// sw t4, 124(a0)
 	WORD	$0x08050513	// addi a0, a0, 128
 	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xf8028293	// addi t0, t0, -128
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0022829b	// addiw t0, t0, 2
-	WORD	$0x00513823	// sd t0, 16(sp)
+	WORD	$0x00513423	// sd t0, 8(sp)
 	WORD	$0x0040006f	// jal zero, .LChaCha20_ctr32_c906_1
 	// .LChaCha20_ctr32_c906_1:
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_c906_58
-	WORD	$0x4640106f	// jal zero, .LChaCha20_ctr32_c906_3
+	WORD	$0x4540106f	// jal zero, .LChaCha20_ctr32_c906_3
 	// .LChaCha20_ctr32_c906_58:
 	// .LChaCha20_ctr32_c906_block:
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
+	WORD	$0x0009ac03	// lw s8, 0(s3)
+	WORD	$0x0049ab83	// lw s7, 4(s3)
+	WORD	$0x0089aa83	// lw s5, 8(s3)
+	WORD	$0x00c9aa03	// lw s4, 12(s3)
 	WORD	$0x0006a903	// lw s2, 0(a3)
 	WORD	$0x0046a483	// lw s1, 4(a3)
 	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x0146a703	// lw a4, 20(a3)
+	WORD	$0x0186af03	// lw t5, 24(a3)
 	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01813303	// ld t1, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x0002861b	// addiw a2, t0, 0
+	WORD	$0x01013303	// ld t1, 16(sp)
 	WORD	$0x00432383	// lw t2, 4(t1)
 	WORD	$0x00832283	// lw t0, 8(t1)
 	WORD	$0x00c32303	// lw t1, 12(t1)
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
 	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x04000b93	// addi s7, zero, 64
-	WORD	$0x02013c03	// ld s8, 32(sp)
-	WORD	$0x0f7c6a63	// bltu s8, s7, .LChaCha20_ctr32_c906_2
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x0045a803	// lw a6, 4(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x0085ab83	// lw s7, 8(a1)
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01052223	// sw a6, 4(a0)
-	WORD	$0x00c5a803	// lw a6, 12(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752423	// sw s7, 8(a0)
-	WORD	$0x0105ab83	// lw s7, 16(a1)
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x01052623	// sw a6, 12(a0)
-	WORD	$0x0145a803	// lw a6, 20(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752823	// sw s7, 16(a0)
-	WORD	$0x0185ab83	// lw s7, 24(a1)
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x01052a23	// sw a6, 20(a0)
-	WORD	$0x01c5a803	// lw a6, 28(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752c23	// sw s7, 24(a0)
-	WORD	$0x0205ab83	// lw s7, 32(a1)
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x01052e23	// sw a6, 28(a0)
-	WORD	$0x0245a803	// lw a6, 36(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03752023	// sw s7, 32(a0)
-	WORD	$0x0285ab83	// lw s7, 40(a1)
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x03052223	// sw a6, 36(a0)
-	WORD	$0x02c5a803	// lw a6, 44(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x03752423	// sw s7, 40(a0)
-	WORD	$0x0305ab83	// lw s7, 48(a1)
+	WORD	$0x01434333	// xor t1, t1, s4
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
 	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03052623	// sw a6, 44(a0)
-	WORD	$0x0345a803	// lw a6, 52(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x03752823	// sw s7, 48(a0)
-	WORD	$0x0385ab83	// lw s7, 56(a1)
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x03052a23	// sw a6, 52(a0)
-	WORD	$0x03c5a803	// lw a6, 60(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03752c23	// sw s7, 56(a0)
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x03052e23	// sw a6, 60(a0)
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
+	WORD	$0x01434333	// xor t1, t1, s4
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012a0a3b	// addw s4, s4, s2
+	WORD	$0x0142c2b3	// xor t0, t0, s4
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012a0a3b	// addw s4, s4, s2
+	WORD	$0x0142c2b3	// xor t0, t0, s4
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x0009ab03	// lw s6, 0(s3)
+	WORD	$0x0049ae83	// lw t4, 4(s3)
+	WORD	$0x016c0c3b	// addw s8, s8, s6
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x01db8bbb	// addw s7, s7, t4
+	WORD	$0x00c9ae83	// lw t4, 12(s3)
+	WORD	$0x016a8abb	// addw s5, s5, s6
+	WORD	$0x0006ab03	// lw s6, 0(a3)
+	WORD	$0x01da0a3b	// addw s4, s4, t4
+	WORD	$0x0046ae83	// lw t4, 4(a3)
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0086ab03	// lw s6, 8(a3)
+	WORD	$0x01d484bb	// addw s1, s1, t4
+	WORD	$0x00c6ae83	// lw t4, 12(a3)
+	WORD	$0x016888bb	// addw a7, a7, s6
+	WORD	$0x0106ab03	// lw s6, 16(a3)
+	WORD	$0x01d8083b	// addw a6, a6, t4
+	WORD	$0x0146ae83	// lw t4, 20(a3)
+	WORD	$0x016787bb	// addw a5, a5, s6
+	WORD	$0x0186ab03	// lw s6, 24(a3)
+	WORD	$0x01d7073b	// addw a4, a4, t4
+	WORD	$0x01c6ae83	// lw t4, 28(a3)
+	WORD	$0x016f0f3b	// addw t5, t5, s6
+	WORD	$0x00813b03	// ld s6, 8(sp)
+	WORD	$0x000b0b1b	// addiw s6, s6, 0
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x004eae83	// lw t4, 4(t4)
+	WORD	$0x0166063b	// addw a2, a2, s6
+	WORD	$0x01013b03	// ld s6, 16(sp)
+	WORD	$0x008b2b03	// lw s6, 8(s6)
+	WORD	$0x01d383bb	// addw t2, t2, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x00ceae83	// lw t4, 12(t4)
+	WORD	$0x016282bb	// addw t0, t0, s6
+	WORD	$0x01d3033b	// addw t1, t1, t4
+	WORD	$0x04000b13	// addi s6, zero, 64
+	WORD	$0x01813c83	// ld s9, 24(sp)
+	WORD	$0x0f6cea63	// bltu s9, s6, .LChaCha20_ctr32_c906_2
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x0045ae83	// lw t4, 4(a1)
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0085ab03	// lw s6, 8(a1)
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x01d52223	// sw t4, 4(a0)
+	WORD	$0x00c5ae83	// lw t4, 12(a1)
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x01652423	// sw s6, 8(a0)
+	WORD	$0x0105ab03	// lw s6, 16(a1)
+	WORD	$0x014eceb3	// xor t4, t4, s4
+	WORD	$0x01d52623	// sw t4, 12(a0)
+	WORD	$0x0145ae83	// lw t4, 20(a1)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x01652823	// sw s6, 16(a0)
+	WORD	$0x0185ab03	// lw s6, 24(a1)
+	WORD	$0x009eceb3	// xor t4, t4, s1
+	WORD	$0x01d52a23	// sw t4, 20(a0)
+	WORD	$0x01c5ae83	// lw t4, 28(a1)
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x01652c23	// sw s6, 24(a0)
+	WORD	$0x0205ab03	// lw s6, 32(a1)
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x01d52e23	// sw t4, 28(a0)
+	WORD	$0x0245ae83	// lw t4, 36(a1)
+	WORD	$0x00fb4b33	// xor s6, s6, a5
+	WORD	$0x03652023	// sw s6, 32(a0)
+	WORD	$0x0285ab03	// lw s6, 40(a1)
+	WORD	$0x00eeceb3	// xor t4, t4, a4
+	WORD	$0x03d52223	// sw t4, 36(a0)
+	WORD	$0x02c5ae83	// lw t4, 44(a1)
+	WORD	$0x01eb4b33	// xor s6, s6, t5
+	WORD	$0x03652423	// sw s6, 40(a0)
+	WORD	$0x0305ab03	// lw s6, 48(a1)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x03d52623	// sw t4, 44(a0)
+	WORD	$0x0345ae83	// lw t4, 52(a1)
+	WORD	$0x00cb4b33	// xor s6, s6, a2
+	WORD	$0x03652823	// sw s6, 48(a0)
+	WORD	$0x0385ab03	// lw s6, 56(a1)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x03d52a23	// sw t4, 52(a0)
+	WORD	$0x03c5ae83	// lw t4, 60(a1)
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x03652c23	// sw s6, 56(a0)
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x03d52e23	// sw t4, 60(a0)
 	WORD	$0x04050513	// addi a0, a0, 64
 	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x00513423	// sd t0, 8(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_c906_59
-	WORD	$0xf25fe06f	// jal zero, .LChaCha20_ctr32_c906_block
+	WORD	$0xf35fe06f	// jal zero, .LChaCha20_ctr32_c906_block
 	// .LChaCha20_ctr32_c906_59:
 	WORD	$0x3800006f	// jal zero, .LChaCha20_ctr32_c906_3
 	// .LChaCha20_ctr32_c906_2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_15
-	WORD	$0x000b0813	// addi a6, s6, 0
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_15
+	WORD	$0x000c0e93	// addi t4, s8, 0
 	WORD	$0x3300006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_15:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_17
-	WORD	$0x000a8813	// addi a6, s5, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_17
+	WORD	$0x000b8e93	// addi t4, s7, 0
 	WORD	$0x2fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_17:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_18
-	WORD	$0x00098813	// addi a6, s3, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_18
+	WORD	$0x000a8e93	// addi t4, s5, 0
 	WORD	$0x2c80006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_18:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_19
-	WORD	$0x000a0813	// addi a6, s4, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_19
+	WORD	$0x000a0e93	// addi t4, s4, 0
 	WORD	$0x2940006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_19:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x014b4b33	// xor s6, s6, s4
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_20
-	WORD	$0x00090813	// addi a6, s2, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_20
+	WORD	$0x00090e93	// addi t4, s2, 0
 	WORD	$0x2600006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_20:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_21
-	WORD	$0x00048813	// addi a6, s1, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_21
+	WORD	$0x00048e93	// addi t4, s1, 0
 	WORD	$0x22c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_21:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_22
-	WORD	$0x00088813	// addi a6, a7, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_22
+	WORD	$0x00088e93	// addi t4, a7, 0
 	WORD	$0x1f80006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_22:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_23
-	WORD	$0x00078813	// addi a6, a5, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_23
+	WORD	$0x00080e93	// addi t4, a6, 0
 	WORD	$0x1c40006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_23:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x010b4b33	// xor s6, s6, a6
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_24
-	WORD	$0x00070813	// addi a6, a4, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_24
+	WORD	$0x00078e93	// addi t4, a5, 0
 	WORD	$0x1900006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_24:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x00fb4b33	// xor s6, s6, a5
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_25
-	WORD	$0x00060813	// addi a6, a2, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_25
+	WORD	$0x00070e93	// addi t4, a4, 0
 	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_25:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x00eb4b33	// xor s6, s6, a4
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013603	// ld a2, 32(sp)
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x02c13023	// sd a2, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013603	// ld a2, 32(sp)
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_c906_26
-	WORD	$0x000e8813	// addi a6, t4, 0
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0xffc68693	// addi a3, a3, -4
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_26
+	WORD	$0x000f0e93	// addi t4, t5, 0
 	WORD	$0x1280006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_26:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x01eb4b33	// xor s6, s6, t5
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e83	// ld t4, 32(sp)
-	WORD	$0xffce8e93	// addi t4, t4, -4
-	WORD	$0x03d13023	// sd t4, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e83	// ld t4, 32(sp)
-	WORD	$0x017ef663	// bgeu t4, s7, .LChaCha20_ctr32_c906_27
-	WORD	$0x000e0813	// addi a6, t3, 0
+	WORD	$0x01813f03	// ld t5, 24(sp)
+	WORD	$0xffcf0f13	// addi t5, t5, -4
+	WORD	$0x01e13c23	// sd t5, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813f03	// ld t5, 24(sp)
+	WORD	$0x016f7663	// bgeu t5, s6, .LChaCha20_ctr32_c906_27
+	WORD	$0x000e0e93	// addi t4, t3, 0
 	WORD	$0x0f40006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_27:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
+	WORD	$0x01813e03	// ld t3, 24(sp)
 	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13023	// sd t3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_c906_28
-	WORD	$0x000f0813	// addi a6, t5, 0
+	WORD	$0x01c13c23	// sd t3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_28
+	WORD	$0x00060e93	// addi t4, a2, 0
 	WORD	$0x0c00006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_28:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x00cb4b33	// xor s6, s6, a2
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
+	WORD	$0x01813e03	// ld t3, 24(sp)
 	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13023	// sd t3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_c906_29
-	WORD	$0x00038813	// addi a6, t2, 0
+	WORD	$0x01c13c23	// sd t3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_29
+	WORD	$0x00038e93	// addi t4, t2, 0
 	WORD	$0x08c0006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_29:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x007b4b33	// xor s6, s6, t2
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013383	// ld t2, 32(sp)
+	WORD	$0x01813383	// ld t2, 24(sp)
 	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x02713023	// sd t2, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013383	// ld t2, 32(sp)
-	WORD	$0x0173f663	// bgeu t2, s7, .LChaCha20_ctr32_c906_30
-	WORD	$0x00028813	// addi a6, t0, 0
+	WORD	$0x00713c23	// sd t2, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813383	// ld t2, 24(sp)
+	WORD	$0x0163f663	// bgeu t2, s6, .LChaCha20_ctr32_c906_30
+	WORD	$0x00028e93	// addi t4, t0, 0
 	WORD	$0x0580006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_30:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0172f663	// bgeu t0, s7, .LChaCha20_ctr32_c906_31
-	WORD	$0x00030813	// addi a6, t1, 0
+	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x0162f663	// bgeu t0, s6, .LChaCha20_ctr32_c906_31
+	WORD	$0x00030e93	// addi t4, t1, 0
 	WORD	$0x0240006f	// jal zero, .LChaCha20_ctr32_c906_tail
 	// .LChaCha20_ctr32_c906_31:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x006b4b33	// xor s6, s6, t1
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513023	// sd t0, 32(sp)
+	WORD	$0x00513c23	// sd t0, 24(sp)
 	// unreachable: len < 64 leaves at most 15 whole words
 	// .LChaCha20_ctr32_c906_tail:
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_c906_skip
 	// .LChaCha20_ctr32_c906_byte:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0005cb03	// lbu s6, 0(a1)
+	WORD	$0x01db4b33	// xor s6, s6, t4
+	WORD	$0x01650023	// sb s6, 0(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
 	WORD	$0x00158593	// addi a1, a1, 1
 	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x02513023	// sd t0, 32(sp)
+	WORD	$0x00513c23	// sd t0, 24(sp)
 	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_c906_byte
 	// .LChaCha20_ctr32_c906_skip:
-	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
+	WORD	$0x00513423	// sd t0, 8(sp)
 	// .LChaCha20_ctr32_c906_3:
 	// return
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
@@ -2732,7 +2705,7 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x5e003457	// th.vmv.v.i v8, 0
 	WORD	$0x5e003857	// th.vmv.v.i v16, 0
 	WORD	$0x5e003c57	// th.vmv.v.i v24, 0
-	WORD	$0x00013823	// sd zero, 16(sp)
+	WORD	$0x00013423	// sd zero, 8(sp)
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
@@ -2744,7 +2717,6 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x00000813	// addi a6, zero, 0
 	WORD	$0x00000893	// addi a7, zero, 0
 	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
 	WORD	$0x00000a13	// addi s4, zero, 0
 	WORD	$0x00000a93	// addi s5, zero, 0
 	WORD	$0x00000b13	// addi s6, zero, 0
@@ -2754,1433 +2726,1430 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
 	// .LChaCha20_ctr32_c906_4:
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_c906_60
-	WORD	$0x4640106f	// jal zero, .LChaCha20_ctr32_c906_6
+	WORD	$0x4540106f	// jal zero, .LChaCha20_ctr32_c906_6
 	// .LChaCha20_ctr32_c906_60:
 	// .LChaCha20_ctr32_c906_block.1:
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
+	WORD	$0x0009ac03	// lw s8, 0(s3)
+	WORD	$0x0049ab83	// lw s7, 4(s3)
+	WORD	$0x0089aa83	// lw s5, 8(s3)
+	WORD	$0x00c9aa03	// lw s4, 12(s3)
 	WORD	$0x0006a903	// lw s2, 0(a3)
 	WORD	$0x0046a483	// lw s1, 4(a3)
 	WORD	$0x0086a883	// lw a7, 8(a3)
-	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
+	WORD	$0x00c6a803	// lw a6, 12(a3)
+	WORD	$0x0106a783	// lw a5, 16(a3)
+	WORD	$0x0146a703	// lw a4, 20(a3)
+	WORD	$0x0186af03	// lw t5, 24(a3)
 	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01813303	// ld t1, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x0002861b	// addiw a2, t0, 0
+	WORD	$0x01013303	// ld t1, 16(sp)
 	WORD	$0x00432383	// lw t2, 4(t1)
 	WORD	$0x00832283	// lw t0, 8(t1)
 	WORD	$0x00c32303	// lw t1, 12(t1)
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
+	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x0152c2b3	// xor t0, t0, s5
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
 	WORD	$0x01434333	// xor t1, t1, s4
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
 	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
 	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
 	WORD	$0x01c8c8b3	// xor a7, a7, t3
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
 	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x0142c2b3	// xor t0, t0, s4
 	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x012c0c3b	// addw s8, s8, s2
+	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00c787bb	// addw a5, a5, a2
+	WORD	$0x00f94933	// xor s2, s2, a5
 	WORD	$0x1599190b	// th.srriw s2, s2, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x009b8bbb	// addw s7, s7, s1
+	WORD	$0x0173c3b3	// xor t2, t2, s7
 	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x1594948b	// th.srriw s1, s1, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x1548988b	// th.srriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x1598988b	// th.srriw a7, a7, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x1503130b	// th.srriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x1544948b	// th.srriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x1583130b	// th.srriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x0077073b	// addw a4, a4, t2
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
 	WORD	$0x1594948b	// th.srriw s1, s1, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x150f1f0b	// th.srriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1548988b	// th.srriw a7, a7, 20
 	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x158f1f0b	// th.srriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x0152c2b3	// xor t0, t0, s5
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x005f0f3b	// addw t5, t5, t0
+	WORD	$0x01e8c8b3	// xor a7, a7, t5
 	WORD	$0x1598988b	// th.srriw a7, a7, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x1503938b	// th.srriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1547978b	// th.srriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x1583938b	// th.srriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x1597978b	// th.srriw a5, a5, 25
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1502928b	// th.srriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x1549190b	// th.srriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x1582928b	// th.srriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x1599190b	// th.srriw s2, s2, 25
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x02813b83	// ld s7, 40(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02813803	// ld a6, 40(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
 	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x04000b93	// addi s7, zero, 64
-	WORD	$0x02013c03	// ld s8, 32(sp)
-	WORD	$0x0f7c6a63	// bltu s8, s7, .LChaCha20_ctr32_c906_5
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x0045a803	// lw a6, 4(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x0085ab83	// lw s7, 8(a1)
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01052223	// sw a6, 4(a0)
-	WORD	$0x00c5a803	// lw a6, 12(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752423	// sw s7, 8(a0)
-	WORD	$0x0105ab83	// lw s7, 16(a1)
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x01052623	// sw a6, 12(a0)
-	WORD	$0x0145a803	// lw a6, 20(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752823	// sw s7, 16(a0)
-	WORD	$0x0185ab83	// lw s7, 24(a1)
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x01052a23	// sw a6, 20(a0)
-	WORD	$0x01c5a803	// lw a6, 28(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752c23	// sw s7, 24(a0)
-	WORD	$0x0205ab83	// lw s7, 32(a1)
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x01052e23	// sw a6, 28(a0)
-	WORD	$0x0245a803	// lw a6, 36(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03752023	// sw s7, 32(a0)
-	WORD	$0x0285ab83	// lw s7, 40(a1)
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x03052223	// sw a6, 36(a0)
-	WORD	$0x02c5a803	// lw a6, 44(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x03752423	// sw s7, 40(a0)
-	WORD	$0x0305ab83	// lw s7, 48(a1)
+	WORD	$0x01434333	// xor t1, t1, s4
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006e0e3b	// addw t3, t3, t1
 	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03052623	// sw a6, 44(a0)
-	WORD	$0x0345a803	// lw a6, 52(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x03752823	// sw s7, 48(a0)
-	WORD	$0x0385ab83	// lw s7, 56(a1)
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x03052a23	// sw a6, 52(a0)
-	WORD	$0x03c5a803	// lw a6, 60(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03752c23	// sw s7, 56(a0)
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x03052e23	// sw a6, 60(a0)
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a0a3b	// addw s4, s4, a6
+	WORD	$0x01434333	// xor t1, t1, s4
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006e0e3b	// addw t3, t3, t1
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1503130b	// th.srriw t1, t1, 16
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1544948b	// th.srriw s1, s1, 20
+	WORD	$0x009c0c3b	// addw s8, s8, s1
+	WORD	$0x01834333	// xor t1, t1, s8
+	WORD	$0x1583130b	// th.srriw t1, t1, 24
+	WORD	$0x006f0f3b	// addw t5, t5, t1
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x1594948b	// th.srriw s1, s1, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1506160b	// th.srriw a2, a2, 16
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1548988b	// th.srriw a7, a7, 20
+	WORD	$0x011b8bbb	// addw s7, s7, a7
+	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x1586160b	// th.srriw a2, a2, 24
+	WORD	$0x00ce0e3b	// addw t3, t3, a2
+	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x1598988b	// th.srriw a7, a7, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x1503938b	// th.srriw t2, t2, 16
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1548180b	// th.srriw a6, a6, 20
+	WORD	$0x010a8abb	// addw s5, s5, a6
+	WORD	$0x0153c3b3	// xor t2, t2, s5
+	WORD	$0x1583938b	// th.srriw t2, t2, 24
+	WORD	$0x007787bb	// addw a5, a5, t2
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x1598180b	// th.srriw a6, a6, 25
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x012a0a3b	// addw s4, s4, s2
+	WORD	$0x0142c2b3	// xor t0, t0, s4
+	WORD	$0x1502928b	// th.srriw t0, t0, 16
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1549190b	// th.srriw s2, s2, 20
+	WORD	$0x012a0a3b	// addw s4, s4, s2
+	WORD	$0x0142c2b3	// xor t0, t0, s4
+	WORD	$0x1582928b	// th.srriw t0, t0, 24
+	WORD	$0x0057073b	// addw a4, a4, t0
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x1599190b	// th.srriw s2, s2, 25
+	WORD	$0x0009ab03	// lw s6, 0(s3)
+	WORD	$0x0049ae83	// lw t4, 4(s3)
+	WORD	$0x016c0c3b	// addw s8, s8, s6
+	WORD	$0x0089ab03	// lw s6, 8(s3)
+	WORD	$0x01db8bbb	// addw s7, s7, t4
+	WORD	$0x00c9ae83	// lw t4, 12(s3)
+	WORD	$0x016a8abb	// addw s5, s5, s6
+	WORD	$0x0006ab03	// lw s6, 0(a3)
+	WORD	$0x01da0a3b	// addw s4, s4, t4
+	WORD	$0x0046ae83	// lw t4, 4(a3)
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0086ab03	// lw s6, 8(a3)
+	WORD	$0x01d484bb	// addw s1, s1, t4
+	WORD	$0x00c6ae83	// lw t4, 12(a3)
+	WORD	$0x016888bb	// addw a7, a7, s6
+	WORD	$0x0106ab03	// lw s6, 16(a3)
+	WORD	$0x01d8083b	// addw a6, a6, t4
+	WORD	$0x0146ae83	// lw t4, 20(a3)
+	WORD	$0x016787bb	// addw a5, a5, s6
+	WORD	$0x0186ab03	// lw s6, 24(a3)
+	WORD	$0x01d7073b	// addw a4, a4, t4
+	WORD	$0x01c6ae83	// lw t4, 28(a3)
+	WORD	$0x016f0f3b	// addw t5, t5, s6
+	WORD	$0x00813b03	// ld s6, 8(sp)
+	WORD	$0x000b0b1b	// addiw s6, s6, 0
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x004eae83	// lw t4, 4(t4)
+	WORD	$0x0166063b	// addw a2, a2, s6
+	WORD	$0x01013b03	// ld s6, 16(sp)
+	WORD	$0x008b2b03	// lw s6, 8(s6)
+	WORD	$0x01d383bb	// addw t2, t2, t4
+	WORD	$0x01013e83	// ld t4, 16(sp)
+	WORD	$0x00ceae83	// lw t4, 12(t4)
+	WORD	$0x016282bb	// addw t0, t0, s6
+	WORD	$0x01d3033b	// addw t1, t1, t4
+	WORD	$0x04000b13	// addi s6, zero, 64
+	WORD	$0x01813c83	// ld s9, 24(sp)
+	WORD	$0x0f6cea63	// bltu s9, s6, .LChaCha20_ctr32_c906_5
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x0045ae83	// lw t4, 4(a1)
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x01652023	// sw s6, 0(a0)
+	WORD	$0x0085ab03	// lw s6, 8(a1)
+	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x01d52223	// sw t4, 4(a0)
+	WORD	$0x00c5ae83	// lw t4, 12(a1)
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x01652423	// sw s6, 8(a0)
+	WORD	$0x0105ab03	// lw s6, 16(a1)
+	WORD	$0x014eceb3	// xor t4, t4, s4
+	WORD	$0x01d52623	// sw t4, 12(a0)
+	WORD	$0x0145ae83	// lw t4, 20(a1)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x01652823	// sw s6, 16(a0)
+	WORD	$0x0185ab03	// lw s6, 24(a1)
+	WORD	$0x009eceb3	// xor t4, t4, s1
+	WORD	$0x01d52a23	// sw t4, 20(a0)
+	WORD	$0x01c5ae83	// lw t4, 28(a1)
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x01652c23	// sw s6, 24(a0)
+	WORD	$0x0205ab03	// lw s6, 32(a1)
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x01d52e23	// sw t4, 28(a0)
+	WORD	$0x0245ae83	// lw t4, 36(a1)
+	WORD	$0x00fb4b33	// xor s6, s6, a5
+	WORD	$0x03652023	// sw s6, 32(a0)
+	WORD	$0x0285ab03	// lw s6, 40(a1)
+	WORD	$0x00eeceb3	// xor t4, t4, a4
+	WORD	$0x03d52223	// sw t4, 36(a0)
+	WORD	$0x02c5ae83	// lw t4, 44(a1)
+	WORD	$0x01eb4b33	// xor s6, s6, t5
+	WORD	$0x03652423	// sw s6, 40(a0)
+	WORD	$0x0305ab03	// lw s6, 48(a1)
+	WORD	$0x01ceceb3	// xor t4, t4, t3
+	WORD	$0x03d52623	// sw t4, 44(a0)
+	WORD	$0x0345ae83	// lw t4, 52(a1)
+	WORD	$0x00cb4b33	// xor s6, s6, a2
+	WORD	$0x03652823	// sw s6, 48(a0)
+	WORD	$0x0385ab03	// lw s6, 56(a1)
+	WORD	$0x007eceb3	// xor t4, t4, t2
+	WORD	$0x03d52a23	// sw t4, 52(a0)
+	WORD	$0x03c5ae83	// lw t4, 60(a1)
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x03652c23	// sw s6, 56(a0)
+	WORD	$0x006eceb3	// xor t4, t4, t1
+	WORD	$0x03d52e23	// sw t4, 60(a0)
 	WORD	$0x04050513	// addi a0, a0, 64
 	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x00513423	// sd t0, 8(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_c906_61
-	WORD	$0xf25fe06f	// jal zero, .LChaCha20_ctr32_c906_block.1
+	WORD	$0xf35fe06f	// jal zero, .LChaCha20_ctr32_c906_block.1
 	// .LChaCha20_ctr32_c906_61:
 	WORD	$0x3800006f	// jal zero, .LChaCha20_ctr32_c906_6
 	// .LChaCha20_ctr32_c906_5:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_36
-	WORD	$0x000b0813	// addi a6, s6, 0
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_36
+	WORD	$0x000c0e93	// addi t4, s8, 0
 	WORD	$0x3300006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_36:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_38
-	WORD	$0x000a8813	// addi a6, s5, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_38
+	WORD	$0x000b8e93	// addi t4, s7, 0
 	WORD	$0x2fc0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_38:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_39
-	WORD	$0x00098813	// addi a6, s3, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_39
+	WORD	$0x000a8e93	// addi t4, s5, 0
 	WORD	$0x2c80006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_39:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_40
-	WORD	$0x000a0813	// addi a6, s4, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_40
+	WORD	$0x000a0e93	// addi t4, s4, 0
 	WORD	$0x2940006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_40:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x014b4b33	// xor s6, s6, s4
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_41
-	WORD	$0x00090813	// addi a6, s2, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_41
+	WORD	$0x00090e93	// addi t4, s2, 0
 	WORD	$0x2600006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_41:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x012b4b33	// xor s6, s6, s2
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_42
-	WORD	$0x00048813	// addi a6, s1, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_42
+	WORD	$0x00048e93	// addi t4, s1, 0
 	WORD	$0x22c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_42:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x009b4b33	// xor s6, s6, s1
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_43
-	WORD	$0x00088813	// addi a6, a7, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_43
+	WORD	$0x00088e93	// addi t4, a7, 0
 	WORD	$0x1f80006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_43:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x011b4b33	// xor s6, s6, a7
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_44
-	WORD	$0x00078813	// addi a6, a5, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_44
+	WORD	$0x00080e93	// addi t4, a6, 0
 	WORD	$0x1c40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_44:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x010b4b33	// xor s6, s6, a6
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_45
-	WORD	$0x00070813	// addi a6, a4, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_45
+	WORD	$0x00078e93	// addi t4, a5, 0
 	WORD	$0x1900006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_45:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x00fb4b33	// xor s6, s6, a5
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
+	WORD	$0x01813683	// ld a3, 24(sp)
 	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13023	// sd a3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013683	// ld a3, 32(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_c906_46
-	WORD	$0x00060813	// addi a6, a2, 0
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_46
+	WORD	$0x00070e93	// addi t4, a4, 0
 	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_46:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x00eb4b33	// xor s6, s6, a4
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013603	// ld a2, 32(sp)
-	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x02c13023	// sd a2, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013603	// ld a2, 32(sp)
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_c906_47
-	WORD	$0x000e8813	// addi a6, t4, 0
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0xffc68693	// addi a3, a3, -4
+	WORD	$0x00d13c23	// sd a3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813683	// ld a3, 24(sp)
+	WORD	$0x0166f663	// bgeu a3, s6, .LChaCha20_ctr32_c906_47
+	WORD	$0x000f0e93	// addi t4, t5, 0
 	WORD	$0x1280006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_47:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x01eb4b33	// xor s6, s6, t5
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e83	// ld t4, 32(sp)
-	WORD	$0xffce8e93	// addi t4, t4, -4
-	WORD	$0x03d13023	// sd t4, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e83	// ld t4, 32(sp)
-	WORD	$0x017ef663	// bgeu t4, s7, .LChaCha20_ctr32_c906_48
-	WORD	$0x000e0813	// addi a6, t3, 0
+	WORD	$0x01813f03	// ld t5, 24(sp)
+	WORD	$0xffcf0f13	// addi t5, t5, -4
+	WORD	$0x01e13c23	// sd t5, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813f03	// ld t5, 24(sp)
+	WORD	$0x016f7663	// bgeu t5, s6, .LChaCha20_ctr32_c906_48
+	WORD	$0x000e0e93	// addi t4, t3, 0
 	WORD	$0x0f40006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_48:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
+	WORD	$0x01813e03	// ld t3, 24(sp)
 	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13023	// sd t3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_c906_49
-	WORD	$0x000f0813	// addi a6, t5, 0
+	WORD	$0x01c13c23	// sd t3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_49
+	WORD	$0x00060e93	// addi t4, a2, 0
 	WORD	$0x0c00006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_49:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x00cb4b33	// xor s6, s6, a2
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
+	WORD	$0x01813e03	// ld t3, 24(sp)
 	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13023	// sd t3, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013e03	// ld t3, 32(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_c906_50
-	WORD	$0x00038813	// addi a6, t2, 0
+	WORD	$0x01c13c23	// sd t3, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x016e7663	// bgeu t3, s6, .LChaCha20_ctr32_c906_50
+	WORD	$0x00038e93	// addi t4, t2, 0
 	WORD	$0x08c0006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_50:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x007b4b33	// xor s6, s6, t2
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013383	// ld t2, 32(sp)
+	WORD	$0x01813383	// ld t2, 24(sp)
 	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x02713023	// sd t2, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013383	// ld t2, 32(sp)
-	WORD	$0x0173f663	// bgeu t2, s7, .LChaCha20_ctr32_c906_51
-	WORD	$0x00028813	// addi a6, t0, 0
+	WORD	$0x00713c23	// sd t2, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813383	// ld t2, 24(sp)
+	WORD	$0x0163f663	// bgeu t2, s6, .LChaCha20_ctr32_c906_51
+	WORD	$0x00028e93	// addi t4, t0, 0
 	WORD	$0x0580006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_51:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0172f663	// bgeu t0, s7, .LChaCha20_ctr32_c906_52
-	WORD	$0x00030813	// addi a6, t1, 0
+	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00400b13	// addi s6, zero, 4
+	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x0162f663	// bgeu t0, s6, .LChaCha20_ctr32_c906_52
+	WORD	$0x00030e93	// addi t4, t1, 0
 	WORD	$0x0240006f	// jal zero, .LChaCha20_ctr32_c906_tail.1
 	// .LChaCha20_ctr32_c906_52:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ab03	// lw s6, 0(a1)
+	WORD	$0x006b4b33	// xor s6, s6, t1
+	WORD	$0x01652023	// sw s6, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513023	// sd t0, 32(sp)
+	WORD	$0x00513c23	// sd t0, 24(sp)
 	// unreachable: len < 64 leaves at most 15 whole words
 	// .LChaCha20_ctr32_c906_tail.1:
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_c906_skip.1
 	// .LChaCha20_ctr32_c906_byte.1:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0005cb03	// lbu s6, 0(a1)
+	WORD	$0x01db4b33	// xor s6, s6, t4
+	WORD	$0x01650023	// sb s6, 0(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
 	WORD	$0x00158593	// addi a1, a1, 1
 	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x02013283	// ld t0, 32(sp)
+	WORD	$0x01813283	// ld t0, 24(sp)
 	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x02513023	// sd t0, 32(sp)
+	WORD	$0x00513c23	// sd t0, 24(sp)
 	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_c906_byte.1
 	// .LChaCha20_ctr32_c906_skip.1:
-	WORD	$0x01013283	// ld t0, 16(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513823	// sd t0, 16(sp)
+	WORD	$0x00513423	// sd t0, 8(sp)
 	// .LChaCha20_ctr32_c906_6:
 	// return
-	WORD	$0x00013823	// sd zero, 16(sp)
+	WORD	$0x00013423	// sd zero, 8(sp)
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
@@ -4192,7 +4161,6 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x00000813	// addi a6, zero, 0
 	WORD	$0x00000893	// addi a7, zero, 0
 	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
 	WORD	$0x00000a13	// addi s4, zero, 0
 	WORD	$0x00000a93	// addi s5, zero, 0
 	WORD	$0x00000b13	// addi s6, zero, 0
@@ -4202,6 +4170,7 @@ TEXT ·chaCha20Ctr32C906(SB), NOSPLIT, $40-40
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
 kgen_ret:
 	RET

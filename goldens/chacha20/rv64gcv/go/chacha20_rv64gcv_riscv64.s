@@ -15,2716 +15,2637 @@ GLOBL ·kgen_chacha_rv64gcv_sigma(SB), RODATA|NOPTR, $16
 
 // void ChaCha20_ctr32_rv64gcv(unsigned char *out, const unsigned char *inp, size_t len, const unsigned int *key, const unsigned int *counter)
 // func chaCha20Ctr32Rv64gcv(out *byte, inp *byte, len uint64, key *uint32, counter *uint32)
-TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $40-40
+TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $24-40
 	MOV	out+0(FP), X10
 	MOV	inp+8(FP), X11
 	MOV	len+16(FP), X12
 	MOV	key+24(FP), X13
 	MOV	counter+32(FP), X14
-	WORD	$0x02c13423	// sd a2, 40(sp)
-	WORD	$0x00e13823	// sd a4, 16(sp)
+	WORD	$0x00e13423	// sd a4, 8(sp)
 	// .LChaCha20_ctr32_rv64gcv_0:
 	MOV	$·kgen_chacha_rv64gcv_sigma(SB), X5	// auipc t0, %pcrel_hi(kgen_chacha_rv64gcv_sigma); addi t0, t0, %pcrel_lo
-	WORD	$0x02513023	// sd t0, 32(sp)
-	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x0002a283	// lw t0, 0(t0)
 	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x0002a283	// lw t0, 0(t0)
+	WORD	$0x00513823	// sd t0, 16(sp)
 	// short or unaligned buffers: the scalar copy that never touched a vector register (its exit wipes none)
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0172f463	// bgeu t0, s7, .LChaCha20_ctr32_rv64gcv_73
-	WORD	$0x7f40206f	// jal zero, .LChaCha20_ctr32_rv64gcv_4
+	WORD	$0x08000c13	// addi s8, zero, 128
+	WORD	$0x01867463	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_73
+	WORD	$0x6c40206f	// jal zero, .LChaCha20_ctr32_rv64gcv_4
 	// .LChaCha20_ctr32_rv64gcv_73:
-	WORD	$0x00b56bb3	// or s7, a0, a1
-	WORD	$0x003bfb93	// andi s7, s7, 3
-	WORD	$0x000b8463	// beq s7, zero, .LChaCha20_ctr32_rv64gcv_74
-	WORD	$0x7e40206f	// jal zero, .LChaCha20_ctr32_rv64gcv_4
+	WORD	$0x00b56c33	// or s8, a0, a1
+	WORD	$0x003c7c13	// andi s8, s8, 3
+	WORD	$0x000c0463	// beq s8, zero, .LChaCha20_ctr32_rv64gcv_74
+	WORD	$0x6b40206f	// jal zero, .LChaCha20_ctr32_rv64gcv_4
 	// .LChaCha20_ctr32_rv64gcv_74:
 	// vector set-up: e32, m1, vl = 4; rotation multipliers 2^16, 2^12, 2^8, 2^7; lane indices
-	WORD	$0x00400293	// addi t0, zero, 4
-	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x0d02f057	// vsetvli zero, t0, e32, m1, ta, ma
-	WORD	$0x00010bb7	// lui s7, 16
-	WORD	$0x5e0bc0d7	// vmv.v.x v1, s7
-	WORD	$0x00001bb7	// lui s7, 1
-	WORD	$0x5e0bc157	// vmv.v.x v2, s7
-	WORD	$0x10000b93	// addi s7, zero, 256
-	WORD	$0x5e0bc1d7	// vmv.v.x v3, s7
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x5e0bc257	// vmv.v.x v4, s7
-	WORD	$0x5208a4d7	// vid.v v9
+	WORD	$0x00400b93	// addi s7, zero, 4
+	WORD	$0x0d0bf057	// vsetvli zero, s7, e32, m1, ta, ma
+	WORD	$0x00010c37	// lui s8, 16
+	WORD	$0x5e0c42d7	// vmv.v.x v5, s8
+	WORD	$0x00001c37	// lui s8, 1
+	WORD	$0x5e0c4357	// vmv.v.x v6, s8
+	WORD	$0x10000c13	// addi s8, zero, 256
+	WORD	$0x5e0c43d7	// vmv.v.x v7, s8
+	WORD	$0x08000c13	// addi s8, zero, 128
+	WORD	$0x5e0c4457	// vmv.v.x v8, s8
+	WORD	$0x5208a8d7	// vid.v v17
 	// .LChaCha20_ctr32_rv64gcv_lanes_loop:
-	WORD	$0x14000b93	// addi s7, zero, 320
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x7572e863	// bltu t0, s7, .LChaCha20_ctr32_rv64gcv_lanes_rest
-	WORD	$0x00400293	// addi t0, zero, 4
-	WORD	$0x00513423	// sd t0, 8(sp)
+	WORD	$0x14000c13	// addi s8, zero, 320
+	WORD	$0x73866e63	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_lanes_rest
+	WORD	$0x00400b93	// addi s7, zero, 4
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x000e2283	// lw t0, 0(t3)
+	WORD	$0x004e2303	// lw t1, 4(t3)
+	WORD	$0x008e2383	// lw t2, 8(t3)
+	WORD	$0x00ce2e03	// lw t3, 12(t3)
+	WORD	$0x0006ae83	// lw t4, 0(a3)
+	WORD	$0x0046af03	// lw t5, 4(a3)
+	WORD	$0x0086a703	// lw a4, 8(a3)
 	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813f03	// ld t5, 8(sp)
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x01e80f3b	// addw t5, a6, t5
-	WORD	$0x5e0b42d7	// vmv.v.x v5, s6
-	WORD	$0x5e0ac357	// vmv.v.x v6, s5
-	WORD	$0x5e09c3d7	// vmv.v.x v7, s3
-	WORD	$0x5e0a4457	// vmv.v.x v8, s4
-	WORD	$0x5e094957	// vmv.v.x v18, s2
-	WORD	$0x5e04c9d7	// vmv.v.x v19, s1
-	WORD	$0x5e08ca57	// vmv.v.x v20, a7
+	WORD	$0x0106a803	// lw a6, 16(a3)
+	WORD	$0x0146a883	// lw a7, 20(a3)
+	WORD	$0x0186a483	// lw s1, 24(a3)
+	WORD	$0x01c6a903	// lw s2, 28(a3)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x00098a9b	// addiw s5, s3, 0
+	WORD	$0x00813a83	// ld s5, 8(sp)
+	WORD	$0x004aa983	// lw s3, 4(s5)
+	WORD	$0x008aaa03	// lw s4, 8(s5)
+	WORD	$0x00caab03	// lw s6, 12(s5)
+	WORD	$0x01013a83	// ld s5, 16(sp)
+	WORD	$0x017a8abb	// addw s5, s5, s7
+	WORD	$0x5e02c0d7	// vmv.v.x v1, t0
+	WORD	$0x5e034157	// vmv.v.x v2, t1
+	WORD	$0x5e03c1d7	// vmv.v.x v3, t2
+	WORD	$0x5e0e4257	// vmv.v.x v4, t3
+	WORD	$0x5e0ec957	// vmv.v.x v18, t4
+	WORD	$0x5e0f49d7	// vmv.v.x v19, t5
+	WORD	$0x5e074a57	// vmv.v.x v20, a4
 	WORD	$0x5e07cad7	// vmv.v.x v21, a5
-	WORD	$0x5e074557	// vmv.v.x v10, a4
-	WORD	$0x5e0645d7	// vmv.v.x v11, a2
-	WORD	$0x5e0ec657	// vmv.v.x v12, t4
-	WORD	$0x5e0e48d7	// vmv.v.x v17, t3
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x5e0846d7	// vmv.v.x v13, a6
-	WORD	$0x5e03c757	// vmv.v.x v14, t2
-	WORD	$0x5e02c7d7	// vmv.v.x v15, t0
-	WORD	$0x5e034857	// vmv.v.x v16, t1
-	WORD	$0x02d486d7	// vadd.vv v13, v13, v9
-	WORD	$0x5e068b57	// vmv.v.v v22, v13
-	WORD	$0x00a00813	// addi a6, zero, 10
+	WORD	$0x5e0844d7	// vmv.v.x v9, a6
+	WORD	$0x5e08c557	// vmv.v.x v10, a7
+	WORD	$0x5e04c5d7	// vmv.v.x v11, s1
+	WORD	$0x5e094857	// vmv.v.x v16, s2
+	WORD	$0x01013c03	// ld s8, 16(sp)
+	WORD	$0x5e0c4657	// vmv.v.x v12, s8
+	WORD	$0x5e09c6d7	// vmv.v.x v13, s3
+	WORD	$0x5e0a4757	// vmv.v.x v14, s4
+	WORD	$0x5e0b47d7	// vmv.v.x v15, s6
+	WORD	$0x02c88657	// vadd.vv v12, v12, v17
+	WORD	$0x5e060b57	// vmv.v.v v22, v12
+	WORD	$0x00a00c13	// addi s8, zero, 10
 	// .LChaCha20_ctr32_rv64gcv_dr:
 	// four vector lanes interleaved with the scalar block
-	WORD	$0x025902d7	// vadd.vv v5, v5, v18
-	WORD	$0x02698357	// vadd.vv v6, v6, v19
+	WORD	$0x021900d7	// vadd.vv v1, v1, v18
+	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// vadd.vv v7, v7, v20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x028a8457	// vadd.vv v8, v8, v21
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x2ed286d7	// vxor.vv v13, v13, v5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0xa2d83bd7	// vsrl.vi v23, v13, 16
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0xa2e83c57	// vsrl.vi v24, v14, 16
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0xa2f83cd7	// vsrl.vi v25, v15, 16
-	WORD	$0xa3083d57	// vsrl.vi v26, v16, 16
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0xa770a6d7	// vmadd.vv v13, v1, v23
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0xa780a757	// vmadd.vv v14, v1, v24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0xa790a7d7	// vmadd.vv v15, v1, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0xa7a0a857	// vmadd.vv v16, v1, v26
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x024a8257	// vadd.vv v4, v4, v21
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
+	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0xa2c83bd7	// vsrl.vi v23, v12, 16
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
+	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0xa772a657	// vmadd.vv v12, v5, v23
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0xa782a6d7	// vmadd.vv v13, v5, v24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0xa792a757	// vmadd.vv v14, v5, v25
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0xa7a2a7d7	// vmadd.vv v15, v5, v26
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// vadd.vv v12, v12, v15
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x031808d7	// vadd.vv v17, v17, v16
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// vxor.vv v20, v20, v12
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x2f588ad7	// vxor.vv v21, v21, v17
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x03078857	// vadd.vv v16, v16, v15
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x2f248957	// vxor.vv v18, v18, v9
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
+	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
+	WORD	$0x011f4f33	// xor t5, t5, a7
 	WORD	$0xa32a3bd7	// vsrl.vi v23, v18, 20
-	WORD	$0x6144d49b	// roriw s1, s1, 20
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0xa33a3c57	// vsrl.vi v24, v19, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	WORD	$0x01e3033b	// addw t1, t1, t5
 	WORD	$0xa34a3cd7	// vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// vsrl.vi v26, v21, 20
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0xa7712957	// vmadd.vv v18, v2, v23
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0xa78129d7	// vmadd.vv v19, v2, v24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0xa7912a57	// vmadd.vv v20, v2, v25
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0xa7a12ad7	// vmadd.vv v21, v2, v26
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x025902d7	// vadd.vv v5, v5, v18
-	WORD	$0x02698357	// vadd.vv v6, v6, v19
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0xa7732957	// vmadd.vv v18, v6, v23
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0xa78329d7	// vmadd.vv v19, v6, v24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0xa7932a57	// vmadd.vv v20, v6, v25
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0xa7a32ad7	// vmadd.vv v21, v6, v26
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	WORD	$0x021900d7	// vadd.vv v1, v1, v18
+	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// vadd.vv v7, v7, v20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x028a8457	// vadd.vv v8, v8, v21
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x2ed286d7	// vxor.vv v13, v13, v5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0xa2dc3bd7	// vsrl.vi v23, v13, 24
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0xa2ec3c57	// vsrl.vi v24, v14, 24
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0xa2fc3cd7	// vsrl.vi v25, v15, 24
-	WORD	$0xa30c3d57	// vsrl.vi v26, v16, 24
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0xa771a6d7	// vmadd.vv v13, v3, v23
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0xa781a757	// vmadd.vv v14, v3, v24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0xa791a7d7	// vmadd.vv v15, v3, v25
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0xa7a1a857	// vmadd.vv v16, v3, v26
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x024a8257	// vadd.vv v4, v4, v21
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
+	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0xa2cc3bd7	// vsrl.vi v23, v12, 24
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
+	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0xa773a657	// vmadd.vv v12, v7, v23
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0xa783a6d7	// vmadd.vv v13, v7, v24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0xa793a757	// vmadd.vv v14, v7, v25
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0xa7a3a7d7	// vmadd.vv v15, v7, v26
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// vadd.vv v12, v12, v15
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x031808d7	// vadd.vv v17, v17, v16
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// vxor.vv v20, v20, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x2f588ad7	// vxor.vv v21, v21, v17
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x03078857	// vadd.vv v16, v16, v15
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x2f248957	// vxor.vv v18, v18, v9
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
+	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0xa32cbbd7	// vsrl.vi v23, v18, 25
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0xa33cbc57	// vsrl.vi v24, v19, 25
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
 	WORD	$0xa34cbcd7	// vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// vsrl.vi v26, v21, 25
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0xa7722957	// vmadd.vv v18, v4, v23
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0xa78229d7	// vmadd.vv v19, v4, v24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0xa7922a57	// vmadd.vv v20, v4, v25
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0xa7a22ad7	// vmadd.vv v21, v4, v26
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0xa7742957	// vmadd.vv v18, v8, v23
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0xa78429d7	// vmadd.vv v19, v8, v24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0xa7942a57	// vmadd.vv v20, v8, v25
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0xa7a42ad7	// vmadd.vv v21, v8, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// vadd.vv v6, v6, v20
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// vadd.vv v7, v7, v21
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x2f028857	// vxor.vv v16, v16, v5
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2ed306d7	// vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0xa3083bd7	// vsrl.vi v23, v16, 16
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
-	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0xa770a857	// vmadd.vv v16, v1, v23
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0xa780a6d7	// vmadd.vv v13, v1, v24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0xa790a757	// vmadd.vv v14, v1, v25
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0xa7a0a7d7	// vmadd.vv v15, v1, v26
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x02c80657	// vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x02490257	// vadd.vv v4, v4, v18
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
+	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0xa2f83bd7	// vsrl.vi v23, v15, 16
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0xa2c83c57	// vsrl.vi v24, v12, 16
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0xa2d83cd7	// vsrl.vi v25, v13, 16
+	WORD	$0xa2e83d57	// vsrl.vi v26, v14, 16
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0xa772a7d7	// vmadd.vv v15, v5, v23
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0xa782a657	// vmadd.vv v12, v5, v24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0xa792a6d7	// vmadd.vv v13, v5, v25
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0xa7a2a757	// vmadd.vv v14, v5, v26
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x2f3609d7	// vxor.vv v19, v19, v12
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2f488a57	// vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// vxor.vv v21, v21, v10
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x2f258957	// vxor.vv v18, v18, v11
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x03060857	// vadd.vv v16, v16, v12
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x029684d7	// vadd.vv v9, v9, v13
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x02a70557	// vadd.vv v10, v10, v14
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
+	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x2f250957	// vxor.vv v18, v18, v10
+	WORD	$0x01274733	// xor a4, a4, s2
 	WORD	$0xa33a3bd7	// vsrl.vi v23, v19, 20
-	WORD	$0x6148d89b	// roriw a7, a7, 20
+	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0xa34a3c57	// vsrl.vi v24, v20, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x00e3033b	// addw t1, t1, a4
 	WORD	$0xa35a3cd7	// vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// vsrl.vi v26, v18, 20
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0xa77129d7	// vmadd.vv v19, v2, v23
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0xa7812a57	// vmadd.vv v20, v2, v24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0xa7912ad7	// vmadd.vv v21, v2, v25
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0xa7a12957	// vmadd.vv v18, v2, v26
-	WORD	$0x6198d89b	// roriw a7, a7, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// vadd.vv v6, v6, v20
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0xa77329d7	// vmadd.vv v19, v6, v23
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0xa7832a57	// vmadd.vv v20, v6, v24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0xa7932ad7	// vmadd.vv v21, v6, v25
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0xa7a32957	// vmadd.vv v18, v6, v26
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// vadd.vv v7, v7, v21
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x2f028857	// vxor.vv v16, v16, v5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2ed306d7	// vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0xa30c3bd7	// vsrl.vi v23, v16, 24
+	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x02490257	// vadd.vv v4, v4, v18
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
+	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0xa2fc3bd7	// vsrl.vi v23, v15, 24
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
-	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0xa771a857	// vmadd.vv v16, v3, v23
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0xa781a6d7	// vmadd.vv v13, v3, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0xa791a757	// vmadd.vv v14, v3, v25
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0xa7a1a7d7	// vmadd.vv v15, v3, v26
+	WORD	$0xa2cc3c57	// vsrl.vi v24, v12, 24
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0xa2dc3cd7	// vsrl.vi v25, v13, 24
+	WORD	$0xa2ec3d57	// vsrl.vi v26, v14, 24
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0xa773a7d7	// vmadd.vv v15, v7, v23
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0xa783a657	// vmadd.vv v12, v7, v24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0xa793a6d7	// vmadd.vv v13, v7, v25
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0xa7a3a757	// vmadd.vv v14, v7, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x02c80657	// vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x2f3609d7	// vxor.vv v19, v19, v12
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2f488a57	// vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// vxor.vv v21, v21, v10
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x2f258957	// vxor.vv v18, v18, v11
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x03060857	// vadd.vv v16, v16, v12
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x029684d7	// vadd.vv v9, v9, v13
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x02a70557	// vadd.vv v10, v10, v14
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
+	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x2f250957	// vxor.vv v18, v18, v10
+	WORD	$0x011eceb3	// xor t4, t4, a7
 	WORD	$0xa33cbbd7	// vsrl.vi v23, v19, 25
-	WORD	$0x6149591b	// roriw s2, s2, 20
+	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0xa34cbc57	// vsrl.vi v24, v20, 25
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	WORD	$0x01de0e3b	// addw t3, t3, t4
 	WORD	$0xa35cbcd7	// vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// vsrl.vi v26, v18, 25
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0xa77229d7	// vmadd.vv v19, v4, v23
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0xa7822a57	// vmadd.vv v20, v4, v24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0xa7922ad7	// vmadd.vv v21, v4, v25
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0xa7a22957	// vmadd.vv v18, v4, v26
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	WORD	$0xfff80813	// addi a6, a6, -1
-	WORD	$0xc6081ee3	// bne a6, zero, .LChaCha20_ctr32_rv64gcv_dr
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0xa77429d7	// vmadd.vv v19, v8, v23
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0xa7842a57	// vmadd.vv v20, v8, v24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0xa7942ad7	// vmadd.vv v21, v8, v25
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0xa7a42957	// vmadd.vv v18, v8, v26
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0xfffc0c13	// addi s8, s8, -1
+	WORD	$0xc60c1ee3	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_dr
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
-	WORD	$0x02013b83	// ld s7, 32(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02684357	// vadd.vx v6, v6, a6
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x02884457	// vadd.vx v8, v8, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x032bc957	// vadd.vx v18, v18, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x033849d7	// vadd.vx v19, v19, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x034bca57	// vadd.vx v20, v20, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x03584ad7	// vadd.vx v21, v21, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x02abc557	// vadd.vx v10, v10, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x02b845d7	// vadd.vx v11, v11, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x02cbc657	// vadd.vx v12, v12, s7
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x031848d7	// vadd.vx v17, v17, a6
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
-	WORD	$0x02db06d7	// vadd.vv v13, v13, v22
-	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x02e84757	// vadd.vx v14, v14, a6
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x02fbc7d7	// vadd.vx v15, v15, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x03084857	// vadd.vx v16, v16, a6
-	WORD	$0x00813803	// ld a6, 8(sp)
-	WORD	$0x010f0f3b	// addw t5, t5, a6
+	WORD	$0x01813c83	// ld s9, 24(sp)
+	WORD	$0x000cac03	// lw s8, 0(s9)
+	WORD	$0x004cac83	// lw s9, 4(s9)
+	WORD	$0x018282bb	// addw t0, t0, s8
+	WORD	$0x021c40d7	// vadd.vx v1, v1, s8
+	WORD	$0x01813c03	// ld s8, 24(sp)
+	WORD	$0x008c2c03	// lw s8, 8(s8)
+	WORD	$0x0193033b	// addw t1, t1, s9
+	WORD	$0x022cc157	// vadd.vx v2, v2, s9
+	WORD	$0x01813c83	// ld s9, 24(sp)
+	WORD	$0x00ccac83	// lw s9, 12(s9)
+	WORD	$0x018383bb	// addw t2, t2, s8
+	WORD	$0x023c41d7	// vadd.vx v3, v3, s8
+	WORD	$0x0006ac03	// lw s8, 0(a3)
+	WORD	$0x019e0e3b	// addw t3, t3, s9
+	WORD	$0x024cc257	// vadd.vx v4, v4, s9
+	WORD	$0x0046ac83	// lw s9, 4(a3)
+	WORD	$0x018e8ebb	// addw t4, t4, s8
+	WORD	$0x032c4957	// vadd.vx v18, v18, s8
+	WORD	$0x0086ac03	// lw s8, 8(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x033cc9d7	// vadd.vx v19, v19, s9
+	WORD	$0x00c6ac83	// lw s9, 12(a3)
+	WORD	$0x0187073b	// addw a4, a4, s8
+	WORD	$0x034c4a57	// vadd.vx v20, v20, s8
+	WORD	$0x0106ac03	// lw s8, 16(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x035ccad7	// vadd.vx v21, v21, s9
+	WORD	$0x0146ac83	// lw s9, 20(a3)
+	WORD	$0x0188083b	// addw a6, a6, s8
+	WORD	$0x029c44d7	// vadd.vx v9, v9, s8
+	WORD	$0x0186ac03	// lw s8, 24(a3)
+	WORD	$0x019888bb	// addw a7, a7, s9
+	WORD	$0x02acc557	// vadd.vx v10, v10, s9
+	WORD	$0x01c6ac83	// lw s9, 28(a3)
+	WORD	$0x018484bb	// addw s1, s1, s8
+	WORD	$0x02bc45d7	// vadd.vx v11, v11, s8
+	WORD	$0x01013c03	// ld s8, 16(sp)
+	WORD	$0x000c0c1b	// addiw s8, s8, 0
+	WORD	$0x0199093b	// addw s2, s2, s9
+	WORD	$0x030cc857	// vadd.vx v16, v16, s9
+	WORD	$0x00813c83	// ld s9, 8(sp)
+	WORD	$0x004cac83	// lw s9, 4(s9)
+	WORD	$0x018a8abb	// addw s5, s5, s8
+	WORD	$0x02cb0657	// vadd.vv v12, v12, v22
+	WORD	$0x00813c03	// ld s8, 8(sp)
+	WORD	$0x008c2c03	// lw s8, 8(s8)
+	WORD	$0x019989bb	// addw s3, s3, s9
+	WORD	$0x02dcc6d7	// vadd.vx v13, v13, s9
+	WORD	$0x00813c83	// ld s9, 8(sp)
+	WORD	$0x00ccac83	// lw s9, 12(s9)
+	WORD	$0x018a0a3b	// addw s4, s4, s8
+	WORD	$0x02ec4757	// vadd.vx v14, v14, s8
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
+	WORD	$0x017a8abb	// addw s5, s5, s7
 	// output: lane k's word i at 64k + 4i (strided by 64)
 	// ... interleaved with the scalar block's, bytes 256..320
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x00050c93	// addi s9, a0, 0
-	WORD	$0x1005ab83	// lw s7, 256(a1)
-	WORD	$0x04000413	// addi s0, zero, 64
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	WORD	$0x1045a803	// lw a6, 260(a1)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11752023	// sw s7, 256(a0)
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x1085ab83	// lw s7, 264(a1)
-	WORD	$0x2f728bd7	// vxor.vv v23, v23, v5
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	WORD	$0x11052223	// sw a6, 260(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x10c5a803	// lw a6, 268(a1)
-	WORD	$0x2f830c57	// vxor.vv v24, v24, v6
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	WORD	$0x11752423	// sw s7, 264(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f938cd7	// vxor.vv v25, v25, v7
-	WORD	$0x1105ab83	// lw s7, 272(a1)
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	WORD	$0x11052623	// sw a6, 268(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2fa40d57	// vxor.vv v26, v26, v8
-	WORD	$0x1145a803	// lw a6, 276(a1)
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	WORD	$0x11752823	// sw s7, 272(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x00058b93	// addi s7, a1, 0
+	WORD	$0x00050413	// addi s0, a0, 0
+	WORD	$0x1005ac03	// lw s8, 256(a1)
+	WORD	$0x04000093	// addi ra, zero, 64
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	WORD	$0x1045ac83	// lw s9, 260(a1)
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x11852023	// sw s8, 256(a0)
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x1085ac03	// lw s8, 264(a1)
+	WORD	$0x2f708bd7	// vxor.vv v23, v23, v1
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	WORD	$0x11952223	// sw s9, 260(a0)
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x10c5ac83	// lw s9, 268(a1)
+	WORD	$0x2f810c57	// vxor.vv v24, v24, v2
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	WORD	$0x11852423	// sw s8, 264(a0)
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f918cd7	// vxor.vv v25, v25, v3
+	WORD	$0x1105ac03	// lw s8, 272(a1)
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	WORD	$0x11952623	// sw s9, 268(a0)
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2fa20d57	// vxor.vv v26, v26, v4
+	WORD	$0x1145ac83	// lw s9, 276(a1)
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	WORD	$0x11852823	// sw s8, 272(a0)
+	WORD	$0x004b8b93	// addi s7, s7, 4
 	WORD	$0x2f790bd7	// vxor.vv v23, v23, v18
-	WORD	$0x1185ab83	// lw s7, 280(a1)
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	WORD	$0x11052a23	// sw a6, 276(a0)
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x1185ac03	// lw s8, 280(a1)
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	WORD	$0x11952a23	// sw s9, 276(a0)
+	WORD	$0x004b8b93	// addi s7, s7, 4
 	WORD	$0x2f898c57	// vxor.vv v24, v24, v19
-	WORD	$0x11c5a803	// lw a6, 284(a1)
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11752c23	// sw s7, 280(a0)
+	WORD	$0x11c5ac83	// lw s9, 284(a1)
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x11852c23	// sw s8, 280(a0)
 	WORD	$0x2f9a0cd7	// vxor.vv v25, v25, v20
-	WORD	$0x1205ab83	// lw s7, 288(a1)
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x11052e23	// sw a6, 284(a0)
+	WORD	$0x1205ac03	// lw s8, 288(a1)
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x11952e23	// sw s9, 284(a0)
 	WORD	$0x2faa8d57	// vxor.vv v26, v26, v21
-	WORD	$0x1245a803	// lw a6, 292(a1)
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13752023	// sw s7, 288(a0)
-	WORD	$0x2f750bd7	// vxor.vv v23, v23, v10
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	WORD	$0x1285ab83	// lw s7, 296(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13052223	// sw a6, 292(a0)
-	WORD	$0x2f858c57	// vxor.vv v24, v24, v11
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	WORD	$0x12c5a803	// lw a6, 300(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13752423	// sw s7, 296(a0)
-	WORD	$0x2f960cd7	// vxor.vv v25, v25, v12
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	WORD	$0x1305ab83	// lw s7, 304(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x13052623	// sw a6, 300(a0)
-	WORD	$0x2fa88d57	// vxor.vv v26, v26, v17
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	WORD	$0x1345a803	// lw a6, 308(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f768bd7	// vxor.vv v23, v23, v13
-	WORD	$0x13752823	// sw s7, 304(a0)
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	WORD	$0x1385ab83	// lw s7, 312(a1)
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f870c57	// vxor.vv v24, v24, v14
-	WORD	$0x13052a23	// sw a6, 308(a0)
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13c5a803	// lw a6, 316(a1)
-	WORD	$0x2f978cd7	// vxor.vv v25, v25, v15
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13752c23	// sw s7, 312(a0)
+	WORD	$0x1245ac83	// lw s9, 292(a1)
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x13852023	// sw s8, 288(a0)
+	WORD	$0x2f748bd7	// vxor.vv v23, v23, v9
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	WORD	$0x1285ac03	// lw s8, 296(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x13952223	// sw s9, 292(a0)
+	WORD	$0x2f850c57	// vxor.vv v24, v24, v10
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	WORD	$0x12c5ac83	// lw s9, 300(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x13852423	// sw s8, 296(a0)
+	WORD	$0x2f958cd7	// vxor.vv v25, v25, v11
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	WORD	$0x1305ac03	// lw s8, 304(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x13952623	// sw s9, 300(a0)
 	WORD	$0x2fa80d57	// vxor.vv v26, v26, v16
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x13052e23	// sw a6, 316(a0)
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	WORD	$0x1345ac83	// lw s9, 308(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f760bd7	// vxor.vv v23, v23, v12
+	WORD	$0x13852823	// sw s8, 304(a0)
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	WORD	$0x1385ac03	// lw s8, 312(a1)
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f868c57	// vxor.vv v24, v24, v13
+	WORD	$0x13952a23	// sw s9, 308(a0)
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x13c5ac83	// lw s9, 316(a1)
+	WORD	$0x2f970cd7	// vxor.vv v25, v25, v14
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x13852c23	// sw s8, 312(a0)
+	WORD	$0x2fa78d57	// vxor.vv v26, v26, v15
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x13952e23	// sw s9, 316(a0)
 	WORD	$0x14050513	// addi a0, a0, 320
 	WORD	$0x14058593	// addi a1, a1, 320
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xec028293	// addi t0, t0, -320
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0xec060613	// addi a2, a2, -320
+	WORD	$0x01013283	// ld t0, 16(sp)
 	WORD	$0x0052829b	// addiw t0, t0, 5
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x8adff06f	// jal zero, .LChaCha20_ctr32_rv64gcv_lanes_loop
+	WORD	$0x00513823	// sd t0, 16(sp)
+	WORD	$0x8c5ff06f	// jal zero, .LChaCha20_ctr32_rv64gcv_lanes_loop
 	// .LChaCha20_ctr32_rv64gcv_lanes_rest:
-	WORD	$0x08000b93	// addi s7, zero, 128
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x3772eae3	// bltu t0, s7, .LChaCha20_ctr32_rv64gcv_1
-	WORD	$0x0c000b93	// addi s7, zero, 192
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x6b72ec63	// bltu t0, s7, .LChaCha20_ctr32_rv64gcv_rows
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0062d293	// srli t0, t0, 6
-	WORD	$0x00513423	// sd t0, 8(sp)
-	WORD	$0x0d02f057	// vsetvli zero, t0, e32, m1, ta, ma
+	WORD	$0x08000c13	// addi s8, zero, 128
+	WORD	$0x358660e3	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_1
+	WORD	$0x0c000c13	// addi s8, zero, 192
+	WORD	$0x69866863	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_rows
+	WORD	$0x00665b93	// srli s7, a2, 6
+	WORD	$0x0d0bf057	// vsetvli zero, s7, e32, m1, ta, ma
 	// state words into the scalar block and (splat) the lanes; lane k counts ctr+k, the scalar block ctr+lanes
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x000e2283	// lw t0, 0(t3)
+	WORD	$0x004e2303	// lw t1, 4(t3)
+	WORD	$0x008e2383	// lw t2, 8(t3)
+	WORD	$0x00ce2e03	// lw t3, 12(t3)
+	WORD	$0x0006ae83	// lw t4, 0(a3)
+	WORD	$0x0046af03	// lw t5, 4(a3)
+	WORD	$0x0086a703	// lw a4, 8(a3)
 	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00813f03	// ld t5, 8(sp)
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x01e80f3b	// addw t5, a6, t5
-	WORD	$0x5e0b42d7	// vmv.v.x v5, s6
-	WORD	$0x5e0ac357	// vmv.v.x v6, s5
-	WORD	$0x5e09c3d7	// vmv.v.x v7, s3
-	WORD	$0x5e0a4457	// vmv.v.x v8, s4
-	WORD	$0x5e094957	// vmv.v.x v18, s2
-	WORD	$0x5e04c9d7	// vmv.v.x v19, s1
-	WORD	$0x5e08ca57	// vmv.v.x v20, a7
+	WORD	$0x0106a803	// lw a6, 16(a3)
+	WORD	$0x0146a883	// lw a7, 20(a3)
+	WORD	$0x0186a483	// lw s1, 24(a3)
+	WORD	$0x01c6a903	// lw s2, 28(a3)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x00098a9b	// addiw s5, s3, 0
+	WORD	$0x00813a83	// ld s5, 8(sp)
+	WORD	$0x004aa983	// lw s3, 4(s5)
+	WORD	$0x008aaa03	// lw s4, 8(s5)
+	WORD	$0x00caab03	// lw s6, 12(s5)
+	WORD	$0x01013a83	// ld s5, 16(sp)
+	WORD	$0x017a8abb	// addw s5, s5, s7
+	WORD	$0x5e02c0d7	// vmv.v.x v1, t0
+	WORD	$0x5e034157	// vmv.v.x v2, t1
+	WORD	$0x5e03c1d7	// vmv.v.x v3, t2
+	WORD	$0x5e0e4257	// vmv.v.x v4, t3
+	WORD	$0x5e0ec957	// vmv.v.x v18, t4
+	WORD	$0x5e0f49d7	// vmv.v.x v19, t5
+	WORD	$0x5e074a57	// vmv.v.x v20, a4
 	WORD	$0x5e07cad7	// vmv.v.x v21, a5
-	WORD	$0x5e074557	// vmv.v.x v10, a4
-	WORD	$0x5e0645d7	// vmv.v.x v11, a2
-	WORD	$0x5e0ec657	// vmv.v.x v12, t4
-	WORD	$0x5e0e48d7	// vmv.v.x v17, t3
-	WORD	$0x01813803	// ld a6, 24(sp)
-	WORD	$0x5e0846d7	// vmv.v.x v13, a6
-	WORD	$0x5e03c757	// vmv.v.x v14, t2
-	WORD	$0x5e02c7d7	// vmv.v.x v15, t0
-	WORD	$0x5e034857	// vmv.v.x v16, t1
-	WORD	$0x02d486d7	// vadd.vv v13, v13, v9
-	WORD	$0x5e068b57	// vmv.v.v v22, v13
-	WORD	$0x00a00813	// addi a6, zero, 10
+	WORD	$0x5e0844d7	// vmv.v.x v9, a6
+	WORD	$0x5e08c557	// vmv.v.x v10, a7
+	WORD	$0x5e04c5d7	// vmv.v.x v11, s1
+	WORD	$0x5e094857	// vmv.v.x v16, s2
+	WORD	$0x01013c03	// ld s8, 16(sp)
+	WORD	$0x5e0c4657	// vmv.v.x v12, s8
+	WORD	$0x5e09c6d7	// vmv.v.x v13, s3
+	WORD	$0x5e0a4757	// vmv.v.x v14, s4
+	WORD	$0x5e0b47d7	// vmv.v.x v15, s6
+	WORD	$0x02c88657	// vadd.vv v12, v12, v17
+	WORD	$0x5e060b57	// vmv.v.v v22, v12
+	WORD	$0x00a00c13	// addi s8, zero, 10
 	// .LChaCha20_ctr32_rv64gcv_dr.1:
 	// four vector lanes interleaved with the scalar block
-	WORD	$0x025902d7	// vadd.vv v5, v5, v18
-	WORD	$0x02698357	// vadd.vv v6, v6, v19
+	WORD	$0x021900d7	// vadd.vv v1, v1, v18
+	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// vadd.vv v7, v7, v20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x028a8457	// vadd.vv v8, v8, v21
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x2ed286d7	// vxor.vv v13, v13, v5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0xa2d83bd7	// vsrl.vi v23, v13, 16
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0xa2e83c57	// vsrl.vi v24, v14, 16
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0xa2f83cd7	// vsrl.vi v25, v15, 16
-	WORD	$0xa3083d57	// vsrl.vi v26, v16, 16
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0xa770a6d7	// vmadd.vv v13, v1, v23
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0xa780a757	// vmadd.vv v14, v1, v24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0xa790a7d7	// vmadd.vv v15, v1, v25
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0xa7a0a857	// vmadd.vv v16, v1, v26
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x024a8257	// vadd.vv v4, v4, v21
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
+	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0xa2c83bd7	// vsrl.vi v23, v12, 16
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
+	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0xa772a657	// vmadd.vv v12, v5, v23
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0xa782a6d7	// vmadd.vv v13, v5, v24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0xa792a757	// vmadd.vv v14, v5, v25
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0xa7a2a7d7	// vmadd.vv v15, v5, v26
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// vadd.vv v12, v12, v15
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x031808d7	// vadd.vv v17, v17, v16
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// vxor.vv v20, v20, v12
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x2f588ad7	// vxor.vv v21, v21, v17
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x03078857	// vadd.vv v16, v16, v15
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x2f248957	// vxor.vv v18, v18, v9
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
+	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
+	WORD	$0x011f4f33	// xor t5, t5, a7
 	WORD	$0xa32a3bd7	// vsrl.vi v23, v18, 20
-	WORD	$0x6144d49b	// roriw s1, s1, 20
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
 	WORD	$0xa33a3c57	// vsrl.vi v24, v19, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
+	WORD	$0x01e3033b	// addw t1, t1, t5
 	WORD	$0xa34a3cd7	// vsrl.vi v25, v20, 20
 	WORD	$0xa35a3d57	// vsrl.vi v26, v21, 20
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0xa7712957	// vmadd.vv v18, v2, v23
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0xa78129d7	// vmadd.vv v19, v2, v24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0xa7912a57	// vmadd.vv v20, v2, v25
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0xa7a12ad7	// vmadd.vv v21, v2, v26
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x025902d7	// vadd.vv v5, v5, v18
-	WORD	$0x02698357	// vadd.vv v6, v6, v19
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0xa7732957	// vmadd.vv v18, v6, v23
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0xa78329d7	// vmadd.vv v19, v6, v24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0xa7932a57	// vmadd.vv v20, v6, v25
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0xa7a32ad7	// vmadd.vv v21, v6, v26
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
+	WORD	$0x021900d7	// vadd.vv v1, v1, v18
+	WORD	$0x02298157	// vadd.vv v2, v2, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a03d7	// vadd.vv v7, v7, v20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x028a8457	// vadd.vv v8, v8, v21
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x2ed286d7	// vxor.vv v13, v13, v5
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2ee30757	// vxor.vv v14, v14, v6
-	WORD	$0x2ef387d7	// vxor.vv v15, v15, v7
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x2f040857	// vxor.vv v16, v16, v8
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0xa2dc3bd7	// vsrl.vi v23, v13, 24
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0xa2ec3c57	// vsrl.vi v24, v14, 24
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0xa2fc3cd7	// vsrl.vi v25, v15, 24
-	WORD	$0xa30c3d57	// vsrl.vi v26, v16, 24
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0xa771a6d7	// vmadd.vv v13, v3, v23
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0xa781a757	// vmadd.vv v14, v3, v24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0xa791a7d7	// vmadd.vv v15, v3, v25
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0xa7a1a857	// vmadd.vv v16, v3, v26
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x023a01d7	// vadd.vv v3, v3, v20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x024a8257	// vadd.vv v4, v4, v21
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x2ec08657	// vxor.vv v12, v12, v1
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2ed106d7	// vxor.vv v13, v13, v2
+	WORD	$0x2ee18757	// vxor.vv v14, v14, v3
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x2ef207d7	// vxor.vv v15, v15, v4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0xa2cc3bd7	// vsrl.vi v23, v12, 24
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
+	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0xa773a657	// vmadd.vv v12, v7, v23
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0xa783a6d7	// vmadd.vv v13, v7, v24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0xa793a757	// vmadd.vv v14, v7, v25
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0xa7a3a7d7	// vmadd.vv v15, v7, v26
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x029604d7	// vadd.vv v9, v9, v12
 	WORD	$0x02a68557	// vadd.vv v10, v10, v13
-	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02c78657	// vadd.vv v12, v12, v15
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x031808d7	// vadd.vv v17, v17, v16
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x2f250957	// vxor.vv v18, v18, v10
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
-	WORD	$0x2f460a57	// vxor.vv v20, v20, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x2f588ad7	// vxor.vv v21, v21, v17
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x02b705d7	// vadd.vv v11, v11, v14
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x03078857	// vadd.vv v16, v16, v15
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x2f248957	// vxor.vv v18, v18, v9
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2f3509d7	// vxor.vv v19, v19, v10
+	WORD	$0x2f458a57	// vxor.vv v20, v20, v11
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x2f580ad7	// vxor.vv v21, v21, v16
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0xa32cbbd7	// vsrl.vi v23, v18, 25
 	WORD	$0x6147d79b	// roriw a5, a5, 20
 	WORD	$0xa33cbc57	// vsrl.vi v24, v19, 25
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
 	WORD	$0xa34cbcd7	// vsrl.vi v25, v20, 25
 	WORD	$0xa35cbd57	// vsrl.vi v26, v21, 25
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0xa7722957	// vmadd.vv v18, v4, v23
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0xa78229d7	// vmadd.vv v19, v4, v24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0xa7922a57	// vmadd.vv v20, v4, v25
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
-	WORD	$0xa7a22ad7	// vmadd.vv v21, v4, v26
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0xa7742957	// vmadd.vv v18, v8, v23
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0xa78429d7	// vmadd.vv v19, v8, v24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0xa7942a57	// vmadd.vv v20, v8, v25
+	WORD	$0x0127c7b3	// xor a5, a5, s2
+	WORD	$0xa7a42ad7	// vmadd.vv v21, v8, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// vadd.vv v6, v6, v20
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// vadd.vv v7, v7, v21
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x2f028857	// vxor.vv v16, v16, v5
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x2ed306d7	// vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0xa3083bd7	// vsrl.vi v23, v16, 16
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0xa2d83c57	// vsrl.vi v24, v13, 16
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0xa2e83cd7	// vsrl.vi v25, v14, 16
-	WORD	$0xa2f83d57	// vsrl.vi v26, v15, 16
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0xa770a857	// vmadd.vv v16, v1, v23
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0xa780a6d7	// vmadd.vv v13, v1, v24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0xa790a757	// vmadd.vv v14, v1, v25
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0xa7a0a7d7	// vmadd.vv v15, v1, v26
-	WORD	$0x6194d49b	// roriw s1, s1, 25
-	WORD	$0x02c80657	// vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x02490257	// vadd.vv v4, v4, v18
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
+	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0xa2f83bd7	// vsrl.vi v23, v15, 16
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0xa2c83c57	// vsrl.vi v24, v12, 16
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0xa2d83cd7	// vsrl.vi v25, v13, 16
+	WORD	$0xa2e83d57	// vsrl.vi v26, v14, 16
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0xa772a7d7	// vmadd.vv v15, v5, v23
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0xa782a657	// vmadd.vv v12, v5, v24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0xa792a6d7	// vmadd.vv v13, v5, v25
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0xa7a2a757	// vmadd.vv v14, v5, v26
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x2f3609d7	// vxor.vv v19, v19, v12
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x2f488a57	// vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// vxor.vv v21, v21, v10
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x2f258957	// vxor.vv v18, v18, v11
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
+	WORD	$0x03060857	// vadd.vv v16, v16, v12
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x029684d7	// vadd.vv v9, v9, v13
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x02a70557	// vadd.vv v10, v10, v14
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
+	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x2f250957	// vxor.vv v18, v18, v10
+	WORD	$0x01274733	// xor a4, a4, s2
 	WORD	$0xa33a3bd7	// vsrl.vi v23, v19, 20
-	WORD	$0x6148d89b	// roriw a7, a7, 20
+	WORD	$0x6147571b	// roriw a4, a4, 20
 	WORD	$0xa34a3c57	// vsrl.vi v24, v20, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
+	WORD	$0x00e3033b	// addw t1, t1, a4
 	WORD	$0xa35a3cd7	// vsrl.vi v25, v21, 20
 	WORD	$0xa32a3d57	// vsrl.vi v26, v18, 20
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0xa77129d7	// vmadd.vv v19, v2, v23
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0xa7812a57	// vmadd.vv v20, v2, v24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0xa7912ad7	// vmadd.vv v21, v2, v25
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0xa7a12957	// vmadd.vv v18, v2, v26
-	WORD	$0x6198d89b	// roriw a7, a7, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	WORD	$0x026a0357	// vadd.vv v6, v6, v20
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0xa77329d7	// vmadd.vv v19, v6, v23
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0xa7832a57	// vmadd.vv v20, v6, v24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0xa7932ad7	// vmadd.vv v21, v6, v25
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0xa7a32957	// vmadd.vv v18, v6, v26
+	WORD	$0x6197571b	// roriw a4, a4, 25
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	WORD	$0x022a0157	// vadd.vv v2, v2, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x027a83d7	// vadd.vv v7, v7, v21
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x02890457	// vadd.vv v8, v8, v18
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x2f028857	// vxor.vv v16, v16, v5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x2ed306d7	// vxor.vv v13, v13, v6
-	WORD	$0x2ee38757	// vxor.vv v14, v14, v7
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x2ef407d7	// vxor.vv v15, v15, v8
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0xa30c3bd7	// vsrl.vi v23, v16, 24
+	WORD	$0x023a81d7	// vadd.vv v3, v3, v21
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x02490257	// vadd.vv v4, v4, v18
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x2ef087d7	// vxor.vv v15, v15, v1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x2ec10657	// vxor.vv v12, v12, v2
+	WORD	$0x2ed186d7	// vxor.vv v13, v13, v3
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x2ee20757	// vxor.vv v14, v14, v4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0xa2fc3bd7	// vsrl.vi v23, v15, 24
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0xa2dc3c57	// vsrl.vi v24, v13, 24
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0xa2ec3cd7	// vsrl.vi v25, v14, 24
-	WORD	$0xa2fc3d57	// vsrl.vi v26, v15, 24
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0xa771a857	// vmadd.vv v16, v3, v23
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0xa781a6d7	// vmadd.vv v13, v3, v24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0xa791a757	// vmadd.vv v14, v3, v25
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0xa7a1a7d7	// vmadd.vv v15, v3, v26
+	WORD	$0xa2cc3c57	// vsrl.vi v24, v12, 24
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0xa2dc3cd7	// vsrl.vi v25, v13, 24
+	WORD	$0xa2ec3d57	// vsrl.vi v26, v14, 24
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0xa773a7d7	// vmadd.vv v15, v7, v23
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0xa783a657	// vmadd.vv v12, v7, v24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0xa793a6d7	// vmadd.vv v13, v7, v25
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0xa7a3a757	// vmadd.vv v14, v7, v26
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x02c80657	// vadd.vv v12, v12, v16
-	WORD	$0x031688d7	// vadd.vv v17, v17, v13
-	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x02a70557	// vadd.vv v10, v10, v14
-	WORD	$0x012a0a3b	// addw s4, s4, s2
 	WORD	$0x02b785d7	// vadd.vv v11, v11, v15
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x2f3609d7	// vxor.vv v19, v19, v12
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x2f488a57	// vxor.vv v20, v20, v17
-	WORD	$0x2f550ad7	// vxor.vv v21, v21, v10
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x2f258957	// vxor.vv v18, v18, v11
-	WORD	$0x00c94933	// xor s2, s2, a2
+	WORD	$0x03060857	// vadd.vv v16, v16, v12
+	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
+	WORD	$0x029684d7	// vadd.vv v9, v9, v13
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x02a70557	// vadd.vv v10, v10, v14
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x2f3589d7	// vxor.vv v19, v19, v11
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x2f480a57	// vxor.vv v20, v20, v16
+	WORD	$0x2f548ad7	// vxor.vv v21, v21, v9
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x2f250957	// vxor.vv v18, v18, v10
+	WORD	$0x011eceb3	// xor t4, t4, a7
 	WORD	$0xa33cbbd7	// vsrl.vi v23, v19, 25
-	WORD	$0x6149591b	// roriw s2, s2, 20
+	WORD	$0x614ede9b	// roriw t4, t4, 20
 	WORD	$0xa34cbc57	// vsrl.vi v24, v20, 25
-	WORD	$0x012a0a3b	// addw s4, s4, s2
+	WORD	$0x01de0e3b	// addw t3, t3, t4
 	WORD	$0xa35cbcd7	// vsrl.vi v25, v21, 25
 	WORD	$0xa32cbd57	// vsrl.vi v26, v18, 25
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0xa77229d7	// vmadd.vv v19, v4, v23
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0xa7822a57	// vmadd.vv v20, v4, v24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0xa7922ad7	// vmadd.vv v21, v4, v25
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0xa7a22957	// vmadd.vv v18, v4, v26
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	WORD	$0xfff80813	// addi a6, a6, -1
-	WORD	$0xc6081ee3	// bne a6, zero, .LChaCha20_ctr32_rv64gcv_dr.1
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0xa77429d7	// vmadd.vv v19, v8, v23
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0xa7842a57	// vmadd.vv v20, v8, v24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0xa7942ad7	// vmadd.vv v21, v8, v25
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0xa7a42957	// vmadd.vv v18, v8, v26
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0xfffc0c13	// addi s8, s8, -1
+	WORD	$0xc60c1ee3	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_dr.1
 	// feed-forward: the scalar block and the lanes add the same state words
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x025bc2d7	// vadd.vx v5, v5, s7
-	WORD	$0x02013b83	// ld s7, 32(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02684357	// vadd.vx v6, v6, a6
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x027bc3d7	// vadd.vx v7, v7, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x02884457	// vadd.vx v8, v8, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x032bc957	// vadd.vx v18, v18, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x033849d7	// vadd.vx v19, v19, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x034bca57	// vadd.vx v20, v20, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x03584ad7	// vadd.vx v21, v21, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x02abc557	// vadd.vx v10, v10, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x02b845d7	// vadd.vx v11, v11, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
-	WORD	$0x02cbc657	// vadd.vx v12, v12, s7
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x00068b9b	// addiw s7, a3, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x031848d7	// vadd.vx v17, v17, a6
+	WORD	$0x01813c83	// ld s9, 24(sp)
+	WORD	$0x000cac03	// lw s8, 0(s9)
+	WORD	$0x004cac83	// lw s9, 4(s9)
+	WORD	$0x018282bb	// addw t0, t0, s8
+	WORD	$0x021c40d7	// vadd.vx v1, v1, s8
+	WORD	$0x01813c03	// ld s8, 24(sp)
+	WORD	$0x008c2c03	// lw s8, 8(s8)
+	WORD	$0x0193033b	// addw t1, t1, s9
+	WORD	$0x022cc157	// vadd.vx v2, v2, s9
+	WORD	$0x01813c83	// ld s9, 24(sp)
+	WORD	$0x00ccac83	// lw s9, 12(s9)
+	WORD	$0x018383bb	// addw t2, t2, s8
+	WORD	$0x023c41d7	// vadd.vx v3, v3, s8
+	WORD	$0x0006ac03	// lw s8, 0(a3)
+	WORD	$0x019e0e3b	// addw t3, t3, s9
+	WORD	$0x024cc257	// vadd.vx v4, v4, s9
+	WORD	$0x0046ac83	// lw s9, 4(a3)
+	WORD	$0x018e8ebb	// addw t4, t4, s8
+	WORD	$0x032c4957	// vadd.vx v18, v18, s8
+	WORD	$0x0086ac03	// lw s8, 8(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x033cc9d7	// vadd.vx v19, v19, s9
+	WORD	$0x00c6ac83	// lw s9, 12(a3)
+	WORD	$0x0187073b	// addw a4, a4, s8
+	WORD	$0x034c4a57	// vadd.vx v20, v20, s8
+	WORD	$0x0106ac03	// lw s8, 16(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x035ccad7	// vadd.vx v21, v21, s9
+	WORD	$0x0146ac83	// lw s9, 20(a3)
+	WORD	$0x0188083b	// addw a6, a6, s8
+	WORD	$0x029c44d7	// vadd.vx v9, v9, s8
+	WORD	$0x0186ac03	// lw s8, 24(a3)
+	WORD	$0x019888bb	// addw a7, a7, s9
+	WORD	$0x02acc557	// vadd.vx v10, v10, s9
+	WORD	$0x01c6ac83	// lw s9, 28(a3)
+	WORD	$0x018484bb	// addw s1, s1, s8
+	WORD	$0x02bc45d7	// vadd.vx v11, v11, s8
 	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
-	WORD	$0x02db06d7	// vadd.vv v13, v13, v22
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x02e84757	// vadd.vx v14, v14, a6
-	WORD	$0x01013683	// ld a3, 16(sp)
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x02fbc7d7	// vadd.vx v15, v15, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x03084857	// vadd.vx v16, v16, a6
+	WORD	$0x00068c1b	// addiw s8, a3, 0
+	WORD	$0x0199093b	// addw s2, s2, s9
+	WORD	$0x030cc857	// vadd.vx v16, v16, s9
 	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x00df0f3b	// addw t5, t5, a3
+	WORD	$0x0046ac83	// lw s9, 4(a3)
+	WORD	$0x018a8abb	// addw s5, s5, s8
+	WORD	$0x02cb0657	// vadd.vv v12, v12, v22
+	WORD	$0x00813683	// ld a3, 8(sp)
+	WORD	$0x0086ac03	// lw s8, 8(a3)
+	WORD	$0x019989bb	// addw s3, s3, s9
+	WORD	$0x02dcc6d7	// vadd.vx v13, v13, s9
+	WORD	$0x00813683	// ld a3, 8(sp)
+	WORD	$0x00c6ac83	// lw s9, 12(a3)
+	WORD	$0x018a0a3b	// addw s4, s4, s8
+	WORD	$0x02ec4757	// vadd.vx v14, v14, s8
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x02fcc7d7	// vadd.vx v15, v15, s9
+	WORD	$0x017a8abb	// addw s5, s5, s7
 	// output: lane k's word i at 64k + 4i (strided by 64)
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x00050c93	// addi s9, a0, 0
-	WORD	$0x04000413	// addi s0, zero, 64
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f728bd7	// vxor.vv v23, v23, v5
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f830c57	// vxor.vv v24, v24, v6
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f938cd7	// vxor.vv v25, v25, v7
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2fa40d57	// vxor.vv v26, v26, v8
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x00058b93	// addi s7, a1, 0
+	WORD	$0x00050413	// addi s0, a0, 0
+	WORD	$0x04000093	// addi ra, zero, 64
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f708bd7	// vxor.vv v23, v23, v1
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f810c57	// vxor.vv v24, v24, v2
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f918cd7	// vxor.vv v25, v25, v3
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2fa20d57	// vxor.vv v26, v26, v4
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
 	WORD	$0x2f790bd7	// vxor.vv v23, v23, v18
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
 	WORD	$0x2f898c57	// vxor.vv v24, v24, v19
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
 	WORD	$0x2f9a0cd7	// vxor.vv v25, v25, v20
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
 	WORD	$0x2faa8d57	// vxor.vv v26, v26, v21
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f750bd7	// vxor.vv v23, v23, v10
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f858c57	// vxor.vv v24, v24, v11
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6b87	// vlse32.v v23, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f960cd7	// vxor.vv v25, v25, v12
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c07	// vlse32.v v24, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2fa88d57	// vxor.vv v26, v26, v17
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6c87	// vlse32.v v25, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f768bd7	// vxor.vv v23, v23, v13
-	WORD	$0x0a8ceba7	// vsse32.v v23, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x0a8c6d07	// vlse32.v v26, (s8), s0
-	WORD	$0x004c0c13	// addi s8, s8, 4
-	WORD	$0x2f870c57	// vxor.vv v24, v24, v14
-	WORD	$0x0a8cec27	// vsse32.v v24, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x2f978cd7	// vxor.vv v25, v25, v15
-	WORD	$0x0a8ceca7	// vsse32.v v25, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f748bd7	// vxor.vv v23, v23, v9
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f850c57	// vxor.vv v24, v24, v10
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1beb87	// vlse32.v v23, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f958cd7	// vxor.vv v25, v25, v11
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec07	// vlse32.v v24, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
 	WORD	$0x2fa80d57	// vxor.vv v26, v26, v16
-	WORD	$0x0a8ced27	// vsse32.v v26, (s9), s0
-	WORD	$0x004c8c93	// addi s9, s9, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0066d693	// srli a3, a3, 6
-	WORD	$0x00d13423	// sd a3, 8(sp)
-	WORD	$0x00669b93	// slli s7, a3, 6
-	WORD	$0x01750533	// add a0, a0, s7
-	WORD	$0x017585b3	// add a1, a1, s7
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x417686b3	// sub a3, a3, s7
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00813683	// ld a3, 8(sp)
-	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x00db8bbb	// addw s7, s7, a3
-	WORD	$0x01713c23	// sd s7, 24(sp)
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x00068463	// beq a3, zero, .LChaCha20_ctr32_rv64gcv_75
-	WORD	$0x5a80106f	// jal zero, .LChaCha20_ctr32_rv64gcv_2
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bec87	// vlse32.v v25, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f760bd7	// vxor.vv v23, v23, v12
+	WORD	$0x0a146ba7	// vsse32.v v23, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x0a1bed07	// vlse32.v v26, (s7), ra
+	WORD	$0x004b8b93	// addi s7, s7, 4
+	WORD	$0x2f868c57	// vxor.vv v24, v24, v13
+	WORD	$0x0a146c27	// vsse32.v v24, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x2f970cd7	// vxor.vv v25, v25, v14
+	WORD	$0x0a146ca7	// vsse32.v v25, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x2fa78d57	// vxor.vv v26, v26, v15
+	WORD	$0x0a146d27	// vsse32.v v26, (s0), ra
+	WORD	$0x00440413	// addi s0, s0, 4
+	WORD	$0x00665b93	// srli s7, a2, 6
+	WORD	$0x006b9c13	// slli s8, s7, 6
+	WORD	$0x01850533	// add a0, a0, s8
+	WORD	$0x018585b3	// add a1, a1, s8
+	WORD	$0x41860633	// sub a2, a2, s8
+	WORD	$0x01013683	// ld a3, 16(sp)
+	WORD	$0x017686bb	// addw a3, a3, s7
+	WORD	$0x00d13823	// sd a3, 16(sp)
+	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_75
+	WORD	$0x58c0106f	// jal zero, .LChaCha20_ctr32_rv64gcv_2
 	// .LChaCha20_ctr32_rv64gcv_75:
-	WORD	$0x1210106f	// jal zero, .LChaCha20_ctr32_rv64gcv_3
+	WORD	$0x0390106f	// jal zero, .LChaCha20_ctr32_rv64gcv_3
 	// .LChaCha20_ctr32_rv64gcv_rows:
 	// rotation indices idx_k[i] = (i + k) mod 4; mask selects element 0 (the counter)
-	WORD	$0x0290b557	// vadd.vi v10, v9, 1
+	WORD	$0x0310b4d7	// vadd.vi v9, v17, 1
+	WORD	$0x2691b4d7	// vand.vi v9, v9, 3
+	WORD	$0x03113557	// vadd.vi v10, v17, 2
 	WORD	$0x26a1b557	// vand.vi v10, v10, 3
-	WORD	$0x029135d7	// vadd.vi v11, v9, 2
+	WORD	$0x0311b5d7	// vadd.vi v11, v17, 3
 	WORD	$0x26b1b5d7	// vand.vi v11, v11, 3
-	WORD	$0x0291b657	// vadd.vi v12, v9, 3
-	WORD	$0x26c1b657	// vand.vi v12, v12, 3
-	WORD	$0x629038d7	// vmseq.vi v17, v9, 0
+	WORD	$0x63103857	// vmseq.vi v16, v17, 0
 	// rows of the state: word sources per ABI; the counter word is ctr (merged in)
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x00028c13	// addi s8, t0, 0
-	WORD	$0x020c6687	// vle32.v v13, (s8)
-	WORD	$0x00068c13	// addi s8, a3, 0
-	WORD	$0x020c6707	// vle32.v v14, (s8)
-	WORD	$0x01068c13	// addi s8, a3, 16
-	WORD	$0x020c6787	// vle32.v v15, (s8)
+	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x00028b93	// addi s7, t0, 0
+	WORD	$0x020be607	// vle32.v v12, (s7)
+	WORD	$0x00068b93	// addi s7, a3, 0
+	WORD	$0x020be687	// vle32.v v13, (s7)
+	WORD	$0x01068b93	// addi s7, a3, 16
+	WORD	$0x020be707	// vle32.v v14, (s7)
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x00028b93	// addi s7, t0, 0
+	WORD	$0x020be787	// vle32.v v15, (s7)
+	WORD	$0x5e080057	// vmv.v.v v0, v16
 	WORD	$0x01013283	// ld t0, 16(sp)
-	WORD	$0x00028c13	// addi s8, t0, 0
-	WORD	$0x020c6807	// vle32.v v16, (s8)
-	WORD	$0x5e088057	// vmv.v.v v0, v17
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x5d02c857	// vmerge.vxm v16, v16, t0, v0
-	WORD	$0x5e0682d7	// vmv.v.v v5, v13
-	WORD	$0x5e070357	// vmv.v.v v6, v14
-	WORD	$0x5e0783d7	// vmv.v.v v7, v15
-	WORD	$0x5e080457	// vmv.v.v v8, v16
+	WORD	$0x5cf2c7d7	// vmerge.vxm v15, v15, t0, v0
+	WORD	$0x5e0600d7	// vmv.v.v v1, v12
+	WORD	$0x5e068157	// vmv.v.v v2, v13
+	WORD	$0x5e0701d7	// vmv.v.v v3, v14
+	WORD	$0x5e078257	// vmv.v.v v4, v15
 	// the scalar block is the second: counter ctr + 1
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x000e2283	// lw t0, 0(t3)
+	WORD	$0x004e2303	// lw t1, 4(t3)
+	WORD	$0x008e2383	// lw t2, 8(t3)
+	WORD	$0x00ce2e03	// lw t3, 12(t3)
+	WORD	$0x0006ae83	// lw t4, 0(a3)
+	WORD	$0x0046af03	// lw t5, 4(a3)
+	WORD	$0x0086a703	// lw a4, 8(a3)
 	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00128f1b	// addiw t5, t0, 1
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
-	WORD	$0x00a00813	// addi a6, zero, 10
+	WORD	$0x0106a803	// lw a6, 16(a3)
+	WORD	$0x0146a883	// lw a7, 20(a3)
+	WORD	$0x0186a483	// lw s1, 24(a3)
+	WORD	$0x01c6a903	// lw s2, 28(a3)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x00198a9b	// addiw s5, s3, 1
+	WORD	$0x00813b03	// ld s6, 8(sp)
+	WORD	$0x004b2983	// lw s3, 4(s6)
+	WORD	$0x008b2a03	// lw s4, 8(s6)
+	WORD	$0x00cb2b03	// lw s6, 12(s6)
+	WORD	$0x00a00c13	// addi s8, zero, 10
 	// .LChaCha20_ctr32_rv64gcv_dr.2:
-	WORD	$0x025302d7	// vadd.vv v5, v5, v6
+	WORD	$0x021100d7	// vadd.vv v1, v1, v2
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x2e828457	// vxor.vv v8, v8, v5
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0xa2883957	// vsrl.vi v18, v8, 16
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0xa720a457	// vmadd.vv v8, v1, v18
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x027403d7	// vadd.vv v7, v7, v8
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	WORD	$0x2e638357	// vxor.vv v6, v6, v7
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x2e408257	// vxor.vv v4, v4, v1
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0xa2483957	// vsrl.vi v18, v4, 16
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0xa722a257	// vmadd.vv v4, v5, v18
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x023201d7	// vadd.vv v3, v3, v4
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0x2e218157	// vxor.vv v2, v2, v3
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0xa26a3957	// vsrl.vi v18, v6, 20
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0xa7212357	// vmadd.vv v6, v2, v18
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x025302d7	// vadd.vv v5, v5, v6
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x2e828457	// vxor.vv v8, v8, v5
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0xa22a3957	// vsrl.vi v18, v2, 20
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0xa7232157	// vmadd.vv v2, v6, v18
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x021100d7	// vadd.vv v1, v1, v2
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x2e408257	// vxor.vv v4, v4, v1
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0xa28c3957	// vsrl.vi v18, v8, 24
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0xa721a457	// vmadd.vv v8, v3, v18
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x027403d7	// vadd.vv v7, v7, v8
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x2e638357	// vxor.vv v6, v6, v7
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0xa26cb957	// vsrl.vi v18, v6, 25
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0xa24c3957	// vsrl.vi v18, v4, 24
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0xa723a257	// vmadd.vv v4, v7, v18
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x023201d7	// vadd.vv v3, v3, v4
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x2e218157	// vxor.vv v2, v2, v3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0xa22cb957	// vsrl.vi v18, v2, 25
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0xa7222357	// vmadd.vv v6, v4, v18
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x326509d7	// vrgather.vv v19, v6, v10
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0xa7242157	// vmadd.vv v2, v8, v18
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x322489d7	// vrgather.vv v19, v2, v9
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x32758a57	// vrgather.vv v20, v7, v11
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x32860ad7	// vrgather.vv v21, v8, v12
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x32350a57	// vrgather.vv v20, v3, v10
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x32458ad7	// vrgather.vv v21, v4, v11
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x2f528ad7	// vxor.vv v21, v21, v5
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x2f508ad7	// vxor.vv v21, v21, v1
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
 	WORD	$0xa3583957	// vsrl.vi v18, v21, 16
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0xa720aad7	// vmadd.vv v21, v1, v18
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0xa722aad7	// vmadd.vv v21, v5, v18
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
 	WORD	$0x034a8a57	// vadd.vv v20, v20, v21
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	WORD	$0x2f3a09d7	// vxor.vv v19, v19, v20
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
 	WORD	$0xa33a3957	// vsrl.vi v18, v19, 20
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0xa72129d7	// vmadd.vv v19, v2, v18
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x025982d7	// vadd.vv v5, v5, v19
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x2f528ad7	// vxor.vv v21, v21, v5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0xa72329d7	// vmadd.vv v19, v6, v18
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x021980d7	// vadd.vv v1, v1, v19
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x2f508ad7	// vxor.vv v21, v21, v1
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
 	WORD	$0xa35c3957	// vsrl.vi v18, v21, 24
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0xa721aad7	// vmadd.vv v21, v3, v18
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0xa723aad7	// vmadd.vv v21, v7, v18
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x034a8a57	// vadd.vv v20, v20, v21
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
 	WORD	$0x2f3a09d7	// vxor.vv v19, v19, v20
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0xa33cb957	// vsrl.vi v18, v19, 25
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0xa72229d7	// vmadd.vv v19, v4, v18
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x33360357	// vrgather.vv v6, v19, v12
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x334583d7	// vrgather.vv v7, v20, v11
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x33550457	// vrgather.vv v8, v21, v10
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	WORD	$0xfff80813	// addi a6, a6, -1
-	WORD	$0xde0812e3	// bne a6, zero, .LChaCha20_ctr32_rv64gcv_dr.2
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0xa72429d7	// vmadd.vv v19, v8, v18
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x33358157	// vrgather.vv v2, v19, v11
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x334501d7	// vrgather.vv v3, v20, v10
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x33548257	// vrgather.vv v4, v21, v9
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
+	WORD	$0xfffc0c13	// addi s8, s8, -1
+	WORD	$0xde0c12e3	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_dr.2
 	// feed-forward and output: the rows block at 0..64, the scalar block at 64..128
-	WORD	$0x025682d7	// vadd.vv v5, v5, v13
-	WORD	$0x02670357	// vadd.vv v6, v6, v14
-	WORD	$0x027783d7	// vadd.vv v7, v7, v15
-	WORD	$0x02880457	// vadd.vv v8, v8, v16
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x02013b83	// ld s7, 32(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
+	WORD	$0x021600d7	// vadd.vv v1, v1, v12
+	WORD	$0x02268157	// vadd.vv v2, v2, v13
+	WORD	$0x023701d7	// vadd.vv v3, v3, v14
+	WORD	$0x02478257	// vadd.vv v4, v4, v15
 	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x001b8b9b	// addiw s7, s7, 1
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
+	WORD	$0x000bac03	// lw s8, 0(s7)
+	WORD	$0x004bac83	// lw s9, 4(s7)
+	WORD	$0x018282bb	// addw t0, t0, s8
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x008bac03	// lw s8, 8(s7)
+	WORD	$0x0193033b	// addw t1, t1, s9
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x00cbac83	// lw s9, 12(s7)
+	WORD	$0x018383bb	// addw t2, t2, s8
+	WORD	$0x0006ac03	// lw s8, 0(a3)
+	WORD	$0x019e0e3b	// addw t3, t3, s9
+	WORD	$0x0046ac83	// lw s9, 4(a3)
+	WORD	$0x018e8ebb	// addw t4, t4, s8
+	WORD	$0x0086ac03	// lw s8, 8(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x00c6ac83	// lw s9, 12(a3)
+	WORD	$0x0187073b	// addw a4, a4, s8
+	WORD	$0x0106ac03	// lw s8, 16(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x0146ac83	// lw s9, 20(a3)
+	WORD	$0x0188083b	// addw a6, a6, s8
+	WORD	$0x0186ac03	// lw s8, 24(a3)
+	WORD	$0x019888bb	// addw a7, a7, s9
+	WORD	$0x01c6ac83	// lw s9, 28(a3)
+	WORD	$0x018484bb	// addw s1, s1, s8
 	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x00058c13	// addi s8, a1, 0
-	WORD	$0x0405ab83	// lw s7, 64(a1)
-	WORD	$0x0445a803	// lw a6, 68(a1)
-	WORD	$0x020c6907	// vle32.v v18, (s8)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x05752023	// sw s7, 64(a0)
-	WORD	$0x01058c13	// addi s8, a1, 16
-	WORD	$0x0485ab83	// lw s7, 72(a1)
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x05052223	// sw a6, 68(a0)
-	WORD	$0x020c6987	// vle32.v v19, (s8)
-	WORD	$0x04c5a803	// lw a6, 76(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x02058c13	// addi s8, a1, 32
-	WORD	$0x05752423	// sw s7, 72(a0)
-	WORD	$0x0505ab83	// lw s7, 80(a1)
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x020c6a07	// vle32.v v20, (s8)
-	WORD	$0x05052623	// sw a6, 76(a0)
-	WORD	$0x0545a803	// lw a6, 84(a1)
-	WORD	$0x03058c13	// addi s8, a1, 48
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x05752823	// sw s7, 80(a0)
-	WORD	$0x020c6a87	// vle32.v v21, (s8)
-	WORD	$0x0585ab83	// lw s7, 88(a1)
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x05052a23	// sw a6, 84(a0)
-	WORD	$0x2f228957	// vxor.vv v18, v18, v5
-	WORD	$0x05c5a803	// lw a6, 92(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x00050c93	// addi s9, a0, 0
-	WORD	$0x05752c23	// sw s7, 88(a0)
-	WORD	$0x0605ab83	// lw s7, 96(a1)
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x020ce927	// vse32.v v18, (s9)
-	WORD	$0x05052e23	// sw a6, 92(a0)
-	WORD	$0x0645a803	// lw a6, 100(a1)
-	WORD	$0x2f3309d7	// vxor.vv v19, v19, v6
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x07752023	// sw s7, 96(a0)
-	WORD	$0x01050c93	// addi s9, a0, 16
-	WORD	$0x0685ab83	// lw s7, 104(a1)
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x07052223	// sw a6, 100(a0)
-	WORD	$0x020ce9a7	// vse32.v v19, (s9)
-	WORD	$0x06c5a803	// lw a6, 108(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x2f438a57	// vxor.vv v20, v20, v7
-	WORD	$0x07752423	// sw s7, 104(a0)
-	WORD	$0x0705ab83	// lw s7, 112(a1)
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x02050c93	// addi s9, a0, 32
-	WORD	$0x07052623	// sw a6, 108(a0)
-	WORD	$0x0745a803	// lw a6, 116(a1)
-	WORD	$0x020cea27	// vse32.v v20, (s9)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x07752823	// sw s7, 112(a0)
-	WORD	$0x2f540ad7	// vxor.vv v21, v21, v8
-	WORD	$0x0785ab83	// lw s7, 120(a1)
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x07052a23	// sw a6, 116(a0)
-	WORD	$0x03050c93	// addi s9, a0, 48
-	WORD	$0x07c5a803	// lw a6, 124(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x020ceaa7	// vse32.v v21, (s9)
-	WORD	$0x07752c23	// sw s7, 120(a0)
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x07052e23	// sw a6, 124(a0)
+	WORD	$0x001b8c1b	// addiw s8, s7, 1
+	WORD	$0x0199093b	// addw s2, s2, s9
+	WORD	$0x00813b83	// ld s7, 8(sp)
+	WORD	$0x004bac83	// lw s9, 4(s7)
+	WORD	$0x018a8abb	// addw s5, s5, s8
+	WORD	$0x00813b83	// ld s7, 8(sp)
+	WORD	$0x008bac03	// lw s8, 8(s7)
+	WORD	$0x019989bb	// addw s3, s3, s9
+	WORD	$0x00813b83	// ld s7, 8(sp)
+	WORD	$0x00cbac83	// lw s9, 12(s7)
+	WORD	$0x018a0a3b	// addw s4, s4, s8
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x00058b93	// addi s7, a1, 0
+	WORD	$0x0405ac03	// lw s8, 64(a1)
+	WORD	$0x0445ac83	// lw s9, 68(a1)
+	WORD	$0x020be907	// vle32.v v18, (s7)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x05852023	// sw s8, 64(a0)
+	WORD	$0x01058b93	// addi s7, a1, 16
+	WORD	$0x0485ac03	// lw s8, 72(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x05952223	// sw s9, 68(a0)
+	WORD	$0x020be987	// vle32.v v19, (s7)
+	WORD	$0x04c5ac83	// lw s9, 76(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x02058b93	// addi s7, a1, 32
+	WORD	$0x05852423	// sw s8, 72(a0)
+	WORD	$0x0505ac03	// lw s8, 80(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x020bea07	// vle32.v v20, (s7)
+	WORD	$0x05952623	// sw s9, 76(a0)
+	WORD	$0x0545ac83	// lw s9, 84(a1)
+	WORD	$0x03058b93	// addi s7, a1, 48
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x05852823	// sw s8, 80(a0)
+	WORD	$0x020bea87	// vle32.v v21, (s7)
+	WORD	$0x0585ac03	// lw s8, 88(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x05952a23	// sw s9, 84(a0)
+	WORD	$0x2f208957	// vxor.vv v18, v18, v1
+	WORD	$0x05c5ac83	// lw s9, 92(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x00050413	// addi s0, a0, 0
+	WORD	$0x05852c23	// sw s8, 88(a0)
+	WORD	$0x0605ac03	// lw s8, 96(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x02046927	// vse32.v v18, (s0)
+	WORD	$0x05952e23	// sw s9, 92(a0)
+	WORD	$0x0645ac83	// lw s9, 100(a1)
+	WORD	$0x2f3109d7	// vxor.vv v19, v19, v2
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x07852023	// sw s8, 96(a0)
+	WORD	$0x01050413	// addi s0, a0, 16
+	WORD	$0x0685ac03	// lw s8, 104(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x07952223	// sw s9, 100(a0)
+	WORD	$0x020469a7	// vse32.v v19, (s0)
+	WORD	$0x06c5ac83	// lw s9, 108(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x2f418a57	// vxor.vv v20, v20, v3
+	WORD	$0x07852423	// sw s8, 104(a0)
+	WORD	$0x0705ac03	// lw s8, 112(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x02050413	// addi s0, a0, 32
+	WORD	$0x07952623	// sw s9, 108(a0)
+	WORD	$0x0745ac83	// lw s9, 116(a1)
+	WORD	$0x02046a27	// vse32.v v20, (s0)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x07852823	// sw s8, 112(a0)
+	WORD	$0x2f520ad7	// vxor.vv v21, v21, v4
+	WORD	$0x0785ac03	// lw s8, 120(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x07952a23	// sw s9, 116(a0)
+	WORD	$0x03050413	// addi s0, a0, 48
+	WORD	$0x07c5ac83	// lw s9, 124(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x02046aa7	// vse32.v v21, (s0)
+	WORD	$0x07852c23	// sw s8, 120(a0)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x07952e23	// sw s9, 124(a0)
 	WORD	$0x08050513	// addi a0, a0, 128
 	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xf8028293	// addi t0, t0, -128
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0xf8060613	// addi a2, a2, -128
+	WORD	$0x01013283	// ld t0, 16(sp)
 	WORD	$0x0022829b	// addiw t0, t0, 2
-	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00513823	// sd t0, 16(sp)
 	WORD	$0x0040006f	// jal zero, .LChaCha20_ctr32_rv64gcv_1
 	// .LChaCha20_ctr32_rv64gcv_1:
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_rv64gcv_76
-	WORD	$0x4640106f	// jal zero, .LChaCha20_ctr32_rv64gcv_3
+	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_rv64gcv_76
+	WORD	$0x3880106f	// jal zero, .LChaCha20_ctr32_rv64gcv_3
 	// .LChaCha20_ctr32_rv64gcv_76:
 	// .LChaCha20_ctr32_rv64gcv_block:
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x000e2283	// lw t0, 0(t3)
+	WORD	$0x004e2303	// lw t1, 4(t3)
+	WORD	$0x008e2383	// lw t2, 8(t3)
+	WORD	$0x00ce2e03	// lw t3, 12(t3)
+	WORD	$0x0006ae83	// lw t4, 0(a3)
+	WORD	$0x0046af03	// lw t5, 4(a3)
+	WORD	$0x0086a703	// lw a4, 8(a3)
 	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
+	WORD	$0x0106a803	// lw a6, 16(a3)
+	WORD	$0x0146a883	// lw a7, 20(a3)
+	WORD	$0x0186a483	// lw s1, 24(a3)
+	WORD	$0x01c6a903	// lw s2, 28(a3)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x00098a9b	// addiw s5, s3, 0
+	WORD	$0x00813b03	// ld s6, 8(sp)
+	WORD	$0x004b2983	// lw s3, 4(s6)
+	WORD	$0x008b2a03	// lw s4, 8(s6)
+	WORD	$0x00cb2b03	// lw s6, 12(s6)
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x02013b83	// ld s7, 32(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
+	WORD	$0x000bac03	// lw s8, 0(s7)
+	WORD	$0x004bac83	// lw s9, 4(s7)
+	WORD	$0x018282bb	// addw t0, t0, s8
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x008bac03	// lw s8, 8(s7)
+	WORD	$0x0193033b	// addw t1, t1, s9
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x00cbac83	// lw s9, 12(s7)
+	WORD	$0x018383bb	// addw t2, t2, s8
+	WORD	$0x0006ac03	// lw s8, 0(a3)
+	WORD	$0x019e0e3b	// addw t3, t3, s9
+	WORD	$0x0046ac83	// lw s9, 4(a3)
+	WORD	$0x018e8ebb	// addw t4, t4, s8
+	WORD	$0x0086ac03	// lw s8, 8(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x00c6ac83	// lw s9, 12(a3)
+	WORD	$0x0187073b	// addw a4, a4, s8
+	WORD	$0x0106ac03	// lw s8, 16(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x0146ac83	// lw s9, 20(a3)
+	WORD	$0x0188083b	// addw a6, a6, s8
+	WORD	$0x0186ac03	// lw s8, 24(a3)
+	WORD	$0x019888bb	// addw a7, a7, s9
+	WORD	$0x01c6ac83	// lw s9, 28(a3)
+	WORD	$0x018484bb	// addw s1, s1, s8
 	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x04000b93	// addi s7, zero, 64
-	WORD	$0x02813c03	// ld s8, 40(sp)
-	WORD	$0x0f7c6a63	// bltu s8, s7, .LChaCha20_ctr32_rv64gcv_2
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x0045a803	// lw a6, 4(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x0085ab83	// lw s7, 8(a1)
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01052223	// sw a6, 4(a0)
-	WORD	$0x00c5a803	// lw a6, 12(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752423	// sw s7, 8(a0)
-	WORD	$0x0105ab83	// lw s7, 16(a1)
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x01052623	// sw a6, 12(a0)
-	WORD	$0x0145a803	// lw a6, 20(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752823	// sw s7, 16(a0)
-	WORD	$0x0185ab83	// lw s7, 24(a1)
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x01052a23	// sw a6, 20(a0)
-	WORD	$0x01c5a803	// lw a6, 28(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752c23	// sw s7, 24(a0)
-	WORD	$0x0205ab83	// lw s7, 32(a1)
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x01052e23	// sw a6, 28(a0)
-	WORD	$0x0245a803	// lw a6, 36(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03752023	// sw s7, 32(a0)
-	WORD	$0x0285ab83	// lw s7, 40(a1)
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x03052223	// sw a6, 36(a0)
-	WORD	$0x02c5a803	// lw a6, 44(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x03752423	// sw s7, 40(a0)
-	WORD	$0x0305ab83	// lw s7, 48(a1)
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03052623	// sw a6, 44(a0)
-	WORD	$0x0345a803	// lw a6, 52(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x03752823	// sw s7, 48(a0)
-	WORD	$0x0385ab83	// lw s7, 56(a1)
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x03052a23	// sw a6, 52(a0)
-	WORD	$0x03c5a803	// lw a6, 60(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03752c23	// sw s7, 56(a0)
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x03052e23	// sw a6, 60(a0)
+	WORD	$0x000b8c1b	// addiw s8, s7, 0
+	WORD	$0x0199093b	// addw s2, s2, s9
+	WORD	$0x00813b83	// ld s7, 8(sp)
+	WORD	$0x004bac83	// lw s9, 4(s7)
+	WORD	$0x018a8abb	// addw s5, s5, s8
+	WORD	$0x00813b83	// ld s7, 8(sp)
+	WORD	$0x008bac03	// lw s8, 8(s7)
+	WORD	$0x019989bb	// addw s3, s3, s9
+	WORD	$0x00813b83	// ld s7, 8(sp)
+	WORD	$0x00cbac83	// lw s9, 12(s7)
+	WORD	$0x018a0a3b	// addw s4, s4, s8
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x04000c13	// addi s8, zero, 64
+	WORD	$0x0f866463	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_2
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x0045ac83	// lw s9, 4(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x0085ac03	// lw s8, 8(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x01952223	// sw s9, 4(a0)
+	WORD	$0x00c5ac83	// lw s9, 12(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x01852423	// sw s8, 8(a0)
+	WORD	$0x0105ac03	// lw s8, 16(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x01952623	// sw s9, 12(a0)
+	WORD	$0x0145ac83	// lw s9, 20(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x01852823	// sw s8, 16(a0)
+	WORD	$0x0185ac03	// lw s8, 24(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x01952a23	// sw s9, 20(a0)
+	WORD	$0x01c5ac83	// lw s9, 28(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01852c23	// sw s8, 24(a0)
+	WORD	$0x0205ac03	// lw s8, 32(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01952e23	// sw s9, 28(a0)
+	WORD	$0x0245ac83	// lw s9, 36(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x03852023	// sw s8, 32(a0)
+	WORD	$0x0285ac03	// lw s8, 40(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x03952223	// sw s9, 36(a0)
+	WORD	$0x02c5ac83	// lw s9, 44(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x03852423	// sw s8, 40(a0)
+	WORD	$0x0305ac03	// lw s8, 48(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x03952623	// sw s9, 44(a0)
+	WORD	$0x0345ac83	// lw s9, 52(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x03852823	// sw s8, 48(a0)
+	WORD	$0x0385ac03	// lw s8, 56(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x03952a23	// sw s9, 52(a0)
+	WORD	$0x03c5ac83	// lw s9, 60(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x03852c23	// sw s8, 56(a0)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x03952e23	// sw s9, 60(a0)
 	WORD	$0x04050513	// addi a0, a0, 64
 	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0xfc060613	// addi a2, a2, -64
+	WORD	$0x01013283	// ld t0, 16(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_rv64gcv_77
-	WORD	$0xf25fe06f	// jal zero, .LChaCha20_ctr32_rv64gcv_block
+	WORD	$0x00513823	// sd t0, 16(sp)
+	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_77
+	WORD	$0xf35fe06f	// jal zero, .LChaCha20_ctr32_rv64gcv_block
 	// .LChaCha20_ctr32_rv64gcv_77:
-	WORD	$0x3800006f	// jal zero, .LChaCha20_ctr32_rv64gcv_3
+	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_3
 	// .LChaCha20_ctr32_rv64gcv_2:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_15
-	WORD	$0x000b0813	// addi a6, s6, 0
-	WORD	$0x3300006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_15
+	WORD	$0x00028c93	// addi s9, t0, 0
+	WORD	$0x2740006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
 	// .LChaCha20_ctr32_rv64gcv_15:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_17
-	WORD	$0x000a8813	// addi a6, s5, 0
-	WORD	$0x2fc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_17:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_18
-	WORD	$0x00098813	// addi a6, s3, 0
-	WORD	$0x2c80006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_18:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_19
-	WORD	$0x000a0813	// addi a6, s4, 0
-	WORD	$0x2940006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_19:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_20
-	WORD	$0x00090813	// addi a6, s2, 0
-	WORD	$0x2600006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_20:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_21
-	WORD	$0x00048813	// addi a6, s1, 0
-	WORD	$0x22c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_21:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_22
-	WORD	$0x00088813	// addi a6, a7, 0
-	WORD	$0x1f80006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_22:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_23
-	WORD	$0x00078813	// addi a6, a5, 0
-	WORD	$0x1c40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_23:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_24
-	WORD	$0x00070813	// addi a6, a4, 0
-	WORD	$0x1900006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_24:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_25
-	WORD	$0x00060813	// addi a6, a2, 0
-	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
-	// .LChaCha20_ctr32_rv64gcv_25:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813603	// ld a2, 40(sp)
 	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x02c13423	// sd a2, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813603	// ld a2, 40(sp)
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rv64gcv_26
-	WORD	$0x000e8813	// addi a6, t4, 0
-	WORD	$0x1280006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_17
+	WORD	$0x00030c93	// addi s9, t1, 0
+	WORD	$0x24c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	// .LChaCha20_ctr32_rv64gcv_17:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_18
+	WORD	$0x00038c93	// addi s9, t2, 0
+	WORD	$0x2240006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	// .LChaCha20_ctr32_rv64gcv_18:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_19
+	WORD	$0x000e0c93	// addi s9, t3, 0
+	WORD	$0x1fc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	// .LChaCha20_ctr32_rv64gcv_19:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_20
+	WORD	$0x000e8c93	// addi s9, t4, 0
+	WORD	$0x1d40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	// .LChaCha20_ctr32_rv64gcv_20:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_21
+	WORD	$0x000f0c93	// addi s9, t5, 0
+	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	// .LChaCha20_ctr32_rv64gcv_21:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_22
+	WORD	$0x00070c93	// addi s9, a4, 0
+	WORD	$0x1840006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	// .LChaCha20_ctr32_rv64gcv_22:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_23
+	WORD	$0x00078c93	// addi s9, a5, 0
+	WORD	$0x15c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	// .LChaCha20_ctr32_rv64gcv_23:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_24
+	WORD	$0x00080c93	// addi s9, a6, 0
+	WORD	$0x1340006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	// .LChaCha20_ctr32_rv64gcv_24:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_25
+	WORD	$0x00088c93	// addi s9, a7, 0
+	WORD	$0x10c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	// .LChaCha20_ctr32_rv64gcv_25:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_26
+	WORD	$0x00048c93	// addi s9, s1, 0
+	WORD	$0x0e40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
 	// .LChaCha20_ctr32_rv64gcv_26:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813e83	// ld t4, 40(sp)
-	WORD	$0xffce8e93	// addi t4, t4, -4
-	WORD	$0x03d13423	// sd t4, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813e83	// ld t4, 40(sp)
-	WORD	$0x017ef663	// bgeu t4, s7, .LChaCha20_ctr32_rv64gcv_27
-	WORD	$0x000e0813	// addi a6, t3, 0
-	WORD	$0x0f40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_27
+	WORD	$0x00090c93	// addi s9, s2, 0
+	WORD	$0x0bc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
 	// .LChaCha20_ctr32_rv64gcv_27:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813e03	// ld t3, 40(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13423	// sd t3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813e03	// ld t3, 40(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_rv64gcv_28
-	WORD	$0x000f0813	// addi a6, t5, 0
-	WORD	$0x0c00006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_28
+	WORD	$0x000a8c93	// addi s9, s5, 0
+	WORD	$0x0940006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
 	// .LChaCha20_ctr32_rv64gcv_28:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813e03	// ld t3, 40(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13423	// sd t3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813e03	// ld t3, 40(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_rv64gcv_29
-	WORD	$0x00038813	// addi a6, t2, 0
-	WORD	$0x08c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_29
+	WORD	$0x00098c93	// addi s9, s3, 0
+	WORD	$0x06c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
 	// .LChaCha20_ctr32_rv64gcv_29:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813383	// ld t2, 40(sp)
-	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x02713423	// sd t2, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813383	// ld t2, 40(sp)
-	WORD	$0x0173f663	// bgeu t2, s7, .LChaCha20_ctr32_rv64gcv_30
-	WORD	$0x00028813	// addi a6, t0, 0
-	WORD	$0x0580006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_30
+	WORD	$0x000a0c93	// addi s9, s4, 0
+	WORD	$0x0440006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
 	// .LChaCha20_ctr32_rv64gcv_30:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0172f663	// bgeu t0, s7, .LChaCha20_ctr32_rv64gcv_31
-	WORD	$0x00030813	// addi a6, t1, 0
-	WORD	$0x0240006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_31
+	WORD	$0x000b0c93	// addi s9, s6, 0
+	WORD	$0x01c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail
 	// .LChaCha20_ctr32_rv64gcv_31:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513423	// sd t0, 40(sp)
+	WORD	$0xffc60613	// addi a2, a2, -4
 	// unreachable: len < 64 leaves at most 15 whole words
 	// .LChaCha20_ctr32_rv64gcv_tail:
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_rv64gcv_skip
+	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_skip
 	// .LChaCha20_ctr32_rv64gcv_byte:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x008cdc93	// srli s9, s9, 8
 	WORD	$0x00158593	// addi a1, a1, 1
 	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_rv64gcv_byte
+	WORD	$0xfff60613	// addi a2, a2, -1
+	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_rv64gcv_byte
 	// .LChaCha20_ctr32_rv64gcv_skip:
-	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x01013283	// ld t0, 16(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00513823	// sd t0, 16(sp)
 	// .LChaCha20_ctr32_rv64gcv_3:
 	// return
 	WORD	$0x0c3072d7	// vsetvli t0, zero, e8, m8, ta, ma
@@ -2732,13 +2653,13 @@ TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $40-40
 	WORD	$0x5e003457	// vmv.v.i v8, 0
 	WORD	$0x5e003857	// vmv.v.i v16, 0
 	WORD	$0x5e003c57	// vmv.v.i v24, 0
-	WORD	$0x00013c23	// sd zero, 24(sp)
+	WORD	$0x00013823	// sd zero, 16(sp)
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000793	// addi a5, zero, 0
 	WORD	$0x00000813	// addi a6, zero, 0
@@ -2754,2107 +2675,2004 @@ TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $40-40
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
 	// .LChaCha20_ctr32_rv64gcv_4:
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x00029463	// bne t0, zero, .LChaCha20_ctr32_rv64gcv_78
-	WORD	$0x6810106f	// jal zero, .LChaCha20_ctr32_rv64gcv_6
+	WORD	$0x00061463	// bne a2, zero, .LChaCha20_ctr32_rv64gcv_78
+	WORD	$0x4e50106f	// jal zero, .LChaCha20_ctr32_rv64gcv_6
 	// .LChaCha20_ctr32_rv64gcv_78:
 	// .LChaCha20_ctr32_rv64gcv_block.1:
-	WORD	$0x02013283	// ld t0, 32(sp)
-	WORD	$0x0002ab03	// lw s6, 0(t0)
-	WORD	$0x0042aa83	// lw s5, 4(t0)
-	WORD	$0x0082a983	// lw s3, 8(t0)
-	WORD	$0x00c2aa03	// lw s4, 12(t0)
-	WORD	$0x0006a903	// lw s2, 0(a3)
-	WORD	$0x0046a483	// lw s1, 4(a3)
-	WORD	$0x0086a883	// lw a7, 8(a3)
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x000e2283	// lw t0, 0(t3)
+	WORD	$0x004e2303	// lw t1, 4(t3)
+	WORD	$0x008e2383	// lw t2, 8(t3)
+	WORD	$0x00ce2e03	// lw t3, 12(t3)
+	WORD	$0x0006ae83	// lw t4, 0(a3)
+	WORD	$0x0046af03	// lw t5, 4(a3)
+	WORD	$0x0086a703	// lw a4, 8(a3)
 	WORD	$0x00c6a783	// lw a5, 12(a3)
-	WORD	$0x0106a703	// lw a4, 16(a3)
-	WORD	$0x0146a603	// lw a2, 20(a3)
-	WORD	$0x0186ae83	// lw t4, 24(a3)
-	WORD	$0x01c6ae03	// lw t3, 28(a3)
-	WORD	$0x01813283	// ld t0, 24(sp)
-	WORD	$0x00028f1b	// addiw t5, t0, 0
-	WORD	$0x01013303	// ld t1, 16(sp)
-	WORD	$0x00432383	// lw t2, 4(t1)
-	WORD	$0x00832283	// lw t0, 8(t1)
-	WORD	$0x00c32303	// lw t1, 12(t1)
+	WORD	$0x0106a803	// lw a6, 16(a3)
+	WORD	$0x0146a883	// lw a7, 20(a3)
+	WORD	$0x0186a483	// lw s1, 24(a3)
+	WORD	$0x01c6a903	// lw s2, 28(a3)
+	WORD	$0x01013983	// ld s3, 16(sp)
+	WORD	$0x00098a9b	// addiw s5, s3, 0
+	WORD	$0x00813b03	// ld s6, 8(sp)
+	WORD	$0x004b2983	// lw s3, 4(s6)
+	WORD	$0x008b2a03	// lw s4, 8(s6)
+	WORD	$0x00cb2b03	// lw s6, 12(s6)
 	// double round 1 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 2 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 3 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 4 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 5 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 6 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 7 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 8 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 9 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// double round 10 of 10
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012b0b3b	// addw s6, s6, s2
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01e7073b	// addw a4, a4, t5
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x6199591b	// roriw s2, s2, 25
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01d282bb	// addw t0, t0, t4
+	WORD	$0x005acab3	// xor s5, s5, t0
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0158083b	// addw a6, a6, s5
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009a8abb	// addw s5, s5, s1
-	WORD	$0x0153c3b3	// xor t2, t2, s5
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0076063b	// addw a2, a2, t2
-	WORD	$0x00c4c4b3	// xor s1, s1, a2
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e3033b	// addw t1, t1, t5
+	WORD	$0x0069c9b3	// xor s3, s3, t1
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x013888bb	// addw a7, a7, s3
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011989bb	// addw s3, s3, a7
-	WORD	$0x0132c2b3	// xor t0, t0, s3
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x005e8ebb	// addw t4, t4, t0
-	WORD	$0x01d8c8b3	// xor a7, a7, t4
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e383bb	// addw t2, t2, a4
+	WORD	$0x007a4a33	// xor s4, s4, t2
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014484bb	// addw s1, s1, s4
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00fa0a3b	// addw s4, s4, a5
-	WORD	$0x01434333	// xor t1, t1, s4
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e0e3b	// addw t3, t3, t1
-	WORD	$0x01c7c7b3	// xor a5, a5, t3
+	WORD	$0x00fe0e3b	// addw t3, t3, a5
+	WORD	$0x01cb4b33	// xor s6, s6, t3
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x0169093b	// addw s2, s2, s6
+	WORD	$0x0127c7b3	// xor a5, a5, s2
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6103531b	// roriw t1, t1, 16
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6144d49b	// roriw s1, s1, 20
-	WORD	$0x009b0b3b	// addw s6, s6, s1
-	WORD	$0x01634333	// xor t1, t1, s6
-	WORD	$0x6183531b	// roriw t1, t1, 24
-	WORD	$0x006e8ebb	// addw t4, t4, t1
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x6194d49b	// roriw s1, s1, 25
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x610b5b1b	// roriw s6, s6, 16
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x614f5f1b	// roriw t5, t5, 20
+	WORD	$0x01e282bb	// addw t0, t0, t5
+	WORD	$0x005b4b33	// xor s6, s6, t0
+	WORD	$0x618b5b1b	// roriw s6, s6, 24
+	WORD	$0x016484bb	// addw s1, s1, s6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x619f5f1b	// roriw t5, t5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x610f5f1b	// roriw t5, t5, 16
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6148d89b	// roriw a7, a7, 20
-	WORD	$0x011a8abb	// addw s5, s5, a7
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x618f5f1b	// roriw t5, t5, 24
-	WORD	$0x01ee0e3b	// addw t3, t3, t5
-	WORD	$0x01c8c8b3	// xor a7, a7, t3
-	WORD	$0x6198d89b	// roriw a7, a7, 25
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x610ada9b	// roriw s5, s5, 16
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6147571b	// roriw a4, a4, 20
+	WORD	$0x00e3033b	// addw t1, t1, a4
+	WORD	$0x006acab3	// xor s5, s5, t1
+	WORD	$0x618ada9b	// roriw s5, s5, 24
+	WORD	$0x0159093b	// addw s2, s2, s5
+	WORD	$0x01274733	// xor a4, a4, s2
+	WORD	$0x6197571b	// roriw a4, a4, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6103d39b	// roriw t2, t2, 16
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6109d99b	// roriw s3, s3, 16
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6147d79b	// roriw a5, a5, 20
-	WORD	$0x00f989bb	// addw s3, s3, a5
-	WORD	$0x0133c3b3	// xor t2, t2, s3
-	WORD	$0x6183d39b	// roriw t2, t2, 24
-	WORD	$0x0077073b	// addw a4, a4, t2
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
+	WORD	$0x00f383bb	// addw t2, t2, a5
+	WORD	$0x0079c9b3	// xor s3, s3, t2
+	WORD	$0x6189d99b	// roriw s3, s3, 24
+	WORD	$0x0138083b	// addw a6, a6, s3
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	WORD	$0x6197d79b	// roriw a5, a5, 25
 	// a += b; d ^= a; d <<<= 16; c += d; b ^= c; b <<<= 12; ... 8, 7
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6102d29b	// roriw t0, t0, 16
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6149591b	// roriw s2, s2, 20
-	WORD	$0x012a0a3b	// addw s4, s4, s2
-	WORD	$0x0142c2b3	// xor t0, t0, s4
-	WORD	$0x6182d29b	// roriw t0, t0, 24
-	WORD	$0x0056063b	// addw a2, a2, t0
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x6199591b	// roriw s2, s2, 25
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00082b83	// lw s7, 0(a6)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017b0b3b	// addw s6, s6, s7
-	WORD	$0x02013b83	// ld s7, 32(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010a8abb	// addw s5, s5, a6
-	WORD	$0x02013803	// ld a6, 32(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017989bb	// addw s3, s3, s7
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x010a0a3b	// addw s4, s4, a6
-	WORD	$0x0046a803	// lw a6, 4(a3)
-	WORD	$0x0179093b	// addw s2, s2, s7
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x010484bb	// addw s1, s1, a6
-	WORD	$0x00c6a803	// lw a6, 12(a3)
-	WORD	$0x017888bb	// addw a7, a7, s7
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x010787bb	// addw a5, a5, a6
-	WORD	$0x0146a803	// lw a6, 20(a3)
-	WORD	$0x0177073b	// addw a4, a4, s7
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0106063b	// addw a2, a2, a6
-	WORD	$0x01c6a803	// lw a6, 28(a3)
-	WORD	$0x017e8ebb	// addw t4, t4, s7
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x610a5a1b	// roriw s4, s4, 16
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x614ede9b	// roriw t4, t4, 20
+	WORD	$0x01de0e3b	// addw t3, t3, t4
+	WORD	$0x01ca4a33	// xor s4, s4, t3
+	WORD	$0x618a5a1b	// roriw s4, s4, 24
+	WORD	$0x014888bb	// addw a7, a7, s4
+	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x619ede9b	// roriw t4, t4, 25
 	WORD	$0x01813b83	// ld s7, 24(sp)
-	WORD	$0x000b8b9b	// addiw s7, s7, 0
-	WORD	$0x010e0e3b	// addw t3, t3, a6
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x00482803	// lw a6, 4(a6)
-	WORD	$0x017f0f3b	// addw t5, t5, s7
+	WORD	$0x000bac03	// lw s8, 0(s7)
+	WORD	$0x004bac83	// lw s9, 4(s7)
+	WORD	$0x018282bb	// addw t0, t0, s8
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x008bac03	// lw s8, 8(s7)
+	WORD	$0x0193033b	// addw t1, t1, s9
+	WORD	$0x01813b83	// ld s7, 24(sp)
+	WORD	$0x00cbac83	// lw s9, 12(s7)
+	WORD	$0x018383bb	// addw t2, t2, s8
+	WORD	$0x0006ac03	// lw s8, 0(a3)
+	WORD	$0x019e0e3b	// addw t3, t3, s9
+	WORD	$0x0046ac83	// lw s9, 4(a3)
+	WORD	$0x018e8ebb	// addw t4, t4, s8
+	WORD	$0x0086ac03	// lw s8, 8(a3)
+	WORD	$0x019f0f3b	// addw t5, t5, s9
+	WORD	$0x00c6ac83	// lw s9, 12(a3)
+	WORD	$0x0187073b	// addw a4, a4, s8
+	WORD	$0x0106ac03	// lw s8, 16(a3)
+	WORD	$0x019787bb	// addw a5, a5, s9
+	WORD	$0x0146ac83	// lw s9, 20(a3)
+	WORD	$0x0188083b	// addw a6, a6, s8
+	WORD	$0x0186ac03	// lw s8, 24(a3)
+	WORD	$0x019888bb	// addw a7, a7, s9
+	WORD	$0x01c6ac83	// lw s9, 28(a3)
+	WORD	$0x018484bb	// addw s1, s1, s8
 	WORD	$0x01013b83	// ld s7, 16(sp)
-	WORD	$0x008bab83	// lw s7, 8(s7)
-	WORD	$0x010383bb	// addw t2, t2, a6
-	WORD	$0x01013803	// ld a6, 16(sp)
-	WORD	$0x00c82803	// lw a6, 12(a6)
-	WORD	$0x017282bb	// addw t0, t0, s7
-	WORD	$0x0103033b	// addw t1, t1, a6
-	WORD	$0x04000b93	// addi s7, zero, 64
-	WORD	$0x02813c03	// ld s8, 40(sp)
-	WORD	$0x4d7c6263	// bltu s8, s7, .LChaCha20_ctr32_rv64gcv_5
+	WORD	$0x000b8c1b	// addiw s8, s7, 0
+	WORD	$0x0199093b	// addw s2, s2, s9
+	WORD	$0x00813b83	// ld s7, 8(sp)
+	WORD	$0x004bac83	// lw s9, 4(s7)
+	WORD	$0x018a8abb	// addw s5, s5, s8
+	WORD	$0x00813b83	// ld s7, 8(sp)
+	WORD	$0x008bac03	// lw s8, 8(s7)
+	WORD	$0x019989bb	// addw s3, s3, s9
+	WORD	$0x00813b83	// ld s7, 8(sp)
+	WORD	$0x00cbac83	// lw s9, 12(s7)
+	WORD	$0x018a0a3b	// addw s4, s4, s8
+	WORD	$0x019b0b3b	// addw s6, s6, s9
+	WORD	$0x04000c13	// addi s8, zero, 64
+	WORD	$0x4b866c63	// bltu a2, s8, .LChaCha20_ctr32_rv64gcv_5
 	// misaligned buffers: byte by byte
-	WORD	$0x00b56bb3	// or s7, a0, a1
-	WORD	$0x003bfb93	// andi s7, s7, 3
-	WORD	$0x0e0b9a63	// bne s7, zero, .LChaCha20_ctr32_rv64gcv_block_bytes
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x0045a803	// lw a6, 4(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x0085ab83	// lw s7, 8(a1)
-	WORD	$0x01584833	// xor a6, a6, s5
-	WORD	$0x01052223	// sw a6, 4(a0)
-	WORD	$0x00c5a803	// lw a6, 12(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752423	// sw s7, 8(a0)
-	WORD	$0x0105ab83	// lw s7, 16(a1)
-	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x01052623	// sw a6, 12(a0)
-	WORD	$0x0145a803	// lw a6, 20(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752823	// sw s7, 16(a0)
-	WORD	$0x0185ab83	// lw s7, 24(a1)
-	WORD	$0x00984833	// xor a6, a6, s1
-	WORD	$0x01052a23	// sw a6, 20(a0)
-	WORD	$0x01c5a803	// lw a6, 28(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752c23	// sw s7, 24(a0)
-	WORD	$0x0205ab83	// lw s7, 32(a1)
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x01052e23	// sw a6, 28(a0)
-	WORD	$0x0245a803	// lw a6, 36(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03752023	// sw s7, 32(a0)
-	WORD	$0x0285ab83	// lw s7, 40(a1)
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x03052223	// sw a6, 36(a0)
-	WORD	$0x02c5a803	// lw a6, 44(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x03752423	// sw s7, 40(a0)
-	WORD	$0x0305ab83	// lw s7, 48(a1)
-	WORD	$0x01c84833	// xor a6, a6, t3
-	WORD	$0x03052623	// sw a6, 44(a0)
-	WORD	$0x0345a803	// lw a6, 52(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x03752823	// sw s7, 48(a0)
-	WORD	$0x0385ab83	// lw s7, 56(a1)
-	WORD	$0x00784833	// xor a6, a6, t2
-	WORD	$0x03052a23	// sw a6, 52(a0)
-	WORD	$0x03c5a803	// lw a6, 60(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03752c23	// sw s7, 56(a0)
-	WORD	$0x00684833	// xor a6, a6, t1
-	WORD	$0x03052e23	// sw a6, 60(a0)
+	WORD	$0x00b56c33	// or s8, a0, a1
+	WORD	$0x003c7c13	// andi s8, s8, 3
+	WORD	$0x0e0c1463	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_block_bytes
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x0045ac83	// lw s9, 4(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x0085ac03	// lw s8, 8(a1)
+	WORD	$0x006cccb3	// xor s9, s9, t1
+	WORD	$0x01952223	// sw s9, 4(a0)
+	WORD	$0x00c5ac83	// lw s9, 12(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x01852423	// sw s8, 8(a0)
+	WORD	$0x0105ac03	// lw s8, 16(a1)
+	WORD	$0x01ccccb3	// xor s9, s9, t3
+	WORD	$0x01952623	// sw s9, 12(a0)
+	WORD	$0x0145ac83	// lw s9, 20(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x01852823	// sw s8, 16(a0)
+	WORD	$0x0185ac03	// lw s8, 24(a1)
+	WORD	$0x01ecccb3	// xor s9, s9, t5
+	WORD	$0x01952a23	// sw s9, 20(a0)
+	WORD	$0x01c5ac83	// lw s9, 28(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01852c23	// sw s8, 24(a0)
+	WORD	$0x0205ac03	// lw s8, 32(a1)
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x01952e23	// sw s9, 28(a0)
+	WORD	$0x0245ac83	// lw s9, 36(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x03852023	// sw s8, 32(a0)
+	WORD	$0x0285ac03	// lw s8, 40(a1)
+	WORD	$0x011cccb3	// xor s9, s9, a7
+	WORD	$0x03952223	// sw s9, 36(a0)
+	WORD	$0x02c5ac83	// lw s9, 44(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x03852423	// sw s8, 40(a0)
+	WORD	$0x0305ac03	// lw s8, 48(a1)
+	WORD	$0x012cccb3	// xor s9, s9, s2
+	WORD	$0x03952623	// sw s9, 44(a0)
+	WORD	$0x0345ac83	// lw s9, 52(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x03852823	// sw s8, 48(a0)
+	WORD	$0x0385ac03	// lw s8, 56(a1)
+	WORD	$0x013cccb3	// xor s9, s9, s3
+	WORD	$0x03952a23	// sw s9, 52(a0)
+	WORD	$0x03c5ac83	// lw s9, 60(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x03852c23	// sw s8, 56(a0)
+	WORD	$0x016cccb3	// xor s9, s9, s6
+	WORD	$0x03952e23	// sw s9, 60(a0)
 	// .LChaCha20_ctr32_rv64gcv_next_block.1:
 	WORD	$0x04050513	// addi a0, a0, 64
 	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xfc028293	// addi t0, t0, -64
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0xfc060613	// addi a2, a2, -64
+	WORD	$0x01013283	// ld t0, 16(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513c23	// sd t0, 24(sp)
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x00028463	// beq t0, zero, .LChaCha20_ctr32_rv64gcv_79
-	WORD	$0xf19fe06f	// jal zero, .LChaCha20_ctr32_rv64gcv_block.1
+	WORD	$0x00513823	// sd t0, 16(sp)
+	WORD	$0x00060463	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_79
+	WORD	$0xf29fe06f	// jal zero, .LChaCha20_ctr32_rv64gcv_block.1
 	// .LChaCha20_ctr32_rv64gcv_79:
-	WORD	$0x5910006f	// jal zero, .LChaCha20_ctr32_rv64gcv_6
+	WORD	$0x4050006f	// jal zero, .LChaCha20_ctr32_rv64gcv_6
 	// .LChaCha20_ctr32_rv64gcv_block_bytes:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x0045cb83	// lbu s7, 4(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01750223	// sb s7, 4(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0055cb83	// lbu s7, 5(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x017502a3	// sb s7, 5(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0065cb83	// lbu s7, 6(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01750323	// sb s7, 6(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0075cb83	// lbu s7, 7(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x017503a3	// sb s7, 7(a0)
-	WORD	$0x0085cb83	// lbu s7, 8(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01750423	// sb s7, 8(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0095cb83	// lbu s7, 9(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x017504a3	// sb s7, 9(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x00a5cb83	// lbu s7, 10(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01750523	// sb s7, 10(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x00b5cb83	// lbu s7, 11(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x017505a3	// sb s7, 11(a0)
-	WORD	$0x00c5cb83	// lbu s7, 12(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01750623	// sb s7, 12(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x00d5cb83	// lbu s7, 13(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x017506a3	// sb s7, 13(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x00e5cb83	// lbu s7, 14(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01750723	// sb s7, 14(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x00f5cb83	// lbu s7, 15(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x017507a3	// sb s7, 15(a0)
-	WORD	$0x0105cb83	// lbu s7, 16(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01750823	// sb s7, 16(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0115cb83	// lbu s7, 17(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x017508a3	// sb s7, 17(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0125cb83	// lbu s7, 18(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01750923	// sb s7, 18(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0135cb83	// lbu s7, 19(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x017509a3	// sb s7, 19(a0)
-	WORD	$0x0145cb83	// lbu s7, 20(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01750a23	// sb s7, 20(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0155cb83	// lbu s7, 21(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01750aa3	// sb s7, 21(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0165cb83	// lbu s7, 22(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01750b23	// sb s7, 22(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0175cb83	// lbu s7, 23(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01750ba3	// sb s7, 23(a0)
-	WORD	$0x0185cb83	// lbu s7, 24(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01750c23	// sb s7, 24(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0195cb83	// lbu s7, 25(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01750ca3	// sb s7, 25(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x01a5cb83	// lbu s7, 26(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01750d23	// sb s7, 26(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x01b5cb83	// lbu s7, 27(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01750da3	// sb s7, 27(a0)
-	WORD	$0x01c5cb83	// lbu s7, 28(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750e23	// sb s7, 28(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x01d5cb83	// lbu s7, 29(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750ea3	// sb s7, 29(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x01e5cb83	// lbu s7, 30(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750f23	// sb s7, 30(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x01f5cb83	// lbu s7, 31(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750fa3	// sb s7, 31(a0)
-	WORD	$0x0205cb83	// lbu s7, 32(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03750023	// sb s7, 32(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0215cb83	// lbu s7, 33(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x037500a3	// sb s7, 33(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0225cb83	// lbu s7, 34(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x03750123	// sb s7, 34(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0235cb83	// lbu s7, 35(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x037501a3	// sb s7, 35(a0)
-	WORD	$0x0245cb83	// lbu s7, 36(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x03750223	// sb s7, 36(a0)
-	WORD	$0x00865613	// srli a2, a2, 8
-	WORD	$0x0255cb83	// lbu s7, 37(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x037502a3	// sb s7, 37(a0)
-	WORD	$0x00865613	// srli a2, a2, 8
-	WORD	$0x0265cb83	// lbu s7, 38(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x03750323	// sb s7, 38(a0)
-	WORD	$0x00865613	// srli a2, a2, 8
-	WORD	$0x0275cb83	// lbu s7, 39(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x037503a3	// sb s7, 39(a0)
-	WORD	$0x0285cb83	// lbu s7, 40(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x03750423	// sb s7, 40(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0295cb83	// lbu s7, 41(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x037504a3	// sb s7, 41(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x02a5cb83	// lbu s7, 42(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x03750523	// sb s7, 42(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x02b5cb83	// lbu s7, 43(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x037505a3	// sb s7, 43(a0)
-	WORD	$0x02c5cb83	// lbu s7, 44(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x03750623	// sb s7, 44(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x02d5cb83	// lbu s7, 45(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x037506a3	// sb s7, 45(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x02e5cb83	// lbu s7, 46(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x03750723	// sb s7, 46(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x02f5cb83	// lbu s7, 47(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x037507a3	// sb s7, 47(a0)
-	WORD	$0x0305cb83	// lbu s7, 48(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x03750823	// sb s7, 48(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0315cb83	// lbu s7, 49(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x037508a3	// sb s7, 49(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0325cb83	// lbu s7, 50(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x03750923	// sb s7, 50(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0335cb83	// lbu s7, 51(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x037509a3	// sb s7, 51(a0)
-	WORD	$0x0345cb83	// lbu s7, 52(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x03750a23	// sb s7, 52(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0355cb83	// lbu s7, 53(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x03750aa3	// sb s7, 53(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0365cb83	// lbu s7, 54(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x03750b23	// sb s7, 54(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0375cb83	// lbu s7, 55(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x03750ba3	// sb s7, 55(a0)
-	WORD	$0x0385cb83	// lbu s7, 56(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03750c23	// sb s7, 56(a0)
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x01850023	// sb s8, 0(a0)
 	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0395cb83	// lbu s7, 57(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03750ca3	// sb s7, 57(a0)
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x018500a3	// sb s8, 1(a0)
 	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x03a5cb83	// lbu s7, 58(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03750d23	// sb s7, 58(a0)
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x01850123	// sb s8, 2(a0)
 	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x03b5cb83	// lbu s7, 59(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x03750da3	// sb s7, 59(a0)
-	WORD	$0x03c5cb83	// lbu s7, 60(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x03750e23	// sb s7, 60(a0)
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x0045cc03	// lbu s8, 4(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x01850223	// sb s8, 4(a0)
 	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x03d5cb83	// lbu s7, 61(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x03750ea3	// sb s7, 61(a0)
+	WORD	$0x0055cc03	// lbu s8, 5(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x018502a3	// sb s8, 5(a0)
 	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x03e5cb83	// lbu s7, 62(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x03750f23	// sb s7, 62(a0)
+	WORD	$0x0065cc03	// lbu s8, 6(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x01850323	// sb s8, 6(a0)
 	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x03f5cb83	// lbu s7, 63(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x03750fa3	// sb s7, 63(a0)
-	WORD	$0xc11ff06f	// jal zero, .LChaCha20_ctr32_rv64gcv_next_block.1
+	WORD	$0x0075cc03	// lbu s8, 7(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x018503a3	// sb s8, 7(a0)
+	WORD	$0x0085cc03	// lbu s8, 8(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x01850423	// sb s8, 8(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0095cc03	// lbu s8, 9(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x018504a3	// sb s8, 9(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x00a5cc03	// lbu s8, 10(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x01850523	// sb s8, 10(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x00b5cc03	// lbu s8, 11(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x018505a3	// sb s8, 11(a0)
+	WORD	$0x00c5cc03	// lbu s8, 12(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x01850623	// sb s8, 12(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x00d5cc03	// lbu s8, 13(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x018506a3	// sb s8, 13(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x00e5cc03	// lbu s8, 14(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x01850723	// sb s8, 14(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x00f5cc03	// lbu s8, 15(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x018507a3	// sb s8, 15(a0)
+	WORD	$0x0105cc03	// lbu s8, 16(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x01850823	// sb s8, 16(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0115cc03	// lbu s8, 17(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x018508a3	// sb s8, 17(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0125cc03	// lbu s8, 18(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x01850923	// sb s8, 18(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0135cc03	// lbu s8, 19(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x018509a3	// sb s8, 19(a0)
+	WORD	$0x0145cc03	// lbu s8, 20(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x01850a23	// sb s8, 20(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0155cc03	// lbu s8, 21(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x01850aa3	// sb s8, 21(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0165cc03	// lbu s8, 22(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x01850b23	// sb s8, 22(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0175cc03	// lbu s8, 23(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x01850ba3	// sb s8, 23(a0)
+	WORD	$0x0185cc03	// lbu s8, 24(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01850c23	// sb s8, 24(a0)
+	WORD	$0x00875713	// srli a4, a4, 8
+	WORD	$0x0195cc03	// lbu s8, 25(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01850ca3	// sb s8, 25(a0)
+	WORD	$0x00875713	// srli a4, a4, 8
+	WORD	$0x01a5cc03	// lbu s8, 26(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01850d23	// sb s8, 26(a0)
+	WORD	$0x00875713	// srli a4, a4, 8
+	WORD	$0x01b5cc03	// lbu s8, 27(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01850da3	// sb s8, 27(a0)
+	WORD	$0x01c5cc03	// lbu s8, 28(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x01850e23	// sb s8, 28(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x01d5cc03	// lbu s8, 29(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x01850ea3	// sb s8, 29(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x01e5cc03	// lbu s8, 30(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x01850f23	// sb s8, 30(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x01f5cc03	// lbu s8, 31(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x01850fa3	// sb s8, 31(a0)
+	WORD	$0x0205cc03	// lbu s8, 32(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x03850023	// sb s8, 32(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0215cc03	// lbu s8, 33(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x038500a3	// sb s8, 33(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0225cc03	// lbu s8, 34(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x03850123	// sb s8, 34(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0235cc03	// lbu s8, 35(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x038501a3	// sb s8, 35(a0)
+	WORD	$0x0245cc03	// lbu s8, 36(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x03850223	// sb s8, 36(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x0255cc03	// lbu s8, 37(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x038502a3	// sb s8, 37(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x0265cc03	// lbu s8, 38(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x03850323	// sb s8, 38(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x0275cc03	// lbu s8, 39(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x038503a3	// sb s8, 39(a0)
+	WORD	$0x0285cc03	// lbu s8, 40(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x03850423	// sb s8, 40(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0295cc03	// lbu s8, 41(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x038504a3	// sb s8, 41(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x02a5cc03	// lbu s8, 42(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x03850523	// sb s8, 42(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x02b5cc03	// lbu s8, 43(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x038505a3	// sb s8, 43(a0)
+	WORD	$0x02c5cc03	// lbu s8, 44(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x03850623	// sb s8, 44(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x02d5cc03	// lbu s8, 45(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x038506a3	// sb s8, 45(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x02e5cc03	// lbu s8, 46(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x03850723	// sb s8, 46(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x02f5cc03	// lbu s8, 47(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x038507a3	// sb s8, 47(a0)
+	WORD	$0x0305cc03	// lbu s8, 48(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x03850823	// sb s8, 48(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0315cc03	// lbu s8, 49(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x038508a3	// sb s8, 49(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0325cc03	// lbu s8, 50(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x03850923	// sb s8, 50(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0335cc03	// lbu s8, 51(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x038509a3	// sb s8, 51(a0)
+	WORD	$0x0345cc03	// lbu s8, 52(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x03850a23	// sb s8, 52(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0355cc03	// lbu s8, 53(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x03850aa3	// sb s8, 53(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0365cc03	// lbu s8, 54(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x03850b23	// sb s8, 54(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0375cc03	// lbu s8, 55(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x03850ba3	// sb s8, 55(a0)
+	WORD	$0x0385cc03	// lbu s8, 56(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x03850c23	// sb s8, 56(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x0395cc03	// lbu s8, 57(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x03850ca3	// sb s8, 57(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x03a5cc03	// lbu s8, 58(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x03850d23	// sb s8, 58(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x03b5cc03	// lbu s8, 59(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x03850da3	// sb s8, 59(a0)
+	WORD	$0x03c5cc03	// lbu s8, 60(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x03850e23	// sb s8, 60(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x03d5cc03	// lbu s8, 61(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x03850ea3	// sb s8, 61(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x03e5cc03	// lbu s8, 62(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x03850f23	// sb s8, 62(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x03f5cc03	// lbu s8, 63(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x03850fa3	// sb s8, 63(a0)
+	WORD	$0xc1dff06f	// jal zero, .LChaCha20_ctr32_rv64gcv_next_block.1
 	// .LChaCha20_ctr32_rv64gcv_5:
 	// partial block (len < 64): whole words while 4 bytes remain, then the last bytes of the next keystream word, from the registers (no keystream in memory)
-	WORD	$0x00b56bb3	// or s7, a0, a1
-	WORD	$0x003bfb93	// andi s7, s7, 3
-	WORD	$0x340b9263	// bne s7, zero, .LChaCha20_ctr32_rv64gcv_partial_bytes
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_38
-	WORD	$0x000b0813	// addi a6, s6, 0
-	WORD	$0x1710006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0x00b56c33	// or s8, a0, a1
+	WORD	$0x003c7c13	// andi s8, s8, 3
+	WORD	$0x280c1263	// bne s8, zero, .LChaCha20_ctr32_rv64gcv_partial_bytes
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_38
+	WORD	$0x00028c93	// addi s9, t0, 0
+	WORD	$0x7f40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_38:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_40
-	WORD	$0x000a8813	// addi a6, s5, 0
-	WORD	$0x13d0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_40
+	WORD	$0x00030c93	// addi s9, t1, 0
+	WORD	$0x7cc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_40:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_41
-	WORD	$0x00098813	// addi a6, s3, 0
-	WORD	$0x1090006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_41
+	WORD	$0x00038c93	// addi s9, t2, 0
+	WORD	$0x7a40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_41:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_42
-	WORD	$0x000a0813	// addi a6, s4, 0
-	WORD	$0x0d50006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_42
+	WORD	$0x000e0c93	// addi s9, t3, 0
+	WORD	$0x77c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_42:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_43
-	WORD	$0x00090813	// addi a6, s2, 0
-	WORD	$0x0a10006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_43
+	WORD	$0x000e8c93	// addi s9, t4, 0
+	WORD	$0x7540006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_43:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_44
-	WORD	$0x00048813	// addi a6, s1, 0
-	WORD	$0x06d0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_44
+	WORD	$0x000f0c93	// addi s9, t5, 0
+	WORD	$0x72c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_44:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_45
-	WORD	$0x00088813	// addi a6, a7, 0
-	WORD	$0x0390006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_45
+	WORD	$0x00070c93	// addi s9, a4, 0
+	WORD	$0x7040006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_45:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_46
-	WORD	$0x00078813	// addi a6, a5, 0
-	WORD	$0x0050006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_46
+	WORD	$0x00078c93	// addi s9, a5, 0
+	WORD	$0x6dc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_46:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_47
-	WORD	$0x00070813	// addi a6, a4, 0
-	WORD	$0x7d00006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_47
+	WORD	$0x00080c93	// addi s9, a6, 0
+	WORD	$0x6b40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_47:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_48
-	WORD	$0x00060813	// addi a6, a2, 0
-	WORD	$0x79c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_48
+	WORD	$0x00088c93	// addi s9, a7, 0
+	WORD	$0x68c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_48:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01752023	// sw s7, 0(a0)
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_49
-	WORD	$0x000e8813	// addi a6, t4, 0
-	WORD	$0x7680006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_49:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_50
-	WORD	$0x000e0813	// addi a6, t3, 0
-	WORD	$0x7340006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_50:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_51
-	WORD	$0x000f0813	// addi a6, t5, 0
-	WORD	$0x7000006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_51:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_52
-	WORD	$0x00038813	// addi a6, t2, 0
-	WORD	$0x6cc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_52:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_53
-	WORD	$0x00028813	// addi a6, t0, 0
-	WORD	$0x6980006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_53:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01752023	// sw s7, 0(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_54
-	WORD	$0x00030813	// addi a6, t1, 0
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_49
+	WORD	$0x00048c93	// addi s9, s1, 0
 	WORD	$0x6640006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_54:
-	WORD	$0x0005ab83	// lw s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01752023	// sw s7, 0(a0)
+	// .LChaCha20_ctr32_rv64gcv_49:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x01852023	// sw s8, 0(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_50
+	WORD	$0x00090c93	// addi s9, s2, 0
+	WORD	$0x63c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_50:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_51
+	WORD	$0x000a8c93	// addi s9, s5, 0
+	WORD	$0x6140006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_51:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_52
+	WORD	$0x00098c93	// addi s9, s3, 0
+	WORD	$0x5ec0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_52:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_53
+	WORD	$0x000a0c93	// addi s9, s4, 0
+	WORD	$0x5c40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_53:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_54
+	WORD	$0x000b0c93	// addi s9, s6, 0
+	WORD	$0x59c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_54:
+	WORD	$0x0005ac03	// lw s8, 0(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x01852023	// sw s8, 0(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
 	// unreachable: len < 64 leaves at most 15 whole words
 	// .LChaCha20_ctr32_rv64gcv_partial_bytes:
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_55
-	WORD	$0x000b0813	// addi a6, s6, 0
-	WORD	$0x6300006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_55
+	WORD	$0x00028c93	// addi s9, t0, 0
+	WORD	$0x5740006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_55:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008b5b13	// srli s6, s6, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x017501a3	// sb s7, 3(a0)
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x0082d293	// srli t0, t0, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x0082d293	// srli t0, t0, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x0082d293	// srli t0, t0, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x005c4c33	// xor s8, s8, t0
+	WORD	$0x018501a3	// sb s8, 3(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_56
-	WORD	$0x000a8813	// addi a6, s5, 0
-	WORD	$0x5cc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_56:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008ada93	// srli s5, s5, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x015bcbb3	// xor s7, s7, s5
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_57
-	WORD	$0x00098813	// addi a6, s3, 0
-	WORD	$0x5680006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_57:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0089d993	// srli s3, s3, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_58
-	WORD	$0x000a0813	// addi a6, s4, 0
-	WORD	$0x5040006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_58:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008a5a13	// srli s4, s4, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_59
-	WORD	$0x00090813	// addi a6, s2, 0
-	WORD	$0x4a00006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_59:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x00895913	// srli s2, s2, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x012bcbb3	// xor s7, s7, s2
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_60
-	WORD	$0x00048813	// addi a6, s1, 0
-	WORD	$0x43c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_60:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0084d493	// srli s1, s1, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x009bcbb3	// xor s7, s7, s1
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_61
-	WORD	$0x00088813	// addi a6, a7, 0
-	WORD	$0x3d80006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_61:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0088d893	// srli a7, a7, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x011bcbb3	// xor s7, s7, a7
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_62
-	WORD	$0x00078813	// addi a6, a5, 0
-	WORD	$0x3740006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_62:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0087d793	// srli a5, a5, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_63
-	WORD	$0x00070813	// addi a6, a4, 0
-	WORD	$0x3100006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_63:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x00875713	// srli a4, a4, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0xffc68693	// addi a3, a3, -4
-	WORD	$0x02d13423	// sd a3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813683	// ld a3, 40(sp)
-	WORD	$0x0176f663	// bgeu a3, s7, .LChaCha20_ctr32_rv64gcv_64
-	WORD	$0x00060813	// addi a6, a2, 0
-	WORD	$0x2ac0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
-	// .LChaCha20_ctr32_rv64gcv_64:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00865613	// srli a2, a2, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x00865613	// srli a2, a2, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x00865613	// srli a2, a2, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x017501a3	// sb s7, 3(a0)
-	WORD	$0x00458593	// addi a1, a1, 4
-	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813603	// ld a2, 40(sp)
 	WORD	$0xffc60613	// addi a2, a2, -4
-	WORD	$0x02c13423	// sd a2, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813603	// ld a2, 40(sp)
-	WORD	$0x01767663	// bgeu a2, s7, .LChaCha20_ctr32_rv64gcv_65
-	WORD	$0x000e8813	// addi a6, t4, 0
-	WORD	$0x2480006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_56
+	WORD	$0x00030c93	// addi s9, t1, 0
+	WORD	$0x51c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_56:
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x00835313	// srli t1, t1, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x00835313	// srli t1, t1, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x00835313	// srli t1, t1, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x006c4c33	// xor s8, s8, t1
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_57
+	WORD	$0x00038c93	// addi s9, t2, 0
+	WORD	$0x4c40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_57:
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x0083d393	// srli t2, t2, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x007c4c33	// xor s8, s8, t2
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_58
+	WORD	$0x000e0c93	// addi s9, t3, 0
+	WORD	$0x46c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_58:
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x008e5e13	// srli t3, t3, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x01cc4c33	// xor s8, s8, t3
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_59
+	WORD	$0x000e8c93	// addi s9, t4, 0
+	WORD	$0x4140006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_59:
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x008ede93	// srli t4, t4, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x01dc4c33	// xor s8, s8, t4
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_60
+	WORD	$0x000f0c93	// addi s9, t5, 0
+	WORD	$0x3bc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_60:
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x008f5f13	// srli t5, t5, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x01ec4c33	// xor s8, s8, t5
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_61
+	WORD	$0x00070c93	// addi s9, a4, 0
+	WORD	$0x3640006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_61:
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x00875713	// srli a4, a4, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x00875713	// srli a4, a4, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x00875713	// srli a4, a4, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x00ec4c33	// xor s8, s8, a4
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_62
+	WORD	$0x00078c93	// addi s9, a5, 0
+	WORD	$0x30c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_62:
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x0087d793	// srli a5, a5, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x00fc4c33	// xor s8, s8, a5
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_63
+	WORD	$0x00080c93	// addi s9, a6, 0
+	WORD	$0x2b40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_63:
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x010c4c33	// xor s8, s8, a6
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_64
+	WORD	$0x00088c93	// addi s9, a7, 0
+	WORD	$0x25c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	// .LChaCha20_ctr32_rv64gcv_64:
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x0088d893	// srli a7, a7, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x011c4c33	// xor s8, s8, a7
+	WORD	$0x018501a3	// sb s8, 3(a0)
+	WORD	$0x00458593	// addi a1, a1, 4
+	WORD	$0x00450513	// addi a0, a0, 4
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_65
+	WORD	$0x00048c93	// addi s9, s1, 0
+	WORD	$0x2040006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_65:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008ede93	// srli t4, t4, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x017501a3	// sb s7, 3(a0)
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x0084d493	// srli s1, s1, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x018501a3	// sb s8, 3(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813e83	// ld t4, 40(sp)
-	WORD	$0xffce8e93	// addi t4, t4, -4
-	WORD	$0x03d13423	// sd t4, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813e83	// ld t4, 40(sp)
-	WORD	$0x017ef663	// bgeu t4, s7, .LChaCha20_ctr32_rv64gcv_66
-	WORD	$0x000e0813	// addi a6, t3, 0
-	WORD	$0x1e40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_66
+	WORD	$0x00090c93	// addi s9, s2, 0
+	WORD	$0x1ac0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_66:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008e5e13	// srli t3, t3, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x017501a3	// sb s7, 3(a0)
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x00895913	// srli s2, s2, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x012c4c33	// xor s8, s8, s2
+	WORD	$0x018501a3	// sb s8, 3(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813e03	// ld t3, 40(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13423	// sd t3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813e03	// ld t3, 40(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_rv64gcv_67
-	WORD	$0x000f0813	// addi a6, t5, 0
-	WORD	$0x1800006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_67
+	WORD	$0x000a8c93	// addi s9, s5, 0
+	WORD	$0x1540006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_67:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x008f5f13	// srli t5, t5, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x01ebcbb3	// xor s7, s7, t5
-	WORD	$0x017501a3	// sb s7, 3(a0)
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x008ada93	// srli s5, s5, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x018501a3	// sb s8, 3(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813e03	// ld t3, 40(sp)
-	WORD	$0xffce0e13	// addi t3, t3, -4
-	WORD	$0x03c13423	// sd t3, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813e03	// ld t3, 40(sp)
-	WORD	$0x017e7663	// bgeu t3, s7, .LChaCha20_ctr32_rv64gcv_68
-	WORD	$0x00038813	// addi a6, t2, 0
-	WORD	$0x11c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_68
+	WORD	$0x00098c93	// addi s9, s3, 0
+	WORD	$0x0fc0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_68:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0083d393	// srli t2, t2, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x007bcbb3	// xor s7, s7, t2
-	WORD	$0x017501a3	// sb s7, 3(a0)
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x0089d993	// srli s3, s3, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x013c4c33	// xor s8, s8, s3
+	WORD	$0x018501a3	// sb s8, 3(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813383	// ld t2, 40(sp)
-	WORD	$0xffc38393	// addi t2, t2, -4
-	WORD	$0x02713423	// sd t2, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813383	// ld t2, 40(sp)
-	WORD	$0x0173f663	// bgeu t2, s7, .LChaCha20_ctr32_rv64gcv_69
-	WORD	$0x00028813	// addi a6, t0, 0
-	WORD	$0x0b80006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_69
+	WORD	$0x000a0c93	// addi s9, s4, 0
+	WORD	$0x0a40006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_69:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x0082d293	// srli t0, t0, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x005bcbb3	// xor s7, s7, t0
-	WORD	$0x017501a3	// sb s7, 3(a0)
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x008a5a13	// srli s4, s4, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x014c4c33	// xor s8, s8, s4
+	WORD	$0x018501a3	// sb s8, 3(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0x00400b93	// addi s7, zero, 4
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x0172f663	// bgeu t0, s7, .LChaCha20_ctr32_rv64gcv_70
-	WORD	$0x00030813	// addi a6, t1, 0
-	WORD	$0x0540006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
+	WORD	$0xffc60613	// addi a2, a2, -4
+	WORD	$0x00400c13	// addi s8, zero, 4
+	WORD	$0x01867663	// bgeu a2, s8, .LChaCha20_ctr32_rv64gcv_70
+	WORD	$0x000b0c93	// addi s9, s6, 0
+	WORD	$0x04c0006f	// jal zero, .LChaCha20_ctr32_rv64gcv_tail.1
 	// .LChaCha20_ctr32_rv64gcv_70:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0015cb83	// lbu s7, 1(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x017500a3	// sb s7, 1(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0025cb83	// lbu s7, 2(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x01750123	// sb s7, 2(a0)
-	WORD	$0x00835313	// srli t1, t1, 8
-	WORD	$0x0035cb83	// lbu s7, 3(a1)
-	WORD	$0x006bcbb3	// xor s7, s7, t1
-	WORD	$0x017501a3	// sb s7, 3(a0)
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x0015cc03	// lbu s8, 1(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x018500a3	// sb s8, 1(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x0025cc03	// lbu s8, 2(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x01850123	// sb s8, 2(a0)
+	WORD	$0x008b5b13	// srli s6, s6, 8
+	WORD	$0x0035cc03	// lbu s8, 3(a1)
+	WORD	$0x016c4c33	// xor s8, s8, s6
+	WORD	$0x018501a3	// sb s8, 3(a0)
 	WORD	$0x00458593	// addi a1, a1, 4
 	WORD	$0x00450513	// addi a0, a0, 4
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xffc28293	// addi t0, t0, -4
-	WORD	$0x02513423	// sd t0, 40(sp)
+	WORD	$0xffc60613	// addi a2, a2, -4
 	// unreachable: len < 64 leaves at most 15 whole words
 	// .LChaCha20_ctr32_rv64gcv_tail.1:
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0x02028663	// beq t0, zero, .LChaCha20_ctr32_rv64gcv_skip.1
+	WORD	$0x02060263	// beq a2, zero, .LChaCha20_ctr32_rv64gcv_skip.1
 	// .LChaCha20_ctr32_rv64gcv_byte.1:
-	WORD	$0x0005cb83	// lbu s7, 0(a1)
-	WORD	$0x010bcbb3	// xor s7, s7, a6
-	WORD	$0x01750023	// sb s7, 0(a0)
-	WORD	$0x00885813	// srli a6, a6, 8
+	WORD	$0x0005cc03	// lbu s8, 0(a1)
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x01850023	// sb s8, 0(a0)
+	WORD	$0x008cdc93	// srli s9, s9, 8
 	WORD	$0x00158593	// addi a1, a1, 1
 	WORD	$0x00150513	// addi a0, a0, 1
-	WORD	$0x02813283	// ld t0, 40(sp)
-	WORD	$0xfff28293	// addi t0, t0, -1
-	WORD	$0x02513423	// sd t0, 40(sp)
-	WORD	$0xfc029ee3	// bne t0, zero, .LChaCha20_ctr32_rv64gcv_byte.1
+	WORD	$0xfff60613	// addi a2, a2, -1
+	WORD	$0xfe0612e3	// bne a2, zero, .LChaCha20_ctr32_rv64gcv_byte.1
 	// .LChaCha20_ctr32_rv64gcv_skip.1:
-	WORD	$0x01813283	// ld t0, 24(sp)
+	WORD	$0x01013283	// ld t0, 16(sp)
 	WORD	$0x0012829b	// addiw t0, t0, 1
-	WORD	$0x00513c23	// sd t0, 24(sp)
+	WORD	$0x00513823	// sd t0, 16(sp)
 	// .LChaCha20_ctr32_rv64gcv_6:
 	// return
-	WORD	$0x00013c23	// sd zero, 24(sp)
+	WORD	$0x00013823	// sd zero, 16(sp)
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000793	// addi a5, zero, 0
 	WORD	$0x00000813	// addi a6, zero, 0
@@ -4870,6 +4688,7 @@ TEXT ·chaCha20Ctr32Rv64gcv(SB), NOSPLIT, $40-40
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
 kgen_ret:
 	RET

@@ -144,6 +144,504 @@ TEXT ·gcmInitC906Novector(SB), NOSPLIT, $0-16
 TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $8-16
 	MOV	Xi+0(FP), X10
 	MOV	Htable+8(FP), X11
+	// class masks: m[k] = 0x1111111111111111 << k
+	WORD	$0x011112b7	// lui t0, 4369
+	WORD	$0x1112829b	// addiw t0, t0, 273
+	WORD	$0x00c29293	// slli t0, t0, 12
+	WORD	$0x11128293	// addi t0, t0, 273
+	WORD	$0x00c29293	// slli t0, t0, 12
+	WORD	$0x11128293	// addi t0, t0, 273
+	WORD	$0x00c29293	// slli t0, t0, 12
+	WORD	$0x11128293	// addi t0, t0, 273
+	WORD	$0x00129313	// slli t1, t0, 1
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x00053603	// ld a2, 0(a0)
+	WORD	$0x00853703	// ld a4, 8(a0)
+	WORD	$0x8206160b	// th.rev a2, a2
+	WORD	$0x8207170b	// th.rev a4, a4
+	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
+	WORD	$0x00c74e33	// xor t3, a4, a2
+	WORD	$0x7c07368b	// th.extu a3, a4, 31, 0
+	WORD	$0x0005e883	// lwu a7, 0(a1)
+	WORD	$0x0056f9b3	// and s3, a3, t0
+	WORD	$0x0085e903	// lwu s2, 8(a1)
+	WORD	$0x00c5ea83	// lwu s5, 12(a1)
+	WORD	$0x0066fa33	// and s4, a3, t1
+	WORD	$0x03198b33	// mul s6, s3, a7
+	WORD	$0x0076feb3	// and t4, a3, t2
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0045e483	// lwu s1, 4(a1)
+	WORD	$0x03298f33	// mul t5, s3, s2
+	WORD	$0x0106f833	// and a6, a3, a6
+	WORD	$0x035986b3	// mul a3, s3, s5
+	WORD	$0x032a07b3	// mul a5, s4, s2
+	WORD	$0x215a1b0b	// th.mula s6, s4, s5
+	WORD	$0x032e8bb3	// mul s7, t4, s2
+	WORD	$0x029989b3	// mul s3, s3, s1
+	WORD	$0x031a0c33	// mul s8, s4, a7
+	WORD	$0x21581f0b	// th.mula t5, a6, s5
+	WORD	$0x029a0a33	// mul s4, s4, s1
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x029e87b3	// mul a5, t4, s1
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x02980bb3	// mul s7, a6, s1
+	WORD	$0x215e998b	// th.mula s3, t4, s5
+	WORD	$0x21281c0b	// th.mula s8, a6, s2
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x031e8a33	// mul s4, t4, a7
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x031807b3	// mul a5, a6, a7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x005b7eb3	// and t4, s6, t0
+	WORD	$0x02075c13	// srli s8, a4, 32
+	WORD	$0x005c7933	// and s2, s8, t0
+	WORD	$0x006c74b3	// and s1, s8, t1
+	WORD	$0x007c7833	// and a6, s8, t2
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x013eeeb3	// or t4, t4, s3
+	WORD	$0x0105e983	// lwu s3, 16(a1)
+	WORD	$0x0185eb83	// lwu s7, 24(a1)
+	WORD	$0x01c5ea83	// lwu s5, 28(a1)
+	WORD	$0x03390b33	// mul s6, s2, s3
+	WORD	$0x0145ea03	// lwu s4, 20(a1)
+	WORD	$0x011c78b3	// and a7, s8, a7
+	WORD	$0x21549b0b	// th.mula s6, s1, s5
+	WORD	$0x007f7f33	// and t5, t5, t2
+	WORD	$0x03780cb3	// mul s9, a6, s7
+	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x01eeeeb3	// or t4, t4, t5
+	WORD	$0x03490c33	// mul s8, s2, s4
+	WORD	$0x03348433	// mul s0, s1, s3
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x03488cb3	// mul s9, a7, s4
+	WORD	$0x21581c0b	// th.mula s8, a6, s5
+	WORD	$0x2178940b	// th.mula s0, a7, s7
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x005b7f33	// and t5, s6, t0
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x00f6f6b3	// and a3, a3, a5
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x00deeeb3	// or t4, t4, a3
+	WORD	$0x7c073b0b	// th.extu s6, a4, 31, 0
+	WORD	$0x02075693	// srli a3, a4, 32
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x005b77b3	// and a5, s6, t0
+	WORD	$0x006b76b3	// and a3, s6, t1
+	WORD	$0x03790cb3	// mul s9, s2, s7
+	WORD	$0x03590933	// mul s2, s2, s5
+	WORD	$0x03748733	// mul a4, s1, s7
+	WORD	$0x21589c8b	// th.mula s9, a7, s5
+	WORD	$0x034484b3	// mul s1, s1, s4
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x03480733	// mul a4, a6, s4
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x033804b3	// mul s1, a6, s3
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x03388733	// mul a4, a7, s3
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x018f6f33	// or t5, t5, s8
+	WORD	$0x0205e983	// lwu s3, 32(a1)
+	WORD	$0x0285ea03	// lwu s4, 40(a1)
+	WORD	$0x02c5eb83	// lwu s7, 44(a1)
+	WORD	$0x007b78b3	// and a7, s6, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x0245ea83	// lwu s5, 36(a1)
+	WORD	$0x009b74b3	// and s1, s6, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x03378833	// mul a6, a5, s3
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x019f6f33	// or t5, t5, s9
+	WORD	$0x2176980b	// th.mula a6, a3, s7
+	WORD	$0x03488b33	// mul s6, a7, s4
+	WORD	$0x03578c33	// mul s8, a5, s5
+	WORD	$0x03368cb3	// mul s9, a3, s3
+	WORD	$0x01684833	// xor a6, a6, s6
+	WORD	$0x03548b33	// mul s6, s1, s5
+	WORD	$0x21789c0b	// th.mula s8, a7, s7
+	WORD	$0x00e97933	// and s2, s2, a4
+	WORD	$0x21449c8b	// th.mula s9, s1, s4
+	WORD	$0x01684833	// xor a6, a6, s6
+	WORD	$0x00587733	// and a4, a6, t0
+	WORD	$0x012f6f33	// or t5, t5, s2
+	WORD	$0x03478b33	// mul s6, a5, s4
+	WORD	$0x03778833	// mul a6, a5, s7
+	WORD	$0x03468a33	// mul s4, a3, s4
+	WORD	$0x21749b0b	// th.mula s6, s1, s7
+	WORD	$0x035686b3	// mul a3, a3, s5
+	WORD	$0x01484833	// xor a6, a6, s4
+	WORD	$0x03588a33	// mul s4, a7, s5
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x033886b3	// mul a3, a7, s3
+	WORD	$0x01484833	// xor a6, a6, s4
+	WORD	$0x03348a33	// mul s4, s1, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x01484833	// xor a6, a6, s4
+	WORD	$0x01876733	// or a4, a4, s8
+	WORD	$0x7c06368b	// th.extu a3, a2, 31, 0
+	WORD	$0x0056f4b3	// and s1, a3, t0
+	WORD	$0x0066f933	// and s2, a3, t1
+	WORD	$0x0076f7b3	// and a5, a3, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0116f8b3	// and a7, a3, a7
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x0305e983	// lwu s3, 48(a1)
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x01676733	// or a4, a4, s6
+	WORD	$0x0385e403	// lwu s0, 56(a1)
+	WORD	$0x03c5ec03	// lwu s8, 60(a1)
+	WORD	$0x033486b3	// mul a3, s1, s3
+	WORD	$0x0345ea83	// lwu s5, 52(a1)
+	WORD	$0x02878bb3	// mul s7, a5, s0
+	WORD	$0x2189168b	// th.mula a3, s2, s8
+	WORD	$0x01487833	// and a6, a6, s4
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x03548b33	// mul s6, s1, s5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x03588bb3	// mul s7, a7, s5
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x01d74733	// xor a4, a4, t4
+	WORD	$0x21879b0b	// th.mula s6, a5, s8
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0056f6b3	// and a3, a3, t0
+	WORD	$0x01e74733	// xor a4, a4, t5
+	WORD	$0x033900b3	// mul ra, s2, s3
+	WORD	$0x02071813	// slli a6, a4, 32
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x2088908b	// th.mula ra, a7, s0
+	WORD	$0x02075813	// srli a6, a4, 32
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x02065c93	// srli s9, a2, 32
+	WORD	$0x005cf733	// and a4, s9, t0
+	WORD	$0x02848bb3	// mul s7, s1, s0
+	WORD	$0x038484b3	// mul s1, s1, s8
+	WORD	$0x02890a33	// mul s4, s2, s0
+	WORD	$0x006cf833	// and a6, s9, t1
+	WORD	$0x21889b8b	// th.mula s7, a7, s8
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x0144c4b3	// xor s1, s1, s4
+	WORD	$0x03578a33	// mul s4, a5, s5
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x03378c33	// mul s8, a5, s3
+	WORD	$0x0144c4b3	// xor s1, s1, s4
+	WORD	$0x03388a33	// mul s4, a7, s3
+	WORD	$0x001b4b33	// xor s6, s6, ra
+	WORD	$0x007cf933	// and s2, s9, t2
+	WORD	$0x006b7b33	// and s6, s6, t1
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x0144c4b3	// xor s1, s1, s4
+	WORD	$0x0166e6b3	// or a3, a3, s6
+	WORD	$0x0405ea83	// lwu s5, 64(a1)
+	WORD	$0x0485e403	// lwu s0, 72(a1)
+	WORD	$0x04c5ec03	// lwu s8, 76(a1)
+	WORD	$0x035707b3	// mul a5, a4, s5
+	WORD	$0x0445eb03	// lwu s6, 68(a1)
+	WORD	$0x013cf9b3	// and s3, s9, s3
+	WORD	$0x2188178b	// th.mula a5, a6, s8
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x028908b3	// mul a7, s2, s0
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x03670bb3	// mul s7, a4, s6
+	WORD	$0x03580cb3	// mul s9, a6, s5
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x036988b3	// mul a7, s3, s6
+	WORD	$0x21891b8b	// th.mula s7, s2, s8
+	WORD	$0x20899c8b	// th.mula s9, s3, s0
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x0057f7b3	// and a5, a5, t0
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x0144f4b3	// and s1, s1, s4
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x0096e6b3	// or a3, a3, s1
+	WORD	$0x7c063a0b	// th.extu s4, a2, 31, 0
+	WORD	$0x02065613	// srli a2, a2, 32
+	WORD	$0x00ca4a33	// xor s4, s4, a2
+	WORD	$0x005a78b3	// and a7, s4, t0
+	WORD	$0x006a7633	// and a2, s4, t1
+	WORD	$0x02870cb3	// mul s9, a4, s0
+	WORD	$0x03870733	// mul a4, a4, s8
+	WORD	$0x028804b3	// mul s1, a6, s0
+	WORD	$0x21899c8b	// th.mula s9, s3, s8
+	WORD	$0x03680833	// mul a6, a6, s6
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x036904b3	// mul s1, s2, s6
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x03590833	// mul a6, s2, s5
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x035984b3	// mul s1, s3, s5
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x0177e7b3	// or a5, a5, s7
+	WORD	$0x0505eb03	// lwu s6, 80(a1)
+	WORD	$0x0585e983	// lwu s3, 88(a1)
+	WORD	$0x05c5e403	// lwu s0, 92(a1)
+	WORD	$0x007a7933	// and s2, s4, t2
+	WORD	$0x00329a93	// slli s5, t0, 3
+	WORD	$0x0545eb83	// lwu s7, 84(a1)
+	WORD	$0x015a7ab3	// and s5, s4, s5
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x03688833	// mul a6, a7, s6
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x0197e7b3	// or a5, a5, s9
+	WORD	$0x2086180b	// th.mula a6, a2, s0
+	WORD	$0x03390c33	// mul s8, s2, s3
+	WORD	$0x03788a33	// mul s4, a7, s7
+	WORD	$0x03660cb3	// mul s9, a2, s6
+	WORD	$0x01884833	// xor a6, a6, s8
+	WORD	$0x037a8c33	// mul s8, s5, s7
+	WORD	$0x20891a0b	// th.mula s4, s2, s0
+	WORD	$0x00977733	// and a4, a4, s1
+	WORD	$0x213a9c8b	// th.mula s9, s5, s3
+	WORD	$0x01884833	// xor a6, a6, s8
+	WORD	$0x00587833	// and a6, a6, t0
+	WORD	$0x00e7e7b3	// or a5, a5, a4
+	WORD	$0x03388c33	// mul s8, a7, s3
+	WORD	$0x02888733	// mul a4, a7, s0
+	WORD	$0x033609b3	// mul s3, a2, s3
+	WORD	$0x208a9c0b	// th.mula s8, s5, s0
+	WORD	$0x03760633	// mul a2, a2, s7
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x037909b3	// mul s3, s2, s7
+	WORD	$0x00cc4c33	// xor s8, s8, a2
+	WORD	$0x03690633	// mul a2, s2, s6
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x036a89b3	// mul s3, s5, s6
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x00cc4c33	// xor s8, s8, a2
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x01486833	// or a6, a6, s4
+	WORD	$0x7c0e360b	// th.extu a2, t3, 31, 0
+	WORD	$0x005678b3	// and a7, a2, t0
+	WORD	$0x00667a33	// and s4, a2, t1
+	WORD	$0x007674b3	// and s1, a2, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x01267933	// and s2, a2, s2
+	WORD	$0x007c7c33	// and s8, s8, t2
+	WORD	$0x0605ea83	// lwu s5, 96(a1)
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x01886833	// or a6, a6, s8
+	WORD	$0x0685ec03	// lwu s8, 104(a1)
+	WORD	$0x06c5e403	// lwu s0, 108(a1)
+	WORD	$0x03588633	// mul a2, a7, s5
+	WORD	$0x0645eb03	// lwu s6, 100(a1)
+	WORD	$0x03848cb3	// mul s9, s1, s8
+	WORD	$0x208a160b	// th.mula a2, s4, s0
+	WORD	$0x01377733	// and a4, a4, s3
+	WORD	$0x00e86833	// or a6, a6, a4
+	WORD	$0x03688bb3	// mul s7, a7, s6
+	WORD	$0x01964633	// xor a2, a2, s9
+	WORD	$0x03690cb3	// mul s9, s2, s6
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00d84833	// xor a6, a6, a3
+	WORD	$0x20849b8b	// th.mula s7, s1, s0
+	WORD	$0x01964633	// xor a2, a2, s9
+	WORD	$0x00567733	// and a4, a2, t0
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x035a00b3	// mul ra, s4, s5
+	WORD	$0x02081993	// slli s3, a6, 32
+	WORD	$0x0136c633	// xor a2, a3, s3
+	WORD	$0x2189108b	// th.mula ra, s2, s8
+	WORD	$0x02085993	// srli s3, a6, 32
+	WORD	$0x0137c6b3	// xor a3, a5, s3
+	WORD	$0x020e5c93	// srli s9, t3, 32
+	WORD	$0x005cf833	// and a6, s9, t0
+	WORD	$0x038887b3	// mul a5, a7, s8
+	WORD	$0x028889b3	// mul s3, a7, s0
+	WORD	$0x038a0c33	// mul s8, s4, s8
+	WORD	$0x2089178b	// th.mula a5, s2, s0
+	WORD	$0x006cf8b3	// and a7, s9, t1
+	WORD	$0x036a0a33	// mul s4, s4, s6
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x03648c33	// mul s8, s1, s6
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x03548a33	// mul s4, s1, s5
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x001bcbb3	// xor s7, s7, ra
+	WORD	$0x007cf4b3	// and s1, s9, t2
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x01776733	// or a4, a4, s7
+	WORD	$0x0705ea83	// lwu s5, 112(a1)
+	WORD	$0x0785e083	// lwu ra, 120(a1)
+	WORD	$0x07c5e403	// lwu s0, 124(a1)
+	WORD	$0x03580a33	// mul s4, a6, s5
+	WORD	$0x0745eb03	// lwu s6, 116(a1)
+	WORD	$0x012cf933	// and s2, s9, s2
+	WORD	$0x20889a0b	// th.mula s4, a7, s0
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x02148cb3	// mul s9, s1, ra
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03680bb3	// mul s7, a6, s6
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x03690cb3	// mul s9, s2, s6
+	WORD	$0x20849b8b	// th.mula s7, s1, s0
+	WORD	$0x0189f9b3	// and s3, s3, s8
+	WORD	$0x03588c33	// mul s8, a7, s5
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x005a77b3	// and a5, s4, t0
+	WORD	$0x20191c0b	// th.mula s8, s2, ra
+	WORD	$0x01376733	// or a4, a4, s3
+	WORD	$0x7c0e398b	// th.extu s3, t3, 31, 0
+	WORD	$0x020e5e13	// srli t3, t3, 32
+	WORD	$0x01c9c9b3	// xor s3, s3, t3
+	WORD	$0x02180a33	// mul s4, a6, ra
+	WORD	$0x02880e33	// mul t3, a6, s0
+	WORD	$0x02188833	// mul a6, a7, ra
+	WORD	$0x20891a0b	// th.mula s4, s2, s0
+	WORD	$0x03688cb3	// mul s9, a7, s6
+	WORD	$0x010e4e33	// xor t3, t3, a6
+	WORD	$0x03648833	// mul a6, s1, s6
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x03548cb3	// mul s9, s1, s5
+	WORD	$0x010e4e33	// xor t3, t3, a6
+	WORD	$0x03590833	// mul a6, s2, s5
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x0059fb33	// and s6, s3, t0
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x0069f8b3	// and a7, s3, t1
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x010e4e33	// xor t3, t3, a6
+	WORD	$0x0177e7b3	// or a5, a5, s7
+	WORD	$0x0805ea83	// lwu s5, 128(a1)
+	WORD	$0x0885ec03	// lwu s8, 136(a1)
+	WORD	$0x08c5eb83	// lwu s7, 140(a1)
+	WORD	$0x0079f4b3	// and s1, s3, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0845e583	// lwu a1, 132(a1)
+	WORD	$0x0129f933	// and s2, s3, s2
+	WORD	$0x007a7a33	// and s4, s4, t2
+	WORD	$0x035b0cb3	// mul s9, s6, s5
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0147e7b3	// or a5, a5, s4
+	WORD	$0x21789c8b	// th.mula s9, a7, s7
+	WORD	$0x03848433	// mul s0, s1, s8
+	WORD	$0x02bb09b3	// mul s3, s6, a1
+	WORD	$0x03588a33	// mul s4, a7, s5
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x02b90433	// mul s0, s2, a1
+	WORD	$0x2174998b	// th.mula s3, s1, s7
+	WORD	$0x010e7e33	// and t3, t3, a6
+	WORD	$0x21891a0b	// th.mula s4, s2, s8
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x005cf833	// and a6, s9, t0
+	WORD	$0x01c7e7b3	// or a5, a5, t3
+	WORD	$0x038b0e33	// mul t3, s6, s8
+	WORD	$0x037b0b33	// mul s6, s6, s7
+	WORD	$0x03888c33	// mul s8, a7, s8
+	WORD	$0x21791e0b	// th.mula t3, s2, s7
+	WORD	$0x02b888b3	// mul a7, a7, a1
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x02b48c33	// mul s8, s1, a1
+	WORD	$0x011e4e33	// xor t3, t3, a7
+	WORD	$0x035488b3	// mul a7, s1, s5
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x0149c9b3	// xor s3, s3, s4
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x011e4e33	// xor t3, t3, a7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x01386833	// or a6, a6, s3
+	WORD	$0x007e7e33	// and t3, t3, t2
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x01c86833	// or a6, a6, t3
+	WORD	$0x018b7b33	// and s6, s6, s8
+	WORD	$0x01686833	// or a6, a6, s6
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00e84833	// xor a6, a6, a4
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x02081313	// slli t1, a6, 32
+	WORD	$0x006742b3	// xor t0, a4, t1
+	WORD	$0x02085313	// srli t1, a6, 32
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	WORD	$0x01d2c2b3	// xor t0, t0, t4
+	WORD	$0x0067c333	// xor t1, a5, t1
+	WORD	$0x00c2c2b3	// xor t0, t0, a2
+	WORD	$0x01e34333	// xor t1, t1, t5
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	WORD	$0x03fe9293	// slli t0, t4, 63
+	WORD	$0x03ee9393	// slli t2, t4, 62
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x00d34333	// xor t1, t1, a3
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x039e9293	// slli t0, t4, 57
+	WORD	$0x00664633	// xor a2, a2, t1
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x001ed293	// srli t0, t4, 1
+	WORD	$0x01d64633	// xor a2, a2, t4
+	WORD	$0x002ed393	// srli t2, t4, 2
+	WORD	$0x00564633	// xor a2, a2, t0
+	WORD	$0x00764633	// xor a2, a2, t2
+	WORD	$0x007ed293	// srli t0, t4, 7
+	WORD	$0x00564633	// xor a2, a2, t0
+	WORD	$0x03ff1293	// slli t0, t5, 63
+	WORD	$0x03ef1393	// slli t2, t5, 62
+	WORD	$0x00564633	// xor a2, a2, t0
+	WORD	$0x00764633	// xor a2, a2, t2
+	WORD	$0x039f1293	// slli t0, t5, 57
+	WORD	$0x00564733	// xor a4, a2, t0
+	WORD	$0x001f5293	// srli t0, t5, 1
+	WORD	$0x01e6c6b3	// xor a3, a3, t5
+	WORD	$0x002f5393	// srli t2, t5, 2
+	WORD	$0x0056c6b3	// xor a3, a3, t0
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x007f5293	// srli t0, t5, 7
+	WORD	$0x0056c633	// xor a2, a3, t0
+	WORD	$0x8206160b	// th.rev a2, a2
+	WORD	$0x8207170b	// th.rev a4, a4
+	WORD	$0x00c53023	// sd a2, 0(a0)
+	WORD	$0x00e53423	// sd a4, 8(a0)
+	// return
+	WORD	$0x00000293	// addi t0, zero, 0
+	WORD	$0x00000313	// addi t1, zero, 0
+	WORD	$0x00000393	// addi t2, zero, 0
+	WORD	$0x00000413	// addi s0, zero, 0
+	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000593	// addi a1, zero, 0
+	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000693	// addi a3, zero, 0
+	WORD	$0x00000713	// addi a4, zero, 0
+	WORD	$0x00000793	// addi a5, zero, 0
+	WORD	$0x00000813	// addi a6, zero, 0
+	WORD	$0x00000893	// addi a7, zero, 0
+	WORD	$0x00000913	// addi s2, zero, 0
+	WORD	$0x00000993	// addi s3, zero, 0
+	WORD	$0x00000a13	// addi s4, zero, 0
+	WORD	$0x00000a93	// addi s5, zero, 0
+	WORD	$0x00000b13	// addi s6, zero, 0
+	WORD	$0x00000b93	// addi s7, zero, 0
+	WORD	$0x00000c13	// addi s8, zero, 0
+	WORD	$0x00000c93	// addi s9, zero, 0
+	WORD	$0x00000e13	// addi t3, zero, 0
+	WORD	$0x00000e93	// addi t4, zero, 0
+	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
+	JMP	kgen_ret	// jalr zero, 0(ra)
+kgen_ret:
+	RET
+
+// void gcm_ghash_c906_novector(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
+// func gcmGhashC906Novector(Xi *uint64, Htable *byte, inp *byte, len uint64)
+TEXT ·gcmGhashC906Novector(SB), NOSPLIT, $24-32
+	MOV	Xi+0(FP), X10
+	MOV	Htable+8(FP), X11
+	MOV	inp+16(FP), X12
+	MOV	len+24(FP), X13
+	WORD	$0x00c13c23	// sd a2, 24(sp)
+	WORD	$0x00d13823	// sd a3, 16(sp)
 	WORD	$0x00a13423	// sd a0, 8(sp)
 	// class masks: m[k] = 0x1111111111111111 << k
 	WORD	$0x011112b7	// lui t0, 4369
@@ -156,11 +654,23 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $8-16
 	WORD	$0x11128293	// addi t0, t0, 273
 	WORD	$0x00129313	// slli t1, t0, 1
 	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0x004e5e13	// srli t3, t3, 4
+	WORD	$0x01c13823	// sd t3, 16(sp)
+	WORD	$0x720e0863	// beq t3, zero, .Lgcm_ghash_c906_novector_done
 	WORD	$0x00813e03	// ld t3, 8(sp)
 	WORD	$0x000e3503	// ld a0, 0(t3)
 	WORD	$0x008e3683	// ld a3, 8(t3)
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
+	// .Lgcm_ghash_c906_novector_block:
+	WORD	$0x01813e83	// ld t4, 24(sp)
+	WORD	$0x000ebe03	// ld t3, 0(t4)
+	WORD	$0x008ebe83	// ld t4, 8(t4)
+	WORD	$0x820e1e0b	// th.rev t3, t3
+	WORD	$0x820e9e8b	// th.rev t4, t4
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x01d6c6b3	// xor a3, a3, t4
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	WORD	$0x00a6ce33	// xor t3, a3, a0
 	WORD	$0x7c06b60b	// th.extu a2, a3, 31, 0
@@ -196,10 +706,10 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $8-16
 	WORD	$0x016acab3	// xor s5, s5, s6
 	WORD	$0x01794933	// xor s2, s2, s7
 	WORD	$0x005afeb3	// and t4, s5, t0
-	WORD	$0x0206db93	// srli s7, a3, 32
-	WORD	$0x005bf4b3	// and s1, s7, t0
-	WORD	$0x006bf8b3	// and a7, s7, t1
-	WORD	$0x007bf7b3	// and a5, s7, t2
+	WORD	$0x0206da13	// srli s4, a3, 32
+	WORD	$0x005a74b3	// and s1, s4, t0
+	WORD	$0x006a78b3	// and a7, s4, t1
+	WORD	$0x007a77b3	// and a5, s4, t2
 	WORD	$0x00697933	// and s2, s2, t1
 	WORD	$0x00329813	// slli a6, t0, 3
 	WORD	$0x013f4f33	// xor t5, t5, s3
@@ -207,413 +717,418 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $8-16
 	WORD	$0x012eeeb3	// or t4, t4, s2
 	WORD	$0x0105e903	// lwu s2, 16(a1)
 	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x01c5ea03	// lwu s4, 28(a1)
-	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x01c5ea83	// lwu s5, 28(a1)
+	WORD	$0x03248c33	// mul s8, s1, s2
 	WORD	$0x0145e983	// lwu s3, 20(a1)
-	WORD	$0x010bf833	// and a6, s7, a6
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x010a7833	// and a6, s4, a6
+	WORD	$0x21589c0b	// th.mula s8, a7, s5
 	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x03678c33	// mul s8, a5, s6
+	WORD	$0x03678cb3	// mul s9, a5, s6
 	WORD	$0x00329713	// slli a4, t0, 3
 	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03348bb3	// mul s7, s1, s3
-	WORD	$0x03288cb3	// mul s9, a7, s2
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03380c33	// mul s8, a6, s3
-	WORD	$0x21479b8b	// th.mula s7, a5, s4
-	WORD	$0x21681c8b	// th.mula s9, a6, s6
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x005aff33	// and t5, s5, t0
-	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x03348a33	// mul s4, s1, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03380cb3	// mul s9, a6, s3
+	WORD	$0x21579a0b	// th.mula s4, a5, s5
 	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x7c06ba8b	// th.extu s5, a3, 31, 0
-	WORD	$0x0206d613	// srli a2, a3, 32
-	WORD	$0x00cacab3	// xor s5, s5, a2
-	WORD	$0x005af733	// and a4, s5, t0
-	WORD	$0x006af633	// and a2, s5, t1
-	WORD	$0x03648c33	// mul s8, s1, s6
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x036886b3	// mul a3, a7, s6
-	WORD	$0x21481c0b	// th.mula s8, a6, s4
-	WORD	$0x033888b3	// mul a7, a7, s3
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x033786b3	// mul a3, a5, s3
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x032788b3	// mul a7, a5, s2
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x032806b3	// mul a3, a6, s2
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x017f6f33	// or t5, t5, s7
-	WORD	$0x0205e903	// lwu s2, 32(a1)
-	WORD	$0x0285ea03	// lwu s4, 40(a1)
-	WORD	$0x02c5eb03	// lwu s6, 44(a1)
-	WORD	$0x007af833	// and a6, s5, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0245e983	// lwu s3, 36(a1)
-	WORD	$0x011af8b3	// and a7, s5, a7
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x007c7c33	// and s8, s8, t2
-	WORD	$0x032707b3	// mul a5, a4, s2
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x018f6f33	// or t5, t5, s8
-	WORD	$0x2166178b	// th.mula a5, a2, s6
-	WORD	$0x03480ab3	// mul s5, a6, s4
-	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x03260c33	// mul s8, a2, s2
-	WORD	$0x0157c7b3	// xor a5, a5, s5
-	WORD	$0x03388ab3	// mul s5, a7, s3
+	WORD	$0x03288bb3	// mul s7, a7, s2
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x005c7f33	// and t5, s8, t0
 	WORD	$0x21681b8b	// th.mula s7, a6, s6
-	WORD	$0x00d4f4b3	// and s1, s1, a3
-	WORD	$0x21489c0b	// th.mula s8, a7, s4
-	WORD	$0x0157c7b3	// xor a5, a5, s5
-	WORD	$0x0057f6b3	// and a3, a5, t0
-	WORD	$0x009f6f33	// or t5, t5, s1
-	WORD	$0x03470ab3	// mul s5, a4, s4
-	WORD	$0x036707b3	// mul a5, a4, s6
-	WORD	$0x03460a33	// mul s4, a2, s4
+	WORD	$0x00ceeeb3	// or t4, t4, a2
+	WORD	$0x7c06b70b	// th.extu a4, a3, 31, 0
+	WORD	$0x0206d613	// srli a2, a3, 32
+	WORD	$0x00c74733	// xor a4, a4, a2
+	WORD	$0x036486b3	// mul a3, s1, s6
+	WORD	$0x03548633	// mul a2, s1, s5
+	WORD	$0x036884b3	// mul s1, a7, s6
+	WORD	$0x2158168b	// th.mula a3, a6, s5
+	WORD	$0x033888b3	// mul a7, a7, s3
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x033784b3	// mul s1, a5, s3
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x032788b3	// mul a7, a5, s2
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x032804b3	// mul s1, a6, s2
+	WORD	$0x017a4a33	// xor s4, s4, s7
+	WORD	$0x005779b3	// and s3, a4, t0
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x006777b3	// and a5, a4, t1
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x014f6f33	// or t5, t5, s4
+	WORD	$0x0205e903	// lwu s2, 32(a1)
+	WORD	$0x0285eb83	// lwu s7, 40(a1)
+	WORD	$0x02c5eb03	// lwu s6, 44(a1)
+	WORD	$0x00777833	// and a6, a4, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0245ea03	// lwu s4, 36(a1)
+	WORD	$0x011778b3	// and a7, a4, a7
+	WORD	$0x0076f6b3	// and a3, a3, t2
+	WORD	$0x03298ab3	// mul s5, s3, s2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x00df6f33	// or t5, t5, a3
+	WORD	$0x21679a8b	// th.mula s5, a5, s6
+	WORD	$0x037806b3	// mul a3, a6, s7
+	WORD	$0x03498733	// mul a4, s3, s4
+	WORD	$0x00967633	// and a2, a2, s1
+	WORD	$0x032784b3	// mul s1, a5, s2
+	WORD	$0x00dacab3	// xor s5, s5, a3
+	WORD	$0x034886b3	// mul a3, a7, s4
+	WORD	$0x2168170b	// th.mula a4, a6, s6
+	WORD	$0x2178948b	// th.mula s1, a7, s7
+	WORD	$0x00dacab3	// xor s5, s5, a3
+	WORD	$0x005af6b3	// and a3, s5, t0
+	WORD	$0x00cf6f33	// or t5, t5, a2
+	WORD	$0x03798ab3	// mul s5, s3, s7
+	WORD	$0x03698633	// mul a2, s3, s6
+	WORD	$0x037789b3	// mul s3, a5, s7
 	WORD	$0x21689a8b	// th.mula s5, a7, s6
-	WORD	$0x03360633	// mul a2, a2, s3
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x03380a33	// mul s4, a6, s3
-	WORD	$0x00cacab3	// xor s5, s5, a2
-	WORD	$0x03280633	// mul a2, a6, s2
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x03288a33	// mul s4, a7, s2
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x00cacab3	// xor s5, s5, a2
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x7c05360b	// th.extu a2, a0, 31, 0
-	WORD	$0x005678b3	// and a7, a2, t0
-	WORD	$0x006674b3	// and s1, a2, t1
-	WORD	$0x00767733	// and a4, a2, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x01067833	// and a6, a2, a6
+	WORD	$0x034787b3	// mul a5, a5, s4
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x034809b3	// mul s3, a6, s4
+	WORD	$0x00facab3	// xor s5, s5, a5
+	WORD	$0x032807b3	// mul a5, a6, s2
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x032889b3	// mul s3, a7, s2
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x00677733	// and a4, a4, t1
+	WORD	$0x00facab3	// xor s5, s5, a5
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x7c05380b	// th.extu a6, a0, 31, 0
+	WORD	$0x005874b3	// and s1, a6, t0
+	WORD	$0x006878b3	// and a7, a6, t1
+	WORD	$0x00787733	// and a4, a6, t2
+	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x00f877b3	// and a5, a6, a5
 	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x0305e903	// lwu s2, 48(a1)
-	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x0305e803	// lwu a6, 48(a1)
+	WORD	$0x00329993	// slli s3, t0, 3
 	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x0385eb03	// lwu s6, 56(a1)
-	WORD	$0x03c5ec03	// lwu s8, 60(a1)
-	WORD	$0x03288633	// mul a2, a7, s2
-	WORD	$0x0345e983	// lwu s3, 52(a1)
-	WORD	$0x03670ab3	// mul s5, a4, s6
-	WORD	$0x2184960b	// th.mula a2, s1, s8
-	WORD	$0x0147f7b3	// and a5, a5, s4
-	WORD	$0x00f6e6b3	// or a3, a3, a5
-	WORD	$0x03388a33	// mul s4, a7, s3
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x03380ab3	// mul s5, a6, s3
+	WORD	$0x0385ec03	// lwu s8, 56(a1)
+	WORD	$0x03c5ea83	// lwu s5, 60(a1)
+	WORD	$0x03048a33	// mul s4, s1, a6
+	WORD	$0x0345e903	// lwu s2, 52(a1)
+	WORD	$0x03870b33	// mul s6, a4, s8
+	WORD	$0x21589a0b	// th.mula s4, a7, s5
+	WORD	$0x01367633	// and a2, a2, s3
+	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x032489b3	// mul s3, s1, s2
+	WORD	$0x016a4a33	// xor s4, s4, s6
+	WORD	$0x03278b33	// mul s6, a5, s2
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	WORD	$0x01d6c6b3	// xor a3, a3, t4
-	WORD	$0x21871a0b	// th.mula s4, a4, s8
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x00567633	// and a2, a2, t0
+	WORD	$0x2157198b	// th.mula s3, a4, s5
+	WORD	$0x016a4a33	// xor s4, s4, s6
+	WORD	$0x005a7633	// and a2, s4, t0
 	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x03248cb3	// mul s9, s1, s2
-	WORD	$0x02069793	// slli a5, a3, 32
-	WORD	$0x00feceb3	// xor t4, t4, a5
-	WORD	$0x21681c8b	// th.mula s9, a6, s6
-	WORD	$0x0206d793	// srli a5, a3, 32
-	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x03088a33	// mul s4, a7, a6
+	WORD	$0x02069b13	// slli s6, a3, 32
+	WORD	$0x016eceb3	// xor t4, t4, s6
+	WORD	$0x21879a0b	// th.mula s4, a5, s8
+	WORD	$0x0206db13	// srli s6, a3, 32
+	WORD	$0x016f4f33	// xor t5, t5, s6
 	WORD	$0x02055b93	// srli s7, a0, 32
 	WORD	$0x005bf6b3	// and a3, s7, t0
-	WORD	$0x03688ab3	// mul s5, a7, s6
-	WORD	$0x038888b3	// mul a7, a7, s8
-	WORD	$0x03648b33	// mul s6, s1, s6
-	WORD	$0x21881a8b	// th.mula s5, a6, s8
-	WORD	$0x006bf7b3	// and a5, s7, t1
-	WORD	$0x03348c33	// mul s8, s1, s3
-	WORD	$0x0168c8b3	// xor a7, a7, s6
-	WORD	$0x03370b33	// mul s6, a4, s3
-	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x0149c9b3	// xor s3, s3, s4
+	WORD	$0x03848b33	// mul s6, s1, s8
+	WORD	$0x03548a33	// mul s4, s1, s5
+	WORD	$0x03888c33	// mul s8, a7, s8
+	WORD	$0x21579b0b	// th.mula s6, a5, s5
+	WORD	$0x006bf4b3	// and s1, s7, t1
+	WORD	$0x03288ab3	// mul s5, a7, s2
+	WORD	$0x018a4a33	// xor s4, s4, s8
 	WORD	$0x03270c33	// mul s8, a4, s2
-	WORD	$0x0168c8b3	// xor a7, a7, s6
-	WORD	$0x03280b33	// mul s6, a6, s2
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x007bf833	// and a6, s7, t2
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x0168c8b3	// xor a7, a7, s6
-	WORD	$0x01466633	// or a2, a2, s4
+	WORD	$0x007bf8b3	// and a7, s7, t2
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x03070ab3	// mul s5, a4, a6
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x03078c33	// mul s8, a5, a6
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x01366633	// or a2, a2, s3
 	WORD	$0x0405e983	// lwu s3, 64(a1)
-	WORD	$0x0485ec83	// lwu s9, 72(a1)
-	WORD	$0x04c5ec03	// lwu s8, 76(a1)
-	WORD	$0x03368733	// mul a4, a3, s3
-	WORD	$0x0445ea03	// lwu s4, 68(a1)
-	WORD	$0x009bf4b3	// and s1, s7, s1
-	WORD	$0x2187970b	// th.mula a4, a5, s8
-	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x03980933	// mul s2, a6, s9
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x01566633	// or a2, a2, s5
-	WORD	$0x03468ab3	// mul s5, a3, s4
-	WORD	$0x01274733	// xor a4, a4, s2
-	WORD	$0x03448933	// mul s2, s1, s4
-	WORD	$0x21881a8b	// th.mula s5, a6, s8
-	WORD	$0x0168f8b3	// and a7, a7, s6
-	WORD	$0x03378b33	// mul s6, a5, s3
-	WORD	$0x01274733	// xor a4, a4, s2
-	WORD	$0x00577733	// and a4, a4, t0
-	WORD	$0x21949b0b	// th.mula s6, s1, s9
-	WORD	$0x01166633	// or a2, a2, a7
-	WORD	$0x7c05388b	// th.extu a7, a0, 31, 0
+	WORD	$0x0485ea83	// lwu s5, 72(a1)
+	WORD	$0x04c5e403	// lwu s0, 76(a1)
+	WORD	$0x03368cb3	// mul s9, a3, s3
+	WORD	$0x00ebf733	// and a4, s7, a4
+	WORD	$0x0445eb83	// lwu s7, 68(a1)
+	WORD	$0x20849c8b	// th.mula s9, s1, s0
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x01666633	// or a2, a2, s6
+	WORD	$0x03588833	// mul a6, a7, s5
+	WORD	$0x018a7a33	// and s4, s4, s8
+	WORD	$0x03768933	// mul s2, a3, s7
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x03770833	// mul a6, a4, s7
+	WORD	$0x2088990b	// th.mula s2, a7, s0
+	WORD	$0x01466633	// or a2, a2, s4
+	WORD	$0x035687b3	// mul a5, a3, s5
+	WORD	$0x028686b3	// mul a3, a3, s0
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x03548833	// mul a6, s1, s5
+	WORD	$0x2087178b	// th.mula a5, a4, s0
+	WORD	$0x03348a33	// mul s4, s1, s3
+	WORD	$0x037484b3	// mul s1, s1, s7
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x03788833	// mul a6, a7, s7
+	WORD	$0x21571a0b	// th.mula s4, a4, s5
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x033884b3	// mul s1, a7, s3
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x03370833	// mul a6, a4, s3
+	WORD	$0x01494933	// xor s2, s2, s4
+	WORD	$0x005cf733	// and a4, s9, t0
+	WORD	$0x7c05398b	// th.extu s3, a0, 31, 0
 	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x00a8c8b3	// xor a7, a7, a0
-	WORD	$0x03968933	// mul s2, a3, s9
-	WORD	$0x03868533	// mul a0, a3, s8
-	WORD	$0x039786b3	// mul a3, a5, s9
-	WORD	$0x2184990b	// th.mula s2, s1, s8
-	WORD	$0x034787b3	// mul a5, a5, s4
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x034806b3	// mul a3, a6, s4
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x033807b3	// mul a5, a6, s3
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x033486b3	// mul a3, s1, s3
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x0058fbb3	// and s7, a7, t0
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x0068f833	// and a6, a7, t1
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x01576733	// or a4, a4, s5
-	WORD	$0x0505ea03	// lwu s4, 80(a1)
-	WORD	$0x0585ec83	// lwu s9, 88(a1)
-	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x0078f4b3	// and s1, a7, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0545ea83	// lwu s5, 84(a1)
-	WORD	$0x0138f9b3	// and s3, a7, s3
-	WORD	$0x00797933	// and s2, s2, t2
-	WORD	$0x034b87b3	// mul a5, s7, s4
-	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x00a9c9b3	// xor s3, s3, a0
+	WORD	$0x0059f533	// and a0, s3, t0
+	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x0069f8b3	// and a7, s3, t1
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x0106c6b3	// xor a3, a3, a6
 	WORD	$0x01276733	// or a4, a4, s2
-	WORD	$0x2188178b	// th.mula a5, a6, s8
-	WORD	$0x03948b33	// mul s6, s1, s9
-	WORD	$0x035b88b3	// mul a7, s7, s5
-	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x03480933	// mul s2, a6, s4
-	WORD	$0x0167c7b3	// xor a5, a5, s6
-	WORD	$0x03598b33	// mul s6, s3, s5
-	WORD	$0x2184988b	// th.mula a7, s1, s8
-	WORD	$0x2199990b	// th.mula s2, s3, s9
-	WORD	$0x0167c7b3	// xor a5, a5, s6
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x00a76733	// or a4, a4, a0
-	WORD	$0x039b8b33	// mul s6, s7, s9
-	WORD	$0x038b8533	// mul a0, s7, s8
-	WORD	$0x039806b3	// mul a3, a6, s9
-	WORD	$0x21899b0b	// th.mula s6, s3, s8
-	WORD	$0x03580833	// mul a6, a6, s5
+	WORD	$0x0505ea03	// lwu s4, 80(a1)
+	WORD	$0x0585eb03	// lwu s6, 88(a1)
+	WORD	$0x05c5ec03	// lwu s8, 92(a1)
+	WORD	$0x0079f4b3	// and s1, s3, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0545ea83	// lwu s5, 84(a1)
+	WORD	$0x0129f933	// and s2, s3, s2
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x03450bb3	// mul s7, a0, s4
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x21889b8b	// th.mula s7, a7, s8
+	WORD	$0x03648cb3	// mul s9, s1, s6
+	WORD	$0x0106f6b3	// and a3, a3, a6
+	WORD	$0x035507b3	// mul a5, a0, s5
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x03590cb3	// mul s9, s2, s5
+	WORD	$0x2184978b	// th.mula a5, s1, s8
+	WORD	$0x00d76733	// or a4, a4, a3
+	WORD	$0x036509b3	// mul s3, a0, s6
+	WORD	$0x03850533	// mul a0, a0, s8
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x036886b3	// mul a3, a7, s6
+	WORD	$0x2189198b	// th.mula s3, s2, s8
+	WORD	$0x03488833	// mul a6, a7, s4
+	WORD	$0x035888b3	// mul a7, a7, s5
 	WORD	$0x00d54533	// xor a0, a0, a3
 	WORD	$0x035486b3	// mul a3, s1, s5
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03448833	// mul a6, s1, s4
+	WORD	$0x2169180b	// th.mula a6, s2, s6
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x034488b3	// mul a7, s1, s4
 	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x034986b3	// mul a3, s3, s4
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x0068f8b3	// and a7, a7, t1
-	WORD	$0x010b4b33	// xor s6, s6, a6
+	WORD	$0x034906b3	// mul a3, s2, s4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x005bfab3	// and s5, s7, t0
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x0119c9b3	// xor s3, s3, a7
 	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x0117e7b3	// or a5, a5, a7
+	WORD	$0x00faeab3	// or s5, s5, a5
 	WORD	$0x7c0e368b	// th.extu a3, t3, 31, 0
-	WORD	$0x0056f9b3	// and s3, a3, t0
+	WORD	$0x0056f7b3	// and a5, a3, t0
 	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f833	// and a6, a3, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0116f8b3	// and a7, a3, a7
-	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x0076f8b3	// and a7, a3, t2
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0106f833	// and a6, a3, a6
+	WORD	$0x0079f9b3	// and s3, s3, t2
 	WORD	$0x0605e483	// lwu s1, 96(a1)
 	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x0167e7b3	// or a5, a5, s6
-	WORD	$0x0685ec83	// lwu s9, 104(a1)
-	WORD	$0x06c5eb03	// lwu s6, 108(a1)
-	WORD	$0x02998bb3	// mul s7, s3, s1
-	WORD	$0x0645ea03	// lwu s4, 100(a1)
-	WORD	$0x03980c33	// mul s8, a6, s9
-	WORD	$0x21691b8b	// th.mula s7, s2, s6
+	WORD	$0x013aeab3	// or s5, s5, s3
+	WORD	$0x0685eb03	// lwu s6, 104(a1)
+	WORD	$0x06c5ea03	// lwu s4, 108(a1)
+	WORD	$0x02978c33	// mul s8, a5, s1
+	WORD	$0x0645e983	// lwu s3, 100(a1)
 	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x00a7e7b3	// or a5, a5, a0
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x03488c33	// mul s8, a7, s4
+	WORD	$0x21491c0b	// th.mula s8, s2, s4
+	WORD	$0x036886b3	// mul a3, a7, s6
+	WORD	$0x00aaeab3	// or s5, s5, a0
+	WORD	$0x03378bb3	// mul s7, a5, s3
+	WORD	$0x00dc4c33	// xor s8, s8, a3
+	WORD	$0x033806b3	// mul a3, a6, s3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c7c7b3	// xor a5, a5, a2
-	WORD	$0x21681a8b	// th.mula s5, a6, s6
+	WORD	$0x00cacab3	// xor s5, s5, a2
+	WORD	$0x21489b8b	// th.mula s7, a7, s4
+	WORD	$0x00dc4c33	// xor s8, s8, a3
+	WORD	$0x005c76b3	// and a3, s8, t0
+	WORD	$0x00eacab3	// xor s5, s5, a4
+	WORD	$0x02990c33	// mul s8, s2, s1
+	WORD	$0x020a9c93	// slli s9, s5, 32
+	WORD	$0x01964533	// xor a0, a2, s9
+	WORD	$0x21681c0b	// th.mula s8, a6, s6
+	WORD	$0x020adc93	// srli s9, s5, 32
+	WORD	$0x01974633	// xor a2, a4, s9
+	WORD	$0x020e5a93	// srli s5, t3, 32
 	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005bf6b3	// and a3, s7, t0
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x02990bb3	// mul s7, s2, s1
-	WORD	$0x02079c13	// slli s8, a5, 32
-	WORD	$0x01864533	// xor a0, a2, s8
-	WORD	$0x21989b8b	// th.mula s7, a7, s9
-	WORD	$0x0207dc13	// srli s8, a5, 32
-	WORD	$0x01874633	// xor a2, a4, s8
-	WORD	$0x020e5c13	// srli s8, t3, 32
-	WORD	$0x005c7733	// and a4, s8, t0
-	WORD	$0x017acab3	// xor s5, s5, s7
-	WORD	$0x03998bb3	// mul s7, s3, s9
-	WORD	$0x036987b3	// mul a5, s3, s6
-	WORD	$0x03990cb3	// mul s9, s2, s9
-	WORD	$0x21689b8b	// th.mula s7, a7, s6
-	WORD	$0x006c79b3	// and s3, s8, t1
-	WORD	$0x03490b33	// mul s6, s2, s4
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x03480cb3	// mul s9, a6, s4
-	WORD	$0x007c7933	// and s2, s8, t2
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x02980b33	// mul s6, a6, s1
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x02988cb3	// mul s9, a7, s1
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x0705ea03	// lwu s4, 112(a1)
-	WORD	$0x0785ea83	// lwu s5, 120(a1)
-	WORD	$0x07c5e403	// lwu s0, 124(a1)
-	WORD	$0x03470b33	// mul s6, a4, s4
-	WORD	$0x011c78b3	// and a7, s8, a7
-	WORD	$0x0745ec03	// lwu s8, 116(a1)
-	WORD	$0x20899b0b	// th.mula s6, s3, s0
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x00329c93	// slli s9, t0, 3
+	WORD	$0x005af733	// and a4, s5, t0
+	WORD	$0x006bfbb3	// and s7, s7, t1
 	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03590833	// mul a6, s2, s5
-	WORD	$0x0197f7b3	// and a5, a5, s9
-	WORD	$0x038704b3	// mul s1, a4, s8
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03888833	// mul a6, a7, s8
-	WORD	$0x2089148b	// th.mula s1, s2, s0
-	WORD	$0x00f6e6b3	// or a3, a3, a5
-	WORD	$0x035707b3	// mul a5, a4, s5
-	WORD	$0x02870733	// mul a4, a4, s0
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03598833	// mul a6, s3, s5
-	WORD	$0x2088978b	// th.mula a5, a7, s0
-	WORD	$0x03498bb3	// mul s7, s3, s4
-	WORD	$0x038989b3	// mul s3, s3, s8
-	WORD	$0x01074733	// xor a4, a4, a6
-	WORD	$0x03890833	// mul a6, s2, s8
-	WORD	$0x21589b8b	// th.mula s7, a7, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x034909b3	// mul s3, s2, s4
-	WORD	$0x01074733	// xor a4, a4, a6
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x005b78b3	// and a7, s6, t0
-	WORD	$0x7c0e3b8b	// th.extu s7, t3, 31, 0
+	WORD	$0x03678cb3	// mul s9, a5, s6
+	WORD	$0x03478bb3	// mul s7, a5, s4
+	WORD	$0x03690433	// mul s0, s2, s6
+	WORD	$0x21481c8b	// th.mula s9, a6, s4
+	WORD	$0x0705e783	// lwu a5, 112(a1)
+	WORD	$0x03390a33	// mul s4, s2, s3
+	WORD	$0x008bcbb3	// xor s7, s7, s0
+	WORD	$0x03388433	// mul s0, a7, s3
+	WORD	$0x0785e903	// lwu s2, 120(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x02988a33	// mul s4, a7, s1
+	WORD	$0x07c5ec03	// lwu s8, 124(a1)
+	WORD	$0x008bcbb3	// xor s7, s7, s0
+	WORD	$0x02980433	// mul s0, a6, s1
+	WORD	$0x006af9b3	// and s3, s5, t1
+	WORD	$0x02f700b3	// mul ra, a4, a5
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x007af4b3	// and s1, s5, t2
+	WORD	$0x2189908b	// th.mula ra, s3, s8
+	WORD	$0x008bcbb3	// xor s7, s7, s0
+	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x00329413	// slli s0, t0, 3
+	WORD	$0x0196e6b3	// or a3, a3, s9
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x014afa33	// and s4, s5, s4
+	WORD	$0x0745eb03	// lwu s6, 116(a1)
+	WORD	$0x008bfbb3	// and s7, s7, s0
+	WORD	$0x03248833	// mul a6, s1, s2
+	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x032708b3	// mul a7, a4, s2
+	WORD	$0x0100c0b3	// xor ra, ra, a6
+	WORD	$0x036a0833	// mul a6, s4, s6
+	WORD	$0x218a188b	// th.mula a7, s4, s8
+	WORD	$0x0100c0b3	// xor ra, ra, a6
+	WORD	$0x03870833	// mul a6, a4, s8
+	WORD	$0x03670bb3	// mul s7, a4, s6
+	WORD	$0x0050f733	// and a4, ra, t0
+	WORD	$0x21849b8b	// th.mula s7, s1, s8
+	WORD	$0x7c0e3a8b	// th.extu s5, t3, 31, 0
+	WORD	$0x02f98c33	// mul s8, s3, a5
 	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x005bfa33	// and s4, s7, t0
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x006bfe33	// and t3, s7, t1
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x01074733	// xor a4, a4, a6
-	WORD	$0x0098e8b3	// or a7, a7, s1
-	WORD	$0x0805e983	// lwu s3, 128(a1)
-	WORD	$0x0885eb03	// lwu s6, 136(a1)
-	WORD	$0x08c5ea83	// lwu s5, 140(a1)
-	WORD	$0x007bf4b3	// and s1, s7, t2
+	WORD	$0x212a1c0b	// th.mula s8, s4, s2
+	WORD	$0x01cacab3	// xor s5, s5, t3
+	WORD	$0x03298e33	// mul t3, s3, s2
+	WORD	$0x036989b3	// mul s3, s3, s6
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x005af933	// and s2, s5, t0
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x03648e33	// mul t3, s1, s6
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x02f489b3	// mul s3, s1, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x02fa0e33	// mul t3, s4, a5
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x006af7b3	// and a5, s5, t1
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x01776733	// or a4, a4, s7
+	WORD	$0x0805ea03	// lwu s4, 128(a1)
+	WORD	$0x0885eb83	// lwu s7, 136(a1)
+	WORD	$0x08c5ec03	// lwu s8, 140(a1)
+	WORD	$0x007af4b3	// and s1, s5, t2
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x0845eb03	// lwu s6, 132(a1)
+	WORD	$0x013af9b3	// and s3, s5, s3
+	WORD	$0x0078f8b3	// and a7, a7, t2
+	WORD	$0x03490ab3	// mul s5, s2, s4
+	WORD	$0x00329e13	// slli t3, t0, 3
+	WORD	$0x01176733	// or a4, a4, a7
+	WORD	$0x21879a8b	// th.mula s5, a5, s8
+	WORD	$0x03748cb3	// mul s9, s1, s7
+	WORD	$0x01c87833	// and a6, a6, t3
+	WORD	$0x03690e33	// mul t3, s2, s6
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x03698cb3	// mul s9, s3, s6
+	WORD	$0x21849e0b	// th.mula t3, s1, s8
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x03790833	// mul a6, s2, s7
+	WORD	$0x038908b3	// mul a7, s2, s8
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x03778933	// mul s2, a5, s7
+	WORD	$0x2189980b	// th.mula a6, s3, s8
+	WORD	$0x03478c33	// mul s8, a5, s4
+	WORD	$0x036787b3	// mul a5, a5, s6
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x03648933	// mul s2, s1, s6
+	WORD	$0x21799c0b	// th.mula s8, s3, s7
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x034487b3	// mul a5, s1, s4
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x03498933	// mul s2, s3, s4
+	WORD	$0x018e4e33	// xor t3, t3, s8
+	WORD	$0x005af4b3	// and s1, s5, t0
+	WORD	$0x006e7e33	// and t3, t3, t1
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x01c4e4b3	// or s1, s1, t3
+	WORD	$0x00787833	// and a6, a6, t2
 	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0845e583	// lwu a1, 132(a1)
-	WORD	$0x012bf933	// and s2, s7, s2
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x033a0c33	// mul s8, s4, s3
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f8e8b3	// or a7, a7, a5
-	WORD	$0x215e1c0b	// th.mula s8, t3, s5
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x02ba07b3	// mul a5, s4, a1
-	WORD	$0x01077733	// and a4, a4, a6
-	WORD	$0x033e0bb3	// mul s7, t3, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x02b90cb3	// mul s9, s2, a1
-	WORD	$0x2154978b	// th.mula a5, s1, s5
-	WORD	$0x21691b8b	// th.mula s7, s2, s6
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c7833	// and a6, s8, t0
-	WORD	$0x00e8e8b3	// or a7, a7, a4
-	WORD	$0x036a0733	// mul a4, s4, s6
-	WORD	$0x035a0a33	// mul s4, s4, s5
-	WORD	$0x036e0b33	// mul s6, t3, s6
-	WORD	$0x2159170b	// th.mula a4, s2, s5
-	WORD	$0x02be0e33	// mul t3, t3, a1
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x02b48b33	// mul s6, s1, a1
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x03348e33	// mul t3, s1, s3
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x0177c7b3	// xor a5, a5, s7
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x00f86833	// or a6, a6, a5
-	WORD	$0x00777733	// and a4, a4, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x00e86833	// or a6, a6, a4
-	WORD	$0x016a7a33	// and s4, s4, s6
-	WORD	$0x01486833	// or a6, a6, s4
+	WORD	$0x0104e4b3	// or s1, s1, a6
+	WORD	$0x0128f8b3	// and a7, a7, s2
+	WORD	$0x0114e4b3	// or s1, s1, a7
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d84833	// xor a6, a6, a3
-	WORD	$0x01184833	// xor a6, a6, a7
-	WORD	$0x02081313	// slli t1, a6, 32
-	WORD	$0x0066c2b3	// xor t0, a3, t1
-	WORD	$0x02085313	// srli t1, a6, 32
+	WORD	$0x00d4c4b3	// xor s1, s1, a3
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	WORD	$0x02049793	// slli a5, s1, 32
+	WORD	$0x00f6ce33	// xor t3, a3, a5
+	WORD	$0x0204d793	// srli a5, s1, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x0068c333	// xor t1, a7, t1
-	WORD	$0x00a2c2b3	// xor t0, t0, a0
-	WORD	$0x01e34333	// xor t1, t1, t5
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x01de4e33	// xor t3, t3, t4
+	WORD	$0x00f746b3	// xor a3, a4, a5
+	WORD	$0x00ae4e33	// xor t3, t3, a0
+	WORD	$0x01e6c6b3	// xor a3, a3, t5
+	WORD	$0x01cf4f33	// xor t5, t5, t3
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9293	// slli t0, t4, 63
-	WORD	$0x03ee9393	// slli t2, t4, 62
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00c34333	// xor t1, t1, a2
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x039e9293	// slli t0, t4, 57
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x001ed293	// srli t0, t4, 1
+	WORD	$0x03fe9e13	// slli t3, t4, 63
+	WORD	$0x03ee9713	// slli a4, t4, 62
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x00c6c6b3	// xor a3, a3, a2
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x039e9e13	// slli t3, t4, 57
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x001ede13	// srli t3, t4, 1
 	WORD	$0x01d54533	// xor a0, a0, t4
-	WORD	$0x002ed393	// srli t2, t4, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x007ed293	// srli t0, t4, 7
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x03ff1293	// slli t0, t5, 63
-	WORD	$0x03ef1393	// slli t2, t5, 62
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x039f1293	// slli t0, t5, 57
-	WORD	$0x005546b3	// xor a3, a0, t0
-	WORD	$0x001f5293	// srli t0, t5, 1
+	WORD	$0x002ed713	// srli a4, t4, 2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x007ede13	// srli t3, t4, 7
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x03ff1e13	// slli t3, t5, 63
+	WORD	$0x03ef1713	// slli a4, t5, 62
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x039f1e13	// slli t3, t5, 57
+	WORD	$0x01c546b3	// xor a3, a0, t3
+	WORD	$0x001f5e13	// srli t3, t5, 1
 	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5393	// srli t2, t5, 2
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x007f5293	// srli t0, t5, 7
-	WORD	$0x00564533	// xor a0, a2, t0
+	WORD	$0x002f5713	// srli a4, t5, 2
+	WORD	$0x01c64633	// xor a2, a2, t3
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x007f5e13	// srli t3, t5, 7
+	WORD	$0x01c64533	// xor a0, a2, t3
+	WORD	$0x01813e03	// ld t3, 24(sp)
+	WORD	$0x010e0e13	// addi t3, t3, 16
+	WORD	$0x01c13c23	// sd t3, 24(sp)
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0xfffe0e13	// addi t3, t3, -1
+	WORD	$0x01c13823	// sd t3, 16(sp)
+	WORD	$0x900e10e3	// bne t3, zero, .Lgcm_ghash_c906_novector_block
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
 	WORD	$0x00813283	// ld t0, 8(sp)
 	WORD	$0x00a2b023	// sd a0, 0(t0)
 	WORD	$0x00d2b423	// sd a3, 8(t0)
+	// .Lgcm_ghash_c906_novector_done:
 	// return
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
 	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
@@ -628,520 +1143,9 @@ TEXT ·gcmGmultC906Novector(SB), NOSPLIT, $8-16
 	WORD	$0x00000b93	// addi s7, zero, 0
 	WORD	$0x00000c13	// addi s8, zero, 0
 	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-kgen_ret:
-	RET
-
-// void gcm_ghash_c906_novector(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
-// func gcmGhashC906Novector(Xi *uint64, Htable *byte, inp *byte, len uint64)
-TEXT ·gcmGhashC906Novector(SB), NOSPLIT, $16-32
-	MOV	Xi+0(FP), X10
-	MOV	Htable+8(FP), X11
-	MOV	inp+16(FP), X12
-	MOV	len+24(FP), X13
-	WORD	$0x00d13823	// sd a3, 16(sp)
-	WORD	$0x00a13423	// sd a0, 8(sp)
-	// class masks: m[k] = 0x1111111111111111 << k
-	WORD	$0x011112b7	// lui t0, 4369
-	WORD	$0x1112829b	// addiw t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00129313	// slli t1, t0, 1
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x01013e03	// ld t3, 16(sp)
-	WORD	$0x004e5e13	// srli t3, t3, 4
-	WORD	$0x01c13823	// sd t3, 16(sp)
-	WORD	$0x720e0263	// beq t3, zero, .Lgcm_ghash_c906_novector_done
-	WORD	$0x00813e03	// ld t3, 8(sp)
-	WORD	$0x000e3503	// ld a0, 0(t3)
-	WORD	$0x008e3703	// ld a4, 8(t3)
-	WORD	$0x8205150b	// th.rev a0, a0
-	WORD	$0x8207170b	// th.rev a4, a4
-	// .Lgcm_ghash_c906_novector_block:
-	WORD	$0x00063e03	// ld t3, 0(a2)
-	WORD	$0x00863e83	// ld t4, 8(a2)
-	WORD	$0x820e1e0b	// th.rev t3, t3
-	WORD	$0x820e9e8b	// th.rev t4, t4
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x01d74733	// xor a4, a4, t4
-	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00a74e33	// xor t3, a4, a0
-	WORD	$0x7c073f0b	// th.extu t5, a4, 31, 0
-	WORD	$0x0005e483	// lwu s1, 0(a1)
-	WORD	$0x005f7833	// and a6, t5, t0
-	WORD	$0x0085e983	// lwu s3, 8(a1)
-	WORD	$0x00c5ea03	// lwu s4, 12(a1)
-	WORD	$0x006f7b33	// and s6, t5, t1
-	WORD	$0x02980ab3	// mul s5, a6, s1
-	WORD	$0x007f7eb3	// and t4, t5, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0045e903	// lwu s2, 4(a1)
-	WORD	$0x033806b3	// mul a3, a6, s3
-	WORD	$0x011f78b3	// and a7, t5, a7
-	WORD	$0x03480f33	// mul t5, a6, s4
-	WORD	$0x033b07b3	// mul a5, s6, s3
-	WORD	$0x214b1a8b	// th.mula s5, s6, s4
-	WORD	$0x033e8bb3	// mul s7, t4, s3
-	WORD	$0x03280833	// mul a6, a6, s2
-	WORD	$0x2148968b	// th.mula a3, a7, s4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x032e87b3	// mul a5, t4, s2
-	WORD	$0x017acab3	// xor s5, s5, s7
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x032b0933	// mul s2, s6, s2
-	WORD	$0x029b0b33	// mul s6, s6, s1
-	WORD	$0x214e980b	// th.mula a6, t4, s4
-	WORD	$0x0126c6b3	// xor a3, a3, s2
-	WORD	$0x21389b0b	// th.mula s6, a7, s3
-	WORD	$0x029e8933	// mul s2, t4, s1
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x029887b3	// mul a5, a7, s1
-	WORD	$0x017acab3	// xor s5, s5, s7
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x005afeb3	// and t4, s5, t0
-	WORD	$0x02075b93	// srli s7, a4, 32
-	WORD	$0x005bfc33	// and s8, s7, t0
-	WORD	$0x006bf9b3	// and s3, s7, t1
-	WORD	$0x007bf8b3	// and a7, s7, t2
-	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0126c6b3	// xor a3, a3, s2
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x010eeeb3	// or t4, t4, a6
-	WORD	$0x0105ea03	// lwu s4, 16(a1)
-	WORD	$0x0185ea83	// lwu s5, 24(a1)
-	WORD	$0x01c5ec83	// lwu s9, 28(a1)
-	WORD	$0x034c0b33	// mul s6, s8, s4
-	WORD	$0x009bf4b3	// and s1, s7, s1
-	WORD	$0x0145eb83	// lwu s7, 20(a1)
-	WORD	$0x21999b0b	// th.mula s6, s3, s9
-	WORD	$0x0076f6b3	// and a3, a3, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00deeeb3	// or t4, t4, a3
-	WORD	$0x03588833	// mul a6, a7, s5
-	WORD	$0x00ff7f33	// and t5, t5, a5
-	WORD	$0x037c0933	// mul s2, s8, s7
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03748833	// mul a6, s1, s7
-	WORD	$0x2198990b	// th.mula s2, a7, s9
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x035c07b3	// mul a5, s8, s5
-	WORD	$0x039c06b3	// mul a3, s8, s9
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03598833	// mul a6, s3, s5
-	WORD	$0x2194978b	// th.mula a5, s1, s9
-	WORD	$0x03498f33	// mul t5, s3, s4
-	WORD	$0x037989b3	// mul s3, s3, s7
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03788833	// mul a6, a7, s7
-	WORD	$0x21549f0b	// th.mula t5, s1, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x034889b3	// mul s3, a7, s4
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x03448833	// mul a6, s1, s4
-	WORD	$0x01e94933	// xor s2, s2, t5
-	WORD	$0x005b7f33	// and t5, s6, t0
-	WORD	$0x7c073b8b	// th.extu s7, a4, 31, 0
-	WORD	$0x02075713	// srli a4, a4, 32
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x005bf733	// and a4, s7, t0
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x006bf8b3	// and a7, s7, t1
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x012f6f33	// or t5, t5, s2
-	WORD	$0x0205ea03	// lwu s4, 32(a1)
-	WORD	$0x0285eb03	// lwu s6, 40(a1)
-	WORD	$0x02c5ec03	// lwu s8, 44(a1)
-	WORD	$0x007bf4b3	// and s1, s7, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0245ea83	// lwu s5, 36(a1)
-	WORD	$0x013bf9b3	// and s3, s7, s3
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x03470bb3	// mul s7, a4, s4
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00ff6f33	// or t5, t5, a5
-	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x0106f6b3	// and a3, a3, a6
-	WORD	$0x035707b3	// mul a5, a4, s5
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03598cb3	// mul s9, s3, s5
-	WORD	$0x2184978b	// th.mula a5, s1, s8
-	WORD	$0x00df6f33	// or t5, t5, a3
-	WORD	$0x03670933	// mul s2, a4, s6
-	WORD	$0x038706b3	// mul a3, a4, s8
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03688733	// mul a4, a7, s6
-	WORD	$0x2189990b	// th.mula s2, s3, s8
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x035888b3	// mul a7, a7, s5
-	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x03548733	// mul a4, s1, s5
-	WORD	$0x2169980b	// th.mula a6, s3, s6
-	WORD	$0x01194933	// xor s2, s2, a7
-	WORD	$0x034488b3	// mul a7, s1, s4
-	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x03498733	// mul a4, s3, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x005bfb33	// and s6, s7, t0
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x01194933	// xor s2, s2, a7
-	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x00fb6b33	// or s6, s6, a5
-	WORD	$0x7c05370b	// th.extu a4, a0, 31, 0
-	WORD	$0x00577a33	// and s4, a4, t0
-	WORD	$0x006774b3	// and s1, a4, t1
-	WORD	$0x00777833	// and a6, a4, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00f777b3	// and a5, a4, a5
-	WORD	$0x00797933	// and s2, s2, t2
-	WORD	$0x0305e883	// lwu a7, 48(a1)
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x012b6b33	// or s6, s6, s2
-	WORD	$0x0385eb83	// lwu s7, 56(a1)
-	WORD	$0x03c5ea83	// lwu s5, 60(a1)
-	WORD	$0x031a0933	// mul s2, s4, a7
-	WORD	$0x0345e983	// lwu s3, 52(a1)
-	WORD	$0x00e6f6b3	// and a3, a3, a4
-	WORD	$0x2154990b	// th.mula s2, s1, s5
-	WORD	$0x03780c33	// mul s8, a6, s7
-	WORD	$0x00db6b33	// or s6, s6, a3
-	WORD	$0x033a0733	// mul a4, s4, s3
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x03378c33	// mul s8, a5, s3
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01db4b33	// xor s6, s6, t4
-	WORD	$0x2158170b	// th.mula a4, a6, s5
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x005976b3	// and a3, s2, t0
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x03148933	// mul s2, s1, a7
-	WORD	$0x020b1c13	// slli s8, s6, 32
-	WORD	$0x018eceb3	// xor t4, t4, s8
-	WORD	$0x2177990b	// th.mula s2, a5, s7
-	WORD	$0x020b5c13	// srli s8, s6, 32
-	WORD	$0x018f4f33	// xor t5, t5, s8
-	WORD	$0x02055b13	// srli s6, a0, 32
-	WORD	$0x01274733	// xor a4, a4, s2
-	WORD	$0x005b7933	// and s2, s6, t0
-	WORD	$0x00677733	// and a4, a4, t1
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x037a0cb3	// mul s9, s4, s7
-	WORD	$0x035a0c33	// mul s8, s4, s5
-	WORD	$0x03748433	// mul s0, s1, s7
-	WORD	$0x21579c8b	// th.mula s9, a5, s5
-	WORD	$0x0405e703	// lwu a4, 64(a1)
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x03380433	// mul s0, a6, s3
-	WORD	$0x0485e483	// lwu s1, 72(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03180ab3	// mul s5, a6, a7
-	WORD	$0x04c5eb83	// lwu s7, 76(a1)
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x03178433	// mul s0, a5, a7
-	WORD	$0x006b7a33	// and s4, s6, t1
-	WORD	$0x02e907b3	// mul a5, s2, a4
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x007b79b3	// and s3, s6, t2
-	WORD	$0x217a178b	// th.mula a5, s4, s7
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x0196e6b3	// or a3, a3, s9
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x015b7ab3	// and s5, s6, s5
-	WORD	$0x0445eb03	// lwu s6, 68(a1)
-	WORD	$0x008c7c33	// and s8, s8, s0
-	WORD	$0x02998833	// mul a6, s3, s1
-	WORD	$0x0186e6b3	// or a3, a3, s8
-	WORD	$0x029908b3	// mul a7, s2, s1
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x036a8833	// mul a6, s5, s6
-	WORD	$0x217a988b	// th.mula a7, s5, s7
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x03690c33	// mul s8, s2, s6
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x7c05390b	// th.extu s2, a0, 31, 0
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x209a9b8b	// th.mula s7, s5, s1
-	WORD	$0x00a94933	// xor s2, s2, a0
-	WORD	$0x029a0533	// mul a0, s4, s1
-	WORD	$0x036a0a33	// mul s4, s4, s6
-	WORD	$0x017c4c33	// xor s8, s8, s7
-	WORD	$0x005974b3	// and s1, s2, t0
-	WORD	$0x00a84833	// xor a6, a6, a0
-	WORD	$0x03698533	// mul a0, s3, s6
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x02e98a33	// mul s4, s3, a4
-	WORD	$0x00a84833	// xor a6, a6, a0
-	WORD	$0x02ea8533	// mul a0, s5, a4
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x006979b3	// and s3, s2, t1
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00a84833	// xor a6, a6, a0
-	WORD	$0x0187e7b3	// or a5, a5, s8
-	WORD	$0x0505eb03	// lwu s6, 80(a1)
-	WORD	$0x0585eb83	// lwu s7, 88(a1)
-	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x00797a33	// and s4, s2, t2
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x01597ab3	// and s5, s2, s5
-	WORD	$0x0545e903	// lwu s2, 84(a1)
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00329513	// slli a0, t0, 3
-	WORD	$0x0117e7b3	// or a5, a5, a7
-	WORD	$0x036488b3	// mul a7, s1, s6
-	WORD	$0x00a87833	// and a6, a6, a0
-	WORD	$0x037a0533	// mul a0, s4, s7
-	WORD	$0x2189988b	// th.mula a7, s3, s8
-	WORD	$0x0107e7b3	// or a5, a5, a6
-	WORD	$0x03748733	// mul a4, s1, s7
-	WORD	$0x00a8c8b3	// xor a7, a7, a0
-	WORD	$0x032a8533	// mul a0, s5, s2
-	WORD	$0x218a970b	// th.mula a4, s5, s8
-	WORD	$0x00a8c8b3	// xor a7, a7, a0
-	WORD	$0x03848533	// mul a0, s1, s8
-	WORD	$0x032484b3	// mul s1, s1, s2
-	WORD	$0x0058f833	// and a6, a7, t0
-	WORD	$0x218a148b	// th.mula s1, s4, s8
-	WORD	$0x03798cb3	// mul s9, s3, s7
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x032a0cb3	// mul s9, s4, s2
-	WORD	$0x032988b3	// mul a7, s3, s2
-	WORD	$0x03698933	// mul s2, s3, s6
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x217a990b	// th.mula s2, s5, s7
-	WORD	$0x036a08b3	// mul a7, s4, s6
-	WORD	$0x036a8cb3	// mul s9, s5, s6
-	WORD	$0x0124c4b3	// xor s1, s1, s2
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x00986833	// or a6, a6, s1
-	WORD	$0x7c0e390b	// th.extu s2, t3, 31, 0
-	WORD	$0x00597ab3	// and s5, s2, t0
-	WORD	$0x00697a33	// and s4, s2, t1
-	WORD	$0x007974b3	// and s1, s2, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x011978b3	// and a7, s2, a7
-	WORD	$0x00777733	// and a4, a4, t2
-	WORD	$0x0605e903	// lwu s2, 96(a1)
-	WORD	$0x00329c93	// slli s9, t0, 3
-	WORD	$0x00e86833	// or a6, a6, a4
-	WORD	$0x0685ec03	// lwu s8, 104(a1)
-	WORD	$0x06c5eb83	// lwu s7, 108(a1)
-	WORD	$0x032a8733	// mul a4, s5, s2
-	WORD	$0x01957533	// and a0, a0, s9
-	WORD	$0x0645eb03	// lwu s6, 100(a1)
-	WORD	$0x217a170b	// th.mula a4, s4, s7
-	WORD	$0x00a86833	// or a6, a6, a0
-	WORD	$0x03848533	// mul a0, s1, s8
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d84833	// xor a6, a6, a3
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x00a74733	// xor a4, a4, a0
-	WORD	$0x03688533	// mul a0, a7, s6
-	WORD	$0x00a74733	// xor a4, a4, a0
-	WORD	$0x036a89b3	// mul s3, s5, s6
-	WORD	$0x00577733	// and a4, a4, t0
-	WORD	$0x2174998b	// th.mula s3, s1, s7
-	WORD	$0x02081c93	// slli s9, a6, 32
-	WORD	$0x0196c533	// xor a0, a3, s9
-	WORD	$0x02085c93	// srli s9, a6, 32
-	WORD	$0x0197c6b3	// xor a3, a5, s9
-	WORD	$0x020e5793	// srli a5, t3, 32
-	WORD	$0x032a0833	// mul a6, s4, s2
-	WORD	$0x2188980b	// th.mula a6, a7, s8
-	WORD	$0x0109c9b3	// xor s3, s3, a6
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01376733	// or a4, a4, s3
-	WORD	$0x0057f9b3	// and s3, a5, t0
-	WORD	$0x038a8433	// mul s0, s5, s8
-	WORD	$0x037a8cb3	// mul s9, s5, s7
-	WORD	$0x038a0c33	// mul s8, s4, s8
-	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x036a0a33	// mul s4, s4, s6
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03648c33	// mul s8, s1, s6
-	WORD	$0x0705e803	// lwu a6, 112(a1)
-	WORD	$0x01444433	// xor s0, s0, s4
-	WORD	$0x03248a33	// mul s4, s1, s2
-	WORD	$0x0785ea83	// lwu s5, 120(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03288c33	// mul s8, a7, s2
-	WORD	$0x07c5eb83	// lwu s7, 124(a1)
-	WORD	$0x0067fb33	// and s6, a5, t1
-	WORD	$0x01444433	// xor s0, s0, s4
-	WORD	$0x030984b3	// mul s1, s3, a6
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x00747433	// and s0, s0, t2
-	WORD	$0x217b148b	// th.mula s1, s6, s7
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x00876733	// or a4, a4, s0
-	WORD	$0x0077f933	// and s2, a5, t2
-	WORD	$0x018cfcb3	// and s9, s9, s8
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x0147fa33	// and s4, a5, s4
-	WORD	$0x0745e403	// lwu s0, 116(a1)
-	WORD	$0x01976733	// or a4, a4, s9
-	WORD	$0x035988b3	// mul a7, s3, s5
-	WORD	$0x217a188b	// th.mula a7, s4, s7
-	WORD	$0x035907b3	// mul a5, s2, s5
-	WORD	$0x00f4c4b3	// xor s1, s1, a5
-	WORD	$0x028a07b3	// mul a5, s4, s0
-	WORD	$0x00f4c4b3	// xor s1, s1, a5
-	WORD	$0x0054f7b3	// and a5, s1, t0
-	WORD	$0x02898c33	// mul s8, s3, s0
-	WORD	$0x037984b3	// mul s1, s3, s7
-	WORD	$0x21791c0b	// th.mula s8, s2, s7
-	WORD	$0x030b0cb3	// mul s9, s6, a6
-	WORD	$0x215a1c8b	// th.mula s9, s4, s5
-	WORD	$0x035b09b3	// mul s3, s6, s5
-	WORD	$0x028b0bb3	// mul s7, s6, s0
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x028909b3	// mul s3, s2, s0
-	WORD	$0x7c0e3b0b	// th.extu s6, t3, 31, 0
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x005b7ab3	// and s5, s6, t0
-	WORD	$0x0178c8b3	// xor a7, a7, s7
-	WORD	$0x03090bb3	// mul s7, s2, a6
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x030a09b3	// mul s3, s4, a6
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x006b7e33	// and t3, s6, t1
-	WORD	$0x0178c8b3	// xor a7, a7, s7
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x0187e7b3	// or a5, a5, s8
-	WORD	$0x0805e903	// lwu s2, 128(a1)
-	WORD	$0x0885ea03	// lwu s4, 136(a1)
-	WORD	$0x08c5ec03	// lwu s8, 140(a1)
-	WORD	$0x007b7833	// and a6, s6, t2
-	WORD	$0x0845eb83	// lwu s7, 132(a1)
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0117e7b3	// or a5, a5, a7
-	WORD	$0x032a8cb3	// mul s9, s5, s2
-	WORD	$0x0134f4b3	// and s1, s1, s3
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x011b78b3	// and a7, s6, a7
-	WORD	$0x218e1c8b	// th.mula s9, t3, s8
-	WORD	$0x034809b3	// mul s3, a6, s4
-	WORD	$0x0097e7b3	// or a5, a5, s1
-	WORD	$0x034a84b3	// mul s1, s5, s4
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x037889b3	// mul s3, a7, s7
-	WORD	$0x2188948b	// th.mula s1, a7, s8
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x038a8b33	// mul s6, s5, s8
-	WORD	$0x037a8ab3	// mul s5, s5, s7
-	WORD	$0x005cf9b3	// and s3, s9, t0
-	WORD	$0x21881a8b	// th.mula s5, a6, s8
-	WORD	$0x034e0c33	// mul s8, t3, s4
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03780c33	// mul s8, a6, s7
-	WORD	$0x037e0bb3	// mul s7, t3, s7
-	WORD	$0x032e0e33	// mul t3, t3, s2
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x21489e0b	// th.mula t3, a7, s4
-	WORD	$0x03280bb3	// mul s7, a6, s2
-	WORD	$0x03288c33	// mul s8, a7, s2
-	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x0159e9b3	// or s3, s3, s5
-	WORD	$0x0074f4b3	// and s1, s1, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x0099e9b3	// or s3, s3, s1
-	WORD	$0x018b7b33	// and s6, s6, s8
-	WORD	$0x0169e9b3	// or s3, s3, s6
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x00f9c9b3	// xor s3, s3, a5
-	WORD	$0x02099813	// slli a6, s3, 32
-	WORD	$0x01074e33	// xor t3, a4, a6
-	WORD	$0x0209d813	// srli a6, s3, 32
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01de4e33	// xor t3, t3, t4
-	WORD	$0x0107c733	// xor a4, a5, a6
-	WORD	$0x00ae4e33	// xor t3, t3, a0
-	WORD	$0x01e74733	// xor a4, a4, t5
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9e13	// slli t3, t4, 63
-	WORD	$0x03ee9793	// slli a5, t4, 62
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00d74733	// xor a4, a4, a3
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x039e9e13	// slli t3, t4, 57
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x001ede13	// srli t3, t4, 1
-	WORD	$0x01d54533	// xor a0, a0, t4
-	WORD	$0x002ed793	// srli a5, t4, 2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x007ede13	// srli t3, t4, 7
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x03ff1e13	// slli t3, t5, 63
-	WORD	$0x03ef1793	// slli a5, t5, 62
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x039f1e13	// slli t3, t5, 57
-	WORD	$0x01c54733	// xor a4, a0, t3
-	WORD	$0x001f5e13	// srli t3, t5, 1
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x002f5793	// srli a5, t5, 2
-	WORD	$0x01c6c6b3	// xor a3, a3, t3
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x007f5e13	// srli t3, t5, 7
-	WORD	$0x01c6c533	// xor a0, a3, t3
-	WORD	$0x01060613	// addi a2, a2, 16
-	WORD	$0x01013e03	// ld t3, 16(sp)
-	WORD	$0xfffe0e13	// addi t3, t3, -1
-	WORD	$0x01c13823	// sd t3, 16(sp)
-	WORD	$0x900e16e3	// bne t3, zero, .Lgcm_ghash_c906_novector_block
-	WORD	$0x8205150b	// th.rev a0, a0
-	WORD	$0x8207170b	// th.rev a4, a4
-	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x00a2b023	// sd a0, 0(t0)
-	WORD	$0x00e2b423	// sd a4, 8(t0)
-	// .Lgcm_ghash_c906_novector_done:
-	// return
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
 kgen_ret:
 	RET

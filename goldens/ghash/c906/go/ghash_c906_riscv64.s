@@ -11,7 +11,7 @@
 
 // void gcm_init_c906(u128 *Htable, const u64 *H)
 // func gcmInitC906(Htable *byte, H *uint64)
-TEXT ·gcmInitC906(SB), NOSPLIT, $24-16
+TEXT ·gcmInitC906(SB), NOSPLIT, $8-16
 	MOV	Htable+0(FP), X10
 	MOV	H+8(FP), X11
 	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
@@ -26,92 +26,92 @@ TEXT ·gcmInitC906(SB), NOSPLIT, $24-16
 	WORD	$0x0023d313	// srli t1, t2, 2
 	WORD	$0x0013d393	// srli t2, t2, 1
 	// H[0], H[1]: E(0) as two host-order (big-endian read) words
-	WORD	$0x0005bf03	// ld t5, 0(a1)
-	WORD	$0x0085b603	// ld a2, 8(a1)
+	WORD	$0x0005b603	// ld a2, 0(a1)
+	WORD	$0x0085b703	// ld a4, 8(a1)
 	// H·x^-1: (hi:lo) <<= 1; if the bit shifted out was set, ^= 0xc2000000_00000000_00000000_00000001
-	WORD	$0x43ff5e13	// srai t3, t5, 63
-	WORD	$0x03f65e93	// srli t4, a2, 63
-	WORD	$0x001f1f13	// slli t5, t5, 1
-	WORD	$0x01df6f33	// or t5, t5, t4
+	WORD	$0x43f65e13	// srai t3, a2, 63
+	WORD	$0x03f75e93	// srli t4, a4, 63
 	WORD	$0x00161613	// slli a2, a2, 1
+	WORD	$0x01d66633	// or a2, a2, t4
+	WORD	$0x00171713	// slli a4, a4, 1
 	WORD	$0x001e7e93	// andi t4, t3, 1
-	WORD	$0x01d64633	// xor a2, a2, t4
+	WORD	$0x01d74733	// xor a4, a4, t4
 	WORD	$0xfe100e93	// addi t4, zero, -31
 	WORD	$0x039e9e93	// slli t4, t4, 57
 	WORD	$0x01de7e33	// and t3, t3, t4
-	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x01c64633	// xor a2, a2, t3
 	// table: for each key piece (Hlo[31:0], Hlo[63:32], their xor, the same for Hhi and Hlo^Hhi), its four classes as 32-bit words
-	WORD	$0x01e64eb3	// xor t4, a2, t5
-	WORD	$0x7c06358b	// th.extu a1, a2, 31, 0
-	WORD	$0x02065693	// srli a3, a2, 32
-	WORD	$0x0055fe33	// and t3, a1, t0
+	WORD	$0x00c74eb3	// xor t4, a4, a2
+	WORD	$0x7c073f0b	// th.extu t5, a4, 31, 0
+	WORD	$0x02075593	// srli a1, a4, 32
+	WORD	$0x005f7e33	// and t3, t5, t0
 	WORD	$0x01c52023	// sw t3, 0(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
+	WORD	$0x006f7e33	// and t3, t5, t1
 	WORD	$0x01c52223	// sw t3, 4(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
+	WORD	$0x007f7e33	// and t3, t5, t2
 	WORD	$0x01c52423	// sw t3, 8(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
+	WORD	$0x01cf7e33	// and t3, t5, t3
 	WORD	$0x01c52623	// sw t3, 12(a0)
-	WORD	$0x0056fe33	// and t3, a3, t0
+	WORD	$0x0055fe33	// and t3, a1, t0
 	WORD	$0x01c52823	// sw t3, 16(a0)
-	WORD	$0x0066fe33	// and t3, a3, t1
+	WORD	$0x0065fe33	// and t3, a1, t1
 	WORD	$0x01c52a23	// sw t3, 20(a0)
-	WORD	$0x0076fe33	// and t3, a3, t2
+	WORD	$0x0075fe33	// and t3, a1, t2
 	WORD	$0x01c52c23	// sw t3, 24(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c6fe33	// and t3, a3, t3
+	WORD	$0x01c5fe33	// and t3, a1, t3
 	WORD	$0x01c52e23	// sw t3, 28(a0)
-	WORD	$0x00d5c5b3	// xor a1, a1, a3
-	WORD	$0x0055fe33	// and t3, a1, t0
+	WORD	$0x00bf4f33	// xor t5, t5, a1
+	WORD	$0x005f7e33	// and t3, t5, t0
 	WORD	$0x03c52023	// sw t3, 32(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
+	WORD	$0x006f7e33	// and t3, t5, t1
 	WORD	$0x03c52223	// sw t3, 36(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
+	WORD	$0x007f7e33	// and t3, t5, t2
 	WORD	$0x03c52423	// sw t3, 40(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
+	WORD	$0x01cf7e33	// and t3, t5, t3
 	WORD	$0x03c52623	// sw t3, 44(a0)
-	WORD	$0x7c0f358b	// th.extu a1, t5, 31, 0
-	WORD	$0x020f5693	// srli a3, t5, 32
-	WORD	$0x0055fe33	// and t3, a1, t0
+	WORD	$0x7c063f0b	// th.extu t5, a2, 31, 0
+	WORD	$0x02065593	// srli a1, a2, 32
+	WORD	$0x005f7e33	// and t3, t5, t0
 	WORD	$0x03c52823	// sw t3, 48(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
+	WORD	$0x006f7e33	// and t3, t5, t1
 	WORD	$0x03c52a23	// sw t3, 52(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
+	WORD	$0x007f7e33	// and t3, t5, t2
 	WORD	$0x03c52c23	// sw t3, 56(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
+	WORD	$0x01cf7e33	// and t3, t5, t3
 	WORD	$0x03c52e23	// sw t3, 60(a0)
-	WORD	$0x0056fe33	// and t3, a3, t0
+	WORD	$0x0055fe33	// and t3, a1, t0
 	WORD	$0x05c52023	// sw t3, 64(a0)
-	WORD	$0x0066fe33	// and t3, a3, t1
+	WORD	$0x0065fe33	// and t3, a1, t1
 	WORD	$0x05c52223	// sw t3, 68(a0)
-	WORD	$0x0076fe33	// and t3, a3, t2
+	WORD	$0x0075fe33	// and t3, a1, t2
 	WORD	$0x05c52423	// sw t3, 72(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c6fe33	// and t3, a3, t3
+	WORD	$0x01c5fe33	// and t3, a1, t3
 	WORD	$0x05c52623	// sw t3, 76(a0)
-	WORD	$0x00d5c5b3	// xor a1, a1, a3
-	WORD	$0x0055fe33	// and t3, a1, t0
+	WORD	$0x00bf4f33	// xor t5, t5, a1
+	WORD	$0x005f7e33	// and t3, t5, t0
 	WORD	$0x05c52823	// sw t3, 80(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
+	WORD	$0x006f7e33	// and t3, t5, t1
 	WORD	$0x05c52a23	// sw t3, 84(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
+	WORD	$0x007f7e33	// and t3, t5, t2
 	WORD	$0x05c52c23	// sw t3, 88(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
+	WORD	$0x01cf7e33	// and t3, t5, t3
 	WORD	$0x05c52e23	// sw t3, 92(a0)
-	WORD	$0x7c0eb58b	// th.extu a1, t4, 31, 0
+	WORD	$0x7c0ebf0b	// th.extu t5, t4, 31, 0
 	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x0055fe33	// and t3, a1, t0
+	WORD	$0x005f7e33	// and t3, t5, t0
 	WORD	$0x07c52023	// sw t3, 96(a0)
-	WORD	$0x0065fe33	// and t3, a1, t1
+	WORD	$0x006f7e33	// and t3, t5, t1
 	WORD	$0x07c52223	// sw t3, 100(a0)
-	WORD	$0x0075fe33	// and t3, a1, t2
+	WORD	$0x007f7e33	// and t3, t5, t2
 	WORD	$0x07c52423	// sw t3, 104(a0)
 	WORD	$0x00329e13	// slli t3, t0, 3
-	WORD	$0x01c5fe33	// and t3, a1, t3
+	WORD	$0x01cf7e33	// and t3, t5, t3
 	WORD	$0x07c52623	// sw t3, 108(a0)
 	WORD	$0x005efe33	// and t3, t4, t0
 	WORD	$0x07c52823	// sw t3, 112(a0)
@@ -122,7 +122,7 @@ TEXT ·gcmInitC906(SB), NOSPLIT, $24-16
 	WORD	$0x00329e13	// slli t3, t0, 3
 	WORD	$0x01cefe33	// and t3, t4, t3
 	WORD	$0x07c52e23	// sw t3, 124(a0)
-	WORD	$0x01d5ceb3	// xor t4, a1, t4
+	WORD	$0x01df4eb3	// xor t4, t5, t4
 	WORD	$0x005efe33	// and t3, t4, t0
 	WORD	$0x09c52023	// sw t3, 128(a0)
 	WORD	$0x006efe33	// and t3, t4, t1
@@ -134,467 +134,459 @@ TEXT ·gcmInitC906(SB), NOSPLIT, $24-16
 	WORD	$0x09c52623	// sw t3, 140(a0)
 	// for k = 2..8: (hi:lo) = (hi:lo) • H; table[POWERS + 16(k-2)] = (lo, hi)
 	WORD	$0x09050e13	// addi t3, a0, 144
-	WORD	$0x01c13823	// sd t3, 16(sp)
-	WORD	$0x00700e13	// addi t3, zero, 7
-	WORD	$0x01c13423	// sd t3, 8(sp)
+	WORD	$0x00700e93	// addi t4, zero, 7
+	WORD	$0x01d13423	// sd t4, 8(sp)
 	// .Lgcm_init_c906_powers:
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x01e64e33	// xor t3, a2, t5
-	WORD	$0x01c13c23	// sd t3, 24(sp)
-	WORD	$0x7c06358b	// th.extu a1, a2, 31, 0
-	WORD	$0x00056783	// lwu a5, 0(a0)
-	WORD	$0x0055f4b3	// and s1, a1, t0
-	WORD	$0x00856883	// lwu a7, 8(a0)
-	WORD	$0x00c56983	// lwu s3, 12(a0)
-	WORD	$0x0065f933	// and s2, a1, t1
-	WORD	$0x02f48a33	// mul s4, s1, a5
-	WORD	$0x0075fe33	// and t3, a1, t2
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x00456803	// lwu a6, 4(a0)
-	WORD	$0x03148eb3	// mul t4, s1, a7
-	WORD	$0x00e5f733	// and a4, a1, a4
-	WORD	$0x033485b3	// mul a1, s1, s3
-	WORD	$0x031906b3	// mul a3, s2, a7
-	WORD	$0x21391a0b	// th.mula s4, s2, s3
-	WORD	$0x031e0ab3	// mul s5, t3, a7
-	WORD	$0x030484b3	// mul s1, s1, a6
-	WORD	$0x02f90b33	// mul s6, s2, a5
-	WORD	$0x21371e8b	// th.mula t4, a4, s3
-	WORD	$0x03090933	// mul s2, s2, a6
-	WORD	$0x00d5c5b3	// xor a1, a1, a3
-	WORD	$0x030e06b3	// mul a3, t3, a6
-	WORD	$0x015a4a33	// xor s4, s4, s5
-	WORD	$0x03070ab3	// mul s5, a4, a6
-	WORD	$0x213e148b	// th.mula s1, t3, s3
-	WORD	$0x21171b0b	// th.mula s6, a4, a7
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x02fe0933	// mul s2, t3, a5
-	WORD	$0x00d5c5b3	// xor a1, a1, a3
-	WORD	$0x02f706b3	// mul a3, a4, a5
-	WORD	$0x015a4a33	// xor s4, s4, s5
-	WORD	$0x0164c4b3	// xor s1, s1, s6
-	WORD	$0x005a7e33	// and t3, s4, t0
-	WORD	$0x02065993	// srli s3, a2, 32
-	WORD	$0x0059f8b3	// and a7, s3, t0
-	WORD	$0x0069f833	// and a6, s3, t1
-	WORD	$0x0079f733	// and a4, s3, t2
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x00d5c5b3	// xor a1, a1, a3
-	WORD	$0x009e6e33	// or t3, t3, s1
-	WORD	$0x01056483	// lwu s1, 16(a0)
-	WORD	$0x01856a83	// lwu s5, 24(a0)
-	WORD	$0x01c56a03	// lwu s4, 28(a0)
-	WORD	$0x02988bb3	// mul s7, a7, s1
-	WORD	$0x01456903	// lwu s2, 20(a0)
-	WORD	$0x00f9f7b3	// and a5, s3, a5
-	WORD	$0x21481b8b	// th.mula s7, a6, s4
-	WORD	$0x007efeb3	// and t4, t4, t2
-	WORD	$0x03570c33	// mul s8, a4, s5
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x01de6e33	// or t3, t3, t4
-	WORD	$0x032889b3	// mul s3, a7, s2
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x03278c33	// mul s8, a5, s2
-	WORD	$0x2147198b	// th.mula s3, a4, s4
-	WORD	$0x00d5f5b3	// and a1, a1, a3
-	WORD	$0x02980b33	// mul s6, a6, s1
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005bfeb3	// and t4, s7, t0
-	WORD	$0x21579b0b	// th.mula s6, a5, s5
-	WORD	$0x00be6e33	// or t3, t3, a1
-	WORD	$0x7c06368b	// th.extu a3, a2, 31, 0
-	WORD	$0x02065593	// srli a1, a2, 32
-	WORD	$0x00b6c6b3	// xor a3, a3, a1
-	WORD	$0x03588633	// mul a2, a7, s5
-	WORD	$0x034885b3	// mul a1, a7, s4
-	WORD	$0x035808b3	// mul a7, a6, s5
-	WORD	$0x2147960b	// th.mula a2, a5, s4
-	WORD	$0x03280833	// mul a6, a6, s2
-	WORD	$0x0115c5b3	// xor a1, a1, a7
-	WORD	$0x032708b3	// mul a7, a4, s2
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x02970833	// mul a6, a4, s1
-	WORD	$0x0115c5b3	// xor a1, a1, a7
-	WORD	$0x029788b3	// mul a7, a5, s1
-	WORD	$0x0169c9b3	// xor s3, s3, s6
-	WORD	$0x0056f933	// and s2, a3, t0
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x0066f733	// and a4, a3, t1
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x0115c5b3	// xor a1, a1, a7
-	WORD	$0x013eeeb3	// or t4, t4, s3
-	WORD	$0x02056483	// lwu s1, 32(a0)
-	WORD	$0x02856b03	// lwu s6, 40(a0)
-	WORD	$0x02c56a83	// lwu s5, 44(a0)
-	WORD	$0x0076f7b3	// and a5, a3, t2
+	WORD	$0x00c74eb3	// xor t4, a4, a2
+	WORD	$0x7c07368b	// th.extu a3, a4, 31, 0
+	WORD	$0x00056883	// lwu a7, 0(a0)
+	WORD	$0x0056f9b3	// and s3, a3, t0
+	WORD	$0x00856903	// lwu s2, 8(a0)
+	WORD	$0x00c56a83	// lwu s5, 12(a0)
+	WORD	$0x0066fa33	// and s4, a3, t1
+	WORD	$0x03198b33	// mul s6, s3, a7
+	WORD	$0x0076ff33	// and t5, a3, t2
 	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x02456983	// lwu s3, 36(a0)
+	WORD	$0x00456483	// lwu s1, 4(a0)
+	WORD	$0x032985b3	// mul a1, s3, s2
 	WORD	$0x0106f833	// and a6, a3, a6
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x02990a33	// mul s4, s2, s1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x21571a0b	// th.mula s4, a4, s5
-	WORD	$0x03678633	// mul a2, a5, s6
-	WORD	$0x033906b3	// mul a3, s2, s3
-	WORD	$0x0115f5b3	// and a1, a1, a7
-	WORD	$0x029708b3	// mul a7, a4, s1
-	WORD	$0x00ca4a33	// xor s4, s4, a2
-	WORD	$0x03380633	// mul a2, a6, s3
-	WORD	$0x2157968b	// th.mula a3, a5, s5
-	WORD	$0x2168188b	// th.mula a7, a6, s6
-	WORD	$0x00ca4a33	// xor s4, s4, a2
-	WORD	$0x005a7633	// and a2, s4, t0
-	WORD	$0x00beeeb3	// or t4, t4, a1
-	WORD	$0x03690a33	// mul s4, s2, s6
-	WORD	$0x035905b3	// mul a1, s2, s5
-	WORD	$0x03670933	// mul s2, a4, s6
-	WORD	$0x21581a0b	// th.mula s4, a6, s5
-	WORD	$0x03370733	// mul a4, a4, s3
-	WORD	$0x0125c5b3	// xor a1, a1, s2
-	WORD	$0x03378933	// mul s2, a5, s3
-	WORD	$0x00ea4a33	// xor s4, s4, a4
-	WORD	$0x02978733	// mul a4, a5, s1
-	WORD	$0x0125c5b3	// xor a1, a1, s2
-	WORD	$0x02980933	// mul s2, a6, s1
-	WORD	$0x0116c6b3	// xor a3, a3, a7
-	WORD	$0x0066f6b3	// and a3, a3, t1
-	WORD	$0x00ea4a33	// xor s4, s4, a4
-	WORD	$0x0125c5b3	// xor a1, a1, s2
-	WORD	$0x00d66633	// or a2, a2, a3
-	WORD	$0x7c0f378b	// th.extu a5, t5, 31, 0
-	WORD	$0x0057f8b3	// and a7, a5, t0
-	WORD	$0x0067f833	// and a6, a5, t1
-	WORD	$0x0077f6b3	// and a3, a5, t2
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x00e7f733	// and a4, a5, a4
-	WORD	$0x007a7a33	// and s4, s4, t2
-	WORD	$0x03056783	// lwu a5, 48(a0)
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x01466633	// or a2, a2, s4
-	WORD	$0x03856b83	// lwu s7, 56(a0)
-	WORD	$0x03c56a03	// lwu s4, 60(a0)
-	WORD	$0x02f889b3	// mul s3, a7, a5
-	WORD	$0x03456483	// lwu s1, 52(a0)
-	WORD	$0x03768ab3	// mul s5, a3, s7
-	WORD	$0x2148198b	// th.mula s3, a6, s4
-	WORD	$0x0125f5b3	// and a1, a1, s2
-	WORD	$0x00b66633	// or a2, a2, a1
-	WORD	$0x02988933	// mul s2, a7, s1
-	WORD	$0x0159c9b3	// xor s3, s3, s5
-	WORD	$0x02970ab3	// mul s5, a4, s1
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01c64633	// xor a2, a2, t3
-	WORD	$0x2146990b	// th.mula s2, a3, s4
-	WORD	$0x0159c9b3	// xor s3, s3, s5
-	WORD	$0x0059f5b3	// and a1, s3, t0
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x02f809b3	// mul s3, a6, a5
-	WORD	$0x02061a93	// slli s5, a2, 32
-	WORD	$0x015e4e33	// xor t3, t3, s5
-	WORD	$0x2177198b	// th.mula s3, a4, s7
-	WORD	$0x02065a93	// srli s5, a2, 32
-	WORD	$0x015eceb3	// xor t4, t4, s5
-	WORD	$0x020f5b13	// srli s6, t5, 32
-	WORD	$0x005b7633	// and a2, s6, t0
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x03788ab3	// mul s5, a7, s7
-	WORD	$0x034889b3	// mul s3, a7, s4
-	WORD	$0x03780bb3	// mul s7, a6, s7
-	WORD	$0x21471a8b	// th.mula s5, a4, s4
-	WORD	$0x006b78b3	// and a7, s6, t1
-	WORD	$0x02980a33	// mul s4, a6, s1
-	WORD	$0x0179c9b3	// xor s3, s3, s7
-	WORD	$0x02968bb3	// mul s7, a3, s1
-	WORD	$0x007b7833	// and a6, s6, t2
-	WORD	$0x014acab3	// xor s5, s5, s4
-	WORD	$0x02f68a33	// mul s4, a3, a5
-	WORD	$0x0179c9b3	// xor s3, s3, s7
-	WORD	$0x02f70bb3	// mul s7, a4, a5
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x014acab3	// xor s5, s5, s4
-	WORD	$0x0179c9b3	// xor s3, s3, s7
-	WORD	$0x0125e5b3	// or a1, a1, s2
-	WORD	$0x04056903	// lwu s2, 64(a0)
-	WORD	$0x04856a03	// lwu s4, 72(a0)
-	WORD	$0x04c56c83	// lwu s9, 76(a0)
-	WORD	$0x03260c33	// mul s8, a2, s2
-	WORD	$0x00db76b3	// and a3, s6, a3
-	WORD	$0x04456b03	// lwu s6, 68(a0)
-	WORD	$0x21989c0b	// th.mula s8, a7, s9
-	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x00329b93	// slli s7, t0, 3
-	WORD	$0x0155e5b3	// or a1, a1, s5
-	WORD	$0x034807b3	// mul a5, a6, s4
-	WORD	$0x0179f9b3	// and s3, s3, s7
-	WORD	$0x036604b3	// mul s1, a2, s6
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x036687b3	// mul a5, a3, s6
-	WORD	$0x2198148b	// th.mula s1, a6, s9
-	WORD	$0x0135e5b3	// or a1, a1, s3
-	WORD	$0x03460733	// mul a4, a2, s4
-	WORD	$0x03960633	// mul a2, a2, s9
-	WORD	$0x00fc4c33	// xor s8, s8, a5
-	WORD	$0x034887b3	// mul a5, a7, s4
-	WORD	$0x2196970b	// th.mula a4, a3, s9
-	WORD	$0x032889b3	// mul s3, a7, s2
-	WORD	$0x036888b3	// mul a7, a7, s6
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x036807b3	// mul a5, a6, s6
-	WORD	$0x2146998b	// th.mula s3, a3, s4
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x032808b3	// mul a7, a6, s2
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x032687b3	// mul a5, a3, s2
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x005c76b3	// and a3, s8, t0
-	WORD	$0x7c0f3a0b	// th.extu s4, t5, 31, 0
-	WORD	$0x020f5f13	// srli t5, t5, 32
-	WORD	$0x01ea4a33	// xor s4, s4, t5
-	WORD	$0x005a7f33	// and t5, s4, t0
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x006a7833	// and a6, s4, t1
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x0096e6b3	// or a3, a3, s1
-	WORD	$0x05056903	// lwu s2, 80(a0)
-	WORD	$0x05856a83	// lwu s5, 88(a0)
-	WORD	$0x05c56b83	// lwu s7, 92(a0)
-	WORD	$0x007a78b3	// and a7, s4, t2
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x05456983	// lwu s3, 84(a0)
-	WORD	$0x009a74b3	// and s1, s4, s1
-	WORD	$0x00777733	// and a4, a4, t2
-	WORD	$0x032f0b33	// mul s6, t5, s2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00e6e6b3	// or a3, a3, a4
-	WORD	$0x21781b0b	// th.mula s6, a6, s7
-	WORD	$0x03588a33	// mul s4, a7, s5
-	WORD	$0x00f67633	// and a2, a2, a5
-	WORD	$0x033f0733	// mul a4, t5, s3
-	WORD	$0x014b4b33	// xor s6, s6, s4
-	WORD	$0x03348a33	// mul s4, s1, s3
-	WORD	$0x2178970b	// th.mula a4, a7, s7
-	WORD	$0x00c6e6b3	// or a3, a3, a2
-	WORD	$0x035f0633	// mul a2, t5, s5
-	WORD	$0x037f0f33	// mul t5, t5, s7
-	WORD	$0x014b4b33	// xor s6, s6, s4
-	WORD	$0x03580a33	// mul s4, a6, s5
-	WORD	$0x2174960b	// th.mula a2, s1, s7
-	WORD	$0x032807b3	// mul a5, a6, s2
-	WORD	$0x03380833	// mul a6, a6, s3
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x03388a33	// mul s4, a7, s3
-	WORD	$0x2154978b	// th.mula a5, s1, s5
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03288833	// mul a6, a7, s2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x03248a33	// mul s4, s1, s2
-	WORD	$0x00f74733	// xor a4, a4, a5
-	WORD	$0x005b7b33	// and s6, s6, t0
-	WORD	$0x00677733	// and a4, a4, t1
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x00eb6b33	// or s6, s6, a4
-	WORD	$0x01813703	// ld a4, 24(sp)
-	WORD	$0x7c07388b	// th.extu a7, a4, 31, 0
-	WORD	$0x0058f733	// and a4, a7, t0
-	WORD	$0x0068f4b3	// and s1, a7, t1
-	WORD	$0x0078f833	// and a6, a7, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00f8f7b3	// and a5, a7, a5
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x06056883	// lwu a7, 96(a0)
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x00cb6b33	// or s6, s6, a2
-	WORD	$0x06856a83	// lwu s5, 104(a0)
-	WORD	$0x06c56983	// lwu s3, 108(a0)
-	WORD	$0x03170633	// mul a2, a4, a7
-	WORD	$0x06456903	// lwu s2, 100(a0)
-	WORD	$0x014f7f33	// and t5, t5, s4
-	WORD	$0x2134960b	// th.mula a2, s1, s3
-	WORD	$0x03580a33	// mul s4, a6, s5
-	WORD	$0x01eb6b33	// or s6, s6, t5
-	WORD	$0x03270bb3	// mul s7, a4, s2
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x03278a33	// mul s4, a5, s2
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00bb4b33	// xor s6, s6, a1
-	WORD	$0x21381b8b	// th.mula s7, a6, s3
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x00567633	// and a2, a2, t0
-	WORD	$0x00db4b33	// xor s6, s6, a3
-	WORD	$0x03148c33	// mul s8, s1, a7
-	WORD	$0x020b1a13	// slli s4, s6, 32
-	WORD	$0x0145cf33	// xor t5, a1, s4
-	WORD	$0x21579c0b	// th.mula s8, a5, s5
-	WORD	$0x020b5a13	// srli s4, s6, 32
-	WORD	$0x0146c5b3	// xor a1, a3, s4
-	WORD	$0x01813683	// ld a3, 24(sp)
-	WORD	$0x0206da13	// srli s4, a3, 32
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005a76b3	// and a3, s4, t0
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01766633	// or a2, a2, s7
-	WORD	$0x03570bb3	// mul s7, a4, s5
-	WORD	$0x03370b33	// mul s6, a4, s3
-	WORD	$0x03548c33	// mul s8, s1, s5
-	WORD	$0x21379b8b	// th.mula s7, a5, s3
-	WORD	$0x07056703	// lwu a4, 112(a0)
-	WORD	$0x032489b3	// mul s3, s1, s2
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03280c33	// mul s8, a6, s2
-	WORD	$0x07856483	// lwu s1, 120(a0)
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x031809b3	// mul s3, a6, a7
-	WORD	$0x07c56a83	// lwu s5, 124(a0)
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03178c33	// mul s8, a5, a7
-	WORD	$0x006a7933	// and s2, s4, t1
-	WORD	$0x02e68cb3	// mul s9, a3, a4
-	WORD	$0x013bcbb3	// xor s7, s7, s3
-	WORD	$0x007a78b3	// and a7, s4, t2
-	WORD	$0x21591c8b	// th.mula s9, s2, s5
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01766633	// or a2, a2, s7
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x013a79b3	// and s3, s4, s3
-	WORD	$0x07456a03	// lwu s4, 116(a0)
-	WORD	$0x018b7b33	// and s6, s6, s8
-	WORD	$0x029887b3	// mul a5, a7, s1
-	WORD	$0x01666633	// or a2, a2, s6
-	WORD	$0x02968833	// mul a6, a3, s1
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x034987b3	// mul a5, s3, s4
-	WORD	$0x2159980b	// th.mula a6, s3, s5
-	WORD	$0x00fcccb3	// xor s9, s9, a5
-	WORD	$0x035687b3	// mul a5, a3, s5
-	WORD	$0x03468b33	// mul s6, a3, s4
-	WORD	$0x005cf6b3	// and a3, s9, t0
-	WORD	$0x21589b0b	// th.mula s6, a7, s5
-	WORD	$0x01813a83	// ld s5, 24(sp)
-	WORD	$0x7c0aba8b	// th.extu s5, s5, 31, 0
-	WORD	$0x02e90bb3	// mul s7, s2, a4
-	WORD	$0x01813c03	// ld s8, 24(sp)
-	WORD	$0x020c5c13	// srli s8, s8, 32
-	WORD	$0x20999b8b	// th.mula s7, s3, s1
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x029904b3	// mul s1, s2, s1
-	WORD	$0x03490c33	// mul s8, s2, s4
+	WORD	$0x035986b3	// mul a3, s3, s5
+	WORD	$0x032a07b3	// mul a5, s4, s2
+	WORD	$0x215a1b0b	// th.mula s6, s4, s5
+	WORD	$0x032f0bb3	// mul s7, t5, s2
+	WORD	$0x029989b3	// mul s3, s3, s1
+	WORD	$0x031a0c33	// mul s8, s4, a7
+	WORD	$0x2158158b	// th.mula a1, a6, s5
+	WORD	$0x029a0a33	// mul s4, s4, s1
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x029f07b3	// mul a5, t5, s1
 	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x0097c7b3	// xor a5, a5, s1
-	WORD	$0x034884b3	// mul s1, a7, s4
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x02e88c33	// mul s8, a7, a4
-	WORD	$0x0097c7b3	// xor a5, a5, s1
-	WORD	$0x02e984b3	// mul s1, s3, a4
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x006af733	// and a4, s5, t1
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x0097c7b3	// xor a5, a5, s1
-	WORD	$0x0166e6b3	// or a3, a3, s6
-	WORD	$0x08056a03	// lwu s4, 128(a0)
-	WORD	$0x08856b83	// lwu s7, 136(a0)
-	WORD	$0x08c56c03	// lwu s8, 140(a0)
-	WORD	$0x007af8b3	// and a7, s5, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x08456b03	// lwu s6, 132(a0)
-	WORD	$0x013af9b3	// and s3, s5, s3
-	WORD	$0x00787833	// and a6, a6, t2
-	WORD	$0x03490ab3	// mul s5, s2, s4
+	WORD	$0x02980bb3	// mul s7, a6, s1
+	WORD	$0x215f198b	// th.mula s3, t5, s5
+	WORD	$0x21281c0b	// th.mula s8, a6, s2
+	WORD	$0x0145c5b3	// xor a1, a1, s4
+	WORD	$0x031f0a33	// mul s4, t5, a7
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x031807b3	// mul a5, a6, a7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x005b7f33	// and t5, s6, t0
+	WORD	$0x02075c13	// srli s8, a4, 32
+	WORD	$0x005c7933	// and s2, s8, t0
+	WORD	$0x006c74b3	// and s1, s8, t1
+	WORD	$0x007c7833	// and a6, s8, t2
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0145c5b3	// xor a1, a1, s4
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x013f6f33	// or t5, t5, s3
+	WORD	$0x01056983	// lwu s3, 16(a0)
+	WORD	$0x01856b83	// lwu s7, 24(a0)
+	WORD	$0x01c56a83	// lwu s5, 28(a0)
+	WORD	$0x03390b33	// mul s6, s2, s3
+	WORD	$0x01456a03	// lwu s4, 20(a0)
+	WORD	$0x011c78b3	// and a7, s8, a7
+	WORD	$0x21549b0b	// th.mula s6, s1, s5
+	WORD	$0x0075f5b3	// and a1, a1, t2
+	WORD	$0x03780cb3	// mul s9, a6, s7
+	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x00bf6f33	// or t5, t5, a1
+	WORD	$0x03490c33	// mul s8, s2, s4
+	WORD	$0x03348433	// mul s0, s1, s3
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x03488cb3	// mul s9, a7, s4
+	WORD	$0x21581c0b	// th.mula s8, a6, s5
+	WORD	$0x2178940b	// th.mula s0, a7, s7
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x005b75b3	// and a1, s6, t0
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x00f6f6b3	// and a3, a3, a5
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x00df6f33	// or t5, t5, a3
+	WORD	$0x7c073b0b	// th.extu s6, a4, 31, 0
+	WORD	$0x02075693	// srli a3, a4, 32
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x005b77b3	// and a5, s6, t0
+	WORD	$0x006b76b3	// and a3, s6, t1
+	WORD	$0x03790cb3	// mul s9, s2, s7
+	WORD	$0x03590933	// mul s2, s2, s5
+	WORD	$0x03748733	// mul a4, s1, s7
+	WORD	$0x21589c8b	// th.mula s9, a7, s5
+	WORD	$0x034484b3	// mul s1, s1, s4
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x03480733	// mul a4, a6, s4
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x033804b3	// mul s1, a6, s3
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x03388733	// mul a4, a7, s3
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x0185e5b3	// or a1, a1, s8
+	WORD	$0x02056983	// lwu s3, 32(a0)
+	WORD	$0x02856a83	// lwu s5, 40(a0)
+	WORD	$0x02c56b83	// lwu s7, 44(a0)
+	WORD	$0x007b78b3	// and a7, s6, t2
 	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x0106e6b3	// or a3, a3, a6
-	WORD	$0x21871a8b	// th.mula s5, a4, s8
-	WORD	$0x03788cb3	// mul s9, a7, s7
-	WORD	$0x0097f7b3	// and a5, a5, s1
-	WORD	$0x03690833	// mul a6, s2, s6
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03698cb3	// mul s9, s3, s6
-	WORD	$0x2188980b	// th.mula a6, a7, s8
-	WORD	$0x00f6e6b3	// or a3, a3, a5
-	WORD	$0x037907b3	// mul a5, s2, s7
-	WORD	$0x038904b3	// mul s1, s2, s8
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x03770933	// mul s2, a4, s7
-	WORD	$0x2189978b	// th.mula a5, s3, s8
-	WORD	$0x03470c33	// mul s8, a4, s4
-	WORD	$0x03670733	// mul a4, a4, s6
-	WORD	$0x0124c4b3	// xor s1, s1, s2
-	WORD	$0x03688933	// mul s2, a7, s6
+	WORD	$0x02456a03	// lwu s4, 36(a0)
+	WORD	$0x009b74b3	// and s1, s6, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x03378833	// mul a6, a5, s3
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x0195e5b3	// or a1, a1, s9
+	WORD	$0x2176980b	// th.mula a6, a3, s7
+	WORD	$0x03588b33	// mul s6, a7, s5
+	WORD	$0x03478c33	// mul s8, a5, s4
+	WORD	$0x03368cb3	// mul s9, a3, s3
+	WORD	$0x01684833	// xor a6, a6, s6
+	WORD	$0x03448b33	// mul s6, s1, s4
+	WORD	$0x21789c0b	// th.mula s8, a7, s7
+	WORD	$0x00e97933	// and s2, s2, a4
+	WORD	$0x21549c8b	// th.mula s9, s1, s5
+	WORD	$0x01684833	// xor a6, a6, s6
+	WORD	$0x00587733	// and a4, a6, t0
+	WORD	$0x0125e5b3	// or a1, a1, s2
+	WORD	$0x03578b33	// mul s6, a5, s5
+	WORD	$0x03778833	// mul a6, a5, s7
+	WORD	$0x03568ab3	// mul s5, a3, s5
+	WORD	$0x21749b0b	// th.mula s6, s1, s7
+	WORD	$0x034686b3	// mul a3, a3, s4
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x03488ab3	// mul s5, a7, s4
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x033886b3	// mul a3, a7, s3
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x03348ab3	// mul s5, s1, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x01876733	// or a4, a4, s8
+	WORD	$0x7c06368b	// th.extu a3, a2, 31, 0
+	WORD	$0x0056f4b3	// and s1, a3, t0
+	WORD	$0x0066f933	// and s2, a3, t1
+	WORD	$0x0076f7b3	// and a5, a3, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0116f8b3	// and a7, a3, a7
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x03056983	// lwu s3, 48(a0)
+	WORD	$0x00329a93	// slli s5, t0, 3
+	WORD	$0x01676733	// or a4, a4, s6
+	WORD	$0x03856b83	// lwu s7, 56(a0)
+	WORD	$0x03c56c83	// lwu s9, 60(a0)
+	WORD	$0x033486b3	// mul a3, s1, s3
+	WORD	$0x03456a03	// lwu s4, 52(a0)
+	WORD	$0x03778b33	// mul s6, a5, s7
+	WORD	$0x2199168b	// th.mula a3, s2, s9
+	WORD	$0x01587833	// and a6, a6, s5
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x03448ab3	// mul s5, s1, s4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03488b33	// mul s6, a7, s4
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x01e74733	// xor a4, a4, t5
+	WORD	$0x21979a8b	// th.mula s5, a5, s9
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0056f6b3	// and a3, a3, t0
+	WORD	$0x00b74733	// xor a4, a4, a1
+	WORD	$0x03390433	// mul s0, s2, s3
+	WORD	$0x02071813	// slli a6, a4, 32
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x2178940b	// th.mula s0, a7, s7
+	WORD	$0x02075813	// srli a6, a4, 32
+	WORD	$0x0105c5b3	// xor a1, a1, a6
+	WORD	$0x02065c13	// srli s8, a2, 32
+	WORD	$0x005c7733	// and a4, s8, t0
+	WORD	$0x03748b33	// mul s6, s1, s7
+	WORD	$0x039484b3	// mul s1, s1, s9
+	WORD	$0x03790bb3	// mul s7, s2, s7
+	WORD	$0x21989b0b	// th.mula s6, a7, s9
+	WORD	$0x006c7833	// and a6, s8, t1
+	WORD	$0x03490cb3	// mul s9, s2, s4
+	WORD	$0x0174c4b3	// xor s1, s1, s7
+	WORD	$0x03478bb3	// mul s7, a5, s4
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x03378cb3	// mul s9, a5, s3
+	WORD	$0x0174c4b3	// xor s1, s1, s7
+	WORD	$0x03388bb3	// mul s7, a7, s3
+	WORD	$0x008acab3	// xor s5, s5, s0
+	WORD	$0x007c78b3	// and a7, s8, t2
+	WORD	$0x006afab3	// and s5, s5, t1
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x0174c4b3	// xor s1, s1, s7
+	WORD	$0x0156e6b3	// or a3, a3, s5
+	WORD	$0x04056a03	// lwu s4, 64(a0)
+	WORD	$0x04856403	// lwu s0, 72(a0)
+	WORD	$0x04c56c83	// lwu s9, 76(a0)
+	WORD	$0x034707b3	// mul a5, a4, s4
+	WORD	$0x04456a83	// lwu s5, 68(a0)
+	WORD	$0x012c7933	// and s2, s8, s2
+	WORD	$0x2198178b	// th.mula a5, a6, s9
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x028889b3	// mul s3, a7, s0
+	WORD	$0x00329b93	// slli s7, t0, 3
+	WORD	$0x0166e6b3	// or a3, a3, s6
+	WORD	$0x03570b33	// mul s6, a4, s5
+	WORD	$0x0137c7b3	// xor a5, a5, s3
+	WORD	$0x035909b3	// mul s3, s2, s5
+	WORD	$0x21989b0b	// th.mula s6, a7, s9
+	WORD	$0x0174f4b3	// and s1, s1, s7
+	WORD	$0x03480bb3	// mul s7, a6, s4
+	WORD	$0x0137c7b3	// xor a5, a5, s3
+	WORD	$0x0057f7b3	// and a5, a5, t0
+	WORD	$0x20891b8b	// th.mula s7, s2, s0
+	WORD	$0x0096e6b3	// or a3, a3, s1
+	WORD	$0x7c06348b	// th.extu s1, a2, 31, 0
+	WORD	$0x02065613	// srli a2, a2, 32
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x028709b3	// mul s3, a4, s0
+	WORD	$0x03970633	// mul a2, a4, s9
+	WORD	$0x02880733	// mul a4, a6, s0
+	WORD	$0x2199198b	// th.mula s3, s2, s9
+	WORD	$0x03580833	// mul a6, a6, s5
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x03588733	// mul a4, a7, s5
+	WORD	$0x0109c9b3	// xor s3, s3, a6
+	WORD	$0x03488833	// mul a6, a7, s4
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x03490733	// mul a4, s2, s4
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0054fc33	// and s8, s1, t0
+	WORD	$0x006b7b33	// and s6, s6, t1
+	WORD	$0x0064f8b3	// and a7, s1, t1
+	WORD	$0x0109c9b3	// xor s3, s3, a6
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x0167e7b3	// or a5, a5, s6
+	WORD	$0x05056a83	// lwu s5, 80(a0)
+	WORD	$0x05856403	// lwu s0, 88(a0)
+	WORD	$0x05c56c83	// lwu s9, 92(a0)
+	WORD	$0x0074f933	// and s2, s1, t2
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x05456b03	// lwu s6, 84(a0)
+	WORD	$0x0144fa33	// and s4, s1, s4
+	WORD	$0x0079f9b3	// and s3, s3, t2
+	WORD	$0x035c0833	// mul a6, s8, s5
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x0137e7b3	// or a5, a5, s3
+	WORD	$0x2198980b	// th.mula a6, a7, s9
+	WORD	$0x02890bb3	// mul s7, s2, s0
+	WORD	$0x036c04b3	// mul s1, s8, s6
+	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x035889b3	// mul s3, a7, s5
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x036a0bb3	// mul s7, s4, s6
+	WORD	$0x2199148b	// th.mula s1, s2, s9
+	WORD	$0x208a198b	// th.mula s3, s4, s0
+	WORD	$0x01784833	// xor a6, a6, s7
+	WORD	$0x00587833	// and a6, a6, t0
+	WORD	$0x00c7e7b3	// or a5, a5, a2
+	WORD	$0x028c0bb3	// mul s7, s8, s0
+	WORD	$0x039c0633	// mul a2, s8, s9
+	WORD	$0x02888733	// mul a4, a7, s0
+	WORD	$0x219a1b8b	// th.mula s7, s4, s9
+	WORD	$0x036888b3	// mul a7, a7, s6
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x03690733	// mul a4, s2, s6
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x035908b3	// mul a7, s2, s5
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x035a0733	// mul a4, s4, s5
+	WORD	$0x0134c4b3	// xor s1, s1, s3
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x00986833	// or a6, a6, s1
+	WORD	$0x7c0eb70b	// th.extu a4, t4, 31, 0
+	WORD	$0x00577a33	// and s4, a4, t0
+	WORD	$0x006779b3	// and s3, a4, t1
+	WORD	$0x007778b3	// and a7, a4, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x009774b3	// and s1, a4, s1
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x06056903	// lwu s2, 96(a0)
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x01786833	// or a6, a6, s7
+	WORD	$0x06856403	// lwu s0, 104(a0)
+	WORD	$0x06c56b83	// lwu s7, 108(a0)
+	WORD	$0x032a0c33	// mul s8, s4, s2
+	WORD	$0x06456a83	// lwu s5, 100(a0)
+	WORD	$0x02888cb3	// mul s9, a7, s0
 	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x03488733	// mul a4, a7, s4
-	WORD	$0x0124c4b3	// xor s1, s1, s2
-	WORD	$0x03498933	// mul s2, s3, s4
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x005af8b3	// and a7, s5, t0
+	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x00c86833	// or a6, a6, a2
+	WORD	$0x035a0b33	// mul s6, s4, s5
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03548cb3	// mul s9, s1, s5
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00d84833	// xor a6, a6, a3
+	WORD	$0x21789b0b	// th.mula s6, a7, s7
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x005c7733	// and a4, s8, t0
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x03298c33	// mul s8, s3, s2
+	WORD	$0x02081c93	// slli s9, a6, 32
+	WORD	$0x0196c633	// xor a2, a3, s9
+	WORD	$0x20849c0b	// th.mula s8, s1, s0
+	WORD	$0x02085c93	// srli s9, a6, 32
+	WORD	$0x0197c6b3	// xor a3, a5, s9
+	WORD	$0x020edc93	// srli s9, t4, 32
+	WORD	$0x005cf7b3	// and a5, s9, t0
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x028a0c33	// mul s8, s4, s0
+	WORD	$0x037a0833	// mul a6, s4, s7
+	WORD	$0x02898433	// mul s0, s3, s0
+	WORD	$0x21749c0b	// th.mula s8, s1, s7
+	WORD	$0x006cfa33	// and s4, s9, t1
+	WORD	$0x03598bb3	// mul s7, s3, s5
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x03588433	// mul s0, a7, s5
+	WORD	$0x007cf9b3	// and s3, s9, t2
+	WORD	$0x017c4c33	// xor s8, s8, s7
+	WORD	$0x03288bb3	// mul s7, a7, s2
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x03248433	// mul s0, s1, s2
+	WORD	$0x006b7b33	// and s6, s6, t1
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x017c4c33	// xor s8, s8, s7
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x01676733	// or a4, a4, s6
+	WORD	$0x07056a83	// lwu s5, 112(a0)
+	WORD	$0x07856b03	// lwu s6, 120(a0)
+	WORD	$0x07c56083	// lwu ra, 124(a0)
+	WORD	$0x03578bb3	// mul s7, a5, s5
+	WORD	$0x009cf4b3	// and s1, s9, s1
+	WORD	$0x07456c83	// lwu s9, 116(a0)
+	WORD	$0x201a1b8b	// th.mula s7, s4, ra
+	WORD	$0x007c7c33	// and s8, s8, t2
+	WORD	$0x00329413	// slli s0, t0, 3
+	WORD	$0x01876733	// or a4, a4, s8
+	WORD	$0x036988b3	// mul a7, s3, s6
+	WORD	$0x00887833	// and a6, a6, s0
+	WORD	$0x03978933	// mul s2, a5, s9
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x039488b3	// mul a7, s1, s9
+	WORD	$0x2019990b	// th.mula s2, s3, ra
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x03678833	// mul a6, a5, s6
+	WORD	$0x021787b3	// mul a5, a5, ra
+	WORD	$0x011bcbb3	// xor s7, s7, a7
+	WORD	$0x036a08b3	// mul a7, s4, s6
+	WORD	$0x2014980b	// th.mula a6, s1, ra
+	WORD	$0x035a0c33	// mul s8, s4, s5
+	WORD	$0x039a0a33	// mul s4, s4, s9
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x039988b3	// mul a7, s3, s9
+	WORD	$0x21649c0b	// th.mula s8, s1, s6
+	WORD	$0x01484833	// xor a6, a6, s4
+	WORD	$0x03598a33	// mul s4, s3, s5
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x035488b3	// mul a7, s1, s5
+	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x005bf4b3	// and s1, s7, t0
+	WORD	$0x7c0ebc8b	// th.extu s9, t4, 31, 0
+	WORD	$0x020ede93	// srli t4, t4, 32
+	WORD	$0x01dcccb3	// xor s9, s9, t4
+	WORD	$0x005cfb33	// and s6, s9, t0
+	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x006cfeb3	// and t4, s9, t1
+	WORD	$0x01484833	// xor a6, a6, s4
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x0124e4b3	// or s1, s1, s2
+	WORD	$0x08056a03	// lwu s4, 128(a0)
+	WORD	$0x08856c03	// lwu s8, 136(a0)
+	WORD	$0x08c56b83	// lwu s7, 140(a0)
+	WORD	$0x007cf933	// and s2, s9, t2
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x08456a83	// lwu s5, 132(a0)
+	WORD	$0x013cf9b3	// and s3, s9, s3
+	WORD	$0x00787833	// and a6, a6, t2
+	WORD	$0x034b0433	// mul s0, s6, s4
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0104e4b3	// or s1, s1, a6
+	WORD	$0x217e940b	// th.mula s0, t4, s7
+	WORD	$0x038900b3	// mul ra, s2, s8
+	WORD	$0x035b0833	// mul a6, s6, s5
+	WORD	$0x0117f7b3	// and a5, a5, a7
+	WORD	$0x034e8cb3	// mul s9, t4, s4
+	WORD	$0x00144433	// xor s0, s0, ra
+	WORD	$0x035980b3	// mul ra, s3, s5
+	WORD	$0x2179180b	// th.mula a6, s2, s7
+	WORD	$0x21899c8b	// th.mula s9, s3, s8
+	WORD	$0x00144433	// xor s0, s0, ra
+	WORD	$0x005478b3	// and a7, s0, t0
+	WORD	$0x00f4e4b3	// or s1, s1, a5
+	WORD	$0x038b07b3	// mul a5, s6, s8
+	WORD	$0x037b0b33	// mul s6, s6, s7
+	WORD	$0x038e8c33	// mul s8, t4, s8
+	WORD	$0x2179978b	// th.mula a5, s3, s7
+	WORD	$0x035e8eb3	// mul t4, t4, s5
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x01d7c7b3	// xor a5, a5, t4
+	WORD	$0x03490eb3	// mul t4, s2, s4
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03498c33	// mul s8, s3, s4
+	WORD	$0x01984833	// xor a6, a6, s9
 	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x0124c4b3	// xor s1, s1, s2
+	WORD	$0x01d7c7b3	// xor a5, a5, t4
+	WORD	$0x018b4b33	// xor s6, s6, s8
 	WORD	$0x0108e8b3	// or a7, a7, a6
 	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x00329c13	// slli s8, t0, 3
 	WORD	$0x00f8e8b3	// or a7, a7, a5
-	WORD	$0x0124f4b3	// and s1, s1, s2
-	WORD	$0x0098e8b3	// or a7, a7, s1
+	WORD	$0x018b7b33	// and s6, s6, s8
+	WORD	$0x0168e8b3	// or a7, a7, s6
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c8c8b3	// xor a7, a7, a2
-	WORD	$0x00d8c8b3	// xor a7, a7, a3
-	WORD	$0x02089713	// slli a4, a7, 32
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x0208d713	// srli a4, a7, 32
+	WORD	$0x00e8c8b3	// xor a7, a7, a4
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x02089793	// slli a5, a7, 32
+	WORD	$0x00f74eb3	// xor t4, a4, a5
+	WORD	$0x0208d793	// srli a5, a7, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01c64633	// xor a2, a2, t3
-	WORD	$0x00e6c6b3	// xor a3, a3, a4
-	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x01d6c6b3	// xor a3, a3, t4
+	WORD	$0x01eeceb3	// xor t4, t4, t5
+	WORD	$0x00f4c733	// xor a4, s1, a5
 	WORD	$0x00ceceb3	// xor t4, t4, a2
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe1713	// slli a4, t3, 63
-	WORD	$0x03ee1793	// slli a5, t3, 62
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x00b6c6b3	// xor a3, a3, a1
-	WORD	$0x00feceb3	// xor t4, t4, a5
-	WORD	$0x039e1713	// slli a4, t3, 57
-	WORD	$0x00df4f33	// xor t5, t5, a3
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x001e5713	// srli a4, t3, 1
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x002e5793	// srli a5, t3, 2
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x007e5713	// srli a4, t3, 7
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x03fe9713	// slli a4, t4, 63
-	WORD	$0x03ee9793	// slli a5, t4, 62
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x039e9713	// slli a4, t4, 57
-	WORD	$0x00ef4633	// xor a2, t5, a4
-	WORD	$0x001ed713	// srli a4, t4, 1
+	WORD	$0x00b74733	// xor a4, a4, a1
 	WORD	$0x01d5c5b3	// xor a1, a1, t4
-	WORD	$0x002ed793	// srli a5, t4, 2
-	WORD	$0x00e5c5b3	// xor a1, a1, a4
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	WORD	$0x03ff1e93	// slli t4, t5, 63
+	WORD	$0x03ef1793	// slli a5, t5, 62
+	WORD	$0x01d5c5b3	// xor a1, a1, t4
+	WORD	$0x00d74733	// xor a4, a4, a3
 	WORD	$0x00f5c5b3	// xor a1, a1, a5
-	WORD	$0x007ed713	// srli a4, t4, 7
-	WORD	$0x00e5cf33	// xor t5, a1, a4
-	WORD	$0x01013e03	// ld t3, 16(sp)
-	WORD	$0x00ce3023	// sd a2, 0(t3)
-	WORD	$0x01ee3423	// sd t5, 8(t3)
+	WORD	$0x039f1e93	// slli t4, t5, 57
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x01d5c5b3	// xor a1, a1, t4
+	WORD	$0x001f5e93	// srli t4, t5, 1
+	WORD	$0x01e64633	// xor a2, a2, t5
+	WORD	$0x002f5793	// srli a5, t5, 2
+	WORD	$0x01d64633	// xor a2, a2, t4
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x007f5e93	// srli t4, t5, 7
+	WORD	$0x01d64633	// xor a2, a2, t4
+	WORD	$0x03f59e93	// slli t4, a1, 63
+	WORD	$0x03e59793	// slli a5, a1, 62
+	WORD	$0x01d64633	// xor a2, a2, t4
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x03959e93	// slli t4, a1, 57
+	WORD	$0x01d64733	// xor a4, a2, t4
+	WORD	$0x0015de93	// srli t4, a1, 1
+	WORD	$0x00b6c6b3	// xor a3, a3, a1
+	WORD	$0x0025d793	// srli a5, a1, 2
+	WORD	$0x01d6c6b3	// xor a3, a3, t4
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x0075de93	// srli t4, a1, 7
+	WORD	$0x01d6c633	// xor a2, a3, t4
+	WORD	$0x00ee3023	// sd a4, 0(t3)
+	WORD	$0x00ce3423	// sd a2, 8(t3)
 	WORD	$0x010e0e13	// addi t3, t3, 16
-	WORD	$0x01c13823	// sd t3, 16(sp)
-	WORD	$0x00813e03	// ld t3, 8(sp)
-	WORD	$0xfffe0e13	// addi t3, t3, -1
-	WORD	$0x01c13423	// sd t3, 8(sp)
-	WORD	$0x900e10e3	// bne t3, zero, .Lgcm_init_c906_powers
+	WORD	$0x00813e83	// ld t4, 8(sp)
+	WORD	$0xfffe8e93	// addi t4, t4, -1
+	WORD	$0x01d13423	// sd t4, 8(sp)
+	WORD	$0x900e9ee3	// bne t4, zero, .Lgcm_init_c906_powers
 	// return
-	WORD	$0x00013c23	// sd zero, 24(sp)
+	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
 	WORD	$0x00000593	// addi a1, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
@@ -611,8 +603,8 @@ TEXT ·gcmInitC906(SB), NOSPLIT, $24-16
 	WORD	$0x00000b93	// addi s7, zero, 0
 	WORD	$0x00000c13	// addi s8, zero, 0
 	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
 kgen_ret:
 	RET
@@ -622,7 +614,6 @@ kgen_ret:
 TEXT ·gcmGmultC906(SB), NOSPLIT, $8-16
 	MOV	Xi+0(FP), X10
 	MOV	Htable+8(FP), X11
-	WORD	$0x00a13423	// sd a0, 8(sp)
 	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
 	WORD	$0x08800313	// addi t1, zero, 136
 	WORD	$0x00831293	// slli t0, t1, 8
@@ -634,11 +625,523 @@ TEXT ·gcmGmultC906(SB), NOSPLIT, $8-16
 	WORD	$0x0033d293	// srli t0, t2, 3
 	WORD	$0x0023d313	// srli t1, t2, 2
 	WORD	$0x0013d393	// srli t2, t2, 1
-	WORD	$0x00813e03	// ld t3, 8(sp)
+	WORD	$0x00053603	// ld a2, 0(a0)
+	WORD	$0x00853703	// ld a4, 8(a0)
+	WORD	$0x8206160b	// th.rev a2, a2
+	WORD	$0x8207170b	// th.rev a4, a4
+	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
+	WORD	$0x00c74e33	// xor t3, a4, a2
+	WORD	$0x7c07368b	// th.extu a3, a4, 31, 0
+	WORD	$0x0005e883	// lwu a7, 0(a1)
+	WORD	$0x0056f9b3	// and s3, a3, t0
+	WORD	$0x0085e903	// lwu s2, 8(a1)
+	WORD	$0x00c5ea83	// lwu s5, 12(a1)
+	WORD	$0x0066fa33	// and s4, a3, t1
+	WORD	$0x03198b33	// mul s6, s3, a7
+	WORD	$0x0076feb3	// and t4, a3, t2
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0045e483	// lwu s1, 4(a1)
+	WORD	$0x03298f33	// mul t5, s3, s2
+	WORD	$0x0106f833	// and a6, a3, a6
+	WORD	$0x035986b3	// mul a3, s3, s5
+	WORD	$0x032a07b3	// mul a5, s4, s2
+	WORD	$0x215a1b0b	// th.mula s6, s4, s5
+	WORD	$0x032e8bb3	// mul s7, t4, s2
+	WORD	$0x029989b3	// mul s3, s3, s1
+	WORD	$0x031a0c33	// mul s8, s4, a7
+	WORD	$0x21581f0b	// th.mula t5, a6, s5
+	WORD	$0x029a0a33	// mul s4, s4, s1
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x029e87b3	// mul a5, t4, s1
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x02980bb3	// mul s7, a6, s1
+	WORD	$0x215e998b	// th.mula s3, t4, s5
+	WORD	$0x21281c0b	// th.mula s8, a6, s2
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x031e8a33	// mul s4, t4, a7
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x031807b3	// mul a5, a6, a7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x005b7eb3	// and t4, s6, t0
+	WORD	$0x02075c13	// srli s8, a4, 32
+	WORD	$0x005c7933	// and s2, s8, t0
+	WORD	$0x006c74b3	// and s1, s8, t1
+	WORD	$0x007c7833	// and a6, s8, t2
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x013eeeb3	// or t4, t4, s3
+	WORD	$0x0105e983	// lwu s3, 16(a1)
+	WORD	$0x0185eb83	// lwu s7, 24(a1)
+	WORD	$0x01c5ea83	// lwu s5, 28(a1)
+	WORD	$0x03390b33	// mul s6, s2, s3
+	WORD	$0x0145ea03	// lwu s4, 20(a1)
+	WORD	$0x011c78b3	// and a7, s8, a7
+	WORD	$0x21549b0b	// th.mula s6, s1, s5
+	WORD	$0x007f7f33	// and t5, t5, t2
+	WORD	$0x03780cb3	// mul s9, a6, s7
+	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x01eeeeb3	// or t4, t4, t5
+	WORD	$0x03490c33	// mul s8, s2, s4
+	WORD	$0x03348433	// mul s0, s1, s3
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x03488cb3	// mul s9, a7, s4
+	WORD	$0x21581c0b	// th.mula s8, a6, s5
+	WORD	$0x2178940b	// th.mula s0, a7, s7
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x005b7f33	// and t5, s6, t0
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x00f6f6b3	// and a3, a3, a5
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x00deeeb3	// or t4, t4, a3
+	WORD	$0x7c073b0b	// th.extu s6, a4, 31, 0
+	WORD	$0x02075693	// srli a3, a4, 32
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x005b77b3	// and a5, s6, t0
+	WORD	$0x006b76b3	// and a3, s6, t1
+	WORD	$0x03790cb3	// mul s9, s2, s7
+	WORD	$0x03590933	// mul s2, s2, s5
+	WORD	$0x03748733	// mul a4, s1, s7
+	WORD	$0x21589c8b	// th.mula s9, a7, s5
+	WORD	$0x034484b3	// mul s1, s1, s4
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x03480733	// mul a4, a6, s4
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x033804b3	// mul s1, a6, s3
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x03388733	// mul a4, a7, s3
+	WORD	$0x009cccb3	// xor s9, s9, s1
+	WORD	$0x018f6f33	// or t5, t5, s8
+	WORD	$0x0205e983	// lwu s3, 32(a1)
+	WORD	$0x0285ea03	// lwu s4, 40(a1)
+	WORD	$0x02c5eb83	// lwu s7, 44(a1)
+	WORD	$0x007b78b3	// and a7, s6, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x0245ea83	// lwu s5, 36(a1)
+	WORD	$0x009b74b3	// and s1, s6, s1
+	WORD	$0x00e94933	// xor s2, s2, a4
+	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x03378833	// mul a6, a5, s3
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x019f6f33	// or t5, t5, s9
+	WORD	$0x2176980b	// th.mula a6, a3, s7
+	WORD	$0x03488b33	// mul s6, a7, s4
+	WORD	$0x03578c33	// mul s8, a5, s5
+	WORD	$0x03368cb3	// mul s9, a3, s3
+	WORD	$0x01684833	// xor a6, a6, s6
+	WORD	$0x03548b33	// mul s6, s1, s5
+	WORD	$0x21789c0b	// th.mula s8, a7, s7
+	WORD	$0x00e97933	// and s2, s2, a4
+	WORD	$0x21449c8b	// th.mula s9, s1, s4
+	WORD	$0x01684833	// xor a6, a6, s6
+	WORD	$0x00587733	// and a4, a6, t0
+	WORD	$0x012f6f33	// or t5, t5, s2
+	WORD	$0x03478b33	// mul s6, a5, s4
+	WORD	$0x03778833	// mul a6, a5, s7
+	WORD	$0x03468a33	// mul s4, a3, s4
+	WORD	$0x21749b0b	// th.mula s6, s1, s7
+	WORD	$0x035686b3	// mul a3, a3, s5
+	WORD	$0x01484833	// xor a6, a6, s4
+	WORD	$0x03588a33	// mul s4, a7, s5
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x033886b3	// mul a3, a7, s3
+	WORD	$0x01484833	// xor a6, a6, s4
+	WORD	$0x03348a33	// mul s4, s1, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x00db4b33	// xor s6, s6, a3
+	WORD	$0x01484833	// xor a6, a6, s4
+	WORD	$0x01876733	// or a4, a4, s8
+	WORD	$0x7c06368b	// th.extu a3, a2, 31, 0
+	WORD	$0x0056f4b3	// and s1, a3, t0
+	WORD	$0x0066f933	// and s2, a3, t1
+	WORD	$0x0076f7b3	// and a5, a3, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0116f8b3	// and a7, a3, a7
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x0305e983	// lwu s3, 48(a1)
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x01676733	// or a4, a4, s6
+	WORD	$0x0385e403	// lwu s0, 56(a1)
+	WORD	$0x03c5ec03	// lwu s8, 60(a1)
+	WORD	$0x033486b3	// mul a3, s1, s3
+	WORD	$0x0345ea83	// lwu s5, 52(a1)
+	WORD	$0x02878bb3	// mul s7, a5, s0
+	WORD	$0x2189168b	// th.mula a3, s2, s8
+	WORD	$0x01487833	// and a6, a6, s4
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x03548b33	// mul s6, s1, s5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x03588bb3	// mul s7, a7, s5
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x01d74733	// xor a4, a4, t4
+	WORD	$0x21879b0b	// th.mula s6, a5, s8
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0056f6b3	// and a3, a3, t0
+	WORD	$0x01e74733	// xor a4, a4, t5
+	WORD	$0x033900b3	// mul ra, s2, s3
+	WORD	$0x02071813	// slli a6, a4, 32
+	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x2088908b	// th.mula ra, a7, s0
+	WORD	$0x02075813	// srli a6, a4, 32
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x02065c93	// srli s9, a2, 32
+	WORD	$0x005cf733	// and a4, s9, t0
+	WORD	$0x02848bb3	// mul s7, s1, s0
+	WORD	$0x038484b3	// mul s1, s1, s8
+	WORD	$0x02890a33	// mul s4, s2, s0
+	WORD	$0x006cf833	// and a6, s9, t1
+	WORD	$0x21889b8b	// th.mula s7, a7, s8
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x0144c4b3	// xor s1, s1, s4
+	WORD	$0x03578a33	// mul s4, a5, s5
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x03378c33	// mul s8, a5, s3
+	WORD	$0x0144c4b3	// xor s1, s1, s4
+	WORD	$0x03388a33	// mul s4, a7, s3
+	WORD	$0x001b4b33	// xor s6, s6, ra
+	WORD	$0x007cf933	// and s2, s9, t2
+	WORD	$0x006b7b33	// and s6, s6, t1
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x0144c4b3	// xor s1, s1, s4
+	WORD	$0x0166e6b3	// or a3, a3, s6
+	WORD	$0x0405ea83	// lwu s5, 64(a1)
+	WORD	$0x0485e403	// lwu s0, 72(a1)
+	WORD	$0x04c5ec03	// lwu s8, 76(a1)
+	WORD	$0x035707b3	// mul a5, a4, s5
+	WORD	$0x0445eb03	// lwu s6, 68(a1)
+	WORD	$0x013cf9b3	// and s3, s9, s3
+	WORD	$0x2188178b	// th.mula a5, a6, s8
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x028908b3	// mul a7, s2, s0
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x03670bb3	// mul s7, a4, s6
+	WORD	$0x03580cb3	// mul s9, a6, s5
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x036988b3	// mul a7, s3, s6
+	WORD	$0x21891b8b	// th.mula s7, s2, s8
+	WORD	$0x20899c8b	// th.mula s9, s3, s0
+	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x0057f7b3	// and a5, a5, t0
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x0144f4b3	// and s1, s1, s4
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x0096e6b3	// or a3, a3, s1
+	WORD	$0x7c063a0b	// th.extu s4, a2, 31, 0
+	WORD	$0x02065613	// srli a2, a2, 32
+	WORD	$0x00ca4a33	// xor s4, s4, a2
+	WORD	$0x005a78b3	// and a7, s4, t0
+	WORD	$0x006a7633	// and a2, s4, t1
+	WORD	$0x02870cb3	// mul s9, a4, s0
+	WORD	$0x03870733	// mul a4, a4, s8
+	WORD	$0x028804b3	// mul s1, a6, s0
+	WORD	$0x21899c8b	// th.mula s9, s3, s8
+	WORD	$0x03680833	// mul a6, a6, s6
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x036904b3	// mul s1, s2, s6
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x03590833	// mul a6, s2, s5
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x035984b3	// mul s1, s3, s5
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x0177e7b3	// or a5, a5, s7
+	WORD	$0x0505eb03	// lwu s6, 80(a1)
+	WORD	$0x0585e983	// lwu s3, 88(a1)
+	WORD	$0x05c5e403	// lwu s0, 92(a1)
+	WORD	$0x007a7933	// and s2, s4, t2
+	WORD	$0x00329a93	// slli s5, t0, 3
+	WORD	$0x0545eb83	// lwu s7, 84(a1)
+	WORD	$0x015a7ab3	// and s5, s4, s5
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x03688833	// mul a6, a7, s6
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x0197e7b3	// or a5, a5, s9
+	WORD	$0x2086180b	// th.mula a6, a2, s0
+	WORD	$0x03390c33	// mul s8, s2, s3
+	WORD	$0x03788a33	// mul s4, a7, s7
+	WORD	$0x03660cb3	// mul s9, a2, s6
+	WORD	$0x01884833	// xor a6, a6, s8
+	WORD	$0x037a8c33	// mul s8, s5, s7
+	WORD	$0x20891a0b	// th.mula s4, s2, s0
+	WORD	$0x00977733	// and a4, a4, s1
+	WORD	$0x213a9c8b	// th.mula s9, s5, s3
+	WORD	$0x01884833	// xor a6, a6, s8
+	WORD	$0x00587833	// and a6, a6, t0
+	WORD	$0x00e7e7b3	// or a5, a5, a4
+	WORD	$0x03388c33	// mul s8, a7, s3
+	WORD	$0x02888733	// mul a4, a7, s0
+	WORD	$0x033609b3	// mul s3, a2, s3
+	WORD	$0x208a9c0b	// th.mula s8, s5, s0
+	WORD	$0x03760633	// mul a2, a2, s7
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x037909b3	// mul s3, s2, s7
+	WORD	$0x00cc4c33	// xor s8, s8, a2
+	WORD	$0x03690633	// mul a2, s2, s6
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x036a89b3	// mul s3, s5, s6
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x00cc4c33	// xor s8, s8, a2
+	WORD	$0x01374733	// xor a4, a4, s3
+	WORD	$0x01486833	// or a6, a6, s4
+	WORD	$0x7c0e360b	// th.extu a2, t3, 31, 0
+	WORD	$0x005678b3	// and a7, a2, t0
+	WORD	$0x00667a33	// and s4, a2, t1
+	WORD	$0x007674b3	// and s1, a2, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x01267933	// and s2, a2, s2
+	WORD	$0x007c7c33	// and s8, s8, t2
+	WORD	$0x0605ea83	// lwu s5, 96(a1)
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x01886833	// or a6, a6, s8
+	WORD	$0x0685ec03	// lwu s8, 104(a1)
+	WORD	$0x06c5e403	// lwu s0, 108(a1)
+	WORD	$0x03588633	// mul a2, a7, s5
+	WORD	$0x0645eb03	// lwu s6, 100(a1)
+	WORD	$0x03848cb3	// mul s9, s1, s8
+	WORD	$0x208a160b	// th.mula a2, s4, s0
+	WORD	$0x01377733	// and a4, a4, s3
+	WORD	$0x00e86833	// or a6, a6, a4
+	WORD	$0x03688bb3	// mul s7, a7, s6
+	WORD	$0x01964633	// xor a2, a2, s9
+	WORD	$0x03690cb3	// mul s9, s2, s6
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00d84833	// xor a6, a6, a3
+	WORD	$0x20849b8b	// th.mula s7, s1, s0
+	WORD	$0x01964633	// xor a2, a2, s9
+	WORD	$0x00567733	// and a4, a2, t0
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x035a00b3	// mul ra, s4, s5
+	WORD	$0x02081993	// slli s3, a6, 32
+	WORD	$0x0136c633	// xor a2, a3, s3
+	WORD	$0x2189108b	// th.mula ra, s2, s8
+	WORD	$0x02085993	// srli s3, a6, 32
+	WORD	$0x0137c6b3	// xor a3, a5, s3
+	WORD	$0x020e5c93	// srli s9, t3, 32
+	WORD	$0x005cf833	// and a6, s9, t0
+	WORD	$0x038887b3	// mul a5, a7, s8
+	WORD	$0x028889b3	// mul s3, a7, s0
+	WORD	$0x038a0c33	// mul s8, s4, s8
+	WORD	$0x2089178b	// th.mula a5, s2, s0
+	WORD	$0x006cf8b3	// and a7, s9, t1
+	WORD	$0x036a0a33	// mul s4, s4, s6
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x03648c33	// mul s8, s1, s6
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x03548a33	// mul s4, s1, s5
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x001bcbb3	// xor s7, s7, ra
+	WORD	$0x007cf4b3	// and s1, s9, t2
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x01776733	// or a4, a4, s7
+	WORD	$0x0705ea83	// lwu s5, 112(a1)
+	WORD	$0x0785e083	// lwu ra, 120(a1)
+	WORD	$0x07c5e403	// lwu s0, 124(a1)
+	WORD	$0x03580a33	// mul s4, a6, s5
+	WORD	$0x0745eb03	// lwu s6, 116(a1)
+	WORD	$0x012cf933	// and s2, s9, s2
+	WORD	$0x20889a0b	// th.mula s4, a7, s0
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x02148cb3	// mul s9, s1, ra
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03680bb3	// mul s7, a6, s6
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x03690cb3	// mul s9, s2, s6
+	WORD	$0x20849b8b	// th.mula s7, s1, s0
+	WORD	$0x0189f9b3	// and s3, s3, s8
+	WORD	$0x03588c33	// mul s8, a7, s5
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x005a77b3	// and a5, s4, t0
+	WORD	$0x20191c0b	// th.mula s8, s2, ra
+	WORD	$0x01376733	// or a4, a4, s3
+	WORD	$0x7c0e398b	// th.extu s3, t3, 31, 0
+	WORD	$0x020e5e13	// srli t3, t3, 32
+	WORD	$0x01c9c9b3	// xor s3, s3, t3
+	WORD	$0x02180a33	// mul s4, a6, ra
+	WORD	$0x02880e33	// mul t3, a6, s0
+	WORD	$0x02188833	// mul a6, a7, ra
+	WORD	$0x20891a0b	// th.mula s4, s2, s0
+	WORD	$0x03688cb3	// mul s9, a7, s6
+	WORD	$0x010e4e33	// xor t3, t3, a6
+	WORD	$0x03648833	// mul a6, s1, s6
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x03548cb3	// mul s9, s1, s5
+	WORD	$0x010e4e33	// xor t3, t3, a6
+	WORD	$0x03590833	// mul a6, s2, s5
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x0059fb33	// and s6, s3, t0
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x0069f8b3	// and a7, s3, t1
+	WORD	$0x019a4a33	// xor s4, s4, s9
+	WORD	$0x010e4e33	// xor t3, t3, a6
+	WORD	$0x0177e7b3	// or a5, a5, s7
+	WORD	$0x0805ea83	// lwu s5, 128(a1)
+	WORD	$0x0885ec03	// lwu s8, 136(a1)
+	WORD	$0x08c5eb83	// lwu s7, 140(a1)
+	WORD	$0x0079f4b3	// and s1, s3, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0845e583	// lwu a1, 132(a1)
+	WORD	$0x0129f933	// and s2, s3, s2
+	WORD	$0x007a7a33	// and s4, s4, t2
+	WORD	$0x035b0cb3	// mul s9, s6, s5
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0147e7b3	// or a5, a5, s4
+	WORD	$0x21789c8b	// th.mula s9, a7, s7
+	WORD	$0x03848433	// mul s0, s1, s8
+	WORD	$0x02bb09b3	// mul s3, s6, a1
+	WORD	$0x03588a33	// mul s4, a7, s5
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x02b90433	// mul s0, s2, a1
+	WORD	$0x2174998b	// th.mula s3, s1, s7
+	WORD	$0x010e7e33	// and t3, t3, a6
+	WORD	$0x21891a0b	// th.mula s4, s2, s8
+	WORD	$0x008cccb3	// xor s9, s9, s0
+	WORD	$0x005cf833	// and a6, s9, t0
+	WORD	$0x01c7e7b3	// or a5, a5, t3
+	WORD	$0x038b0e33	// mul t3, s6, s8
+	WORD	$0x037b0b33	// mul s6, s6, s7
+	WORD	$0x03888c33	// mul s8, a7, s8
+	WORD	$0x21791e0b	// th.mula t3, s2, s7
+	WORD	$0x02b888b3	// mul a7, a7, a1
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x02b48c33	// mul s8, s1, a1
+	WORD	$0x011e4e33	// xor t3, t3, a7
+	WORD	$0x035488b3	// mul a7, s1, s5
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x03590c33	// mul s8, s2, s5
+	WORD	$0x0149c9b3	// xor s3, s3, s4
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x011e4e33	// xor t3, t3, a7
+	WORD	$0x018b4b33	// xor s6, s6, s8
+	WORD	$0x01386833	// or a6, a6, s3
+	WORD	$0x007e7e33	// and t3, t3, t2
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x01c86833	// or a6, a6, t3
+	WORD	$0x018b7b33	// and s6, s6, s8
+	WORD	$0x01686833	// or a6, a6, s6
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00e84833	// xor a6, a6, a4
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x02081313	// slli t1, a6, 32
+	WORD	$0x006742b3	// xor t0, a4, t1
+	WORD	$0x02085313	// srli t1, a6, 32
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	WORD	$0x01d2c2b3	// xor t0, t0, t4
+	WORD	$0x0067c333	// xor t1, a5, t1
+	WORD	$0x00c2c2b3	// xor t0, t0, a2
+	WORD	$0x01e34333	// xor t1, t1, t5
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	WORD	$0x03fe9293	// slli t0, t4, 63
+	WORD	$0x03ee9393	// slli t2, t4, 62
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x00d34333	// xor t1, t1, a3
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x039e9293	// slli t0, t4, 57
+	WORD	$0x00664633	// xor a2, a2, t1
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x001ed293	// srli t0, t4, 1
+	WORD	$0x01d64633	// xor a2, a2, t4
+	WORD	$0x002ed393	// srli t2, t4, 2
+	WORD	$0x00564633	// xor a2, a2, t0
+	WORD	$0x00764633	// xor a2, a2, t2
+	WORD	$0x007ed293	// srli t0, t4, 7
+	WORD	$0x00564633	// xor a2, a2, t0
+	WORD	$0x03ff1293	// slli t0, t5, 63
+	WORD	$0x03ef1393	// slli t2, t5, 62
+	WORD	$0x00564633	// xor a2, a2, t0
+	WORD	$0x00764633	// xor a2, a2, t2
+	WORD	$0x039f1293	// slli t0, t5, 57
+	WORD	$0x00564733	// xor a4, a2, t0
+	WORD	$0x001f5293	// srli t0, t5, 1
+	WORD	$0x01e6c6b3	// xor a3, a3, t5
+	WORD	$0x002f5393	// srli t2, t5, 2
+	WORD	$0x0056c6b3	// xor a3, a3, t0
+	WORD	$0x0076c6b3	// xor a3, a3, t2
+	WORD	$0x007f5293	// srli t0, t5, 7
+	WORD	$0x0056c633	// xor a2, a3, t0
+	WORD	$0x8206160b	// th.rev a2, a2
+	WORD	$0x8207170b	// th.rev a4, a4
+	WORD	$0x00c53023	// sd a2, 0(a0)
+	WORD	$0x00e53423	// sd a4, 8(a0)
+	// return
+	WORD	$0x00000293	// addi t0, zero, 0
+	WORD	$0x00000313	// addi t1, zero, 0
+	WORD	$0x00000393	// addi t2, zero, 0
+	WORD	$0x00000413	// addi s0, zero, 0
+	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000593	// addi a1, zero, 0
+	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000693	// addi a3, zero, 0
+	WORD	$0x00000713	// addi a4, zero, 0
+	WORD	$0x00000793	// addi a5, zero, 0
+	WORD	$0x00000813	// addi a6, zero, 0
+	WORD	$0x00000893	// addi a7, zero, 0
+	WORD	$0x00000913	// addi s2, zero, 0
+	WORD	$0x00000993	// addi s3, zero, 0
+	WORD	$0x00000a13	// addi s4, zero, 0
+	WORD	$0x00000a93	// addi s5, zero, 0
+	WORD	$0x00000b13	// addi s6, zero, 0
+	WORD	$0x00000b93	// addi s7, zero, 0
+	WORD	$0x00000c13	// addi s8, zero, 0
+	WORD	$0x00000c93	// addi s9, zero, 0
+	WORD	$0x00000e13	// addi t3, zero, 0
+	WORD	$0x00000e93	// addi t4, zero, 0
+	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
+	JMP	kgen_ret	// jalr zero, 0(ra)
+kgen_ret:
+	RET
+
+// void gcm_ghash_c906(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
+// func gcmGhashC906(Xi *uint64, Htable *byte, inp *byte, len uint64)
+TEXT ·gcmGhashC906(SB), 0, $1544-32
+	MOV	Xi+0(FP), X10
+	MOV	Htable+8(FP), X11
+	MOV	inp+16(FP), X12
+	MOV	len+24(FP), X13
+	WORD	$0x60d13423	// sd a3, 1544(sp)
+	WORD	$0x60c13023	// sd a2, 1536(sp)
+	WORD	$0x5ea13c23	// sd a0, 1528(sp)
+	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
+	WORD	$0x08800e93	// addi t4, zero, 136
+	WORD	$0x008e9293	// slli t0, t4, 8
+	WORD	$0x005eee33	// or t3, t4, t0
+	WORD	$0x010e1293	// slli t0, t3, 16
+	WORD	$0x005e6e33	// or t3, t3, t0
+	WORD	$0x020e1293	// slli t0, t3, 32
+	WORD	$0x005e6e33	// or t3, t3, t0
+	WORD	$0x003e5293	// srli t0, t3, 3
+	WORD	$0x002e5313	// srli t1, t3, 2
+	WORD	$0x001e5393	// srli t2, t3, 1
+	// len -= 16; len was 0 or at least 10 blocks: vector path entry
+	WORD	$0x60813f03	// ld t5, 1544(sp)
+	WORD	$0xff0f0f13	// addi t5, t5, -16
+	WORD	$0x61e13423	// sd t5, 1544(sp)
+	WORD	$0x79df7263	// bgeu t5, t4, .Lgcm_ghash_c906_lanes
+	WORD	$0x5f813e03	// ld t3, 1528(sp)
 	WORD	$0x000e3503	// ld a0, 0(t3)
 	WORD	$0x008e3683	// ld a3, 8(t3)
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
+	// .Lgcm_ghash_c906_block:
+	WORD	$0x60013e83	// ld t4, 1536(sp)
+	WORD	$0x000ebe03	// ld t3, 0(t4)
+	WORD	$0x008ebe83	// ld t4, 8(t4)
+	WORD	$0x820e1e0b	// th.rev t3, t3
+	WORD	$0x820e9e8b	// th.rev t4, t4
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x01d6c6b3	// xor a3, a3, t4
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	WORD	$0x00a6ce33	// xor t3, a3, a0
 	WORD	$0x7c06b60b	// th.extu a2, a3, 31, 0
@@ -674,10 +1177,10 @@ TEXT ·gcmGmultC906(SB), NOSPLIT, $8-16
 	WORD	$0x016acab3	// xor s5, s5, s6
 	WORD	$0x01794933	// xor s2, s2, s7
 	WORD	$0x005afeb3	// and t4, s5, t0
-	WORD	$0x0206db93	// srli s7, a3, 32
-	WORD	$0x005bf4b3	// and s1, s7, t0
-	WORD	$0x006bf8b3	// and a7, s7, t1
-	WORD	$0x007bf7b3	// and a5, s7, t2
+	WORD	$0x0206da13	// srli s4, a3, 32
+	WORD	$0x005a74b3	// and s1, s4, t0
+	WORD	$0x006a78b3	// and a7, s4, t1
+	WORD	$0x007a77b3	// and a5, s4, t2
 	WORD	$0x00697933	// and s2, s2, t1
 	WORD	$0x00329813	// slli a6, t0, 3
 	WORD	$0x013f4f33	// xor t5, t5, s3
@@ -685,413 +1188,418 @@ TEXT ·gcmGmultC906(SB), NOSPLIT, $8-16
 	WORD	$0x012eeeb3	// or t4, t4, s2
 	WORD	$0x0105e903	// lwu s2, 16(a1)
 	WORD	$0x0185eb03	// lwu s6, 24(a1)
-	WORD	$0x01c5ea03	// lwu s4, 28(a1)
-	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x01c5ea83	// lwu s5, 28(a1)
+	WORD	$0x03248c33	// mul s8, s1, s2
 	WORD	$0x0145e983	// lwu s3, 20(a1)
-	WORD	$0x010bf833	// and a6, s7, a6
-	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x010a7833	// and a6, s4, a6
+	WORD	$0x21589c0b	// th.mula s8, a7, s5
 	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x03678c33	// mul s8, a5, s6
+	WORD	$0x03678cb3	// mul s9, a5, s6
 	WORD	$0x00329713	// slli a4, t0, 3
 	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x03348bb3	// mul s7, s1, s3
-	WORD	$0x03288cb3	// mul s9, a7, s2
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03380c33	// mul s8, a6, s3
-	WORD	$0x21479b8b	// th.mula s7, a5, s4
-	WORD	$0x21681c8b	// th.mula s9, a6, s6
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x005aff33	// and t5, s5, t0
-	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x03348a33	// mul s4, s1, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03380cb3	// mul s9, a6, s3
+	WORD	$0x21579a0b	// th.mula s4, a5, s5
 	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x7c06ba8b	// th.extu s5, a3, 31, 0
-	WORD	$0x0206d613	// srli a2, a3, 32
-	WORD	$0x00cacab3	// xor s5, s5, a2
-	WORD	$0x005af733	// and a4, s5, t0
-	WORD	$0x006af633	// and a2, s5, t1
-	WORD	$0x03648c33	// mul s8, s1, s6
-	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x036886b3	// mul a3, a7, s6
-	WORD	$0x21481c0b	// th.mula s8, a6, s4
-	WORD	$0x033888b3	// mul a7, a7, s3
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x033786b3	// mul a3, a5, s3
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x032788b3	// mul a7, a5, s2
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x032806b3	// mul a3, a6, s2
-	WORD	$0x011c4c33	// xor s8, s8, a7
-	WORD	$0x017f6f33	// or t5, t5, s7
-	WORD	$0x0205e903	// lwu s2, 32(a1)
-	WORD	$0x0285ea03	// lwu s4, 40(a1)
-	WORD	$0x02c5eb03	// lwu s6, 44(a1)
-	WORD	$0x007af833	// and a6, s5, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0245e983	// lwu s3, 36(a1)
-	WORD	$0x011af8b3	// and a7, s5, a7
-	WORD	$0x00d4c4b3	// xor s1, s1, a3
-	WORD	$0x007c7c33	// and s8, s8, t2
-	WORD	$0x032707b3	// mul a5, a4, s2
-	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x018f6f33	// or t5, t5, s8
-	WORD	$0x2166178b	// th.mula a5, a2, s6
-	WORD	$0x03480ab3	// mul s5, a6, s4
-	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x03260c33	// mul s8, a2, s2
-	WORD	$0x0157c7b3	// xor a5, a5, s5
-	WORD	$0x03388ab3	// mul s5, a7, s3
+	WORD	$0x03288bb3	// mul s7, a7, s2
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x005c7f33	// and t5, s8, t0
 	WORD	$0x21681b8b	// th.mula s7, a6, s6
-	WORD	$0x00d4f4b3	// and s1, s1, a3
-	WORD	$0x21489c0b	// th.mula s8, a7, s4
-	WORD	$0x0157c7b3	// xor a5, a5, s5
-	WORD	$0x0057f6b3	// and a3, a5, t0
-	WORD	$0x009f6f33	// or t5, t5, s1
-	WORD	$0x03470ab3	// mul s5, a4, s4
-	WORD	$0x036707b3	// mul a5, a4, s6
-	WORD	$0x03460a33	// mul s4, a2, s4
+	WORD	$0x00ceeeb3	// or t4, t4, a2
+	WORD	$0x7c06b70b	// th.extu a4, a3, 31, 0
+	WORD	$0x0206d613	// srli a2, a3, 32
+	WORD	$0x00c74733	// xor a4, a4, a2
+	WORD	$0x036486b3	// mul a3, s1, s6
+	WORD	$0x03548633	// mul a2, s1, s5
+	WORD	$0x036884b3	// mul s1, a7, s6
+	WORD	$0x2158168b	// th.mula a3, a6, s5
+	WORD	$0x033888b3	// mul a7, a7, s3
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x033784b3	// mul s1, a5, s3
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x032788b3	// mul a7, a5, s2
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x032804b3	// mul s1, a6, s2
+	WORD	$0x017a4a33	// xor s4, s4, s7
+	WORD	$0x005779b3	// and s3, a4, t0
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x006777b3	// and a5, a4, t1
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x014f6f33	// or t5, t5, s4
+	WORD	$0x0205e903	// lwu s2, 32(a1)
+	WORD	$0x0285eb83	// lwu s7, 40(a1)
+	WORD	$0x02c5eb03	// lwu s6, 44(a1)
+	WORD	$0x00777833	// and a6, a4, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0245ea03	// lwu s4, 36(a1)
+	WORD	$0x011778b3	// and a7, a4, a7
+	WORD	$0x0076f6b3	// and a3, a3, t2
+	WORD	$0x03298ab3	// mul s5, s3, s2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x00df6f33	// or t5, t5, a3
+	WORD	$0x21679a8b	// th.mula s5, a5, s6
+	WORD	$0x037806b3	// mul a3, a6, s7
+	WORD	$0x03498733	// mul a4, s3, s4
+	WORD	$0x00967633	// and a2, a2, s1
+	WORD	$0x032784b3	// mul s1, a5, s2
+	WORD	$0x00dacab3	// xor s5, s5, a3
+	WORD	$0x034886b3	// mul a3, a7, s4
+	WORD	$0x2168170b	// th.mula a4, a6, s6
+	WORD	$0x2178948b	// th.mula s1, a7, s7
+	WORD	$0x00dacab3	// xor s5, s5, a3
+	WORD	$0x005af6b3	// and a3, s5, t0
+	WORD	$0x00cf6f33	// or t5, t5, a2
+	WORD	$0x03798ab3	// mul s5, s3, s7
+	WORD	$0x03698633	// mul a2, s3, s6
+	WORD	$0x037789b3	// mul s3, a5, s7
 	WORD	$0x21689a8b	// th.mula s5, a7, s6
-	WORD	$0x03360633	// mul a2, a2, s3
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x03380a33	// mul s4, a6, s3
-	WORD	$0x00cacab3	// xor s5, s5, a2
-	WORD	$0x03280633	// mul a2, a6, s2
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x03288a33	// mul s4, a7, s2
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x00cacab3	// xor s5, s5, a2
-	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x7c05360b	// th.extu a2, a0, 31, 0
-	WORD	$0x005678b3	// and a7, a2, t0
-	WORD	$0x006674b3	// and s1, a2, t1
-	WORD	$0x00767733	// and a4, a2, t2
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x01067833	// and a6, a2, a6
+	WORD	$0x034787b3	// mul a5, a5, s4
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x034809b3	// mul s3, a6, s4
+	WORD	$0x00facab3	// xor s5, s5, a5
+	WORD	$0x032807b3	// mul a5, a6, s2
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x032889b3	// mul s3, a7, s2
+	WORD	$0x00974733	// xor a4, a4, s1
+	WORD	$0x00677733	// and a4, a4, t1
+	WORD	$0x00facab3	// xor s5, s5, a5
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x7c05380b	// th.extu a6, a0, 31, 0
+	WORD	$0x005874b3	// and s1, a6, t0
+	WORD	$0x006878b3	// and a7, a6, t1
+	WORD	$0x00787733	// and a4, a6, t2
+	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x00f877b3	// and a5, a6, a5
 	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x0305e903	// lwu s2, 48(a1)
-	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x0305e803	// lwu a6, 48(a1)
+	WORD	$0x00329993	// slli s3, t0, 3
 	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x0385eb03	// lwu s6, 56(a1)
-	WORD	$0x03c5ec03	// lwu s8, 60(a1)
-	WORD	$0x03288633	// mul a2, a7, s2
-	WORD	$0x0345e983	// lwu s3, 52(a1)
-	WORD	$0x03670ab3	// mul s5, a4, s6
-	WORD	$0x2184960b	// th.mula a2, s1, s8
-	WORD	$0x0147f7b3	// and a5, a5, s4
-	WORD	$0x00f6e6b3	// or a3, a3, a5
-	WORD	$0x03388a33	// mul s4, a7, s3
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x03380ab3	// mul s5, a6, s3
+	WORD	$0x0385ec03	// lwu s8, 56(a1)
+	WORD	$0x03c5ea83	// lwu s5, 60(a1)
+	WORD	$0x03048a33	// mul s4, s1, a6
+	WORD	$0x0345e903	// lwu s2, 52(a1)
+	WORD	$0x03870b33	// mul s6, a4, s8
+	WORD	$0x21589a0b	// th.mula s4, a7, s5
+	WORD	$0x01367633	// and a2, a2, s3
+	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x032489b3	// mul s3, s1, s2
+	WORD	$0x016a4a33	// xor s4, s4, s6
+	WORD	$0x03278b33	// mul s6, a5, s2
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	WORD	$0x01d6c6b3	// xor a3, a3, t4
-	WORD	$0x21871a0b	// th.mula s4, a4, s8
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x00567633	// and a2, a2, t0
+	WORD	$0x2157198b	// th.mula s3, a4, s5
+	WORD	$0x016a4a33	// xor s4, s4, s6
+	WORD	$0x005a7633	// and a2, s4, t0
 	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x03248cb3	// mul s9, s1, s2
-	WORD	$0x02069793	// slli a5, a3, 32
-	WORD	$0x00feceb3	// xor t4, t4, a5
-	WORD	$0x21681c8b	// th.mula s9, a6, s6
-	WORD	$0x0206d793	// srli a5, a3, 32
-	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x03088a33	// mul s4, a7, a6
+	WORD	$0x02069b13	// slli s6, a3, 32
+	WORD	$0x016eceb3	// xor t4, t4, s6
+	WORD	$0x21879a0b	// th.mula s4, a5, s8
+	WORD	$0x0206db13	// srli s6, a3, 32
+	WORD	$0x016f4f33	// xor t5, t5, s6
 	WORD	$0x02055b93	// srli s7, a0, 32
 	WORD	$0x005bf6b3	// and a3, s7, t0
-	WORD	$0x03688ab3	// mul s5, a7, s6
-	WORD	$0x038888b3	// mul a7, a7, s8
-	WORD	$0x03648b33	// mul s6, s1, s6
-	WORD	$0x21881a8b	// th.mula s5, a6, s8
-	WORD	$0x006bf7b3	// and a5, s7, t1
-	WORD	$0x03348c33	// mul s8, s1, s3
-	WORD	$0x0168c8b3	// xor a7, a7, s6
-	WORD	$0x03370b33	// mul s6, a4, s3
-	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x0149c9b3	// xor s3, s3, s4
+	WORD	$0x03848b33	// mul s6, s1, s8
+	WORD	$0x03548a33	// mul s4, s1, s5
+	WORD	$0x03888c33	// mul s8, a7, s8
+	WORD	$0x21579b0b	// th.mula s6, a5, s5
+	WORD	$0x006bf4b3	// and s1, s7, t1
+	WORD	$0x03288ab3	// mul s5, a7, s2
+	WORD	$0x018a4a33	// xor s4, s4, s8
 	WORD	$0x03270c33	// mul s8, a4, s2
-	WORD	$0x0168c8b3	// xor a7, a7, s6
-	WORD	$0x03280b33	// mul s6, a6, s2
-	WORD	$0x019a4a33	// xor s4, s4, s9
-	WORD	$0x007bf833	// and a6, s7, t2
-	WORD	$0x006a7a33	// and s4, s4, t1
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x0168c8b3	// xor a7, a7, s6
-	WORD	$0x01466633	// or a2, a2, s4
+	WORD	$0x007bf8b3	// and a7, s7, t2
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x03070ab3	// mul s5, a4, a6
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x03078c33	// mul s8, a5, a6
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x01366633	// or a2, a2, s3
 	WORD	$0x0405e983	// lwu s3, 64(a1)
-	WORD	$0x0485ec83	// lwu s9, 72(a1)
-	WORD	$0x04c5ec03	// lwu s8, 76(a1)
-	WORD	$0x03368733	// mul a4, a3, s3
-	WORD	$0x0445ea03	// lwu s4, 68(a1)
-	WORD	$0x009bf4b3	// and s1, s7, s1
-	WORD	$0x2187970b	// th.mula a4, a5, s8
-	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x03980933	// mul s2, a6, s9
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x01566633	// or a2, a2, s5
-	WORD	$0x03468ab3	// mul s5, a3, s4
-	WORD	$0x01274733	// xor a4, a4, s2
-	WORD	$0x03448933	// mul s2, s1, s4
-	WORD	$0x21881a8b	// th.mula s5, a6, s8
-	WORD	$0x0168f8b3	// and a7, a7, s6
-	WORD	$0x03378b33	// mul s6, a5, s3
-	WORD	$0x01274733	// xor a4, a4, s2
-	WORD	$0x00577733	// and a4, a4, t0
-	WORD	$0x21949b0b	// th.mula s6, s1, s9
-	WORD	$0x01166633	// or a2, a2, a7
-	WORD	$0x7c05388b	// th.extu a7, a0, 31, 0
+	WORD	$0x0485ea83	// lwu s5, 72(a1)
+	WORD	$0x04c5e403	// lwu s0, 76(a1)
+	WORD	$0x03368cb3	// mul s9, a3, s3
+	WORD	$0x00ebf733	// and a4, s7, a4
+	WORD	$0x0445eb83	// lwu s7, 68(a1)
+	WORD	$0x20849c8b	// th.mula s9, s1, s0
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x01666633	// or a2, a2, s6
+	WORD	$0x03588833	// mul a6, a7, s5
+	WORD	$0x018a7a33	// and s4, s4, s8
+	WORD	$0x03768933	// mul s2, a3, s7
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x03770833	// mul a6, a4, s7
+	WORD	$0x2088990b	// th.mula s2, a7, s0
+	WORD	$0x01466633	// or a2, a2, s4
+	WORD	$0x035687b3	// mul a5, a3, s5
+	WORD	$0x028686b3	// mul a3, a3, s0
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x03548833	// mul a6, s1, s5
+	WORD	$0x2087178b	// th.mula a5, a4, s0
+	WORD	$0x03348a33	// mul s4, s1, s3
+	WORD	$0x037484b3	// mul s1, s1, s7
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x03788833	// mul a6, a7, s7
+	WORD	$0x21571a0b	// th.mula s4, a4, s5
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x033884b3	// mul s1, a7, s3
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x03370833	// mul a6, a4, s3
+	WORD	$0x01494933	// xor s2, s2, s4
+	WORD	$0x005cf733	// and a4, s9, t0
+	WORD	$0x7c05398b	// th.extu s3, a0, 31, 0
 	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x00a8c8b3	// xor a7, a7, a0
-	WORD	$0x03968933	// mul s2, a3, s9
-	WORD	$0x03868533	// mul a0, a3, s8
-	WORD	$0x039786b3	// mul a3, a5, s9
-	WORD	$0x2184990b	// th.mula s2, s1, s8
-	WORD	$0x034787b3	// mul a5, a5, s4
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x034806b3	// mul a3, a6, s4
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x033807b3	// mul a5, a6, s3
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x033486b3	// mul a3, s1, s3
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x0058fbb3	// and s7, a7, t0
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x0068f833	// and a6, a7, t1
-	WORD	$0x00f94933	// xor s2, s2, a5
-	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x01576733	// or a4, a4, s5
-	WORD	$0x0505ea03	// lwu s4, 80(a1)
-	WORD	$0x0585ec83	// lwu s9, 88(a1)
-	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x0078f4b3	// and s1, a7, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0545ea83	// lwu s5, 84(a1)
-	WORD	$0x0138f9b3	// and s3, a7, s3
-	WORD	$0x00797933	// and s2, s2, t2
-	WORD	$0x034b87b3	// mul a5, s7, s4
-	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x00a9c9b3	// xor s3, s3, a0
+	WORD	$0x0059f533	// and a0, s3, t0
+	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x0069f8b3	// and a7, s3, t1
+	WORD	$0x0097c7b3	// xor a5, a5, s1
+	WORD	$0x0106c6b3	// xor a3, a3, a6
 	WORD	$0x01276733	// or a4, a4, s2
-	WORD	$0x2188178b	// th.mula a5, a6, s8
-	WORD	$0x03948b33	// mul s6, s1, s9
-	WORD	$0x035b88b3	// mul a7, s7, s5
-	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x03480933	// mul s2, a6, s4
-	WORD	$0x0167c7b3	// xor a5, a5, s6
-	WORD	$0x03598b33	// mul s6, s3, s5
-	WORD	$0x2184988b	// th.mula a7, s1, s8
-	WORD	$0x2199990b	// th.mula s2, s3, s9
-	WORD	$0x0167c7b3	// xor a5, a5, s6
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x00a76733	// or a4, a4, a0
-	WORD	$0x039b8b33	// mul s6, s7, s9
-	WORD	$0x038b8533	// mul a0, s7, s8
-	WORD	$0x039806b3	// mul a3, a6, s9
-	WORD	$0x21899b0b	// th.mula s6, s3, s8
-	WORD	$0x03580833	// mul a6, a6, s5
+	WORD	$0x0505ea03	// lwu s4, 80(a1)
+	WORD	$0x0585eb03	// lwu s6, 88(a1)
+	WORD	$0x05c5ec03	// lwu s8, 92(a1)
+	WORD	$0x0079f4b3	// and s1, s3, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0545ea83	// lwu s5, 84(a1)
+	WORD	$0x0129f933	// and s2, s3, s2
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x03450bb3	// mul s7, a0, s4
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x21889b8b	// th.mula s7, a7, s8
+	WORD	$0x03648cb3	// mul s9, s1, s6
+	WORD	$0x0106f6b3	// and a3, a3, a6
+	WORD	$0x035507b3	// mul a5, a0, s5
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x03590cb3	// mul s9, s2, s5
+	WORD	$0x2184978b	// th.mula a5, s1, s8
+	WORD	$0x00d76733	// or a4, a4, a3
+	WORD	$0x036509b3	// mul s3, a0, s6
+	WORD	$0x03850533	// mul a0, a0, s8
+	WORD	$0x019bcbb3	// xor s7, s7, s9
+	WORD	$0x036886b3	// mul a3, a7, s6
+	WORD	$0x2189198b	// th.mula s3, s2, s8
+	WORD	$0x03488833	// mul a6, a7, s4
+	WORD	$0x035888b3	// mul a7, a7, s5
 	WORD	$0x00d54533	// xor a0, a0, a3
 	WORD	$0x035486b3	// mul a3, s1, s5
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03448833	// mul a6, s1, s4
+	WORD	$0x2169180b	// th.mula a6, s2, s6
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x034488b3	// mul a7, s1, s4
 	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x034986b3	// mul a3, s3, s4
-	WORD	$0x0128c8b3	// xor a7, a7, s2
-	WORD	$0x0068f8b3	// and a7, a7, t1
-	WORD	$0x010b4b33	// xor s6, s6, a6
+	WORD	$0x034906b3	// mul a3, s2, s4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x005bfab3	// and s5, s7, t0
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x0119c9b3	// xor s3, s3, a7
 	WORD	$0x00d54533	// xor a0, a0, a3
-	WORD	$0x0117e7b3	// or a5, a5, a7
+	WORD	$0x00faeab3	// or s5, s5, a5
 	WORD	$0x7c0e368b	// th.extu a3, t3, 31, 0
-	WORD	$0x0056f9b3	// and s3, a3, t0
+	WORD	$0x0056f7b3	// and a5, a3, t0
 	WORD	$0x0066f933	// and s2, a3, t1
-	WORD	$0x0076f833	// and a6, a3, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0116f8b3	// and a7, a3, a7
-	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x0076f8b3	// and a7, a3, t2
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0106f833	// and a6, a3, a6
+	WORD	$0x0079f9b3	// and s3, s3, t2
 	WORD	$0x0605e483	// lwu s1, 96(a1)
 	WORD	$0x00329693	// slli a3, t0, 3
-	WORD	$0x0167e7b3	// or a5, a5, s6
-	WORD	$0x0685ec83	// lwu s9, 104(a1)
-	WORD	$0x06c5eb03	// lwu s6, 108(a1)
-	WORD	$0x02998bb3	// mul s7, s3, s1
-	WORD	$0x0645ea03	// lwu s4, 100(a1)
-	WORD	$0x03980c33	// mul s8, a6, s9
-	WORD	$0x21691b8b	// th.mula s7, s2, s6
+	WORD	$0x013aeab3	// or s5, s5, s3
+	WORD	$0x0685eb03	// lwu s6, 104(a1)
+	WORD	$0x06c5ea03	// lwu s4, 108(a1)
+	WORD	$0x02978c33	// mul s8, a5, s1
+	WORD	$0x0645e983	// lwu s3, 100(a1)
 	WORD	$0x00d57533	// and a0, a0, a3
-	WORD	$0x00a7e7b3	// or a5, a5, a0
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x03488c33	// mul s8, a7, s4
+	WORD	$0x21491c0b	// th.mula s8, s2, s4
+	WORD	$0x036886b3	// mul a3, a7, s6
+	WORD	$0x00aaeab3	// or s5, s5, a0
+	WORD	$0x03378bb3	// mul s7, a5, s3
+	WORD	$0x00dc4c33	// xor s8, s8, a3
+	WORD	$0x033806b3	// mul a3, a6, s3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c7c7b3	// xor a5, a5, a2
-	WORD	$0x21681a8b	// th.mula s5, a6, s6
+	WORD	$0x00cacab3	// xor s5, s5, a2
+	WORD	$0x21489b8b	// th.mula s7, a7, s4
+	WORD	$0x00dc4c33	// xor s8, s8, a3
+	WORD	$0x005c76b3	// and a3, s8, t0
+	WORD	$0x00eacab3	// xor s5, s5, a4
+	WORD	$0x02990c33	// mul s8, s2, s1
+	WORD	$0x020a9c93	// slli s9, s5, 32
+	WORD	$0x01964533	// xor a0, a2, s9
+	WORD	$0x21681c0b	// th.mula s8, a6, s6
+	WORD	$0x020adc93	// srli s9, s5, 32
+	WORD	$0x01974633	// xor a2, a4, s9
+	WORD	$0x020e5a93	// srli s5, t3, 32
 	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x005bf6b3	// and a3, s7, t0
-	WORD	$0x00e7c7b3	// xor a5, a5, a4
-	WORD	$0x02990bb3	// mul s7, s2, s1
-	WORD	$0x02079c13	// slli s8, a5, 32
-	WORD	$0x01864533	// xor a0, a2, s8
-	WORD	$0x21989b8b	// th.mula s7, a7, s9
-	WORD	$0x0207dc13	// srli s8, a5, 32
-	WORD	$0x01874633	// xor a2, a4, s8
-	WORD	$0x020e5c13	// srli s8, t3, 32
-	WORD	$0x005c7733	// and a4, s8, t0
-	WORD	$0x017acab3	// xor s5, s5, s7
-	WORD	$0x03998bb3	// mul s7, s3, s9
-	WORD	$0x036987b3	// mul a5, s3, s6
-	WORD	$0x03990cb3	// mul s9, s2, s9
-	WORD	$0x21689b8b	// th.mula s7, a7, s6
-	WORD	$0x006c79b3	// and s3, s8, t1
-	WORD	$0x03490b33	// mul s6, s2, s4
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x03480cb3	// mul s9, a6, s4
-	WORD	$0x007c7933	// and s2, s8, t2
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x02980b33	// mul s6, a6, s1
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x02988cb3	// mul s9, a7, s1
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x016bcbb3	// xor s7, s7, s6
-	WORD	$0x0197c7b3	// xor a5, a5, s9
-	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x0705ea03	// lwu s4, 112(a1)
-	WORD	$0x0785ea83	// lwu s5, 120(a1)
-	WORD	$0x07c5e403	// lwu s0, 124(a1)
-	WORD	$0x03470b33	// mul s6, a4, s4
-	WORD	$0x011c78b3	// and a7, s8, a7
-	WORD	$0x0745ec03	// lwu s8, 116(a1)
-	WORD	$0x20899b0b	// th.mula s6, s3, s0
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x00329c93	// slli s9, t0, 3
+	WORD	$0x005af733	// and a4, s5, t0
+	WORD	$0x006bfbb3	// and s7, s7, t1
 	WORD	$0x0176e6b3	// or a3, a3, s7
-	WORD	$0x03590833	// mul a6, s2, s5
-	WORD	$0x0197f7b3	// and a5, a5, s9
-	WORD	$0x038704b3	// mul s1, a4, s8
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03888833	// mul a6, a7, s8
-	WORD	$0x2089148b	// th.mula s1, s2, s0
-	WORD	$0x00f6e6b3	// or a3, a3, a5
-	WORD	$0x035707b3	// mul a5, a4, s5
-	WORD	$0x02870733	// mul a4, a4, s0
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03598833	// mul a6, s3, s5
-	WORD	$0x2088978b	// th.mula a5, a7, s0
-	WORD	$0x03498bb3	// mul s7, s3, s4
-	WORD	$0x038989b3	// mul s3, s3, s8
-	WORD	$0x01074733	// xor a4, a4, a6
-	WORD	$0x03890833	// mul a6, s2, s8
-	WORD	$0x21589b8b	// th.mula s7, a7, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x034909b3	// mul s3, s2, s4
-	WORD	$0x01074733	// xor a4, a4, a6
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x005b78b3	// and a7, s6, t0
-	WORD	$0x7c0e3b8b	// th.extu s7, t3, 31, 0
+	WORD	$0x03678cb3	// mul s9, a5, s6
+	WORD	$0x03478bb3	// mul s7, a5, s4
+	WORD	$0x03690433	// mul s0, s2, s6
+	WORD	$0x21481c8b	// th.mula s9, a6, s4
+	WORD	$0x0705e783	// lwu a5, 112(a1)
+	WORD	$0x03390a33	// mul s4, s2, s3
+	WORD	$0x008bcbb3	// xor s7, s7, s0
+	WORD	$0x03388433	// mul s0, a7, s3
+	WORD	$0x0785e903	// lwu s2, 120(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x02988a33	// mul s4, a7, s1
+	WORD	$0x07c5ec03	// lwu s8, 124(a1)
+	WORD	$0x008bcbb3	// xor s7, s7, s0
+	WORD	$0x02980433	// mul s0, a6, s1
+	WORD	$0x006af9b3	// and s3, s5, t1
+	WORD	$0x02f700b3	// mul ra, a4, a5
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x007af4b3	// and s1, s5, t2
+	WORD	$0x2189908b	// th.mula ra, s3, s8
+	WORD	$0x008bcbb3	// xor s7, s7, s0
+	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x00329413	// slli s0, t0, 3
+	WORD	$0x0196e6b3	// or a3, a3, s9
+	WORD	$0x00329a13	// slli s4, t0, 3
+	WORD	$0x014afa33	// and s4, s5, s4
+	WORD	$0x0745eb03	// lwu s6, 116(a1)
+	WORD	$0x008bfbb3	// and s7, s7, s0
+	WORD	$0x03248833	// mul a6, s1, s2
+	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x032708b3	// mul a7, a4, s2
+	WORD	$0x0100c0b3	// xor ra, ra, a6
+	WORD	$0x036a0833	// mul a6, s4, s6
+	WORD	$0x218a188b	// th.mula a7, s4, s8
+	WORD	$0x0100c0b3	// xor ra, ra, a6
+	WORD	$0x03870833	// mul a6, a4, s8
+	WORD	$0x03670bb3	// mul s7, a4, s6
+	WORD	$0x0050f733	// and a4, ra, t0
+	WORD	$0x21849b8b	// th.mula s7, s1, s8
+	WORD	$0x7c0e3a8b	// th.extu s5, t3, 31, 0
+	WORD	$0x02f98c33	// mul s8, s3, a5
 	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x005bfa33	// and s4, s7, t0
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x006bfe33	// and t3, s7, t1
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x01074733	// xor a4, a4, a6
-	WORD	$0x0098e8b3	// or a7, a7, s1
-	WORD	$0x0805e983	// lwu s3, 128(a1)
-	WORD	$0x0885eb03	// lwu s6, 136(a1)
-	WORD	$0x08c5ea83	// lwu s5, 140(a1)
-	WORD	$0x007bf4b3	// and s1, s7, t2
+	WORD	$0x212a1c0b	// th.mula s8, s4, s2
+	WORD	$0x01cacab3	// xor s5, s5, t3
+	WORD	$0x03298e33	// mul t3, s3, s2
+	WORD	$0x036989b3	// mul s3, s3, s6
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x005af933	// and s2, s5, t0
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x03648e33	// mul t3, s1, s6
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x02f489b3	// mul s3, s1, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x02fa0e33	// mul t3, s4, a5
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x006af7b3	// and a5, s5, t1
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x01776733	// or a4, a4, s7
+	WORD	$0x0805ea03	// lwu s4, 128(a1)
+	WORD	$0x0885eb83	// lwu s7, 136(a1)
+	WORD	$0x08c5ec03	// lwu s8, 140(a1)
+	WORD	$0x007af4b3	// and s1, s5, t2
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x0845eb03	// lwu s6, 132(a1)
+	WORD	$0x013af9b3	// and s3, s5, s3
+	WORD	$0x0078f8b3	// and a7, a7, t2
+	WORD	$0x03490ab3	// mul s5, s2, s4
+	WORD	$0x00329e13	// slli t3, t0, 3
+	WORD	$0x01176733	// or a4, a4, a7
+	WORD	$0x21879a8b	// th.mula s5, a5, s8
+	WORD	$0x03748cb3	// mul s9, s1, s7
+	WORD	$0x01c87833	// and a6, a6, t3
+	WORD	$0x03690e33	// mul t3, s2, s6
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x03698cb3	// mul s9, s3, s6
+	WORD	$0x21849e0b	// th.mula t3, s1, s8
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x03790833	// mul a6, s2, s7
+	WORD	$0x038908b3	// mul a7, s2, s8
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x03778933	// mul s2, a5, s7
+	WORD	$0x2189980b	// th.mula a6, s3, s8
+	WORD	$0x03478c33	// mul s8, a5, s4
+	WORD	$0x036787b3	// mul a5, a5, s6
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x03648933	// mul s2, s1, s6
+	WORD	$0x21799c0b	// th.mula s8, s3, s7
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x034487b3	// mul a5, s1, s4
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x03498933	// mul s2, s3, s4
+	WORD	$0x018e4e33	// xor t3, t3, s8
+	WORD	$0x005af4b3	// and s1, s5, t0
+	WORD	$0x006e7e33	// and t3, t3, t1
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x01c4e4b3	// or s1, s1, t3
+	WORD	$0x00787833	// and a6, a6, t2
 	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x0845e583	// lwu a1, 132(a1)
-	WORD	$0x012bf933	// and s2, s7, s2
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x033a0c33	// mul s8, s4, s3
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f8e8b3	// or a7, a7, a5
-	WORD	$0x215e1c0b	// th.mula s8, t3, s5
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x02ba07b3	// mul a5, s4, a1
-	WORD	$0x01077733	// and a4, a4, a6
-	WORD	$0x033e0bb3	// mul s7, t3, s3
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x02b90cb3	// mul s9, s2, a1
-	WORD	$0x2154978b	// th.mula a5, s1, s5
-	WORD	$0x21691b8b	// th.mula s7, s2, s6
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x005c7833	// and a6, s8, t0
-	WORD	$0x00e8e8b3	// or a7, a7, a4
-	WORD	$0x036a0733	// mul a4, s4, s6
-	WORD	$0x035a0a33	// mul s4, s4, s5
-	WORD	$0x036e0b33	// mul s6, t3, s6
-	WORD	$0x2159170b	// th.mula a4, s2, s5
-	WORD	$0x02be0e33	// mul t3, t3, a1
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x02b48b33	// mul s6, s1, a1
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x03348e33	// mul t3, s1, s3
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x0177c7b3	// xor a5, a5, s7
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x01c74733	// xor a4, a4, t3
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x00f86833	// or a6, a6, a5
-	WORD	$0x00777733	// and a4, a4, t2
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x00e86833	// or a6, a6, a4
-	WORD	$0x016a7a33	// and s4, s4, s6
-	WORD	$0x01486833	// or a6, a6, s4
+	WORD	$0x0104e4b3	// or s1, s1, a6
+	WORD	$0x0128f8b3	// and a7, a7, s2
+	WORD	$0x0114e4b3	// or s1, s1, a7
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d84833	// xor a6, a6, a3
-	WORD	$0x01184833	// xor a6, a6, a7
-	WORD	$0x02081313	// slli t1, a6, 32
-	WORD	$0x0066c2b3	// xor t0, a3, t1
-	WORD	$0x02085313	// srli t1, a6, 32
+	WORD	$0x00d4c4b3	// xor s1, s1, a3
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	WORD	$0x02049793	// slli a5, s1, 32
+	WORD	$0x00f6ce33	// xor t3, a3, a5
+	WORD	$0x0204d793	// srli a5, s1, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x0068c333	// xor t1, a7, t1
-	WORD	$0x00a2c2b3	// xor t0, t0, a0
-	WORD	$0x01e34333	// xor t1, t1, t5
-	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x01de4e33	// xor t3, t3, t4
+	WORD	$0x00f746b3	// xor a3, a4, a5
+	WORD	$0x00ae4e33	// xor t3, t3, a0
+	WORD	$0x01e6c6b3	// xor a3, a3, t5
+	WORD	$0x01cf4f33	// xor t5, t5, t3
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9293	// slli t0, t4, 63
-	WORD	$0x03ee9393	// slli t2, t4, 62
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00c34333	// xor t1, t1, a2
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x039e9293	// slli t0, t4, 57
-	WORD	$0x00654533	// xor a0, a0, t1
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x001ed293	// srli t0, t4, 1
+	WORD	$0x03fe9e13	// slli t3, t4, 63
+	WORD	$0x03ee9713	// slli a4, t4, 62
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x00c6c6b3	// xor a3, a3, a2
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x039e9e13	// slli t3, t4, 57
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x001ede13	// srli t3, t4, 1
 	WORD	$0x01d54533	// xor a0, a0, t4
-	WORD	$0x002ed393	// srli t2, t4, 2
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x007ed293	// srli t0, t4, 7
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x03ff1293	// slli t0, t5, 63
-	WORD	$0x03ef1393	// slli t2, t5, 62
-	WORD	$0x00554533	// xor a0, a0, t0
-	WORD	$0x00754533	// xor a0, a0, t2
-	WORD	$0x039f1293	// slli t0, t5, 57
-	WORD	$0x005546b3	// xor a3, a0, t0
-	WORD	$0x001f5293	// srli t0, t5, 1
+	WORD	$0x002ed713	// srli a4, t4, 2
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x007ede13	// srli t3, t4, 7
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x03ff1e13	// slli t3, t5, 63
+	WORD	$0x03ef1713	// slli a4, t5, 62
+	WORD	$0x01c54533	// xor a0, a0, t3
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x039f1e13	// slli t3, t5, 57
+	WORD	$0x01c546b3	// xor a3, a0, t3
+	WORD	$0x001f5e13	// srli t3, t5, 1
 	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5393	// srli t2, t5, 2
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x007f5293	// srli t0, t5, 7
-	WORD	$0x00564533	// xor a0, a2, t0
+	WORD	$0x002f5713	// srli a4, t5, 2
+	WORD	$0x01c64633	// xor a2, a2, t3
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x007f5e13	// srli t3, t5, 7
+	WORD	$0x01c64533	// xor a0, a2, t3
+	WORD	$0x60013e03	// ld t3, 1536(sp)
+	WORD	$0x010e0e13	// addi t3, t3, 16
+	WORD	$0x61c13023	// sd t3, 1536(sp)
+	WORD	$0x60813e03	// ld t3, 1544(sp)
+	WORD	$0xff0e0e13	// addi t3, t3, -16
+	WORD	$0x61c13423	// sd t3, 1544(sp)
+	WORD	$0x900e50e3	// bge t3, zero, .Lgcm_ghash_c906_block
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x8206968b	// th.rev a3, a3
-	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x5f813283	// ld t0, 1528(sp)
 	WORD	$0x00a2b023	// sd a0, 0(t0)
 	WORD	$0x00d2b423	// sd a3, 8(t0)
+	// .Lgcm_ghash_c906_done:
 	// return
-	WORD	$0x00000313	// addi t1, zero, 0
-	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
 	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
 	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
@@ -1106,525 +1614,16 @@ TEXT ·gcmGmultC906(SB), NOSPLIT, $8-16
 	WORD	$0x00000b93	// addi s7, zero, 0
 	WORD	$0x00000c13	// addi s8, zero, 0
 	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
-	JMP	kgen_ret	// jalr zero, 0(ra)
-kgen_ret:
-	RET
-
-// void gcm_ghash_c906(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
-// func gcmGhashC906(Xi *uint64, Htable *byte, inp *byte, len uint64)
-TEXT ·gcmGhashC906(SB), 0, $1544-32
-	MOV	Xi+0(FP), X10
-	MOV	Htable+8(FP), X11
-	MOV	inp+16(FP), X12
-	MOV	len+24(FP), X13
-	WORD	$0x60c13423	// sd a2, 1544(sp)
-	WORD	$0x5ea13c23	// sd a0, 1528(sp)
-	// class masks from seed = 0x88: m[3] = 0x8888888888888888, m[k] = m[3] >> (3 - k)
-	WORD	$0x08800e93	// addi t4, zero, 136
-	WORD	$0x008e9293	// slli t0, t4, 8
-	WORD	$0x005eee33	// or t3, t4, t0
-	WORD	$0x010e1293	// slli t0, t3, 16
-	WORD	$0x005e6e33	// or t3, t3, t0
-	WORD	$0x020e1293	// slli t0, t3, 32
-	WORD	$0x005e6e33	// or t3, t3, t0
-	WORD	$0x003e5293	// srli t0, t3, 3
-	WORD	$0x002e5313	// srli t1, t3, 2
-	WORD	$0x001e5393	// srli t2, t3, 1
-	// len -= 16; len was 0 or at least 10 blocks: vector path entry
-	WORD	$0xff068693	// addi a3, a3, -16
-	WORD	$0x77d6fa63	// bgeu a3, t4, .Lgcm_ghash_c906_lanes
-	WORD	$0x5f813e03	// ld t3, 1528(sp)
-	WORD	$0x000e3503	// ld a0, 0(t3)
-	WORD	$0x008e3703	// ld a4, 8(t3)
-	WORD	$0x8205150b	// th.rev a0, a0
-	WORD	$0x8207170b	// th.rev a4, a4
-	// .Lgcm_ghash_c906_block:
-	WORD	$0x60813e83	// ld t4, 1544(sp)
-	WORD	$0x000ebe03	// ld t3, 0(t4)
-	WORD	$0x008ebe83	// ld t4, 8(t4)
-	WORD	$0x820e1e0b	// th.rev t3, t3
-	WORD	$0x820e9e8b	// th.rev t4, t4
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x01d74733	// xor a4, a4, t4
-	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00a74e33	// xor t3, a4, a0
-	WORD	$0x7c073f0b	// th.extu t5, a4, 31, 0
-	WORD	$0x0005e483	// lwu s1, 0(a1)
-	WORD	$0x005f7833	// and a6, t5, t0
-	WORD	$0x0085e983	// lwu s3, 8(a1)
-	WORD	$0x00c5ea03	// lwu s4, 12(a1)
-	WORD	$0x006f7b33	// and s6, t5, t1
-	WORD	$0x02980ab3	// mul s5, a6, s1
-	WORD	$0x007f7eb3	// and t4, t5, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0045e903	// lwu s2, 4(a1)
-	WORD	$0x03380633	// mul a2, a6, s3
-	WORD	$0x011f78b3	// and a7, t5, a7
-	WORD	$0x03480f33	// mul t5, a6, s4
-	WORD	$0x033b07b3	// mul a5, s6, s3
-	WORD	$0x214b1a8b	// th.mula s5, s6, s4
-	WORD	$0x033e8bb3	// mul s7, t4, s3
-	WORD	$0x03280833	// mul a6, a6, s2
-	WORD	$0x2148960b	// th.mula a2, a7, s4
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x032e87b3	// mul a5, t4, s2
-	WORD	$0x017acab3	// xor s5, s5, s7
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x032b0933	// mul s2, s6, s2
-	WORD	$0x029b0b33	// mul s6, s6, s1
-	WORD	$0x214e980b	// th.mula a6, t4, s4
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x21389b0b	// th.mula s6, a7, s3
-	WORD	$0x029e8933	// mul s2, t4, s1
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x029887b3	// mul a5, a7, s1
-	WORD	$0x017acab3	// xor s5, s5, s7
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x005afeb3	// and t4, s5, t0
-	WORD	$0x02075b93	// srli s7, a4, 32
-	WORD	$0x005bfc33	// and s8, s7, t0
-	WORD	$0x006bf9b3	// and s3, s7, t1
-	WORD	$0x007bf8b3	// and a7, s7, t2
-	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x01264633	// xor a2, a2, s2
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x010eeeb3	// or t4, t4, a6
-	WORD	$0x0105ea03	// lwu s4, 16(a1)
-	WORD	$0x0185ea83	// lwu s5, 24(a1)
-	WORD	$0x01c5ec83	// lwu s9, 28(a1)
-	WORD	$0x034c0b33	// mul s6, s8, s4
-	WORD	$0x009bf4b3	// and s1, s7, s1
-	WORD	$0x0145eb83	// lwu s7, 20(a1)
-	WORD	$0x21999b0b	// th.mula s6, s3, s9
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x03588833	// mul a6, a7, s5
-	WORD	$0x00ff7f33	// and t5, t5, a5
-	WORD	$0x037c0933	// mul s2, s8, s7
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03748833	// mul a6, s1, s7
-	WORD	$0x2198990b	// th.mula s2, a7, s9
-	WORD	$0x01eeeeb3	// or t4, t4, t5
-	WORD	$0x035c07b3	// mul a5, s8, s5
-	WORD	$0x039c0633	// mul a2, s8, s9
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03598833	// mul a6, s3, s5
-	WORD	$0x2194978b	// th.mula a5, s1, s9
-	WORD	$0x03498f33	// mul t5, s3, s4
-	WORD	$0x037989b3	// mul s3, s3, s7
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03788833	// mul a6, a7, s7
-	WORD	$0x21549f0b	// th.mula t5, s1, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x034889b3	// mul s3, a7, s4
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03448833	// mul a6, s1, s4
-	WORD	$0x01e94933	// xor s2, s2, t5
-	WORD	$0x005b7f33	// and t5, s6, t0
-	WORD	$0x7c073b8b	// th.extu s7, a4, 31, 0
-	WORD	$0x02075713	// srli a4, a4, 32
-	WORD	$0x00ebcbb3	// xor s7, s7, a4
-	WORD	$0x005bf733	// and a4, s7, t0
-	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x006bf8b3	// and a7, s7, t1
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x012f6f33	// or t5, t5, s2
-	WORD	$0x0205ea03	// lwu s4, 32(a1)
-	WORD	$0x0285eb03	// lwu s6, 40(a1)
-	WORD	$0x02c5ec03	// lwu s8, 44(a1)
-	WORD	$0x007bf4b3	// and s1, s7, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0245ea83	// lwu s5, 36(a1)
-	WORD	$0x013bf9b3	// and s3, s7, s3
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x03470bb3	// mul s7, a4, s4
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00ff6f33	// or t5, t5, a5
-	WORD	$0x21889b8b	// th.mula s7, a7, s8
-	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x01067633	// and a2, a2, a6
-	WORD	$0x035707b3	// mul a5, a4, s5
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03598cb3	// mul s9, s3, s5
-	WORD	$0x2184978b	// th.mula a5, s1, s8
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x03670933	// mul s2, a4, s6
-	WORD	$0x03870633	// mul a2, a4, s8
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03688733	// mul a4, a7, s6
-	WORD	$0x2189990b	// th.mula s2, s3, s8
-	WORD	$0x03488833	// mul a6, a7, s4
-	WORD	$0x035888b3	// mul a7, a7, s5
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03548733	// mul a4, s1, s5
-	WORD	$0x2169980b	// th.mula a6, s3, s6
-	WORD	$0x01194933	// xor s2, s2, a7
-	WORD	$0x034488b3	// mul a7, s1, s4
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x03498733	// mul a4, s3, s4
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x005bfb33	// and s6, s7, t0
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x01194933	// xor s2, s2, a7
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x00fb6b33	// or s6, s6, a5
-	WORD	$0x7c05370b	// th.extu a4, a0, 31, 0
-	WORD	$0x00577a33	// and s4, a4, t0
-	WORD	$0x006774b3	// and s1, a4, t1
-	WORD	$0x00777833	// and a6, a4, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00f777b3	// and a5, a4, a5
-	WORD	$0x00797933	// and s2, s2, t2
-	WORD	$0x0305e883	// lwu a7, 48(a1)
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x012b6b33	// or s6, s6, s2
-	WORD	$0x0385eb83	// lwu s7, 56(a1)
-	WORD	$0x03c5ea83	// lwu s5, 60(a1)
-	WORD	$0x031a0933	// mul s2, s4, a7
-	WORD	$0x0345e983	// lwu s3, 52(a1)
-	WORD	$0x00e67633	// and a2, a2, a4
-	WORD	$0x2154990b	// th.mula s2, s1, s5
-	WORD	$0x03780c33	// mul s8, a6, s7
-	WORD	$0x00cb6b33	// or s6, s6, a2
-	WORD	$0x033a0733	// mul a4, s4, s3
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x03378c33	// mul s8, a5, s3
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01db4b33	// xor s6, s6, t4
-	WORD	$0x2158170b	// th.mula a4, a6, s5
-	WORD	$0x01894933	// xor s2, s2, s8
-	WORD	$0x00597633	// and a2, s2, t0
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x03148933	// mul s2, s1, a7
-	WORD	$0x020b1c13	// slli s8, s6, 32
-	WORD	$0x018eceb3	// xor t4, t4, s8
-	WORD	$0x2177990b	// th.mula s2, a5, s7
-	WORD	$0x020b5c13	// srli s8, s6, 32
-	WORD	$0x018f4f33	// xor t5, t5, s8
-	WORD	$0x02055b13	// srli s6, a0, 32
-	WORD	$0x01274733	// xor a4, a4, s2
-	WORD	$0x005b7933	// and s2, s6, t0
-	WORD	$0x00677733	// and a4, a4, t1
-	WORD	$0x00e66633	// or a2, a2, a4
-	WORD	$0x037a0cb3	// mul s9, s4, s7
-	WORD	$0x035a0c33	// mul s8, s4, s5
-	WORD	$0x03748433	// mul s0, s1, s7
-	WORD	$0x21579c8b	// th.mula s9, a5, s5
-	WORD	$0x0405e703	// lwu a4, 64(a1)
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x03380433	// mul s0, a6, s3
-	WORD	$0x0485e483	// lwu s1, 72(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03180ab3	// mul s5, a6, a7
-	WORD	$0x04c5eb83	// lwu s7, 76(a1)
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x03178433	// mul s0, a5, a7
-	WORD	$0x006b7a33	// and s4, s6, t1
-	WORD	$0x02e907b3	// mul a5, s2, a4
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x007b79b3	// and s3, s6, t2
-	WORD	$0x217a178b	// th.mula a5, s4, s7
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x01966633	// or a2, a2, s9
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x015b7ab3	// and s5, s6, s5
-	WORD	$0x0445eb03	// lwu s6, 68(a1)
-	WORD	$0x008c7c33	// and s8, s8, s0
-	WORD	$0x02998833	// mul a6, s3, s1
-	WORD	$0x01866633	// or a2, a2, s8
-	WORD	$0x029908b3	// mul a7, s2, s1
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x036a8833	// mul a6, s5, s6
-	WORD	$0x217a988b	// th.mula a7, s5, s7
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x03690c33	// mul s8, s2, s6
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x7c05390b	// th.extu s2, a0, 31, 0
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x209a9b8b	// th.mula s7, s5, s1
-	WORD	$0x00a94933	// xor s2, s2, a0
-	WORD	$0x029a0533	// mul a0, s4, s1
-	WORD	$0x036a0a33	// mul s4, s4, s6
-	WORD	$0x017c4c33	// xor s8, s8, s7
-	WORD	$0x005974b3	// and s1, s2, t0
-	WORD	$0x00a84833	// xor a6, a6, a0
-	WORD	$0x03698533	// mul a0, s3, s6
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x02e98a33	// mul s4, s3, a4
-	WORD	$0x00a84833	// xor a6, a6, a0
-	WORD	$0x02ea8533	// mul a0, s5, a4
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x006979b3	// and s3, s2, t1
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00a84833	// xor a6, a6, a0
-	WORD	$0x0187e7b3	// or a5, a5, s8
-	WORD	$0x0505eb03	// lwu s6, 80(a1)
-	WORD	$0x0585eb83	// lwu s7, 88(a1)
-	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x00797a33	// and s4, s2, t2
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x01597ab3	// and s5, s2, s5
-	WORD	$0x0545e903	// lwu s2, 84(a1)
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00329513	// slli a0, t0, 3
-	WORD	$0x0117e7b3	// or a5, a5, a7
-	WORD	$0x036488b3	// mul a7, s1, s6
-	WORD	$0x00a87833	// and a6, a6, a0
-	WORD	$0x037a0533	// mul a0, s4, s7
-	WORD	$0x2189988b	// th.mula a7, s3, s8
-	WORD	$0x0107e7b3	// or a5, a5, a6
-	WORD	$0x03748733	// mul a4, s1, s7
-	WORD	$0x00a8c8b3	// xor a7, a7, a0
-	WORD	$0x032a8533	// mul a0, s5, s2
-	WORD	$0x218a970b	// th.mula a4, s5, s8
-	WORD	$0x00a8c8b3	// xor a7, a7, a0
-	WORD	$0x03848533	// mul a0, s1, s8
-	WORD	$0x032484b3	// mul s1, s1, s2
-	WORD	$0x0058f833	// and a6, a7, t0
-	WORD	$0x218a148b	// th.mula s1, s4, s8
-	WORD	$0x03798cb3	// mul s9, s3, s7
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x032a0cb3	// mul s9, s4, s2
-	WORD	$0x032988b3	// mul a7, s3, s2
-	WORD	$0x03698933	// mul s2, s3, s6
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x217a990b	// th.mula s2, s5, s7
-	WORD	$0x036a08b3	// mul a7, s4, s6
-	WORD	$0x036a8cb3	// mul s9, s5, s6
-	WORD	$0x0124c4b3	// xor s1, s1, s2
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x00986833	// or a6, a6, s1
-	WORD	$0x7c0e390b	// th.extu s2, t3, 31, 0
-	WORD	$0x00597ab3	// and s5, s2, t0
-	WORD	$0x00697a33	// and s4, s2, t1
-	WORD	$0x007974b3	// and s1, s2, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x011978b3	// and a7, s2, a7
-	WORD	$0x00777733	// and a4, a4, t2
-	WORD	$0x0605e903	// lwu s2, 96(a1)
-	WORD	$0x00329c93	// slli s9, t0, 3
-	WORD	$0x00e86833	// or a6, a6, a4
-	WORD	$0x0685ec03	// lwu s8, 104(a1)
-	WORD	$0x06c5eb83	// lwu s7, 108(a1)
-	WORD	$0x032a8733	// mul a4, s5, s2
-	WORD	$0x01957533	// and a0, a0, s9
-	WORD	$0x0645eb03	// lwu s6, 100(a1)
-	WORD	$0x217a170b	// th.mula a4, s4, s7
-	WORD	$0x00a86833	// or a6, a6, a0
-	WORD	$0x03848533	// mul a0, s1, s8
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x00a74733	// xor a4, a4, a0
-	WORD	$0x03688533	// mul a0, a7, s6
-	WORD	$0x00a74733	// xor a4, a4, a0
-	WORD	$0x036a89b3	// mul s3, s5, s6
-	WORD	$0x00577733	// and a4, a4, t0
-	WORD	$0x2174998b	// th.mula s3, s1, s7
-	WORD	$0x02081c93	// slli s9, a6, 32
-	WORD	$0x01964533	// xor a0, a2, s9
-	WORD	$0x02085c93	// srli s9, a6, 32
-	WORD	$0x0197c633	// xor a2, a5, s9
-	WORD	$0x020e5793	// srli a5, t3, 32
-	WORD	$0x032a0833	// mul a6, s4, s2
-	WORD	$0x2188980b	// th.mula a6, a7, s8
-	WORD	$0x0109c9b3	// xor s3, s3, a6
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01376733	// or a4, a4, s3
-	WORD	$0x0057f9b3	// and s3, a5, t0
-	WORD	$0x038a8433	// mul s0, s5, s8
-	WORD	$0x037a8cb3	// mul s9, s5, s7
-	WORD	$0x038a0c33	// mul s8, s4, s8
-	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x036a0a33	// mul s4, s4, s6
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03648c33	// mul s8, s1, s6
-	WORD	$0x0705e803	// lwu a6, 112(a1)
-	WORD	$0x01444433	// xor s0, s0, s4
-	WORD	$0x03248a33	// mul s4, s1, s2
-	WORD	$0x0785ea83	// lwu s5, 120(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03288c33	// mul s8, a7, s2
-	WORD	$0x07c5eb83	// lwu s7, 124(a1)
-	WORD	$0x0067fb33	// and s6, a5, t1
-	WORD	$0x01444433	// xor s0, s0, s4
-	WORD	$0x030984b3	// mul s1, s3, a6
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x00747433	// and s0, s0, t2
-	WORD	$0x217b148b	// th.mula s1, s6, s7
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x00876733	// or a4, a4, s0
-	WORD	$0x0077f933	// and s2, a5, t2
-	WORD	$0x018cfcb3	// and s9, s9, s8
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x0147fa33	// and s4, a5, s4
-	WORD	$0x0745e403	// lwu s0, 116(a1)
-	WORD	$0x01976733	// or a4, a4, s9
-	WORD	$0x035988b3	// mul a7, s3, s5
-	WORD	$0x217a188b	// th.mula a7, s4, s7
-	WORD	$0x035907b3	// mul a5, s2, s5
-	WORD	$0x00f4c4b3	// xor s1, s1, a5
-	WORD	$0x028a07b3	// mul a5, s4, s0
-	WORD	$0x00f4c4b3	// xor s1, s1, a5
-	WORD	$0x0054f7b3	// and a5, s1, t0
-	WORD	$0x02898c33	// mul s8, s3, s0
-	WORD	$0x037984b3	// mul s1, s3, s7
-	WORD	$0x21791c0b	// th.mula s8, s2, s7
-	WORD	$0x030b0cb3	// mul s9, s6, a6
-	WORD	$0x215a1c8b	// th.mula s9, s4, s5
-	WORD	$0x035b09b3	// mul s3, s6, s5
-	WORD	$0x028b0bb3	// mul s7, s6, s0
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x028909b3	// mul s3, s2, s0
-	WORD	$0x7c0e3b0b	// th.extu s6, t3, 31, 0
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x005b7ab3	// and s5, s6, t0
-	WORD	$0x0178c8b3	// xor a7, a7, s7
-	WORD	$0x03090bb3	// mul s7, s2, a6
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x030a09b3	// mul s3, s4, a6
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x006b7e33	// and t3, s6, t1
-	WORD	$0x0178c8b3	// xor a7, a7, s7
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x0187e7b3	// or a5, a5, s8
-	WORD	$0x0805e903	// lwu s2, 128(a1)
-	WORD	$0x0885ea03	// lwu s4, 136(a1)
-	WORD	$0x08c5ec03	// lwu s8, 140(a1)
-	WORD	$0x007b7833	// and a6, s6, t2
-	WORD	$0x0845eb83	// lwu s7, 132(a1)
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0117e7b3	// or a5, a5, a7
-	WORD	$0x032a8cb3	// mul s9, s5, s2
-	WORD	$0x0134f4b3	// and s1, s1, s3
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x011b78b3	// and a7, s6, a7
-	WORD	$0x218e1c8b	// th.mula s9, t3, s8
-	WORD	$0x034809b3	// mul s3, a6, s4
-	WORD	$0x0097e7b3	// or a5, a5, s1
-	WORD	$0x034a84b3	// mul s1, s5, s4
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x037889b3	// mul s3, a7, s7
-	WORD	$0x2188948b	// th.mula s1, a7, s8
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x038a8b33	// mul s6, s5, s8
-	WORD	$0x037a8ab3	// mul s5, s5, s7
-	WORD	$0x005cf9b3	// and s3, s9, t0
-	WORD	$0x21881a8b	// th.mula s5, a6, s8
-	WORD	$0x034e0c33	// mul s8, t3, s4
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03780c33	// mul s8, a6, s7
-	WORD	$0x037e0bb3	// mul s7, t3, s7
-	WORD	$0x032e0e33	// mul t3, t3, s2
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x21489e0b	// th.mula t3, a7, s4
-	WORD	$0x03280bb3	// mul s7, a6, s2
-	WORD	$0x03288c33	// mul s8, a7, s2
-	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x0159e9b3	// or s3, s3, s5
-	WORD	$0x0074f4b3	// and s1, s1, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x0099e9b3	// or s3, s3, s1
-	WORD	$0x018b7b33	// and s6, s6, s8
-	WORD	$0x0169e9b3	// or s3, s3, s6
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x00f9c9b3	// xor s3, s3, a5
-	WORD	$0x02099813	// slli a6, s3, 32
-	WORD	$0x01074e33	// xor t3, a4, a6
-	WORD	$0x0209d813	// srli a6, s3, 32
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01de4e33	// xor t3, t3, t4
-	WORD	$0x0107c733	// xor a4, a5, a6
-	WORD	$0x00ae4e33	// xor t3, t3, a0
-	WORD	$0x01e74733	// xor a4, a4, t5
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9e13	// slli t3, t4, 63
-	WORD	$0x03ee9793	// slli a5, t4, 62
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00c74733	// xor a4, a4, a2
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x039e9e13	// slli t3, t4, 57
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x001ede13	// srli t3, t4, 1
-	WORD	$0x01d54533	// xor a0, a0, t4
-	WORD	$0x002ed793	// srli a5, t4, 2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x007ede13	// srli t3, t4, 7
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x03ff1e13	// slli t3, t5, 63
-	WORD	$0x03ef1793	// slli a5, t5, 62
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x039f1e13	// slli t3, t5, 57
-	WORD	$0x01c54733	// xor a4, a0, t3
-	WORD	$0x001f5e13	// srli t3, t5, 1
-	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5793	// srli a5, t5, 2
-	WORD	$0x01c64633	// xor a2, a2, t3
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x007f5e13	// srli t3, t5, 7
-	WORD	$0x01c64533	// xor a0, a2, t3
-	WORD	$0x60813e03	// ld t3, 1544(sp)
-	WORD	$0x010e0e13	// addi t3, t3, 16
-	WORD	$0x61c13423	// sd t3, 1544(sp)
-	WORD	$0xff068693	// addi a3, a3, -16
-	WORD	$0x9006d4e3	// bge a3, zero, .Lgcm_ghash_c906_block
-	WORD	$0x8205150b	// th.rev a0, a0
-	WORD	$0x8207170b	// th.rev a4, a4
-	WORD	$0x5f813283	// ld t0, 1528(sp)
-	WORD	$0x00a2b023	// sd a0, 0(t0)
-	WORD	$0x00e2b423	// sd a4, 8(t0)
-	// .Lgcm_ghash_c906_done:
-	// return
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000513	// addi a0, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
 	// .Lgcm_ghash_c906_lanes:
-	WORD	$0x01068693	// addi a3, a3, 16
-	WORD	$0x0046d693	// srli a3, a3, 4
-	WORD	$0xfa0686e3	// beq a3, zero, .Lgcm_ghash_c906_done
+	WORD	$0x60813e83	// ld t4, 1544(sp)
+	WORD	$0x010e8e93	// addi t4, t4, 16
+	WORD	$0x004ede93	// srli t4, t4, 4
+	WORD	$0x61d13423	// sd t4, 1544(sp)
+	WORD	$0xf80e8ee3	// beq t4, zero, .Lgcm_ghash_c906_done
 	// blocks[16l..16l+16] = H^(8-l) for l < 7 (table powers)
 	WORD	$0x0f05be83	// ld t4, 240(a1)
 	WORD	$0x0f85bf03	// ld t5, 248(a1)
@@ -1691,120 +1690,120 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
 	WORD	$0x49010713	// addi a4, sp, 1168
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
-	WORD	$0x2e010657	// th.vxor.vv v12, v0, v2
-	WORD	$0x2e430757	// th.vxor.vv v14, v4, v6
-	WORD	$0x2e020957	// th.vxor.vv v18, v0, v4
+	WORD	$0x2e010457	// th.vxor.vv v8, v0, v2
+	WORD	$0x2e430557	// th.vxor.vv v10, v4, v6
+	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
 	WORD	$0x2e230a57	// th.vxor.vv v20, v2, v6
-	WORD	$0x2f2a0857	// th.vxor.vv v16, v18, v20
+	WORD	$0x2f0a0957	// th.vxor.vv v18, v16, v20
 	// key classes: kp[t][j] = piece t of the lanes' powers & m[j]
 	WORD	$0x2602cd57	// th.vand.vx v26, v0, t0
 	WORD	$0x01010713	// addi a4, sp, 16
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26034557	// th.vand.vx v10, v0, t1
+	WORD	$0x26034757	// th.vand.vx v14, v0, t1
 	WORD	$0x03010713	// addi a4, sp, 48
-	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x02077727	// th.vse.v v14, (a4)
 	WORD	$0x2603cc57	// th.vand.vx v24, v0, t2
 	WORD	$0x05010713	// addi a4, sp, 80
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x260e4457	// th.vand.vx v8, v0, t3
+	WORD	$0x260e4657	// th.vand.vx v12, v0, t3
 	WORD	$0x07010713	// addi a4, sp, 112
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x2622cd57	// th.vand.vx v26, v2, t0
 	WORD	$0x09010713	// addi a4, sp, 144
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26234557	// th.vand.vx v10, v2, t1
+	WORD	$0x26234757	// th.vand.vx v14, v2, t1
 	WORD	$0x0b010713	// addi a4, sp, 176
-	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x02077727	// th.vse.v v14, (a4)
 	WORD	$0x2623cc57	// th.vand.vx v24, v2, t2
 	WORD	$0x0d010713	// addi a4, sp, 208
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x262e4457	// th.vand.vx v8, v2, t3
+	WORD	$0x262e4657	// th.vand.vx v12, v2, t3
 	WORD	$0x0f010713	// addi a4, sp, 240
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	WORD	$0x26c2cd57	// th.vand.vx v26, v12, t0
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x2682cd57	// th.vand.vx v26, v8, t0
 	WORD	$0x11010713	// addi a4, sp, 272
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26c34557	// th.vand.vx v10, v12, t1
+	WORD	$0x26834757	// th.vand.vx v14, v8, t1
 	WORD	$0x13010713	// addi a4, sp, 304
-	WORD	$0x02077527	// th.vse.v v10, (a4)
-	WORD	$0x26c3cc57	// th.vand.vx v24, v12, t2
+	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x2683cc57	// th.vand.vx v24, v8, t2
 	WORD	$0x15010713	// addi a4, sp, 336
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x26ce4457	// th.vand.vx v8, v12, t3
+	WORD	$0x268e4657	// th.vand.vx v12, v8, t3
 	WORD	$0x17010713	// addi a4, sp, 368
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x2642cd57	// th.vand.vx v26, v4, t0
 	WORD	$0x19010713	// addi a4, sp, 400
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26434557	// th.vand.vx v10, v4, t1
+	WORD	$0x26434757	// th.vand.vx v14, v4, t1
 	WORD	$0x1b010713	// addi a4, sp, 432
-	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x02077727	// th.vse.v v14, (a4)
 	WORD	$0x2643cc57	// th.vand.vx v24, v4, t2
 	WORD	$0x1d010713	// addi a4, sp, 464
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x264e4457	// th.vand.vx v8, v4, t3
+	WORD	$0x264e4657	// th.vand.vx v12, v4, t3
 	WORD	$0x1f010713	// addi a4, sp, 496
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x2662cd57	// th.vand.vx v26, v6, t0
 	WORD	$0x21010713	// addi a4, sp, 528
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26634557	// th.vand.vx v10, v6, t1
+	WORD	$0x26634757	// th.vand.vx v14, v6, t1
 	WORD	$0x23010713	// addi a4, sp, 560
-	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x02077727	// th.vse.v v14, (a4)
 	WORD	$0x2663cc57	// th.vand.vx v24, v6, t2
 	WORD	$0x25010713	// addi a4, sp, 592
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
+	WORD	$0x266e4657	// th.vand.vx v12, v6, t3
 	WORD	$0x27010713	// addi a4, sp, 624
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	WORD	$0x26e2cd57	// th.vand.vx v26, v14, t0
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x26a2cd57	// th.vand.vx v26, v10, t0
 	WORD	$0x29010713	// addi a4, sp, 656
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x26e34557	// th.vand.vx v10, v14, t1
+	WORD	$0x26a34757	// th.vand.vx v14, v10, t1
 	WORD	$0x2b010713	// addi a4, sp, 688
-	WORD	$0x02077527	// th.vse.v v10, (a4)
-	WORD	$0x26e3cc57	// th.vand.vx v24, v14, t2
+	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x26a3cc57	// th.vand.vx v24, v10, t2
 	WORD	$0x2d010713	// addi a4, sp, 720
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x26ee4457	// th.vand.vx v8, v14, t3
+	WORD	$0x26ae4657	// th.vand.vx v12, v10, t3
 	WORD	$0x2f010713	// addi a4, sp, 752
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	WORD	$0x2722cd57	// th.vand.vx v26, v18, t0
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x2702cd57	// th.vand.vx v26, v16, t0
 	WORD	$0x31010713	// addi a4, sp, 784
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27234557	// th.vand.vx v10, v18, t1
+	WORD	$0x27034757	// th.vand.vx v14, v16, t1
 	WORD	$0x33010713	// addi a4, sp, 816
-	WORD	$0x02077527	// th.vse.v v10, (a4)
-	WORD	$0x2723cc57	// th.vand.vx v24, v18, t2
+	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x2703cc57	// th.vand.vx v24, v16, t2
 	WORD	$0x35010713	// addi a4, sp, 848
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x272e4457	// th.vand.vx v8, v18, t3
+	WORD	$0x270e4657	// th.vand.vx v12, v16, t3
 	WORD	$0x37010713	// addi a4, sp, 880
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x2742cd57	// th.vand.vx v26, v20, t0
 	WORD	$0x39010713	// addi a4, sp, 912
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27434557	// th.vand.vx v10, v20, t1
+	WORD	$0x27434757	// th.vand.vx v14, v20, t1
 	WORD	$0x3b010713	// addi a4, sp, 944
-	WORD	$0x02077527	// th.vse.v v10, (a4)
+	WORD	$0x02077727	// th.vse.v v14, (a4)
 	WORD	$0x2743cc57	// th.vand.vx v24, v20, t2
 	WORD	$0x3d010713	// addi a4, sp, 976
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x274e4457	// th.vand.vx v8, v20, t3
+	WORD	$0x274e4657	// th.vand.vx v12, v20, t3
 	WORD	$0x3f010713	// addi a4, sp, 1008
-	WORD	$0x02077427	// th.vse.v v8, (a4)
-	WORD	$0x2702cd57	// th.vand.vx v26, v16, t0
+	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x2722cd57	// th.vand.vx v26, v18, t0
 	WORD	$0x41010713	// addi a4, sp, 1040
 	WORD	$0x02077d27	// th.vse.v v26, (a4)
-	WORD	$0x27034557	// th.vand.vx v10, v16, t1
+	WORD	$0x27234757	// th.vand.vx v14, v18, t1
 	WORD	$0x43010713	// addi a4, sp, 1072
-	WORD	$0x02077527	// th.vse.v v10, (a4)
-	WORD	$0x2703cc57	// th.vand.vx v24, v16, t2
+	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x2723cc57	// th.vand.vx v24, v18, t2
 	WORD	$0x45010713	// addi a4, sp, 1104
 	WORD	$0x02077c27	// th.vse.v v24, (a4)
-	WORD	$0x270e4457	// th.vand.vx v8, v16, t3
+	WORD	$0x272e4657	// th.vand.vx v12, v18, t3
 	WORD	$0x47010713	// addi a4, sp, 1136
-	WORD	$0x02077427	// th.vse.v v8, (a4)
+	WORD	$0x02077627	// th.vse.v v12, (a4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	WORD	$0x5e003e57	// th.vmv.v.i v28, 0
 	WORD	$0x5a08aed7	// th.vid.v v29
@@ -1817,7 +1816,7 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x820e9e8b	// th.rev t4, t4
 	// blocks[l] = reverse(block l at src) (e8)
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	WORD	$0x60813f03	// ld t5, 1544(sp)
+	WORD	$0x60013f03	// ld t5, 1536(sp)
 	WORD	$0x020f7007	// th.vle.v v0, (t5)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
@@ -1840,1699 +1839,1699 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x49813f03	// ld t5, 1176(sp)
 	WORD	$0x00af4f33	// xor t5, t5, a0
 	WORD	$0x49e13c23	// sd t5, 1176(sp)
-	WORD	$0x0106bf13	// sltiu t5, a3, 16
+	WORD	$0x60813e83	// ld t4, 1544(sp)
+	WORD	$0x010ebf13	// sltiu t5, t4, 16
 	WORD	$0xffff0f13	// addi t5, t5, -1
 	WORD	$0x080f7f13	// andi t5, t5, 128
-	WORD	$0x60813e83	// ld t4, 1544(sp)
+	WORD	$0x60013e83	// ld t4, 1536(sp)
 	WORD	$0x01ee8eb3	// add t4, t4, t5
-	WORD	$0x61d13023	// sd t4, 1536(sp)
 	// the vector pieces and the scalar ones, merged by modeled issue time
 	// transpose: lane l of w[k] = word k of block l; mids: w0^w1, w2^w3, w0^w2, w1^w3, (w0^w2)^(w1^w3)
 	WORD	$0x49010713	// addi a4, sp, 1168
 	WORD	$0x62077007	// th.vlseg4e.v v0, (a4)
 	// piece 0: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49016603	// lwu a2, 1168(sp)
+	WORD	$0x49016683	// lwu a3, 1168(sp)
 	WORD	$0x05016703	// lwu a4, 80(sp)
-	WORD	$0x07016883	// lwu a7, 112(sp)
-	WORD	$0x00567f33	// and t5, a2, t0
-	WORD	$0x00667933	// and s2, a2, t1
-	WORD	$0x03016983	// lwu s3, 48(sp)
-	WORD	$0x00767833	// and a6, a2, t2
-	WORD	$0x031f0eb3	// mul t4, t5, a7
-	WORD	$0x02e90533	// mul a0, s2, a4
-	WORD	$0x01016483	// lwu s1, 16(sp)
-	WORD	$0x01c677b3	// and a5, a2, t3
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x03380533	// mul a0, a6, s3
-	WORD	$0x02978a33	// mul s4, a5, s1
-	WORD	$0x029f0633	// mul a2, t5, s1
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x2119160b	// th.mula a2, s2, a7
-	WORD	$0x02e80a33	// mul s4, a6, a4
-	WORD	$0x03378ab3	// mul s5, a5, s3
-	WORD	$0x033f0533	// mul a0, t5, s3
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02ef0f33	// mul t5, t5, a4
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x029909b3	// mul s3, s2, s1
-	WORD	$0x21179f0b	// th.mula t5, a5, a7
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x2118150b	// th.mula a0, a6, a7
+	WORD	$0x07016483	// lwu s1, 112(sp)
+	WORD	$0x0056f633	// and a2, a3, t0
+	WORD	$0x0066f9b3	// and s3, a3, t1
+	WORD	$0x03016a03	// lwu s4, 48(sp)
+	WORD	$0x0076f8b3	// and a7, a3, t2
+	WORD	$0x02960f33	// mul t5, a2, s1
+	WORD	$0x02e98533	// mul a0, s3, a4
+	WORD	$0x01016903	// lwu s2, 16(sp)
+	WORD	$0x01c6f7b3	// and a5, a3, t3
+	WORD	$0x034886b3	// mul a3, a7, s4
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0x03278533	// mul a0, a5, s2
+	WORD	$0x00df4f33	// xor t5, t5, a3
+	WORD	$0x032606b3	// mul a3, a2, s2
+	WORD	$0x00af4f33	// xor t5, t5, a0
 	WORD	$0x4a016803	// lwu a6, 1184(sp)
-	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x2099968b	// th.mula a3, s3, s1
+	WORD	$0x02e88ab3	// mul s5, a7, a4
+	WORD	$0x03478b33	// mul s6, a5, s4
+	WORD	$0x03460533	// mul a0, a2, s4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x02e60633	// mul a2, a2, a4
+	WORD	$0x03498a33	// mul s4, s3, s4
+	WORD	$0x032989b3	// mul s3, s3, s2
+	WORD	$0x2097960b	// th.mula a2, a5, s1
+	WORD	$0x03288b33	// mul s6, a7, s2
+	WORD	$0x2098950b	// th.mula a0, a7, s1
 	WORD	$0x07416903	// lwu s2, 116(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x2e010657	// th.vxor.vv v12, v0, v2
-	WORD	$0x00587a33	// and s4, a6, t0
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x00587ab3	// and s5, a6, t0
+	WORD	$0x2e010457	// th.vxor.vv v8, v0, v2
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x05416a03	// lwu s4, 84(sp)
 	WORD	$0x20e7998b	// th.mula s3, a5, a4
-	WORD	$0x05416a83	// lwu s5, 84(sp)
-	WORD	$0x2e430757	// th.vxor.vv v14, v4, v6
+	WORD	$0x2e430557	// th.vxor.vv v10, v4, v6
 	WORD	$0x51010713	// addi a4, sp, 1296
 	WORD	$0x006874b3	// and s1, a6, t1
-	WORD	$0x01354533	// xor a0, a0, s3
-	WORD	$0x2e020957	// th.vxor.vv v18, v0, v4
 	WORD	$0x03416883	// lwu a7, 52(sp)
+	WORD	$0x2e020857	// th.vxor.vv v16, v0, v4
+	WORD	$0x01354533	// xor a0, a0, s3
 	WORD	$0x007877b3	// and a5, a6, t2
 	WORD	$0x01c879b3	// and s3, a6, t3
 	WORD	$0x2e230a57	// th.vxor.vv v20, v2, v6
 	WORD	$0x01416803	// lwu a6, 20(sp)
-	WORD	$0x03578bb3	// mul s7, a5, s5
-	WORD	$0x030a0b33	// mul s6, s4, a6
-	WORD	$0x2f2a0857	// th.vxor.vv v16, v18, v20
+	WORD	$0x03478bb3	// mul s7, a5, s4
+	WORD	$0x030a8b33	// mul s6, s5, a6
+	WORD	$0x2f0a0957	// th.vxor.vv v18, v16, v20
 	WORD	$0x03198c33	// mul s8, s3, a7
 	WORD	$0x21249b0b	// th.mula s6, s1, s2
-	WORD	$0x031a0cb3	// mul s9, s4, a7
-	WORD	$0x02077627	// th.vse.v v12, (a4)
+	WORD	$0x031a8cb3	// mul s9, s5, a7
+	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x53010713	// addi a4, sp, 1328
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x02077727	// th.vse.v v14, (a4)
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x02077527	// th.vse.v v10, (a4)
 	WORD	$0x55010713	// addi a4, sp, 1360
-	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x0186c6b3	// xor a3, a3, s8
 	WORD	$0x21279c8b	// th.mula s9, a5, s2
-	WORD	$0x02077927	// th.vse.v v18, (a4)
+	WORD	$0x02077827	// th.vse.v v16, (a4)
 	WORD	$0x57010713	// addi a4, sp, 1392
 	WORD	$0x01954533	// xor a0, a0, s9
 	WORD	$0x03048bb3	// mul s7, s1, a6
 	WORD	$0x02077a27	// th.vse.v v20, (a4)
 	WORD	$0x59010713	// addi a4, sp, 1424
-	WORD	$0x21599b8b	// th.mula s7, s3, s5
-	WORD	$0x035a0b33	// mul s6, s4, s5
-	WORD	$0x02077827	// th.vse.v v16, (a4)
+	WORD	$0x21499b8b	// th.mula s7, s3, s4
+	WORD	$0x034a8b33	// mul s6, s5, s4
+	WORD	$0x02077927	// th.vse.v v18, (a4)
 	// piece 2: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x51010713	// addi a4, sp, 1296
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x032a0a33	// mul s4, s4, s2
+	WORD	$0x032a8ab3	// mul s5, s5, s2
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x11010713	// addi a4, sp, 272
-	WORD	$0x03548ab3	// mul s5, s1, s5
+	WORD	$0x03448a33	// mul s4, s1, s4
 	WORD	$0x21299b0b	// th.mula s6, s3, s2
-	WORD	$0x02077107	// th.vle.v v2, (a4)
+	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x13010713	// addi a4, sp, 304
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x015eceb3	// xor t4, t4, s5
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x014f4f33	// xor t5, t5, s4
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x15010713	// addi a4, sp, 336
+	WORD	$0x4b016a03	// lwu s4, 1200(sp)
 	WORD	$0x030989b3	// mul s3, s3, a6
-	WORD	$0x03148a33	// mul s4, s1, a7
-	WORD	$0x02077607	// th.vle.v v12, (a4)
+	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x17010713	// addi a4, sp, 368
-	WORD	$0x031788b3	// mul a7, a5, a7
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02077907	// th.vle.v v18, (a4)
-	WORD	$0x4b016903	// lwu s2, 1200(sp)
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x07816883	// lwu a7, 120(sp)
-	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x005974b3	// and s1, s2, t0
-	WORD	$0x03078733	// mul a4, a5, a6
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x05816983	// lwu s3, 88(sp)
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x00697833	// and a6, s2, t1
-	WORD	$0x93412057	// th.vmulhu.vv v0, v20, v2
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x01816783	// lwu a5, 24(sp)
-	WORD	$0x00797733	// and a4, s2, t2
-	WORD	$0x93692557	// th.vmulhu.vv v10, v22, v18
-	WORD	$0x01c97a33	// and s4, s2, t3
-	WORD	$0x03816903	// lwu s2, 56(sp)
-	WORD	$0x02f48ab3	// mul s5, s1, a5
-	WORD	$0x2663c857	// th.vand.vx v16, v6, t2
-	WORD	$0x03370b33	// mul s6, a4, s3
-	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x03178933	// mul s2, a5, a7
+	WORD	$0x02077807	// th.vle.v v16, (a4)
 	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x93062557	// th.vmulhu.vv v10, v16, v12
-	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x02f80bb3	// mul s7, a6, a5
-	WORD	$0x266e4757	// th.vand.vx v14, v6, t3
-	WORD	$0x21171b0b	// th.mula s6, a4, a7
+	WORD	$0x07816883	// lwu a7, 120(sp)
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
+	WORD	$0x005a7933	// and s2, s4, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x05816983	// lwu s3, 88(sp)
+	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
+	WORD	$0x03078833	// mul a6, a5, a6
+	WORD	$0x006a77b3	// and a5, s4, t1
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	WORD	$0x01816703	// lwu a4, 24(sp)
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x03816483	// lwu s1, 56(sp)
+	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
+	WORD	$0x007a7833	// and a6, s4, t2
+	WORD	$0x01ca7a33	// and s4, s4, t3
+	WORD	$0x02e90ab3	// mul s5, s2, a4
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x03380b33	// mul s6, a6, s3
+	WORD	$0x21179a8b	// th.mula s5, a5, a7
+	WORD	$0x029a0bb3	// mul s7, s4, s1
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
+	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x02e78bb3	// mul s7, a5, a4
+	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
+	WORD	$0x21181b0b	// th.mula s6, a6, a7
 	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
+	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x92e22557	// th.vmulhu.vv v10, v14, v4
-	WORD	$0x033809b3	// mul s3, a6, s3
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
+	WORD	$0x033789b3	// mul s3, a5, s3
 	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x009eceb3	// xor t4, t4, s1
+	WORD	$0x012f4f33	// xor t5, t5, s2
 	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97412357	// th.vmul.vv v6, v20, v2
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02fa04b3	// mul s1, s4, a5
-	WORD	$0x03280833	// mul a6, a6, s2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x032708b3	// mul a7, a4, s2
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4c016903	// lwu s2, 1216(sp)
-	WORD	$0xb72b2357	// th.vmacc.vv v6, v22, v18
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x4c016983	// lwu s3, 1216(sp)
+	WORD	$0x02ea0a33	// mul s4, s4, a4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x02978b33	// mul s6, a5, s1
+	WORD	$0x029807b3	// mul a5, a6, s1
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
 	WORD	$0x07c16883	// lwu a7, 124(sp)
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x97062d57	// th.vmul.vv v26, v16, v12
-	WORD	$0x005974b3	// and s1, s2, t0
-	WORD	$0x02f70733	// mul a4, a4, a5
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x0059f933	// and s2, s3, t0
+	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
+	WORD	$0x014f4f33	// xor t5, t5, s4
 	WORD	$0x01c16783	// lwu a5, 28(sp)
-	WORD	$0x2602c457	// th.vand.vx v8, v0, t0
-	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x02e80833	// mul a6, a6, a4
+	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
 	WORD	$0x05c16a03	// lwu s4, 92(sp)
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x93422057	// th.vmulhu.vv v0, v20, v4
-	WORD	$0x00697733	// and a4, s2, t1
-	WORD	$0x00797833	// and a6, s2, t2
-	WORD	$0x01c979b3	// and s3, s2, t3
-	WORD	$0x93612557	// th.vmulhu.vv v10, v22, v2
-	WORD	$0x03c16903	// lwu s2, 60(sp)
-	WORD	$0x02f48ab3	// mul s5, s1, a5
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x0069f733	// and a4, s3, t1
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x03c16483	// lwu s1, 60(sp)
+	WORD	$0x0079f833	// and a6, s3, t2
+	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	WORD	$0x02f90ab3	// mul s5, s2, a5
 	WORD	$0x03480bb3	// mul s7, a6, s4
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x21171a8b	// th.mula s5, a4, a7
-	WORD	$0x03298c33	// mul s8, s3, s2
-	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
+	WORD	$0x02998c33	// mul s8, s3, s1
+	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x21181b0b	// th.mula s6, a6, a7
 	WORD	$0x02f70bb3	// mul s7, a4, a5
-	WORD	$0x03448ab3	// mul s5, s1, s4
-	WORD	$0x93092557	// th.vmulhu.vv v10, v16, v18
+	WORD	$0x03490ab3	// mul s5, s2, s4
+	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x21499b8b	// th.mula s7, s3, s4
-	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x03190933	// mul s2, s2, a7
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x03470a33	// mul s4, a4, s4
 	WORD	$0x21199a8b	// th.mula s5, s3, a7
 	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x02f988b3	// mul a7, s3, a5
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x032709b3	// mul s3, a4, s2
-	WORD	$0x03280733	// mul a4, a6, s2
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x4d016903	// lwu s2, 1232(sp)
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x02f989b3	// mul s3, s3, a5
+	WORD	$0x02970b33	// mul s6, a4, s1
+	WORD	$0x029808b3	// mul a7, a6, s1
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x4d016483	// lwu s1, 1232(sp)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
+	WORD	$0x01564633	// xor a2, a2, s5
 	WORD	$0x02016703	// lwu a4, 32(sp)
-	WORD	$0x97612d57	// th.vmul.vv v26, v22, v2
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
 	WORD	$0x08016883	// lwu a7, 128(sp)
-	WORD	$0x02f807b3	// mul a5, a6, a5
-	WORD	$0x92e62557	// th.vmulhu.vv v10, v14, v12
-	WORD	$0x0054f933	// and s2, s1, t0
 	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x06016983	// lwu s3, 96(sp)
-	WORD	$0xb7282357	// th.vmacc.vv v6, v16, v18
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x0064f7b3	// and a5, s1, t1
-	WORD	$0x0074f833	// and a6, s1, t2
-	WORD	$0xb6c72d57	// th.vmacc.vv v26, v14, v12
-	WORD	$0x01c4fa33	// and s4, s1, t3
+	WORD	$0x005979b3	// and s3, s2, t0
+	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	WORD	$0x02f80833	// mul a6, a6, a5
+	WORD	$0x06016a03	// lwu s4, 96(sp)
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
+	WORD	$0x006977b3	// and a5, s2, t1
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x02e98ab3	// mul s5, s3, a4
+	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
 	WORD	$0x04016483	// lwu s1, 64(sp)
-	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x03380b33	// mul s6, a6, s3
 	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x029a0bb3	// mul s7, s4, s1
-	WORD	$0x26034057	// th.vand.vx v0, v0, t1
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x00797833	// and a6, s2, t2
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x01c97ab3	// and s5, s2, t3
+	WORD	$0x03480b33	// mul s6, a6, s4
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x029a8933	// mul s2, s5, s1
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x02998b33	// mul s6, s3, s1
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x02e78bb3	// mul s7, a5, a4
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
+	WORD	$0x0126c6b3	// xor a3, a3, s2
 	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0x02e78933	// mul s2, a5, a4
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x214a990b	// th.mula s2, s5, s4
+	WORD	$0x03498b33	// mul s6, s3, s4
 	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x93462057	// th.vmulhu.vv v0, v20, v12
-	WORD	$0x033789b3	// mul s3, a5, s3
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x93622557	// th.vmulhu.vv v10, v22, v4
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02ea09b3	// mul s3, s4, a4
-	WORD	$0x02978933	// mul s2, a5, s1
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x029807b3	// mul a5, a6, s1
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4e016883	// lwu a7, 1248(sp)
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97462357	// th.vmul.vv v6, v20, v12
-	WORD	$0x00feceb3	// xor t4, t4, a5
-	WORD	$0x02416783	// lwu a5, 36(sp)
-	WORD	$0x02e80733	// mul a4, a6, a4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x0058f833	// and a6, a7, t0
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x06416483	// lwu s1, 100(sp)
-	WORD	$0x93012557	// th.vmulhu.vv v10, v16, v2
+	WORD	$0x01254533	// xor a0, a0, s2
+	WORD	$0x03198933	// mul s2, s3, a7
+	WORD	$0x034789b3	// mul s3, a5, s4
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
+	WORD	$0x211a9b0b	// th.mula s6, s5, a7
 	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x08416903	// lwu s2, 132(sp)
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0xb7272357	// th.vmacc.vv v6, v14, v18
-	WORD	$0x02f80ab3	// mul s5, a6, a5
-	WORD	$0x0068f9b3	// and s3, a7, t1
-	WORD	$0x0078f733	// and a4, a7, t2
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x21299a8b	// th.mula s5, s3, s2
-	WORD	$0x01c8f8b3	// and a7, a7, t3
-	WORD	$0x04416a03	// lwu s4, 68(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02970ab3	// mul s5, a4, s1
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x92e92557	// th.vmulhu.vv v10, v14, v18
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x03480bb3	// mul s7, a6, s4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02f98b33	// mul s6, s3, a5
-	WORD	$0x21271b8b	// th.mula s7, a4, s2
-	WORD	$0x02980ab3	// mul s5, a6, s1
-	WORD	$0x97012d57	// th.vmul.vv v26, v16, v2
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x20989b0b	// th.mula s6, a7, s1
-	WORD	$0x03280833	// mul a6, a6, s2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x029984b3	// mul s1, s3, s1
-	WORD	$0x21289a8b	// th.mula s5, a7, s2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x03498833	// mul a6, s3, s4
-	WORD	$0x03470933	// mul s2, a4, s4
-	WORD	$0x2603c057	// th.vand.vx v0, v0, t2
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x02f884b3	// mul s1, a7, a5
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x4f016a03	// lwu s4, 1264(sp)
-	WORD	$0x02f707b3	// mul a5, a4, a5
-	WORD	$0x02816703	// lwu a4, 40(sp)
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x005a78b3	// and a7, s4, t0
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x93492057	// th.vmulhu.vv v0, v20, v18
-	WORD	$0x06816903	// lwu s2, 104(sp)
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x02e88ab3	// mul s5, a7, a4
-	WORD	$0x93662557	// th.vmulhu.vv v10, v22, v12
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x04816483	// lwu s1, 72(sp)
-	WORD	$0x006a79b3	// and s3, s4, t1
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x01ca77b3	// and a5, s4, t3
-	WORD	$0x08816a03	// lwu s4, 136(sp)
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97492357	// th.vmul.vv v6, v20, v18
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x03280b33	// mul s6, a6, s2
-	WORD	$0x02978bb3	// mul s7, a5, s1
-	WORD	$0x97662d57	// th.vmul.vv v26, v22, v12
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x02988b33	// mul s6, a7, s1
-	WORD	$0x02e98bb3	// mul s7, s3, a4
-	WORD	$0x93022557	// th.vmulhu.vv v10, v16, v4
-	WORD	$0x21481b0b	// th.mula s6, a6, s4
-	WORD	$0x21279b8b	// th.mula s7, a5, s2
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x034888b3	// mul a7, a7, s4
-	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
-	WORD	$0x03298b33	// mul s6, s3, s2
-	WORD	$0x21479a8b	// th.mula s5, a5, s4
-	WORD	$0x02998933	// mul s2, s3, s1
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x92e12557	// th.vmulhu.vv v10, v14, v2
-	WORD	$0x02e809b3	// mul s3, a6, a4
-	WORD	$0x016eceb3	// xor t4, t4, s6
-	WORD	$0x50016803	// lwu a6, 1280(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02e78a33	// mul s4, a5, a4
-	WORD	$0x02c16883	// lwu a7, 44(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x96e12d57	// th.vmul.vv v26, v14, v2
-	WORD	$0x00587733	// and a4, a6, t0
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x04c16483	// lwu s1, 76(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
 	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x06c16783	// lwu a5, 108(sp)
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x03170ab3	// mul s5, a4, a7
-	WORD	$0x00687a33	// and s4, a6, t1
-	WORD	$0x007879b3	// and s3, a6, t2
-	WORD	$0x260e4057	// th.vand.vx v0, v0, t3
-	WORD	$0x01c87933	// and s2, a6, t3
-	WORD	$0x08c16803	// lwu a6, 140(sp)
-	WORD	$0x02f98b33	// mul s6, s3, a5
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x210a1a8b	// th.mula s5, s4, a6
-	WORD	$0x02990bb3	// mul s7, s2, s1
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
+	WORD	$0x4e016903	// lwu s2, 1248(sp)
+	WORD	$0x02ea89b3	// mul s3, s5, a4
+	WORD	$0x029788b3	// mul a7, a5, s1
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	// sums[0] = OR of z[k] & m[k]
-	WORD	$0x00567633	// and a2, a2, t0
-	WORD	$0x02970ab3	// mul s5, a4, s1
-	WORD	$0x031a0b33	// mul s6, s4, a7
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
-	WORD	$0x21099a8b	// th.mula s5, s3, a6
-	WORD	$0x20f91b0b	// th.mula s6, s2, a5
-	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x029804b3	// mul s1, a6, s1
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x02416783	// lwu a5, 36(sp)
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x005974b3	// and s1, s2, t0
+	WORD	$0x02e80a33	// mul s4, a6, a4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x06416703	// lwu a4, 100(sp)
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x08416803	// lwu a6, 132(sp)
+	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x02f488b3	// mul a7, s1, a5
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
+	WORD	$0x006979b3	// and s3, s2, t1
+	WORD	$0x2109988b	// th.mula a7, s3, a6
+	WORD	$0x02e48a33	// mul s4, s1, a4
+	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
+	WORD	$0x0116c6b3	// xor a3, a3, a7
+	WORD	$0x007978b3	// and a7, s2, t2
+	WORD	$0x01c97933	// and s2, s2, t3
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x21091a0b	// th.mula s4, s2, a6
+	WORD	$0x04416a83	// lwu s5, 68(sp)
+	WORD	$0x02e88b33	// mul s6, a7, a4
+	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03590b33	// mul s6, s2, s5
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x03548a33	// mul s4, s1, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x030484b3	// mul s1, s1, a6
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x21089a0b	// th.mula s4, a7, a6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x4f016803	// lwu a6, 1264(sp)
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x02f98a33	// mul s4, s3, a5
+	WORD	$0x02e98b33	// mul s6, s3, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x20e91a0b	// th.mula s4, s2, a4
+	WORD	$0x035984b3	// mul s1, s3, s5
+	WORD	$0x035889b3	// mul s3, a7, s5
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x02f90ab3	// mul s5, s2, a5
+	WORD	$0x02f887b3	// mul a5, a7, a5
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x02816703	// lwu a4, 40(sp)
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x00587933	// and s2, a6, t0
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x06816983	// lwu s3, 104(sp)
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
+	WORD	$0x04816483	// lwu s1, 72(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x00687ab3	// and s5, a6, t1
+	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x02e90a33	// mul s4, s2, a4
+	WORD	$0x007878b3	// and a7, a6, t2
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x01c877b3	// and a5, a6, t3
+	WORD	$0x08816803	// lwu a6, 136(sp)
+	WORD	$0x03388b33	// mul s6, a7, s3
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x210a9a0b	// th.mula s4, s5, a6
+	WORD	$0x02978c33	// mul s8, a5, s1
+	WORD	$0x02990bb3	// mul s7, s2, s1
+	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x21089b8b	// th.mula s7, a7, a6
+	WORD	$0x02ea8b33	// mul s6, s5, a4
+	WORD	$0x03390a33	// mul s4, s2, s3
+	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x21379b0b	// th.mula s6, a5, s3
+	WORD	$0x03090bb3	// mul s7, s2, a6
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x033a8933	// mul s2, s5, s3
+	WORD	$0x21079a0b	// th.mula s4, a5, a6
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x029a8833	// mul a6, s5, s1
+	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x029889b3	// mul s3, a7, s1
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x50016483	// lwu s1, 1280(sp)
+	WORD	$0x02e88a33	// mul s4, a7, a4
+	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x02c16883	// lwu a7, 44(sp)
+	WORD	$0x02e78ab3	// mul s5, a5, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x0054f7b3	// and a5, s1, t0
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x04c16703	// lwu a4, 76(sp)
+	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x06c16903	// lwu s2, 108(sp)
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x03178b33	// mul s6, a5, a7
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x08c16983	// lwu s3, 140(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x0064fa33	// and s4, s1, t1
+	WORD	$0x213a1b0b	// th.mula s6, s4, s3
+	WORD	$0x0074f833	// and a6, s1, t2
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x03280ab3	// mul s5, a6, s2
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x02e48b33	// mul s6, s1, a4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x02e78ab3	// mul s5, a5, a4
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	// sums[0] = OR of z[k] & m[k]
+	WORD	$0x0056f6b3	// and a3, a3, t0
+	WORD	$0x21381a8b	// th.mula s5, a6, s3
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x031a0b33	// mul s6, s4, a7
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x03278ab3	// mul s5, a5, s2
+	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
+	WORD	$0x21249b0b	// th.mula s6, s1, s2
+	WORD	$0x033787b3	// mul a5, a5, s3
+	WORD	$0x032a0933	// mul s2, s4, s2
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x00657533	// and a0, a0, t1
 	// sums[2] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x00a66633	// or a2, a2, a0
-	WORD	$0x02f70ab3	// mul s5, a4, a5
-	WORD	$0x03070b33	// mul s6, a4, a6
-	WORD	$0x02fa0533	// mul a0, s4, a5
+	WORD	$0x21349a8b	// th.mula s5, s1, s3
+	WORD	$0x02ea0a33	// mul s4, s4, a4
+	WORD	$0x031809b3	// mul s3, a6, a7
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x00ff4f33	// xor t5, t5, a5
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x21091a8b	// th.mula s5, s2, a6
+	WORD	$0x02e80ab3	// mul s5, a6, a4
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 5: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x53010713	// addi a4, sp, 1328
-	WORD	$0x029a0bb3	// mul s7, s4, s1
+	WORD	$0x01464633	// xor a2, a2, s4
 	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x03198a33	// mul s4, s3, a7
+	WORD	$0x012f4f33	// xor t5, t5, s2
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5d013023	// sd a6, 1472(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x29010713	// addi a4, sp, 656
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x016eceb3	// xor t4, t4, s6
-	WORD	$0x02077107	// th.vle.v v2, (a4)
+	WORD	$0x031487b3	// mul a5, s1, a7
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x2b010713	// addi a4, sp, 688
-	WORD	$0x029987b3	// mul a5, s3, s1
-	WORD	$0x017f4f33	// xor t5, t5, s7
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x00ff4f33	// xor t5, t5, a5
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x2d010713	// addi a4, sp, 720
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x03190533	// mul a0, s2, a7
-	WORD	$0x02077607	// th.vle.v v12, (a4)
+	WORD	$0x00a6e6b3	// or a3, a3, a0
+	WORD	$0x00767633	// and a2, a2, t2
+	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x2f010713	// addi a4, sp, 752
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x00feceb3	// xor t4, t4, a5
-	WORD	$0x02077907	// th.vle.v v18, (a4)
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x01e66633	// or a2, a2, t5
-	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x01cefeb3	// and t4, t4, t3
-	WORD	$0x01d66633	// or a2, a2, t4
-	WORD	$0x5ac13823	// sd a2, 1456(sp)
-	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
+	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x01cf7f33	// and t5, t5, t3
+	WORD	$0x02077807	// th.vle.v v16, (a4)
+	WORD	$0x01e6e6b3	// or a3, a3, t5
+	WORD	$0x5ad13823	// sd a3, 1456(sp)
 	// piece 1: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49416603	// lwu a2, 1172(sp)
+	WORD	$0x49416503	// lwu a0, 1172(sp)
+	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
 	WORD	$0x0d016703	// lwu a4, 208(sp)
-	WORD	$0x0f016883	// lwu a7, 240(sp)
-	WORD	$0x93412057	// th.vmulhu.vv v0, v20, v2
-	WORD	$0x00567f33	// and t5, a2, t0
-	WORD	$0x00667933	// and s2, a2, t1
-	WORD	$0x0b016983	// lwu s3, 176(sp)
-	WORD	$0x93692557	// th.vmulhu.vv v10, v22, v18
-	WORD	$0x00767833	// and a6, a2, t2
-	WORD	$0x031f0eb3	// mul t4, t5, a7
-	WORD	$0x02e90533	// mul a0, s2, a4
-	WORD	$0x2663c857	// th.vand.vx v16, v6, t2
-	WORD	$0x09016483	// lwu s1, 144(sp)
-	WORD	$0x01c677b3	// and a5, a2, t3
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x03380533	// mul a0, a6, s3
-	WORD	$0x02978a33	// mul s4, a5, s1
-	WORD	$0x029f0633	// mul a2, t5, s1
-	WORD	$0x93062557	// th.vmulhu.vv v10, v16, v12
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x2119160b	// th.mula a2, s2, a7
-	WORD	$0x266e4757	// th.vand.vx v14, v6, t3
-	WORD	$0x02e80a33	// mul s4, a6, a4
-	WORD	$0x03378ab3	// mul s5, a5, s3
-	WORD	$0x033f0533	// mul a0, t5, s3
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02ef0f33	// mul t5, t5, a4
-	WORD	$0x92e22557	// th.vmulhu.vv v10, v14, v4
-	WORD	$0x033909b3	// mul s3, s2, s3
-	WORD	$0x02990a33	// mul s4, s2, s1
-	WORD	$0x21179f0b	// th.mula t5, a5, a7
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97412357	// th.vmul.vv v6, v20, v2
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x2118150b	// th.mula a0, a6, a7
-	WORD	$0x4a416a83	// lwu s5, 1188(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x0f016483	// lwu s1, 240(sp)
+	WORD	$0x00557633	// and a2, a0, t0
+	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
+	WORD	$0x006579b3	// and s3, a0, t1
+	WORD	$0x0b016a03	// lwu s4, 176(sp)
+	WORD	$0x00757833	// and a6, a0, t2
+	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	WORD	$0x02960f33	// mul t5, a2, s1
+	WORD	$0x02e986b3	// mul a3, s3, a4
+	WORD	$0x09016903	// lwu s2, 144(sp)
+	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
+	WORD	$0x01c578b3	// and a7, a0, t3
+	WORD	$0x03480533	// mul a0, a6, s4
+	WORD	$0x00df4f33	// xor t5, t5, a3
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x032887b3	// mul a5, a7, s2
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0x032606b3	// mul a3, a2, s2
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x4a416783	// lwu a5, 1188(sp)
+	WORD	$0x2099968b	// th.mula a3, s3, s1
+	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
+	WORD	$0x02e80ab3	// mul s5, a6, a4
+	WORD	$0x03488b33	// mul s6, a7, s4
+	WORD	$0x03460533	// mul a0, a2, s4
+	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x02e60633	// mul a2, a2, a4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x03498ab3	// mul s5, s3, s4
+	WORD	$0x03298a33	// mul s4, s3, s2
+	WORD	$0x2098960b	// th.mula a2, a7, s1
+	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
+	WORD	$0x032809b3	// mul s3, a6, s2
+	WORD	$0x2098150b	// th.mula a0, a6, s1
 	WORD	$0x0f416803	// lwu a6, 244(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0xb72b2357	// th.vmacc.vv v6, v22, v18
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x20e79a0b	// th.mula s4, a5, a4
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x0057f933	// and s2, a5, t0
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x0d416983	// lwu s3, 212(sp)
-	WORD	$0x97062d57	// th.vmul.vv v26, v16, v12
-	WORD	$0x006af8b3	// and a7, s5, t1
+	WORD	$0x20e89a0b	// th.mula s4, a7, a4
+	WORD	$0x0067f4b3	// and s1, a5, t1
+	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
+	WORD	$0x0b416883	// lwu a7, 180(sp)
 	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x0b416483	// lwu s1, 180(sp)
-	WORD	$0x2602c457	// th.vand.vx v8, v0, t0
-	WORD	$0x007af733	// and a4, s5, t2
-	WORD	$0x01cafab3	// and s5, s5, t3
+	WORD	$0x0077f733	// and a4, a5, t2
+	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
+	WORD	$0x01c7fb33	// and s6, a5, t3
 	WORD	$0x09416783	// lwu a5, 148(sp)
-	WORD	$0x93422057	// th.vmulhu.vv v0, v20, v4
-	WORD	$0x02f90a33	// mul s4, s2, a5
 	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x029a8c33	// mul s8, s5, s1
-	WORD	$0x93612557	// th.vmulhu.vv v10, v22, v2
-	WORD	$0x21089a0b	// th.mula s4, a7, a6
-	WORD	$0x02990b33	// mul s6, s2, s1
+	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
+	WORD	$0x02f90ab3	// mul s5, s2, a5
+	WORD	$0x031b0c33	// mul s8, s6, a7
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x21049a8b	// th.mula s5, s1, a6
+	WORD	$0x03190a33	// mul s4, s2, a7
+	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
-	WORD	$0x21071b0b	// th.mula s6, a4, a6
-	WORD	$0x02f88bb3	// mul s7, a7, a5
-	WORD	$0x03390a33	// mul s4, s2, s3
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a9b8b	// th.mula s7, s5, s3
+	WORD	$0x21071a0b	// th.mula s4, a4, a6
+	WORD	$0x02f48bb3	// mul s7, s1, a5
+	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x213b1b8b	// th.mula s7, s6, s3
 	WORD	$0x03090933	// mul s2, s2, a6
-	WORD	$0x93092557	// th.vmulhu.vv v10, v16, v18
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033889b3	// mul s3, a7, s3
-	WORD	$0x210a9a0b	// th.mula s4, s5, a6
+	WORD	$0x033489b3	// mul s3, s1, s3
+	WORD	$0x210b1a8b	// th.mula s5, s6, a6
+	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x4b416a03	// lwu s4, 1204(sp)
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02fa89b3	// mul s3, s5, a5
+	WORD	$0x02fb0933	// mul s2, s6, a5
+	WORD	$0x03148833	// mul a6, s1, a7
+	WORD	$0x031704b3	// mul s1, a4, a7
 	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x02988ab3	// mul s5, a7, s1
-	WORD	$0x02970833	// mul a6, a4, s1
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x4b416903	// lwu s2, 1204(sp)
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x0f816803	// lwu a6, 248(sp)
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x0f816883	// lwu a7, 248(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x005a74b3	// and s1, s4, t0
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x0d816983	// lwu s3, 216(sp)
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x005978b3	// and a7, s2, t0
-	WORD	$0x02f70733	// mul a4, a4, a5
-	WORD	$0x97612d57	// th.vmul.vv v26, v22, v2
-	WORD	$0x0d816983	// lwu s3, 216(sp)
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x006974b3	// and s1, s2, t1
-	WORD	$0x92e62557	// th.vmulhu.vv v10, v14, v12
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x09816783	// lwu a5, 152(sp)
-	WORD	$0x00797733	// and a4, s2, t2
-	WORD	$0xb7282357	// th.vmacc.vv v6, v16, v18
-	WORD	$0x01c97a33	// and s4, s2, t3
+	WORD	$0x02f70933	// mul s2, a4, a5
+	WORD	$0x006a77b3	// and a5, s4, t1
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
+	WORD	$0x09816703	// lwu a4, 152(sp)
+	WORD	$0x01264633	// xor a2, a2, s2
 	WORD	$0x0b816903	// lwu s2, 184(sp)
-	WORD	$0x02f88ab3	// mul s5, a7, a5
-	WORD	$0xb6c72d57	// th.vmacc.vv v26, v14, v12
-	WORD	$0x03370b33	// mul s6, a4, s3
-	WORD	$0x21049a8b	// th.mula s5, s1, a6
+	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	WORD	$0x007a7833	// and a6, s4, t2
+	WORD	$0x01ca7a33	// and s4, s4, t3
+	WORD	$0x02e48ab3	// mul s5, s1, a4
+	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
+	WORD	$0x03380b33	// mul s6, a6, s3
+	WORD	$0x21179a8b	// th.mula s5, a5, a7
 	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x26034057	// th.vand.vx v0, v0, t1
-	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21071b0b	// th.mula s6, a4, a6
+	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x02e78bb3	// mul s7, a5, a4
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x21181a8b	// th.mula s5, a6, a7
 	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03388ab3	// mul s5, a7, s3
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x03348b33	// mul s6, s1, s3
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01554533	// xor a0, a0, s5
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x030888b3	// mul a7, a7, a6
+	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x033789b3	// mul s3, a5, s3
+	WORD	$0x211a1b0b	// th.mula s6, s4, a7
+	WORD	$0x009f4f33	// xor t5, t5, s1
 	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x033489b3	// mul s3, s1, s3
-	WORD	$0x210a1a8b	// th.mula s5, s4, a6
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x93462057	// th.vmulhu.vv v0, v20, v12
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02fa09b3	// mul s3, s4, a5
-	WORD	$0x03248833	// mul a6, s1, s2
-	WORD	$0x93622557	// th.vmulhu.vv v10, v22, v4
-	WORD	$0x032708b3	// mul a7, a4, s2
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4c416903	// lwu s2, 1220(sp)
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x4c416a83	// lwu s5, 1220(sp)
+	WORD	$0x02ea09b3	// mul s3, s4, a4
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
+	WORD	$0x03278a33	// mul s4, a5, s2
+	WORD	$0x032807b3	// mul a5, a6, s2
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
 	WORD	$0x0fc16883	// lwu a7, 252(sp)
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97462357	// th.vmul.vv v6, v20, v12
-	WORD	$0x005974b3	// and s1, s2, t0
-	WORD	$0x02f70733	// mul a4, a4, a5
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x005af4b3	// and s1, s5, t0
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x09c16783	// lwu a5, 156(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x02e80833	// mul a6, a6, a4
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
 	WORD	$0x0dc16983	// lwu s3, 220(sp)
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x93012557	// th.vmulhu.vv v10, v16, v2
-	WORD	$0x00697733	// and a4, s2, t1
-	WORD	$0x00797833	// and a6, s2, t2
-	WORD	$0x01c97a33	// and s4, s2, t3
-	WORD	$0xb7272357	// th.vmacc.vv v6, v14, v18
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x006af733	// and a4, s5, t1
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01064633	// xor a2, a2, a6
 	WORD	$0x0bc16903	// lwu s2, 188(sp)
+	WORD	$0x007af833	// and a6, s5, t2
+	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
+	WORD	$0x01cafa33	// and s4, s5, t3
 	WORD	$0x02f48ab3	// mul s5, s1, a5
 	WORD	$0x03380bb3	// mul s7, a6, s3
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
+	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
 	WORD	$0x21171a8b	// th.mula s5, a4, a7
 	WORD	$0x032a0c33	// mul s8, s4, s2
 	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x92e92557	// th.vmulhu.vv v10, v14, v18
+	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x21181b0b	// th.mula s6, a6, a7
 	WORD	$0x02f70bb3	// mul s7, a4, a5
 	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x213a1b8b	// th.mula s7, s4, s3
 	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x97012d57	// th.vmul.vv v26, v16, v2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x01754533	// xor a0, a0, s7
 	WORD	$0x033709b3	// mul s3, a4, s3
 	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02fa08b3	// mul a7, s4, a5
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x4d416983	// lwu s3, 1236(sp)
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x02fa0a33	// mul s4, s4, a5
+	WORD	$0x032704b3	// mul s1, a4, s2
+	WORD	$0x032808b3	// mul a7, a6, s2
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x032709b3	// mul s3, a4, s2
-	WORD	$0x03280733	// mul a4, a6, s2
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x2603c057	// th.vand.vx v0, v0, t2
-	WORD	$0x4d416483	// lwu s1, 1236(sp)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
+	WORD	$0x01564633	// xor a2, a2, s5
 	WORD	$0x0a016703	// lwu a4, 160(sp)
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
 	WORD	$0x10016883	// lwu a7, 256(sp)
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x0059f933	// and s2, s3, t0
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
 	WORD	$0x02f807b3	// mul a5, a6, a5
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x0054f933	// and s2, s1, t0
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x0e016983	// lwu s3, 224(sp)
-	WORD	$0x93492057	// th.vmulhu.vv v0, v20, v18
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x0064f833	// and a6, s1, t1
-	WORD	$0x0074f7b3	// and a5, s1, t2
-	WORD	$0x93662557	// th.vmulhu.vv v10, v22, v12
-	WORD	$0x01c4fa33	// and s4, s1, t3
-	WORD	$0x0c016483	// lwu s1, 192(sp)
+	WORD	$0x0e016a03	// lwu s4, 224(sp)
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x0069f833	// and a6, s3, t1
+	WORD	$0x00f64633	// xor a2, a2, a5
 	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x03378b33	// mul s6, a5, s3
+	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
+	WORD	$0x0c016483	// lwu s1, 192(sp)
 	WORD	$0x21181a8b	// th.mula s5, a6, a7
-	WORD	$0x029a0bb3	// mul s7, s4, s1
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97492357	// th.vmul.vv v6, v20, v18
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x97662d57	// th.vmul.vv v26, v22, v12
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x02e80bb3	// mul s7, a6, a4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x21179b0b	// th.mula s6, a5, a7
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x93022557	// th.vmulhu.vv v10, v16, v4
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x033809b3	// mul s3, a6, s3
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02ea0a33	// mul s4, s4, a4
-	WORD	$0x029809b3	// mul s3, a6, s1
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x02978833	// mul a6, a5, s1
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4e416903	// lwu s2, 1252(sp)
-	WORD	$0x92e12557	// th.vmulhu.vv v10, v14, v2
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x0a416803	// lwu a6, 164(sp)
-	WORD	$0x02e78733	// mul a4, a5, a4
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x005978b3	// and a7, s2, t0
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x0e416783	// lwu a5, 228(sp)
-	WORD	$0x96e12d57	// th.vmul.vv v26, v14, v2
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x10416483	// lwu s1, 260(sp)
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x03088ab3	// mul s5, a7, a6
-	WORD	$0x006979b3	// and s3, s2, t1
-	WORD	$0x00797733	// and a4, s2, t2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x20999a8b	// th.mula s5, s3, s1
-	WORD	$0x01c97933	// and s2, s2, t3
-	WORD	$0x0c416a03	// lwu s4, 196(sp)
-	WORD	$0x260e4057	// th.vand.vx v0, v0, t3
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02f70ab3	// mul s5, a4, a5
-	WORD	$0x03490b33	// mul s6, s2, s4
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x03488bb3	// mul s7, a7, s4
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x03098b33	// mul s6, s3, a6
-	WORD	$0x20971b8b	// th.mula s7, a4, s1
-	WORD	$0x02f88ab3	// mul s5, a7, a5
+	WORD	$0x0079f7b3	// and a5, s3, t2
+	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	WORD	$0x03478ab3	// mul s5, a5, s4
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x20f91b0b	// th.mula s6, s2, a5
-	WORD	$0x029888b3	// mul a7, a7, s1
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
+	WORD	$0x02998b33	// mul s6, s3, s1
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x02990ab3	// mul s5, s2, s1
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x21179a8b	// th.mula s5, a5, a7
+	WORD	$0x02e80b33	// mul s6, a6, a4
+	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x03490ab3	// mul s5, s2, s4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x02f987b3	// mul a5, s3, a5
-	WORD	$0x20991a8b	// th.mula s5, s2, s1
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x034984b3	// mul s1, s3, s4
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x03480a33	// mul s4, a6, s4
+	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
+	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x4e416883	// lwu a7, 1252(sp)
+	WORD	$0x02e98933	// mul s2, s3, a4
+	WORD	$0x029809b3	// mul s3, a6, s1
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x029784b3	// mul s1, a5, s1
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x0a416803	// lwu a6, 164(sp)
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x0058f4b3	// and s1, a7, t0
+	WORD	$0x02e787b3	// mul a5, a5, a4
+	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
+	WORD	$0x0e416703	// lwu a4, 228(sp)
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x10416903	// lwu s2, 260(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x03048a33	// mul s4, s1, a6
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
+	WORD	$0x0068f9b3	// and s3, a7, t1
+	WORD	$0x21299a0b	// th.mula s4, s3, s2
+	WORD	$0x02e48ab3	// mul s5, s1, a4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0146c6b3	// xor a3, a3, s4
+	WORD	$0x0078f7b3	// and a5, a7, t2
+	WORD	$0x01c8f8b3	// and a7, a7, t3
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21289a8b	// th.mula s5, a7, s2
+	WORD	$0x0c416a03	// lwu s4, 196(sp)
+	WORD	$0x02e78b33	// mul s6, a5, a4
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03488b33	// mul s6, a7, s4
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x03448ab3	// mul s5, s1, s4
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x032484b3	// mul s1, s1, s2
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x21279a8b	// th.mula s5, a5, s2
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x4f416903	// lwu s2, 1268(sp)
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x03098b33	// mul s6, s3, a6
+	WORD	$0x02e984b3	// mul s1, s3, a4
+	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
+	WORD	$0x20e89b0b	// th.mula s6, a7, a4
+	WORD	$0x03498733	// mul a4, s3, s4
+	WORD	$0x034789b3	// mul s3, a5, s4
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x030884b3	// mul s1, a7, a6
 	// sums[5] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x03470bb3	// mul s7, a4, s4
-	WORD	$0x00feceb3	// xor t4, t4, a5
-	WORD	$0x030909b3	// mul s3, s2, a6
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4f416a03	// lwu s4, 1268(sp)
+	WORD	$0x03078ab3	// mul s5, a5, a6
+	WORD	$0x0a816883	// lwu a7, 168(sp)
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x005979b3	// and s3, s2, t0
+	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x03070b33	// mul s6, a4, a6
+	WORD	$0x0e816a03	// lwu s4, 232(sp)
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 6: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x55010713	// addi a4, sp, 1360
-	WORD	$0x0a816883	// lwu a7, 168(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
 	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x017eceb3	// xor t4, t4, s7
+	WORD	$0x0c816483	// lwu s1, 200(sp)
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5d013c23	// sd a6, 1496(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x31010713	// addi a4, sp, 784
-	WORD	$0x005a7833	// and a6, s4, t0
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x02077107	// th.vle.v v2, (a4)
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x00697ab3	// and s5, s2, t1
+	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x33010713	// addi a4, sp, 816
-	WORD	$0x0e816903	// lwu s2, 232(sp)
-	WORD	$0x013eceb3	// xor t4, t4, s3
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x03198bb3	// mul s7, s3, a7
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x35010713	// addi a4, sp, 848
-	WORD	$0x03180ab3	// mul s5, a6, a7
-	WORD	$0x016f4f33	// xor t5, t5, s6
-	WORD	$0x02077607	// th.vle.v v12, (a4)
+	WORD	$0x00797833	// and a6, s2, t2
+	WORD	$0x01c977b3	// and a5, s2, t3
+	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x37010713	// addi a4, sp, 880
-	WORD	$0x0c816483	// lwu s1, 200(sp)
-	WORD	$0x006a79b3	// and s3, s4, t1
-	WORD	$0x02077907	// th.vle.v v18, (a4)
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x01ca7733	// and a4, s4, t3
-	WORD	$0x10816a03	// lwu s4, 264(sp)
+	WORD	$0x10816903	// lwu s2, 264(sp)
+	WORD	$0x03480c33	// mul s8, a6, s4
+	WORD	$0x02077807	// th.vle.v v16, (a4)
+	WORD	$0x212a9b8b	// th.mula s7, s5, s2
+	WORD	$0x02978733	// mul a4, a5, s1
+	WORD	$0x02998b33	// mul s6, s3, s1
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x03278b33	// mul s6, a5, s2
-	WORD	$0x02970bb3	// mul s7, a4, s1
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
 	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x93412057	// th.vmulhu.vv v0, v20, v2
-	WORD	$0x02980b33	// mul s6, a6, s1
-	WORD	$0x03198bb3	// mul s7, s3, a7
-	WORD	$0x93692557	// th.vmulhu.vv v10, v22, v18
-	WORD	$0x21479b0b	// th.mula s6, a5, s4
-	WORD	$0x21271b8b	// th.mula s7, a4, s2
-	WORD	$0x03280ab3	// mul s5, a6, s2
-	WORD	$0x2663c857	// th.vand.vx v16, v6, t2
+	WORD	$0x21281b0b	// th.mula s6, a6, s2
+	WORD	$0x031a8bb3	// mul s7, s5, a7
+	WORD	$0x03498733	// mul a4, s3, s4
+	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
 	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x21479b8b	// th.mula s7, a5, s4
+	WORD	$0x032989b3	// mul s3, s3, s2
+	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03480b33	// mul s6, a6, s4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x03298833	// mul a6, s3, s2
-	WORD	$0x21471a8b	// th.mula s5, a4, s4
-	WORD	$0x02998933	// mul s2, s3, s1
-	WORD	$0x93062557	// th.vmulhu.vv v10, v16, v12
-	WORD	$0x016eceb3	// xor t4, t4, s6
-	WORD	$0x029789b3	// mul s3, a5, s1
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x266e4757	// th.vand.vx v14, v6, t3
-	WORD	$0x03178a33	// mul s4, a5, a7
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x50416803	// lwu a6, 1284(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x031708b3	// mul a7, a4, a7
+	WORD	$0x034a8b33	// mul s6, s5, s4
+	WORD	$0x2127970b	// th.mula a4, a5, s2
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x029a8933	// mul s2, s5, s1
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x029809b3	// mul s3, a6, s1
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x50416483	// lwu s1, 1284(sp)
+	WORD	$0x03180a33	// mul s4, a6, a7
+	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
+	WORD	$0x016f4f33	// xor t5, t5, s6
 	WORD	$0x0ac16703	// lwu a4, 172(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x92e22557	// th.vmulhu.vv v10, v14, v4
-	WORD	$0x005874b3	// and s1, a6, t0
-	WORD	$0x013eceb3	// xor t4, t4, s3
+	WORD	$0x031788b3	// mul a7, a5, a7
+	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
+	WORD	$0x0054f833	// and a6, s1, t0
+	WORD	$0x01264633	// xor a2, a2, s2
 	WORD	$0x0cc16783	// lwu a5, 204(sp)
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97412357	// th.vmul.vv v6, v20, v2
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x0ec16983	// lwu s3, 236(sp)
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x00687933	// and s2, a6, t1
-	WORD	$0x007878b3	// and a7, a6, t2
-	WORD	$0xb72b2357	// th.vmacc.vv v6, v22, v18
-	WORD	$0x01c87833	// and a6, a6, t3
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x0ec16903	// lwu s2, 236(sp)
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
+	WORD	$0x02e80ab3	// mul s5, a6, a4
+	WORD	$0x011f4f33	// xor t5, t5, a7
 	WORD	$0x10c16a03	// lwu s4, 268(sp)
-	WORD	$0x03388b33	// mul s6, a7, s3
-	WORD	$0x97062d57	// th.vmul.vv v26, v16, v12
-	WORD	$0x21491a8b	// th.mula s5, s2, s4
-	WORD	$0x02f80bb3	// mul s7, a6, a5
-	WORD	$0x2602c457	// th.vand.vx v8, v0, t0
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x93422057	// th.vmulhu.vv v0, v20, v4
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
+	WORD	$0x0064f9b3	// and s3, s1, t1
+	WORD	$0x21499a8b	// th.mula s5, s3, s4
+	WORD	$0x0074f8b3	// and a7, s1, t2
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x03288ab3	// mul s5, a7, s2
+	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
+	WORD	$0x02f48b33	// mul s6, s1, a5
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x02f80ab3	// mul s5, a6, a5
+	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
+	WORD	$0x0166c6b3	// xor a3, a3, s6
 	// sums[1] = OR of z[k] & m[k]
-	WORD	$0x00567633	// and a2, a2, t0
-	WORD	$0x02f48ab3	// mul s5, s1, a5
-	WORD	$0x02e90b33	// mul s6, s2, a4
-	WORD	$0x93612557	// th.vmulhu.vv v10, v22, v2
+	WORD	$0x0056f6b3	// and a3, a3, t0
 	WORD	$0x21489a8b	// th.mula s5, a7, s4
-	WORD	$0x21381b0b	// th.mula s6, a6, s3
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
+	WORD	$0x02e98b33	// mul s6, s3, a4
 	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x03280ab3	// mul s5, a6, s2
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x21249b0b	// th.mula s6, s1, s2
+	WORD	$0x03480833	// mul a6, a6, s4
+	WORD	$0x03298933	// mul s2, s3, s2
+	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
-	WORD	$0x00a66633	// or a2, a2, a0
-	WORD	$0x03348533	// mul a0, s1, s3
-	WORD	$0x03448ab3	// mul s5, s1, s4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x033909b3	// mul s3, s2, s3
-	WORD	$0x2148150b	// th.mula a0, a6, s4
-	WORD	$0x02f90933	// mul s2, s2, a5
-	WORD	$0x93092557	// th.vmulhu.vv v10, v16, v18
-	WORD	$0x02e884b3	// mul s1, a7, a4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x015eceb3	// xor t4, t4, s5
+	WORD	$0x21449a8b	// th.mula s5, s1, s4
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02f88533	// mul a0, a7, a5
+	WORD	$0x02f98a33	// mul s4, s3, a5
+	WORD	$0x02e889b3	// mul s3, a7, a4
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x02f887b3	// mul a5, a7, a5
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x013eceb3	// xor t4, t4, s3
+	WORD	$0x02e48733	// mul a4, s1, a4
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x00a6e6b3	// or a3, a3, a0
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x00767633	// and a2, a2, t2
+	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x01cf7f33	// and t5, t5, t3
 	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x02e80733	// mul a4, a6, a4
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x01e66633	// or a2, a2, t5
-	// class 1: low words (pairs added), high words; out |= z & m[1]
-	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x01cefeb3	// and t4, t4, t3
-	WORD	$0x01d66633	// or a2, a2, t4
-	WORD	$0x5ac13c23	// sd a2, 1464(sp)
-	WORD	$0x97612d57	// th.vmul.vv v26, v22, v2
+	WORD	$0x01e6e6b3	// or a3, a3, t5
+	WORD	$0x5ad13c23	// sd a3, 1464(sp)
 	// piece 3: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49816603	// lwu a2, 1176(sp)
+	WORD	$0x49816683	// lwu a3, 1176(sp)
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x1d016703	// lwu a4, 464(sp)
 	WORD	$0x1f016883	// lwu a7, 496(sp)
-	WORD	$0x92e62557	// th.vmulhu.vv v10, v14, v12
-	WORD	$0x00567f33	// and t5, a2, t0
-	WORD	$0x00667933	// and s2, a2, t1
-	WORD	$0x1b016983	// lwu s3, 432(sp)
-	WORD	$0xb7282357	// th.vmacc.vv v6, v16, v18
-	WORD	$0x00767833	// and a6, a2, t2
-	WORD	$0x031f0eb3	// mul t4, t5, a7
-	WORD	$0x02e90533	// mul a0, s2, a4
-	WORD	$0xb6c72d57	// th.vmacc.vv v26, v14, v12
-	WORD	$0x19016483	// lwu s1, 400(sp)
-	WORD	$0x01c677b3	// and a5, a2, t3
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x03380533	// mul a0, a6, s3
-	WORD	$0x02978a33	// mul s4, a5, s1
-	WORD	$0x029f0633	// mul a2, t5, s1
-	WORD	$0x26034057	// th.vand.vx v0, v0, t1
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x2119160b	// th.mula a2, s2, a7
+	WORD	$0x0056f633	// and a2, a3, t0
+	// class 1: low words (pairs added), high words; out |= z & m[1]
+	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
+	WORD	$0x0066f9b3	// and s3, a3, t1
+	WORD	$0x1b016a03	// lwu s4, 432(sp)
+	WORD	$0x0076f833	// and a6, a3, t2
+	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
+	WORD	$0x03160f33	// mul t5, a2, a7
+	WORD	$0x02e98533	// mul a0, s3, a4
+	WORD	$0x19016903	// lwu s2, 400(sp)
+	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	WORD	$0x01c6f7b3	// and a5, a3, t3
+	WORD	$0x034806b3	// mul a3, a6, s4
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
+	WORD	$0x03278533	// mul a0, a5, s2
+	WORD	$0x00df4f33	// xor t5, t5, a3
+	WORD	$0x032606b3	// mul a3, a2, s2
+	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0x4a816483	// lwu s1, 1192(sp)
+	WORD	$0x2119968b	// th.mula a3, s3, a7
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x02e80ab3	// mul s5, a6, a4
+	WORD	$0x03478b33	// mul s6, a5, s4
+	WORD	$0x03460533	// mul a0, a2, s4
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x02e60633	// mul a2, a2, a4
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02e80a33	// mul s4, a6, a4
-	WORD	$0x03378ab3	// mul s5, a5, s3
-	WORD	$0x033f0533	// mul a0, t5, s3
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02ef0f33	// mul t5, t5, a4
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x033909b3	// mul s3, s2, s3
-	WORD	$0x02990a33	// mul s4, s2, s1
-	WORD	$0x21179f0b	// th.mula t5, a5, a7
-	WORD	$0x93462057	// th.vmulhu.vv v0, v20, v12
-	WORD	$0x029804b3	// mul s1, a6, s1
+	WORD	$0x03498a33	// mul s4, s3, s4
+	WORD	$0x03298ab3	// mul s5, s3, s2
+	WORD	$0x2117960b	// th.mula a2, a5, a7
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x03280933	// mul s2, a6, s2
 	WORD	$0x2118150b	// th.mula a0, a6, a7
-	WORD	$0x4a816a83	// lwu s5, 1192(sp)
-	WORD	$0x93622557	// th.vmulhu.vv v10, v22, v4
-	WORD	$0x013f4f33	// xor t5, t5, s3
 	WORD	$0x1f416803	// lwu a6, 500(sp)
-	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x0054f9b3	// and s3, s1, t0
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
+	WORD	$0x1d416a03	// lwu s4, 468(sp)
+	WORD	$0x20e79a8b	// th.mula s5, a5, a4
+	WORD	$0x0064f933	// and s2, s1, t1
+	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
+	WORD	$0x1b416883	// lwu a7, 436(sp)
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x0074f733	// and a4, s1, t2
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x20e79a0b	// th.mula s4, a5, a4
-	WORD	$0x1d416983	// lwu s3, 468(sp)
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97462357	// th.vmul.vv v6, v20, v12
-	WORD	$0x006af8b3	// and a7, s5, t1
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x1b416483	// lwu s1, 436(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x007af733	// and a4, s5, t2
-	WORD	$0x01cafa33	// and s4, s5, t3
+	WORD	$0x01c4f4b3	// and s1, s1, t3
 	WORD	$0x19416783	// lwu a5, 404(sp)
-	WORD	$0x93012557	// th.vmulhu.vv v10, v16, v2
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0xb7272357	// th.vmacc.vv v6, v14, v18
-	WORD	$0x21089a8b	// th.mula s5, a7, a6
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
+	WORD	$0x03470bb3	// mul s7, a4, s4
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	WORD	$0x02f98ab3	// mul s5, s3, a5
+	WORD	$0x03148c33	// mul s8, s1, a7
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x21091a8b	// th.mula s5, s2, a6
+	WORD	$0x03198b33	// mul s6, s3, a7
+	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
 	WORD	$0x21071b0b	// th.mula s6, a4, a6
-	WORD	$0x02f88bb3	// mul s7, a7, a5
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x92e92557	// th.vmulhu.vv v10, v14, v18
+	WORD	$0x02f90bb3	// mul s7, s2, a5
+	WORD	$0x03498ab3	// mul s5, s3, s4
+	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
 	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03090933	// mul s2, s2, a6
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21449b8b	// th.mula s7, s1, s4
+	WORD	$0x030989b3	// mul s3, s3, a6
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x03490a33	// mul s4, s2, s4
+	WORD	$0x21049a8b	// th.mula s5, s1, a6
+	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x4b816a03	// lwu s4, 1208(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02f489b3	// mul s3, s1, a5
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x031708b3	// mul a7, a4, a7
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x1f816803	// lwu a6, 504(sp)
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x005a74b3	// and s1, s4, t0
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x1d816983	// lwu s3, 472(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x02f707b3	// mul a5, a4, a5
+	WORD	$0x006a78b3	// and a7, s4, t1
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x19816703	// lwu a4, 408(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x1b816903	// lwu s2, 440(sp)
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x007a77b3	// and a5, s4, t2
+	WORD	$0x01ca7a33	// and s4, s4, t3
+	WORD	$0x02e48ab3	// mul s5, s1, a4
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x03378b33	// mul s6, a5, s3
+	WORD	$0x21089a8b	// th.mula s5, a7, a6
+	WORD	$0x032a0bb3	// mul s7, s4, s2
+	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
+	WORD	$0x03248b33	// mul s6, s1, s2
+	WORD	$0x02e88bb3	// mul s7, a7, a4
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x21079b0b	// th.mula s6, a5, a6
+	WORD	$0x213a1b8b	// th.mula s7, s4, s3
+	WORD	$0x03348ab3	// mul s5, s1, s3
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x030484b3	// mul s1, s1, a6
+	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
 	WORD	$0x033889b3	// mul s3, a7, s3
 	WORD	$0x210a1a8b	// th.mula s5, s4, a6
-	WORD	$0x97012d57	// th.vmul.vv v26, v16, v2
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02fa09b3	// mul s3, s4, a5
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x02988933	// mul s2, a7, s1
-	WORD	$0x02970833	// mul a6, a4, s1
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x4b816a03	// lwu s4, 1208(sp)
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x1f816803	// lwu a6, 504(sp)
-	WORD	$0x2603c057	// th.vand.vx v0, v0, t2
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x005a78b3	// and a7, s4, t0
-	WORD	$0x02f70733	// mul a4, a4, a5
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x1d816983	// lwu s3, 472(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x006a74b3	// and s1, s4, t1
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x19816783	// lwu a5, 408(sp)
-	WORD	$0x007a7733	// and a4, s4, t2
-	WORD	$0x93492057	// th.vmulhu.vv v0, v20, v18
-	WORD	$0x01ca7a33	// and s4, s4, t3
-	WORD	$0x1b816903	// lwu s2, 440(sp)
-	WORD	$0x02f88ab3	// mul s5, a7, a5
-	WORD	$0x93662557	// th.vmulhu.vv v10, v22, v12
-	WORD	$0x03370b33	// mul s6, a4, s3
-	WORD	$0x21049a8b	// th.mula s5, s1, a6
-	WORD	$0x032a0bb3	// mul s7, s4, s2
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97492357	// th.vmul.vv v6, v20, v18
-	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x97662d57	// th.vmul.vv v26, v22, v12
-	WORD	$0x21071b0b	// th.mula s6, a4, a6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03388ab3	// mul s5, a7, s3
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x030888b3	// mul a7, a7, a6
-	WORD	$0x93022557	// th.vmulhu.vv v10, v16, v4
-	WORD	$0x033489b3	// mul s3, s1, s3
-	WORD	$0x210a1a8b	// th.mula s5, s4, a6
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02fa08b3	// mul a7, s4, a5
-	WORD	$0x032489b3	// mul s3, s1, s2
-	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
-	WORD	$0x03270833	// mul a6, a4, s2
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4c816903	// lwu s2, 1224(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x1fc16803	// lwu a6, 508(sp)
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x92e12557	// th.vmulhu.vv v10, v14, v2
-	WORD	$0x005978b3	// and a7, s2, t0
-	WORD	$0x02f70733	// mul a4, a4, a5
-	WORD	$0x19c16483	// lwu s1, 412(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x1dc16783	// lwu a5, 476(sp)
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x96e12d57	// th.vmul.vv v26, v14, v2
-	WORD	$0x00697733	// and a4, s2, t1
-	WORD	$0x007979b3	// and s3, s2, t2
-	WORD	$0x01c97a33	// and s4, s2, t3
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x1bc16903	// lwu s2, 444(sp)
-	WORD	$0x02988ab3	// mul s5, a7, s1
-	WORD	$0x02f98bb3	// mul s7, s3, a5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x21071a8b	// th.mula s5, a4, a6
-	WORD	$0x032a0c33	// mul s8, s4, s2
+	WORD	$0x4c816983	// lwu s3, 1224(sp)
+	WORD	$0x02ea0833	// mul a6, s4, a4
+	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
 	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0x260e4057	// th.vand.vx v0, v0, t3
+	WORD	$0x032784b3	// mul s1, a5, s2
 	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x21099b0b	// th.mula s6, s3, a6
-	WORD	$0x02970bb3	// mul s7, a4, s1
-	WORD	$0x02f88ab3	// mul s5, a7, a5
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x20fa1b8b	// th.mula s7, s4, a5
-	WORD	$0x030888b3	// mul a7, a7, a6
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x1fc16883	// lwu a7, 508(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x0059f4b3	// and s1, s3, t0
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x19c16803	// lwu a6, 412(sp)
+	WORD	$0x02e78733	// mul a4, a5, a4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x1dc16a03	// lwu s4, 476(sp)
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x0069f7b3	// and a5, s3, t1
+	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x1bc16903	// lwu s2, 444(sp)
+	WORD	$0x0079f733	// and a4, s3, t2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	WORD	$0x03048ab3	// mul s5, s1, a6
+	WORD	$0x03470b33	// mul s6, a4, s4
+	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
+	WORD	$0x21179a8b	// th.mula s5, a5, a7
+	WORD	$0x03298c33	// mul s8, s3, s2
+	WORD	$0x03248bb3	// mul s7, s1, s2
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21171b8b	// th.mula s7, a4, a7
+	WORD	$0x03078b33	// mul s6, a5, a6
+	WORD	$0x03448ab3	// mul s5, s1, s4
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x02f707b3	// mul a5, a4, a5
-	WORD	$0x210a1a8b	// th.mula s5, s4, a6
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x00feceb3	// xor t4, t4, a5
-	WORD	$0x029a07b3	// mul a5, s4, s1
-	WORD	$0x03270a33	// mul s4, a4, s2
-	WORD	$0x03298733	// mul a4, s3, s2
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x03478a33	// mul s4, a5, s4
+	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x4d816b03	// lwu s6, 1240(sp)
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x030989b3	// mul s3, s3, a6
+	WORD	$0x032787b3	// mul a5, a5, s2
+	WORD	$0x032704b3	// mul s1, a4, s2
+	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x1a016883	// lwu a7, 416(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x20016483	// lwu s1, 512(sp)
+	WORD	$0x013f4f33	// xor t5, t5, s3
 	// sums[6] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4d816a83	// lwu s5, 1240(sp)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x1a016883	// lwu a7, 416(sp)
-	WORD	$0x00feceb3	// xor t4, t4, a5
+	WORD	$0x005b7a33	// and s4, s6, t0
+	WORD	$0x03070733	// mul a4, a4, a6
+	WORD	$0x1e016a83	// lwu s5, 480(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x006b7933	// and s2, s6, t1
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x20016903	// lwu s2, 512(sp)
+	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 7: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x57010713	// addi a4, sp, 1392
-	WORD	$0x029989b3	// mul s3, s3, s1
+	WORD	$0x031a0bb3	// mul s7, s4, a7
 	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x005af4b3	// and s1, s5, t0
+	WORD	$0x1c016983	// lwu s3, 448(sp)
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5f013023	// sd a6, 1504(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x39010713	// addi a4, sp, 912
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x1e016a03	// lwu s4, 480(sp)
-	WORD	$0x02077107	// th.vle.v v2, (a4)
+	WORD	$0x20991b8b	// th.mula s7, s2, s1
+	WORD	$0x007b77b3	// and a5, s6, t2
+	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x3b010713	// addi a4, sp, 944
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x006af833	// and a6, s5, t1
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x01cb7833	// and a6, s6, t3
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x3d010713	// addi a4, sp, 976
-	WORD	$0x007af7b3	// and a5, s5, t2
-	WORD	$0x01cafab3	// and s5, s5, t3
-	WORD	$0x02077607	// th.vle.v v12, (a4)
+	WORD	$0x03578b33	// mul s6, a5, s5
+	WORD	$0x03380bb3	// mul s7, a6, s3
+	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x3f010713	// addi a4, sp, 1008
-	WORD	$0x1c016983	// lwu s3, 448(sp)
-	WORD	$0x03148b33	// mul s6, s1, a7
-	WORD	$0x02077907	// th.vle.v v18, (a4)
-	WORD	$0x03478733	// mul a4, a5, s4
-	WORD	$0x21281b0b	// th.mula s6, a6, s2
-	WORD	$0x033a8bb3	// mul s7, s5, s3
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x02077807	// th.vle.v v16, (a4)
+	WORD	$0x033a0b33	// mul s6, s4, s3
+	WORD	$0x03190bb3	// mul s7, s2, a7
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x00e64633	// xor a2, a2, a4
-	WORD	$0x01764633	// xor a2, a2, s7
+	WORD	$0x20979b0b	// th.mula s6, a5, s1
+	WORD	$0x21581b8b	// th.mula s7, a6, s5
+	WORD	$0x035a0733	// mul a4, s4, s5
 	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x03348b33	// mul s6, s1, s3
-	WORD	$0x03180bb3	// mul s7, a6, a7
-	WORD	$0x93412057	// th.vmulhu.vv v0, v20, v2
-	WORD	$0x21279b0b	// th.mula s6, a5, s2
-	WORD	$0x214a9b8b	// th.mula s7, s5, s4
-	WORD	$0x03448733	// mul a4, s1, s4
-	WORD	$0x93692557	// th.vmulhu.vv v10, v22, v18
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x032484b3	// mul s1, s1, s2
-	WORD	$0x2663c857	// th.vand.vx v16, v6, t2
-	WORD	$0x03480a33	// mul s4, a6, s4
-	WORD	$0x212a970b	// th.mula a4, s5, s2
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x031a84b3	// mul s1, s5, a7
-	WORD	$0x03380933	// mul s2, a6, s3
-	WORD	$0x93062557	// th.vmulhu.vv v10, v16, v12
-	WORD	$0x03378833	// mul a6, a5, s3
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x4e816a03	// lwu s4, 1256(sp)
-	WORD	$0x266e4757	// th.vand.vx v14, v6, t3
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x1a416703	// lwu a4, 420(sp)
-	WORD	$0x031787b3	// mul a5, a5, a7
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x005a7833	// and a6, s4, t0
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x1e416483	// lwu s1, 484(sp)
-	WORD	$0x92e22557	// th.vmulhu.vv v10, v14, v4
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x20416903	// lwu s2, 516(sp)
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97412357	// th.vmul.vv v6, v20, v2
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x006a79b3	// and s3, s4, t1
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x21299a8b	// th.mula s5, s3, s2
-	WORD	$0x01ca78b3	// and a7, s4, t3
-	WORD	$0x1c416a03	// lwu s4, 452(sp)
-	WORD	$0xb72b2357	// th.vmacc.vv v6, v22, v18
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02978ab3	// mul s5, a5, s1
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x97062d57	// th.vmul.vv v26, v16, v12
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x03480bb3	// mul s7, a6, s4
-	WORD	$0x2602c457	// th.vand.vx v8, v0, t0
-	WORD	$0x02e98b33	// mul s6, s3, a4
-	WORD	$0x21279b8b	// th.mula s7, a5, s2
-	WORD	$0x02980ab3	// mul s5, a6, s1
-	WORD	$0x93422057	// th.vmulhu.vv v0, v20, v4
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x20989b0b	// th.mula s6, a7, s1
-	WORD	$0x03280833	// mul a6, a6, s2
-	WORD	$0x93612557	// th.vmulhu.vv v10, v22, v2
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x029984b3	// mul s1, s3, s1
-	WORD	$0x21289a8b	// th.mula s5, a7, s2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x03498833	// mul a6, s3, s4
-	WORD	$0x03478933	// mul s2, a5, s4
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x02e884b3	// mul s1, a7, a4
+	WORD	$0x029a0a33	// mul s4, s4, s1
+	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	WORD	$0x03590ab3	// mul s5, s2, s5
+	WORD	$0x2098170b	// th.mula a4, a6, s1
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
 	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x4f816a03	// lwu s4, 1272(sp)
-	WORD	$0x02e787b3	// mul a5, a5, a4
-	WORD	$0x1a816703	// lwu a4, 424(sp)
-	WORD	$0x93092557	// th.vmulhu.vv v10, v16, v18
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x005a78b3	// and a7, s4, t0
+	WORD	$0x4e816483	// lwu s1, 1256(sp)
+	WORD	$0x03180a33	// mul s4, a6, a7
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x03390933	// mul s2, s2, s3
+	WORD	$0x03378833	// mul a6, a5, s3
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x1a416703	// lwu a4, 420(sp)
 	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x0054f833	// and a6, s1, t0
+	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
+	WORD	$0x031788b3	// mul a7, a5, a7
+	WORD	$0x1e416783	// lwu a5, 484(sp)
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
+	WORD	$0x20416a03	// lwu s4, 516(sp)
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x02e809b3	// mul s3, a6, a4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01164633	// xor a2, a2, a7
+	WORD	$0x0064f933	// and s2, s1, t1
+	WORD	$0x2149198b	// th.mula s3, s2, s4
+	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
+	WORD	$0x02f80ab3	// mul s5, a6, a5
+	WORD	$0x0136c6b3	// xor a3, a3, s3
+	WORD	$0x0074f8b3	// and a7, s1, t2
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x21449a8b	// th.mula s5, s1, s4
+	WORD	$0x1c416983	// lwu s3, 452(sp)
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x02f88ab3	// mul s5, a7, a5
+	WORD	$0x03348b33	// mul s6, s1, s3
+	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03380ab3	// mul s5, a6, s3
+	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
+	WORD	$0x03480b33	// mul s6, a6, s4
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x4f816803	// lwu a6, 1272(sp)
+	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x02e90a33	// mul s4, s2, a4
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x02f90ab3	// mul s5, s2, a5
+	WORD	$0x20f49a0b	// th.mula s4, s1, a5
+	WORD	$0x033907b3	// mul a5, s2, s3
+	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	WORD	$0x03388933	// mul s2, a7, s3
+	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x02e489b3	// mul s3, s1, a4
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x1e816903	// lwu s2, 488(sp)
-	WORD	$0x009eceb3	// xor t4, t4, s1
 	WORD	$0x02e88ab3	// mul s5, a7, a4
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x1c816483	// lwu s1, 456(sp)
-	WORD	$0x006a79b3	// and s3, s4, t1
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x01ca77b3	// and a5, s4, t3
+	WORD	$0x1a816703	// lwu a4, 424(sp)
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
+	WORD	$0x005874b3	// and s1, a6, t0
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x1e816903	// lwu s2, 488(sp)
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x1c816883	// lwu a7, 456(sp)
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
+	WORD	$0x006879b3	// and s3, a6, t1
+	WORD	$0x01454533	// xor a0, a0, s4
+	WORD	$0x02e48ab3	// mul s5, s1, a4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x007877b3	// and a5, a6, t2
+	WORD	$0x01c87833	// and a6, a6, t3
 	WORD	$0x20816a03	// lwu s4, 520(sp)
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x21499a8b	// th.mula s5, s3, s4
+	WORD	$0x03278b33	// mul s6, a5, s2
+	WORD	$0x03180bb3	// mul s7, a6, a7
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x03280b33	// mul s6, a6, s2
-	WORD	$0x02978bb3	// mul s7, a5, s1
-	WORD	$0x97612d57	// th.vmul.vv v26, v22, v2
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x92e62557	// th.vmulhu.vv v10, v14, v12
-	WORD	$0x02988b33	// mul s6, a7, s1
+	WORD	$0x03148b33	// mul s6, s1, a7
 	WORD	$0x02e98bb3	// mul s7, s3, a4
-	WORD	$0xb7282357	// th.vmacc.vv v6, v16, v18
-	WORD	$0x21481b0b	// th.mula s6, a6, s4
-	WORD	$0x21279b8b	// th.mula s7, a5, s2
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0xb6c72d57	// th.vmacc.vv v26, v14, v12
+	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
+	WORD	$0x21479b0b	// th.mula s6, a5, s4
+	WORD	$0x21281b8b	// th.mula s7, a6, s2
+	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x034888b3	// mul a7, a7, s4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x03298b33	// mul s6, s3, s2
-	WORD	$0x21479a8b	// th.mula s5, a5, s4
-	WORD	$0x02998933	// mul s2, s3, s1
-	WORD	$0x26034057	// th.vand.vx v0, v0, t1
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x029809b3	// mul s3, a6, s1
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02e80833	// mul a6, a6, a4
-	WORD	$0x016eceb3	// xor t4, t4, s6
-	WORD	$0x50816883	// lwu a7, 1288(sp)
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x02e78a33	// mul s4, a5, a4
-	WORD	$0x1ac16703	// lwu a4, 428(sp)
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x0058f4b3	// and s1, a7, t0
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x1cc16783	// lwu a5, 460(sp)
-	WORD	$0x93462057	// th.vmulhu.vv v0, v20, v12
-	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x1ec16983	// lwu s3, 492(sp)
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x93622557	// th.vmulhu.vv v10, v22, v4
-	WORD	$0x02e48ab3	// mul s5, s1, a4
-	WORD	$0x0068f933	// and s2, a7, t1
-	WORD	$0x0078f833	// and a6, a7, t2
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01c8f8b3	// and a7, a7, t3
-	WORD	$0x20c16a03	// lwu s4, 524(sp)
-	WORD	$0x03380b33	// mul s6, a6, s3
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97462357	// th.vmul.vv v6, v20, v12
-	WORD	$0x21491a8b	// th.mula s5, s2, s4
-	WORD	$0x02f88bb3	// mul s7, a7, a5
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x93012557	// th.vmulhu.vv v10, v16, v2
-	// sums[3] = OR of z[k] & m[k]
-	WORD	$0x00567633	// and a2, a2, t0
-	WORD	$0x02f48ab3	// mul s5, s1, a5
-	WORD	$0x02e90b33	// mul s6, s2, a4
-	WORD	$0xb7272357	// th.vmacc.vv v6, v14, v18
-	WORD	$0x21481a8b	// th.mula s5, a6, s4
-	WORD	$0x21389b0b	// th.mula s6, a7, s3
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x01554533	// xor a0, a0, s5
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x00a66633	// or a2, a2, a0
-	WORD	$0x03348533	// mul a0, s1, s3
 	WORD	$0x034484b3	// mul s1, s1, s4
-	WORD	$0x92e92557	// th.vmulhu.vv v10, v14, v18
-	WORD	$0x033909b3	// mul s3, s2, s3
-	WORD	$0x2148950b	// th.mula a0, a7, s4
-	WORD	$0x02f90a33	// mul s4, s2, a5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x02e80933	// mul s2, a6, a4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x97012d57	// th.vmul.vv v26, v16, v2
-	WORD	$0x02f80533	// mul a0, a6, a5
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x02e88733	// mul a4, a7, a4
-	WORD	$0x012f4f33	// xor t5, t5, s2
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x007f7f33	// and t5, t5, t2
-	WORD	$0x01e66633	// or a2, a2, t5
-	WORD	$0x2603c057	// th.vand.vx v0, v0, t2
-	WORD	$0x01cefeb3	// and t4, t4, t3
-	WORD	$0x01d66633	// or a2, a2, t4
-	WORD	$0x5cc13423	// sd a2, 1480(sp)
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
-	WORD	$0x49c16603	// lwu a2, 1180(sp)
-	WORD	$0x25016703	// lwu a4, 592(sp)
-	WORD	$0x27016883	// lwu a7, 624(sp)
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x00567f33	// and t5, a2, t0
-	WORD	$0x00667933	// and s2, a2, t1
-	WORD	$0x23016983	// lwu s3, 560(sp)
-	WORD	$0x93492057	// th.vmulhu.vv v0, v20, v18
-	WORD	$0x00767833	// and a6, a2, t2
-	WORD	$0x031f0eb3	// mul t4, t5, a7
-	WORD	$0x02e90533	// mul a0, s2, a4
-	WORD	$0x93662557	// th.vmulhu.vv v10, v22, v12
-	WORD	$0x21016483	// lwu s1, 528(sp)
-	WORD	$0x01c677b3	// and a5, a2, t3
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x03380533	// mul a0, a6, s3
-	WORD	$0x02978a33	// mul s4, a5, s1
-	WORD	$0x029f0633	// mul a2, t5, s1
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97492357	// th.vmul.vv v6, v20, v18
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x014eceb3	// xor t4, t4, s4
-	WORD	$0x2119160b	// th.mula a2, s2, a7
-	WORD	$0x97662d57	// th.vmul.vv v26, v22, v12
-	WORD	$0x02e80a33	// mul s4, a6, a4
-	WORD	$0x03378ab3	// mul s5, a5, s3
-	WORD	$0x033f0533	// mul a0, t5, s3
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01464633	// xor a2, a2, s4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x02ef0f33	// mul t5, t5, a4
-	WORD	$0x93022557	// th.vmulhu.vv v10, v16, v4
-	WORD	$0x033909b3	// mul s3, s2, s3
-	WORD	$0x02990a33	// mul s4, s2, s1
-	WORD	$0x21179f0b	// th.mula t5, a5, a7
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x2118150b	// th.mula a0, a6, a7
-	WORD	$0x4ac16a83	// lwu s5, 1196(sp)
-	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x27416803	// lwu a6, 628(sp)
+	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
+	WORD	$0x03298b33	// mul s6, s3, s2
+	WORD	$0x21481a8b	// th.mula s5, a6, s4
+	WORD	$0x03198933	// mul s2, s3, a7
+	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
 	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x005af933	// and s2, s5, t0
-	WORD	$0x20e79a0b	// th.mula s4, a5, a4
-	WORD	$0x25416983	// lwu s3, 596(sp)
-	WORD	$0x92e12557	// th.vmulhu.vv v10, v14, v2
-	WORD	$0x006af8b3	// and a7, s5, t1
-	WORD	$0x01454533	// xor a0, a0, s4
-	WORD	$0x23416483	// lwu s1, 564(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x007af733	// and a4, s5, t2
-	WORD	$0x01cafa33	// and s4, s5, t3
-	WORD	$0x21416783	// lwu a5, 532(sp)
-	WORD	$0x96e12d57	// th.vmul.vv v26, v14, v2
-	WORD	$0x02f90ab3	// mul s5, s2, a5
-	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x029a0c33	// mul s8, s4, s1
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x21089a8b	// th.mula s5, a7, a6
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x031788b3	// mul a7, a5, a7
 	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x260e4057	// th.vand.vx v0, v0, t3
-	WORD	$0x21071b0b	// th.mula s6, a4, a6
-	WORD	$0x02f88bb3	// mul s7, a7, a5
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03090933	// mul s2, s2, a6
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033889b3	// mul s3, a7, s3
-	WORD	$0x210a1a8b	// th.mula s5, s4, a6
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x50816483	// lwu s1, 1288(sp)
+	WORD	$0x02e78a33	// mul s4, a5, a4
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x1ac16783	// lwu a5, 428(sp)
+	WORD	$0x02e80b33	// mul s6, a6, a4
+	WORD	$0x0054f833	// and a6, s1, t0
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x1cc16703	// lwu a4, 460(sp)
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x1ec16983	// lwu s3, 492(sp)
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x02f80ab3	// mul s5, a6, a5
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x20c16a03	// lwu s4, 524(sp)
+	WORD	$0x0064f933	// and s2, s1, t1
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
+	WORD	$0x21491a8b	// th.mula s5, s2, s4
+	WORD	$0x0074f8b3	// and a7, s1, t2
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x03388ab3	// mul s5, a7, s3
+	WORD	$0x02e48b33	// mul s6, s1, a4
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02fa0933	// mul s2, s4, a5
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
-	WORD	$0x02988833	// mul a6, a7, s1
-	WORD	$0x029708b3	// mul a7, a4, s1
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4bc16a03	// lwu s4, 1212(sp)
-	WORD	$0x011eceb3	// xor t4, t4, a7
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	// sums[3] = OR of z[k] & m[k]
+	WORD	$0x0056f6b3	// and a3, a3, t0
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	WORD	$0x02e80b33	// mul s6, a6, a4
+	WORD	$0x02f90bb3	// mul s7, s2, a5
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x21489b0b	// th.mula s6, a7, s4
+	WORD	$0x21349b8b	// th.mula s7, s1, s3
+	WORD	$0x03380ab3	// mul s5, a6, s3
+	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x00657533	// and a0, a0, t1
+	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
+	WORD	$0x03480833	// mul a6, a6, s4
+	WORD	$0x033909b3	// mul s3, s2, s3
+	WORD	$0x21449a8b	// th.mula s5, s1, s4
+	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
+	WORD	$0x02e90a33	// mul s4, s2, a4
+	WORD	$0x02f88933	// mul s2, a7, a5
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x02e88733	// mul a4, a7, a4
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x02f487b3	// mul a5, s1, a5
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x00a6e6b3	// or a3, a3, a0
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x00767633	// and a2, a2, t2
+	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x01cf7f33	// and t5, t5, t3
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01e6e6b3	// or a3, a3, t5
+	WORD	$0x5cd13423	// sd a3, 1480(sp)
+	// piece 4: z[k] ^= a_i·b_j (i + j ≡ k) over the eight blocks
+	WORD	$0x49c16683	// lwu a3, 1180(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x25016703	// lwu a4, 592(sp)
+	WORD	$0x27016483	// lwu s1, 624(sp)
+	WORD	$0x0056f633	// and a2, a3, t0
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x0066f9b3	// and s3, a3, t1
+	WORD	$0x23016a03	// lwu s4, 560(sp)
+	WORD	$0x0076f8b3	// and a7, a3, t2
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x02960f33	// mul t5, a2, s1
+	WORD	$0x02e98533	// mul a0, s3, a4
+	WORD	$0x21016903	// lwu s2, 528(sp)
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x01c6f7b3	// and a5, a3, t3
+	WORD	$0x034886b3	// mul a3, a7, s4
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
+	WORD	$0x03278533	// mul a0, a5, s2
+	WORD	$0x00df4f33	// xor t5, t5, a3
+	WORD	$0x032606b3	// mul a3, a2, s2
+	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
+	WORD	$0x00af4f33	// xor t5, t5, a0
+	WORD	$0x4ac16803	// lwu a6, 1196(sp)
+	WORD	$0x2099968b	// th.mula a3, s3, s1
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x02e88ab3	// mul s5, a7, a4
+	WORD	$0x03478b33	// mul s6, a5, s4
+	WORD	$0x03460533	// mul a0, a2, s4
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x02e60633	// mul a2, a2, a4
+	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
+	WORD	$0x03498a33	// mul s4, s3, s4
+	WORD	$0x03298ab3	// mul s5, s3, s2
+	WORD	$0x2097960b	// th.mula a2, a5, s1
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x032889b3	// mul s3, a7, s2
+	WORD	$0x2098950b	// th.mula a0, a7, s1
+	WORD	$0x27416883	// lwu a7, 628(sp)
+	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x00587933	// and s2, a6, t0
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x25416a03	// lwu s4, 596(sp)
+	WORD	$0x20e79a8b	// th.mula s5, a5, a4
+	WORD	$0x006874b3	// and s1, a6, t1
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x23416983	// lwu s3, 564(sp)
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x00787733	// and a4, a6, t2
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01c87833	// and a6, a6, t3
+	WORD	$0x21416783	// lwu a5, 532(sp)
+	WORD	$0x03470bb3	// mul s7, a4, s4
+	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
+	WORD	$0x02f90b33	// mul s6, s2, a5
+	WORD	$0x03380c33	// mul s8, a6, s3
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21149b0b	// th.mula s6, s1, a7
+	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x21171a8b	// th.mula s5, a4, a7
+	WORD	$0x02f48bb3	// mul s7, s1, a5
+	WORD	$0x03490b33	// mul s6, s2, s4
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x21481b8b	// th.mula s7, a6, s4
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x03448a33	// mul s4, s1, s4
+	WORD	$0x21181b0b	// th.mula s6, a6, a7
+	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x4bc16b83	// lwu s7, 1212(sp)
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x02f808b3	// mul a7, a6, a5
+	WORD	$0x03348833	// mul a6, s1, s3
+	WORD	$0x033704b3	// mul s1, a4, s3
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x27816903	// lwu s2, 632(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
+	WORD	$0x005bfab3	// and s5, s7, t0
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x25816b03	// lwu s6, 600(sp)
+	WORD	$0x02f70733	// mul a4, a4, a5
+	WORD	$0x006bf9b3	// and s3, s7, t1
 	// sums[7] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x27816883	// lwu a7, 632(sp)
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x005a74b3	// and s1, s4, t0
-	WORD	$0x02f70ab3	// mul s5, a4, a5
-	WORD	$0x25816983	// lwu s3, 600(sp)
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x21816883	// lwu a7, 536(sp)
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x23816a03	// lwu s4, 568(sp)
+	WORD	$0x007bf4b3	// and s1, s7, t2
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
-	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x01cbfbb3	// and s7, s7, t3
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	// piece 8: operand classes a[k] = a & m[k], key classes b[j]
 	WORD	$0x59010713	// addi a4, sp, 1424
-	WORD	$0x006a7933	// and s2, s4, t1
+	WORD	$0x031a8c33	// mul s8, s5, a7
 	WORD	$0x02079793	// slli a5, a5, 32
-	WORD	$0x015f4f33	// xor t5, t5, s5
+	WORD	$0x03648cb3	// mul s9, s1, s6
 	WORD	$0x00f86833	// or a6, a6, a5
 	WORD	$0x5f013423	// sd a6, 1512(sp)
 	WORD	$0x02077307	// th.vle.v v6, (a4)
 	WORD	$0x41010713	// addi a4, sp, 1040
-	WORD	$0x21816803	// lwu a6, 536(sp)
-	WORD	$0x007a77b3	// and a5, s4, t2
-	WORD	$0x02077107	// th.vle.v v2, (a4)
+	WORD	$0x21299c0b	// th.mula s8, s3, s2
+	WORD	$0x034b87b3	// mul a5, s7, s4
+	WORD	$0x02077007	// th.vle.v v0, (a4)
 	WORD	$0x43010713	// addi a4, sp, 1072
-	WORD	$0x01ca7ab3	// and s5, s4, t3
-	WORD	$0x23816a03	// lwu s4, 568(sp)
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x0196c6b3	// xor a3, a3, s9
 	WORD	$0x02077207	// th.vle.v v4, (a4)
 	WORD	$0x45010713	// addi a4, sp, 1104
-	WORD	$0x03048b33	// mul s6, s1, a6
-	WORD	$0x03378bb3	// mul s7, a5, s3
-	WORD	$0x02077607	// th.vle.v v12, (a4)
+	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x034a8833	// mul a6, s5, s4
+	WORD	$0x02077507	// th.vle.v v10, (a4)
 	WORD	$0x47010713	// addi a4, sp, 1136
-	WORD	$0x21191b0b	// th.mula s6, s2, a7
-	WORD	$0x034a8c33	// mul s8, s5, s4
-	WORD	$0x02077907	// th.vle.v v18, (a4)
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x01864633	// xor a2, a2, s8
+	WORD	$0x2124980b	// th.mula a6, s1, s2
+	WORD	$0x031987b3	// mul a5, s3, a7
+	WORD	$0x02077807	// th.vle.v v16, (a4)
+	WORD	$0x01054533	// xor a0, a0, a6
+	WORD	$0x216b978b	// th.mula a5, s7, s6
+	WORD	$0x036a8733	// mul a4, s5, s6
 	WORD	$0x2662ca57	// th.vand.vx v20, v6, t0
-	WORD	$0x03448b33	// mul s6, s1, s4
-	WORD	$0x03090bb3	// mul s7, s2, a6
+	WORD	$0x00f54533	// xor a0, a0, a5
+	WORD	$0x032a87b3	// mul a5, s5, s2
+	WORD	$0x03698833	// mul a6, s3, s6
 	WORD	$0x26634b57	// th.vand.vx v22, v6, t1
-	WORD	$0x21179b0b	// th.mula s6, a5, a7
-	WORD	$0x213a9b8b	// th.mula s7, s5, s3
-	WORD	$0x03348733	// mul a4, s1, s3
-	WORD	$0x93412057	// th.vmulhu.vv v0, v20, v2
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x031484b3	// mul s1, s1, a7
-	WORD	$0x93692557	// th.vmulhu.vv v10, v22, v18
-	WORD	$0x033909b3	// mul s3, s2, s3
-	WORD	$0x211a970b	// th.mula a4, s5, a7
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x2663c857	// th.vand.vx v16, v6, t2
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x030a88b3	// mul a7, s5, a6
-	WORD	$0x034904b3	// mul s1, s2, s4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x034789b3	// mul s3, a5, s4
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x4cc16903	// lwu s2, 1228(sp)
-	WORD	$0x93062557	// th.vmulhu.vv v10, v16, v12
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x27c16703	// lwu a4, 636(sp)
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x266e4757	// th.vand.vx v14, v6, t3
-	WORD	$0x005978b3	// and a7, s2, t0
-	WORD	$0x03078833	// mul a6, a5, a6
-	WORD	$0x21c16783	// lwu a5, 540(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x25c16983	// lwu s3, 604(sp)
+	WORD	$0x212b970b	// th.mula a4, s7, s2
+	WORD	$0x00ff4f33	// xor t5, t5, a5
 	WORD	$0x010f4f33	// xor t5, t5, a6
-	WORD	$0x92e22557	// th.vmulhu.vv v10, v14, v4
-	WORD	$0x006974b3	// and s1, s2, t1
-	WORD	$0x00797833	// and a6, s2, t2
-	WORD	$0x01c97a33	// and s4, s2, t3
-	// class 0: low words (pairs added), high words; out |= z & m[0]
-	WORD	$0x97412357	// th.vmul.vv v6, v20, v2
-	WORD	$0x23c16903	// lwu s2, 572(sp)
-	WORD	$0x02f88ab3	// mul s5, a7, a5
+	WORD	$0x93402157	// th.vmulhu.vv v2, v20, v0
+	WORD	$0x4cc16a83	// lwu s5, 1228(sp)
+	WORD	$0x031b87b3	// mul a5, s7, a7
+	WORD	$0x03498833	// mul a6, s3, s4
+	WORD	$0x93682757	// th.vmulhu.vv v14, v22, v16
+	WORD	$0x03448933	// mul s2, s1, s4
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x27c16703	// lwu a4, 636(sp)
+	WORD	$0x2663c957	// th.vand.vx v18, v6, t2
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x005af933	// and s2, s5, t0
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x21c16783	// lwu a5, 540(sp)
+	WORD	$0x031484b3	// mul s1, s1, a7
+	WORD	$0x25c16983	// lwu s3, 604(sp)
+	WORD	$0x93252757	// th.vmulhu.vv v14, v18, v10
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x006af8b3	// and a7, s5, t1
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x266e4457	// th.vand.vx v8, v6, t3
+	WORD	$0x23c16483	// lwu s1, 572(sp)
+	WORD	$0x007af833	// and a6, s5, t2
+	WORD	$0x01cafa33	// and s4, s5, t3
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x02f90ab3	// mul s5, s2, a5
 	WORD	$0x03380bb3	// mul s7, a6, s3
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x20e49a8b	// th.mula s5, s1, a4
-	WORD	$0x032a0c33	// mul s8, s4, s2
-	WORD	$0x03288b33	// mul s6, a7, s2
-	WORD	$0xb72b2357	// th.vmacc.vv v6, v22, v18
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x01864633	// xor a2, a2, s8
-	WORD	$0x97062d57	// th.vmul.vv v26, v16, v12
+	WORD	$0x029a0c33	// mul s8, s4, s1
+	WORD	$0x92822757	// th.vmulhu.vv v14, v8, v4
+	WORD	$0x20e89a8b	// th.mula s5, a7, a4
+	WORD	$0x02990b33	// mul s6, s2, s1
+	// class 0: low words (pairs added), high words; out |= z & m[0]
+	WORD	$0x97402357	// th.vmul.vv v6, v20, v0
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
 	WORD	$0x20e81b0b	// th.mula s6, a6, a4
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x03388ab3	// mul s5, a7, s3
-	WORD	$0x2602c457	// th.vand.vx v8, v0, t0
+	WORD	$0x02f88bb3	// mul s7, a7, a5
+	WORD	$0x03390ab3	// mul s5, s2, s3
+	WORD	$0xb70b2357	// th.vmacc.vv v6, v22, v16
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x02e888b3	// mul a7, a7, a4
-	WORD	$0x93422057	// th.vmulhu.vv v0, v20, v4
+	WORD	$0x02e90933	// mul s2, s2, a4
+	WORD	$0x97252d57	// th.vmul.vv v26, v18, v10
 	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x033489b3	// mul s3, s1, s3
+	WORD	$0x033889b3	// mul s3, a7, s3
 	WORD	$0x20ea1a8b	// th.mula s5, s4, a4
-	WORD	$0x93612557	// th.vmulhu.vv v10, v22, v2
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02fa08b3	// mul a7, s4, a5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x032489b3	// mul s3, s1, s2
-	WORD	$0x03280733	// mul a4, a6, s2
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x96e22d57	// th.vmul.vv v26, v14, v4
-	WORD	$0x4dc16483	// lwu s1, 1244(sp)
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x22016703	// lwu a4, 544(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x28016883	// lwu a7, 640(sp)
-	WORD	$0x02f807b3	// mul a5, a6, a5
-	WORD	$0x93092557	// th.vmulhu.vv v10, v16, v18
-	WORD	$0x0054f933	// and s2, s1, t0
+	WORD	$0x2622c657	// th.vand.vx v12, v2, t0
+	WORD	$0x012f4f33	// xor t5, t5, s2
 	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x26016983	// lwu s3, 608(sp)
+	WORD	$0x4dc16983	// lwu s3, 1244(sp)
+	WORD	$0x93422157	// th.vmulhu.vv v2, v20, v4
+	WORD	$0x02fa0933	// mul s2, s4, a5
+	WORD	$0x02988b33	// mul s6, a7, s1
+	WORD	$0x029808b3	// mul a7, a6, s1
+	WORD	$0x93602757	// th.vmulhu.vv v14, v22, v0
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x22016703	// lwu a4, 544(sp)
+	WORD	$0x011f4f33	// xor t5, t5, a7
 	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x0064f7b3	// and a5, s1, t1
-	WORD	$0x0074f833	// and a6, s1, t2
-	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
-	WORD	$0x01c4fa33	// and s4, s1, t3
-	WORD	$0x24016483	// lwu s1, 576(sp)
+	WORD	$0x28016883	// lwu a7, 640(sp)
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x0059f933	// and s2, s3, t0
+	WORD	$0x96822d57	// th.vmul.vv v26, v8, v4
+	WORD	$0x02f80833	// mul a6, a6, a5
+	WORD	$0x26016a03	// lwu s4, 608(sp)
+	WORD	$0x01664633	// xor a2, a2, s6
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0069f7b3	// and a5, s3, t1
+	WORD	$0x01064633	// xor a2, a2, a6
 	WORD	$0x02e90ab3	// mul s5, s2, a4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x03380b33	// mul s6, a6, s3
+	WORD	$0x93282757	// th.vmulhu.vv v14, v18, v16
+	WORD	$0x24016483	// lwu s1, 576(sp)
 	WORD	$0x21179a8b	// th.mula s5, a5, a7
-	WORD	$0x029a0bb3	// mul s7, s4, s1
+	WORD	$0x0079f833	// and a6, s3, t2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x01c9f9b3	// and s3, s3, t3
+	WORD	$0x03480ab3	// mul s5, a6, s4
+	WORD	$0x2662cc57	// th.vand.vx v24, v6, t0
+	WORD	$0x02998b33	// mul s6, s3, s1
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x02990ab3	// mul s5, s2, s1
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x21181a8b	// th.mula s5, a6, a7
+	WORD	$0x02e78b33	// mul s6, a5, a4
 	// class 1: low words (pairs added), high words; out |= z & m[1]
 	WORD	$0x97422357	// th.vmul.vv v6, v20, v4
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x97612d57	// th.vmul.vv v26, v22, v2
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x02e78bb3	// mul s7, a5, a4
-	WORD	$0x92e62557	// th.vmulhu.vv v10, v14, v12
-	WORD	$0x21181b0b	// th.mula s6, a6, a7
-	WORD	$0x213a1b8b	// th.mula s7, s4, s3
-	WORD	$0x03390ab3	// mul s5, s2, s3
-	WORD	$0xb7282357	// th.vmacc.vv v6, v16, v18
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03190933	// mul s2, s2, a7
-	WORD	$0xb6c72d57	// th.vmacc.vv v26, v14, v12
-	WORD	$0x033789b3	// mul s3, a5, s3
-	WORD	$0x211a1a8b	// th.mula s5, s4, a7
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02ea09b3	// mul s3, s4, a4
-	WORD	$0x02978a33	// mul s4, a5, s1
-	WORD	$0x26034057	// th.vand.vx v0, v0, t1
-	WORD	$0x029807b3	// mul a5, a6, s1
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x4ec16903	// lwu s2, 1260(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x00feceb3	// xor t4, t4, a5
-	WORD	$0x22416783	// lwu a5, 548(sp)
-	WORD	$0x02e80733	// mul a4, a6, a4
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x005978b3	// and a7, s2, t0
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x26416983	// lwu s3, 612(sp)
-	WORD	$0x26634357	// th.vand.vx v6, v6, t1
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x28416a03	// lwu s4, 644(sp)
-	WORD	$0x00ef4f33	// xor t5, t5, a4
-	WORD	$0x93462057	// th.vmulhu.vv v0, v20, v12
-	WORD	$0x02f88ab3	// mul s5, a7, a5
-	WORD	$0x006974b3	// and s1, s2, t1
-	WORD	$0x00797733	// and a4, s2, t2
-	WORD	$0x93622557	// th.vmulhu.vv v10, v22, v4
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x01c97833	// and a6, s2, t3
-	WORD	$0x24416903	// lwu s2, 580(sp)
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x03370ab3	// mul s5, a4, s3
-	WORD	$0x03280b33	// mul s6, a6, s2
-	// class 2: low words (pairs added), high words; out |= z & m[2]
-	WORD	$0x97462357	// th.vmul.vv v6, v20, v12
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x02f48b33	// mul s6, s1, a5
-	WORD	$0x21471b8b	// th.mula s7, a4, s4
-	WORD	$0x03388ab3	// mul s5, a7, s3
-	WORD	$0x93012557	// th.vmulhu.vv v10, v16, v2
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x21381b0b	// th.mula s6, a6, s3
-	WORD	$0x034888b3	// mul a7, a7, s4
-	WORD	$0xb7272357	// th.vmacc.vv v6, v14, v18
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x033489b3	// mul s3, s1, s3
-	WORD	$0x21481a8b	// th.mula s5, a6, s4
-	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x032484b3	// mul s1, s1, s2
-	WORD	$0x032708b3	// mul a7, a4, s2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x013eceb3	// xor t4, t4, s3
-	WORD	$0x02f80833	// mul a6, a6, a5
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x92e92557	// th.vmulhu.vv v10, v14, v18
-	WORD	$0x4fc16a03	// lwu s4, 1276(sp)
-	WORD	$0x02f707b3	// mul a5, a4, a5
-	WORD	$0x22816703	// lwu a4, 552(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x011eceb3	// xor t4, t4, a7
-	WORD	$0x005a78b3	// and a7, s4, t0
-	WORD	$0x009f4f33	// xor t5, t5, s1
-	WORD	$0x97012d57	// th.vmul.vv v26, v16, v2
-	WORD	$0x26816903	// lwu s2, 616(sp)
-	WORD	$0x010eceb3	// xor t4, t4, a6
-	WORD	$0x02e88ab3	// mul s5, a7, a4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x24816483	// lwu s1, 584(sp)
-	WORD	$0x006a79b3	// and s3, s4, t1
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x007a7833	// and a6, s4, t2
-	WORD	$0x01ca77b3	// and a5, s4, t3
-	WORD	$0x28816a03	// lwu s4, 648(sp)
-	WORD	$0x2603c057	// th.vand.vx v0, v0, t2
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x03280b33	// mul s6, a6, s2
-	WORD	$0x02978bb3	// mul s7, a5, s1
-	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x02988b33	// mul s6, a7, s1
-	WORD	$0x02e98bb3	// mul s7, s3, a4
-	WORD	$0x93492057	// th.vmulhu.vv v0, v20, v18
-	WORD	$0x21481b0b	// th.mula s6, a6, s4
-	WORD	$0x21279b8b	// th.mula s7, a5, s2
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0x93662557	// th.vmulhu.vv v10, v22, v12
-	WORD	$0x01654533	// xor a0, a0, s6
-	WORD	$0x01754533	// xor a0, a0, s7
-	WORD	$0x03488b33	// mul s6, a7, s4
-	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x03298933	// mul s2, s3, s2
-	WORD	$0x21479a8b	// th.mula s5, a5, s4
-	WORD	$0x029988b3	// mul a7, s3, s1
-	// class 3: low words (pairs added), high words; out |= z & m[3]
-	WORD	$0x97492357	// th.vmul.vv v6, v20, v18
-	WORD	$0x016eceb3	// xor t4, t4, s6
-	WORD	$0x029804b3	// mul s1, a6, s1
-	WORD	$0x015f4f33	// xor t5, t5, s5
-	WORD	$0x97662d57	// th.vmul.vv v26, v22, v12
-	WORD	$0x02e809b3	// mul s3, a6, a4
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x50c16a03	// lwu s4, 1292(sp)
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x02e78ab3	// mul s5, a5, a4
-	WORD	$0x22c16703	// lwu a4, 556(sp)
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x93022557	// th.vmulhu.vv v10, v16, v4
-	WORD	$0x005a7833	// and a6, s4, t0
-	WORD	$0x009eceb3	// xor t4, t4, s1
-	WORD	$0x24c16783	// lwu a5, 588(sp)
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x26c16903	// lwu s2, 620(sp)
-	WORD	$0x015eceb3	// xor t4, t4, s5
-	WORD	$0x97022d57	// th.vmul.vv v26, v16, v4
-	WORD	$0x02e80ab3	// mul s5, a6, a4
-	WORD	$0x006a79b3	// and s3, s4, t1
-	WORD	$0x007a74b3	// and s1, s4, t2
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x01ca78b3	// and a7, s4, t3
-	WORD	$0x28c16a03	// lwu s4, 652(sp)
-	WORD	$0x03248b33	// mul s6, s1, s2
-	WORD	$0x92e12557	// th.vmulhu.vv v10, v14, v2
-	WORD	$0x21499a8b	// th.mula s5, s3, s4
-	WORD	$0x02f88bb3	// mul s7, a7, a5
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x01664633	// xor a2, a2, s6
-	WORD	$0x01764633	// xor a2, a2, s7
-	WORD	$0x96e12d57	// th.vmul.vv v26, v14, v2
-	// sums[4] = OR of z[k] & m[k]
-	WORD	$0x00567633	// and a2, a2, t0
-	WORD	$0x02f80ab3	// mul s5, a6, a5
-	WORD	$0x02e98b33	// mul s6, s3, a4
-	WORD	$0x2e050057	// th.vxor.vv v0, v0, v10
-	WORD	$0x21449a8b	// th.mula s5, s1, s4
-	WORD	$0x21289b0b	// th.mula s6, a7, s2
-	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
 	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x21499b0b	// th.mula s6, s3, s4
+	WORD	$0x03490ab3	// mul s5, s2, s4
+	WORD	$0x97602d57	// th.vmul.vv v26, v22, v0
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x03478a33	// mul s4, a5, s4
+	WORD	$0x92852757	// th.vmulhu.vv v14, v8, v10
+	WORD	$0x21199a8b	// th.mula s5, s3, a7
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0xb7092357	// th.vmacc.vv v6, v18, v16
+	WORD	$0x4ec16883	// lwu a7, 1260(sp)
+	WORD	$0x02e989b3	// mul s3, s3, a4
+	WORD	$0x02978933	// mul s2, a5, s1
+	WORD	$0xb6a42d57	// th.vmacc.vv v26, v8, v10
+	WORD	$0x029804b3	// mul s1, a6, s1
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x22416783	// lwu a5, 548(sp)
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x0058f4b3	// and s1, a7, t0
+	WORD	$0x02e80a33	// mul s4, a6, a4
+	WORD	$0x26234157	// th.vand.vx v2, v2, t1
+	WORD	$0x26416703	// lwu a4, 612(sp)
+	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x28416803	// lwu a6, 644(sp)
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x02f48933	// mul s2, s1, a5
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x0068fa33	// and s4, a7, t1
+	WORD	$0x210a190b	// th.mula s2, s4, a6
+	WORD	$0x02e489b3	// mul s3, s1, a4
+	WORD	$0x26634357	// th.vand.vx v6, v6, t1
+	WORD	$0x0126c6b3	// xor a3, a3, s2
+	WORD	$0x0078f933	// and s2, a7, t2
+	WORD	$0x01c8f8b3	// and a7, a7, t3
+	WORD	$0x93452157	// th.vmulhu.vv v2, v20, v10
+	WORD	$0x2108998b	// th.mula s3, a7, a6
+	WORD	$0x24416a83	// lwu s5, 580(sp)
+	WORD	$0x02e90b33	// mul s6, s2, a4
+	WORD	$0x93622757	// th.vmulhu.vv v14, v22, v4
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x03588b33	// mul s6, a7, s5
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x035489b3	// mul s3, s1, s5
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	WORD	$0x030484b3	// mul s1, s1, a6
+	// class 2: low words (pairs added), high words; out |= z & m[2]
+	WORD	$0x97452357	// th.vmul.vv v6, v20, v10
+	WORD	$0x2109198b	// th.mula s3, s2, a6
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x4fc16803	// lwu a6, 1276(sp)
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01354533	// xor a0, a0, s3
+	WORD	$0x02fa09b3	// mul s3, s4, a5
+	WORD	$0x02ea0b33	// mul s6, s4, a4
+	WORD	$0x93202757	// th.vmulhu.vv v14, v18, v0
+	WORD	$0x20e8998b	// th.mula s3, a7, a4
+	WORD	$0x035a0a33	// mul s4, s4, s5
+	WORD	$0x035904b3	// mul s1, s2, s5
+	WORD	$0xb7042357	// th.vmacc.vv v6, v8, v16
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x02f888b3	// mul a7, a7, a5
+	WORD	$0x02f907b3	// mul a5, s2, a5
+	WORD	$0x97622d57	// th.vmul.vv v26, v22, v4
+	WORD	$0x22816703	// lwu a4, 552(sp)
+	WORD	$0x009f4f33	// xor t5, t5, s1
+	WORD	$0x005874b3	// and s1, a6, t0
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x26816903	// lwu s2, 616(sp)
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x92882757	// th.vmulhu.vv v14, v8, v16
+	WORD	$0x24816883	// lwu a7, 584(sp)
+	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x00687a33	// and s4, a6, t1
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x01354533	// xor a0, a0, s3
+	WORD	$0x02e48ab3	// mul s5, s1, a4
+	WORD	$0x007877b3	// and a5, a6, t2
+	WORD	$0x97202d57	// th.vmul.vv v26, v18, v0
+	WORD	$0x01c87833	// and a6, a6, t3
+	WORD	$0x28816983	// lwu s3, 648(sp)
+	WORD	$0x03278bb3	// mul s7, a5, s2
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x213a1a8b	// th.mula s5, s4, s3
+	WORD	$0x03180c33	// mul s8, a6, a7
+	WORD	$0x03148b33	// mul s6, s1, a7
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x0176c6b3	// xor a3, a3, s7
+	WORD	$0x0186c6b3	// xor a3, a3, s8
+	WORD	$0x2623c157	// th.vand.vx v2, v2, t2
+	WORD	$0x21379b0b	// th.mula s6, a5, s3
+	WORD	$0x02ea0bb3	// mul s7, s4, a4
+	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x2663c357	// th.vand.vx v6, v6, t2
+	WORD	$0x01654533	// xor a0, a0, s6
+	WORD	$0x21281b8b	// th.mula s7, a6, s2
+	WORD	$0x03348c33	// mul s8, s1, s3
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x01754533	// xor a0, a0, s7
+	WORD	$0x032a0b33	// mul s6, s4, s2
+	WORD	$0x21381a8b	// th.mula s5, a6, s3
+	WORD	$0x93482157	// th.vmulhu.vv v2, v20, v16
+	WORD	$0x031a04b3	// mul s1, s4, a7
+	WORD	$0x018f4f33	// xor t5, t5, s8
+	WORD	$0x03178933	// mul s2, a5, a7
+	WORD	$0x93652757	// th.vmulhu.vv v14, v22, v10
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x50c16883	// lwu a7, 1292(sp)
+	WORD	$0x02e789b3	// mul s3, a5, a4
+	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
+	WORD	$0x016f4f33	// xor t5, t5, s6
+	WORD	$0x22c16783	// lwu a5, 556(sp)
+	WORD	$0x02e80a33	// mul s4, a6, a4
+	// class 3: low words (pairs added), high words; out |= z & m[3]
+	WORD	$0x97482357	// th.vmul.vv v6, v20, v16
+	WORD	$0x0058f833	// and a6, a7, t0
+	WORD	$0x00964633	// xor a2, a2, s1
+	WORD	$0x24c16703	// lwu a4, 588(sp)
+	WORD	$0x97652d57	// th.vmul.vv v26, v22, v10
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x26c16903	// lwu s2, 620(sp)
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x02f80ab3	// mul s5, a6, a5
+	WORD	$0x014f4f33	// xor t5, t5, s4
+	WORD	$0x28c16a03	// lwu s4, 652(sp)
+	WORD	$0x93222757	// th.vmulhu.vv v14, v18, v4
+	WORD	$0x0068f9b3	// and s3, a7, t1
+	WORD	$0x21499a8b	// th.mula s5, s3, s4
+	WORD	$0x0078f4b3	// and s1, a7, t2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x01c8f8b3	// and a7, a7, t3
+	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x97222d57	// th.vmul.vv v26, v18, v4
+	WORD	$0x02e88b33	// mul s6, a7, a4
+	WORD	$0x0156c6b3	// xor a3, a3, s5
+	WORD	$0x02e80ab3	// mul s5, a6, a4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x0166c6b3	// xor a3, a3, s6
+	// sums[4] = OR of z[k] & m[k]
+	WORD	$0x0056f6b3	// and a3, a3, t0
+	WORD	$0x21449a8b	// th.mula s5, s1, s4
+	WORD	$0x92802757	// th.vmulhu.vv v14, v8, v0
+	WORD	$0x02f98b33	// mul s6, s3, a5
+	WORD	$0x01554533	// xor a0, a0, s5
+	WORD	$0x03280ab3	// mul s5, a6, s2
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x21289b0b	// th.mula s6, a7, s2
+	WORD	$0x03480833	// mul a6, a6, s4
+	WORD	$0x03298933	// mul s2, s3, s2
+	WORD	$0x96802d57	// th.vmul.vv v26, v8, v0
 	WORD	$0x01654533	// xor a0, a0, s6
 	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x260e4057	// th.vand.vx v0, v0, t3
-	WORD	$0x00a66633	// or a2, a2, a0
-	WORD	$0x03280533	// mul a0, a6, s2
-	WORD	$0x03480833	// mul a6, a6, s4
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x2e270157	// th.vxor.vv v2, v2, v14
+	WORD	$0x02e98a33	// mul s4, s3, a4
+	WORD	$0x02f489b3	// mul s3, s1, a5
+	WORD	$0x01564633	// xor a2, a2, s5
+	WORD	$0x2e6d0357	// th.vxor.vv v6, v6, v26
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x02e48733	// mul a4, s1, a4
+	WORD	$0x01464633	// xor a2, a2, s4
+	WORD	$0x262e4157	// th.vand.vx v2, v2, t3
+	WORD	$0x012f4f33	// xor t5, t5, s2
+	WORD	$0x02f887b3	// mul a5, a7, a5
+	WORD	$0x01364633	// xor a2, a2, s3
 	WORD	$0x266e4357	// th.vand.vx v6, v6, t3
-	WORD	$0x03298933	// mul s2, s3, s2
-	WORD	$0x2148950b	// th.mula a0, a7, s4
-	WORD	$0x02f98a33	// mul s4, s3, a5
-	WORD	$0x2a800457	// th.vor.vv v8, v8, v0
-	WORD	$0x02e489b3	// mul s3, s1, a4
-	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x010eceb3	// xor t4, t4, a6
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x00a6e6b3	// or a3, a3, a0
+	WORD	$0x2ac10657	// th.vor.vv v12, v12, v2
+	WORD	$0x00767633	// and a2, a2, t2
+	WORD	$0x00c6e6b3	// or a3, a3, a2
+	WORD	$0x01cf7f33	// and t5, t5, t3
 	WORD	$0x2b830c57	// th.vor.vv v24, v24, v6
-	WORD	$0x02f48533	// mul a0, s1, a5
-	WORD	$0x014f4f33	// xor t5, t5, s4
-	WORD	$0x012eceb3	// xor t4, t4, s2
-	WORD	$0x0e8e2057	// th.vredxor.vs v0, v8, v28
-	WORD	$0x02e88733	// mul a4, a7, a4
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x00aeceb3	// xor t4, t4, a0
-	WORD	$0x00eeceb3	// xor t4, t4, a4
-	WORD	$0x007f7f33	// and t5, t5, t2
+	WORD	$0x01e6e6b3	// or a3, a3, t5
+	WORD	$0x5cd13823	// sd a3, 1488(sp)
+	WORD	$0x0ece2057	// th.vredxor.vs v0, v12, v28
 	// sums[8] = lane sums (high word << 32 | low word)
 	WORD	$0x0f8e2157	// th.vredxor.vs v2, v24, v28
-	WORD	$0x01e66633	// or a2, a2, t5
-	WORD	$0x01cefeb3	// and t4, t4, t3
-	WORD	$0x01d66633	// or a2, a2, t4
-	WORD	$0x5cc13823	// sd a2, 1488(sp)
 	WORD	$0x320027d7	// th.vext.x.v a5, v0, zero
 	WORD	$0x32202857	// th.vext.x.v a6, v2, zero
 	WORD	$0x02079793	// slli a5, a5, 32
@@ -3541,49 +3540,48 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	// the group's sum, reduced, alongside the next group's byte reversal
 	// blocks[l] = reverse(block l at src) (e8)
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
-	WORD	$0x60013e83	// ld t4, 1536(sp)
 	WORD	$0x020ef007	// th.vle.v v0, (t4)
 	WORD	$0x00007057	// th.vsetvli zero, zero, e8, m1, d1
 	// the nine piece sums; Karatsuba 64 for lo, hi, lo^hi; Karatsuba 128; reduce
 	WORD	$0x5b013e83	// ld t4, 1456(sp)
 	WORD	$0x5c013783	// ld a5, 1472(sp)
-	WORD	$0x5e013483	// ld s1, 1504(sp)
-	WORD	$0x5f013a03	// ld s4, 1520(sp)
-	WORD	$0x5b813883	// ld a7, 1464(sp)
-	WORD	$0x5c813983	// ld s3, 1480(sp)
+	WORD	$0x5e013883	// ld a7, 1504(sp)
+	WORD	$0x5f013983	// ld s3, 1520(sp)
+	WORD	$0x5b813803	// ld a6, 1464(sp)
+	WORD	$0x5c813903	// ld s2, 1480(sp)
 	WORD	$0x5d813603	// ld a2, 1496(sp)
-	WORD	$0x5e813703	// ld a4, 1512(sp)
+	WORD	$0x5e813683	// ld a3, 1512(sp)
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	WORD	$0x01d7c7b3	// xor a5, a5, t4
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x009a4a33	// xor s4, s4, s1
+	WORD	$0x0119c9b3	// xor s3, s3, a7
 	WORD	$0x5d013f03	// ld t5, 1488(sp)
-	WORD	$0x0117c7b3	// xor a5, a5, a7
+	WORD	$0x0107c7b3	// xor a5, a5, a6
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01364633	// xor a2, a2, s3
-	WORD	$0x00ea4a33	// xor s4, s4, a4
-	WORD	$0x02079913	// slli s2, a5, 32
+	WORD	$0x01264633	// xor a2, a2, s2
+	WORD	$0x00d9c9b3	// xor s3, s3, a3
+	WORD	$0x02079493	// slli s1, a5, 32
 	WORD	$0x01e64633	// xor a2, a2, t5
 	WORD	$0x320e8457	// th.vrgather.vv v8, v0, v29
-	WORD	$0x020a1813	// slli a6, s4, 32
-	WORD	$0x012eceb3	// xor t4, t4, s2
+	WORD	$0x02099713	// slli a4, s3, 32
+	WORD	$0x009eceb3	// xor t4, t4, s1
 	WORD	$0x02061513	// slli a0, a2, 32
 	WORD	$0x321e84d7	// th.vrgather.vv v9, v1, v29
-	WORD	$0x0104c4b3	// xor s1, s1, a6
-	WORD	$0x0207d913	// srli s2, a5, 32
-	WORD	$0x020a5813	// srli a6, s4, 32
+	WORD	$0x00e8c8b3	// xor a7, a7, a4
+	WORD	$0x0207d493	// srli s1, a5, 32
+	WORD	$0x0209d713	// srli a4, s3, 32
 	WORD	$0x322e8557	// th.vrgather.vv v10, v2, v29
-	WORD	$0x00a9c7b3	// xor a5, s3, a0
+	WORD	$0x00a947b3	// xor a5, s2, a0
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d4c4b3	// xor s1, s1, t4
-	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x01d8c8b3	// xor a7, a7, t4
+	WORD	$0x00984833	// xor a6, a6, s1
 	WORD	$0x323e85d7	// th.vrgather.vv v11, v3, v29
-	WORD	$0x01074833	// xor a6, a4, a6
-	WORD	$0x00f4c4b3	// xor s1, s1, a5
+	WORD	$0x00e6c6b3	// xor a3, a3, a4
+	WORD	$0x00f8c8b3	// xor a7, a7, a5
 	WORD	$0x02065513	// srli a0, a2, 32
 	WORD	$0x324e8657	// th.vrgather.vv v12, v4, v29
+	WORD	$0x0106c6b3	// xor a3, a3, a6
 	WORD	$0x01184833	// xor a6, a6, a7
-	WORD	$0x0098c8b3	// xor a7, a7, s1
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	WORD	$0x03fe9613	// slli a2, t4, 63
 	WORD	$0x325e86d7	// th.vrgather.vv v13, v5, v29
@@ -3591,16 +3589,16 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x00af4f33	// xor t5, t5, a0
 	WORD	$0x03ee9513	// slli a0, t4, 62
 	WORD	$0x326e8757	// th.vrgather.vv v14, v6, v29
-	WORD	$0x00c8c8b3	// xor a7, a7, a2
-	WORD	$0x01e84833	// xor a6, a6, t5
-	WORD	$0x00a8c8b3	// xor a7, a7, a0
+	WORD	$0x00c84833	// xor a6, a6, a2
+	WORD	$0x01e6c6b3	// xor a3, a3, t5
+	WORD	$0x00a84833	// xor a6, a6, a0
 	WORD	$0x327e87d7	// th.vrgather.vv v15, v7, v29
 	WORD	$0x00307057	// th.vsetvli zero, zero, e8, m8, d1
 	WORD	$0x039e9613	// slli a2, t4, 57
-	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x00d7c7b3	// xor a5, a5, a3
 	WORD	$0x02077427	// th.vse.v v8, (a4)
 	WORD	$0x00907057	// th.vsetvli zero, zero, e32, m2, d1
-	WORD	$0x00c8c8b3	// xor a7, a7, a2
+	WORD	$0x00c84833	// xor a6, a6, a2
 	WORD	$0x001ed613	// srli a2, t4, 1
 	WORD	$0x01d7c7b3	// xor a5, a5, t4
 	WORD	$0x002ed513	// srli a0, t4, 2
@@ -3608,30 +3606,33 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x00a7c7b3	// xor a5, a5, a0
 	WORD	$0x007ed613	// srli a2, t4, 7
 	WORD	$0x00c7c7b3	// xor a5, a5, a2
-	WORD	$0x03f89613	// slli a2, a7, 63
-	WORD	$0x03e89513	// slli a0, a7, 62
+	WORD	$0x03f81613	// slli a2, a6, 63
+	WORD	$0x03e81513	// slli a0, a6, 62
 	WORD	$0x00c7c7b3	// xor a5, a5, a2
 	WORD	$0x00a7c7b3	// xor a5, a5, a0
-	WORD	$0x03989613	// slli a2, a7, 57
+	WORD	$0x03981613	// slli a2, a6, 57
 	WORD	$0x00c7ceb3	// xor t4, a5, a2
-	WORD	$0x0018d613	// srli a2, a7, 1
-	WORD	$0x011f4f33	// xor t5, t5, a7
-	WORD	$0x0028d513	// srli a0, a7, 2
+	WORD	$0x00185613	// srli a2, a6, 1
+	WORD	$0x010f4f33	// xor t5, t5, a6
+	WORD	$0x00285513	// srli a0, a6, 2
 	WORD	$0x00cf4f33	// xor t5, t5, a2
 	WORD	$0x00af4f33	// xor t5, t5, a0
-	WORD	$0x0078d613	// srli a2, a7, 7
+	WORD	$0x00785613	// srli a2, a6, 7
 	WORD	$0x00cf4533	// xor a0, t5, a2
-	WORD	$0x60813f03	// ld t5, 1544(sp)
+	WORD	$0x60013f03	// ld t5, 1536(sp)
 	WORD	$0x080f0f13	// addi t5, t5, 128
-	WORD	$0x61e13423	// sd t5, 1544(sp)
-	WORD	$0xff868693	// addi a3, a3, -8
-	WORD	$0xff868f13	// addi t5, a3, -8
-	WORD	$0x000f4463	// blt t5, zero, .Lgcm_ghash_c906_6
-	WORD	$0xcbcfe06f	// jal zero, .Lgcm_ghash_c906_group
-	// .Lgcm_ghash_c906_6:
-	WORD	$0x70068063	// beq a3, zero, .Lgcm_ghash_c906_lanes_store
-	// .Lgcm_ghash_c906_lanes_block:
+	WORD	$0x61e13023	// sd t5, 1536(sp)
 	WORD	$0x60813f03	// ld t5, 1544(sp)
+	WORD	$0xff8f0f13	// addi t5, t5, -8
+	WORD	$0x61e13423	// sd t5, 1544(sp)
+	WORD	$0xff8f0f13	// addi t5, t5, -8
+	WORD	$0x000f4463	// blt t5, zero, .Lgcm_ghash_c906_6
+	WORD	$0xcb8fe06f	// jal zero, .Lgcm_ghash_c906_group
+	// .Lgcm_ghash_c906_6:
+	WORD	$0x60813e03	// ld t3, 1544(sp)
+	WORD	$0x700e0463	// beq t3, zero, .Lgcm_ghash_c906_lanes_store
+	// .Lgcm_ghash_c906_lanes_block:
+	WORD	$0x60013f03	// ld t5, 1536(sp)
 	WORD	$0x000f3e03	// ld t3, 0(t5)
 	WORD	$0x008f3f03	// ld t5, 8(t5)
 	WORD	$0x820e1e0b	// th.rev t3, t3
@@ -3641,449 +3642,451 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
 	WORD	$0x00aece33	// xor t3, t4, a0
 	WORD	$0x7c0eb60b	// th.extu a2, t4, 31, 0
-	WORD	$0x0005e483	// lwu s1, 0(a1)
-	WORD	$0x00567833	// and a6, a2, t0
-	WORD	$0x0085e983	// lwu s3, 8(a1)
+	WORD	$0x0005e803	// lwu a6, 0(a1)
+	WORD	$0x00567933	// and s2, a2, t0
+	WORD	$0x0085e483	// lwu s1, 8(a1)
 	WORD	$0x00c5ea03	// lwu s4, 12(a1)
-	WORD	$0x00667b33	// and s6, a2, t1
-	WORD	$0x02980ab3	// mul s5, a6, s1
+	WORD	$0x006679b3	// and s3, a2, t1
+	WORD	$0x03090ab3	// mul s5, s2, a6
 	WORD	$0x00767f33	// and t5, a2, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0045e903	// lwu s2, 4(a1)
-	WORD	$0x03380733	// mul a4, a6, s3
-	WORD	$0x011678b3	// and a7, a2, a7
-	WORD	$0x03480633	// mul a2, a6, s4
-	WORD	$0x033b07b3	// mul a5, s6, s3
-	WORD	$0x214b1a8b	// th.mula s5, s6, s4
-	WORD	$0x033f0bb3	// mul s7, t5, s3
-	WORD	$0x03280833	// mul a6, a6, s2
-	WORD	$0x2148970b	// th.mula a4, a7, s4
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x032f07b3	// mul a5, t5, s2
-	WORD	$0x017acab3	// xor s5, s5, s7
-	WORD	$0x03288bb3	// mul s7, a7, s2
-	WORD	$0x032b0933	// mul s2, s6, s2
-	WORD	$0x029b0b33	// mul s6, s6, s1
-	WORD	$0x214f180b	// th.mula a6, t5, s4
-	WORD	$0x01274733	// xor a4, a4, s2
-	WORD	$0x21389b0b	// th.mula s6, a7, s3
-	WORD	$0x029f0933	// mul s2, t5, s1
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x029887b3	// mul a5, a7, s1
-	WORD	$0x017acab3	// xor s5, s5, s7
-	WORD	$0x01684833	// xor a6, a6, s6
-	WORD	$0x005aff33	// and t5, s5, t0
-	WORD	$0x020edb93	// srli s7, t4, 32
-	WORD	$0x005bfc33	// and s8, s7, t0
-	WORD	$0x006bf9b3	// and s3, s7, t1
-	WORD	$0x007bf8b3	// and a7, s7, t2
-	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x01274733	// xor a4, a4, s2
-	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x010f6f33	// or t5, t5, a6
-	WORD	$0x0105ea03	// lwu s4, 16(a1)
-	WORD	$0x0185ea83	// lwu s5, 24(a1)
-	WORD	$0x01c5ec83	// lwu s9, 28(a1)
-	WORD	$0x034c0b33	// mul s6, s8, s4
-	WORD	$0x009bf4b3	// and s1, s7, s1
-	WORD	$0x0145eb83	// lwu s7, 20(a1)
-	WORD	$0x21999b0b	// th.mula s6, s3, s9
-	WORD	$0x00777733	// and a4, a4, t2
 	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00ef6f33	// or t5, t5, a4
-	WORD	$0x03588733	// mul a4, a7, s5
-	WORD	$0x00f67633	// and a2, a2, a5
-	WORD	$0x037c0933	// mul s2, s8, s7
-	WORD	$0x00eb4b33	// xor s6, s6, a4
-	WORD	$0x03748733	// mul a4, s1, s7
-	WORD	$0x2198990b	// th.mula s2, a7, s9
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x035c07b3	// mul a5, s8, s5
-	WORD	$0x039c0633	// mul a2, s8, s9
-	WORD	$0x00eb4b33	// xor s6, s6, a4
-	WORD	$0x03598833	// mul a6, s3, s5
-	WORD	$0x2194978b	// th.mula a5, s1, s9
-	WORD	$0x03498733	// mul a4, s3, s4
-	WORD	$0x037989b3	// mul s3, s3, s7
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03788833	// mul a6, a7, s7
-	WORD	$0x2154970b	// th.mula a4, s1, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x034889b3	// mul s3, a7, s4
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x03448833	// mul a6, s1, s4
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x005b7733	// and a4, s6, t0
-	WORD	$0x7c0ebb8b	// th.extu s7, t4, 31, 0
-	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x01dbcbb3	// xor s7, s7, t4
-	WORD	$0x005bfeb3	// and t4, s7, t0
+	WORD	$0x0045e883	// lwu a7, 4(a1)
+	WORD	$0x029906b3	// mul a3, s2, s1
+	WORD	$0x00f677b3	// and a5, a2, a5
+	WORD	$0x03490633	// mul a2, s2, s4
+	WORD	$0x02998733	// mul a4, s3, s1
+	WORD	$0x21499a8b	// th.mula s5, s3, s4
+	WORD	$0x029f0b33	// mul s6, t5, s1
+	WORD	$0x03190933	// mul s2, s2, a7
+	WORD	$0x03098bb3	// mul s7, s3, a6
+	WORD	$0x2147968b	// th.mula a3, a5, s4
+	WORD	$0x031989b3	// mul s3, s3, a7
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x031f0733	// mul a4, t5, a7
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x03178b33	// mul s6, a5, a7
+	WORD	$0x214f190b	// th.mula s2, t5, s4
+	WORD	$0x20979b8b	// th.mula s7, a5, s1
+	WORD	$0x0136c6b3	// xor a3, a3, s3
+	WORD	$0x030f09b3	// mul s3, t5, a6
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x03078733	// mul a4, a5, a6
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x01794933	// xor s2, s2, s7
+	WORD	$0x005aff33	// and t5, s5, t0
+	WORD	$0x020eda13	// srli s4, t4, 32
+	WORD	$0x005a74b3	// and s1, s4, t0
+	WORD	$0x006a78b3	// and a7, s4, t1
+	WORD	$0x007a77b3	// and a5, s4, t2
 	WORD	$0x00697933	// and s2, s2, t1
-	WORD	$0x006bf8b3	// and a7, s7, t1
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x01276733	// or a4, a4, s2
-	WORD	$0x0205ea03	// lwu s4, 32(a1)
-	WORD	$0x0285eb03	// lwu s6, 40(a1)
-	WORD	$0x02c5ec03	// lwu s8, 44(a1)
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0136c6b3	// xor a3, a3, s3
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x012f6f33	// or t5, t5, s2
+	WORD	$0x0105e903	// lwu s2, 16(a1)
+	WORD	$0x0185eb03	// lwu s6, 24(a1)
+	WORD	$0x01c5ea83	// lwu s5, 28(a1)
+	WORD	$0x03248c33	// mul s8, s1, s2
+	WORD	$0x0145e983	// lwu s3, 20(a1)
+	WORD	$0x010a7833	// and a6, s4, a6
+	WORD	$0x21589c0b	// th.mula s8, a7, s5
+	WORD	$0x0076f6b3	// and a3, a3, t2
+	WORD	$0x03678cb3	// mul s9, a5, s6
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x00df6f33	// or t5, t5, a3
+	WORD	$0x03348a33	// mul s4, s1, s3
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03380cb3	// mul s9, a6, s3
+	WORD	$0x21579a0b	// th.mula s4, a5, s5
+	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x03288bb3	// mul s7, a7, s2
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x005c76b3	// and a3, s8, t0
+	WORD	$0x21681b8b	// th.mula s7, a6, s6
+	WORD	$0x00cf6f33	// or t5, t5, a2
+	WORD	$0x7c0eb60b	// th.extu a2, t4, 31, 0
+	WORD	$0x020ede93	// srli t4, t4, 32
+	WORD	$0x01d64633	// xor a2, a2, t4
+	WORD	$0x03648733	// mul a4, s1, s6
+	WORD	$0x03548eb3	// mul t4, s1, s5
+	WORD	$0x036884b3	// mul s1, a7, s6
+	WORD	$0x2158170b	// th.mula a4, a6, s5
+	WORD	$0x033888b3	// mul a7, a7, s3
+	WORD	$0x009eceb3	// xor t4, t4, s1
+	WORD	$0x033784b3	// mul s1, a5, s3
+	WORD	$0x01174733	// xor a4, a4, a7
+	WORD	$0x032788b3	// mul a7, a5, s2
+	WORD	$0x009eceb3	// xor t4, t4, s1
+	WORD	$0x032804b3	// mul s1, a6, s2
+	WORD	$0x017a4a33	// xor s4, s4, s7
+	WORD	$0x00567b33	// and s6, a2, t0
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x006677b3	// and a5, a2, t1
+	WORD	$0x01174733	// xor a4, a4, a7
+	WORD	$0x009eceb3	// xor t4, t4, s1
+	WORD	$0x0146e6b3	// or a3, a3, s4
+	WORD	$0x0205e903	// lwu s2, 32(a1)
+	WORD	$0x0285eb83	// lwu s7, 40(a1)
+	WORD	$0x02c5ea03	// lwu s4, 44(a1)
+	WORD	$0x00767833	// and a6, a2, t2
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x0245e983	// lwu s3, 36(a1)
+	WORD	$0x011678b3	// and a7, a2, a7
+	WORD	$0x00777733	// and a4, a4, t2
+	WORD	$0x032b0633	// mul a2, s6, s2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x2147960b	// th.mula a2, a5, s4
+	WORD	$0x03780733	// mul a4, a6, s7
+	WORD	$0x033b0c33	// mul s8, s6, s3
+	WORD	$0x009efeb3	// and t4, t4, s1
+	WORD	$0x032784b3	// mul s1, a5, s2
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x03388733	// mul a4, a7, s3
+	WORD	$0x21481c0b	// th.mula s8, a6, s4
+	WORD	$0x2178948b	// th.mula s1, a7, s7
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x00567733	// and a4, a2, t0
+	WORD	$0x01d6e6b3	// or a3, a3, t4
+	WORD	$0x037b0ab3	// mul s5, s6, s7
+	WORD	$0x034b0eb3	// mul t4, s6, s4
+	WORD	$0x03778633	// mul a2, a5, s7
+	WORD	$0x21489a8b	// th.mula s5, a7, s4
+	WORD	$0x033787b3	// mul a5, a5, s3
+	WORD	$0x00ceceb3	// xor t4, t4, a2
+	WORD	$0x03380633	// mul a2, a6, s3
+	WORD	$0x00facab3	// xor s5, s5, a5
+	WORD	$0x032807b3	// mul a5, a6, s2
+	WORD	$0x00ceceb3	// xor t4, t4, a2
+	WORD	$0x03288633	// mul a2, a7, s2
+	WORD	$0x009c4c33	// xor s8, s8, s1
+	WORD	$0x006c7c33	// and s8, s8, t1
+	WORD	$0x00facab3	// xor s5, s5, a5
+	WORD	$0x00ceceb3	// xor t4, t4, a2
+	WORD	$0x01876733	// or a4, a4, s8
+	WORD	$0x7c05360b	// th.extu a2, a0, 31, 0
+	WORD	$0x00567a33	// and s4, a2, t0
+	WORD	$0x006674b3	// and s1, a2, t1
+	WORD	$0x007677b3	// and a5, a2, t2
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x01067833	// and a6, a2, a6
+	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x0305e883	// lwu a7, 48(a1)
+	WORD	$0x00329613	// slli a2, t0, 3
+	WORD	$0x01576733	// or a4, a4, s5
+	WORD	$0x0385ec03	// lwu s8, 56(a1)
+	WORD	$0x03c5ea83	// lwu s5, 60(a1)
+	WORD	$0x031a0b33	// mul s6, s4, a7
+	WORD	$0x0345e903	// lwu s2, 52(a1)
+	WORD	$0x03878bb3	// mul s7, a5, s8
+	WORD	$0x21549b0b	// th.mula s6, s1, s5
+	WORD	$0x00cefeb3	// and t4, t4, a2
+	WORD	$0x01d76733	// or a4, a4, t4
+	WORD	$0x032a09b3	// mul s3, s4, s2
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x03280bb3	// mul s7, a6, s2
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x01e74733	// xor a4, a4, t5
+	WORD	$0x2157998b	// th.mula s3, a5, s5
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x005b7633	// and a2, s6, t0
+	WORD	$0x00d74733	// xor a4, a4, a3
+	WORD	$0x03148b33	// mul s6, s1, a7
+	WORD	$0x02071b93	// slli s7, a4, 32
+	WORD	$0x017f4eb3	// xor t4, t5, s7
+	WORD	$0x21881b0b	// th.mula s6, a6, s8
+	WORD	$0x02075b93	// srli s7, a4, 32
+	WORD	$0x0176cf33	// xor t5, a3, s7
+	WORD	$0x02055b93	// srli s7, a0, 32
+	WORD	$0x005bf6b3	// and a3, s7, t0
+	WORD	$0x0169c9b3	// xor s3, s3, s6
+	WORD	$0x038a0b33	// mul s6, s4, s8
+	WORD	$0x035a0a33	// mul s4, s4, s5
+	WORD	$0x03848c33	// mul s8, s1, s8
+	WORD	$0x21581b0b	// th.mula s6, a6, s5
+	WORD	$0x006bf733	// and a4, s7, t1
+	WORD	$0x03248ab3	// mul s5, s1, s2
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x03278c33	// mul s8, a5, s2
 	WORD	$0x007bf4b3	// and s1, s7, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0245ea83	// lwu s5, 36(a1)
-	WORD	$0x013bf9b3	// and s3, s7, s3
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x03178ab3	// mul s5, a5, a7
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x03180c33	// mul s8, a6, a7
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x015b4b33	// xor s6, s6, s5
+	WORD	$0x018a4a33	// xor s4, s4, s8
+	WORD	$0x01366633	// or a2, a2, s3
+	WORD	$0x0405e983	// lwu s3, 64(a1)
+	WORD	$0x0485ea83	// lwu s5, 72(a1)
+	WORD	$0x04c5e403	// lwu s0, 76(a1)
+	WORD	$0x03368cb3	// mul s9, a3, s3
+	WORD	$0x011bf8b3	// and a7, s7, a7
+	WORD	$0x0445eb83	// lwu s7, 68(a1)
+	WORD	$0x20871c8b	// th.mula s9, a4, s0
+	WORD	$0x007b7b33	// and s6, s6, t2
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x01666633	// or a2, a2, s6
+	WORD	$0x03548833	// mul a6, s1, s5
+	WORD	$0x018a7a33	// and s4, s4, s8
+	WORD	$0x03768933	// mul s2, a3, s7
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x03788833	// mul a6, a7, s7
+	WORD	$0x2084990b	// th.mula s2, s1, s0
+	WORD	$0x01466633	// or a2, a2, s4
+	WORD	$0x035687b3	// mul a5, a3, s5
+	WORD	$0x028686b3	// mul a3, a3, s0
+	WORD	$0x010cccb3	// xor s9, s9, a6
+	WORD	$0x03570833	// mul a6, a4, s5
+	WORD	$0x2088978b	// th.mula a5, a7, s0
+	WORD	$0x03370b33	// mul s6, a4, s3
+	WORD	$0x03770a33	// mul s4, a4, s7
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x03748833	// mul a6, s1, s7
+	WORD	$0x21589b0b	// th.mula s6, a7, s5
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x03348a33	// mul s4, s1, s3
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x03388833	// mul a6, a7, s3
+	WORD	$0x01694933	// xor s2, s2, s6
+	WORD	$0x005cf733	// and a4, s9, t0
+	WORD	$0x7c05398b	// th.extu s3, a0, 31, 0
+	WORD	$0x02055513	// srli a0, a0, 32
+	WORD	$0x00a9c9b3	// xor s3, s3, a0
+	WORD	$0x0059f533	// and a0, s3, t0
+	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x0069f8b3	// and a7, s3, t1
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x01276733	// or a4, a4, s2
+	WORD	$0x0505ea03	// lwu s4, 80(a1)
+	WORD	$0x0585eb03	// lwu s6, 88(a1)
+	WORD	$0x05c5ec03	// lwu s8, 92(a1)
+	WORD	$0x0079f4b3	// and s1, s3, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0545ea83	// lwu s5, 84(a1)
+	WORD	$0x0129f933	// and s2, s3, s2
 	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x034e8bb3	// mul s7, t4, s4
+	WORD	$0x03450bb3	// mul s7, a0, s4
 	WORD	$0x00329813	// slli a6, t0, 3
 	WORD	$0x00f76733	// or a4, a4, a5
 	WORD	$0x21889b8b	// th.mula s7, a7, s8
 	WORD	$0x03648cb3	// mul s9, s1, s6
-	WORD	$0x01067633	// and a2, a2, a6
-	WORD	$0x035e87b3	// mul a5, t4, s5
+	WORD	$0x0106f6b3	// and a3, a3, a6
+	WORD	$0x035507b3	// mul a5, a0, s5
 	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03598cb3	// mul s9, s3, s5
+	WORD	$0x03590cb3	// mul s9, s2, s5
 	WORD	$0x2184978b	// th.mula a5, s1, s8
-	WORD	$0x00c76733	// or a4, a4, a2
-	WORD	$0x036e8933	// mul s2, t4, s6
-	WORD	$0x038e8eb3	// mul t4, t4, s8
+	WORD	$0x00d76733	// or a4, a4, a3
+	WORD	$0x036509b3	// mul s3, a0, s6
+	WORD	$0x03850533	// mul a0, a0, s8
 	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03688633	// mul a2, a7, s6
-	WORD	$0x2189990b	// th.mula s2, s3, s8
+	WORD	$0x036886b3	// mul a3, a7, s6
+	WORD	$0x2189198b	// th.mula s3, s2, s8
 	WORD	$0x03488833	// mul a6, a7, s4
 	WORD	$0x035888b3	// mul a7, a7, s5
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x03548633	// mul a2, s1, s5
-	WORD	$0x2169980b	// th.mula a6, s3, s6
-	WORD	$0x01194933	// xor s2, s2, a7
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x035486b3	// mul a3, s1, s5
+	WORD	$0x2169180b	// th.mula a6, s2, s6
+	WORD	$0x0119c9b3	// xor s3, s3, a7
 	WORD	$0x034488b3	// mul a7, s1, s4
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x03498633	// mul a2, s3, s4
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x034906b3	// mul a3, s2, s4
 	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x005bfb33	// and s6, s7, t0
+	WORD	$0x005bfab3	// and s5, s7, t0
 	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x01194933	// xor s2, s2, a7
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x00fb6b33	// or s6, s6, a5
-	WORD	$0x7c05360b	// th.extu a2, a0, 31, 0
-	WORD	$0x00567a33	// and s4, a2, t0
-	WORD	$0x006674b3	// and s1, a2, t1
-	WORD	$0x00767833	// and a6, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00f677b3	// and a5, a2, a5
-	WORD	$0x00797933	// and s2, s2, t2
-	WORD	$0x0305e883	// lwu a7, 48(a1)
-	WORD	$0x00329613	// slli a2, t0, 3
-	WORD	$0x012b6b33	// or s6, s6, s2
-	WORD	$0x0385eb83	// lwu s7, 56(a1)
-	WORD	$0x03c5ea83	// lwu s5, 60(a1)
-	WORD	$0x031a0933	// mul s2, s4, a7
-	WORD	$0x0345e983	// lwu s3, 52(a1)
-	WORD	$0x00cefeb3	// and t4, t4, a2
-	WORD	$0x2154990b	// th.mula s2, s1, s5
-	WORD	$0x03780633	// mul a2, a6, s7
-	WORD	$0x01db6b33	// or s6, s6, t4
-	WORD	$0x033a0c33	// mul s8, s4, s3
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x03378633	// mul a2, a5, s3
+	WORD	$0x0119c9b3	// xor s3, s3, a7
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x00faeab3	// or s5, s5, a5
+	WORD	$0x7c0e368b	// th.extu a3, t3, 31, 0
+	WORD	$0x0056f7b3	// and a5, a3, t0
+	WORD	$0x0066f933	// and s2, a3, t1
+	WORD	$0x0076f8b3	// and a7, a3, t2
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x0106f833	// and a6, a3, a6
+	WORD	$0x0079f9b3	// and s3, s3, t2
+	WORD	$0x0605e483	// lwu s1, 96(a1)
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x013aeab3	// or s5, s5, s3
+	WORD	$0x0685eb03	// lwu s6, 104(a1)
+	WORD	$0x06c5ea03	// lwu s4, 108(a1)
+	WORD	$0x02978c33	// mul s8, a5, s1
+	WORD	$0x0645e983	// lwu s3, 100(a1)
+	WORD	$0x00d57533	// and a0, a0, a3
+	WORD	$0x21491c0b	// th.mula s8, s2, s4
+	WORD	$0x036886b3	// mul a3, a7, s6
+	WORD	$0x00aaeab3	// or s5, s5, a0
+	WORD	$0x03378bb3	// mul s7, a5, s3
+	WORD	$0x00dc4c33	// xor s8, s8, a3
+	WORD	$0x033806b3	// mul a3, a6, s3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01eb4b33	// xor s6, s6, t5
-	WORD	$0x21581c0b	// th.mula s8, a6, s5
-	WORD	$0x00c94933	// xor s2, s2, a2
-	WORD	$0x00597633	// and a2, s2, t0
-	WORD	$0x00eb4b33	// xor s6, s6, a4
-	WORD	$0x03148933	// mul s2, s1, a7
-	WORD	$0x020b1c93	// slli s9, s6, 32
-	WORD	$0x019f4eb3	// xor t4, t5, s9
-	WORD	$0x2177990b	// th.mula s2, a5, s7
-	WORD	$0x020b5c93	// srli s9, s6, 32
-	WORD	$0x01974f33	// xor t5, a4, s9
-	WORD	$0x02055b13	// srli s6, a0, 32
-	WORD	$0x012c4c33	// xor s8, s8, s2
-	WORD	$0x005b7933	// and s2, s6, t0
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x01866633	// or a2, a2, s8
-	WORD	$0x037a0cb3	// mul s9, s4, s7
-	WORD	$0x035a0c33	// mul s8, s4, s5
-	WORD	$0x03748433	// mul s0, s1, s7
-	WORD	$0x21579c8b	// th.mula s9, a5, s5
-	WORD	$0x0405e703	// lwu a4, 64(a1)
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x03380433	// mul s0, a6, s3
-	WORD	$0x0485e483	// lwu s1, 72(a1)
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x03180ab3	// mul s5, a6, a7
-	WORD	$0x04c5eb83	// lwu s7, 76(a1)
-	WORD	$0x008c4c33	// xor s8, s8, s0
-	WORD	$0x03178433	// mul s0, a5, a7
-	WORD	$0x006b7a33	// and s4, s6, t1
-	WORD	$0x02e907b3	// mul a5, s2, a4
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x007b79b3	// and s3, s6, t2
-	WORD	$0x217a178b	// th.mula a5, s4, s7
-	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x00cacab3	// xor s5, s5, a2
+	WORD	$0x21489b8b	// th.mula s7, a7, s4
+	WORD	$0x00dc4c33	// xor s8, s8, a3
+	WORD	$0x005c76b3	// and a3, s8, t0
+	WORD	$0x00eacab3	// xor s5, s5, a4
+	WORD	$0x02990c33	// mul s8, s2, s1
+	WORD	$0x020a9c93	// slli s9, s5, 32
+	WORD	$0x01964533	// xor a0, a2, s9
+	WORD	$0x21681c0b	// th.mula s8, a6, s6
+	WORD	$0x020adc93	// srli s9, s5, 32
+	WORD	$0x01974633	// xor a2, a4, s9
+	WORD	$0x020e5a93	// srli s5, t3, 32
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x005af733	// and a4, s5, t0
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x03678cb3	// mul s9, a5, s6
+	WORD	$0x03478bb3	// mul s7, a5, s4
+	WORD	$0x03690433	// mul s0, s2, s6
+	WORD	$0x21481c8b	// th.mula s9, a6, s4
+	WORD	$0x0705e783	// lwu a5, 112(a1)
+	WORD	$0x03390a33	// mul s4, s2, s3
+	WORD	$0x008bcbb3	// xor s7, s7, s0
+	WORD	$0x03388433	// mul s0, a7, s3
+	WORD	$0x0785e903	// lwu s2, 120(a1)
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x02988a33	// mul s4, a7, s1
+	WORD	$0x07c5ec03	// lwu s8, 124(a1)
+	WORD	$0x008bcbb3	// xor s7, s7, s0
+	WORD	$0x02980433	// mul s0, a6, s1
+	WORD	$0x006af9b3	// and s3, s5, t1
+	WORD	$0x02f700b3	// mul ra, a4, a5
+	WORD	$0x014cccb3	// xor s9, s9, s4
+	WORD	$0x007af4b3	// and s1, s5, t2
+	WORD	$0x2189908b	// th.mula ra, s3, s8
+	WORD	$0x008bcbb3	// xor s7, s7, s0
 	WORD	$0x007cfcb3	// and s9, s9, t2
 	WORD	$0x00329413	// slli s0, t0, 3
-	WORD	$0x01966633	// or a2, a2, s9
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x015b7ab3	// and s5, s6, s5
-	WORD	$0x0445eb03	// lwu s6, 68(a1)
-	WORD	$0x008c7c33	// and s8, s8, s0
-	WORD	$0x02998833	// mul a6, s3, s1
-	WORD	$0x01866633	// or a2, a2, s8
-	WORD	$0x029908b3	// mul a7, s2, s1
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x036a8833	// mul a6, s5, s6
-	WORD	$0x217a988b	// th.mula a7, s5, s7
-	WORD	$0x0107c7b3	// xor a5, a5, a6
-	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x03690c33	// mul s8, s2, s6
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x21799c0b	// th.mula s8, s3, s7
-	WORD	$0x7c05390b	// th.extu s2, a0, 31, 0
-	WORD	$0x02ea0bb3	// mul s7, s4, a4
-	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x209a9b8b	// th.mula s7, s5, s1
-	WORD	$0x00a94933	// xor s2, s2, a0
-	WORD	$0x029a0533	// mul a0, s4, s1
-	WORD	$0x036a0a33	// mul s4, s4, s6
-	WORD	$0x017c4c33	// xor s8, s8, s7
-	WORD	$0x005974b3	// and s1, s2, t0
-	WORD	$0x00a84833	// xor a6, a6, a0
-	WORD	$0x03698533	// mul a0, s3, s6
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x02e98a33	// mul s4, s3, a4
-	WORD	$0x00a84833	// xor a6, a6, a0
-	WORD	$0x02ea8533	// mul a0, s5, a4
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x006979b3	// and s3, s2, t1
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00a84833	// xor a6, a6, a0
-	WORD	$0x0187e7b3	// or a5, a5, s8
-	WORD	$0x0505eb03	// lwu s6, 80(a1)
-	WORD	$0x0585eb83	// lwu s7, 88(a1)
-	WORD	$0x05c5ec03	// lwu s8, 92(a1)
-	WORD	$0x00797a33	// and s4, s2, t2
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x01597ab3	// and s5, s2, s5
-	WORD	$0x0545e903	// lwu s2, 84(a1)
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00329513	// slli a0, t0, 3
-	WORD	$0x0117e7b3	// or a5, a5, a7
-	WORD	$0x036488b3	// mul a7, s1, s6
-	WORD	$0x00a87833	// and a6, a6, a0
-	WORD	$0x037a0533	// mul a0, s4, s7
-	WORD	$0x2189988b	// th.mula a7, s3, s8
-	WORD	$0x0107e7b3	// or a5, a5, a6
-	WORD	$0x03748733	// mul a4, s1, s7
-	WORD	$0x00a8c8b3	// xor a7, a7, a0
-	WORD	$0x032a8533	// mul a0, s5, s2
-	WORD	$0x218a970b	// th.mula a4, s5, s8
-	WORD	$0x00a8c8b3	// xor a7, a7, a0
-	WORD	$0x03848533	// mul a0, s1, s8
-	WORD	$0x032484b3	// mul s1, s1, s2
-	WORD	$0x0058f833	// and a6, a7, t0
-	WORD	$0x218a148b	// th.mula s1, s4, s8
-	WORD	$0x03798cb3	// mul s9, s3, s7
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x032a0cb3	// mul s9, s4, s2
-	WORD	$0x032988b3	// mul a7, s3, s2
-	WORD	$0x03698933	// mul s2, s3, s6
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x217a990b	// th.mula s2, s5, s7
-	WORD	$0x036a08b3	// mul a7, s4, s6
-	WORD	$0x036a8cb3	// mul s9, s5, s6
-	WORD	$0x0124c4b3	// xor s1, s1, s2
-	WORD	$0x0064f4b3	// and s1, s1, t1
-	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x01954533	// xor a0, a0, s9
-	WORD	$0x00986833	// or a6, a6, s1
-	WORD	$0x7c0e390b	// th.extu s2, t3, 31, 0
-	WORD	$0x00597ab3	// and s5, s2, t0
-	WORD	$0x00697a33	// and s4, s2, t1
-	WORD	$0x007974b3	// and s1, s2, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x011978b3	// and a7, s2, a7
-	WORD	$0x00777733	// and a4, a4, t2
-	WORD	$0x0605e903	// lwu s2, 96(a1)
-	WORD	$0x00329c93	// slli s9, t0, 3
-	WORD	$0x00e86833	// or a6, a6, a4
-	WORD	$0x0685ec03	// lwu s8, 104(a1)
-	WORD	$0x06c5eb83	// lwu s7, 108(a1)
-	WORD	$0x032a8733	// mul a4, s5, s2
-	WORD	$0x01957533	// and a0, a0, s9
-	WORD	$0x0645eb03	// lwu s6, 100(a1)
-	WORD	$0x217a170b	// th.mula a4, s4, s7
-	WORD	$0x00a86833	// or a6, a6, a0
-	WORD	$0x03848533	// mul a0, s1, s8
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x00a74733	// xor a4, a4, a0
-	WORD	$0x03688533	// mul a0, a7, s6
-	WORD	$0x00a74733	// xor a4, a4, a0
-	WORD	$0x036a89b3	// mul s3, s5, s6
-	WORD	$0x00577733	// and a4, a4, t0
-	WORD	$0x2174998b	// th.mula s3, s1, s7
-	WORD	$0x02081c93	// slli s9, a6, 32
-	WORD	$0x01964533	// xor a0, a2, s9
-	WORD	$0x02085c93	// srli s9, a6, 32
-	WORD	$0x0197c633	// xor a2, a5, s9
-	WORD	$0x020e5793	// srli a5, t3, 32
-	WORD	$0x032a0833	// mul a6, s4, s2
-	WORD	$0x2188980b	// th.mula a6, a7, s8
-	WORD	$0x0109c9b3	// xor s3, s3, a6
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01376733	// or a4, a4, s3
-	WORD	$0x0057f9b3	// and s3, a5, t0
-	WORD	$0x038a8433	// mul s0, s5, s8
-	WORD	$0x037a8cb3	// mul s9, s5, s7
-	WORD	$0x038a0c33	// mul s8, s4, s8
-	WORD	$0x2178940b	// th.mula s0, a7, s7
-	WORD	$0x036a0a33	// mul s4, s4, s6
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03648c33	// mul s8, s1, s6
-	WORD	$0x0705e803	// lwu a6, 112(a1)
-	WORD	$0x01444433	// xor s0, s0, s4
-	WORD	$0x03248a33	// mul s4, s1, s2
-	WORD	$0x0785ea83	// lwu s5, 120(a1)
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x03288c33	// mul s8, a7, s2
-	WORD	$0x07c5eb83	// lwu s7, 124(a1)
-	WORD	$0x0067fb33	// and s6, a5, t1
-	WORD	$0x01444433	// xor s0, s0, s4
-	WORD	$0x030984b3	// mul s1, s3, a6
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x00747433	// and s0, s0, t2
-	WORD	$0x217b148b	// th.mula s1, s6, s7
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x00876733	// or a4, a4, s0
-	WORD	$0x0077f933	// and s2, a5, t2
-	WORD	$0x018cfcb3	// and s9, s9, s8
+	WORD	$0x0196e6b3	// or a3, a3, s9
 	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x0147fa33	// and s4, a5, s4
-	WORD	$0x0745e403	// lwu s0, 116(a1)
-	WORD	$0x01976733	// or a4, a4, s9
-	WORD	$0x035988b3	// mul a7, s3, s5
-	WORD	$0x217a188b	// th.mula a7, s4, s7
-	WORD	$0x035907b3	// mul a5, s2, s5
-	WORD	$0x00f4c4b3	// xor s1, s1, a5
-	WORD	$0x028a07b3	// mul a5, s4, s0
-	WORD	$0x00f4c4b3	// xor s1, s1, a5
-	WORD	$0x0054f7b3	// and a5, s1, t0
-	WORD	$0x02898c33	// mul s8, s3, s0
-	WORD	$0x037984b3	// mul s1, s3, s7
-	WORD	$0x21791c0b	// th.mula s8, s2, s7
-	WORD	$0x030b0cb3	// mul s9, s6, a6
-	WORD	$0x215a1c8b	// th.mula s9, s4, s5
-	WORD	$0x035b09b3	// mul s3, s6, s5
-	WORD	$0x028b0bb3	// mul s7, s6, s0
-	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x028909b3	// mul s3, s2, s0
-	WORD	$0x7c0e3b0b	// th.extu s6, t3, 31, 0
+	WORD	$0x014afa33	// and s4, s5, s4
+	WORD	$0x0745eb03	// lwu s6, 116(a1)
+	WORD	$0x008bfbb3	// and s7, s7, s0
+	WORD	$0x03248833	// mul a6, s1, s2
+	WORD	$0x0176e6b3	// or a3, a3, s7
+	WORD	$0x032708b3	// mul a7, a4, s2
+	WORD	$0x0100c0b3	// xor ra, ra, a6
+	WORD	$0x036a0833	// mul a6, s4, s6
+	WORD	$0x218a188b	// th.mula a7, s4, s8
+	WORD	$0x0100c0b3	// xor ra, ra, a6
+	WORD	$0x03870833	// mul a6, a4, s8
+	WORD	$0x03670bb3	// mul s7, a4, s6
+	WORD	$0x0050f733	// and a4, ra, t0
+	WORD	$0x21849b8b	// th.mula s7, s1, s8
+	WORD	$0x7c0e3a8b	// th.extu s5, t3, 31, 0
+	WORD	$0x02f98c33	// mul s8, s3, a5
 	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01cb4b33	// xor s6, s6, t3
-	WORD	$0x005b7ab3	// and s5, s6, t0
-	WORD	$0x0178c8b3	// xor a7, a7, s7
-	WORD	$0x03090bb3	// mul s7, s2, a6
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x030a09b3	// mul s3, s4, a6
-	WORD	$0x006c7c33	// and s8, s8, t1
-	WORD	$0x006b7e33	// and t3, s6, t1
-	WORD	$0x0178c8b3	// xor a7, a7, s7
-	WORD	$0x0134c4b3	// xor s1, s1, s3
-	WORD	$0x0187e7b3	// or a5, a5, s8
-	WORD	$0x0805e903	// lwu s2, 128(a1)
-	WORD	$0x0885ea03	// lwu s4, 136(a1)
-	WORD	$0x08c5ec03	// lwu s8, 140(a1)
-	WORD	$0x007b7833	// and a6, s6, t2
-	WORD	$0x0845eb83	// lwu s7, 132(a1)
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x0117e7b3	// or a5, a5, a7
-	WORD	$0x032a8cb3	// mul s9, s5, s2
-	WORD	$0x0134f4b3	// and s1, s1, s3
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x011b78b3	// and a7, s6, a7
-	WORD	$0x218e1c8b	// th.mula s9, t3, s8
-	WORD	$0x034809b3	// mul s3, a6, s4
-	WORD	$0x0097e7b3	// or a5, a5, s1
-	WORD	$0x034a84b3	// mul s1, s5, s4
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x037889b3	// mul s3, a7, s7
-	WORD	$0x2188948b	// th.mula s1, a7, s8
-	WORD	$0x013cccb3	// xor s9, s9, s3
-	WORD	$0x038a8b33	// mul s6, s5, s8
-	WORD	$0x037a8ab3	// mul s5, s5, s7
-	WORD	$0x005cf9b3	// and s3, s9, t0
-	WORD	$0x21881a8b	// th.mula s5, a6, s8
-	WORD	$0x034e0c33	// mul s8, t3, s4
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03780c33	// mul s8, a6, s7
-	WORD	$0x037e0bb3	// mul s7, t3, s7
-	WORD	$0x032e0e33	// mul t3, t3, s2
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x21489e0b	// th.mula t3, a7, s4
-	WORD	$0x03280bb3	// mul s7, a6, s2
-	WORD	$0x03288c33	// mul s8, a7, s2
+	WORD	$0x212a1c0b	// th.mula s8, s4, s2
 	WORD	$0x01cacab3	// xor s5, s5, t3
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x0174c4b3	// xor s1, s1, s7
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x0159e9b3	// or s3, s3, s5
-	WORD	$0x0074f4b3	// and s1, s1, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x0099e9b3	// or s3, s3, s1
-	WORD	$0x018b7b33	// and s6, s6, s8
-	WORD	$0x0169e9b3	// or s3, s3, s6
+	WORD	$0x03298e33	// mul t3, s3, s2
+	WORD	$0x036989b3	// mul s3, s3, s6
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x005af933	// and s2, s5, t0
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x03648e33	// mul t3, s1, s6
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x02f489b3	// mul s3, s1, a5
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x02fa0e33	// mul t3, s4, a5
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x006af7b3	// and a5, s5, t1
+	WORD	$0x0138c8b3	// xor a7, a7, s3
+	WORD	$0x01c84833	// xor a6, a6, t3
+	WORD	$0x01776733	// or a4, a4, s7
+	WORD	$0x0805ea03	// lwu s4, 128(a1)
+	WORD	$0x0885eb83	// lwu s7, 136(a1)
+	WORD	$0x08c5ec03	// lwu s8, 140(a1)
+	WORD	$0x007af4b3	// and s1, s5, t2
+	WORD	$0x00329993	// slli s3, t0, 3
+	WORD	$0x0845eb03	// lwu s6, 132(a1)
+	WORD	$0x013af9b3	// and s3, s5, s3
+	WORD	$0x0078f8b3	// and a7, a7, t2
+	WORD	$0x03490ab3	// mul s5, s2, s4
+	WORD	$0x00329e13	// slli t3, t0, 3
+	WORD	$0x01176733	// or a4, a4, a7
+	WORD	$0x21879a8b	// th.mula s5, a5, s8
+	WORD	$0x03748cb3	// mul s9, s1, s7
+	WORD	$0x01c87833	// and a6, a6, t3
+	WORD	$0x03690e33	// mul t3, s2, s6
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x03698cb3	// mul s9, s3, s6
+	WORD	$0x21849e0b	// th.mula t3, s1, s8
+	WORD	$0x01076733	// or a4, a4, a6
+	WORD	$0x03790833	// mul a6, s2, s7
+	WORD	$0x038908b3	// mul a7, s2, s8
+	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x03778933	// mul s2, a5, s7
+	WORD	$0x2189980b	// th.mula a6, s3, s8
+	WORD	$0x03478c33	// mul s8, a5, s4
+	WORD	$0x036787b3	// mul a5, a5, s6
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x03648933	// mul s2, s1, s6
+	WORD	$0x21799c0b	// th.mula s8, s3, s7
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x034487b3	// mul a5, s1, s4
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x03498933	// mul s2, s3, s4
+	WORD	$0x018e4e33	// xor t3, t3, s8
+	WORD	$0x005af4b3	// and s1, s5, t0
+	WORD	$0x006e7e33	// and t3, t3, t1
+	WORD	$0x00f84833	// xor a6, a6, a5
+	WORD	$0x0128c8b3	// xor a7, a7, s2
+	WORD	$0x01c4e4b3	// or s1, s1, t3
+	WORD	$0x00787833	// and a6, a6, t2
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0104e4b3	// or s1, s1, a6
+	WORD	$0x0128f8b3	// and a7, a7, s2
+	WORD	$0x0114e4b3	// or s1, s1, a7
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x00f9c9b3	// xor s3, s3, a5
-	WORD	$0x02099813	// slli a6, s3, 32
-	WORD	$0x01074e33	// xor t3, a4, a6
-	WORD	$0x0209d813	// srli a6, s3, 32
+	WORD	$0x00d4c4b3	// xor s1, s1, a3
+	WORD	$0x00e4c4b3	// xor s1, s1, a4
+	WORD	$0x02049793	// slli a5, s1, 32
+	WORD	$0x00f6ce33	// xor t3, a3, a5
+	WORD	$0x0204d793	// srli a5, s1, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
 	WORD	$0x01de4e33	// xor t3, t3, t4
-	WORD	$0x0107c733	// xor a4, a5, a6
+	WORD	$0x00f746b3	// xor a3, a4, a5
 	WORD	$0x00ae4e33	// xor t3, t3, a0
-	WORD	$0x01e74733	// xor a4, a4, t5
+	WORD	$0x01e6c6b3	// xor a3, a3, t5
 	WORD	$0x01cf4f33	// xor t5, t5, t3
 	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
 	WORD	$0x03fe9e13	// slli t3, t4, 63
-	WORD	$0x03ee9793	// slli a5, t4, 62
+	WORD	$0x03ee9713	// slli a4, t4, 62
 	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00c74733	// xor a4, a4, a2
-	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x00c6c6b3	// xor a3, a3, a2
+	WORD	$0x00ef4f33	// xor t5, t5, a4
 	WORD	$0x039e9e13	// slli t3, t4, 57
-	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x00d54533	// xor a0, a0, a3
 	WORD	$0x01cf4f33	// xor t5, t5, t3
 	WORD	$0x001ede13	// srli t3, t4, 1
 	WORD	$0x01d54533	// xor a0, a0, t4
-	WORD	$0x002ed793	// srli a5, t4, 2
+	WORD	$0x002ed713	// srli a4, t4, 2
 	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00f54533	// xor a0, a0, a5
+	WORD	$0x00e54533	// xor a0, a0, a4
 	WORD	$0x007ede13	// srli t3, t4, 7
 	WORD	$0x01c54533	// xor a0, a0, t3
 	WORD	$0x03ff1e13	// slli t3, t5, 63
-	WORD	$0x03ef1793	// slli a5, t5, 62
+	WORD	$0x03ef1713	// slli a4, t5, 62
 	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00f54533	// xor a0, a0, a5
+	WORD	$0x00e54533	// xor a0, a0, a4
 	WORD	$0x039f1e13	// slli t3, t5, 57
 	WORD	$0x01c54eb3	// xor t4, a0, t3
 	WORD	$0x001f5e13	// srli t3, t5, 1
 	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5793	// srli a5, t5, 2
+	WORD	$0x002f5713	// srli a4, t5, 2
 	WORD	$0x01c64633	// xor a2, a2, t3
-	WORD	$0x00f64633	// xor a2, a2, a5
+	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x007f5e13	// srli t3, t5, 7
 	WORD	$0x01c64533	// xor a0, a2, t3
-	WORD	$0x60813e03	// ld t3, 1544(sp)
+	WORD	$0x60013e03	// ld t3, 1536(sp)
 	WORD	$0x010e0e13	// addi t3, t3, 16
+	WORD	$0x61c13023	// sd t3, 1536(sp)
+	WORD	$0x60813e03	// ld t3, 1544(sp)
+	WORD	$0xfffe0e13	// addi t3, t3, -1
 	WORD	$0x61c13423	// sd t3, 1544(sp)
-	WORD	$0xfff68693	// addi a3, a3, -1
-	WORD	$0x900694e3	// bne a3, zero, .Lgcm_ghash_c906_lanes_block
+	WORD	$0x900e10e3	// bne t3, zero, .Lgcm_ghash_c906_lanes_block
 	// .Lgcm_ghash_c906_lanes_store:
 	WORD	$0x8205150b	// th.rev a0, a0
 	WORD	$0x820e9e8b	// th.rev t4, t4
@@ -4289,6 +4292,7 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x00000493	// addi s1, zero, 0
 	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000693	// addi a3, zero, 0
 	WORD	$0x00000713	// addi a4, zero, 0
 	WORD	$0x00000793	// addi a5, zero, 0
 	WORD	$0x00000813	// addi a6, zero, 0
@@ -4303,6 +4307,7 @@ TEXT ·gcmGhashC906(SB), 0, $1544-32
 	WORD	$0x00000c93	// addi s9, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
 kgen_ret:
 	RET

@@ -144,9 +144,10 @@ TEXT ·gcmInitRv64gc(SB), NOSPLIT, $0-16
 
 // void gcm_gmult_rv64gc(u64 *Xi, const u128 *Htable)
 // func gcmGmultRv64gc(Xi *uint64, Htable *byte)
-TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $0-16
+TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $8-16
 	MOV	Xi+0(FP), X10
 	MOV	Htable+8(FP), X11
+	WORD	$0x00a13423	// sd a0, 8(sp)
 	// class masks: m[k] = 0x1111111111111111 << k
 	WORD	$0x011112b7	// lui t0, 4369
 	WORD	$0x1112829b	// addiw t0, t0, 273
@@ -158,8 +159,9 @@ TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $0-16
 	WORD	$0x11128293	// addi t0, t0, 273
 	WORD	$0x00129313	// slli t1, t0, 1
 	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x00053603	// ld a2, 0(a0)
-	WORD	$0x00853703	// ld a4, 8(a0)
+	WORD	$0x00813e03	// ld t3, 8(sp)
+	WORD	$0x000e3503	// ld a0, 0(t3)
+	WORD	$0x008e3683	// ld a3, 8(t3)
 	WORD	$0x00010eb7	// lui t4, 16
 	WORD	$0xfffe8e9b	// addiw t4, t4, -1
 	WORD	$0x010e9e93	// slli t4, t4, 16
@@ -169,292 +171,949 @@ TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $0-16
 	WORD	$0x008e9e13	// slli t3, t4, 8
 	WORD	$0x01de4e33	// xor t3, t3, t4
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00865f13	// srli t5, a2, 8
+	WORD	$0x00855f13	// srli t5, a0, 8
 	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x01c67633	// and a2, a2, t3
-	WORD	$0x00861613	// slli a2, a2, 8
-	WORD	$0x01e66633	// or a2, a2, t5
-	WORD	$0x01065f13	// srli t5, a2, 16
+	WORD	$0x01c57533	// and a0, a0, t3
+	WORD	$0x00851513	// slli a0, a0, 8
+	WORD	$0x01e56533	// or a0, a0, t5
+	WORD	$0x01055f13	// srli t5, a0, 16
 	WORD	$0x01df7f33	// and t5, t5, t4
-	WORD	$0x01d67633	// and a2, a2, t4
-	WORD	$0x01061613	// slli a2, a2, 16
-	WORD	$0x01e66633	// or a2, a2, t5
-	WORD	$0x02065f13	// srli t5, a2, 32
-	WORD	$0x02061613	// slli a2, a2, 32
-	WORD	$0x01e66633	// or a2, a2, t5
+	WORD	$0x01d57533	// and a0, a0, t4
+	WORD	$0x01051513	// slli a0, a0, 16
+	WORD	$0x01e56533	// or a0, a0, t5
+	WORD	$0x02055f13	// srli t5, a0, 32
+	WORD	$0x02051513	// slli a0, a0, 32
+	WORD	$0x01e56533	// or a0, a0, t5
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00875f13	// srli t5, a4, 8
+	WORD	$0x0086df13	// srli t5, a3, 8
 	WORD	$0x01cf7f33	// and t5, t5, t3
-	WORD	$0x01c77733	// and a4, a4, t3
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x01e76733	// or a4, a4, t5
-	WORD	$0x01075f13	// srli t5, a4, 16
+	WORD	$0x01c6f6b3	// and a3, a3, t3
+	WORD	$0x00869693	// slli a3, a3, 8
+	WORD	$0x01e6e6b3	// or a3, a3, t5
+	WORD	$0x0106df13	// srli t5, a3, 16
 	WORD	$0x01df7f33	// and t5, t5, t4
-	WORD	$0x01d77733	// and a4, a4, t4
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x01e76733	// or a4, a4, t5
-	WORD	$0x02075f13	// srli t5, a4, 32
-	WORD	$0x02071713	// slli a4, a4, 32
-	WORD	$0x01e76733	// or a4, a4, t5
+	WORD	$0x01d6f6b3	// and a3, a3, t4
+	WORD	$0x01069693	// slli a3, a3, 16
+	WORD	$0x01e6e6b3	// or a3, a3, t5
+	WORD	$0x0206df13	// srli t5, a3, 32
+	WORD	$0x02069693	// slli a3, a3, 32
+	WORD	$0x01e6e6b3	// or a3, a3, t5
 	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00c74e33	// xor t3, a4, a2
-	WORD	$0x02071993	// slli s3, a4, 32
+	WORD	$0x00a6ce33	// xor t3, a3, a0
+	WORD	$0x02069613	// slli a2, a3, 32
+	WORD	$0x02065613	// srli a2, a2, 32
+	WORD	$0x0005e983	// lwu s3, 0(a1)
+	WORD	$0x0045e803	// lwu a6, 4(a1)
+	WORD	$0x00c5ea03	// lwu s4, 12(a1)
+	WORD	$0x00567c33	// and s8, a2, t0
+	WORD	$0x00667733	// and a4, a2, t1
+	WORD	$0x0085e903	// lwu s2, 8(a1)
+	WORD	$0x033c0ab3	// mul s5, s8, s3
+	WORD	$0x03470b33	// mul s6, a4, s4
+	WORD	$0x030c07b3	// mul a5, s8, a6
+	WORD	$0x03370bb3	// mul s7, a4, s3
+	WORD	$0x00767eb3	// and t4, a2, t2
+	WORD	$0x032c0f33	// mul t5, s8, s2
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x032e8b33	// mul s6, t4, s2
+	WORD	$0x034e8bb3	// mul s7, t4, s4
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x030708b3	// mul a7, a4, a6
+	WORD	$0x009674b3	// and s1, a2, s1
+	WORD	$0x034c0633	// mul a2, s8, s4
+	WORD	$0x03270733	// mul a4, a4, s2
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x033e88b3	// mul a7, t4, s3
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x03048b33	// mul s6, s1, a6
+	WORD	$0x030e8733	// mul a4, t4, a6
+	WORD	$0x03248bb3	// mul s7, s1, s2
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x034488b3	// mul a7, s1, s4
+	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x0177c7b3	// xor a5, a5, s7
+	WORD	$0x005afeb3	// and t4, s5, t0
+	WORD	$0x0206da13	// srli s4, a3, 32
+	WORD	$0x005a7933	// and s2, s4, t0
+	WORD	$0x006a7833	// and a6, s4, t1
+	WORD	$0x03348733	// mul a4, s1, s3
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x007a79b3	// and s3, s4, t2
+	WORD	$0x011f4f33	// xor t5, t5, a7
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x00feeeb3	// or t4, t4, a5
+	WORD	$0x0105e483	// lwu s1, 16(a1)
+	WORD	$0x0145ea83	// lwu s5, 20(a1)
+	WORD	$0x01c5eb83	// lwu s7, 28(a1)
+	WORD	$0x0185eb03	// lwu s6, 24(a1)
+	WORD	$0x02990c33	// mul s8, s2, s1
+	WORD	$0x03780cb3	// mul s9, a6, s7
+	WORD	$0x00329893	// slli a7, t0, 3
+	WORD	$0x011a78b3	// and a7, s4, a7
+	WORD	$0x007f7f33	// and t5, t5, t2
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x01eeeeb3	// or t4, t4, t5
+	WORD	$0x03590a33	// mul s4, s2, s5
+	WORD	$0x02980f33	// mul t5, a6, s1
+	WORD	$0x03698cb3	// mul s9, s3, s6
+	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x01ea4a33	// xor s4, s4, t5
+	WORD	$0x03798f33	// mul t5, s3, s7
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03588cb3	// mul s9, a7, s5
+	WORD	$0x01ea4a33	// xor s4, s4, t5
+	WORD	$0x00ceeeb3	// or t4, t4, a2
+	WORD	$0x036907b3	// mul a5, s2, s6
+	WORD	$0x03580433	// mul s0, a6, s5
+	WORD	$0x03790633	// mul a2, s2, s7
+	WORD	$0x03680733	// mul a4, a6, s6
+	WORD	$0x0087c7b3	// xor a5, a5, s0
+	WORD	$0x02998433	// mul s0, s3, s1
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x03598733	// mul a4, s3, s5
+	WORD	$0x03688f33	// mul t5, a7, s6
+	WORD	$0x0087c7b3	// xor a5, a5, s0
+	WORD	$0x03788433	// mul s0, a7, s7
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x01ea4a33	// xor s4, s4, t5
+	WORD	$0x005c7f33	// and t5, s8, t0
+	WORD	$0x02069813	// slli a6, a3, 32
+	WORD	$0x02085813	// srli a6, a6, 32
+	WORD	$0x0206d693	// srli a3, a3, 32
+	WORD	$0x02988733	// mul a4, a7, s1
+	WORD	$0x006a7a33	// and s4, s4, t1
+	WORD	$0x00d84833	// xor a6, a6, a3
+	WORD	$0x0087c7b3	// xor a5, a5, s0
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x014f6f33	// or t5, t5, s4
+	WORD	$0x0205e883	// lwu a7, 32(a1)
+	WORD	$0x0245e903	// lwu s2, 36(a1)
+	WORD	$0x00587b33	// and s6, a6, t0
+	WORD	$0x00687a33	// and s4, a6, t1
+	WORD	$0x0285e983	// lwu s3, 40(a1)
+	WORD	$0x007874b3	// and s1, a6, t2
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x00d876b3	// and a3, a6, a3
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x02c5ea83	// lwu s5, 44(a1)
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x00ff6f33	// or t5, t5, a5
+	WORD	$0x031b0bb3	// mul s7, s6, a7
+	WORD	$0x035a0c33	// mul s8, s4, s5
+	WORD	$0x032b07b3	// mul a5, s6, s2
+	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x031a0cb3	// mul s9, s4, a7
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x03348c33	// mul s8, s1, s3
+	WORD	$0x00cf6f33	// or t5, t5, a2
+	WORD	$0x033b0833	// mul a6, s6, s3
+	WORD	$0x032a0433	// mul s0, s4, s2
+	WORD	$0x035b0633	// mul a2, s6, s5
+	WORD	$0x033a0733	// mul a4, s4, s3
+	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x03548cb3	// mul s9, s1, s5
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x03148433	// mul s0, s1, a7
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x03268c33	// mul s8, a3, s2
+	WORD	$0x03248733	// mul a4, s1, s2
+	WORD	$0x03368cb3	// mul s9, a3, s3
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x03568433	// mul s0, a3, s5
+	WORD	$0x018bcbb3	// xor s7, s7, s8
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x0197c7b3	// xor a5, a5, s9
+	WORD	$0x005bf933	// and s2, s7, t0
+	WORD	$0x03168733	// mul a4, a3, a7
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x00884833	// xor a6, a6, s0
+	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x00f96933	// or s2, s2, a5
+	WORD	$0x02051713	// slli a4, a0, 32
+	WORD	$0x02075713	// srli a4, a4, 32
+	WORD	$0x00577ab3	// and s5, a4, t0
+	WORD	$0x006779b3	// and s3, a4, t1
+	WORD	$0x007777b3	// and a5, a4, t2
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x00787833	// and a6, a6, t2
+	WORD	$0x00d776b3	// and a3, a4, a3
+	WORD	$0x00329713	// slli a4, t0, 3
+	WORD	$0x01096933	// or s2, s2, a6
+	WORD	$0x0305e803	// lwu a6, 48(a1)
+	WORD	$0x0345eb03	// lwu s6, 52(a1)
+	WORD	$0x03c5e883	// lwu a7, 60(a1)
+	WORD	$0x0385ea03	// lwu s4, 56(a1)
+	WORD	$0x030a8c33	// mul s8, s5, a6
+	WORD	$0x03198cb3	// mul s9, s3, a7
+	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x00c96933	// or s2, s2, a2
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03478cb3	// mul s9, a5, s4
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x01d94933	// xor s2, s2, t4
+	WORD	$0x01e94933	// xor s2, s2, t5
+	WORD	$0x036a84b3	// mul s1, s5, s6
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03668cb3	// mul s9, a3, s6
+	WORD	$0x02091713	// slli a4, s2, 32
+	WORD	$0x03098bb3	// mul s7, s3, a6
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x005c7633	// and a2, s8, t0
+	WORD	$0x00eeceb3	// xor t4, t4, a4
+	WORD	$0x0174c4b3	// xor s1, s1, s7
+	WORD	$0x02095713	// srli a4, s2, 32
+	WORD	$0x03178bb3	// mul s7, a5, a7
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x034a8933	// mul s2, s5, s4
+	WORD	$0x03698c33	// mul s8, s3, s6
+	WORD	$0x031a8733	// mul a4, s5, a7
+	WORD	$0x03498ab3	// mul s5, s3, s4
+	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x03078c33	// mul s8, a5, a6
+	WORD	$0x01574733	// xor a4, a4, s5
+	WORD	$0x03678ab3	// mul s5, a5, s6
+	WORD	$0x0174c4b3	// xor s1, s1, s7
+	WORD	$0x02055993	// srli s3, a0, 32
+	WORD	$0x03468bb3	// mul s7, a3, s4
+	WORD	$0x0059fa33	// and s4, s3, t0
+	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x03168c33	// mul s8, a3, a7
+	WORD	$0x01574733	// xor a4, a4, s5
+	WORD	$0x03068ab3	// mul s5, a3, a6
+	WORD	$0x0174c4b3	// xor s1, s1, s7
+	WORD	$0x0069fbb3	// and s7, s3, t1
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x0079fb33	// and s6, s3, t2
+	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x01574733	// xor a4, a4, s5
+	WORD	$0x00966633	// or a2, a2, s1
+	WORD	$0x0405e883	// lwu a7, 64(a1)
+	WORD	$0x0445ec03	// lwu s8, 68(a1)
+	WORD	$0x04c5ec83	// lwu s9, 76(a1)
+	WORD	$0x0485e803	// lwu a6, 72(a1)
+	WORD	$0x031a0433	// mul s0, s4, a7
+	WORD	$0x039b80b3	// mul ra, s7, s9
+	WORD	$0x00797933	// and s2, s2, t2
+	WORD	$0x00329a93	// slli s5, t0, 3
+	WORD	$0x00144433	// xor s0, s0, ra
+	WORD	$0x01266633	// or a2, a2, s2
+	WORD	$0x038a04b3	// mul s1, s4, s8
+	WORD	$0x030b00b3	// mul ra, s6, a6
+	WORD	$0x01577733	// and a4, a4, s5
+	WORD	$0x031b8ab3	// mul s5, s7, a7
+	WORD	$0x00144433	// xor s0, s0, ra
+	WORD	$0x00e66633	// or a2, a2, a4
+	WORD	$0x030a07b3	// mul a5, s4, a6
+	WORD	$0x0154c4b3	// xor s1, s1, s5
+	WORD	$0x039b0ab3	// mul s5, s6, s9
+	WORD	$0x0154c4b3	// xor s1, s1, s5
+	WORD	$0x00329913	// slli s2, t0, 3
+	WORD	$0x0129f933	// and s2, s3, s2
+	WORD	$0x039a06b3	// mul a3, s4, s9
+	WORD	$0x038900b3	// mul ra, s2, s8
+	WORD	$0x03090ab3	// mul s5, s2, a6
+	WORD	$0x030b8833	// mul a6, s7, a6
+	WORD	$0x038b89b3	// mul s3, s7, s8
+	WORD	$0x00144433	// xor s0, s0, ra
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x0137c7b3	// xor a5, a5, s3
+	WORD	$0x031b09b3	// mul s3, s6, a7
+	WORD	$0x038b0833	// mul a6, s6, s8
+	WORD	$0x0154c4b3	// xor s1, s1, s5
+	WORD	$0x0137c7b3	// xor a5, a5, s3
+	WORD	$0x039909b3	// mul s3, s2, s9
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x00547733	// and a4, s0, t0
+	WORD	$0x02051b13	// slli s6, a0, 32
+	WORD	$0x020b5b13	// srli s6, s6, 32
+	WORD	$0x02055513	// srli a0, a0, 32
+	WORD	$0x03190833	// mul a6, s2, a7
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x00ab4b33	// xor s6, s6, a0
+	WORD	$0x0137c7b3	// xor a5, a5, s3
+	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x00976733	// or a4, a4, s1
+	WORD	$0x0505e903	// lwu s2, 80(a1)
+	WORD	$0x0545ea03	// lwu s4, 84(a1)
+	WORD	$0x005b7533	// and a0, s6, t0
+	WORD	$0x006b7ab3	// and s5, s6, t1
+	WORD	$0x0585eb83	// lwu s7, 88(a1)
+	WORD	$0x007b79b3	// and s3, s6, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x009b74b3	// and s1, s6, s1
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x05c5eb03	// lwu s6, 92(a1)
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03250c33	// mul s8, a0, s2
+	WORD	$0x036a8cb3	// mul s9, s5, s6
+	WORD	$0x034507b3	// mul a5, a0, s4
+	WORD	$0x0106f6b3	// and a3, a3, a6
+	WORD	$0x032a8833	// mul a6, s5, s2
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03798cb3	// mul s9, s3, s7
+	WORD	$0x00d76733	// or a4, a4, a3
+	WORD	$0x037508b3	// mul a7, a0, s7
+	WORD	$0x03650533	// mul a0, a0, s6
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x03698833	// mul a6, s3, s6
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x03448cb3	// mul s9, s1, s4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x03748833	// mul a6, s1, s7
+	WORD	$0x037a86b3	// mul a3, s5, s7
+	WORD	$0x034a8ab3	// mul s5, s5, s4
+	WORD	$0x019c4c33	// xor s8, s8, s9
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x0158c8b3	// xor a7, a7, s5
+	WORD	$0x03298ab3	// mul s5, s3, s2
+	WORD	$0x034986b3	// mul a3, s3, s4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x0158c8b3	// xor a7, a7, s5
+	WORD	$0x03648ab3	// mul s5, s1, s6
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x005c79b3	// and s3, s8, t0
+	WORD	$0x032486b3	// mul a3, s1, s2
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x0158c8b3	// xor a7, a7, s5
+	WORD	$0x00d54533	// xor a0, a0, a3
+	WORD	$0x00f9e9b3	// or s3, s3, a5
+	WORD	$0x020e1693	// slli a3, t3, 32
+	WORD	$0x0206d693	// srli a3, a3, 32
+	WORD	$0x0056fb33	// and s6, a3, t0
+	WORD	$0x0066fa33	// and s4, a3, t1
+	WORD	$0x0076f833	// and a6, a3, t2
+	WORD	$0x00329793	// slli a5, t0, 3
+	WORD	$0x0078f8b3	// and a7, a7, t2
+	WORD	$0x00f6f7b3	// and a5, a3, a5
+	WORD	$0x00329693	// slli a3, t0, 3
+	WORD	$0x0119e9b3	// or s3, s3, a7
+	WORD	$0x0605e883	// lwu a7, 96(a1)
+	WORD	$0x0645eb83	// lwu s7, 100(a1)
+	WORD	$0x06c5e483	// lwu s1, 108(a1)
+	WORD	$0x0685ea83	// lwu s5, 104(a1)
+	WORD	$0x031b0cb3	// mul s9, s6, a7
+	WORD	$0x029a0c33	// mul s8, s4, s1
+	WORD	$0x00d57533	// and a0, a0, a3
+	WORD	$0x00a9e9b3	// or s3, s3, a0
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x03580c33	// mul s8, a6, s5
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00c9c9b3	// xor s3, s3, a2
+	WORD	$0x00e9c9b3	// xor s3, s3, a4
+	WORD	$0x037b0933	// mul s2, s6, s7
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x03778c33	// mul s8, a5, s7
+	WORD	$0x02099413	// slli s0, s3, 32
+	WORD	$0x00864533	// xor a0, a2, s0
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x031a0c33	// mul s8, s4, a7
+	WORD	$0x005cf6b3	// and a3, s9, t0
+	WORD	$0x0209d413	// srli s0, s3, 32
+	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x02980c33	// mul s8, a6, s1
+	WORD	$0x00874633	// xor a2, a4, s0
+	WORD	$0x035b09b3	// mul s3, s6, s5
+	WORD	$0x037a0cb3	// mul s9, s4, s7
+	WORD	$0x029b0733	// mul a4, s6, s1
+	WORD	$0x035a0b33	// mul s6, s4, s5
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x03180cb3	// mul s9, a6, a7
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x03780b33	// mul s6, a6, s7
+	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x020e5813	// srli a6, t3, 32
+	WORD	$0x03578c33	// mul s8, a5, s5
+	WORD	$0x00587a33	// and s4, a6, t0
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x02978cb3	// mul s9, a5, s1
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x03178b33	// mul s6, a5, a7
+	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x00687bb3	// and s7, a6, t1
+	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x00787ab3	// and s5, a6, t2
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x0126e6b3	// or a3, a3, s2
+	WORD	$0x0705e483	// lwu s1, 112(a1)
+	WORD	$0x0745ec03	// lwu s8, 116(a1)
+	WORD	$0x07c5e903	// lwu s2, 124(a1)
+	WORD	$0x0785e403	// lwu s0, 120(a1)
+	WORD	$0x029a0cb3	// mul s9, s4, s1
+	WORD	$0x0079f9b3	// and s3, s3, t2
+	WORD	$0x00329b13	// slli s6, t0, 3
+	WORD	$0x0136e6b3	// or a3, a3, s3
+	WORD	$0x032b87b3	// mul a5, s7, s2
+	WORD	$0x01677733	// and a4, a4, s6
+	WORD	$0x038a09b3	// mul s3, s4, s8
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x028a87b3	// mul a5, s5, s0
+	WORD	$0x00e6e6b3	// or a3, a3, a4
+	WORD	$0x029b8733	// mul a4, s7, s1
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x00e9c9b3	// xor s3, s3, a4
+	WORD	$0x032a8733	// mul a4, s5, s2
+	WORD	$0x00e9c9b3	// xor s3, s3, a4
+	WORD	$0x00329b13	// slli s6, t0, 3
+	WORD	$0x01687b33	// and s6, a6, s6
+	WORD	$0x038b07b3	// mul a5, s6, s8
+	WORD	$0x028b0733	// mul a4, s6, s0
+	WORD	$0x00fcccb3	// xor s9, s9, a5
+	WORD	$0x028a08b3	// mul a7, s4, s0
+	WORD	$0x032a07b3	// mul a5, s4, s2
+	WORD	$0x028b8833	// mul a6, s7, s0
+	WORD	$0x038b8a33	// mul s4, s7, s8
+	WORD	$0x00e9c9b3	// xor s3, s3, a4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x0148c8b3	// xor a7, a7, s4
+	WORD	$0x029a8a33	// mul s4, s5, s1
+	WORD	$0x038a8833	// mul a6, s5, s8
+	WORD	$0x005cf733	// and a4, s9, t0
+	WORD	$0x020e1a93	// slli s5, t3, 32
+	WORD	$0x020ada93	// srli s5, s5, 32
+	WORD	$0x020e5e13	// srli t3, t3, 32
+	WORD	$0x0148c8b3	// xor a7, a7, s4
+	WORD	$0x032b0a33	// mul s4, s6, s2
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x029b0833	// mul a6, s6, s1
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x01cacab3	// xor s5, s5, t3
+	WORD	$0x0148c8b3	// xor a7, a7, s4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x01376733	// or a4, a4, s3
+	WORD	$0x0805e483	// lwu s1, 128(a1)
+	WORD	$0x0845e983	// lwu s3, 132(a1)
+	WORD	$0x005afbb3	// and s7, s5, t0
+	WORD	$0x006afa33	// and s4, s5, t1
+	WORD	$0x0885eb03	// lwu s6, 136(a1)
+	WORD	$0x007af933	// and s2, s5, t2
+	WORD	$0x00329e13	// slli t3, t0, 3
+	WORD	$0x01cafe33	// and t3, s5, t3
+	WORD	$0x0078f8b3	// and a7, a7, t2
+	WORD	$0x08c5e583	// lwu a1, 140(a1)
+	WORD	$0x00329813	// slli a6, t0, 3
+	WORD	$0x01176733	// or a4, a4, a7
+	WORD	$0x029b8ab3	// mul s5, s7, s1
+	WORD	$0x02ba0c33	// mul s8, s4, a1
+	WORD	$0x033b88b3	// mul a7, s7, s3
+	WORD	$0x0107f7b3	// and a5, a5, a6
+	WORD	$0x029a0833	// mul a6, s4, s1
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x03690c33	// mul s8, s2, s6
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x036b87b3	// mul a5, s7, s6
+	WORD	$0x02bb8bb3	// mul s7, s7, a1
+	WORD	$0x0108c8b3	// xor a7, a7, a6
+	WORD	$0x02b90833	// mul a6, s2, a1
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x033e0c33	// mul s8, t3, s3
+	WORD	$0x0108c8b3	// xor a7, a7, a6
+	WORD	$0x036e0833	// mul a6, t3, s6
+	WORD	$0x036a0b33	// mul s6, s4, s6
+	WORD	$0x033a0a33	// mul s4, s4, s3
+	WORD	$0x018acab3	// xor s5, s5, s8
+	WORD	$0x016bcbb3	// xor s7, s7, s6
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x02990a33	// mul s4, s2, s1
+	WORD	$0x03390b33	// mul s6, s2, s3
+	WORD	$0x0108c8b3	// xor a7, a7, a6
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x02be0a33	// mul s4, t3, a1
+	WORD	$0x016bcbb3	// xor s7, s7, s6
+	WORD	$0x005af5b3	// and a1, s5, t0
+	WORD	$0x029e0b33	// mul s6, t3, s1
+	WORD	$0x0068f8b3	// and a7, a7, t1
+	WORD	$0x0147c7b3	// xor a5, a5, s4
+	WORD	$0x016bcbb3	// xor s7, s7, s6
+	WORD	$0x0115e5b3	// or a1, a1, a7
+	WORD	$0x0077f7b3	// and a5, a5, t2
+	WORD	$0x00329b13	// slli s6, t0, 3
+	WORD	$0x00f5e5b3	// or a1, a1, a5
+	WORD	$0x016bfbb3	// and s7, s7, s6
+	WORD	$0x0175e5b3	// or a1, a1, s7
+	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
+	WORD	$0x00d5c5b3	// xor a1, a1, a3
+	WORD	$0x00e5c5b3	// xor a1, a1, a4
+	WORD	$0x02059313	// slli t1, a1, 32
+	WORD	$0x0066c2b3	// xor t0, a3, t1
+	WORD	$0x0205d313	// srli t1, a1, 32
+	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
+	WORD	$0x01d2c2b3	// xor t0, t0, t4
+	WORD	$0x00674333	// xor t1, a4, t1
+	WORD	$0x00a2c2b3	// xor t0, t0, a0
+	WORD	$0x01e34333	// xor t1, t1, t5
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	WORD	$0x03fe9293	// slli t0, t4, 63
+	WORD	$0x03ee9393	// slli t2, t4, 62
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x00c34333	// xor t1, t1, a2
+	WORD	$0x007f4f33	// xor t5, t5, t2
+	WORD	$0x039e9293	// slli t0, t4, 57
+	WORD	$0x00654533	// xor a0, a0, t1
+	WORD	$0x005f4f33	// xor t5, t5, t0
+	WORD	$0x001ed293	// srli t0, t4, 1
+	WORD	$0x01d54533	// xor a0, a0, t4
+	WORD	$0x002ed393	// srli t2, t4, 2
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x007ed293	// srli t0, t4, 7
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x03ff1293	// slli t0, t5, 63
+	WORD	$0x03ef1393	// slli t2, t5, 62
+	WORD	$0x00554533	// xor a0, a0, t0
+	WORD	$0x00754533	// xor a0, a0, t2
+	WORD	$0x039f1293	// slli t0, t5, 57
+	WORD	$0x005546b3	// xor a3, a0, t0
+	WORD	$0x001f5293	// srli t0, t5, 1
+	WORD	$0x01e64633	// xor a2, a2, t5
+	WORD	$0x002f5393	// srli t2, t5, 2
+	WORD	$0x00564633	// xor a2, a2, t0
+	WORD	$0x00764633	// xor a2, a2, t2
+	WORD	$0x007f5293	// srli t0, t5, 7
+	WORD	$0x00564533	// xor a0, a2, t0
+	WORD	$0x00010337	// lui t1, 16
+	WORD	$0xfff3031b	// addiw t1, t1, -1
+	WORD	$0x01031313	// slli t1, t1, 16
+	WORD	$0x00130313	// addi t1, t1, 1
+	WORD	$0x01031313	// slli t1, t1, 16
+	WORD	$0xfff30313	// addi t1, t1, -1
+	WORD	$0x00831293	// slli t0, t1, 8
+	WORD	$0x0062c2b3	// xor t0, t0, t1
+	// swap bytes in halfwords, halfwords in words, words
+	WORD	$0x00855393	// srli t2, a0, 8
+	WORD	$0x0053f3b3	// and t2, t2, t0
+	WORD	$0x00557533	// and a0, a0, t0
+	WORD	$0x00851513	// slli a0, a0, 8
+	WORD	$0x00756533	// or a0, a0, t2
+	WORD	$0x01055393	// srli t2, a0, 16
+	WORD	$0x0063f3b3	// and t2, t2, t1
+	WORD	$0x00657533	// and a0, a0, t1
+	WORD	$0x01051513	// slli a0, a0, 16
+	WORD	$0x00756533	// or a0, a0, t2
+	WORD	$0x02055393	// srli t2, a0, 32
+	WORD	$0x02051513	// slli a0, a0, 32
+	WORD	$0x00756533	// or a0, a0, t2
+	// swap bytes in halfwords, halfwords in words, words
+	WORD	$0x0086d393	// srli t2, a3, 8
+	WORD	$0x0053f3b3	// and t2, t2, t0
+	WORD	$0x0056f6b3	// and a3, a3, t0
+	WORD	$0x00869693	// slli a3, a3, 8
+	WORD	$0x0076e6b3	// or a3, a3, t2
+	WORD	$0x0106d393	// srli t2, a3, 16
+	WORD	$0x0063f3b3	// and t2, t2, t1
+	WORD	$0x0066f6b3	// and a3, a3, t1
+	WORD	$0x01069693	// slli a3, a3, 16
+	WORD	$0x0076e6b3	// or a3, a3, t2
+	WORD	$0x0206d393	// srli t2, a3, 32
+	WORD	$0x02069693	// slli a3, a3, 32
+	WORD	$0x0076e6b3	// or a3, a3, t2
+	WORD	$0x00813283	// ld t0, 8(sp)
+	WORD	$0x00a2b023	// sd a0, 0(t0)
+	WORD	$0x00d2b423	// sd a3, 8(t0)
+	// return
+	WORD	$0x00000393	// addi t2, zero, 0
+	WORD	$0x00000413	// addi s0, zero, 0
+	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
+	WORD	$0x00000593	// addi a1, zero, 0
+	WORD	$0x00000613	// addi a2, zero, 0
+	WORD	$0x00000693	// addi a3, zero, 0
+	WORD	$0x00000713	// addi a4, zero, 0
+	WORD	$0x00000793	// addi a5, zero, 0
+	WORD	$0x00000813	// addi a6, zero, 0
+	WORD	$0x00000893	// addi a7, zero, 0
+	WORD	$0x00000913	// addi s2, zero, 0
+	WORD	$0x00000993	// addi s3, zero, 0
+	WORD	$0x00000a13	// addi s4, zero, 0
+	WORD	$0x00000a93	// addi s5, zero, 0
+	WORD	$0x00000b13	// addi s6, zero, 0
+	WORD	$0x00000b93	// addi s7, zero, 0
+	WORD	$0x00000c13	// addi s8, zero, 0
+	WORD	$0x00000c93	// addi s9, zero, 0
+	WORD	$0x00000e13	// addi t3, zero, 0
+	WORD	$0x00000e93	// addi t4, zero, 0
+	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
+	JMP	kgen_ret	// jalr zero, 0(ra)
+kgen_ret:
+	RET
+
+// void gcm_ghash_rv64gc(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
+// func gcmGhashRv64gc(Xi *uint64, Htable *byte, inp *byte, len uint64)
+TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
+	MOV	Xi+0(FP), X10
+	MOV	Htable+8(FP), X11
+	MOV	inp+16(FP), X12
+	MOV	len+24(FP), X13
+	WORD	$0x00c13823	// sd a2, 16(sp)
+	WORD	$0x00a13423	// sd a0, 8(sp)
+	// class masks: m[k] = 0x1111111111111111 << k
+	WORD	$0x011112b7	// lui t0, 4369
+	WORD	$0x1112829b	// addiw t0, t0, 273
+	WORD	$0x00c29293	// slli t0, t0, 12
+	WORD	$0x11128293	// addi t0, t0, 273
+	WORD	$0x00c29293	// slli t0, t0, 12
+	WORD	$0x11128293	// addi t0, t0, 273
+	WORD	$0x00c29293	// slli t0, t0, 12
+	WORD	$0x11128293	// addi t0, t0, 273
+	WORD	$0x00129313	// slli t1, t0, 1
+	WORD	$0x00229393	// slli t2, t0, 2
+	WORD	$0x0046d693	// srli a3, a3, 4
+	WORD	$0x14068ee3	// beq a3, zero, .Lgcm_ghash_rv64gc_done
+	WORD	$0x00813e03	// ld t3, 8(sp)
+	WORD	$0x000e3f03	// ld t5, 0(t3)
+	WORD	$0x008e3e83	// ld t4, 8(t3)
+	WORD	$0x00010537	// lui a0, 16
+	WORD	$0xfff5051b	// addiw a0, a0, -1
+	WORD	$0x01051513	// slli a0, a0, 16
+	WORD	$0x00150513	// addi a0, a0, 1
+	WORD	$0x01051513	// slli a0, a0, 16
+	WORD	$0xfff50513	// addi a0, a0, -1
+	WORD	$0x00851e13	// slli t3, a0, 8
+	WORD	$0x00ae4e33	// xor t3, t3, a0
+	// swap bytes in halfwords, halfwords in words, words
+	WORD	$0x008f5613	// srli a2, t5, 8
+	WORD	$0x01c67633	// and a2, a2, t3
+	WORD	$0x01cf7f33	// and t5, t5, t3
+	WORD	$0x008f1f13	// slli t5, t5, 8
+	WORD	$0x00cf6f33	// or t5, t5, a2
+	WORD	$0x010f5613	// srli a2, t5, 16
+	WORD	$0x00a67633	// and a2, a2, a0
+	WORD	$0x00af7f33	// and t5, t5, a0
+	WORD	$0x010f1f13	// slli t5, t5, 16
+	WORD	$0x00cf6f33	// or t5, t5, a2
+	WORD	$0x020f5613	// srli a2, t5, 32
+	WORD	$0x020f1f13	// slli t5, t5, 32
+	WORD	$0x00cf6f33	// or t5, t5, a2
+	// swap bytes in halfwords, halfwords in words, words
+	WORD	$0x008ed613	// srli a2, t4, 8
+	WORD	$0x01c67633	// and a2, a2, t3
+	WORD	$0x01cefeb3	// and t4, t4, t3
+	WORD	$0x008e9e93	// slli t4, t4, 8
+	WORD	$0x00ceeeb3	// or t4, t4, a2
+	WORD	$0x010ed613	// srli a2, t4, 16
+	WORD	$0x00a67633	// and a2, a2, a0
+	WORD	$0x00aefeb3	// and t4, t4, a0
+	WORD	$0x010e9e93	// slli t4, t4, 16
+	WORD	$0x00ceeeb3	// or t4, t4, a2
+	WORD	$0x020ed613	// srli a2, t4, 32
+	WORD	$0x020e9e93	// slli t4, t4, 32
+	WORD	$0x00ceeeb3	// or t4, t4, a2
+	// .Lgcm_ghash_rv64gc_block:
+	WORD	$0x01013e03	// ld t3, 16(sp)
+	WORD	$0x007e7613	// andi a2, t3, 7
+	WORD	$0x100618e3	// bne a2, zero, .Lgcm_ghash_rv64gc_unaligned
+	WORD	$0x01013503	// ld a0, 16(sp)
+	WORD	$0x00053e03	// ld t3, 0(a0)
+	WORD	$0x00853503	// ld a0, 8(a0)
+	// .Lgcm_ghash_rv64gc_loaded:
+	WORD	$0x00010737	// lui a4, 16
+	WORD	$0xfff7071b	// addiw a4, a4, -1
+	WORD	$0x01071713	// slli a4, a4, 16
+	WORD	$0x00170713	// addi a4, a4, 1
+	WORD	$0x01071713	// slli a4, a4, 16
+	WORD	$0xfff70713	// addi a4, a4, -1
+	WORD	$0x00871613	// slli a2, a4, 8
+	WORD	$0x00e64633	// xor a2, a2, a4
+	// swap bytes in halfwords, halfwords in words, words
+	WORD	$0x008e5793	// srli a5, t3, 8
+	WORD	$0x00c7f7b3	// and a5, a5, a2
+	WORD	$0x00ce7e33	// and t3, t3, a2
+	WORD	$0x008e1e13	// slli t3, t3, 8
+	WORD	$0x00fe6e33	// or t3, t3, a5
+	WORD	$0x010e5793	// srli a5, t3, 16
+	WORD	$0x00e7f7b3	// and a5, a5, a4
+	WORD	$0x00ee7e33	// and t3, t3, a4
+	WORD	$0x010e1e13	// slli t3, t3, 16
+	WORD	$0x00fe6e33	// or t3, t3, a5
+	WORD	$0x020e5793	// srli a5, t3, 32
+	WORD	$0x020e1e13	// slli t3, t3, 32
+	WORD	$0x00fe6e33	// or t3, t3, a5
+	// swap bytes in halfwords, halfwords in words, words
+	WORD	$0x00855793	// srli a5, a0, 8
+	WORD	$0x00c7f7b3	// and a5, a5, a2
+	WORD	$0x00c57533	// and a0, a0, a2
+	WORD	$0x00851513	// slli a0, a0, 8
+	WORD	$0x00f56533	// or a0, a0, a5
+	WORD	$0x01055793	// srli a5, a0, 16
+	WORD	$0x00e7f7b3	// and a5, a5, a4
+	WORD	$0x00e57533	// and a0, a0, a4
+	WORD	$0x01051513	// slli a0, a0, 16
+	WORD	$0x00f56533	// or a0, a0, a5
+	WORD	$0x02055793	// srli a5, a0, 32
+	WORD	$0x02051513	// slli a0, a0, 32
+	WORD	$0x00f56533	// or a0, a0, a5
+	WORD	$0x01cf4f33	// xor t5, t5, t3
+	WORD	$0x00aeceb3	// xor t4, t4, a0
+	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
+	WORD	$0x01eece33	// xor t3, t4, t5
+	WORD	$0x020e9993	// slli s3, t4, 32
 	WORD	$0x0209d993	// srli s3, s3, 32
 	WORD	$0x0005e903	// lwu s2, 0(a1)
 	WORD	$0x0045e883	// lwu a7, 4(a1)
 	WORD	$0x00c5ea83	// lwu s5, 12(a1)
-	WORD	$0x0059f6b3	// and a3, s3, t0
+	WORD	$0x0059f733	// and a4, s3, t0
 	WORD	$0x0069f7b3	// and a5, s3, t1
 	WORD	$0x0085ea03	// lwu s4, 8(a1)
-	WORD	$0x03268b33	// mul s6, a3, s2
+	WORD	$0x03270b33	// mul s6, a4, s2
 	WORD	$0x03578bb3	// mul s7, a5, s5
-	WORD	$0x03168833	// mul a6, a3, a7
+	WORD	$0x03170833	// mul a6, a4, a7
 	WORD	$0x03278c33	// mul s8, a5, s2
-	WORD	$0x0079feb3	// and t4, s3, t2
-	WORD	$0x03468f33	// mul t5, a3, s4
+	WORD	$0x0079f533	// and a0, s3, t2
+	WORD	$0x03470633	// mul a2, a4, s4
 	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x034e8bb3	// mul s7, t4, s4
-	WORD	$0x035e8c33	// mul s8, t4, s5
+	WORD	$0x03450bb3	// mul s7, a0, s4
+	WORD	$0x03550c33	// mul s8, a0, s5
 	WORD	$0x00329493	// slli s1, t0, 3
 	WORD	$0x0099f4b3	// and s1, s3, s1
 	WORD	$0x031789b3	// mul s3, a5, a7
-	WORD	$0x035686b3	// mul a3, a3, s5
+	WORD	$0x03570733	// mul a4, a4, s5
 	WORD	$0x034787b3	// mul a5, a5, s4
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x032e89b3	// mul s3, t4, s2
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x032509b3	// mul s3, a0, s2
 	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x00f74733	// xor a4, a4, a5
 	WORD	$0x01884833	// xor a6, a6, s8
 	WORD	$0x03148bb3	// mul s7, s1, a7
-	WORD	$0x031e87b3	// mul a5, t4, a7
+	WORD	$0x031507b3	// mul a5, a0, a7
 	WORD	$0x03448c33	// mul s8, s1, s4
-	WORD	$0x013f4f33	// xor t5, t5, s3
+	WORD	$0x01364633	// xor a2, a2, s3
 	WORD	$0x035489b3	// mul s3, s1, s5
 	WORD	$0x017b4b33	// xor s6, s6, s7
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
+	WORD	$0x00f74733	// xor a4, a4, a5
 	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x005b7eb3	// and t4, s6, t0
-	WORD	$0x02075a13	// srli s4, a4, 32
+	WORD	$0x005b7533	// and a0, s6, t0
+	WORD	$0x020eda13	// srli s4, t4, 32
 	WORD	$0x005a7ab3	// and s5, s4, t0
 	WORD	$0x006a78b3	// and a7, s4, t1
 	WORD	$0x032487b3	// mul a5, s1, s2
 	WORD	$0x00687833	// and a6, a6, t1
 	WORD	$0x007a7933	// and s2, s4, t2
-	WORD	$0x013f4f33	// xor t5, t5, s3
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x010eeeb3	// or t4, t4, a6
+	WORD	$0x01364633	// xor a2, a2, s3
+	WORD	$0x00f74733	// xor a4, a4, a5
+	WORD	$0x01056533	// or a0, a0, a6
 	WORD	$0x0105e483	// lwu s1, 16(a1)
 	WORD	$0x0145eb83	// lwu s7, 20(a1)
 	WORD	$0x01c5ec03	// lwu s8, 28(a1)
 	WORD	$0x0185e803	// lwu a6, 24(a1)
 	WORD	$0x029a8cb3	// mul s9, s5, s1
 	WORD	$0x03888433	// mul s0, a7, s8
-	WORD	$0x007f7f33	// and t5, t5, t2
+	WORD	$0x00767633	// and a2, a2, t2
 	WORD	$0x00329793	// slli a5, t0, 3
 	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x01eeeeb3	// or t4, t4, t5
+	WORD	$0x00c56533	// or a0, a0, a2
 	WORD	$0x037a89b3	// mul s3, s5, s7
 	WORD	$0x03090433	// mul s0, s2, a6
-	WORD	$0x00f6f6b3	// and a3, a3, a5
-	WORD	$0x02988f33	// mul t5, a7, s1
+	WORD	$0x00f77733	// and a4, a4, a5
+	WORD	$0x029880b3	// mul ra, a7, s1
 	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x00deeeb3	// or t4, t4, a3
+	WORD	$0x00e56533	// or a0, a0, a4
 	WORD	$0x030a87b3	// mul a5, s5, a6
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x03890f33	// mul t5, s2, s8
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
+	WORD	$0x0019c9b3	// xor s3, s3, ra
+	WORD	$0x038900b3	// mul ra, s2, s8
+	WORD	$0x0019c9b3	// xor s3, s3, ra
 	WORD	$0x00329b13	// slli s6, t0, 3
 	WORD	$0x016a7b33	// and s6, s4, s6
-	WORD	$0x038a86b3	// mul a3, s5, s8
+	WORD	$0x038a8633	// mul a2, s5, s8
 	WORD	$0x037b0433	// mul s0, s6, s7
-	WORD	$0x030b0f33	// mul t5, s6, a6
+	WORD	$0x030b00b3	// mul ra, s6, a6
 	WORD	$0x03088833	// mul a6, a7, a6
 	WORD	$0x03788a33	// mul s4, a7, s7
 	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x0106c6b3	// xor a3, a3, a6
+	WORD	$0x01064633	// xor a2, a2, a6
 	WORD	$0x0147c7b3	// xor a5, a5, s4
 	WORD	$0x02990a33	// mul s4, s2, s1
 	WORD	$0x03790833	// mul a6, s2, s7
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
+	WORD	$0x0019c9b3	// xor s3, s3, ra
 	WORD	$0x0147c7b3	// xor a5, a5, s4
 	WORD	$0x038b0a33	// mul s4, s6, s8
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x005cff33	// and t5, s9, t0
-	WORD	$0x02071893	// slli a7, a4, 32
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x005cf733	// and a4, s9, t0
+	WORD	$0x020e9893	// slli a7, t4, 32
 	WORD	$0x0208d893	// srli a7, a7, 32
-	WORD	$0x02075713	// srli a4, a4, 32
+	WORD	$0x020ede93	// srli t4, t4, 32
 	WORD	$0x029b0833	// mul a6, s6, s1
 	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x00e8c8b3	// xor a7, a7, a4
+	WORD	$0x01d8c8b3	// xor a7, a7, t4
 	WORD	$0x0147c7b3	// xor a5, a5, s4
-	WORD	$0x0106c6b3	// xor a3, a3, a6
-	WORD	$0x013f6f33	// or t5, t5, s3
-	WORD	$0x0205e483	// lwu s1, 32(a1)
-	WORD	$0x0245e983	// lwu s3, 36(a1)
-	WORD	$0x0058f433	// and s0, a7, t0
-	WORD	$0x0068fa33	// and s4, a7, t1
+	WORD	$0x01064633	// xor a2, a2, a6
+	WORD	$0x01376733	// or a4, a4, s3
+	WORD	$0x0205e903	// lwu s2, 32(a1)
+	WORD	$0x0245ea03	// lwu s4, 36(a1)
+	WORD	$0x0058feb3	// and t4, a7, t0
+	WORD	$0x0068fab3	// and s5, a7, t1
 	WORD	$0x0285eb83	// lwu s7, 40(a1)
-	WORD	$0x0078f933	// and s2, a7, t2
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x00e8f733	// and a4, a7, a4
+	WORD	$0x0078f9b3	// and s3, a7, t2
+	WORD	$0x00329493	// slli s1, t0, 3
+	WORD	$0x0098f4b3	// and s1, a7, s1
 	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x02c5ea83	// lwu s5, 44(a1)
+	WORD	$0x02c5eb03	// lwu s6, 44(a1)
 	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00ff6f33	// or t5, t5, a5
-	WORD	$0x02940c33	// mul s8, s0, s1
-	WORD	$0x035a0cb3	// mul s9, s4, s5
-	WORD	$0x03340b33	// mul s6, s0, s3
-	WORD	$0x0106f6b3	// and a3, a3, a6
-	WORD	$0x029a0833	// mul a6, s4, s1
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x032e8c33	// mul s8, t4, s2
+	WORD	$0x036a8cb3	// mul s9, s5, s6
+	WORD	$0x034e87b3	// mul a5, t4, s4
+	WORD	$0x01067633	// and a2, a2, a6
+	WORD	$0x032a8833	// mul a6, s5, s2
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03790cb3	// mul s9, s2, s7
-	WORD	$0x00df6f33	// or t5, t5, a3
-	WORD	$0x037408b3	// mul a7, s0, s7
-	WORD	$0x035406b3	// mul a3, s0, s5
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03590833	// mul a6, s2, s5
+	WORD	$0x03798cb3	// mul s9, s3, s7
+	WORD	$0x00c76733	// or a4, a4, a2
+	WORD	$0x037e88b3	// mul a7, t4, s7
+	WORD	$0x036e8eb3	// mul t4, t4, s6
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x03698833	// mul a6, s3, s6
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x03370cb3	// mul s9, a4, s3
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x03770833	// mul a6, a4, s7
-	WORD	$0x037a07b3	// mul a5, s4, s7
-	WORD	$0x033a0a33	// mul s4, s4, s3
+	WORD	$0x03448cb3	// mul s9, s1, s4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x03748833	// mul a6, s1, s7
+	WORD	$0x037a8633	// mul a2, s5, s7
+	WORD	$0x034a8ab3	// mul s5, s5, s4
 	WORD	$0x019c4c33	// xor s8, s8, s9
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x02990a33	// mul s4, s2, s1
-	WORD	$0x033907b3	// mul a5, s2, s3
-	WORD	$0x010b4b33	// xor s6, s6, a6
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x03570a33	// mul s4, a4, s5
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x005c7933	// and s2, s8, t0
-	WORD	$0x029707b3	// mul a5, a4, s1
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x0148c8b3	// xor a7, a7, s4
-	WORD	$0x00f6c6b3	// xor a3, a3, a5
-	WORD	$0x01696933	// or s2, s2, s6
-	WORD	$0x02061793	// slli a5, a2, 32
-	WORD	$0x0207d793	// srli a5, a5, 32
-	WORD	$0x0057fb33	// and s6, a5, t0
-	WORD	$0x0067f9b3	// and s3, a5, t1
-	WORD	$0x0077f833	// and a6, a5, t2
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x0078f8b3	// and a7, a7, t2
-	WORD	$0x00e7f733	// and a4, a5, a4
+	WORD	$0x00ceceb3	// xor t4, t4, a2
+	WORD	$0x0158c8b3	// xor a7, a7, s5
+	WORD	$0x03298ab3	// mul s5, s3, s2
+	WORD	$0x03498633	// mul a2, s3, s4
+	WORD	$0x0107c7b3	// xor a5, a5, a6
+	WORD	$0x0158c8b3	// xor a7, a7, s5
+	WORD	$0x03648ab3	// mul s5, s1, s6
+	WORD	$0x00ceceb3	// xor t4, t4, a2
+	WORD	$0x005c79b3	// and s3, s8, t0
+	WORD	$0x03248633	// mul a2, s1, s2
+	WORD	$0x0067f7b3	// and a5, a5, t1
+	WORD	$0x0158c8b3	// xor a7, a7, s5
+	WORD	$0x00ceceb3	// xor t4, t4, a2
+	WORD	$0x00f9e9b3	// or s3, s3, a5
+	WORD	$0x020f1613	// slli a2, t5, 32
+	WORD	$0x02065613	// srli a2, a2, 32
+	WORD	$0x00567b33	// and s6, a2, t0
+	WORD	$0x00667a33	// and s4, a2, t1
+	WORD	$0x00767833	// and a6, a2, t2
 	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x01196933	// or s2, s2, a7
+	WORD	$0x0078f8b3	// and a7, a7, t2
+	WORD	$0x00f677b3	// and a5, a2, a5
+	WORD	$0x00329613	// slli a2, t0, 3
+	WORD	$0x0119e9b3	// or s3, s3, a7
 	WORD	$0x0305e883	// lwu a7, 48(a1)
 	WORD	$0x0345eb83	// lwu s7, 52(a1)
 	WORD	$0x03c5e483	// lwu s1, 60(a1)
-	WORD	$0x0385ea03	// lwu s4, 56(a1)
-	WORD	$0x031b0ab3	// mul s5, s6, a7
-	WORD	$0x02998c33	// mul s8, s3, s1
-	WORD	$0x00f6f6b3	// and a3, a3, a5
-	WORD	$0x00d96933	// or s2, s2, a3
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03480c33	// mul s8, a6, s4
+	WORD	$0x0385ea83	// lwu s5, 56(a1)
+	WORD	$0x031b0cb3	// mul s9, s6, a7
+	WORD	$0x029a0c33	// mul s8, s4, s1
+	WORD	$0x00cefeb3	// and t4, t4, a2
+	WORD	$0x01d9e9b3	// or s3, s3, t4
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x03580c33	// mul s8, a6, s5
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01d94933	// xor s2, s2, t4
-	WORD	$0x01e94933	// xor s2, s2, t5
-	WORD	$0x037b07b3	// mul a5, s6, s7
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03770c33	// mul s8, a4, s7
-	WORD	$0x02091c93	// slli s9, s2, 32
-	WORD	$0x019eceb3	// xor t4, t4, s9
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03198c33	// mul s8, s3, a7
-	WORD	$0x005af6b3	// and a3, s5, t0
-	WORD	$0x02095c93	// srli s9, s2, 32
-	WORD	$0x0187c7b3	// xor a5, a5, s8
+	WORD	$0x00a9c9b3	// xor s3, s3, a0
+	WORD	$0x00e9c9b3	// xor s3, s3, a4
+	WORD	$0x037b0933	// mul s2, s6, s7
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x03778c33	// mul s8, a5, s7
+	WORD	$0x02099413	// slli s0, s3, 32
+	WORD	$0x00854eb3	// xor t4, a0, s0
+	WORD	$0x018cccb3	// xor s9, s9, s8
+	WORD	$0x031a0c33	// mul s8, s4, a7
+	WORD	$0x005cf633	// and a2, s9, t0
+	WORD	$0x0209d413	// srli s0, s3, 32
+	WORD	$0x01894933	// xor s2, s2, s8
 	WORD	$0x02980c33	// mul s8, a6, s1
-	WORD	$0x019f4f33	// xor t5, t5, s9
-	WORD	$0x034b0ab3	// mul s5, s6, s4
-	WORD	$0x03798cb3	// mul s9, s3, s7
-	WORD	$0x029b0933	// mul s2, s6, s1
-	WORD	$0x03498b33	// mul s6, s3, s4
-	WORD	$0x019acab3	// xor s5, s5, s9
+	WORD	$0x00874533	// xor a0, a4, s0
+	WORD	$0x035b09b3	// mul s3, s6, s5
+	WORD	$0x037a0cb3	// mul s9, s4, s7
+	WORD	$0x029b0733	// mul a4, s6, s1
+	WORD	$0x035a0b33	// mul s6, s4, s5
+	WORD	$0x0199c9b3	// xor s3, s3, s9
 	WORD	$0x03180cb3	// mul s9, a6, a7
-	WORD	$0x01694933	// xor s2, s2, s6
+	WORD	$0x01674733	// xor a4, a4, s6
 	WORD	$0x03780b33	// mul s6, a6, s7
-	WORD	$0x0187c7b3	// xor a5, a5, s8
-	WORD	$0x02065813	// srli a6, a2, 32
-	WORD	$0x03470c33	// mul s8, a4, s4
-	WORD	$0x005879b3	// and s3, a6, t0
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x02970cb3	// mul s9, a4, s1
-	WORD	$0x01694933	// xor s2, s2, s6
-	WORD	$0x03170b33	// mul s6, a4, a7
-	WORD	$0x0187c7b3	// xor a5, a5, s8
-	WORD	$0x00687c33	// and s8, a6, t1
-	WORD	$0x0067f7b3	// and a5, a5, t1
-	WORD	$0x00787bb3	// and s7, a6, t2
-	WORD	$0x019acab3	// xor s5, s5, s9
-	WORD	$0x01694933	// xor s2, s2, s6
-	WORD	$0x00f6e6b3	// or a3, a3, a5
+	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x020f5813	// srli a6, t5, 32
+	WORD	$0x03578c33	// mul s8, a5, s5
+	WORD	$0x00587a33	// and s4, a6, t0
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x02978cb3	// mul s9, a5, s1
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x03178b33	// mul s6, a5, a7
+	WORD	$0x01894933	// xor s2, s2, s8
+	WORD	$0x00687ab3	// and s5, a6, t1
+	WORD	$0x00697933	// and s2, s2, t1
+	WORD	$0x007877b3	// and a5, a6, t2
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x01674733	// xor a4, a4, s6
+	WORD	$0x01266633	// or a2, a2, s2
 	WORD	$0x0405e483	// lwu s1, 64(a1)
-	WORD	$0x0445e783	// lwu a5, 68(a1)
-	WORD	$0x04c5ea03	// lwu s4, 76(a1)
+	WORD	$0x0445eb83	// lwu s7, 68(a1)
+	WORD	$0x04c5e903	// lwu s2, 76(a1)
 	WORD	$0x0485e883	// lwu a7, 72(a1)
-	WORD	$0x02998cb3	// mul s9, s3, s1
-	WORD	$0x007afab3	// and s5, s5, t2
+	WORD	$0x029a0c33	// mul s8, s4, s1
+	WORD	$0x0079f9b3	// and s3, s3, t2
 	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x0156e6b3	// or a3, a3, s5
-	WORD	$0x034c0733	// mul a4, s8, s4
-	WORD	$0x01697933	// and s2, s2, s6
-	WORD	$0x02f98ab3	// mul s5, s3, a5
-	WORD	$0x00ecccb3	// xor s9, s9, a4
-	WORD	$0x031b8733	// mul a4, s7, a7
-	WORD	$0x0126e6b3	// or a3, a3, s2
-	WORD	$0x029c0b33	// mul s6, s8, s1
-	WORD	$0x00ecccb3	// xor s9, s9, a4
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x034b8b33	// mul s6, s7, s4
-	WORD	$0x016acab3	// xor s5, s5, s6
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x01287933	// and s2, a6, s2
-	WORD	$0x02f90733	// mul a4, s2, a5
-	WORD	$0x03190b33	// mul s6, s2, a7
-	WORD	$0x00ecccb3	// xor s9, s9, a4
-	WORD	$0x03198833	// mul a6, s3, a7
-	WORD	$0x03498733	// mul a4, s3, s4
-	WORD	$0x031c08b3	// mul a7, s8, a7
-	WORD	$0x02fc09b3	// mul s3, s8, a5
-	WORD	$0x016acab3	// xor s5, s5, s6
+	WORD	$0x01366633	// or a2, a2, s3
+	WORD	$0x032a8433	// mul s0, s5, s2
+	WORD	$0x01677733	// and a4, a4, s6
+	WORD	$0x037a09b3	// mul s3, s4, s7
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x03178433	// mul s0, a5, a7
+	WORD	$0x00e66633	// or a2, a2, a4
+	WORD	$0x029a8cb3	// mul s9, s5, s1
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x03278cb3	// mul s9, a5, s2
+	WORD	$0x0199c9b3	// xor s3, s3, s9
+	WORD	$0x00329b13	// slli s6, t0, 3
+	WORD	$0x01687b33	// and s6, a6, s6
+	WORD	$0x037b0433	// mul s0, s6, s7
+	WORD	$0x031b0cb3	// mul s9, s6, a7
+	WORD	$0x008c4c33	// xor s8, s8, s0
+	WORD	$0x031a0833	// mul a6, s4, a7
+	WORD	$0x032a0733	// mul a4, s4, s2
+	WORD	$0x031a88b3	// mul a7, s5, a7
+	WORD	$0x037a8ab3	// mul s5, s5, s7
+	WORD	$0x0199c9b3	// xor s3, s3, s9
 	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x029b89b3	// mul s3, s7, s1
-	WORD	$0x02fb88b3	// mul a7, s7, a5
-	WORD	$0x005cf7b3	// and a5, s9, t0
-	WORD	$0x02061b13	// slli s6, a2, 32
-	WORD	$0x020b5b13	// srli s6, s6, 32
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x01384833	// xor a6, a6, s3
-	WORD	$0x034909b3	// mul s3, s2, s4
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x02978ab3	// mul s5, a5, s1
+	WORD	$0x037788b3	// mul a7, a5, s7
+	WORD	$0x005c77b3	// and a5, s8, t0
+	WORD	$0x020f1a13	// slli s4, t5, 32
+	WORD	$0x020a5a13	// srli s4, s4, 32
+	WORD	$0x020f5f13	// srli t5, t5, 32
+	WORD	$0x01584833	// xor a6, a6, s5
+	WORD	$0x032b0ab3	// mul s5, s6, s2
 	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x029908b3	// mul a7, s2, s1
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x00cb4b33	// xor s6, s6, a2
-	WORD	$0x01384833	// xor a6, a6, s3
+	WORD	$0x029b08b3	// mul a7, s6, s1
+	WORD	$0x0069f9b3	// and s3, s3, t1
+	WORD	$0x01ea4a33	// xor s4, s4, t5
+	WORD	$0x01584833	// xor a6, a6, s5
 	WORD	$0x01174733	// xor a4, a4, a7
-	WORD	$0x0157e7b3	// or a5, a5, s5
+	WORD	$0x0137e7b3	// or a5, a5, s3
 	WORD	$0x0505e903	// lwu s2, 80(a1)
 	WORD	$0x0545ea83	// lwu s5, 84(a1)
-	WORD	$0x005b7633	// and a2, s6, t0
-	WORD	$0x006b7bb3	// and s7, s6, t1
+	WORD	$0x005a7f33	// and t5, s4, t0
+	WORD	$0x006a7bb3	// and s7, s4, t1
 	WORD	$0x0585ec03	// lwu s8, 88(a1)
-	WORD	$0x007b79b3	// and s3, s6, t2
+	WORD	$0x007a79b3	// and s3, s4, t2
 	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x009b74b3	// and s1, s6, s1
+	WORD	$0x009a74b3	// and s1, s4, s1
 	WORD	$0x00787833	// and a6, a6, t2
 	WORD	$0x05c5eb03	// lwu s6, 92(a1)
 	WORD	$0x00329893	// slli a7, t0, 3
 	WORD	$0x0107e7b3	// or a5, a5, a6
-	WORD	$0x03260833	// mul a6, a2, s2
+	WORD	$0x032f0833	// mul a6, t5, s2
 	WORD	$0x036b8a33	// mul s4, s7, s6
 	WORD	$0x01177733	// and a4, a4, a7
-	WORD	$0x035608b3	// mul a7, a2, s5
+	WORD	$0x035f08b3	// mul a7, t5, s5
 	WORD	$0x01484833	// xor a6, a6, s4
 	WORD	$0x03898a33	// mul s4, s3, s8
 	WORD	$0x00e7e7b3	// or a5, a5, a4
@@ -464,25 +1123,25 @@ TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $0-16
 	WORD	$0x0198c8b3	// xor a7, a7, s9
 	WORD	$0x03698cb3	// mul s9, s3, s6
 	WORD	$0x01484833	// xor a6, a6, s4
-	WORD	$0x03860a33	// mul s4, a2, s8
-	WORD	$0x03660633	// mul a2, a2, s6
+	WORD	$0x038f0a33	// mul s4, t5, s8
+	WORD	$0x036f0f33	// mul t5, t5, s6
 	WORD	$0x0198c8b3	// xor a7, a7, s9
 	WORD	$0x03848cb3	// mul s9, s1, s8
 	WORD	$0x038b8733	// mul a4, s7, s8
 	WORD	$0x035b8bb3	// mul s7, s7, s5
 	WORD	$0x0198c8b3	// xor a7, a7, s9
-	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x00ef4f33	// xor t5, t5, a4
 	WORD	$0x017a4a33	// xor s4, s4, s7
 	WORD	$0x03298bb3	// mul s7, s3, s2
 	WORD	$0x03598733	// mul a4, s3, s5
 	WORD	$0x005879b3	// and s3, a6, t0
 	WORD	$0x017a4a33	// xor s4, s4, s7
 	WORD	$0x03648bb3	// mul s7, s1, s6
-	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x00ef4f33	// xor t5, t5, a4
 	WORD	$0x03248733	// mul a4, s1, s2
 	WORD	$0x0068f8b3	// and a7, a7, t1
 	WORD	$0x017a4a33	// xor s4, s4, s7
-	WORD	$0x00e64633	// xor a2, a2, a4
+	WORD	$0x00ef4f33	// xor t5, t5, a4
 	WORD	$0x0119e9b3	// or s3, s3, a7
 	WORD	$0x020e1713	// slli a4, t3, 32
 	WORD	$0x02075713	// srli a4, a4, 32
@@ -499,11 +1158,11 @@ TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $0-16
 	WORD	$0x06c5e903	// lwu s2, 108(a1)
 	WORD	$0x0685ec83	// lwu s9, 104(a1)
 	WORD	$0x029c0bb3	// mul s7, s8, s1
-	WORD	$0x00e67633	// and a2, a2, a4
+	WORD	$0x00ef7f33	// and t5, t5, a4
 	WORD	$0x032a8733	// mul a4, s5, s2
-	WORD	$0x00c9e9b3	// or s3, s3, a2
+	WORD	$0x01e9e9b3	// or s3, s3, t5
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00d9c9b3	// xor s3, s3, a3
+	WORD	$0x00c9c9b3	// xor s3, s3, a2
 	WORD	$0x00ebcbb3	// xor s7, s7, a4
 	WORD	$0x03988733	// mul a4, a7, s9
 	WORD	$0x00f9c9b3	// xor s3, s3, a5
@@ -513,10 +1172,10 @@ TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $0-16
 	WORD	$0x00ebcbb3	// xor s7, s7, a4
 	WORD	$0x005bf733	// and a4, s7, t0
 	WORD	$0x02099b93	// slli s7, s3, 32
-	WORD	$0x0176c633	// xor a2, a3, s7
+	WORD	$0x01764f33	// xor t5, a2, s7
 	WORD	$0x0209db93	// srli s7, s3, 32
 	WORD	$0x029a89b3	// mul s3, s5, s1
-	WORD	$0x0177c6b3	// xor a3, a5, s7
+	WORD	$0x0177c633	// xor a2, a5, s7
 	WORD	$0x039c0bb3	// mul s7, s8, s9
 	WORD	$0x032c07b3	// mul a5, s8, s2
 	WORD	$0x013a4a33	// xor s4, s4, s3
@@ -594,743 +1253,91 @@ TEXT ·gcmGmultRv64gc(SB), NOSPLIT, $0-16
 	WORD	$0x00329813	// slli a6, t0, 3
 	WORD	$0x010c7833	// and a6, s8, a6
 	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x0885ea03	// lwu s4, 136(a1)
+	WORD	$0x0885ec03	// lwu s8, 136(a1)
 	WORD	$0x017e4e33	// xor t3, t3, s7
 	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x08c5e583	// lwu a1, 140(a1)
+	WORD	$0x08c5ea03	// lwu s4, 140(a1)
 	WORD	$0x00329b93	// slli s7, t0, 3
 	WORD	$0x0167e7b3	// or a5, a5, s6
 	WORD	$0x02998b33	// mul s6, s3, s1
-	WORD	$0x02ba8c33	// mul s8, s5, a1
+	WORD	$0x034a8cb3	// mul s9, s5, s4
 	WORD	$0x017e7e33	// and t3, t3, s7
 	WORD	$0x03298bb3	// mul s7, s3, s2
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03488c33	// mul s8, a7, s4
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x03888cb3	// mul s9, a7, s8
 	WORD	$0x01c7e7b3	// or a5, a5, t3
 	WORD	$0x029a8e33	// mul t3, s5, s1
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03280c33	// mul s8, a6, s2
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x03280cb3	// mul s9, a6, s2
 	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x02b88e33	// mul t3, a7, a1
-	WORD	$0x018b4b33	// xor s6, s6, s8
-	WORD	$0x03498c33	// mul s8, s3, s4
-	WORD	$0x02b989b3	// mul s3, s3, a1
+	WORD	$0x03488e33	// mul t3, a7, s4
+	WORD	$0x019b4b33	// xor s6, s6, s9
+	WORD	$0x03898cb3	// mul s9, s3, s8
+	WORD	$0x034989b3	// mul s3, s3, s4
 	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x03480e33	// mul t3, a6, s4
-	WORD	$0x034a8a33	// mul s4, s5, s4
+	WORD	$0x03880e33	// mul t3, a6, s8
+	WORD	$0x038a8c33	// mul s8, s5, s8
 	WORD	$0x032a8ab3	// mul s5, s5, s2
 	WORD	$0x01cbcbb3	// xor s7, s7, t3
-	WORD	$0x0149c9b3	// xor s3, s3, s4
-	WORD	$0x015c4c33	// xor s8, s8, s5
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x015cccb3	// xor s9, s9, s5
 	WORD	$0x02988ab3	// mul s5, a7, s1
-	WORD	$0x03288a33	// mul s4, a7, s2
+	WORD	$0x03288c33	// mul s8, a7, s2
 	WORD	$0x005b7e33	// and t3, s6, t0
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x02b80ab3	// mul s5, a6, a1
-	WORD	$0x0149c9b3	// xor s3, s3, s4
-	WORD	$0x02980a33	// mul s4, a6, s1
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x03480ab3	// mul s5, a6, s4
+	WORD	$0x0189c9b3	// xor s3, s3, s8
+	WORD	$0x02980c33	// mul s8, a6, s1
 	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x015c4c33	// xor s8, s8, s5
-	WORD	$0x0149c9b3	// xor s3, s3, s4
+	WORD	$0x015cccb3	// xor s9, s9, s5
+	WORD	$0x0189c9b3	// xor s3, s3, s8
 	WORD	$0x017e6e33	// or t3, t3, s7
-	WORD	$0x007c7c33	// and s8, s8, t2
-	WORD	$0x00329a13	// slli s4, t0, 3
-	WORD	$0x018e6e33	// or t3, t3, s8
-	WORD	$0x0149f9b3	// and s3, s3, s4
+	WORD	$0x007cfcb3	// and s9, s9, t2
+	WORD	$0x00329c13	// slli s8, t0, 3
+	WORD	$0x019e6e33	// or t3, t3, s9
+	WORD	$0x0189f9b3	// and s3, s3, s8
 	WORD	$0x013e6e33	// or t3, t3, s3
 	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
 	WORD	$0x00ee4e33	// xor t3, t3, a4
 	WORD	$0x00fe4e33	// xor t3, t3, a5
-	WORD	$0x020e1313	// slli t1, t3, 32
-	WORD	$0x006742b3	// xor t0, a4, t1
-	WORD	$0x020e5313	// srli t1, t3, 32
+	WORD	$0x020e1813	// slli a6, t3, 32
+	WORD	$0x01074733	// xor a4, a4, a6
+	WORD	$0x020e5813	// srli a6, t3, 32
 	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01d2c2b3	// xor t0, t0, t4
-	WORD	$0x0067c333	// xor t1, a5, t1
-	WORD	$0x00c2c2b3	// xor t0, t0, a2
-	WORD	$0x01e34333	// xor t1, t1, t5
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9293	// slli t0, t4, 63
-	WORD	$0x03ee9393	// slli t2, t4, 62
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x00d34333	// xor t1, t1, a3
-	WORD	$0x007f4f33	// xor t5, t5, t2
-	WORD	$0x039e9293	// slli t0, t4, 57
-	WORD	$0x00664633	// xor a2, a2, t1
-	WORD	$0x005f4f33	// xor t5, t5, t0
-	WORD	$0x001ed293	// srli t0, t4, 1
-	WORD	$0x01d64633	// xor a2, a2, t4
-	WORD	$0x002ed393	// srli t2, t4, 2
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x007ed293	// srli t0, t4, 7
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x03ff1293	// slli t0, t5, 63
-	WORD	$0x03ef1393	// slli t2, t5, 62
-	WORD	$0x00564633	// xor a2, a2, t0
-	WORD	$0x00764633	// xor a2, a2, t2
-	WORD	$0x039f1293	// slli t0, t5, 57
-	WORD	$0x00564733	// xor a4, a2, t0
-	WORD	$0x001f5293	// srli t0, t5, 1
-	WORD	$0x01e6c6b3	// xor a3, a3, t5
-	WORD	$0x002f5393	// srli t2, t5, 2
-	WORD	$0x0056c6b3	// xor a3, a3, t0
-	WORD	$0x0076c6b3	// xor a3, a3, t2
-	WORD	$0x007f5293	// srli t0, t5, 7
-	WORD	$0x0056c633	// xor a2, a3, t0
-	WORD	$0x00010337	// lui t1, 16
-	WORD	$0xfff3031b	// addiw t1, t1, -1
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0x00130313	// addi t1, t1, 1
-	WORD	$0x01031313	// slli t1, t1, 16
-	WORD	$0xfff30313	// addi t1, t1, -1
-	WORD	$0x00831293	// slli t0, t1, 8
-	WORD	$0x0062c2b3	// xor t0, t0, t1
-	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00865393	// srli t2, a2, 8
-	WORD	$0x0053f3b3	// and t2, t2, t0
-	WORD	$0x00567633	// and a2, a2, t0
-	WORD	$0x00861613	// slli a2, a2, 8
-	WORD	$0x00766633	// or a2, a2, t2
-	WORD	$0x01065393	// srli t2, a2, 16
-	WORD	$0x0063f3b3	// and t2, t2, t1
-	WORD	$0x00667633	// and a2, a2, t1
-	WORD	$0x01061613	// slli a2, a2, 16
-	WORD	$0x00766633	// or a2, a2, t2
-	WORD	$0x02065393	// srli t2, a2, 32
-	WORD	$0x02061613	// slli a2, a2, 32
-	WORD	$0x00766633	// or a2, a2, t2
-	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00875393	// srli t2, a4, 8
-	WORD	$0x0053f3b3	// and t2, t2, t0
-	WORD	$0x00577733	// and a4, a4, t0
-	WORD	$0x00871713	// slli a4, a4, 8
-	WORD	$0x00776733	// or a4, a4, t2
-	WORD	$0x01075393	// srli t2, a4, 16
-	WORD	$0x0063f3b3	// and t2, t2, t1
-	WORD	$0x00677733	// and a4, a4, t1
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00776733	// or a4, a4, t2
-	WORD	$0x02075393	// srli t2, a4, 32
-	WORD	$0x02071713	// slli a4, a4, 32
-	WORD	$0x00776733	// or a4, a4, t2
-	WORD	$0x00c53023	// sd a2, 0(a0)
-	WORD	$0x00e53423	// sd a4, 8(a0)
-	// return
-	WORD	$0x00000393	// addi t2, zero, 0
-	WORD	$0x00000413	// addi s0, zero, 0
-	WORD	$0x00000493	// addi s1, zero, 0
-	WORD	$0x00000593	// addi a1, zero, 0
-	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000693	// addi a3, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
-	WORD	$0x00000793	// addi a5, zero, 0
-	WORD	$0x00000813	// addi a6, zero, 0
-	WORD	$0x00000893	// addi a7, zero, 0
-	WORD	$0x00000913	// addi s2, zero, 0
-	WORD	$0x00000993	// addi s3, zero, 0
-	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
-	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
-	WORD	$0x00000c93	// addi s9, zero, 0
-	WORD	$0x00000e13	// addi t3, zero, 0
-	WORD	$0x00000e93	// addi t4, zero, 0
-	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
-
-// void gcm_ghash_rv64gc(u64 *Xi, const u128 *Htable, const unsigned char *inp, size_t len)
-// func gcmGhashRv64gc(Xi *uint64, Htable *byte, inp *byte, len uint64)
-TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
-	MOV	Xi+0(FP), X10
-	MOV	Htable+8(FP), X11
-	MOV	inp+16(FP), X12
-	MOV	len+24(FP), X13
-	WORD	$0x00c13823	// sd a2, 16(sp)
-	WORD	$0x00a13423	// sd a0, 8(sp)
-	// class masks: m[k] = 0x1111111111111111 << k
-	WORD	$0x011112b7	// lui t0, 4369
-	WORD	$0x1112829b	// addiw t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00c29293	// slli t0, t0, 12
-	WORD	$0x11128293	// addi t0, t0, 273
-	WORD	$0x00129313	// slli t1, t0, 1
-	WORD	$0x00229393	// slli t2, t0, 2
-	WORD	$0x0046d693	// srli a3, a3, 4
-	WORD	$0x14068ee3	// beq a3, zero, .Lgcm_ghash_rv64gc_done
-	WORD	$0x00813e03	// ld t3, 8(sp)
-	WORD	$0x000e3503	// ld a0, 0(t3)
-	WORD	$0x008e3e83	// ld t4, 8(t3)
-	WORD	$0x00010f37	// lui t5, 16
-	WORD	$0xffff0f1b	// addiw t5, t5, -1
-	WORD	$0x010f1f13	// slli t5, t5, 16
-	WORD	$0x001f0f13	// addi t5, t5, 1
-	WORD	$0x010f1f13	// slli t5, t5, 16
-	WORD	$0xffff0f13	// addi t5, t5, -1
-	WORD	$0x008f1e13	// slli t3, t5, 8
-	WORD	$0x01ee4e33	// xor t3, t3, t5
-	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00855613	// srli a2, a0, 8
-	WORD	$0x01c67633	// and a2, a2, t3
-	WORD	$0x01c57533	// and a0, a0, t3
-	WORD	$0x00851513	// slli a0, a0, 8
-	WORD	$0x00c56533	// or a0, a0, a2
-	WORD	$0x01055613	// srli a2, a0, 16
-	WORD	$0x01e67633	// and a2, a2, t5
-	WORD	$0x01e57533	// and a0, a0, t5
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0x00c56533	// or a0, a0, a2
-	WORD	$0x02055613	// srli a2, a0, 32
-	WORD	$0x02051513	// slli a0, a0, 32
-	WORD	$0x00c56533	// or a0, a0, a2
-	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008ed613	// srli a2, t4, 8
-	WORD	$0x01c67633	// and a2, a2, t3
-	WORD	$0x01cefeb3	// and t4, t4, t3
-	WORD	$0x008e9e93	// slli t4, t4, 8
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x010ed613	// srli a2, t4, 16
-	WORD	$0x01e67633	// and a2, a2, t5
-	WORD	$0x01eefeb3	// and t4, t4, t5
-	WORD	$0x010e9e93	// slli t4, t4, 16
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	WORD	$0x020ed613	// srli a2, t4, 32
-	WORD	$0x020e9e93	// slli t4, t4, 32
-	WORD	$0x00ceeeb3	// or t4, t4, a2
-	// .Lgcm_ghash_rv64gc_block:
-	WORD	$0x01013e03	// ld t3, 16(sp)
-	WORD	$0x007e7613	// andi a2, t3, 7
-	WORD	$0x100616e3	// bne a2, zero, .Lgcm_ghash_rv64gc_unaligned
-	WORD	$0x01013f03	// ld t5, 16(sp)
-	WORD	$0x000f3e03	// ld t3, 0(t5)
-	WORD	$0x008f3f03	// ld t5, 8(t5)
-	// .Lgcm_ghash_rv64gc_loaded:
-	WORD	$0x00010737	// lui a4, 16
-	WORD	$0xfff7071b	// addiw a4, a4, -1
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0x00170713	// addi a4, a4, 1
-	WORD	$0x01071713	// slli a4, a4, 16
-	WORD	$0xfff70713	// addi a4, a4, -1
-	WORD	$0x00871613	// slli a2, a4, 8
-	WORD	$0x00e64633	// xor a2, a2, a4
-	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008e5793	// srli a5, t3, 8
-	WORD	$0x00c7f7b3	// and a5, a5, a2
-	WORD	$0x00ce7e33	// and t3, t3, a2
-	WORD	$0x008e1e13	// slli t3, t3, 8
-	WORD	$0x00fe6e33	// or t3, t3, a5
-	WORD	$0x010e5793	// srli a5, t3, 16
-	WORD	$0x00e7f7b3	// and a5, a5, a4
-	WORD	$0x00ee7e33	// and t3, t3, a4
-	WORD	$0x010e1e13	// slli t3, t3, 16
-	WORD	$0x00fe6e33	// or t3, t3, a5
-	WORD	$0x020e5793	// srli a5, t3, 32
-	WORD	$0x020e1e13	// slli t3, t3, 32
-	WORD	$0x00fe6e33	// or t3, t3, a5
-	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x008f5793	// srli a5, t5, 8
-	WORD	$0x00c7f7b3	// and a5, a5, a2
-	WORD	$0x00cf7f33	// and t5, t5, a2
-	WORD	$0x008f1f13	// slli t5, t5, 8
-	WORD	$0x00ff6f33	// or t5, t5, a5
-	WORD	$0x010f5793	// srli a5, t5, 16
-	WORD	$0x00e7f7b3	// and a5, a5, a4
-	WORD	$0x00ef7f33	// and t5, t5, a4
-	WORD	$0x010f1f13	// slli t5, t5, 16
-	WORD	$0x00ff6f33	// or t5, t5, a5
-	WORD	$0x020f5793	// srli a5, t5, 32
-	WORD	$0x020f1f13	// slli t5, t5, 32
-	WORD	$0x00ff6f33	// or t5, t5, a5
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x01eeceb3	// xor t4, t4, t5
-	// Karatsuba: L = lo*Hlo, H = hi*Hhi, M = (lo^hi)*(Hlo^Hhi)
-	WORD	$0x00aece33	// xor t3, t4, a0
-	WORD	$0x020e9713	// slli a4, t4, 32
-	WORD	$0x02075713	// srli a4, a4, 32
-	WORD	$0x0005e903	// lwu s2, 0(a1)
-	WORD	$0x0045e883	// lwu a7, 4(a1)
-	WORD	$0x00c5e983	// lwu s3, 12(a1)
-	WORD	$0x00577c33	// and s8, a4, t0
-	WORD	$0x00677ab3	// and s5, a4, t1
-	WORD	$0x0085e783	// lwu a5, 8(a1)
-	WORD	$0x032c0a33	// mul s4, s8, s2
-	WORD	$0x033a8b33	// mul s6, s5, s3
-	WORD	$0x031c0833	// mul a6, s8, a7
-	WORD	$0x032a8bb3	// mul s7, s5, s2
-	WORD	$0x00777f33	// and t5, a4, t2
-	WORD	$0x02fc0633	// mul a2, s8, a5
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x02ff0b33	// mul s6, t5, a5
-	WORD	$0x033f0bb3	// mul s7, t5, s3
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x00329493	// slli s1, t0, 3
-	WORD	$0x009774b3	// and s1, a4, s1
-	WORD	$0x033c0733	// mul a4, s8, s3
-	WORD	$0x03148b33	// mul s6, s1, a7
-	WORD	$0x02f48bb3	// mul s7, s1, a5
-	WORD	$0x02fa87b3	// mul a5, s5, a5
-	WORD	$0x031a8ab3	// mul s5, s5, a7
-	WORD	$0x016a4a33	// xor s4, s4, s6
-	WORD	$0x00f74733	// xor a4, a4, a5
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x032f0ab3	// mul s5, t5, s2
-	WORD	$0x031f07b3	// mul a5, t5, a7
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x03348ab3	// mul s5, s1, s3
-	WORD	$0x00f74733	// xor a4, a4, a5
-	WORD	$0x005a7f33	// and t5, s4, t0
-	WORD	$0x020edb13	// srli s6, t4, 32
-	WORD	$0x005b7a33	// and s4, s6, t0
-	WORD	$0x006b78b3	// and a7, s6, t1
-	WORD	$0x032487b3	// mul a5, s1, s2
-	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x007b79b3	// and s3, s6, t2
-	WORD	$0x01564633	// xor a2, a2, s5
-	WORD	$0x00f74733	// xor a4, a4, a5
-	WORD	$0x010f6f33	// or t5, t5, a6
-	WORD	$0x0105e483	// lwu s1, 16(a1)
-	WORD	$0x0145ec03	// lwu s8, 20(a1)
-	WORD	$0x01c5e903	// lwu s2, 28(a1)
-	WORD	$0x0185e803	// lwu a6, 24(a1)
-	WORD	$0x029a0cb3	// mul s9, s4, s1
-	WORD	$0x00767633	// and a2, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x00cf6f33	// or t5, t5, a2
-	WORD	$0x03288633	// mul a2, a7, s2
-	WORD	$0x00f77733	// and a4, a4, a5
-	WORD	$0x038a0ab3	// mul s5, s4, s8
-	WORD	$0x00ccccb3	// xor s9, s9, a2
-	WORD	$0x03098633	// mul a2, s3, a6
-	WORD	$0x00ef6f33	// or t5, t5, a4
-	WORD	$0x02988733	// mul a4, a7, s1
-	WORD	$0x00ccccb3	// xor s9, s9, a2
-	WORD	$0x00eacab3	// xor s5, s5, a4
-	WORD	$0x03298733	// mul a4, s3, s2
-	WORD	$0x00eacab3	// xor s5, s5, a4
-	WORD	$0x00329b93	// slli s7, t0, 3
-	WORD	$0x017b7bb3	// and s7, s6, s7
-	WORD	$0x038b8633	// mul a2, s7, s8
-	WORD	$0x030b8733	// mul a4, s7, a6
-	WORD	$0x00ccccb3	// xor s9, s9, a2
-	WORD	$0x030a07b3	// mul a5, s4, a6
-	WORD	$0x032a0633	// mul a2, s4, s2
-	WORD	$0x03088833	// mul a6, a7, a6
-	WORD	$0x038888b3	// mul a7, a7, s8
-	WORD	$0x00eacab3	// xor s5, s5, a4
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x029988b3	// mul a7, s3, s1
-	WORD	$0x03898833	// mul a6, s3, s8
-	WORD	$0x005cf733	// and a4, s9, t0
-	WORD	$0x020e9993	// slli s3, t4, 32
-	WORD	$0x0209d993	// srli s3, s3, 32
-	WORD	$0x020ede93	// srli t4, t4, 32
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x032b88b3	// mul a7, s7, s2
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x029b8833	// mul a6, s7, s1
-	WORD	$0x006afab3	// and s5, s5, t1
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x0117c7b3	// xor a5, a5, a7
-	WORD	$0x01064633	// xor a2, a2, a6
-	WORD	$0x01576733	// or a4, a4, s5
-	WORD	$0x0205e483	// lwu s1, 32(a1)
-	WORD	$0x0245ea03	// lwu s4, 36(a1)
-	WORD	$0x0059feb3	// and t4, s3, t0
-	WORD	$0x0069fb33	// and s6, s3, t1
-	WORD	$0x0285eb83	// lwu s7, 40(a1)
-	WORD	$0x0079f933	// and s2, s3, t2
-	WORD	$0x00329893	// slli a7, t0, 3
-	WORD	$0x0119f8b3	// and a7, s3, a7
-	WORD	$0x0077f7b3	// and a5, a5, t2
-	WORD	$0x02c5ea83	// lwu s5, 44(a1)
-	WORD	$0x00329813	// slli a6, t0, 3
-	WORD	$0x00f76733	// or a4, a4, a5
-	WORD	$0x029e87b3	// mul a5, t4, s1
-	WORD	$0x035b09b3	// mul s3, s6, s5
-	WORD	$0x01067633	// and a2, a2, a6
-	WORD	$0x034e8833	// mul a6, t4, s4
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x037909b3	// mul s3, s2, s7
-	WORD	$0x00c76733	// or a4, a4, a2
-	WORD	$0x029b0c33	// mul s8, s6, s1
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x034889b3	// mul s3, a7, s4
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x03590c33	// mul s8, s2, s5
-	WORD	$0x0137c7b3	// xor a5, a5, s3
-	WORD	$0x037e89b3	// mul s3, t4, s7
-	WORD	$0x035e8eb3	// mul t4, t4, s5
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x03788c33	// mul s8, a7, s7
-	WORD	$0x037b0633	// mul a2, s6, s7
-	WORD	$0x034b0b33	// mul s6, s6, s4
-	WORD	$0x01884833	// xor a6, a6, s8
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x0169c9b3	// xor s3, s3, s6
-	WORD	$0x02990b33	// mul s6, s2, s1
-	WORD	$0x03490633	// mul a2, s2, s4
-	WORD	$0x0057f933	// and s2, a5, t0
-	WORD	$0x0169c9b3	// xor s3, s3, s6
-	WORD	$0x03588b33	// mul s6, a7, s5
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x02988633	// mul a2, a7, s1
-	WORD	$0x00687833	// and a6, a6, t1
-	WORD	$0x0169c9b3	// xor s3, s3, s6
-	WORD	$0x00ceceb3	// xor t4, t4, a2
-	WORD	$0x01096933	// or s2, s2, a6
-	WORD	$0x02051613	// slli a2, a0, 32
-	WORD	$0x02065613	// srli a2, a2, 32
-	WORD	$0x00567b33	// and s6, a2, t0
-	WORD	$0x00667a33	// and s4, a2, t1
-	WORD	$0x00767833	// and a6, a2, t2
-	WORD	$0x00329793	// slli a5, t0, 3
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x00f677b3	// and a5, a2, a5
-	WORD	$0x00329613	// slli a2, t0, 3
-	WORD	$0x01396933	// or s2, s2, s3
-	WORD	$0x0305e883	// lwu a7, 48(a1)
-	WORD	$0x0345ea83	// lwu s5, 52(a1)
-	WORD	$0x03c5e483	// lwu s1, 60(a1)
-	WORD	$0x0385ec03	// lwu s8, 56(a1)
-	WORD	$0x031b0bb3	// mul s7, s6, a7
-	WORD	$0x00cefeb3	// and t4, t4, a2
-	WORD	$0x029a0633	// mul a2, s4, s1
-	WORD	$0x01d96933	// or s2, s2, t4
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x01e94933	// xor s2, s2, t5
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x03880633	// mul a2, a6, s8
-	WORD	$0x00e94933	// xor s2, s2, a4
-	WORD	$0x035b09b3	// mul s3, s6, s5
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x03578633	// mul a2, a5, s5
-	WORD	$0x00cbcbb3	// xor s7, s7, a2
-	WORD	$0x005bf633	// and a2, s7, t0
-	WORD	$0x02091b93	// slli s7, s2, 32
-	WORD	$0x017f4eb3	// xor t4, t5, s7
-	WORD	$0x02095b93	// srli s7, s2, 32
-	WORD	$0x031a0933	// mul s2, s4, a7
-	WORD	$0x01774f33	// xor t5, a4, s7
-	WORD	$0x038b0bb3	// mul s7, s6, s8
-	WORD	$0x029b0b33	// mul s6, s6, s1
-	WORD	$0x0129c9b3	// xor s3, s3, s2
-	WORD	$0x02980933	// mul s2, a6, s1
-	WORD	$0x0129c9b3	// xor s3, s3, s2
-	WORD	$0x03878933	// mul s2, a5, s8
-	WORD	$0x038a0cb3	// mul s9, s4, s8
-	WORD	$0x035a0a33	// mul s4, s4, s5
-	WORD	$0x0129c9b3	// xor s3, s3, s2
-	WORD	$0x02055c13	// srli s8, a0, 32
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x03180a33	// mul s4, a6, a7
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03580cb3	// mul s9, a6, s5
-	WORD	$0x005c7933	// and s2, s8, t0
-	WORD	$0x006c7733	// and a4, s8, t1
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x02978a33	// mul s4, a5, s1
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x03178cb3	// mul s9, a5, a7
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x007c78b3	// and a7, s8, t2
-	WORD	$0x014bcbb3	// xor s7, s7, s4
-	WORD	$0x019b4b33	// xor s6, s6, s9
-	WORD	$0x01366633	// or a2, a2, s3
-	WORD	$0x0405e803	// lwu a6, 64(a1)
-	WORD	$0x0445ea03	// lwu s4, 68(a1)
-	WORD	$0x04c5e483	// lwu s1, 76(a1)
-	WORD	$0x0485e403	// lwu s0, 72(a1)
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x00329c93	// slli s9, t0, 3
-	WORD	$0x01766633	// or a2, a2, s7
-	WORD	$0x030907b3	// mul a5, s2, a6
-	WORD	$0x019b7b33	// and s6, s6, s9
-	WORD	$0x02970ab3	// mul s5, a4, s1
-	WORD	$0x01666633	// or a2, a2, s6
-	WORD	$0x03490cb3	// mul s9, s2, s4
-	WORD	$0x0157c7b3	// xor a5, a5, s5
-	WORD	$0x02888ab3	// mul s5, a7, s0
-	WORD	$0x0157c7b3	// xor a5, a5, s5
-	WORD	$0x00329993	// slli s3, t0, 3
-	WORD	$0x013c79b3	// and s3, s8, s3
-	WORD	$0x03498ab3	// mul s5, s3, s4
-	WORD	$0x0157c7b3	// xor a5, a5, s5
-	WORD	$0x03070ab3	// mul s5, a4, a6
-	WORD	$0x0057f7b3	// and a5, a5, t0
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x02988ab3	// mul s5, a7, s1
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x02898ab3	// mul s5, s3, s0
-	WORD	$0x015cccb3	// xor s9, s9, s5
-	WORD	$0x02051b93	// slli s7, a0, 32
-	WORD	$0x020bdb93	// srli s7, s7, 32
-	WORD	$0x02055513	// srli a0, a0, 32
-	WORD	$0x006cfcb3	// and s9, s9, t1
-	WORD	$0x00abcbb3	// xor s7, s7, a0
-	WORD	$0x02890b33	// mul s6, s2, s0
-	WORD	$0x02990ab3	// mul s5, s2, s1
-	WORD	$0x02870c33	// mul s8, a4, s0
-	WORD	$0x03470433	// mul s0, a4, s4
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x005bf933	// and s2, s7, t0
-	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x03088433	// mul s0, a7, a6
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03488c33	// mul s8, a7, s4
-	WORD	$0x006bfa33	// and s4, s7, t1
-	WORD	$0x007bf8b3	// and a7, s7, t2
-	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x02998433	// mul s0, s3, s1
-	WORD	$0x0505e503	// lwu a0, 80(a1)
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x03098c33	// mul s8, s3, a6
-	WORD	$0x0545e983	// lwu s3, 84(a1)
-	WORD	$0x00329713	// slli a4, t0, 3
-	WORD	$0x00ebf733	// and a4, s7, a4
-	WORD	$0x008b4b33	// xor s6, s6, s0
-	WORD	$0x0585ec83	// lwu s9, 88(a1)
-	WORD	$0x018acab3	// xor s5, s5, s8
-	WORD	$0x007b7b33	// and s6, s6, t2
-	WORD	$0x05c5e483	// lwu s1, 92(a1)
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x0167e7b3	// or a5, a5, s6
-	WORD	$0x02a90833	// mul a6, s2, a0
-	WORD	$0x018afab3	// and s5, s5, s8
-	WORD	$0x029a0bb3	// mul s7, s4, s1
-	WORD	$0x0157e7b3	// or a5, a5, s5
-	WORD	$0x03390b33	// mul s6, s2, s3
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x03988bb3	// mul s7, a7, s9
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x03370bb3	// mul s7, a4, s3
-	WORD	$0x01784833	// xor a6, a6, s7
-	WORD	$0x02aa0ab3	// mul s5, s4, a0
-	WORD	$0x00587833	// and a6, a6, t0
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x02988ab3	// mul s5, a7, s1
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x03970ab3	// mul s5, a4, s9
-	WORD	$0x015b4b33	// xor s6, s6, s5
-	WORD	$0x03990ab3	// mul s5, s2, s9
-	WORD	$0x02990bb3	// mul s7, s2, s1
-	WORD	$0x039a0cb3	// mul s9, s4, s9
-	WORD	$0x033a0933	// mul s2, s4, s3
-	WORD	$0x006b7b33	// and s6, s6, t1
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x012acab3	// xor s5, s5, s2
-	WORD	$0x02a88933	// mul s2, a7, a0
-	WORD	$0x03388cb3	// mul s9, a7, s3
-	WORD	$0x01686833	// or a6, a6, s6
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5a13	// srli s4, s4, 32
-	WORD	$0x005a79b3	// and s3, s4, t0
-	WORD	$0x012acab3	// xor s5, s5, s2
-	WORD	$0x006a78b3	// and a7, s4, t1
-	WORD	$0x02970933	// mul s2, a4, s1
-	WORD	$0x007a74b3	// and s1, s4, t2
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x02a70cb3	// mul s9, a4, a0
-	WORD	$0x012acab3	// xor s5, s5, s2
-	WORD	$0x00329913	// slli s2, t0, 3
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x007afab3	// and s5, s5, t2
-	WORD	$0x012a7933	// and s2, s4, s2
-	WORD	$0x00329c93	// slli s9, t0, 3
-	WORD	$0x01586833	// or a6, a6, s5
-	WORD	$0x0605ea03	// lwu s4, 96(a1)
-	WORD	$0x0645eb03	// lwu s6, 100(a1)
-	WORD	$0x06c5ea83	// lwu s5, 108(a1)
-	WORD	$0x0685ec03	// lwu s8, 104(a1)
-	WORD	$0x019bfbb3	// and s7, s7, s9
-	WORD	$0x03498533	// mul a0, s3, s4
-	WORD	$0x01786833	// or a6, a6, s7
-	WORD	$0x03588733	// mul a4, a7, s5
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00c84833	// xor a6, a6, a2
-	WORD	$0x00f84833	// xor a6, a6, a5
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x03848733	// mul a4, s1, s8
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x03690733	// mul a4, s2, s6
-	WORD	$0x00e54533	// xor a0, a0, a4
-	WORD	$0x03698bb3	// mul s7, s3, s6
-	WORD	$0x00557733	// and a4, a0, t0
-	WORD	$0x02081c93	// slli s9, a6, 32
-	WORD	$0x01964533	// xor a0, a2, s9
-	WORD	$0x02085c93	// srli s9, a6, 32
-	WORD	$0x0197c633	// xor a2, a5, s9
-	WORD	$0x034887b3	// mul a5, a7, s4
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x035487b3	// mul a5, s1, s5
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x038907b3	// mul a5, s2, s8
-	WORD	$0x00fbcbb3	// xor s7, s7, a5
-	WORD	$0x020e5793	// srli a5, t3, 32
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x0057f833	// and a6, a5, t0
-	WORD	$0x03898bb3	// mul s7, s3, s8
-	WORD	$0x035989b3	// mul s3, s3, s5
-	WORD	$0x03888c33	// mul s8, a7, s8
-	WORD	$0x03688cb3	// mul s9, a7, s6
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03448cb3	// mul s9, s1, s4
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x03648c33	// mul s8, s1, s6
-	WORD	$0x0705e883	// lwu a7, 112(a1)
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x03590cb3	// mul s9, s2, s5
-	WORD	$0x0745e483	// lwu s1, 116(a1)
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x03490c33	// mul s8, s2, s4
-	WORD	$0x07c5e903	// lwu s2, 124(a1)
-	WORD	$0x0067fa33	// and s4, a5, t1
-	WORD	$0x019bcbb3	// xor s7, s7, s9
-	WORD	$0x0785eb03	// lwu s6, 120(a1)
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x007bfbb3	// and s7, s7, t2
-	WORD	$0x00329c13	// slli s8, t0, 3
-	WORD	$0x01776733	// or a4, a4, s7
-	WORD	$0x03180cb3	// mul s9, a6, a7
-	WORD	$0x0189f9b3	// and s3, s3, s8
-	WORD	$0x032a0c33	// mul s8, s4, s2
-	WORD	$0x01376733	// or a4, a4, s3
-	WORD	$0x029809b3	// mul s3, a6, s1
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x0077fbb3	// and s7, a5, t2
-	WORD	$0x036b8c33	// mul s8, s7, s6
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x0157fab3	// and s5, a5, s5
-	WORD	$0x029a8c33	// mul s8, s5, s1
-	WORD	$0x018cccb3	// xor s9, s9, s8
-	WORD	$0x005cf7b3	// and a5, s9, t0
-	WORD	$0x031a0c33	// mul s8, s4, a7
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x032b8c33	// mul s8, s7, s2
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x036a8c33	// mul s8, s5, s6
-	WORD	$0x0189c9b3	// xor s3, s3, s8
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x0137e7b3	// or a5, a5, s3
-	WORD	$0x020e1993	// slli s3, t3, 32
-	WORD	$0x0209d993	// srli s3, s3, 32
-	WORD	$0x020e5e13	// srli t3, t3, 32
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x0059fe33	// and t3, s3, t0
-	WORD	$0x03680cb3	// mul s9, a6, s6
-	WORD	$0x03280c33	// mul s8, a6, s2
-	WORD	$0x036a0b33	// mul s6, s4, s6
-	WORD	$0x029a0a33	// mul s4, s4, s1
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x031b8a33	// mul s4, s7, a7
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x029b8b33	// mul s6, s7, s1
-	WORD	$0x0069f833	// and a6, s3, t1
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x032a8a33	// mul s4, s5, s2
-	WORD	$0x0805e483	// lwu s1, 128(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x031a8b33	// mul s6, s5, a7
-	WORD	$0x0845e903	// lwu s2, 132(a1)
-	WORD	$0x0079f8b3	// and a7, s3, t2
-	WORD	$0x014cccb3	// xor s9, s9, s4
-	WORD	$0x0885ea83	// lwu s5, 136(a1)
-	WORD	$0x016c4c33	// xor s8, s8, s6
-	WORD	$0x007cfcb3	// and s9, s9, t2
-	WORD	$0x08c5ea03	// lwu s4, 140(a1)
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x0197e7b3	// or a5, a5, s9
-	WORD	$0x029e0cb3	// mul s9, t3, s1
-	WORD	$0x016c7c33	// and s8, s8, s6
-	WORD	$0x03480433	// mul s0, a6, s4
-	WORD	$0x0187e7b3	// or a5, a5, s8
-	WORD	$0x032e0bb3	// mul s7, t3, s2
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x03588433	// mul s0, a7, s5
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x00329b13	// slli s6, t0, 3
-	WORD	$0x0169fb33	// and s6, s3, s6
-	WORD	$0x032b0433	// mul s0, s6, s2
-	WORD	$0x008cccb3	// xor s9, s9, s0
-	WORD	$0x02980c33	// mul s8, a6, s1
-	WORD	$0x005cf9b3	// and s3, s9, t0
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x03488c33	// mul s8, a7, s4
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x035b0c33	// mul s8, s6, s5
-	WORD	$0x018bcbb3	// xor s7, s7, s8
-	WORD	$0x035e0c33	// mul s8, t3, s5
-	WORD	$0x034e0e33	// mul t3, t3, s4
-	WORD	$0x03580ab3	// mul s5, a6, s5
-	WORD	$0x03280833	// mul a6, a6, s2
-	WORD	$0x006bfbb3	// and s7, s7, t1
-	WORD	$0x015e4e33	// xor t3, t3, s5
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x02988833	// mul a6, a7, s1
-	WORD	$0x03288ab3	// mul s5, a7, s2
-	WORD	$0x0179e9b3	// or s3, s3, s7
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x034b0833	// mul a6, s6, s4
-	WORD	$0x015e4e33	// xor t3, t3, s5
-	WORD	$0x029b0ab3	// mul s5, s6, s1
-	WORD	$0x010c4c33	// xor s8, s8, a6
-	WORD	$0x007c7c33	// and s8, s8, t2
-	WORD	$0x015e4e33	// xor t3, t3, s5
-	WORD	$0x00329a93	// slli s5, t0, 3
-	WORD	$0x0189e9b3	// or s3, s3, s8
-	WORD	$0x015e7e33	// and t3, t3, s5
-	WORD	$0x01c9e9b3	// or s3, s3, t3
-	// m ^= l ^ h; (hi:lo) = h<<64 ^ m<<32 ^ l
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x00f9c9b3	// xor s3, s3, a5
-	WORD	$0x02099813	// slli a6, s3, 32
-	WORD	$0x01074e33	// xor t3, a4, a6
-	WORD	$0x0209d813	// srli a6, s3, 32
-	// M ^= L ^ H; X3:X2:X1:X0 = H<<128 ^ M<<64 ^ L
-	WORD	$0x01de4e33	// xor t3, t3, t4
-	WORD	$0x0107c733	// xor a4, a5, a6
-	WORD	$0x00ae4e33	// xor t3, t3, a0
+	WORD	$0x01d74733	// xor a4, a4, t4
+	WORD	$0x0107ce33	// xor t3, a5, a6
 	WORD	$0x01e74733	// xor a4, a4, t5
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
-	WORD	$0x03fe9e13	// slli t3, t4, 63
-	WORD	$0x03ee9793	// slli a5, t4, 62
-	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x00c74733	// xor a4, a4, a2
-	WORD	$0x00ff4f33	// xor t5, t5, a5
-	WORD	$0x039e9e13	// slli t3, t4, 57
+	WORD	$0x00ae4e33	// xor t3, t3, a0
 	WORD	$0x00e54533	// xor a0, a0, a4
+	// reduce modulo x^128 + x^7 + x^2 + x + 1 (reversed)
+	WORD	$0x03fe9713	// slli a4, t4, 63
+	WORD	$0x03ee9793	// slli a5, t4, 62
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x00ce4e33	// xor t3, t3, a2
+	WORD	$0x00f54533	// xor a0, a0, a5
+	WORD	$0x039e9713	// slli a4, t4, 57
 	WORD	$0x01cf4f33	// xor t5, t5, t3
-	WORD	$0x001ede13	// srli t3, t4, 1
-	WORD	$0x01d54533	// xor a0, a0, t4
+	WORD	$0x00e54533	// xor a0, a0, a4
+	WORD	$0x001ed713	// srli a4, t4, 1
+	WORD	$0x01df4f33	// xor t5, t5, t4
 	WORD	$0x002ed793	// srli a5, t4, 2
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x007ede13	// srli t3, t4, 7
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x03ff1e13	// slli t3, t5, 63
-	WORD	$0x03ef1793	// slli a5, t5, 62
-	WORD	$0x01c54533	// xor a0, a0, t3
-	WORD	$0x00f54533	// xor a0, a0, a5
-	WORD	$0x039f1e13	// slli t3, t5, 57
-	WORD	$0x01c54eb3	// xor t4, a0, t3
-	WORD	$0x001f5e13	// srli t3, t5, 1
-	WORD	$0x01e64633	// xor a2, a2, t5
-	WORD	$0x002f5793	// srli a5, t5, 2
-	WORD	$0x01c64633	// xor a2, a2, t3
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x007ed713	// srli a4, t4, 7
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x03f51713	// slli a4, a0, 63
+	WORD	$0x03e51793	// slli a5, a0, 62
+	WORD	$0x00ef4f33	// xor t5, t5, a4
+	WORD	$0x00ff4f33	// xor t5, t5, a5
+	WORD	$0x03951713	// slli a4, a0, 57
+	WORD	$0x00ef4eb3	// xor t4, t5, a4
+	WORD	$0x00155713	// srli a4, a0, 1
+	WORD	$0x00a64633	// xor a2, a2, a0
+	WORD	$0x00255793	// srli a5, a0, 2
+	WORD	$0x00e64633	// xor a2, a2, a4
 	WORD	$0x00f64633	// xor a2, a2, a5
-	WORD	$0x007f5e13	// srli t3, t5, 7
-	WORD	$0x01c64533	// xor a0, a2, t3
+	WORD	$0x00755713	// srli a4, a0, 7
+	WORD	$0x00e64f33	// xor t5, a2, a4
 	WORD	$0x01013e03	// ld t3, 16(sp)
 	WORD	$0x010e0e13	// addi t3, t3, 16
 	WORD	$0x01c13823	// sd t3, 16(sp)
@@ -1345,19 +1352,19 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x00831293	// slli t0, t1, 8
 	WORD	$0x0062c2b3	// xor t0, t0, t1
 	// swap bytes in halfwords, halfwords in words, words
-	WORD	$0x00855393	// srli t2, a0, 8
+	WORD	$0x008f5393	// srli t2, t5, 8
 	WORD	$0x0053f3b3	// and t2, t2, t0
-	WORD	$0x00557533	// and a0, a0, t0
-	WORD	$0x00851513	// slli a0, a0, 8
-	WORD	$0x00756533	// or a0, a0, t2
-	WORD	$0x01055393	// srli t2, a0, 16
+	WORD	$0x005f7f33	// and t5, t5, t0
+	WORD	$0x008f1f13	// slli t5, t5, 8
+	WORD	$0x007f6f33	// or t5, t5, t2
+	WORD	$0x010f5393	// srli t2, t5, 16
 	WORD	$0x0063f3b3	// and t2, t2, t1
-	WORD	$0x00657533	// and a0, a0, t1
-	WORD	$0x01051513	// slli a0, a0, 16
-	WORD	$0x00756533	// or a0, a0, t2
-	WORD	$0x02055393	// srli t2, a0, 32
-	WORD	$0x02051513	// slli a0, a0, 32
-	WORD	$0x00756533	// or a0, a0, t2
+	WORD	$0x006f7f33	// and t5, t5, t1
+	WORD	$0x010f1f13	// slli t5, t5, 16
+	WORD	$0x007f6f33	// or t5, t5, t2
+	WORD	$0x020f5393	// srli t2, t5, 32
+	WORD	$0x020f1f13	// slli t5, t5, 32
+	WORD	$0x007f6f33	// or t5, t5, t2
 	// swap bytes in halfwords, halfwords in words, words
 	WORD	$0x008ed393	// srli t2, t4, 8
 	WORD	$0x0053f3b3	// and t2, t2, t0
@@ -1373,7 +1380,7 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x020e9e93	// slli t4, t4, 32
 	WORD	$0x007eeeb3	// or t4, t4, t2
 	WORD	$0x00813283	// ld t0, 8(sp)
-	WORD	$0x00a2b023	// sd a0, 0(t0)
+	WORD	$0x01e2b023	// sd t5, 0(t0)
 	WORD	$0x01d2b423	// sd t4, 8(t0)
 	// .Lgcm_ghash_rv64gc_done:
 	// return
@@ -1396,23 +1403,24 @@ TEXT ·gcmGhashRv64gc(SB), NOSPLIT, $16-32
 	WORD	$0x00000c93	// addi s9, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
+	WORD	$0x00013083	// ld ra, 0(sp)
 	JMP	kgen_ret	// jalr zero, 0(ra)
 	// .Lgcm_ghash_rv64gc_unaligned:
 	WORD	$0x01013e03	// ld t3, 16(sp)
 	WORD	$0x40ce0733	// sub a4, t3, a2
 	WORD	$0x00361613	// slli a2, a2, 3
 	WORD	$0x00073e03	// ld t3, 0(a4)
-	WORD	$0x00873f03	// ld t5, 8(a4)
+	WORD	$0x00873503	// ld a0, 8(a4)
 	WORD	$0x01073783	// ld a5, 16(a4)
 	WORD	$0x00ce5e33	// srl t3, t3, a2
 	WORD	$0x40c00633	// sub a2, zero, a2
-	WORD	$0x00cf1733	// sll a4, t5, a2
+	WORD	$0x00c51733	// sll a4, a0, a2
 	WORD	$0x00ee6e33	// or t3, t3, a4
 	WORD	$0x40c00633	// sub a2, zero, a2
-	WORD	$0x00cf5f33	// srl t5, t5, a2
+	WORD	$0x00c55533	// srl a0, a0, a2
 	WORD	$0x40c00633	// sub a2, zero, a2
 	WORD	$0x00c797b3	// sll a5, a5, a2
-	WORD	$0x00ff6f33	// or t5, t5, a5
-	WORD	$0xec8ff06f	// jal zero, .Lgcm_ghash_rv64gc_loaded
+	WORD	$0x00f56533	// or a0, a0, a5
+	WORD	$0xec4ff06f	// jal zero, .Lgcm_ghash_rv64gc_loaded
 kgen_ret:
 	RET

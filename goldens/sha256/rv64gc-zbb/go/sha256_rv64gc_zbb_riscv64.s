@@ -5,8 +5,8 @@
 //   kgen emit sha256 --variant rv64gc-zbb --abi go --format s
 // Kernel sha256, variant rv64gc-zbb, target rv64gc-zbb (-march=rv64imafdc_zicsr_zifencei_zbb), Go (ABI0) ABI.
 // SHA-256 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 #include "textflag.h"
 
@@ -45,22 +45,22 @@ DATA ·kgen_sha256_rv64gc_zbb_k+240(SB)/8, $0xa4506ceb90befffa
 DATA ·kgen_sha256_rv64gc_zbb_k+248(SB)/8, $0xc67178f2bef9a3f7
 GLOBL ·kgen_sha256_rv64gc_zbb_k(SB), RODATA|NOPTR, $256
 
-// void sha256_block_rv64gc_zbb(unsigned int *dig, const unsigned char *p, size_t len, u64 *scratch)
-// func sha256BlockRv64gcZbb(dig *uint32, p *byte, len uint64, scratch *uint64)
-TEXT ·sha256BlockRv64gcZbb(SB), NOSPLIT, $0-32
+// void sha256_block_rv64gc_zbb(unsigned int *dig, const unsigned char *p, size_t len)
+// func sha256BlockRv64gcZbb(dig *uint32, p *byte, len uint64)
+TEXT ·sha256BlockRv64gcZbb(SB), NOSPLIT, $96-24
 	MOV	dig+0(FP), X10
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
-	MOV	scratch+24(FP), X13
 	// num = len / block
 	WORD	$0x00665613	// srli a2, a2, 6
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
 	WORD	$0x00061463	// bne a2, zero, .Lsha256_block_rv64gc_zbb_7
-	WORD	$0x1c40106f	// jal zero, .Lsha256_block_rv64gc_zbb_done
+	WORD	$0x16c0106f	// jal zero, .Lsha256_block_rv64gc_zbb_done
 	// .Lsha256_block_rv64gc_zbb_7:
-	WORD	$0x00661813	// slli a6, a2, 6
-	WORD	$0x00b80833	// add a6, a6, a1
-	WORD	$0x0506b423	// sd a6, 72(a3)
+	WORD	$0x00661713	// slli a4, a2, 6
+	WORD	$0x00b70733	// add a4, a4, a1
+	WORD	$0x04e13823	// sd a4, 80(sp)
+	WORD	$0x04a13423	// sd a0, 72(sp)
 	WORD	$0x00052283	// lw t0, 0(a0)
 	WORD	$0x00452303	// lw t1, 4(a0)
 	WORD	$0x00852383	// lw t2, 8(a0)
@@ -68,1418 +68,1408 @@ TEXT ·sha256BlockRv64gcZbb(SB), NOSPLIT, $0-32
 	WORD	$0x01052e83	// lw t4, 16(a0)
 	WORD	$0x01452f03	// lw t5, 20(a0)
 	WORD	$0x01852603	// lw a2, 24(a0)
-	WORD	$0x01c52703	// lw a4, 28(a0)
+	WORD	$0x01c52503	// lw a0, 28(a0)
 	// .Lsha256_block_rv64gc_zbb_1:
-	MOV	$·kgen_sha256_rv64gc_zbb_k+256(SB), X18	// auipc s2, %pcrel_hi(kgen_sha256_rv64gc_zbb_k+256); addi s2, s2, %pcrel_lo
-	WORD	$0x0526bc23	// sd s2, 88(a3)
+	MOV	$·kgen_sha256_rv64gc_zbb_k+256(SB), X21	// auipc s5, %pcrel_hi(kgen_sha256_rv64gc_zbb_k+256); addi s5, s5, %pcrel_lo
+	WORD	$0x07513023	// sd s5, 96(sp)
 	// .Lsha256_block_rv64gc_zbb_2:
-	MOV	$·kgen_sha256_rv64gc_zbb_k(SB), X15	// auipc a5, %pcrel_hi(kgen_sha256_rv64gc_zbb_k); addi a5, a5, %pcrel_lo
+	MOV	$·kgen_sha256_rv64gc_zbb_k(SB), X13	// auipc a3, %pcrel_hi(kgen_sha256_rv64gc_zbb_k); addi a3, a3, %pcrel_lo
 	// .Lsha256_block_rv64gc_zbb_block:
-	WORD	$0x0075f813	// andi a6, a1, 7
-	WORD	$0x00080463	// beq a6, zero, .Lsha256_block_rv64gc_zbb_8
-	WORD	$0x1bc0106f	// jal zero, .Lsha256_block_rv64gc_zbb_unaligned
+	WORD	$0x0075f713	// andi a4, a1, 7
+	WORD	$0x00070463	// beq a4, zero, .Lsha256_block_rv64gc_zbb_8
+	WORD	$0x1900106f	// jal zero, .Lsha256_block_rv64gc_zbb_unaligned
 	// .Lsha256_block_rv64gc_zbb_8:
 	// ring[2j], ring[2j+1] (SHA-256) or ring[j] (SHA-512) = rev8(doubleword j)
-	WORD	$0x0005b803	// ld a6, 0(a1)
-	WORD	$0x0085b883	// ld a7, 8(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x62085813	// rori a6, a6, 32
-	WORD	$0x6208d893	// rori a7, a7, 32
-	WORD	$0x0106b023	// sd a6, 0(a3)
-	WORD	$0x0116b423	// sd a7, 8(a3)
-	WORD	$0x0105b803	// ld a6, 16(a1)
-	WORD	$0x0185b883	// ld a7, 24(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x62085813	// rori a6, a6, 32
-	WORD	$0x6208d893	// rori a7, a7, 32
-	WORD	$0x0106b823	// sd a6, 16(a3)
-	WORD	$0x0116bc23	// sd a7, 24(a3)
-	WORD	$0x0205b803	// ld a6, 32(a1)
-	WORD	$0x0285b883	// ld a7, 40(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x62085813	// rori a6, a6, 32
-	WORD	$0x6208d893	// rori a7, a7, 32
-	WORD	$0x0306b023	// sd a6, 32(a3)
-	WORD	$0x0316b423	// sd a7, 40(a3)
-	WORD	$0x0305b803	// ld a6, 48(a1)
-	WORD	$0x0385b883	// ld a7, 56(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x62085813	// rori a6, a6, 32
-	WORD	$0x6208d893	// rori a7, a7, 32
-	WORD	$0x0306b823	// sd a6, 48(a3)
-	WORD	$0x0316bc23	// sd a7, 56(a3)
+	WORD	$0x0005b703	// ld a4, 0(a1)
+	WORD	$0x0085b783	// ld a5, 8(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x62075713	// rori a4, a4, 32
+	WORD	$0x6207d793	// rori a5, a5, 32
+	WORD	$0x00e13423	// sd a4, 8(sp)
+	WORD	$0x00f13823	// sd a5, 16(sp)
+	WORD	$0x0105b703	// ld a4, 16(a1)
+	WORD	$0x0185b783	// ld a5, 24(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x62075713	// rori a4, a4, 32
+	WORD	$0x6207d793	// rori a5, a5, 32
+	WORD	$0x00e13c23	// sd a4, 24(sp)
+	WORD	$0x02f13023	// sd a5, 32(sp)
+	WORD	$0x0205b703	// ld a4, 32(a1)
+	WORD	$0x0285b783	// ld a5, 40(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x62075713	// rori a4, a4, 32
+	WORD	$0x6207d793	// rori a5, a5, 32
+	WORD	$0x02e13423	// sd a4, 40(sp)
+	WORD	$0x02f13823	// sd a5, 48(sp)
+	WORD	$0x0305b703	// ld a4, 48(a1)
+	WORD	$0x0385b783	// ld a5, 56(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x62075713	// rori a4, a4, 32
+	WORD	$0x6207d793	// rori a5, a5, 32
+	WORD	$0x02e13c23	// sd a4, 56(sp)
+	WORD	$0x04f13023	// sd a5, 64(sp)
 	// .Lsha256_block_rv64gc_zbb_loaded:
 	// b ^ c for round 0's Maj
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0006a803	// lw a6, 0(a3)
-	WORD	$0x0007aa03	// lw s4, 0(a5)
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x00812a83	// lw s5, 8(sp)
+	WORD	$0x0006ac03	// lw s8, 0(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606ed91b	// roriw s2, t4, 6
-	WORD	$0x60bed99b	// roriw s3, t4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619ed99b	// roriw s3, t4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x606edb1b	// roriw s6, t4, 6
+	WORD	$0x60bedb9b	// roriw s7, t4, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619edb9b	// roriw s7, t4, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01550533	// add a0, a0, s5
+	WORD	$0x00cf4bb3	// xor s7, t5, a2
+	WORD	$0x01dbfbb3	// and s7, s7, t4
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x01850533	// add a0, a0, s8
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6022d91b	// roriw s2, t0, 2
-	WORD	$0x60d2d99b	// roriw s3, t0, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6162d99b	// roriw s3, t0, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0046a883	// lw a7, 4(a3)
-	WORD	$0x0047aa03	// lw s4, 4(a5)
+	WORD	$0x6022db1b	// roriw s6, t0, 2
+	WORD	$0x60d2db9b	// roriw s7, t0, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6162db9b	// roriw s7, t0, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0062ccb3	// xor s9, t0, t1
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x00c12703	// lw a4, 12(sp)
+	WORD	$0x0046ac03	// lw s8, 4(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606e591b	// roriw s2, t3, 6
-	WORD	$0x60be599b	// roriw s3, t3, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619e599b	// roriw s3, t3, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x606e5b1b	// roriw s6, t3, 6
+	WORD	$0x60be5b9b	// roriw s7, t3, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619e5b9b	// roriw s7, t3, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00e60633	// add a2, a2, a4
+	WORD	$0x01eecbb3	// xor s7, t4, t5
+	WORD	$0x01cbfbb3	// and s7, s7, t3
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x01860633	// add a2, a2, s8
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6027591b	// roriw s2, a4, 2
-	WORD	$0x60d7599b	// roriw s3, a4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6167599b	// roriw s3, a4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0086a803	// lw a6, 8(a3)
-	WORD	$0x0087aa03	// lw s4, 8(a5)
+	WORD	$0x60255b1b	// roriw s6, a0, 2
+	WORD	$0x60d55b9b	// roriw s7, a0, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61655b9b	// roriw s7, a0, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00554a33	// xor s4, a0, t0
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
+	WORD	$0x01012783	// lw a5, 16(sp)
+	WORD	$0x0086ac03	// lw s8, 8(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063d91b	// roriw s2, t2, 6
-	WORD	$0x60b3d99b	// roriw s3, t2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6193d99b	// roriw s3, t2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x6063db1b	// roriw s6, t2, 6
+	WORD	$0x60b3db9b	// roriw s7, t2, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6193db9b	// roriw s7, t2, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00ff0f33	// add t5, t5, a5
+	WORD	$0x01de4bb3	// xor s7, t3, t4
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x018f0f33	// add t5, t5, s8
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6026591b	// roriw s2, a2, 2
-	WORD	$0x60d6599b	// roriw s3, a2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6166599b	// roriw s3, a2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x00c6a883	// lw a7, 12(a3)
-	WORD	$0x00c7aa03	// lw s4, 12(a5)
+	WORD	$0x60265b1b	// roriw s6, a2, 2
+	WORD	$0x60d65b9b	// roriw s7, a2, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61665b9b	// roriw s7, a2, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a64cb3	// xor s9, a2, a0
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
+	WORD	$0x01412803	// lw a6, 20(sp)
+	WORD	$0x00c6ac03	// lw s8, 12(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063591b	// roriw s2, t1, 6
-	WORD	$0x60b3599b	// roriw s3, t1, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6193599b	// roriw s3, t1, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x60635b1b	// roriw s6, t1, 6
+	WORD	$0x60b35b9b	// roriw s7, t1, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61935b9b	// roriw s7, t1, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x010e8eb3	// add t4, t4, a6
+	WORD	$0x01c3cbb3	// xor s7, t2, t3
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x018e8eb3	// add t4, t4, s8
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602f591b	// roriw s2, t5, 2
-	WORD	$0x60df599b	// roriw s3, t5, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616f599b	// roriw s3, t5, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0107aa03	// lw s4, 16(a5)
+	WORD	$0x602f5b1b	// roriw s6, t5, 2
+	WORD	$0x60df5b9b	// roriw s7, t5, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616f5b9b	// roriw s7, t5, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00cf4a33	// xor s4, t5, a2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
+	WORD	$0x01812883	// lw a7, 24(sp)
+	WORD	$0x0106ac03	// lw s8, 16(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6062d91b	// roriw s2, t0, 6
-	WORD	$0x60b2d99b	// roriw s3, t0, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6192d99b	// roriw s3, t0, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x6062db1b	// roriw s6, t0, 6
+	WORD	$0x60b2db9b	// roriw s7, t0, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6192db9b	// roriw s7, t0, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x00734bb3	// xor s7, t1, t2
+	WORD	$0x005bfbb3	// and s7, s7, t0
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x018e0e33	// add t3, t3, s8
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602ed91b	// roriw s2, t4, 2
-	WORD	$0x60ded99b	// roriw s3, t4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616ed99b	// roriw s3, t4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0147aa03	// lw s4, 20(a5)
+	WORD	$0x602edb1b	// roriw s6, t4, 2
+	WORD	$0x60dedb9b	// roriw s7, t4, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616edb9b	// roriw s7, t4, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01eeccb3	// xor s9, t4, t5
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x01c12483	// lw s1, 28(sp)
+	WORD	$0x0146ac03	// lw s8, 20(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6067591b	// roriw s2, a4, 6
-	WORD	$0x60b7599b	// roriw s3, a4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6197599b	// roriw s3, a4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x60655b1b	// roriw s6, a0, 6
+	WORD	$0x60b55b9b	// roriw s7, a0, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61955b9b	// roriw s7, a0, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x0062cbb3	// xor s7, t0, t1
+	WORD	$0x00abfbb3	// and s7, s7, a0
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x018383b3	// add t2, t2, s8
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602e591b	// roriw s2, t3, 2
-	WORD	$0x60de599b	// roriw s3, t3, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616e599b	// roriw s3, t3, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0186a803	// lw a6, 24(a3)
-	WORD	$0x0187aa03	// lw s4, 24(a5)
+	WORD	$0x602e5b1b	// roriw s6, t3, 2
+	WORD	$0x60de5b9b	// roriw s7, t3, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616e5b9b	// roriw s7, t3, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01de4a33	// xor s4, t3, t4
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
+	WORD	$0x02012903	// lw s2, 32(sp)
+	WORD	$0x0186ac03	// lw s8, 24(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6066591b	// roriw s2, a2, 6
-	WORD	$0x60b6599b	// roriw s3, a2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6196599b	// roriw s3, a2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
+	WORD	$0x60665b1b	// roriw s6, a2, 6
+	WORD	$0x60b65b9b	// roriw s7, a2, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61965b9b	// roriw s7, a2, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x00554bb3	// xor s7, a0, t0
+	WORD	$0x00cbfbb3	// and s7, s7, a2
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01830333	// add t1, t1, s8
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023d91b	// roriw s2, t2, 2
-	WORD	$0x60d3d99b	// roriw s3, t2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6163d99b	// roriw s3, t2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x01c6a883	// lw a7, 28(a3)
-	WORD	$0x01c7aa03	// lw s4, 28(a5)
+	WORD	$0x6023db1b	// roriw s6, t2, 2
+	WORD	$0x60d3db9b	// roriw s7, t2, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6163db9b	// roriw s7, t2, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01c3ccb3	// xor s9, t2, t3
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
+	WORD	$0x02412983	// lw s3, 36(sp)
+	WORD	$0x01c6ac03	// lw s8, 28(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606f591b	// roriw s2, t5, 6
-	WORD	$0x60bf599b	// roriw s3, t5, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619f599b	// roriw s3, t5, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x606f5b1b	// roriw s6, t5, 6
+	WORD	$0x60bf5b9b	// roriw s7, t5, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619f5b9b	// roriw s7, t5, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x00a64bb3	// xor s7, a2, a0
+	WORD	$0x01ebfbb3	// and s7, s7, t5
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x018282b3	// add t0, t0, s8
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023591b	// roriw s2, t1, 2
-	WORD	$0x60d3599b	// roriw s3, t1, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6163599b	// roriw s3, t1, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x0206a803	// lw a6, 32(a3)
-	WORD	$0x0207aa03	// lw s4, 32(a5)
+	WORD	$0x60235b1b	// roriw s6, t1, 2
+	WORD	$0x60d35b9b	// roriw s7, t1, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61635b9b	// roriw s7, t1, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
+	WORD	$0x02812a83	// lw s5, 40(sp)
+	WORD	$0x0206ac03	// lw s8, 32(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606ed91b	// roriw s2, t4, 6
-	WORD	$0x60bed99b	// roriw s3, t4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619ed99b	// roriw s3, t4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x606edb1b	// roriw s6, t4, 6
+	WORD	$0x60bedb9b	// roriw s7, t4, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619edb9b	// roriw s7, t4, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01550533	// add a0, a0, s5
+	WORD	$0x00cf4bb3	// xor s7, t5, a2
+	WORD	$0x01dbfbb3	// and s7, s7, t4
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x01850533	// add a0, a0, s8
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6022d91b	// roriw s2, t0, 2
-	WORD	$0x60d2d99b	// roriw s3, t0, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6162d99b	// roriw s3, t0, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0246a883	// lw a7, 36(a3)
-	WORD	$0x0247aa03	// lw s4, 36(a5)
+	WORD	$0x6022db1b	// roriw s6, t0, 2
+	WORD	$0x60d2db9b	// roriw s7, t0, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6162db9b	// roriw s7, t0, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0062ccb3	// xor s9, t0, t1
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x02c12703	// lw a4, 44(sp)
+	WORD	$0x0246ac03	// lw s8, 36(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606e591b	// roriw s2, t3, 6
-	WORD	$0x60be599b	// roriw s3, t3, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619e599b	// roriw s3, t3, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x606e5b1b	// roriw s6, t3, 6
+	WORD	$0x60be5b9b	// roriw s7, t3, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619e5b9b	// roriw s7, t3, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00e60633	// add a2, a2, a4
+	WORD	$0x01eecbb3	// xor s7, t4, t5
+	WORD	$0x01cbfbb3	// and s7, s7, t3
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x01860633	// add a2, a2, s8
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6027591b	// roriw s2, a4, 2
-	WORD	$0x60d7599b	// roriw s3, a4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6167599b	// roriw s3, a4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0286a803	// lw a6, 40(a3)
-	WORD	$0x0287aa03	// lw s4, 40(a5)
+	WORD	$0x60255b1b	// roriw s6, a0, 2
+	WORD	$0x60d55b9b	// roriw s7, a0, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61655b9b	// roriw s7, a0, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00554a33	// xor s4, a0, t0
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
+	WORD	$0x03012783	// lw a5, 48(sp)
+	WORD	$0x0286ac03	// lw s8, 40(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063d91b	// roriw s2, t2, 6
-	WORD	$0x60b3d99b	// roriw s3, t2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6193d99b	// roriw s3, t2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x6063db1b	// roriw s6, t2, 6
+	WORD	$0x60b3db9b	// roriw s7, t2, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6193db9b	// roriw s7, t2, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00ff0f33	// add t5, t5, a5
+	WORD	$0x01de4bb3	// xor s7, t3, t4
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x018f0f33	// add t5, t5, s8
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6026591b	// roriw s2, a2, 2
-	WORD	$0x60d6599b	// roriw s3, a2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6166599b	// roriw s3, a2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x02c6a883	// lw a7, 44(a3)
-	WORD	$0x02c7aa03	// lw s4, 44(a5)
+	WORD	$0x60265b1b	// roriw s6, a2, 2
+	WORD	$0x60d65b9b	// roriw s7, a2, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61665b9b	// roriw s7, a2, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a64cb3	// xor s9, a2, a0
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
+	WORD	$0x03412803	// lw a6, 52(sp)
+	WORD	$0x02c6ac03	// lw s8, 44(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063591b	// roriw s2, t1, 6
-	WORD	$0x60b3599b	// roriw s3, t1, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6193599b	// roriw s3, t1, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x60635b1b	// roriw s6, t1, 6
+	WORD	$0x60b35b9b	// roriw s7, t1, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61935b9b	// roriw s7, t1, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x010e8eb3	// add t4, t4, a6
+	WORD	$0x01c3cbb3	// xor s7, t2, t3
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x018e8eb3	// add t4, t4, s8
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602f591b	// roriw s2, t5, 2
-	WORD	$0x60df599b	// roriw s3, t5, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616f599b	// roriw s3, t5, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0306a803	// lw a6, 48(a3)
-	WORD	$0x0307aa03	// lw s4, 48(a5)
+	WORD	$0x602f5b1b	// roriw s6, t5, 2
+	WORD	$0x60df5b9b	// roriw s7, t5, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616f5b9b	// roriw s7, t5, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00cf4a33	// xor s4, t5, a2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
+	WORD	$0x03812883	// lw a7, 56(sp)
+	WORD	$0x0306ac03	// lw s8, 48(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6062d91b	// roriw s2, t0, 6
-	WORD	$0x60b2d99b	// roriw s3, t0, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6192d99b	// roriw s3, t0, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x6062db1b	// roriw s6, t0, 6
+	WORD	$0x60b2db9b	// roriw s7, t0, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6192db9b	// roriw s7, t0, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x00734bb3	// xor s7, t1, t2
+	WORD	$0x005bfbb3	// and s7, s7, t0
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x018e0e33	// add t3, t3, s8
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602ed91b	// roriw s2, t4, 2
-	WORD	$0x60ded99b	// roriw s3, t4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616ed99b	// roriw s3, t4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0346a883	// lw a7, 52(a3)
-	WORD	$0x0347aa03	// lw s4, 52(a5)
+	WORD	$0x602edb1b	// roriw s6, t4, 2
+	WORD	$0x60dedb9b	// roriw s7, t4, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616edb9b	// roriw s7, t4, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01eeccb3	// xor s9, t4, t5
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x03c12483	// lw s1, 60(sp)
+	WORD	$0x0346ac03	// lw s8, 52(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6067591b	// roriw s2, a4, 6
-	WORD	$0x60b7599b	// roriw s3, a4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6197599b	// roriw s3, a4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x60655b1b	// roriw s6, a0, 6
+	WORD	$0x60b55b9b	// roriw s7, a0, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61955b9b	// roriw s7, a0, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x0062cbb3	// xor s7, t0, t1
+	WORD	$0x00abfbb3	// and s7, s7, a0
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x018383b3	// add t2, t2, s8
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602e591b	// roriw s2, t3, 2
-	WORD	$0x60de599b	// roriw s3, t3, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616e599b	// roriw s3, t3, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0386a803	// lw a6, 56(a3)
-	WORD	$0x0387aa03	// lw s4, 56(a5)
+	WORD	$0x602e5b1b	// roriw s6, t3, 2
+	WORD	$0x60de5b9b	// roriw s7, t3, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616e5b9b	// roriw s7, t3, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01de4a33	// xor s4, t3, t4
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
+	WORD	$0x04012903	// lw s2, 64(sp)
+	WORD	$0x0386ac03	// lw s8, 56(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6066591b	// roriw s2, a2, 6
-	WORD	$0x60b6599b	// roriw s3, a2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6196599b	// roriw s3, a2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
+	WORD	$0x60665b1b	// roriw s6, a2, 6
+	WORD	$0x60b65b9b	// roriw s7, a2, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61965b9b	// roriw s7, a2, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x00554bb3	// xor s7, a0, t0
+	WORD	$0x00cbfbb3	// and s7, s7, a2
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01830333	// add t1, t1, s8
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023d91b	// roriw s2, t2, 2
-	WORD	$0x60d3d99b	// roriw s3, t2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6163d99b	// roriw s3, t2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x03c6a883	// lw a7, 60(a3)
-	WORD	$0x03c7aa03	// lw s4, 60(a5)
+	WORD	$0x6023db1b	// roriw s6, t2, 2
+	WORD	$0x60d3db9b	// roriw s7, t2, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6163db9b	// roriw s7, t2, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01c3ccb3	// xor s9, t2, t3
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
+	WORD	$0x04412983	// lw s3, 68(sp)
+	WORD	$0x03c6ac03	// lw s8, 60(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606f591b	// roriw s2, t5, 6
-	WORD	$0x60bf599b	// roriw s3, t5, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619f599b	// roriw s3, t5, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x606f5b1b	// roriw s6, t5, 6
+	WORD	$0x60bf5b9b	// roriw s7, t5, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619f5b9b	// roriw s7, t5, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x00a64bb3	// xor s7, a2, a0
+	WORD	$0x01ebfbb3	// and s7, s7, t5
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x018282b3	// add t0, t0, s8
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023591b	// roriw s2, t1, 2
-	WORD	$0x60d3599b	// roriw s3, t1, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6163599b	// roriw s3, t1, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x60235b1b	// roriw s6, t1, 2
+	WORD	$0x60d35b9b	// roriw s7, t1, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61635b9b	// roriw s7, t1, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
 	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x04b6b823	// sd a1, 80(a3)
-	WORD	$0x0006a583	// lw a1, 0(a3)
-	WORD	$0x04078793	// addi a5, a5, 64
+	WORD	$0x04b13c23	// sd a1, 88(sp)
+	WORD	$0x00812583	// lw a1, 8(sp)
+	WORD	$0x04068693	// addi a3, a3, 64
 	// .Lsha256_block_rv64gc_zbb_rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0046ab03	// lw s6, 4(a3)
-	WORD	$0x0246ab83	// lw s7, 36(a3)
-	WORD	$0x0007aa03	// lw s4, 0(a5)
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106a023	// sw a6, 0(a3)
+	WORD	$0x00c12403	// lw s0, 12(sp)
+	WORD	$0x0006ac03	// lw s8, 0(a3)
+	WORD	$0x61195b1b	// roriw s6, s2, 17
+	WORD	$0x61395b9b	// roriw s7, s2, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a95b9b	// srliw s7, s2, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01658ab3	// add s5, a1, s6
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00345b9b	// srliw s7, s0, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016a8ab3	// add s5, s5, s6
+	WORD	$0x00ea8ab3	// add s5, s5, a4
+	WORD	$0x01512423	// sw s5, 8(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606ed91b	// roriw s2, t4, 6
-	WORD	$0x60bed99b	// roriw s3, t4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619ed99b	// roriw s3, t4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x606edb1b	// roriw s6, t4, 6
+	WORD	$0x60bedb9b	// roriw s7, t4, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619edb9b	// roriw s7, t4, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01550533	// add a0, a0, s5
+	WORD	$0x00cf4bb3	// xor s7, t5, a2
+	WORD	$0x01dbfbb3	// and s7, s7, t4
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x01850533	// add a0, a0, s8
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6022d91b	// roriw s2, t0, 2
-	WORD	$0x60d2d99b	// roriw s3, t0, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6162d99b	// roriw s3, t0, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	WORD	$0x6022db1b	// roriw s6, t0, 2
+	WORD	$0x60d2db9b	// roriw s7, t0, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6162db9b	// roriw s7, t0, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0062ccb3	// xor s9, t0, t1
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0086a583	// lw a1, 8(a3)
-	WORD	$0x0286ab83	// lw s7, 40(a3)
-	WORD	$0x0047aa03	// lw s4, 4(a5)
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116a223	// sw a7, 4(a3)
+	WORD	$0x01012583	// lw a1, 16(sp)
+	WORD	$0x0046ac03	// lw s8, 4(a3)
+	WORD	$0x6119db1b	// roriw s6, s3, 17
+	WORD	$0x6139db9b	// roriw s7, s3, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a9db9b	// srliw s7, s3, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01640733	// add a4, s0, s6
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0035db9b	// srliw s7, a1, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x00f70733	// add a4, a4, a5
+	WORD	$0x00e12623	// sw a4, 12(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606e591b	// roriw s2, t3, 6
-	WORD	$0x60be599b	// roriw s3, t3, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619e599b	// roriw s3, t3, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x606e5b1b	// roriw s6, t3, 6
+	WORD	$0x60be5b9b	// roriw s7, t3, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619e5b9b	// roriw s7, t3, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00e60633	// add a2, a2, a4
+	WORD	$0x01eecbb3	// xor s7, t4, t5
+	WORD	$0x01cbfbb3	// and s7, s7, t3
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x01860633	// add a2, a2, s8
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6027591b	// roriw s2, a4, 2
-	WORD	$0x60d7599b	// roriw s3, a4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6167599b	// roriw s3, a4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x60255b1b	// roriw s6, a0, 2
+	WORD	$0x60d55b9b	// roriw s7, a0, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61655b9b	// roriw s7, a0, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00554a33	// xor s4, a0, t0
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x00c6ab03	// lw s6, 12(a3)
-	WORD	$0x02c6ab83	// lw s7, 44(a3)
-	WORD	$0x0087aa03	// lw s4, 8(a5)
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106a423	// sw a6, 8(a3)
+	WORD	$0x01412403	// lw s0, 20(sp)
+	WORD	$0x0086ac03	// lw s8, 8(a3)
+	WORD	$0x611adb1b	// roriw s6, s5, 17
+	WORD	$0x613adb9b	// roriw s7, s5, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00aadb9b	// srliw s7, s5, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016587b3	// add a5, a1, s6
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00345b9b	// srliw s7, s0, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x010787b3	// add a5, a5, a6
+	WORD	$0x00f12823	// sw a5, 16(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063d91b	// roriw s2, t2, 6
-	WORD	$0x60b3d99b	// roriw s3, t2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6193d99b	// roriw s3, t2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x6063db1b	// roriw s6, t2, 6
+	WORD	$0x60b3db9b	// roriw s7, t2, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6193db9b	// roriw s7, t2, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00ff0f33	// add t5, t5, a5
+	WORD	$0x01de4bb3	// xor s7, t3, t4
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x018f0f33	// add t5, t5, s8
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6026591b	// roriw s2, a2, 2
-	WORD	$0x60d6599b	// roriw s3, a2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6166599b	// roriw s3, a2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x60265b1b	// roriw s6, a2, 2
+	WORD	$0x60d65b9b	// roriw s7, a2, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61665b9b	// roriw s7, a2, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a64cb3	// xor s9, a2, a0
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0106a583	// lw a1, 16(a3)
-	WORD	$0x0306ab83	// lw s7, 48(a3)
-	WORD	$0x00c7aa03	// lw s4, 12(a5)
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116a623	// sw a7, 12(a3)
+	WORD	$0x01812583	// lw a1, 24(sp)
+	WORD	$0x00c6ac03	// lw s8, 12(a3)
+	WORD	$0x61175b1b	// roriw s6, a4, 17
+	WORD	$0x61375b9b	// roriw s7, a4, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a75b9b	// srliw s7, a4, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01640833	// add a6, s0, s6
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0035db9b	// srliw s7, a1, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01680833	// add a6, a6, s6
+	WORD	$0x01180833	// add a6, a6, a7
+	WORD	$0x01012a23	// sw a6, 20(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063591b	// roriw s2, t1, 6
-	WORD	$0x60b3599b	// roriw s3, t1, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6193599b	// roriw s3, t1, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x60635b1b	// roriw s6, t1, 6
+	WORD	$0x60b35b9b	// roriw s7, t1, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61935b9b	// roriw s7, t1, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x010e8eb3	// add t4, t4, a6
+	WORD	$0x01c3cbb3	// xor s7, t2, t3
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x018e8eb3	// add t4, t4, s8
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602f591b	// roriw s2, t5, 2
-	WORD	$0x60df599b	// roriw s3, t5, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616f599b	// roriw s3, t5, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x602f5b1b	// roriw s6, t5, 2
+	WORD	$0x60df5b9b	// roriw s7, t5, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616f5b9b	// roriw s7, t5, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00cf4a33	// xor s4, t5, a2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0146ab03	// lw s6, 20(a3)
-	WORD	$0x0346ab83	// lw s7, 52(a3)
-	WORD	$0x0107aa03	// lw s4, 16(a5)
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106a823	// sw a6, 16(a3)
+	WORD	$0x01c12403	// lw s0, 28(sp)
+	WORD	$0x0106ac03	// lw s8, 16(a3)
+	WORD	$0x6117db1b	// roriw s6, a5, 17
+	WORD	$0x6137db9b	// roriw s7, a5, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a7db9b	// srliw s7, a5, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016588b3	// add a7, a1, s6
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00345b9b	// srliw s7, s0, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016888b3	// add a7, a7, s6
+	WORD	$0x009888b3	// add a7, a7, s1
+	WORD	$0x01112c23	// sw a7, 24(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6062d91b	// roriw s2, t0, 6
-	WORD	$0x60b2d99b	// roriw s3, t0, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6192d99b	// roriw s3, t0, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x6062db1b	// roriw s6, t0, 6
+	WORD	$0x60b2db9b	// roriw s7, t0, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6192db9b	// roriw s7, t0, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x00734bb3	// xor s7, t1, t2
+	WORD	$0x005bfbb3	// and s7, s7, t0
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x018e0e33	// add t3, t3, s8
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602ed91b	// roriw s2, t4, 2
-	WORD	$0x60ded99b	// roriw s3, t4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616ed99b	// roriw s3, t4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	WORD	$0x602edb1b	// roriw s6, t4, 2
+	WORD	$0x60dedb9b	// roriw s7, t4, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616edb9b	// roriw s7, t4, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01eeccb3	// xor s9, t4, t5
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0186a583	// lw a1, 24(a3)
-	WORD	$0x0386ab83	// lw s7, 56(a3)
-	WORD	$0x0147aa03	// lw s4, 20(a5)
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116aa23	// sw a7, 20(a3)
+	WORD	$0x02012583	// lw a1, 32(sp)
+	WORD	$0x0146ac03	// lw s8, 20(a3)
+	WORD	$0x61185b1b	// roriw s6, a6, 17
+	WORD	$0x61385b9b	// roriw s7, a6, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a85b9b	// srliw s7, a6, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016404b3	// add s1, s0, s6
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0035db9b	// srliw s7, a1, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016484b3	// add s1, s1, s6
+	WORD	$0x012484b3	// add s1, s1, s2
+	WORD	$0x00912e23	// sw s1, 28(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6067591b	// roriw s2, a4, 6
-	WORD	$0x60b7599b	// roriw s3, a4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6197599b	// roriw s3, a4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x60655b1b	// roriw s6, a0, 6
+	WORD	$0x60b55b9b	// roriw s7, a0, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61955b9b	// roriw s7, a0, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x0062cbb3	// xor s7, t0, t1
+	WORD	$0x00abfbb3	// and s7, s7, a0
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x018383b3	// add t2, t2, s8
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602e591b	// roriw s2, t3, 2
-	WORD	$0x60de599b	// roriw s3, t3, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616e599b	// roriw s3, t3, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x602e5b1b	// roriw s6, t3, 2
+	WORD	$0x60de5b9b	// roriw s7, t3, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616e5b9b	// roriw s7, t3, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01de4a33	// xor s4, t3, t4
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01c6ab03	// lw s6, 28(a3)
-	WORD	$0x03c6ab83	// lw s7, 60(a3)
-	WORD	$0x0187aa03	// lw s4, 24(a5)
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106ac23	// sw a6, 24(a3)
+	WORD	$0x02412403	// lw s0, 36(sp)
+	WORD	$0x0186ac03	// lw s8, 24(a3)
+	WORD	$0x6118db1b	// roriw s6, a7, 17
+	WORD	$0x6138db9b	// roriw s7, a7, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a8db9b	// srliw s7, a7, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01658933	// add s2, a1, s6
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00345b9b	// srliw s7, s0, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x01390933	// add s2, s2, s3
+	WORD	$0x03212023	// sw s2, 32(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6066591b	// roriw s2, a2, 6
-	WORD	$0x60b6599b	// roriw s3, a2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6196599b	// roriw s3, a2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
+	WORD	$0x60665b1b	// roriw s6, a2, 6
+	WORD	$0x60b65b9b	// roriw s7, a2, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61965b9b	// roriw s7, a2, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x00554bb3	// xor s7, a0, t0
+	WORD	$0x00cbfbb3	// and s7, s7, a2
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01830333	// add t1, t1, s8
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023d91b	// roriw s2, t2, 2
-	WORD	$0x60d3d99b	// roriw s3, t2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6163d99b	// roriw s3, t2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x6023db1b	// roriw s6, t2, 2
+	WORD	$0x60d3db9b	// roriw s7, t2, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6163db9b	// roriw s7, t2, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01c3ccb3	// xor s9, t2, t3
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0206a583	// lw a1, 32(a3)
-	WORD	$0x0006ab83	// lw s7, 0(a3)
-	WORD	$0x01c7aa03	// lw s4, 28(a5)
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116ae23	// sw a7, 28(a3)
+	WORD	$0x02812583	// lw a1, 40(sp)
+	WORD	$0x01c6ac03	// lw s8, 28(a3)
+	WORD	$0x6114db1b	// roriw s6, s1, 17
+	WORD	$0x6134db9b	// roriw s7, s1, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a4db9b	// srliw s7, s1, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016409b3	// add s3, s0, s6
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0035db9b	// srliw s7, a1, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x015989b3	// add s3, s3, s5
+	WORD	$0x03312223	// sw s3, 36(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606f591b	// roriw s2, t5, 6
-	WORD	$0x60bf599b	// roriw s3, t5, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619f599b	// roriw s3, t5, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x606f5b1b	// roriw s6, t5, 6
+	WORD	$0x60bf5b9b	// roriw s7, t5, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619f5b9b	// roriw s7, t5, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x00a64bb3	// xor s7, a2, a0
+	WORD	$0x01ebfbb3	// and s7, s7, t5
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x018282b3	// add t0, t0, s8
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023591b	// roriw s2, t1, 2
-	WORD	$0x60d3599b	// roriw s3, t1, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6163599b	// roriw s3, t1, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x60235b1b	// roriw s6, t1, 2
+	WORD	$0x60d35b9b	// roriw s7, t1, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61635b9b	// roriw s7, t1, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0246ab03	// lw s6, 36(a3)
-	WORD	$0x0046ab83	// lw s7, 4(a3)
-	WORD	$0x0207aa03	// lw s4, 32(a5)
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306a023	// sw a6, 32(a3)
+	WORD	$0x02c12403	// lw s0, 44(sp)
+	WORD	$0x0206ac03	// lw s8, 32(a3)
+	WORD	$0x61195b1b	// roriw s6, s2, 17
+	WORD	$0x61395b9b	// roriw s7, s2, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a95b9b	// srliw s7, s2, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01658ab3	// add s5, a1, s6
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00345b9b	// srliw s7, s0, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016a8ab3	// add s5, s5, s6
+	WORD	$0x00ea8ab3	// add s5, s5, a4
+	WORD	$0x03512423	// sw s5, 40(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606ed91b	// roriw s2, t4, 6
-	WORD	$0x60bed99b	// roriw s3, t4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619ed99b	// roriw s3, t4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x606edb1b	// roriw s6, t4, 6
+	WORD	$0x60bedb9b	// roriw s7, t4, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619edb9b	// roriw s7, t4, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01550533	// add a0, a0, s5
+	WORD	$0x00cf4bb3	// xor s7, t5, a2
+	WORD	$0x01dbfbb3	// and s7, s7, t4
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x01850533	// add a0, a0, s8
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6022d91b	// roriw s2, t0, 2
-	WORD	$0x60d2d99b	// roriw s3, t0, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6162d99b	// roriw s3, t0, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	WORD	$0x6022db1b	// roriw s6, t0, 2
+	WORD	$0x60d2db9b	// roriw s7, t0, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6162db9b	// roriw s7, t0, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0062ccb3	// xor s9, t0, t1
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0286a583	// lw a1, 40(a3)
-	WORD	$0x0086ab83	// lw s7, 8(a3)
-	WORD	$0x0247aa03	// lw s4, 36(a5)
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316a223	// sw a7, 36(a3)
+	WORD	$0x03012583	// lw a1, 48(sp)
+	WORD	$0x0246ac03	// lw s8, 36(a3)
+	WORD	$0x6119db1b	// roriw s6, s3, 17
+	WORD	$0x6139db9b	// roriw s7, s3, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a9db9b	// srliw s7, s3, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01640733	// add a4, s0, s6
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0035db9b	// srliw s7, a1, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x00f70733	// add a4, a4, a5
+	WORD	$0x02e12623	// sw a4, 44(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606e591b	// roriw s2, t3, 6
-	WORD	$0x60be599b	// roriw s3, t3, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619e599b	// roriw s3, t3, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x606e5b1b	// roriw s6, t3, 6
+	WORD	$0x60be5b9b	// roriw s7, t3, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619e5b9b	// roriw s7, t3, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00e60633	// add a2, a2, a4
+	WORD	$0x01eecbb3	// xor s7, t4, t5
+	WORD	$0x01cbfbb3	// and s7, s7, t3
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x01860633	// add a2, a2, s8
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6027591b	// roriw s2, a4, 2
-	WORD	$0x60d7599b	// roriw s3, a4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6167599b	// roriw s3, a4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x60255b1b	// roriw s6, a0, 2
+	WORD	$0x60d55b9b	// roriw s7, a0, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61655b9b	// roriw s7, a0, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00554a33	// xor s4, a0, t0
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02c6ab03	// lw s6, 44(a3)
-	WORD	$0x00c6ab83	// lw s7, 12(a3)
-	WORD	$0x0287aa03	// lw s4, 40(a5)
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306a423	// sw a6, 40(a3)
+	WORD	$0x03412403	// lw s0, 52(sp)
+	WORD	$0x0286ac03	// lw s8, 40(a3)
+	WORD	$0x611adb1b	// roriw s6, s5, 17
+	WORD	$0x613adb9b	// roriw s7, s5, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00aadb9b	// srliw s7, s5, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016587b3	// add a5, a1, s6
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00345b9b	// srliw s7, s0, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x010787b3	// add a5, a5, a6
+	WORD	$0x02f12823	// sw a5, 48(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063d91b	// roriw s2, t2, 6
-	WORD	$0x60b3d99b	// roriw s3, t2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6193d99b	// roriw s3, t2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x6063db1b	// roriw s6, t2, 6
+	WORD	$0x60b3db9b	// roriw s7, t2, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6193db9b	// roriw s7, t2, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00ff0f33	// add t5, t5, a5
+	WORD	$0x01de4bb3	// xor s7, t3, t4
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x018f0f33	// add t5, t5, s8
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6026591b	// roriw s2, a2, 2
-	WORD	$0x60d6599b	// roriw s3, a2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6166599b	// roriw s3, a2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x60265b1b	// roriw s6, a2, 2
+	WORD	$0x60d65b9b	// roriw s7, a2, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61665b9b	// roriw s7, a2, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a64cb3	// xor s9, a2, a0
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0306a583	// lw a1, 48(a3)
-	WORD	$0x0106ab83	// lw s7, 16(a3)
-	WORD	$0x02c7aa03	// lw s4, 44(a5)
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316a623	// sw a7, 44(a3)
+	WORD	$0x03812583	// lw a1, 56(sp)
+	WORD	$0x02c6ac03	// lw s8, 44(a3)
+	WORD	$0x61175b1b	// roriw s6, a4, 17
+	WORD	$0x61375b9b	// roriw s7, a4, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a75b9b	// srliw s7, a4, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01640833	// add a6, s0, s6
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0035db9b	// srliw s7, a1, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01680833	// add a6, a6, s6
+	WORD	$0x01180833	// add a6, a6, a7
+	WORD	$0x03012a23	// sw a6, 52(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6063591b	// roriw s2, t1, 6
-	WORD	$0x60b3599b	// roriw s3, t1, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6193599b	// roriw s3, t1, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x60635b1b	// roriw s6, t1, 6
+	WORD	$0x60b35b9b	// roriw s7, t1, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61935b9b	// roriw s7, t1, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x010e8eb3	// add t4, t4, a6
+	WORD	$0x01c3cbb3	// xor s7, t2, t3
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x018e8eb3	// add t4, t4, s8
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602f591b	// roriw s2, t5, 2
-	WORD	$0x60df599b	// roriw s3, t5, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616f599b	// roriw s3, t5, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x602f5b1b	// roriw s6, t5, 2
+	WORD	$0x60df5b9b	// roriw s7, t5, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616f5b9b	// roriw s7, t5, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00cf4a33	// xor s4, t5, a2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0346ab03	// lw s6, 52(a3)
-	WORD	$0x0146ab83	// lw s7, 20(a3)
-	WORD	$0x0307aa03	// lw s4, 48(a5)
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306a823	// sw a6, 48(a3)
+	WORD	$0x03c12403	// lw s0, 60(sp)
+	WORD	$0x0306ac03	// lw s8, 48(a3)
+	WORD	$0x6117db1b	// roriw s6, a5, 17
+	WORD	$0x6137db9b	// roriw s7, a5, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a7db9b	// srliw s7, a5, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016588b3	// add a7, a1, s6
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00345b9b	// srliw s7, s0, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016888b3	// add a7, a7, s6
+	WORD	$0x009888b3	// add a7, a7, s1
+	WORD	$0x03112c23	// sw a7, 56(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6062d91b	// roriw s2, t0, 6
-	WORD	$0x60b2d99b	// roriw s3, t0, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6192d99b	// roriw s3, t0, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x6062db1b	// roriw s6, t0, 6
+	WORD	$0x60b2db9b	// roriw s7, t0, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6192db9b	// roriw s7, t0, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x00734bb3	// xor s7, t1, t2
+	WORD	$0x005bfbb3	// and s7, s7, t0
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x018e0e33	// add t3, t3, s8
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602ed91b	// roriw s2, t4, 2
-	WORD	$0x60ded99b	// roriw s3, t4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616ed99b	// roriw s3, t4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	WORD	$0x602edb1b	// roriw s6, t4, 2
+	WORD	$0x60dedb9b	// roriw s7, t4, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616edb9b	// roriw s7, t4, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01eeccb3	// xor s9, t4, t5
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0386a583	// lw a1, 56(a3)
-	WORD	$0x0186ab83	// lw s7, 24(a3)
-	WORD	$0x0347aa03	// lw s4, 52(a5)
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316aa23	// sw a7, 52(a3)
+	WORD	$0x04012583	// lw a1, 64(sp)
+	WORD	$0x0346ac03	// lw s8, 52(a3)
+	WORD	$0x61185b1b	// roriw s6, a6, 17
+	WORD	$0x61385b9b	// roriw s7, a6, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a85b9b	// srliw s7, a6, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016404b3	// add s1, s0, s6
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0035db9b	// srliw s7, a1, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016484b3	// add s1, s1, s6
+	WORD	$0x012484b3	// add s1, s1, s2
+	WORD	$0x02912e23	// sw s1, 60(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6067591b	// roriw s2, a4, 6
-	WORD	$0x60b7599b	// roriw s3, a4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6197599b	// roriw s3, a4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x60655b1b	// roriw s6, a0, 6
+	WORD	$0x60b55b9b	// roriw s7, a0, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61955b9b	// roriw s7, a0, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x0062cbb3	// xor s7, t0, t1
+	WORD	$0x00abfbb3	// and s7, s7, a0
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x018383b3	// add t2, t2, s8
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x602e591b	// roriw s2, t3, 2
-	WORD	$0x60de599b	// roriw s3, t3, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x616e599b	// roriw s3, t3, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x602e5b1b	// roriw s6, t3, 2
+	WORD	$0x60de5b9b	// roriw s7, t3, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x616e5b9b	// roriw s7, t3, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01de4a33	// xor s4, t3, t4
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03c6ab03	// lw s6, 60(a3)
-	WORD	$0x01c6ab83	// lw s7, 28(a3)
-	WORD	$0x0387aa03	// lw s4, 56(a5)
-	WORD	$0x6118591b	// roriw s2, a6, 17
-	WORD	$0x6138599b	// roriw s3, a6, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x607b591b	// roriw s2, s6, 7
-	WORD	$0x612b599b	// roriw s3, s6, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003b599b	// srliw s3, s6, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306ac23	// sw a6, 56(a3)
+	WORD	$0x04412403	// lw s0, 68(sp)
+	WORD	$0x0386ac03	// lw s8, 56(a3)
+	WORD	$0x6118db1b	// roriw s6, a7, 17
+	WORD	$0x6138db9b	// roriw s7, a7, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a8db9b	// srliw s7, a7, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01658933	// add s2, a1, s6
+	WORD	$0x60745b1b	// roriw s6, s0, 7
+	WORD	$0x61245b9b	// roriw s7, s0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00345b9b	// srliw s7, s0, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x01390933	// add s2, s2, s3
+	WORD	$0x05212023	// sw s2, 64(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x6066591b	// roriw s2, a2, 6
-	WORD	$0x60b6599b	// roriw s3, a2, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6196599b	// roriw s3, a2, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
+	WORD	$0x60665b1b	// roriw s6, a2, 6
+	WORD	$0x60b65b9b	// roriw s7, a2, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61965b9b	// roriw s7, a2, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x00554bb3	// xor s7, a0, t0
+	WORD	$0x00cbfbb3	// and s7, s7, a2
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01830333	// add t1, t1, s8
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023d91b	// roriw s2, t2, 2
-	WORD	$0x60d3d99b	// roriw s3, t2, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6163d99b	// roriw s3, t2, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x6023db1b	// roriw s6, t2, 2
+	WORD	$0x60d3db9b	// roriw s7, t2, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6163db9b	// roriw s7, t2, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01c3ccb3	// xor s9, t2, t3
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0006a583	// lw a1, 0(a3)
-	WORD	$0x0206ab83	// lw s7, 32(a3)
-	WORD	$0x03c7aa03	// lw s4, 60(a5)
-	WORD	$0x6118d91b	// roriw s2, a7, 17
-	WORD	$0x6138d99b	// roriw s3, a7, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6075d91b	// roriw s2, a1, 7
-	WORD	$0x6125d99b	// roriw s3, a1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316ae23	// sw a7, 60(a3)
+	WORD	$0x00812583	// lw a1, 8(sp)
+	WORD	$0x03c6ac03	// lw s8, 60(a3)
+	WORD	$0x6114db1b	// roriw s6, s1, 17
+	WORD	$0x6134db9b	// roriw s7, s1, 19
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a4db9b	// srliw s7, s1, 10
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016409b3	// add s3, s0, s6
+	WORD	$0x6075db1b	// roriw s6, a1, 7
+	WORD	$0x6125db9b	// roriw s7, a1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0035db9b	// srliw s7, a1, 3
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x015989b3	// add s3, s3, s5
+	WORD	$0x05312223	// sw s3, 68(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x606f591b	// roriw s2, t5, 6
-	WORD	$0x60bf599b	// roriw s3, t5, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x619f599b	// roriw s3, t5, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x606f5b1b	// roriw s6, t5, 6
+	WORD	$0x60bf5b9b	// roriw s7, t5, 11
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x619f5b9b	// roriw s7, t5, 25
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x00a64bb3	// xor s7, a2, a0
+	WORD	$0x01ebfbb3	// and s7, s7, t5
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x018282b3	// add t0, t0, s8
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x6023591b	// roriw s2, t1, 2
-	WORD	$0x60d3599b	// roriw s3, t1, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6163599b	// roriw s3, t1, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x60235b1b	// roriw s6, t1, 2
+	WORD	$0x60d35b9b	// roriw s7, t1, 13
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x61635b9b	// roriw s7, t1, 22
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	// kp += 16 words; loop until kp = &K[rounds]
-	WORD	$0x0586b903	// ld s2, 88(a3)
-	WORD	$0x04078793	// addi a5, a5, 64
-	WORD	$0xdf279c63	// bne a5, s2, .Lsha256_block_rv64gc_zbb_rounds
+	WORD	$0x06013a83	// ld s5, 96(sp)
+	WORD	$0x04068693	// addi a3, a3, 64
+	WORD	$0xe3569c63	// bne a3, s5, .Lsha256_block_rv64gc_zbb_rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	WORD	$0x00052583	// lw a1, 0(a0)
-	WORD	$0x00452803	// lw a6, 4(a0)
-	WORD	$0x00852883	// lw a7, 8(a0)
-	WORD	$0x00c52483	// lw s1, 12(a0)
-	WORD	$0x01052903	// lw s2, 16(a0)
-	WORD	$0x01452983	// lw s3, 20(a0)
-	WORD	$0x01852a03	// lw s4, 24(a0)
-	WORD	$0x01c52a83	// lw s5, 28(a0)
-	WORD	$0x00b282b3	// add t0, t0, a1
-	WORD	$0x00552023	// sw t0, 0(a0)
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00652223	// sw t1, 4(a0)
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x00752423	// sw t2, 8(a0)
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c52623	// sw t3, 12(a0)
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x01d52823	// sw t4, 16(a0)
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e52a23	// sw t5, 20(a0)
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x00c52c23	// sw a2, 24(a0)
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x00e52e23	// sw a4, 28(a0)
-	WORD	$0x0506b583	// ld a1, 80(a3)
-	WORD	$0x0486b803	// ld a6, 72(a3)
-	WORD	$0xf0078793	// addi a5, a5, -256
-	WORD	$0x01058463	// beq a1, a6, .Lsha256_block_rv64gc_zbb_9
-	WORD	$0xea5fe06f	// jal zero, .Lsha256_block_rv64gc_zbb_block
+	WORD	$0x04813583	// ld a1, 72(sp)
+	WORD	$0x0005a703	// lw a4, 0(a1)
+	WORD	$0x0045a783	// lw a5, 4(a1)
+	WORD	$0x0085a803	// lw a6, 8(a1)
+	WORD	$0x00c5a883	// lw a7, 12(a1)
+	WORD	$0x0105a483	// lw s1, 16(a1)
+	WORD	$0x0145a903	// lw s2, 20(a1)
+	WORD	$0x0185a983	// lw s3, 24(a1)
+	WORD	$0x01c5aa03	// lw s4, 28(a1)
+	WORD	$0x00e282b3	// add t0, t0, a4
+	WORD	$0x0055a023	// sw t0, 0(a1)
+	WORD	$0x00f30333	// add t1, t1, a5
+	WORD	$0x0065a223	// sw t1, 4(a1)
+	WORD	$0x010383b3	// add t2, t2, a6
+	WORD	$0x0075a423	// sw t2, 8(a1)
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x01c5a623	// sw t3, 12(a1)
+	WORD	$0x009e8eb3	// add t4, t4, s1
+	WORD	$0x01d5a823	// sw t4, 16(a1)
+	WORD	$0x012f0f33	// add t5, t5, s2
+	WORD	$0x01e5aa23	// sw t5, 20(a1)
+	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x00c5ac23	// sw a2, 24(a1)
+	WORD	$0x01450533	// add a0, a0, s4
+	WORD	$0x00a5ae23	// sw a0, 28(a1)
+	WORD	$0x05813583	// ld a1, 88(sp)
+	WORD	$0x05013703	// ld a4, 80(sp)
+	WORD	$0xf0068693	// addi a3, a3, -256
+	WORD	$0x00e58463	// beq a1, a4, .Lsha256_block_rv64gc_zbb_9
+	WORD	$0xee1fe06f	// jal zero, .Lsha256_block_rv64gc_zbb_block
 	// .Lsha256_block_rv64gc_zbb_9:
-	// scratch[0..16 words] = 0 (the schedule)
-	WORD	$0x0006b023	// sd zero, 0(a3)
-	WORD	$0x0006b423	// sd zero, 8(a3)
-	WORD	$0x0006b823	// sd zero, 16(a3)
-	WORD	$0x0006bc23	// sd zero, 24(a3)
-	WORD	$0x0206b023	// sd zero, 32(a3)
-	WORD	$0x0206b423	// sd zero, 40(a3)
-	WORD	$0x0206b823	// sd zero, 48(a3)
-	WORD	$0x0206bc23	// sd zero, 56(a3)
 	// .Lsha256_block_rv64gc_zbb_done:
 	// return
+	WORD	$0x00013423	// sd zero, 8(sp)
+	WORD	$0x00013823	// sd zero, 16(sp)
+	WORD	$0x00013c23	// sd zero, 24(sp)
+	WORD	$0x02013023	// sd zero, 32(sp)
+	WORD	$0x02013423	// sd zero, 40(sp)
+	WORD	$0x02013823	// sd zero, 48(sp)
+	WORD	$0x02013c23	// sd zero, 56(sp)
+	WORD	$0x04013023	// sd zero, 64(sp)
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
+	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
+	WORD	$0x00000793	// addi a5, zero, 0
+	WORD	$0x00000813	// addi a6, zero, 0
 	WORD	$0x00000893	// addi a7, zero, 0
 	WORD	$0x00000913	// addi s2, zero, 0
 	WORD	$0x00000993	// addi s3, zero, 0
 	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
 	WORD	$0x00000b13	// addi s6, zero, 0
 	WORD	$0x00000b93	// addi s7, zero, 0
+	WORD	$0x00000c13	// addi s8, zero, 0
+	WORD	$0x00000c93	// addi s9, zero, 0
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	JMP	kgen_ret	// jalr zero, 0(ra)
 	// .Lsha256_block_rv64gc_zbb_unaligned:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	WORD	$0x0005c803	// lbu a6, 0(a1)
-	WORD	$0x0015c883	// lbu a7, 1(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0025c883	// lbu a7, 2(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0035c883	// lbu a7, 3(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a023	// sw a6, 0(a3)
-	WORD	$0x0045c803	// lbu a6, 4(a1)
-	WORD	$0x0055c883	// lbu a7, 5(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0065c883	// lbu a7, 6(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0075c883	// lbu a7, 7(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a223	// sw a6, 4(a3)
-	WORD	$0x0085c803	// lbu a6, 8(a1)
-	WORD	$0x0095c883	// lbu a7, 9(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00a5c883	// lbu a7, 10(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00b5c883	// lbu a7, 11(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a423	// sw a6, 8(a3)
-	WORD	$0x00c5c803	// lbu a6, 12(a1)
-	WORD	$0x00d5c883	// lbu a7, 13(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00e5c883	// lbu a7, 14(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00f5c883	// lbu a7, 15(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a623	// sw a6, 12(a3)
-	WORD	$0x0105c803	// lbu a6, 16(a1)
-	WORD	$0x0115c883	// lbu a7, 17(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0125c883	// lbu a7, 18(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0135c883	// lbu a7, 19(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a823	// sw a6, 16(a3)
-	WORD	$0x0145c803	// lbu a6, 20(a1)
-	WORD	$0x0155c883	// lbu a7, 21(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0165c883	// lbu a7, 22(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0175c883	// lbu a7, 23(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106aa23	// sw a6, 20(a3)
-	WORD	$0x0185c803	// lbu a6, 24(a1)
-	WORD	$0x0195c883	// lbu a7, 25(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01a5c883	// lbu a7, 26(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01b5c883	// lbu a7, 27(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106ac23	// sw a6, 24(a3)
-	WORD	$0x01c5c803	// lbu a6, 28(a1)
-	WORD	$0x01d5c883	// lbu a7, 29(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01e5c883	// lbu a7, 30(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01f5c883	// lbu a7, 31(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106ae23	// sw a6, 28(a3)
-	WORD	$0x0205c803	// lbu a6, 32(a1)
-	WORD	$0x0215c883	// lbu a7, 33(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0225c883	// lbu a7, 34(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0235c883	// lbu a7, 35(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a023	// sw a6, 32(a3)
-	WORD	$0x0245c803	// lbu a6, 36(a1)
-	WORD	$0x0255c883	// lbu a7, 37(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0265c883	// lbu a7, 38(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0275c883	// lbu a7, 39(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a223	// sw a6, 36(a3)
-	WORD	$0x0285c803	// lbu a6, 40(a1)
-	WORD	$0x0295c883	// lbu a7, 41(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02a5c883	// lbu a7, 42(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02b5c883	// lbu a7, 43(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a423	// sw a6, 40(a3)
-	WORD	$0x02c5c803	// lbu a6, 44(a1)
-	WORD	$0x02d5c883	// lbu a7, 45(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02e5c883	// lbu a7, 46(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02f5c883	// lbu a7, 47(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a623	// sw a6, 44(a3)
-	WORD	$0x0305c803	// lbu a6, 48(a1)
-	WORD	$0x0315c883	// lbu a7, 49(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0325c883	// lbu a7, 50(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0335c883	// lbu a7, 51(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a823	// sw a6, 48(a3)
-	WORD	$0x0345c803	// lbu a6, 52(a1)
-	WORD	$0x0355c883	// lbu a7, 53(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0365c883	// lbu a7, 54(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0375c883	// lbu a7, 55(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306aa23	// sw a6, 52(a3)
-	WORD	$0x0385c803	// lbu a6, 56(a1)
-	WORD	$0x0395c883	// lbu a7, 57(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03a5c883	// lbu a7, 58(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03b5c883	// lbu a7, 59(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306ac23	// sw a6, 56(a3)
-	WORD	$0x03c5c803	// lbu a6, 60(a1)
-	WORD	$0x03d5c883	// lbu a7, 61(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03e5c883	// lbu a7, 62(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03f5c883	// lbu a7, 63(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306ae23	// sw a6, 60(a3)
-	WORD	$0xc09fe06f	// jal zero, .Lsha256_block_rv64gc_zbb_loaded
+	WORD	$0x0005c703	// lbu a4, 0(a1)
+	WORD	$0x0015c783	// lbu a5, 1(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0025c783	// lbu a5, 2(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0035c783	// lbu a5, 3(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12423	// sw a4, 8(sp)
+	WORD	$0x0045c703	// lbu a4, 4(a1)
+	WORD	$0x0055c783	// lbu a5, 5(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0065c783	// lbu a5, 6(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0075c783	// lbu a5, 7(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12623	// sw a4, 12(sp)
+	WORD	$0x0085c703	// lbu a4, 8(a1)
+	WORD	$0x0095c783	// lbu a5, 9(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00a5c783	// lbu a5, 10(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00b5c783	// lbu a5, 11(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12823	// sw a4, 16(sp)
+	WORD	$0x00c5c703	// lbu a4, 12(a1)
+	WORD	$0x00d5c783	// lbu a5, 13(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e5c783	// lbu a5, 14(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00f5c783	// lbu a5, 15(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12a23	// sw a4, 20(sp)
+	WORD	$0x0105c703	// lbu a4, 16(a1)
+	WORD	$0x0115c783	// lbu a5, 17(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0125c783	// lbu a5, 18(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0135c783	// lbu a5, 19(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12c23	// sw a4, 24(sp)
+	WORD	$0x0145c703	// lbu a4, 20(a1)
+	WORD	$0x0155c783	// lbu a5, 21(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0165c783	// lbu a5, 22(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0175c783	// lbu a5, 23(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12e23	// sw a4, 28(sp)
+	WORD	$0x0185c703	// lbu a4, 24(a1)
+	WORD	$0x0195c783	// lbu a5, 25(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01a5c783	// lbu a5, 26(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01b5c783	// lbu a5, 27(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12023	// sw a4, 32(sp)
+	WORD	$0x01c5c703	// lbu a4, 28(a1)
+	WORD	$0x01d5c783	// lbu a5, 29(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01e5c783	// lbu a5, 30(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01f5c783	// lbu a5, 31(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12223	// sw a4, 36(sp)
+	WORD	$0x0205c703	// lbu a4, 32(a1)
+	WORD	$0x0215c783	// lbu a5, 33(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0225c783	// lbu a5, 34(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0235c783	// lbu a5, 35(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12423	// sw a4, 40(sp)
+	WORD	$0x0245c703	// lbu a4, 36(a1)
+	WORD	$0x0255c783	// lbu a5, 37(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0265c783	// lbu a5, 38(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0275c783	// lbu a5, 39(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12623	// sw a4, 44(sp)
+	WORD	$0x0285c703	// lbu a4, 40(a1)
+	WORD	$0x0295c783	// lbu a5, 41(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02a5c783	// lbu a5, 42(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02b5c783	// lbu a5, 43(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12823	// sw a4, 48(sp)
+	WORD	$0x02c5c703	// lbu a4, 44(a1)
+	WORD	$0x02d5c783	// lbu a5, 45(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e5c783	// lbu a5, 46(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02f5c783	// lbu a5, 47(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12a23	// sw a4, 52(sp)
+	WORD	$0x0305c703	// lbu a4, 48(a1)
+	WORD	$0x0315c783	// lbu a5, 49(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0325c783	// lbu a5, 50(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0335c783	// lbu a5, 51(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12c23	// sw a4, 56(sp)
+	WORD	$0x0345c703	// lbu a4, 52(a1)
+	WORD	$0x0355c783	// lbu a5, 53(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0365c783	// lbu a5, 54(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0375c783	// lbu a5, 55(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12e23	// sw a4, 60(sp)
+	WORD	$0x0385c703	// lbu a4, 56(a1)
+	WORD	$0x0395c783	// lbu a5, 57(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03a5c783	// lbu a5, 58(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03b5c783	// lbu a5, 59(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04e12023	// sw a4, 64(sp)
+	WORD	$0x03c5c703	// lbu a4, 60(a1)
+	WORD	$0x03d5c783	// lbu a5, 61(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03e5c783	// lbu a5, 62(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03f5c783	// lbu a5, 63(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04e12223	// sw a4, 68(sp)
+	WORD	$0xc35fe06f	// jal zero, .Lsha256_block_rv64gc_zbb_loaded
+kgen_ret:
+	RET

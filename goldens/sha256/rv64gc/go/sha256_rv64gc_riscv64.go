@@ -5,14 +5,14 @@
 //   kgen emit sha256 --variant rv64gc --abi go --format s
 // Kernel sha256, variant rv64gc, target rv64gc (-march=rv64imafdc_zicsr_zifencei), Go (ABI0) ABI.
 // SHA-256 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 package sha256
 
-// sha256BlockRv64gc is sha256_block_rv64gc (SHA-256: compress len / 64 blocks of p into dig[0..8] (scratch: 96 bytes, zeroed W on return)):
+// sha256BlockRv64gc is sha256_block_rv64gc (SHA-256: compress len / 64 blocks of p into dig[0..8]):
 //
-//	void sha256_block_rv64gc(unsigned int *dig, const unsigned char *p, size_t len, u64 *scratch)
+//	void sha256_block_rv64gc(unsigned int *dig, const unsigned char *p, size_t len)
 //
 //go:noescape
-func sha256BlockRv64gc(dig *uint32, p *byte, len uint64, scratch *uint64)
+func sha256BlockRv64gc(dig *uint32, p *byte, len uint64)

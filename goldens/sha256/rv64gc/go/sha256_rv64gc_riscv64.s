@@ -5,8 +5,8 @@
 //   kgen emit sha256 --variant rv64gc --abi go --format s
 // Kernel sha256, variant rv64gc, target rv64gc (-march=rv64imafdc_zicsr_zifencei), Go (ABI0) ABI.
 // SHA-256 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 #include "textflag.h"
 
@@ -45,22 +45,22 @@ DATA ·kgen_sha256_rv64gc_k+240(SB)/8, $0xa4506ceb90befffa
 DATA ·kgen_sha256_rv64gc_k+248(SB)/8, $0xc67178f2bef9a3f7
 GLOBL ·kgen_sha256_rv64gc_k(SB), RODATA|NOPTR, $256
 
-// void sha256_block_rv64gc(unsigned int *dig, const unsigned char *p, size_t len, u64 *scratch)
-// func sha256BlockRv64gc(dig *uint32, p *byte, len uint64, scratch *uint64)
-TEXT ·sha256BlockRv64gc(SB), NOSPLIT, $0-32
+// void sha256_block_rv64gc(unsigned int *dig, const unsigned char *p, size_t len)
+// func sha256BlockRv64gc(dig *uint32, p *byte, len uint64)
+TEXT ·sha256BlockRv64gc(SB), NOSPLIT, $96-24
 	MOV	dig+0(FP), X10
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
-	MOV	scratch+24(FP), X13
 	// num = len / block
 	WORD	$0x00665613	// srli a2, a2, 6
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
 	WORD	$0x00061463	// bne a2, zero, .Lsha256_block_rv64gc_5
-	WORD	$0x0790106f	// jal zero, .Lsha256_block_rv64gc_done
+	WORD	$0x0610106f	// jal zero, .Lsha256_block_rv64gc_done
 	// .Lsha256_block_rv64gc_5:
-	WORD	$0x00661813	// slli a6, a2, 6
-	WORD	$0x00b80833	// add a6, a6, a1
-	WORD	$0x0506b423	// sd a6, 72(a3)
+	WORD	$0x00661713	// slli a4, a2, 6
+	WORD	$0x00b70733	// add a4, a4, a1
+	WORD	$0x04e13823	// sd a4, 80(sp)
+	WORD	$0x04a13423	// sd a0, 72(sp)
 	WORD	$0x00052283	// lw t0, 0(a0)
 	WORD	$0x00452303	// lw t1, 4(a0)
 	WORD	$0x00852383	// lw t2, 8(a0)
@@ -68,1667 +68,1669 @@ TEXT ·sha256BlockRv64gc(SB), NOSPLIT, $0-32
 	WORD	$0x01052e83	// lw t4, 16(a0)
 	WORD	$0x01452f03	// lw t5, 20(a0)
 	WORD	$0x01852603	// lw a2, 24(a0)
-	WORD	$0x01c52703	// lw a4, 28(a0)
+	WORD	$0x01c52503	// lw a0, 28(a0)
 	// .Lsha256_block_rv64gc_1:
-	MOV	$·kgen_sha256_rv64gc_k+256(SB), X18	// auipc s2, %pcrel_hi(kgen_sha256_rv64gc_k+256); addi s2, s2, %pcrel_lo
-	WORD	$0x0526bc23	// sd s2, 88(a3)
+	MOV	$·kgen_sha256_rv64gc_k+256(SB), X17	// auipc a7, %pcrel_hi(kgen_sha256_rv64gc_k+256); addi a7, a7, %pcrel_lo
+	WORD	$0x07113023	// sd a7, 96(sp)
 	// .Lsha256_block_rv64gc_2:
-	MOV	$·kgen_sha256_rv64gc_k(SB), X15	// auipc a5, %pcrel_hi(kgen_sha256_rv64gc_k); addi a5, a5, %pcrel_lo
+	MOV	$·kgen_sha256_rv64gc_k(SB), X13	// auipc a3, %pcrel_hi(kgen_sha256_rv64gc_k); addi a3, a3, %pcrel_lo
 	// .Lsha256_block_rv64gc_block:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	WORD	$0x0005c803	// lbu a6, 0(a1)
-	WORD	$0x0015c883	// lbu a7, 1(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0025c883	// lbu a7, 2(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0035c883	// lbu a7, 3(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a023	// sw a6, 0(a3)
-	WORD	$0x0045c803	// lbu a6, 4(a1)
-	WORD	$0x0055c883	// lbu a7, 5(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0065c883	// lbu a7, 6(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0075c883	// lbu a7, 7(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a223	// sw a6, 4(a3)
-	WORD	$0x0085c803	// lbu a6, 8(a1)
-	WORD	$0x0095c883	// lbu a7, 9(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00a5c883	// lbu a7, 10(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00b5c883	// lbu a7, 11(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a423	// sw a6, 8(a3)
-	WORD	$0x00c5c803	// lbu a6, 12(a1)
-	WORD	$0x00d5c883	// lbu a7, 13(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00e5c883	// lbu a7, 14(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00f5c883	// lbu a7, 15(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a623	// sw a6, 12(a3)
-	WORD	$0x0105c803	// lbu a6, 16(a1)
-	WORD	$0x0115c883	// lbu a7, 17(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0125c883	// lbu a7, 18(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0135c883	// lbu a7, 19(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106a823	// sw a6, 16(a3)
-	WORD	$0x0145c803	// lbu a6, 20(a1)
-	WORD	$0x0155c883	// lbu a7, 21(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0165c883	// lbu a7, 22(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0175c883	// lbu a7, 23(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106aa23	// sw a6, 20(a3)
-	WORD	$0x0185c803	// lbu a6, 24(a1)
-	WORD	$0x0195c883	// lbu a7, 25(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01a5c883	// lbu a7, 26(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01b5c883	// lbu a7, 27(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106ac23	// sw a6, 24(a3)
-	WORD	$0x01c5c803	// lbu a6, 28(a1)
-	WORD	$0x01d5c883	// lbu a7, 29(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01e5c883	// lbu a7, 30(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01f5c883	// lbu a7, 31(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106ae23	// sw a6, 28(a3)
-	WORD	$0x0205c803	// lbu a6, 32(a1)
-	WORD	$0x0215c883	// lbu a7, 33(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0225c883	// lbu a7, 34(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0235c883	// lbu a7, 35(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a023	// sw a6, 32(a3)
-	WORD	$0x0245c803	// lbu a6, 36(a1)
-	WORD	$0x0255c883	// lbu a7, 37(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0265c883	// lbu a7, 38(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0275c883	// lbu a7, 39(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a223	// sw a6, 36(a3)
-	WORD	$0x0285c803	// lbu a6, 40(a1)
-	WORD	$0x0295c883	// lbu a7, 41(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02a5c883	// lbu a7, 42(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02b5c883	// lbu a7, 43(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a423	// sw a6, 40(a3)
-	WORD	$0x02c5c803	// lbu a6, 44(a1)
-	WORD	$0x02d5c883	// lbu a7, 45(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02e5c883	// lbu a7, 46(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02f5c883	// lbu a7, 47(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a623	// sw a6, 44(a3)
-	WORD	$0x0305c803	// lbu a6, 48(a1)
-	WORD	$0x0315c883	// lbu a7, 49(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0325c883	// lbu a7, 50(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0335c883	// lbu a7, 51(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306a823	// sw a6, 48(a3)
-	WORD	$0x0345c803	// lbu a6, 52(a1)
-	WORD	$0x0355c883	// lbu a7, 53(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0365c883	// lbu a7, 54(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0375c883	// lbu a7, 55(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306aa23	// sw a6, 52(a3)
-	WORD	$0x0385c803	// lbu a6, 56(a1)
-	WORD	$0x0395c883	// lbu a7, 57(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03a5c883	// lbu a7, 58(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03b5c883	// lbu a7, 59(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306ac23	// sw a6, 56(a3)
-	WORD	$0x03c5c803	// lbu a6, 60(a1)
-	WORD	$0x03d5c883	// lbu a7, 61(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03e5c883	// lbu a7, 62(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03f5c883	// lbu a7, 63(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306ae23	// sw a6, 60(a3)
+	WORD	$0x0005c703	// lbu a4, 0(a1)
+	WORD	$0x0015c783	// lbu a5, 1(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0025c783	// lbu a5, 2(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0035c783	// lbu a5, 3(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12423	// sw a4, 8(sp)
+	WORD	$0x0045c703	// lbu a4, 4(a1)
+	WORD	$0x0055c783	// lbu a5, 5(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0065c783	// lbu a5, 6(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0075c783	// lbu a5, 7(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12623	// sw a4, 12(sp)
+	WORD	$0x0085c703	// lbu a4, 8(a1)
+	WORD	$0x0095c783	// lbu a5, 9(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00a5c783	// lbu a5, 10(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00b5c783	// lbu a5, 11(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12823	// sw a4, 16(sp)
+	WORD	$0x00c5c703	// lbu a4, 12(a1)
+	WORD	$0x00d5c783	// lbu a5, 13(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e5c783	// lbu a5, 14(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00f5c783	// lbu a5, 15(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12a23	// sw a4, 20(sp)
+	WORD	$0x0105c703	// lbu a4, 16(a1)
+	WORD	$0x0115c783	// lbu a5, 17(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0125c783	// lbu a5, 18(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0135c783	// lbu a5, 19(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12c23	// sw a4, 24(sp)
+	WORD	$0x0145c703	// lbu a4, 20(a1)
+	WORD	$0x0155c783	// lbu a5, 21(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0165c783	// lbu a5, 22(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0175c783	// lbu a5, 23(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e12e23	// sw a4, 28(sp)
+	WORD	$0x0185c703	// lbu a4, 24(a1)
+	WORD	$0x0195c783	// lbu a5, 25(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01a5c783	// lbu a5, 26(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01b5c783	// lbu a5, 27(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12023	// sw a4, 32(sp)
+	WORD	$0x01c5c703	// lbu a4, 28(a1)
+	WORD	$0x01d5c783	// lbu a5, 29(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01e5c783	// lbu a5, 30(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01f5c783	// lbu a5, 31(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12223	// sw a4, 36(sp)
+	WORD	$0x0205c703	// lbu a4, 32(a1)
+	WORD	$0x0215c783	// lbu a5, 33(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0225c783	// lbu a5, 34(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0235c783	// lbu a5, 35(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12423	// sw a4, 40(sp)
+	WORD	$0x0245c703	// lbu a4, 36(a1)
+	WORD	$0x0255c783	// lbu a5, 37(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0265c783	// lbu a5, 38(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0275c783	// lbu a5, 39(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12623	// sw a4, 44(sp)
+	WORD	$0x0285c703	// lbu a4, 40(a1)
+	WORD	$0x0295c783	// lbu a5, 41(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02a5c783	// lbu a5, 42(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02b5c783	// lbu a5, 43(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12823	// sw a4, 48(sp)
+	WORD	$0x02c5c703	// lbu a4, 44(a1)
+	WORD	$0x02d5c783	// lbu a5, 45(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e5c783	// lbu a5, 46(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02f5c783	// lbu a5, 47(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12a23	// sw a4, 52(sp)
+	WORD	$0x0305c703	// lbu a4, 48(a1)
+	WORD	$0x0315c783	// lbu a5, 49(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0325c783	// lbu a5, 50(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0335c783	// lbu a5, 51(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12c23	// sw a4, 56(sp)
+	WORD	$0x0345c703	// lbu a4, 52(a1)
+	WORD	$0x0355c783	// lbu a5, 53(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0365c783	// lbu a5, 54(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0375c783	// lbu a5, 55(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e12e23	// sw a4, 60(sp)
+	WORD	$0x0385c703	// lbu a4, 56(a1)
+	WORD	$0x0395c783	// lbu a5, 57(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03a5c783	// lbu a5, 58(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03b5c783	// lbu a5, 59(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04e12023	// sw a4, 64(sp)
+	WORD	$0x03c5c703	// lbu a4, 60(a1)
+	WORD	$0x03d5c783	// lbu a5, 61(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03e5c783	// lbu a5, 62(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03f5c783	// lbu a5, 63(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04e12223	// sw a4, 68(sp)
 	// b ^ c for round 0's Maj
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0006a803	// lw a6, 0(a3)
-	WORD	$0x0007aa83	// lw s5, 0(a5)
+	WORD	$0x00734833	// xor a6, t1, t2
+	WORD	$0x00812703	// lw a4, 8(sp)
+	WORD	$0x0006a983	// lw s3, 0(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x020e9913	// slli s2, t4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00e50533	// add a0, a0, a4
+	WORD	$0x00cf44b3	// xor s1, t5, a2
+	WORD	$0x01d4f4b3	// and s1, s1, t4
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x01350533	// add a0, a0, s3
+	WORD	$0x01150533	// add a0, a0, a7
+	WORD	$0x00950533	// add a0, a0, s1
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cb33	// xor s6, t0, t1
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0046a883	// lw a7, 4(a3)
-	WORD	$0x0047aa83	// lw s5, 4(a5)
+	WORD	$0x02029913	// slli s2, t0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0062ca33	// xor s4, t0, t1
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x01150533	// add a0, a0, a7
+	WORD	$0x00950533	// add a0, a0, s1
+	WORD	$0x00c12783	// lw a5, 12(sp)
+	WORD	$0x0046a983	// lw s3, 4(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01560633	// add a2, a2, s5
-	WORD	$0x01260633	// add a2, a2, s2
+	WORD	$0x020e1913	// slli s2, t3, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f60633	// add a2, a2, a5
+	WORD	$0x01eec4b3	// xor s1, t4, t5
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x01160633	// add a2, a2, a7
+	WORD	$0x00960633	// add a2, a2, s1
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0086a803	// lw a6, 8(a3)
-	WORD	$0x0087aa83	// lw s5, 8(a5)
+	WORD	$0x02051913	// slli s2, a0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00554833	// xor a6, a0, t0
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x01160633	// add a2, a2, a7
+	WORD	$0x00960633	// add a2, a2, s1
+	WORD	$0x01012703	// lw a4, 16(sp)
+	WORD	$0x0086a983	// lw s3, 8(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x015f0f33	// add t5, t5, s5
-	WORD	$0x012f0f33	// add t5, t5, s2
+	WORD	$0x02039913	// slli s2, t2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00ef0f33	// add t5, t5, a4
+	WORD	$0x01de44b3	// xor s1, t3, t4
+	WORD	$0x0074f4b3	// and s1, s1, t2
+	WORD	$0x01d4c4b3	// xor s1, s1, t4
 	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x011f0f33	// add t5, t5, a7
+	WORD	$0x009f0f33	// add t5, t5, s1
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64b33	// xor s6, a2, a4
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x00c6a883	// lw a7, 12(a3)
-	WORD	$0x00c7aa83	// lw s5, 12(a5)
+	WORD	$0x02061913	// slli s2, a2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a64a33	// xor s4, a2, a0
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x00a4c4b3	// xor s1, s1, a0
+	WORD	$0x011f0f33	// add t5, t5, a7
+	WORD	$0x009f0f33	// add t5, t5, s1
+	WORD	$0x01412783	// lw a5, 20(sp)
+	WORD	$0x00c6a983	// lw s3, 12(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x015e8eb3	// add t4, t4, s5
-	WORD	$0x012e8eb3	// add t4, t4, s2
+	WORD	$0x02031913	// slli s2, t1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00fe8eb3	// add t4, t4, a5
+	WORD	$0x01c3c4b3	// xor s1, t2, t3
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
 	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x011e8eb3	// add t4, t4, a7
+	WORD	$0x009e8eb3	// add t4, t4, s1
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0106a803	// lw a6, 16(a3)
-	WORD	$0x0107aa83	// lw s5, 16(a5)
+	WORD	$0x020f1913	// slli s2, t5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00cf4833	// xor a6, t5, a2
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x011e8eb3	// add t4, t4, a7
+	WORD	$0x009e8eb3	// add t4, t4, s1
+	WORD	$0x01812703	// lw a4, 24(sp)
+	WORD	$0x0106a983	// lw s3, 16(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x015e0e33	// add t3, t3, s5
-	WORD	$0x012e0e33	// add t3, t3, s2
+	WORD	$0x02029913	// slli s2, t0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x007344b3	// xor s1, t1, t2
+	WORD	$0x0054f4b3	// and s1, s1, t0
+	WORD	$0x0074c4b3	// xor s1, s1, t2
 	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x009e0e33	// add t3, t3, s1
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecb33	// xor s6, t4, t5
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0146a883	// lw a7, 20(a3)
-	WORD	$0x0147aa83	// lw s5, 20(a5)
+	WORD	$0x020e9913	// slli s2, t4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01eeca33	// xor s4, t4, t5
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x009e0e33	// add t3, t3, s1
+	WORD	$0x01c12783	// lw a5, 28(sp)
+	WORD	$0x0146a983	// lw s3, 20(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x015383b3	// add t2, t2, s5
-	WORD	$0x012383b3	// add t2, t2, s2
+	WORD	$0x02051913	// slli s2, a0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0062c4b3	// xor s1, t0, t1
+	WORD	$0x00a4f4b3	// and s1, s1, a0
+	WORD	$0x0064c4b3	// xor s1, s1, t1
 	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x011383b3	// add t2, t2, a7
+	WORD	$0x009383b3	// add t2, t2, s1
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0186a803	// lw a6, 24(a3)
-	WORD	$0x0187aa83	// lw s5, 24(a5)
+	WORD	$0x020e1913	// slli s2, t3, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01de4833	// xor a6, t3, t4
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x011383b3	// add t2, t2, a7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x02012703	// lw a4, 32(sp)
+	WORD	$0x0186a983	// lw s3, 24(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01530333	// add t1, t1, s5
-	WORD	$0x01230333	// add t1, t1, s2
+	WORD	$0x02061913	// slli s2, a2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00e30333	// add t1, t1, a4
+	WORD	$0x005544b3	// xor s1, a0, t0
+	WORD	$0x00c4f4b3	// and s1, s1, a2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
 	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x01130333	// add t1, t1, a7
+	WORD	$0x00930333	// add t1, t1, s1
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cb33	// xor s6, t2, t3
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x01c6a883	// lw a7, 28(a3)
-	WORD	$0x01c7aa83	// lw s5, 28(a5)
+	WORD	$0x02039913	// slli s2, t2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01c3ca33	// xor s4, t2, t3
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x01130333	// add t1, t1, a7
+	WORD	$0x00930333	// add t1, t1, s1
+	WORD	$0x02412783	// lw a5, 36(sp)
+	WORD	$0x01c6a983	// lw s3, 28(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x015282b3	// add t0, t0, s5
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x020f1913	// slli s2, t5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f282b3	// add t0, t0, a5
+	WORD	$0x00a644b3	// xor s1, a2, a0
+	WORD	$0x01e4f4b3	// and s1, s1, t5
+	WORD	$0x00a4c4b3	// xor s1, s1, a0
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x011282b3	// add t0, t0, a7
+	WORD	$0x009282b3	// add t0, t0, s1
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x0206a803	// lw a6, 32(a3)
-	WORD	$0x0207aa83	// lw s5, 32(a5)
+	WORD	$0x02031913	// slli s2, t1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00734833	// xor a6, t1, t2
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x011282b3	// add t0, t0, a7
+	WORD	$0x009282b3	// add t0, t0, s1
+	WORD	$0x02812703	// lw a4, 40(sp)
+	WORD	$0x0206a983	// lw s3, 32(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x020e9913	// slli s2, t4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00e50533	// add a0, a0, a4
+	WORD	$0x00cf44b3	// xor s1, t5, a2
+	WORD	$0x01d4f4b3	// and s1, s1, t4
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x01350533	// add a0, a0, s3
+	WORD	$0x01150533	// add a0, a0, a7
+	WORD	$0x00950533	// add a0, a0, s1
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cb33	// xor s6, t0, t1
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0246a883	// lw a7, 36(a3)
-	WORD	$0x0247aa83	// lw s5, 36(a5)
+	WORD	$0x02029913	// slli s2, t0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0062ca33	// xor s4, t0, t1
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x01150533	// add a0, a0, a7
+	WORD	$0x00950533	// add a0, a0, s1
+	WORD	$0x02c12783	// lw a5, 44(sp)
+	WORD	$0x0246a983	// lw s3, 36(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01560633	// add a2, a2, s5
-	WORD	$0x01260633	// add a2, a2, s2
+	WORD	$0x020e1913	// slli s2, t3, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f60633	// add a2, a2, a5
+	WORD	$0x01eec4b3	// xor s1, t4, t5
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x01160633	// add a2, a2, a7
+	WORD	$0x00960633	// add a2, a2, s1
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0286a803	// lw a6, 40(a3)
-	WORD	$0x0287aa83	// lw s5, 40(a5)
+	WORD	$0x02051913	// slli s2, a0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00554833	// xor a6, a0, t0
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x01160633	// add a2, a2, a7
+	WORD	$0x00960633	// add a2, a2, s1
+	WORD	$0x03012703	// lw a4, 48(sp)
+	WORD	$0x0286a983	// lw s3, 40(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x015f0f33	// add t5, t5, s5
-	WORD	$0x012f0f33	// add t5, t5, s2
+	WORD	$0x02039913	// slli s2, t2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00ef0f33	// add t5, t5, a4
+	WORD	$0x01de44b3	// xor s1, t3, t4
+	WORD	$0x0074f4b3	// and s1, s1, t2
+	WORD	$0x01d4c4b3	// xor s1, s1, t4
 	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x011f0f33	// add t5, t5, a7
+	WORD	$0x009f0f33	// add t5, t5, s1
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64b33	// xor s6, a2, a4
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x02c6a883	// lw a7, 44(a3)
-	WORD	$0x02c7aa83	// lw s5, 44(a5)
+	WORD	$0x02061913	// slli s2, a2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a64a33	// xor s4, a2, a0
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x00a4c4b3	// xor s1, s1, a0
+	WORD	$0x011f0f33	// add t5, t5, a7
+	WORD	$0x009f0f33	// add t5, t5, s1
+	WORD	$0x03412783	// lw a5, 52(sp)
+	WORD	$0x02c6a983	// lw s3, 44(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x015e8eb3	// add t4, t4, s5
-	WORD	$0x012e8eb3	// add t4, t4, s2
+	WORD	$0x02031913	// slli s2, t1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00fe8eb3	// add t4, t4, a5
+	WORD	$0x01c3c4b3	// xor s1, t2, t3
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
 	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x011e8eb3	// add t4, t4, a7
+	WORD	$0x009e8eb3	// add t4, t4, s1
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0306a803	// lw a6, 48(a3)
-	WORD	$0x0307aa83	// lw s5, 48(a5)
+	WORD	$0x020f1913	// slli s2, t5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00cf4833	// xor a6, t5, a2
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x011e8eb3	// add t4, t4, a7
+	WORD	$0x009e8eb3	// add t4, t4, s1
+	WORD	$0x03812703	// lw a4, 56(sp)
+	WORD	$0x0306a983	// lw s3, 48(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x015e0e33	// add t3, t3, s5
-	WORD	$0x012e0e33	// add t3, t3, s2
+	WORD	$0x02029913	// slli s2, t0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x007344b3	// xor s1, t1, t2
+	WORD	$0x0054f4b3	// and s1, s1, t0
+	WORD	$0x0074c4b3	// xor s1, s1, t2
 	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x009e0e33	// add t3, t3, s1
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecb33	// xor s6, t4, t5
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0346a883	// lw a7, 52(a3)
-	WORD	$0x0347aa83	// lw s5, 52(a5)
+	WORD	$0x020e9913	// slli s2, t4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01eeca33	// xor s4, t4, t5
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x009e0e33	// add t3, t3, s1
+	WORD	$0x03c12783	// lw a5, 60(sp)
+	WORD	$0x0346a983	// lw s3, 52(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x015383b3	// add t2, t2, s5
-	WORD	$0x012383b3	// add t2, t2, s2
+	WORD	$0x02051913	// slli s2, a0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0062c4b3	// xor s1, t0, t1
+	WORD	$0x00a4f4b3	// and s1, s1, a0
+	WORD	$0x0064c4b3	// xor s1, s1, t1
 	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x011383b3	// add t2, t2, a7
+	WORD	$0x009383b3	// add t2, t2, s1
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0386a803	// lw a6, 56(a3)
-	WORD	$0x0387aa83	// lw s5, 56(a5)
+	WORD	$0x020e1913	// slli s2, t3, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01de4833	// xor a6, t3, t4
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x011383b3	// add t2, t2, a7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x04012703	// lw a4, 64(sp)
+	WORD	$0x0386a983	// lw s3, 56(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01530333	// add t1, t1, s5
-	WORD	$0x01230333	// add t1, t1, s2
+	WORD	$0x02061913	// slli s2, a2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00e30333	// add t1, t1, a4
+	WORD	$0x005544b3	// xor s1, a0, t0
+	WORD	$0x00c4f4b3	// and s1, s1, a2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
 	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x01130333	// add t1, t1, a7
+	WORD	$0x00930333	// add t1, t1, s1
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cb33	// xor s6, t2, t3
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x03c6a883	// lw a7, 60(a3)
-	WORD	$0x03c7aa83	// lw s5, 60(a5)
+	WORD	$0x02039913	// slli s2, t2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01c3ca33	// xor s4, t2, t3
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x01130333	// add t1, t1, a7
+	WORD	$0x00930333	// add t1, t1, s1
+	WORD	$0x04412783	// lw a5, 68(sp)
+	WORD	$0x03c6a983	// lw s3, 60(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x015282b3	// add t0, t0, s5
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x020f1913	// slli s2, t5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f282b3	// add t0, t0, a5
+	WORD	$0x00a644b3	// xor s1, a2, a0
+	WORD	$0x01e4f4b3	// and s1, s1, t5
+	WORD	$0x00a4c4b3	// xor s1, s1, a0
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x011282b3	// add t0, t0, a7
+	WORD	$0x009282b3	// add t0, t0, s1
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x02031913	// slli s2, t1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00734833	// xor a6, t1, t2
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x011282b3	// add t0, t0, a7
+	WORD	$0x009282b3	// add t0, t0, s1
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
 	WORD	$0x04058593	// addi a1, a1, 64
-	WORD	$0x04b6b823	// sd a1, 80(a3)
-	WORD	$0x0006a583	// lw a1, 0(a3)
-	WORD	$0x04078793	// addi a5, a5, 64
+	WORD	$0x04b13c23	// sd a1, 88(sp)
+	WORD	$0x00812583	// lw a1, 8(sp)
+	WORD	$0x04068693	// addi a3, a3, 64
 	// .Lsha256_block_rv64gc_rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0046ab83	// lw s7, 4(a3)
-	WORD	$0x0246ac03	// lw s8, 36(a3)
-	WORD	$0x0007aa83	// lw s5, 0(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0106a023	// sw a6, 0(a3)
+	WORD	$0x00c12a83	// lw s5, 12(sp)
+	WORD	$0x02c12b03	// lw s6, 44(sp)
+	WORD	$0x0006a983	// lw s3, 0(a3)
+	WORD	$0x02071913	// slli s2, a4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7549b	// srliw s1, a4, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01158733	// add a4, a1, a7
+	WORD	$0x020a9913	// slli s2, s5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x003ad49b	// srliw s1, s5, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01170733	// add a4, a4, a7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x00e12423	// sw a4, 8(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x020e9913	// slli s2, t4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00e50533	// add a0, a0, a4
+	WORD	$0x00cf44b3	// xor s1, t5, a2
+	WORD	$0x01d4f4b3	// and s1, s1, t4
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x01350533	// add a0, a0, s3
+	WORD	$0x01150533	// add a0, a0, a7
+	WORD	$0x00950533	// add a0, a0, s1
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cb33	// xor s6, t0, t1
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	WORD	$0x02029913	// slli s2, t0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0062ca33	// xor s4, t0, t1
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x01150533	// add a0, a0, a7
+	WORD	$0x00950533	// add a0, a0, s1
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0086a583	// lw a1, 8(a3)
-	WORD	$0x0286ac03	// lw s8, 40(a3)
-	WORD	$0x0047aa83	// lw s5, 4(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0116a223	// sw a7, 4(a3)
+	WORD	$0x01012583	// lw a1, 16(sp)
+	WORD	$0x03012b03	// lw s6, 48(sp)
+	WORD	$0x0046a983	// lw s3, 4(a3)
+	WORD	$0x02079913	// slli s2, a5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7d49b	// srliw s1, a5, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011a87b3	// add a5, s5, a7
+	WORD	$0x02059913	// slli s2, a1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0035d49b	// srliw s1, a1, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011787b3	// add a5, a5, a7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x00f12623	// sw a5, 12(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01560633	// add a2, a2, s5
-	WORD	$0x01260633	// add a2, a2, s2
+	WORD	$0x020e1913	// slli s2, t3, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f60633	// add a2, a2, a5
+	WORD	$0x01eec4b3	// xor s1, t4, t5
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
 	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x01160633	// add a2, a2, a7
+	WORD	$0x00960633	// add a2, a2, s1
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x00c6ab83	// lw s7, 12(a3)
-	WORD	$0x02c6ac03	// lw s8, 44(a3)
-	WORD	$0x0087aa83	// lw s5, 8(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0106a423	// sw a6, 8(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x015f0f33	// add t5, t5, s5
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e30333	// add t1, t1, t5
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64b33	// xor s6, a2, a4
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0106a583	// lw a1, 16(a3)
-	WORD	$0x0306ac03	// lw s8, 48(a3)
-	WORD	$0x00c7aa83	// lw s5, 12(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0116a623	// sw a7, 12(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x015e8eb3	// add t4, t4, s5
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x01d282b3	// add t0, t0, t4
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0146ab83	// lw s7, 20(a3)
-	WORD	$0x0346ac03	// lw s8, 52(a3)
-	WORD	$0x0107aa83	// lw s5, 16(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0106a823	// sw a6, 16(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x015e0e33	// add t3, t3, s5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecb33	// xor s6, t4, t5
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0186a583	// lw a1, 24(a3)
-	WORD	$0x0386ac03	// lw s8, 56(a3)
-	WORD	$0x0147aa83	// lw s5, 20(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0116aa23	// sw a7, 20(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x015383b3	// add t2, t2, s5
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x01c6ab83	// lw s7, 28(a3)
-	WORD	$0x03c6ac03	// lw s8, 60(a3)
-	WORD	$0x0187aa83	// lw s5, 24(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0106ac23	// sw a6, 24(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01530333	// add t1, t1, s5
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cb33	// xor s6, t2, t3
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0206a583	// lw a1, 32(a3)
-	WORD	$0x0006ac03	// lw s8, 0(a3)
-	WORD	$0x01c7aa83	// lw s5, 28(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0116ae23	// sw a7, 28(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x015282b3	// add t0, t0, s5
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0246ab83	// lw s7, 36(a3)
-	WORD	$0x0046ac03	// lw s8, 4(a3)
-	WORD	$0x0207aa83	// lw s5, 32(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0306a023	// sw a6, 32(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cb33	// xor s6, t0, t1
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0286a583	// lw a1, 40(a3)
-	WORD	$0x0086ac03	// lw s8, 8(a3)
-	WORD	$0x0247aa83	// lw s5, 36(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0316a223	// sw a7, 36(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
+	WORD	$0x02051913	// slli s2, a0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00554833	// xor a6, a0, t0
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x0054c4b3	// xor s1, s1, t0
 	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01560633	// add a2, a2, s5
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x00c383b3	// add t2, t2, a2
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x00960633	// add a2, a2, s1
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x02c6ab83	// lw s7, 44(a3)
-	WORD	$0x00c6ac03	// lw s8, 12(a3)
-	WORD	$0x0287aa83	// lw s5, 40(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0306a423	// sw a6, 40(a3)
+	WORD	$0x01412a83	// lw s5, 20(sp)
+	WORD	$0x03412b03	// lw s6, 52(sp)
+	WORD	$0x0086a983	// lw s3, 8(a3)
+	WORD	$0x02071913	// slli s2, a4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7549b	// srliw s1, a4, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01158733	// add a4, a1, a7
+	WORD	$0x020a9913	// slli s2, s5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x003ad49b	// srliw s1, s5, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01170733	// add a4, a4, a7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x00e12823	// sw a4, 16(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x015f0f33	// add t5, t5, s5
-	WORD	$0x012f0f33	// add t5, t5, s2
+	WORD	$0x02039913	// slli s2, t2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00ef0f33	// add t5, t5, a4
+	WORD	$0x01de44b3	// xor s1, t3, t4
+	WORD	$0x0074f4b3	// and s1, s1, t2
+	WORD	$0x01d4c4b3	// xor s1, s1, t4
 	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x011f0f33	// add t5, t5, a7
+	WORD	$0x009f0f33	// add t5, t5, s1
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64b33	// xor s6, a2, a4
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x02061913	// slli s2, a2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a64a33	// xor s4, a2, a0
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x00a4c4b3	// xor s1, s1, a0
+	WORD	$0x011f0f33	// add t5, t5, a7
+	WORD	$0x009f0f33	// add t5, t5, s1
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0306a583	// lw a1, 48(a3)
-	WORD	$0x0106ac03	// lw s8, 16(a3)
-	WORD	$0x02c7aa83	// lw s5, 44(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0316a623	// sw a7, 44(a3)
+	WORD	$0x01812583	// lw a1, 24(sp)
+	WORD	$0x03812b03	// lw s6, 56(sp)
+	WORD	$0x00c6a983	// lw s3, 12(a3)
+	WORD	$0x02079913	// slli s2, a5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7d49b	// srliw s1, a5, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011a87b3	// add a5, s5, a7
+	WORD	$0x02059913	// slli s2, a1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0035d49b	// srliw s1, a1, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011787b3	// add a5, a5, a7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x00f12a23	// sw a5, 20(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x015e8eb3	// add t4, t4, s5
-	WORD	$0x012e8eb3	// add t4, t4, s2
+	WORD	$0x02031913	// slli s2, t1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00fe8eb3	// add t4, t4, a5
+	WORD	$0x01c3c4b3	// xor s1, t2, t3
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
 	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x011e8eb3	// add t4, t4, a7
+	WORD	$0x009e8eb3	// add t4, t4, s1
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x020f1913	// slli s2, t5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00cf4833	// xor a6, t5, a2
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x011e8eb3	// add t4, t4, a7
+	WORD	$0x009e8eb3	// add t4, t4, s1
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0346ab83	// lw s7, 52(a3)
-	WORD	$0x0146ac03	// lw s8, 20(a3)
-	WORD	$0x0307aa83	// lw s5, 48(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0306a823	// sw a6, 48(a3)
+	WORD	$0x01c12a83	// lw s5, 28(sp)
+	WORD	$0x03c12b03	// lw s6, 60(sp)
+	WORD	$0x0106a983	// lw s3, 16(a3)
+	WORD	$0x02071913	// slli s2, a4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7549b	// srliw s1, a4, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01158733	// add a4, a1, a7
+	WORD	$0x020a9913	// slli s2, s5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x003ad49b	// srliw s1, s5, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01170733	// add a4, a4, a7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x00e12c23	// sw a4, 24(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02029a13	// slli s4, t0, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x015e0e33	// add t3, t3, s5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e9a13	// slli s4, t4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecb33	// xor s6, t4, t5
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0386a583	// lw a1, 56(a3)
-	WORD	$0x0186ac03	// lw s8, 24(a3)
-	WORD	$0x0347aa83	// lw s5, 52(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0316aa23	// sw a7, 52(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02071a13	// slli s4, a4, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x015383b3	// add t2, t2, s5
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x00760633	// add a2, a2, t2
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x020e1a13	// slli s4, t3, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x03c6ab83	// lw s7, 60(a3)
-	WORD	$0x01c6ac03	// lw s8, 28(a3)
-	WORD	$0x0387aa83	// lw s5, 56(a5)
-	WORD	$0x02081a13	// slli s4, a6, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8599b	// srliw s3, a6, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x020b9a13	// slli s4, s7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x003bd99b	// srliw s3, s7, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01880833	// add a6, a6, s8
-	WORD	$0x0306ac23	// sw a6, 56(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x02061a13	// slli s4, a2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01530333	// add t1, t1, s5
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x006f0f33	// add t5, t5, t1
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02039a13	// slli s4, t2, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cb33	// xor s6, t2, t3
-	WORD	$0x009b79b3	// and s3, s6, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0006a583	// lw a1, 0(a3)
-	WORD	$0x0206ac03	// lw s8, 32(a3)
-	WORD	$0x03c7aa83	// lw s5, 60(a5)
-	WORD	$0x02089a13	// slli s4, a7, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x011a5913	// srli s2, s4, 17
-	WORD	$0x013a5993	// srli s3, s4, 19
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00a8d99b	// srliw s3, a7, 10
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b88b3	// add a7, s7, s2
-	WORD	$0x02059a13	// slli s4, a1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x007a5913	// srli s2, s4, 7
-	WORD	$0x012a5993	// srli s3, s4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0035d99b	// srliw s3, a1, 3
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x018888b3	// add a7, a7, s8
-	WORD	$0x0316ae23	// sw a7, 60(a3)
-	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x020f1a13	// slli s4, t5, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x006a5913	// srli s2, s4, 6
-	WORD	$0x00ba5993	// srli s3, s4, 11
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x019a5993	// srli s3, s4, 25
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x015282b3	// add t0, t0, s5
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x005e8eb3	// add t4, t4, t0
-	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x02031a13	// slli s4, t1, 32
-	WORD	$0x020a5993	// srli s3, s4, 32
-	WORD	$0x013a6a33	// or s4, s4, s3
-	WORD	$0x002a5913	// srli s2, s4, 2
-	WORD	$0x00da5993	// srli s3, s4, 13
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x016a5993	// srli s3, s4, 22
-	WORD	$0x01394933	// xor s2, s2, s3
+	WORD	$0x02029913	// slli s2, t0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00ee0e33	// add t3, t3, a4
 	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0164f9b3	// and s3, s1, s6
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	// kp += 16 words; loop until kp = &K[rounds]
-	WORD	$0x0586b903	// ld s2, 88(a3)
-	WORD	$0x04078793	// addi a5, a5, 64
-	WORD	$0xaf279c63	// bne a5, s2, .Lsha256_block_rv64gc_rounds
-	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	WORD	$0x00052583	// lw a1, 0(a0)
-	WORD	$0x00452803	// lw a6, 4(a0)
-	WORD	$0x00852883	// lw a7, 8(a0)
-	WORD	$0x00c52483	// lw s1, 12(a0)
-	WORD	$0x01052903	// lw s2, 16(a0)
-	WORD	$0x01452983	// lw s3, 20(a0)
-	WORD	$0x01852a03	// lw s4, 24(a0)
-	WORD	$0x01c52a83	// lw s5, 28(a0)
-	WORD	$0x00b282b3	// add t0, t0, a1
-	WORD	$0x00552023	// sw t0, 0(a0)
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00652223	// sw t1, 4(a0)
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x00752423	// sw t2, 8(a0)
+	WORD	$0x0054f4b3	// and s1, s1, t0
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x013e0e33	// add t3, t3, s3
+	WORD	$0x011e0e33	// add t3, t3, a7
 	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c52623	// sw t3, 12(a0)
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x01d52823	// sw t4, 16(a0)
+	WORD	$0x01c50533	// add a0, a0, t3
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x020e9913	// slli s2, t4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01eeca33	// xor s4, t4, t5
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x009e0e33	// add t3, t3, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x02012583	// lw a1, 32(sp)
+	WORD	$0x04012b03	// lw s6, 64(sp)
+	WORD	$0x0146a983	// lw s3, 20(a3)
+	WORD	$0x02079913	// slli s2, a5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7d49b	// srliw s1, a5, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011a87b3	// add a5, s5, a7
+	WORD	$0x02059913	// slli s2, a1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0035d49b	// srliw s1, a1, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011787b3	// add a5, a5, a7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x00f12e23	// sw a5, 28(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x02051913	// slli s2, a0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0062c4b3	// xor s1, t0, t1
+	WORD	$0x00a4f4b3	// and s1, s1, a0
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x011383b3	// add t2, t2, a7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x00760633	// add a2, a2, t2
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x020e1913	// slli s2, t3, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01de4833	// xor a6, t3, t4
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x011383b3	// add t2, t2, a7
+	WORD	$0x009383b3	// add t2, t2, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x02412a83	// lw s5, 36(sp)
+	WORD	$0x04412b03	// lw s6, 68(sp)
+	WORD	$0x0186a983	// lw s3, 24(a3)
+	WORD	$0x02071913	// slli s2, a4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7549b	// srliw s1, a4, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01158733	// add a4, a1, a7
+	WORD	$0x020a9913	// slli s2, s5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x003ad49b	// srliw s1, s5, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01170733	// add a4, a4, a7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x02e12023	// sw a4, 32(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x02061913	// slli s2, a2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00e30333	// add t1, t1, a4
+	WORD	$0x005544b3	// xor s1, a0, t0
+	WORD	$0x00c4f4b3	// and s1, s1, a2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x01130333	// add t1, t1, a7
+	WORD	$0x00930333	// add t1, t1, s1
+	WORD	$0x006f0f33	// add t5, t5, t1
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x02039913	// slli s2, t2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01c3ca33	// xor s4, t2, t3
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x01130333	// add t1, t1, a7
+	WORD	$0x00930333	// add t1, t1, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x02812583	// lw a1, 40(sp)
+	WORD	$0x00812b03	// lw s6, 8(sp)
+	WORD	$0x01c6a983	// lw s3, 28(a3)
+	WORD	$0x02079913	// slli s2, a5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7d49b	// srliw s1, a5, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011a87b3	// add a5, s5, a7
+	WORD	$0x02059913	// slli s2, a1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0035d49b	// srliw s1, a1, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011787b3	// add a5, a5, a7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x02f12223	// sw a5, 36(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x020f1913	// slli s2, t5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f282b3	// add t0, t0, a5
+	WORD	$0x00a644b3	// xor s1, a2, a0
+	WORD	$0x01e4f4b3	// and s1, s1, t5
+	WORD	$0x00a4c4b3	// xor s1, s1, a0
+	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x011282b3	// add t0, t0, a7
+	WORD	$0x009282b3	// add t0, t0, s1
+	WORD	$0x005e8eb3	// add t4, t4, t0
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x02031913	// slli s2, t1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00734833	// xor a6, t1, t2
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x011282b3	// add t0, t0, a7
+	WORD	$0x009282b3	// add t0, t0, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x02c12a83	// lw s5, 44(sp)
+	WORD	$0x00c12b03	// lw s6, 12(sp)
+	WORD	$0x0206a983	// lw s3, 32(a3)
+	WORD	$0x02071913	// slli s2, a4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7549b	// srliw s1, a4, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01158733	// add a4, a1, a7
+	WORD	$0x020a9913	// slli s2, s5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x003ad49b	// srliw s1, s5, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01170733	// add a4, a4, a7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x02e12423	// sw a4, 40(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x020e9913	// slli s2, t4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00e50533	// add a0, a0, a4
+	WORD	$0x00cf44b3	// xor s1, t5, a2
+	WORD	$0x01d4f4b3	// and s1, s1, t4
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x01350533	// add a0, a0, s3
+	WORD	$0x01150533	// add a0, a0, a7
+	WORD	$0x00950533	// add a0, a0, s1
+	WORD	$0x00ae0e33	// add t3, t3, a0
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x02029913	// slli s2, t0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0062ca33	// xor s4, t0, t1
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x01150533	// add a0, a0, a7
+	WORD	$0x00950533	// add a0, a0, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x03012583	// lw a1, 48(sp)
+	WORD	$0x01012b03	// lw s6, 16(sp)
+	WORD	$0x0246a983	// lw s3, 36(a3)
+	WORD	$0x02079913	// slli s2, a5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7d49b	// srliw s1, a5, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011a87b3	// add a5, s5, a7
+	WORD	$0x02059913	// slli s2, a1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0035d49b	// srliw s1, a1, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011787b3	// add a5, a5, a7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x02f12623	// sw a5, 44(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x020e1913	// slli s2, t3, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f60633	// add a2, a2, a5
+	WORD	$0x01eec4b3	// xor s1, t4, t5
+	WORD	$0x01c4f4b3	// and s1, s1, t3
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x01160633	// add a2, a2, a7
+	WORD	$0x00960633	// add a2, a2, s1
+	WORD	$0x00c383b3	// add t2, t2, a2
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x02051913	// slli s2, a0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00554833	// xor a6, a0, t0
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x01160633	// add a2, a2, a7
+	WORD	$0x00960633	// add a2, a2, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x03412a83	// lw s5, 52(sp)
+	WORD	$0x01412b03	// lw s6, 20(sp)
+	WORD	$0x0286a983	// lw s3, 40(a3)
+	WORD	$0x02071913	// slli s2, a4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7549b	// srliw s1, a4, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01158733	// add a4, a1, a7
+	WORD	$0x020a9913	// slli s2, s5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x003ad49b	// srliw s1, s5, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01170733	// add a4, a4, a7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x02e12823	// sw a4, 48(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x02039913	// slli s2, t2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00ef0f33	// add t5, t5, a4
+	WORD	$0x01de44b3	// xor s1, t3, t4
+	WORD	$0x0074f4b3	// and s1, s1, t2
+	WORD	$0x01d4c4b3	// xor s1, s1, t4
 	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x01e52a23	// sw t5, 20(a0)
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x00c52c23	// sw a2, 24(a0)
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x00e52e23	// sw a4, 28(a0)
-	WORD	$0x0506b583	// ld a1, 80(a3)
-	WORD	$0x0486b803	// ld a6, 72(a3)
-	WORD	$0xf0078793	// addi a5, a5, -256
-	WORD	$0x01058463	// beq a1, a6, .Lsha256_block_rv64gc_6
-	WORD	$0xff0fe06f	// jal zero, .Lsha256_block_rv64gc_block
+	WORD	$0x011f0f33	// add t5, t5, a7
+	WORD	$0x009f0f33	// add t5, t5, s1
+	WORD	$0x01e30333	// add t1, t1, t5
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x02061913	// slli s2, a2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a64a33	// xor s4, a2, a0
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x00a4c4b3	// xor s1, s1, a0
+	WORD	$0x011f0f33	// add t5, t5, a7
+	WORD	$0x009f0f33	// add t5, t5, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x03812583	// lw a1, 56(sp)
+	WORD	$0x01812b03	// lw s6, 24(sp)
+	WORD	$0x02c6a983	// lw s3, 44(a3)
+	WORD	$0x02079913	// slli s2, a5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7d49b	// srliw s1, a5, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011a87b3	// add a5, s5, a7
+	WORD	$0x02059913	// slli s2, a1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0035d49b	// srliw s1, a1, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011787b3	// add a5, a5, a7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x02f12a23	// sw a5, 52(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x02031913	// slli s2, t1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00fe8eb3	// add t4, t4, a5
+	WORD	$0x01c3c4b3	// xor s1, t2, t3
+	WORD	$0x0064f4b3	// and s1, s1, t1
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x011e8eb3	// add t4, t4, a7
+	WORD	$0x009e8eb3	// add t4, t4, s1
+	WORD	$0x01d282b3	// add t0, t0, t4
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x020f1913	// slli s2, t5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00cf4833	// xor a6, t5, a2
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x00c4c4b3	// xor s1, s1, a2
+	WORD	$0x011e8eb3	// add t4, t4, a7
+	WORD	$0x009e8eb3	// add t4, t4, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x03c12a83	// lw s5, 60(sp)
+	WORD	$0x01c12b03	// lw s6, 28(sp)
+	WORD	$0x0306a983	// lw s3, 48(a3)
+	WORD	$0x02071913	// slli s2, a4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7549b	// srliw s1, a4, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01158733	// add a4, a1, a7
+	WORD	$0x020a9913	// slli s2, s5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x003ad49b	// srliw s1, s5, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01170733	// add a4, a4, a7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x02e12c23	// sw a4, 56(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x02029913	// slli s2, t0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x007344b3	// xor s1, t1, t2
+	WORD	$0x0054f4b3	// and s1, s1, t0
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x013e0e33	// add t3, t3, s3
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x009e0e33	// add t3, t3, s1
+	WORD	$0x01c50533	// add a0, a0, t3
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x020e9913	// slli s2, t4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01eeca33	// xor s4, t4, t5
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x01e4c4b3	// xor s1, s1, t5
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x009e0e33	// add t3, t3, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x04012583	// lw a1, 64(sp)
+	WORD	$0x02012b03	// lw s6, 32(sp)
+	WORD	$0x0346a983	// lw s3, 52(a3)
+	WORD	$0x02079913	// slli s2, a5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7d49b	// srliw s1, a5, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011a87b3	// add a5, s5, a7
+	WORD	$0x02059913	// slli s2, a1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0035d49b	// srliw s1, a1, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011787b3	// add a5, a5, a7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x02f12e23	// sw a5, 60(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x02051913	// slli s2, a0, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f383b3	// add t2, t2, a5
+	WORD	$0x0062c4b3	// xor s1, t0, t1
+	WORD	$0x00a4f4b3	// and s1, s1, a0
+	WORD	$0x0064c4b3	// xor s1, s1, t1
+	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x011383b3	// add t2, t2, a7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x00760633	// add a2, a2, t2
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x020e1913	// slli s2, t3, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01de4833	// xor a6, t3, t4
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x01d4c4b3	// xor s1, s1, t4
+	WORD	$0x011383b3	// add t2, t2, a7
+	WORD	$0x009383b3	// add t2, t2, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x04412a83	// lw s5, 68(sp)
+	WORD	$0x02412b03	// lw s6, 36(sp)
+	WORD	$0x0386a983	// lw s3, 56(a3)
+	WORD	$0x02071913	// slli s2, a4, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7549b	// srliw s1, a4, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01158733	// add a4, a1, a7
+	WORD	$0x020a9913	// slli s2, s5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x003ad49b	// srliw s1, s5, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01170733	// add a4, a4, a7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x04e12023	// sw a4, 64(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x02061913	// slli s2, a2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00e30333	// add t1, t1, a4
+	WORD	$0x005544b3	// xor s1, a0, t0
+	WORD	$0x00c4f4b3	// and s1, s1, a2
+	WORD	$0x0054c4b3	// xor s1, s1, t0
+	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x01130333	// add t1, t1, a7
+	WORD	$0x00930333	// add t1, t1, s1
+	WORD	$0x006f0f33	// add t5, t5, t1
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x02039913	// slli s2, t2, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01c3ca33	// xor s4, t2, t3
+	WORD	$0x010a74b3	// and s1, s4, a6
+	WORD	$0x01c4c4b3	// xor s1, s1, t3
+	WORD	$0x01130333	// add t1, t1, a7
+	WORD	$0x00930333	// add t1, t1, s1
+	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
+	WORD	$0x00812583	// lw a1, 8(sp)
+	WORD	$0x02812b03	// lw s6, 40(sp)
+	WORD	$0x03c6a983	// lw s3, 60(a3)
+	WORD	$0x02079913	// slli s2, a5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x01195893	// srli a7, s2, 17
+	WORD	$0x01395493	// srli s1, s2, 19
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00a7d49b	// srliw s1, a5, 10
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011a87b3	// add a5, s5, a7
+	WORD	$0x02059913	// slli s2, a1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00795893	// srli a7, s2, 7
+	WORD	$0x01295493	// srli s1, s2, 18
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x0035d49b	// srliw s1, a1, 3
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x011787b3	// add a5, a5, a7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x04f12223	// sw a5, 68(sp)
+	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
+	WORD	$0x020f1913	// slli s2, t5, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00695893	// srli a7, s2, 6
+	WORD	$0x00b95493	// srli s1, s2, 11
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01995493	// srli s1, s2, 25
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00f282b3	// add t0, t0, a5
+	WORD	$0x00a644b3	// xor s1, a2, a0
+	WORD	$0x01e4f4b3	// and s1, s1, t5
+	WORD	$0x00a4c4b3	// xor s1, s1, a0
+	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x011282b3	// add t0, t0, a7
+	WORD	$0x009282b3	// add t0, t0, s1
+	WORD	$0x005e8eb3	// add t4, t4, t0
+	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
+	WORD	$0x02031913	// slli s2, t1, 32
+	WORD	$0x02095493	// srli s1, s2, 32
+	WORD	$0x00996933	// or s2, s2, s1
+	WORD	$0x00295893	// srli a7, s2, 2
+	WORD	$0x00d95493	// srli s1, s2, 13
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x01695493	// srli s1, s2, 22
+	WORD	$0x0098c8b3	// xor a7, a7, s1
+	WORD	$0x00734833	// xor a6, t1, t2
+	WORD	$0x014874b3	// and s1, a6, s4
+	WORD	$0x0074c4b3	// xor s1, s1, t2
+	WORD	$0x011282b3	// add t0, t0, a7
+	WORD	$0x009282b3	// add t0, t0, s1
+	// kp += 16 words; loop until kp = &K[rounds]
+	WORD	$0x06013883	// ld a7, 96(sp)
+	WORD	$0x04068693	// addi a3, a3, 64
+	WORD	$0xaf169c63	// bne a3, a7, .Lsha256_block_rv64gc_rounds
+	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
+	WORD	$0x04813583	// ld a1, 72(sp)
+	WORD	$0x0005a703	// lw a4, 0(a1)
+	WORD	$0x0045a783	// lw a5, 4(a1)
+	WORD	$0x0085a803	// lw a6, 8(a1)
+	WORD	$0x00c5a883	// lw a7, 12(a1)
+	WORD	$0x0105a483	// lw s1, 16(a1)
+	WORD	$0x0145a903	// lw s2, 20(a1)
+	WORD	$0x0185a983	// lw s3, 24(a1)
+	WORD	$0x01c5aa03	// lw s4, 28(a1)
+	WORD	$0x00e282b3	// add t0, t0, a4
+	WORD	$0x0055a023	// sw t0, 0(a1)
+	WORD	$0x00f30333	// add t1, t1, a5
+	WORD	$0x0065a223	// sw t1, 4(a1)
+	WORD	$0x010383b3	// add t2, t2, a6
+	WORD	$0x0075a423	// sw t2, 8(a1)
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x01c5a623	// sw t3, 12(a1)
+	WORD	$0x009e8eb3	// add t4, t4, s1
+	WORD	$0x01d5a823	// sw t4, 16(a1)
+	WORD	$0x012f0f33	// add t5, t5, s2
+	WORD	$0x01e5aa23	// sw t5, 20(a1)
+	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x00c5ac23	// sw a2, 24(a1)
+	WORD	$0x01450533	// add a0, a0, s4
+	WORD	$0x00a5ae23	// sw a0, 28(a1)
+	WORD	$0x05813583	// ld a1, 88(sp)
+	WORD	$0x05013703	// ld a4, 80(sp)
+	WORD	$0xf0068693	// addi a3, a3, -256
+	WORD	$0x00e58463	// beq a1, a4, .Lsha256_block_rv64gc_6
+	WORD	$0xfecfe06f	// jal zero, .Lsha256_block_rv64gc_block
 	// .Lsha256_block_rv64gc_6:
-	// scratch[0..16 words] = 0 (the schedule)
-	WORD	$0x0006b023	// sd zero, 0(a3)
-	WORD	$0x0006b423	// sd zero, 8(a3)
-	WORD	$0x0006b823	// sd zero, 16(a3)
-	WORD	$0x0006bc23	// sd zero, 24(a3)
-	WORD	$0x0206b023	// sd zero, 32(a3)
-	WORD	$0x0206b423	// sd zero, 40(a3)
-	WORD	$0x0206b823	// sd zero, 48(a3)
-	WORD	$0x0206bc23	// sd zero, 56(a3)
 	// .Lsha256_block_rv64gc_done:
 	// return
+	WORD	$0x00013423	// sd zero, 8(sp)
+	WORD	$0x00013823	// sd zero, 16(sp)
+	WORD	$0x00013c23	// sd zero, 24(sp)
+	WORD	$0x02013023	// sd zero, 32(sp)
+	WORD	$0x02013423	// sd zero, 40(sp)
+	WORD	$0x02013823	// sd zero, 48(sp)
+	WORD	$0x02013c23	// sd zero, 56(sp)
+	WORD	$0x04013023	// sd zero, 64(sp)
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
+	WORD	$0x00000793	// addi a5, zero, 0
+	WORD	$0x00000813	// addi a6, zero, 0
 	WORD	$0x00000893	// addi a7, zero, 0
 	WORD	$0x00000913	// addi s2, zero, 0
 	WORD	$0x00000993	// addi s3, zero, 0
 	WORD	$0x00000a13	// addi s4, zero, 0
 	WORD	$0x00000a93	// addi s5, zero, 0
 	WORD	$0x00000b13	// addi s6, zero, 0
-	WORD	$0x00000b93	// addi s7, zero, 0
-	WORD	$0x00000c13	// addi s8, zero, 0
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	JMP	kgen_ret	// jalr zero, 0(ra)
+kgen_ret:
+	RET

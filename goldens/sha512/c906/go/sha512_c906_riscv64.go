@@ -5,14 +5,14 @@
 //   kgen emit sha512 --variant c906 --abi go --format s
 // Kernel sha512, variant c906, target c906 (-march=rv64imafdc_zicsr_zifencei_xtheadba_xtheadbb_xtheadbs_xtheadcondmov_xtheadmac_xtheadmemidx_xtheadmempair_xtheadsync_xtheadvector), Go (ABI0) ABI.
 // SHA-512 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 package sha512
 
-// sha512BlockC906 is sha512_block_c906 (SHA-512: compress len / 128 blocks of p into dig[0..8] (scratch: 160 bytes, zeroed W on return)):
+// sha512BlockC906 is sha512_block_c906 (SHA-512: compress len / 128 blocks of p into dig[0..8]):
 //
-//	void sha512_block_c906(u64 *dig, const unsigned char *p, size_t len, u64 *scratch)
+//	void sha512_block_c906(u64 *dig, const unsigned char *p, size_t len)
 //
 //go:noescape
-func sha512BlockC906(dig *uint64, p *byte, len uint64, scratch *uint64)
+func sha512BlockC906(dig *uint64, p *byte, len uint64)

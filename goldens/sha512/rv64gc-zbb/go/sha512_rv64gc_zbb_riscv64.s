@@ -5,8 +5,8 @@
 //   kgen emit sha512 --variant rv64gc-zbb --abi go --format s
 // Kernel sha512, variant rv64gc-zbb, target rv64gc-zbb (-march=rv64imafdc_zicsr_zifencei_zbb), Go (ABI0) ABI.
 // SHA-512 block function (FIPS 180-4). Constant time: no branch or address depends on the
-// message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
-// buffer) and is zeroed at return; secret registers are cleared.
+// message or the state. The message schedule lives in a stack slot and is zeroed at return;
+// secret registers are cleared.
 
 #include "textflag.h"
 
@@ -93,22 +93,22 @@ DATA ·kgen_sha512_rv64gc_zbb_k+624(SB)/8, $0x5fcb6fab3ad6faec
 DATA ·kgen_sha512_rv64gc_zbb_k+632(SB)/8, $0x6c44198c4a475817
 GLOBL ·kgen_sha512_rv64gc_zbb_k(SB), RODATA|NOPTR, $640
 
-// void sha512_block_rv64gc_zbb(u64 *dig, const unsigned char *p, size_t len, u64 *scratch)
-// func sha512BlockRv64gcZbb(dig *uint64, p *byte, len uint64, scratch *uint64)
-TEXT ·sha512BlockRv64gcZbb(SB), NOSPLIT, $0-32
+// void sha512_block_rv64gc_zbb(u64 *dig, const unsigned char *p, size_t len)
+// func sha512BlockRv64gcZbb(dig *uint64, p *byte, len uint64)
+TEXT ·sha512BlockRv64gcZbb(SB), NOSPLIT, $160-24
 	MOV	dig+0(FP), X10
 	MOV	p+8(FP), X11
 	MOV	len+16(FP), X12
-	MOV	scratch+24(FP), X13
 	// num = len / block
 	WORD	$0x00765613	// srli a2, a2, 7
 	// end = in + num·block; save ctx and end; state = ctx->h; kp = K
 	WORD	$0x00061463	// bne a2, zero, .Lsha512_block_rv64gc_zbb_7
-	WORD	$0x2240106f	// jal zero, .Lsha512_block_rv64gc_zbb_done
+	WORD	$0x1ac0106f	// jal zero, .Lsha512_block_rv64gc_zbb_done
 	// .Lsha512_block_rv64gc_zbb_7:
-	WORD	$0x00761813	// slli a6, a2, 7
-	WORD	$0x00b80833	// add a6, a6, a1
-	WORD	$0x0906b423	// sd a6, 136(a3)
+	WORD	$0x00761713	// slli a4, a2, 7
+	WORD	$0x00b70733	// add a4, a4, a1
+	WORD	$0x08e13823	// sd a4, 144(sp)
+	WORD	$0x08a13423	// sd a0, 136(sp)
 	WORD	$0x00053283	// ld t0, 0(a0)
 	WORD	$0x00853303	// ld t1, 8(a0)
 	WORD	$0x01053383	// ld t2, 16(a0)
@@ -116,1634 +116,1624 @@ TEXT ·sha512BlockRv64gcZbb(SB), NOSPLIT, $0-32
 	WORD	$0x02053e83	// ld t4, 32(a0)
 	WORD	$0x02853f03	// ld t5, 40(a0)
 	WORD	$0x03053603	// ld a2, 48(a0)
-	WORD	$0x03853703	// ld a4, 56(a0)
+	WORD	$0x03853503	// ld a0, 56(a0)
 	// .Lsha512_block_rv64gc_zbb_1:
-	MOV	$·kgen_sha512_rv64gc_zbb_k+640(SB), X18	// auipc s2, %pcrel_hi(kgen_sha512_rv64gc_zbb_k+640); addi s2, s2, %pcrel_lo
-	WORD	$0x0926bc23	// sd s2, 152(a3)
+	MOV	$·kgen_sha512_rv64gc_zbb_k+640(SB), X21	// auipc s5, %pcrel_hi(kgen_sha512_rv64gc_zbb_k+640); addi s5, s5, %pcrel_lo
+	WORD	$0x0b513023	// sd s5, 160(sp)
 	// .Lsha512_block_rv64gc_zbb_2:
-	MOV	$·kgen_sha512_rv64gc_zbb_k(SB), X15	// auipc a5, %pcrel_hi(kgen_sha512_rv64gc_zbb_k); addi a5, a5, %pcrel_lo
+	MOV	$·kgen_sha512_rv64gc_zbb_k(SB), X13	// auipc a3, %pcrel_hi(kgen_sha512_rv64gc_zbb_k); addi a3, a3, %pcrel_lo
 	// .Lsha512_block_rv64gc_zbb_block:
-	WORD	$0x0075f813	// andi a6, a1, 7
-	WORD	$0x00080463	// beq a6, zero, .Lsha512_block_rv64gc_zbb_8
-	WORD	$0x21c0106f	// jal zero, .Lsha512_block_rv64gc_zbb_unaligned
+	WORD	$0x0075f713	// andi a4, a1, 7
+	WORD	$0x00070463	// beq a4, zero, .Lsha512_block_rv64gc_zbb_8
+	WORD	$0x1f00106f	// jal zero, .Lsha512_block_rv64gc_zbb_unaligned
 	// .Lsha512_block_rv64gc_zbb_8:
 	// ring[2j], ring[2j+1] (SHA-256) or ring[j] (SHA-512) = rev8(doubleword j)
-	WORD	$0x0005b803	// ld a6, 0(a1)
-	WORD	$0x0085b883	// ld a7, 8(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0106b023	// sd a6, 0(a3)
-	WORD	$0x0116b423	// sd a7, 8(a3)
-	WORD	$0x0105b803	// ld a6, 16(a1)
-	WORD	$0x0185b883	// ld a7, 24(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0106b823	// sd a6, 16(a3)
-	WORD	$0x0116bc23	// sd a7, 24(a3)
-	WORD	$0x0205b803	// ld a6, 32(a1)
-	WORD	$0x0285b883	// ld a7, 40(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0306b023	// sd a6, 32(a3)
-	WORD	$0x0316b423	// sd a7, 40(a3)
-	WORD	$0x0305b803	// ld a6, 48(a1)
-	WORD	$0x0385b883	// ld a7, 56(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0306b823	// sd a6, 48(a3)
-	WORD	$0x0316bc23	// sd a7, 56(a3)
-	WORD	$0x0405b803	// ld a6, 64(a1)
-	WORD	$0x0485b883	// ld a7, 72(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0506b023	// sd a6, 64(a3)
-	WORD	$0x0516b423	// sd a7, 72(a3)
-	WORD	$0x0505b803	// ld a6, 80(a1)
-	WORD	$0x0585b883	// ld a7, 88(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0506b823	// sd a6, 80(a3)
-	WORD	$0x0516bc23	// sd a7, 88(a3)
-	WORD	$0x0605b803	// ld a6, 96(a1)
-	WORD	$0x0685b883	// ld a7, 104(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0706b023	// sd a6, 96(a3)
-	WORD	$0x0716b423	// sd a7, 104(a3)
-	WORD	$0x0705b803	// ld a6, 112(a1)
-	WORD	$0x0785b883	// ld a7, 120(a1)
-	WORD	$0x6b885813	// rev8 a6, a6
-	WORD	$0x6b88d893	// rev8 a7, a7
-	WORD	$0x0706b823	// sd a6, 112(a3)
-	WORD	$0x0716bc23	// sd a7, 120(a3)
+	WORD	$0x0005b703	// ld a4, 0(a1)
+	WORD	$0x0085b783	// ld a5, 8(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x00e13423	// sd a4, 8(sp)
+	WORD	$0x00f13823	// sd a5, 16(sp)
+	WORD	$0x0105b703	// ld a4, 16(a1)
+	WORD	$0x0185b783	// ld a5, 24(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x00e13c23	// sd a4, 24(sp)
+	WORD	$0x02f13023	// sd a5, 32(sp)
+	WORD	$0x0205b703	// ld a4, 32(a1)
+	WORD	$0x0285b783	// ld a5, 40(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x02e13423	// sd a4, 40(sp)
+	WORD	$0x02f13823	// sd a5, 48(sp)
+	WORD	$0x0305b703	// ld a4, 48(a1)
+	WORD	$0x0385b783	// ld a5, 56(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x02e13c23	// sd a4, 56(sp)
+	WORD	$0x04f13023	// sd a5, 64(sp)
+	WORD	$0x0405b703	// ld a4, 64(a1)
+	WORD	$0x0485b783	// ld a5, 72(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x04e13423	// sd a4, 72(sp)
+	WORD	$0x04f13823	// sd a5, 80(sp)
+	WORD	$0x0505b703	// ld a4, 80(a1)
+	WORD	$0x0585b783	// ld a5, 88(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x04e13c23	// sd a4, 88(sp)
+	WORD	$0x06f13023	// sd a5, 96(sp)
+	WORD	$0x0605b703	// ld a4, 96(a1)
+	WORD	$0x0685b783	// ld a5, 104(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x06e13423	// sd a4, 104(sp)
+	WORD	$0x06f13823	// sd a5, 112(sp)
+	WORD	$0x0705b703	// ld a4, 112(a1)
+	WORD	$0x0785b783	// ld a5, 120(a1)
+	WORD	$0x6b875713	// rev8 a4, a4
+	WORD	$0x6b87d793	// rev8 a5, a5
+	WORD	$0x06e13c23	// sd a4, 120(sp)
+	WORD	$0x08f13023	// sd a5, 128(sp)
 	// .Lsha512_block_rv64gc_zbb_loaded:
 	// b ^ c for round 0's Maj
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0006b803	// ld a6, 0(a3)
-	WORD	$0x0007ba03	// ld s4, 0(a5)
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x00813a83	// ld s5, 8(sp)
+	WORD	$0x0006bc03	// ld s8, 0(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60eed913	// rori s2, t4, 14
-	WORD	$0x612ed993	// rori s3, t4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629ed993	// rori s3, t4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x60eedb13	// rori s6, t4, 14
+	WORD	$0x612edb93	// rori s7, t4, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629edb93	// rori s7, t4, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01550533	// add a0, a0, s5
+	WORD	$0x00cf4bb3	// xor s7, t5, a2
+	WORD	$0x01dbfbb3	// and s7, s7, t4
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x01850533	// add a0, a0, s8
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c2d913	// rori s2, t0, 28
-	WORD	$0x6222d993	// rori s3, t0, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6272d993	// rori s3, t0, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0086b883	// ld a7, 8(a3)
-	WORD	$0x0087ba03	// ld s4, 8(a5)
+	WORD	$0x61c2db13	// rori s6, t0, 28
+	WORD	$0x6222db93	// rori s7, t0, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6272db93	// rori s7, t0, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0062ccb3	// xor s9, t0, t1
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x01013703	// ld a4, 16(sp)
+	WORD	$0x0086bc03	// ld s8, 8(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ee5913	// rori s2, t3, 14
-	WORD	$0x612e5993	// rori s3, t3, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629e5993	// rori s3, t3, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x60ee5b13	// rori s6, t3, 14
+	WORD	$0x612e5b93	// rori s7, t3, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629e5b93	// rori s7, t3, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00e60633	// add a2, a2, a4
+	WORD	$0x01eecbb3	// xor s7, t4, t5
+	WORD	$0x01cbfbb3	// and s7, s7, t3
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x01860633	// add a2, a2, s8
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c75913	// rori s2, a4, 28
-	WORD	$0x62275993	// rori s3, a4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62775993	// rori s3, a4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0106b803	// ld a6, 16(a3)
-	WORD	$0x0107ba03	// ld s4, 16(a5)
+	WORD	$0x61c55b13	// rori s6, a0, 28
+	WORD	$0x62255b93	// rori s7, a0, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62755b93	// rori s7, a0, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00554a33	// xor s4, a0, t0
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
+	WORD	$0x01813783	// ld a5, 24(sp)
+	WORD	$0x0106bc03	// ld s8, 16(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e3d913	// rori s2, t2, 14
-	WORD	$0x6123d993	// rori s3, t2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6293d993	// rori s3, t2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x60e3db13	// rori s6, t2, 14
+	WORD	$0x6123db93	// rori s7, t2, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6293db93	// rori s7, t2, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00ff0f33	// add t5, t5, a5
+	WORD	$0x01de4bb3	// xor s7, t3, t4
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x018f0f33	// add t5, t5, s8
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c65913	// rori s2, a2, 28
-	WORD	$0x62265993	// rori s3, a2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62765993	// rori s3, a2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x0186b883	// ld a7, 24(a3)
-	WORD	$0x0187ba03	// ld s4, 24(a5)
+	WORD	$0x61c65b13	// rori s6, a2, 28
+	WORD	$0x62265b93	// rori s7, a2, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62765b93	// rori s7, a2, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a64cb3	// xor s9, a2, a0
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
+	WORD	$0x02013803	// ld a6, 32(sp)
+	WORD	$0x0186bc03	// ld s8, 24(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e35913	// rori s2, t1, 14
-	WORD	$0x61235993	// rori s3, t1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62935993	// rori s3, t1, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x60e35b13	// rori s6, t1, 14
+	WORD	$0x61235b93	// rori s7, t1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62935b93	// rori s7, t1, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x010e8eb3	// add t4, t4, a6
+	WORD	$0x01c3cbb3	// xor s7, t2, t3
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x018e8eb3	// add t4, t4, s8
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61cf5913	// rori s2, t5, 28
-	WORD	$0x622f5993	// rori s3, t5, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627f5993	// rori s3, t5, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0206b803	// ld a6, 32(a3)
-	WORD	$0x0207ba03	// ld s4, 32(a5)
+	WORD	$0x61cf5b13	// rori s6, t5, 28
+	WORD	$0x622f5b93	// rori s7, t5, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627f5b93	// rori s7, t5, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00cf4a33	// xor s4, t5, a2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
+	WORD	$0x02813883	// ld a7, 40(sp)
+	WORD	$0x0206bc03	// ld s8, 32(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e2d913	// rori s2, t0, 14
-	WORD	$0x6122d993	// rori s3, t0, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6292d993	// rori s3, t0, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x60e2db13	// rori s6, t0, 14
+	WORD	$0x6122db93	// rori s7, t0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6292db93	// rori s7, t0, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x00734bb3	// xor s7, t1, t2
+	WORD	$0x005bfbb3	// and s7, s7, t0
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x018e0e33	// add t3, t3, s8
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ced913	// rori s2, t4, 28
-	WORD	$0x622ed993	// rori s3, t4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627ed993	// rori s3, t4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0286b883	// ld a7, 40(a3)
-	WORD	$0x0287ba03	// ld s4, 40(a5)
+	WORD	$0x61cedb13	// rori s6, t4, 28
+	WORD	$0x622edb93	// rori s7, t4, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627edb93	// rori s7, t4, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01eeccb3	// xor s9, t4, t5
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x03013483	// ld s1, 48(sp)
+	WORD	$0x0286bc03	// ld s8, 40(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e75913	// rori s2, a4, 14
-	WORD	$0x61275993	// rori s3, a4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62975993	// rori s3, a4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x60e55b13	// rori s6, a0, 14
+	WORD	$0x61255b93	// rori s7, a0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62955b93	// rori s7, a0, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x0062cbb3	// xor s7, t0, t1
+	WORD	$0x00abfbb3	// and s7, s7, a0
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x018383b3	// add t2, t2, s8
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ce5913	// rori s2, t3, 28
-	WORD	$0x622e5993	// rori s3, t3, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627e5993	// rori s3, t3, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0306b803	// ld a6, 48(a3)
-	WORD	$0x0307ba03	// ld s4, 48(a5)
+	WORD	$0x61ce5b13	// rori s6, t3, 28
+	WORD	$0x622e5b93	// rori s7, t3, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627e5b93	// rori s7, t3, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01de4a33	// xor s4, t3, t4
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
+	WORD	$0x03813903	// ld s2, 56(sp)
+	WORD	$0x0306bc03	// ld s8, 48(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e65913	// rori s2, a2, 14
-	WORD	$0x61265993	// rori s3, a2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62965993	// rori s3, a2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
+	WORD	$0x60e65b13	// rori s6, a2, 14
+	WORD	$0x61265b93	// rori s7, a2, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62965b93	// rori s7, a2, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x00554bb3	// xor s7, a0, t0
+	WORD	$0x00cbfbb3	// and s7, s7, a2
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01830333	// add t1, t1, s8
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c3d913	// rori s2, t2, 28
-	WORD	$0x6223d993	// rori s3, t2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6273d993	// rori s3, t2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x0386b883	// ld a7, 56(a3)
-	WORD	$0x0387ba03	// ld s4, 56(a5)
+	WORD	$0x61c3db13	// rori s6, t2, 28
+	WORD	$0x6223db93	// rori s7, t2, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6273db93	// rori s7, t2, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01c3ccb3	// xor s9, t2, t3
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
+	WORD	$0x04013983	// ld s3, 64(sp)
+	WORD	$0x0386bc03	// ld s8, 56(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ef5913	// rori s2, t5, 14
-	WORD	$0x612f5993	// rori s3, t5, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629f5993	// rori s3, t5, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x60ef5b13	// rori s6, t5, 14
+	WORD	$0x612f5b93	// rori s7, t5, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629f5b93	// rori s7, t5, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x00a64bb3	// xor s7, a2, a0
+	WORD	$0x01ebfbb3	// and s7, s7, t5
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x018282b3	// add t0, t0, s8
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c35913	// rori s2, t1, 28
-	WORD	$0x62235993	// rori s3, t1, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62735993	// rori s3, t1, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
-	WORD	$0x0406b803	// ld a6, 64(a3)
-	WORD	$0x0407ba03	// ld s4, 64(a5)
+	WORD	$0x61c35b13	// rori s6, t1, 28
+	WORD	$0x62235b93	// rori s7, t1, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62735b93	// rori s7, t1, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
+	WORD	$0x04813a83	// ld s5, 72(sp)
+	WORD	$0x0406bc03	// ld s8, 64(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60eed913	// rori s2, t4, 14
-	WORD	$0x612ed993	// rori s3, t4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629ed993	// rori s3, t4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x60eedb13	// rori s6, t4, 14
+	WORD	$0x612edb93	// rori s7, t4, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629edb93	// rori s7, t4, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01550533	// add a0, a0, s5
+	WORD	$0x00cf4bb3	// xor s7, t5, a2
+	WORD	$0x01dbfbb3	// and s7, s7, t4
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x01850533	// add a0, a0, s8
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c2d913	// rori s2, t0, 28
-	WORD	$0x6222d993	// rori s3, t0, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6272d993	// rori s3, t0, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x0486b883	// ld a7, 72(a3)
-	WORD	$0x0487ba03	// ld s4, 72(a5)
+	WORD	$0x61c2db13	// rori s6, t0, 28
+	WORD	$0x6222db93	// rori s7, t0, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6272db93	// rori s7, t0, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0062ccb3	// xor s9, t0, t1
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x05013703	// ld a4, 80(sp)
+	WORD	$0x0486bc03	// ld s8, 72(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ee5913	// rori s2, t3, 14
-	WORD	$0x612e5993	// rori s3, t3, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629e5993	// rori s3, t3, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x60ee5b13	// rori s6, t3, 14
+	WORD	$0x612e5b93	// rori s7, t3, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629e5b93	// rori s7, t3, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00e60633	// add a2, a2, a4
+	WORD	$0x01eecbb3	// xor s7, t4, t5
+	WORD	$0x01cbfbb3	// and s7, s7, t3
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x01860633	// add a2, a2, s8
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c75913	// rori s2, a4, 28
-	WORD	$0x62275993	// rori s3, a4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62775993	// rori s3, a4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
-	WORD	$0x0506b803	// ld a6, 80(a3)
-	WORD	$0x0507ba03	// ld s4, 80(a5)
+	WORD	$0x61c55b13	// rori s6, a0, 28
+	WORD	$0x62255b93	// rori s7, a0, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62755b93	// rori s7, a0, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00554a33	// xor s4, a0, t0
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
+	WORD	$0x05813783	// ld a5, 88(sp)
+	WORD	$0x0506bc03	// ld s8, 80(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e3d913	// rori s2, t2, 14
-	WORD	$0x6123d993	// rori s3, t2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6293d993	// rori s3, t2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x60e3db13	// rori s6, t2, 14
+	WORD	$0x6123db93	// rori s7, t2, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6293db93	// rori s7, t2, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00ff0f33	// add t5, t5, a5
+	WORD	$0x01de4bb3	// xor s7, t3, t4
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x018f0f33	// add t5, t5, s8
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c65913	// rori s2, a2, 28
-	WORD	$0x62265993	// rori s3, a2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62765993	// rori s3, a2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x0586b883	// ld a7, 88(a3)
-	WORD	$0x0587ba03	// ld s4, 88(a5)
+	WORD	$0x61c65b13	// rori s6, a2, 28
+	WORD	$0x62265b93	// rori s7, a2, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62765b93	// rori s7, a2, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a64cb3	// xor s9, a2, a0
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
+	WORD	$0x06013803	// ld a6, 96(sp)
+	WORD	$0x0586bc03	// ld s8, 88(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e35913	// rori s2, t1, 14
-	WORD	$0x61235993	// rori s3, t1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62935993	// rori s3, t1, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x60e35b13	// rori s6, t1, 14
+	WORD	$0x61235b93	// rori s7, t1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62935b93	// rori s7, t1, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x010e8eb3	// add t4, t4, a6
+	WORD	$0x01c3cbb3	// xor s7, t2, t3
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x018e8eb3	// add t4, t4, s8
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61cf5913	// rori s2, t5, 28
-	WORD	$0x622f5993	// rori s3, t5, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627f5993	// rori s3, t5, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
-	WORD	$0x0606b803	// ld a6, 96(a3)
-	WORD	$0x0607ba03	// ld s4, 96(a5)
+	WORD	$0x61cf5b13	// rori s6, t5, 28
+	WORD	$0x622f5b93	// rori s7, t5, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627f5b93	// rori s7, t5, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00cf4a33	// xor s4, t5, a2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
+	WORD	$0x06813883	// ld a7, 104(sp)
+	WORD	$0x0606bc03	// ld s8, 96(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e2d913	// rori s2, t0, 14
-	WORD	$0x6122d993	// rori s3, t0, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6292d993	// rori s3, t0, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x60e2db13	// rori s6, t0, 14
+	WORD	$0x6122db93	// rori s7, t0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6292db93	// rori s7, t0, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x00734bb3	// xor s7, t1, t2
+	WORD	$0x005bfbb3	// and s7, s7, t0
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x018e0e33	// add t3, t3, s8
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ced913	// rori s2, t4, 28
-	WORD	$0x622ed993	// rori s3, t4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627ed993	// rori s3, t4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x0686b883	// ld a7, 104(a3)
-	WORD	$0x0687ba03	// ld s4, 104(a5)
+	WORD	$0x61cedb13	// rori s6, t4, 28
+	WORD	$0x622edb93	// rori s7, t4, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627edb93	// rori s7, t4, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01eeccb3	// xor s9, t4, t5
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x07013483	// ld s1, 112(sp)
+	WORD	$0x0686bc03	// ld s8, 104(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e75913	// rori s2, a4, 14
-	WORD	$0x61275993	// rori s3, a4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62975993	// rori s3, a4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x60e55b13	// rori s6, a0, 14
+	WORD	$0x61255b93	// rori s7, a0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62955b93	// rori s7, a0, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x0062cbb3	// xor s7, t0, t1
+	WORD	$0x00abfbb3	// and s7, s7, a0
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x018383b3	// add t2, t2, s8
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ce5913	// rori s2, t3, 28
-	WORD	$0x622e5993	// rori s3, t3, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627e5993	// rori s3, t3, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
-	WORD	$0x0706b803	// ld a6, 112(a3)
-	WORD	$0x0707ba03	// ld s4, 112(a5)
+	WORD	$0x61ce5b13	// rori s6, t3, 28
+	WORD	$0x622e5b93	// rori s7, t3, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627e5b93	// rori s7, t3, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01de4a33	// xor s4, t3, t4
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
+	WORD	$0x07813903	// ld s2, 120(sp)
+	WORD	$0x0706bc03	// ld s8, 112(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e65913	// rori s2, a2, 14
-	WORD	$0x61265993	// rori s3, a2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62965993	// rori s3, a2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
+	WORD	$0x60e65b13	// rori s6, a2, 14
+	WORD	$0x61265b93	// rori s7, a2, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62965b93	// rori s7, a2, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x00554bb3	// xor s7, a0, t0
+	WORD	$0x00cbfbb3	// and s7, s7, a2
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01830333	// add t1, t1, s8
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c3d913	// rori s2, t2, 28
-	WORD	$0x6223d993	// rori s3, t2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6273d993	// rori s3, t2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
-	WORD	$0x0786b883	// ld a7, 120(a3)
-	WORD	$0x0787ba03	// ld s4, 120(a5)
+	WORD	$0x61c3db13	// rori s6, t2, 28
+	WORD	$0x6223db93	// rori s7, t2, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6273db93	// rori s7, t2, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01c3ccb3	// xor s9, t2, t3
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
+	WORD	$0x08013983	// ld s3, 128(sp)
+	WORD	$0x0786bc03	// ld s8, 120(a3)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ef5913	// rori s2, t5, 14
-	WORD	$0x612f5993	// rori s3, t5, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629f5993	// rori s3, t5, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x60ef5b13	// rori s6, t5, 14
+	WORD	$0x612f5b93	// rori s7, t5, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629f5b93	// rori s7, t5, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x00a64bb3	// xor s7, a2, a0
+	WORD	$0x01ebfbb3	// and s7, s7, t5
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x018282b3	// add t0, t0, s8
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c35913	// rori s2, t1, 28
-	WORD	$0x62235993	// rori s3, t1, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62735993	// rori s3, t1, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x61c35b13	// rori s6, t1, 28
+	WORD	$0x62235b93	// rori s7, t1, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62735b93	// rori s7, t1, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	// in += block (saved); x1 = W[0], the W[i-16] of step 16; kp = &K[16]
 	WORD	$0x08058593	// addi a1, a1, 128
-	WORD	$0x08b6b823	// sd a1, 144(a3)
-	WORD	$0x0006b583	// ld a1, 0(a3)
-	WORD	$0x08078793	// addi a5, a5, 128
+	WORD	$0x08b13c23	// sd a1, 152(sp)
+	WORD	$0x00813583	// ld a1, 8(sp)
+	WORD	$0x08068693	// addi a3, a3, 128
 	// .Lsha512_block_rv64gc_zbb_rounds:
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0086bb03	// ld s6, 8(a3)
-	WORD	$0x0486bb83	// ld s7, 72(a3)
-	WORD	$0x0007ba03	// ld s4, 0(a5)
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106b023	// sd a6, 0(a3)
+	WORD	$0x01013403	// ld s0, 16(sp)
+	WORD	$0x0006bc03	// ld s8, 0(a3)
+	WORD	$0x61395b13	// rori s6, s2, 19
+	WORD	$0x63d95b93	// rori s7, s2, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00695b93	// srli s7, s2, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01658ab3	// add s5, a1, s6
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00745b93	// srli s7, s0, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016a8ab3	// add s5, s5, s6
+	WORD	$0x00ea8ab3	// add s5, s5, a4
+	WORD	$0x01513423	// sd s5, 8(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60eed913	// rori s2, t4, 14
-	WORD	$0x612ed993	// rori s3, t4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629ed993	// rori s3, t4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x60eedb13	// rori s6, t4, 14
+	WORD	$0x612edb93	// rori s7, t4, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629edb93	// rori s7, t4, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01550533	// add a0, a0, s5
+	WORD	$0x00cf4bb3	// xor s7, t5, a2
+	WORD	$0x01dbfbb3	// and s7, s7, t4
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x01850533	// add a0, a0, s8
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c2d913	// rori s2, t0, 28
-	WORD	$0x6222d993	// rori s3, t0, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6272d993	// rori s3, t0, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	WORD	$0x61c2db13	// rori s6, t0, 28
+	WORD	$0x6222db93	// rori s7, t0, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6272db93	// rori s7, t0, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0062ccb3	// xor s9, t0, t1
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0106b583	// ld a1, 16(a3)
-	WORD	$0x0506bb83	// ld s7, 80(a3)
-	WORD	$0x0087ba03	// ld s4, 8(a5)
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116b423	// sd a7, 8(a3)
+	WORD	$0x01813583	// ld a1, 24(sp)
+	WORD	$0x0086bc03	// ld s8, 8(a3)
+	WORD	$0x6139db13	// rori s6, s3, 19
+	WORD	$0x63d9db93	// rori s7, s3, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0069db93	// srli s7, s3, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01640733	// add a4, s0, s6
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0075db93	// srli s7, a1, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x00f70733	// add a4, a4, a5
+	WORD	$0x00e13823	// sd a4, 16(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ee5913	// rori s2, t3, 14
-	WORD	$0x612e5993	// rori s3, t3, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629e5993	// rori s3, t3, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x60ee5b13	// rori s6, t3, 14
+	WORD	$0x612e5b93	// rori s7, t3, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629e5b93	// rori s7, t3, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00e60633	// add a2, a2, a4
+	WORD	$0x01eecbb3	// xor s7, t4, t5
+	WORD	$0x01cbfbb3	// and s7, s7, t3
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x01860633	// add a2, a2, s8
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c75913	// rori s2, a4, 28
-	WORD	$0x62275993	// rori s3, a4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62775993	// rori s3, a4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x61c55b13	// rori s6, a0, 28
+	WORD	$0x62255b93	// rori s7, a0, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62755b93	// rori s7, a0, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00554a33	// xor s4, a0, t0
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0186bb03	// ld s6, 24(a3)
-	WORD	$0x0586bb83	// ld s7, 88(a3)
-	WORD	$0x0107ba03	// ld s4, 16(a5)
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0106b823	// sd a6, 16(a3)
+	WORD	$0x02013403	// ld s0, 32(sp)
+	WORD	$0x0106bc03	// ld s8, 16(a3)
+	WORD	$0x613adb13	// rori s6, s5, 19
+	WORD	$0x63dadb93	// rori s7, s5, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x006adb93	// srli s7, s5, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016587b3	// add a5, a1, s6
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00745b93	// srli s7, s0, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x010787b3	// add a5, a5, a6
+	WORD	$0x00f13c23	// sd a5, 24(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e3d913	// rori s2, t2, 14
-	WORD	$0x6123d993	// rori s3, t2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6293d993	// rori s3, t2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x60e3db13	// rori s6, t2, 14
+	WORD	$0x6123db93	// rori s7, t2, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6293db93	// rori s7, t2, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00ff0f33	// add t5, t5, a5
+	WORD	$0x01de4bb3	// xor s7, t3, t4
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x018f0f33	// add t5, t5, s8
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c65913	// rori s2, a2, 28
-	WORD	$0x62265993	// rori s3, a2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62765993	// rori s3, a2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x61c65b13	// rori s6, a2, 28
+	WORD	$0x62265b93	// rori s7, a2, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62765b93	// rori s7, a2, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a64cb3	// xor s9, a2, a0
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0206b583	// ld a1, 32(a3)
-	WORD	$0x0606bb83	// ld s7, 96(a3)
-	WORD	$0x0187ba03	// ld s4, 24(a5)
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0116bc23	// sd a7, 24(a3)
+	WORD	$0x02813583	// ld a1, 40(sp)
+	WORD	$0x0186bc03	// ld s8, 24(a3)
+	WORD	$0x61375b13	// rori s6, a4, 19
+	WORD	$0x63d75b93	// rori s7, a4, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00675b93	// srli s7, a4, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01640833	// add a6, s0, s6
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0075db93	// srli s7, a1, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01680833	// add a6, a6, s6
+	WORD	$0x01180833	// add a6, a6, a7
+	WORD	$0x03013023	// sd a6, 32(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e35913	// rori s2, t1, 14
-	WORD	$0x61235993	// rori s3, t1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62935993	// rori s3, t1, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x60e35b13	// rori s6, t1, 14
+	WORD	$0x61235b93	// rori s7, t1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62935b93	// rori s7, t1, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x010e8eb3	// add t4, t4, a6
+	WORD	$0x01c3cbb3	// xor s7, t2, t3
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x018e8eb3	// add t4, t4, s8
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61cf5913	// rori s2, t5, 28
-	WORD	$0x622f5993	// rori s3, t5, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627f5993	// rori s3, t5, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x61cf5b13	// rori s6, t5, 28
+	WORD	$0x622f5b93	// rori s7, t5, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627f5b93	// rori s7, t5, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00cf4a33	// xor s4, t5, a2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0286bb03	// ld s6, 40(a3)
-	WORD	$0x0686bb83	// ld s7, 104(a3)
-	WORD	$0x0207ba03	// ld s4, 32(a5)
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306b023	// sd a6, 32(a3)
+	WORD	$0x03013403	// ld s0, 48(sp)
+	WORD	$0x0206bc03	// ld s8, 32(a3)
+	WORD	$0x6137db13	// rori s6, a5, 19
+	WORD	$0x63d7db93	// rori s7, a5, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0067db93	// srli s7, a5, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016588b3	// add a7, a1, s6
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00745b93	// srli s7, s0, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016888b3	// add a7, a7, s6
+	WORD	$0x009888b3	// add a7, a7, s1
+	WORD	$0x03113423	// sd a7, 40(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e2d913	// rori s2, t0, 14
-	WORD	$0x6122d993	// rori s3, t0, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6292d993	// rori s3, t0, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x60e2db13	// rori s6, t0, 14
+	WORD	$0x6122db93	// rori s7, t0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6292db93	// rori s7, t0, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x00734bb3	// xor s7, t1, t2
+	WORD	$0x005bfbb3	// and s7, s7, t0
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x018e0e33	// add t3, t3, s8
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ced913	// rori s2, t4, 28
-	WORD	$0x622ed993	// rori s3, t4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627ed993	// rori s3, t4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	WORD	$0x61cedb13	// rori s6, t4, 28
+	WORD	$0x622edb93	// rori s7, t4, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627edb93	// rori s7, t4, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01eeccb3	// xor s9, t4, t5
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0306b583	// ld a1, 48(a3)
-	WORD	$0x0706bb83	// ld s7, 112(a3)
-	WORD	$0x0287ba03	// ld s4, 40(a5)
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316b423	// sd a7, 40(a3)
+	WORD	$0x03813583	// ld a1, 56(sp)
+	WORD	$0x0286bc03	// ld s8, 40(a3)
+	WORD	$0x61385b13	// rori s6, a6, 19
+	WORD	$0x63d85b93	// rori s7, a6, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00685b93	// srli s7, a6, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016404b3	// add s1, s0, s6
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0075db93	// srli s7, a1, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016484b3	// add s1, s1, s6
+	WORD	$0x012484b3	// add s1, s1, s2
+	WORD	$0x02913823	// sd s1, 48(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e75913	// rori s2, a4, 14
-	WORD	$0x61275993	// rori s3, a4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62975993	// rori s3, a4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x60e55b13	// rori s6, a0, 14
+	WORD	$0x61255b93	// rori s7, a0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62955b93	// rori s7, a0, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x0062cbb3	// xor s7, t0, t1
+	WORD	$0x00abfbb3	// and s7, s7, a0
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x018383b3	// add t2, t2, s8
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ce5913	// rori s2, t3, 28
-	WORD	$0x622e5993	// rori s3, t3, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627e5993	// rori s3, t3, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x61ce5b13	// rori s6, t3, 28
+	WORD	$0x622e5b93	// rori s7, t3, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627e5b93	// rori s7, t3, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01de4a33	// xor s4, t3, t4
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0386bb03	// ld s6, 56(a3)
-	WORD	$0x0786bb83	// ld s7, 120(a3)
-	WORD	$0x0307ba03	// ld s4, 48(a5)
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0306b823	// sd a6, 48(a3)
+	WORD	$0x04013403	// ld s0, 64(sp)
+	WORD	$0x0306bc03	// ld s8, 48(a3)
+	WORD	$0x6138db13	// rori s6, a7, 19
+	WORD	$0x63d8db93	// rori s7, a7, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0068db93	// srli s7, a7, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01658933	// add s2, a1, s6
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00745b93	// srli s7, s0, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x01390933	// add s2, s2, s3
+	WORD	$0x03213c23	// sd s2, 56(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e65913	// rori s2, a2, 14
-	WORD	$0x61265993	// rori s3, a2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62965993	// rori s3, a2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
+	WORD	$0x60e65b13	// rori s6, a2, 14
+	WORD	$0x61265b93	// rori s7, a2, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62965b93	// rori s7, a2, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x00554bb3	// xor s7, a0, t0
+	WORD	$0x00cbfbb3	// and s7, s7, a2
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01830333	// add t1, t1, s8
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c3d913	// rori s2, t2, 28
-	WORD	$0x6223d993	// rori s3, t2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6273d993	// rori s3, t2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x61c3db13	// rori s6, t2, 28
+	WORD	$0x6223db93	// rori s7, t2, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6273db93	// rori s7, t2, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01c3ccb3	// xor s9, t2, t3
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0406b583	// ld a1, 64(a3)
-	WORD	$0x0006bb83	// ld s7, 0(a3)
-	WORD	$0x0387ba03	// ld s4, 56(a5)
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0316bc23	// sd a7, 56(a3)
+	WORD	$0x04813583	// ld a1, 72(sp)
+	WORD	$0x0386bc03	// ld s8, 56(a3)
+	WORD	$0x6134db13	// rori s6, s1, 19
+	WORD	$0x63d4db93	// rori s7, s1, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0064db93	// srli s7, s1, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016409b3	// add s3, s0, s6
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0075db93	// srli s7, a1, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x015989b3	// add s3, s3, s5
+	WORD	$0x05313023	// sd s3, 64(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ef5913	// rori s2, t5, 14
-	WORD	$0x612f5993	// rori s3, t5, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629f5993	// rori s3, t5, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x60ef5b13	// rori s6, t5, 14
+	WORD	$0x612f5b93	// rori s7, t5, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629f5b93	// rori s7, t5, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x00a64bb3	// xor s7, a2, a0
+	WORD	$0x01ebfbb3	// and s7, s7, t5
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x018282b3	// add t0, t0, s8
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c35913	// rori s2, t1, 28
-	WORD	$0x62235993	// rori s3, t1, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62735993	// rori s3, t1, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x61c35b13	// rori s6, t1, 28
+	WORD	$0x62235b93	// rori s7, t1, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62735b93	// rori s7, t1, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0486bb03	// ld s6, 72(a3)
-	WORD	$0x0086bb83	// ld s7, 8(a3)
-	WORD	$0x0407ba03	// ld s4, 64(a5)
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0506b023	// sd a6, 64(a3)
+	WORD	$0x05013403	// ld s0, 80(sp)
+	WORD	$0x0406bc03	// ld s8, 64(a3)
+	WORD	$0x61395b13	// rori s6, s2, 19
+	WORD	$0x63d95b93	// rori s7, s2, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00695b93	// srli s7, s2, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01658ab3	// add s5, a1, s6
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00745b93	// srli s7, s0, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016a8ab3	// add s5, s5, s6
+	WORD	$0x00ea8ab3	// add s5, s5, a4
+	WORD	$0x05513423	// sd s5, 72(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60eed913	// rori s2, t4, 14
-	WORD	$0x612ed993	// rori s3, t4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629ed993	// rori s3, t4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01070733	// add a4, a4, a6
-	WORD	$0x00cf49b3	// xor s3, t5, a2
-	WORD	$0x01d9f9b3	// and s3, s3, t4
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x01470733	// add a4, a4, s4
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
-	WORD	$0x00ee0e33	// add t3, t3, a4
+	WORD	$0x60eedb13	// rori s6, t4, 14
+	WORD	$0x612edb93	// rori s7, t4, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629edb93	// rori s7, t4, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01550533	// add a0, a0, s5
+	WORD	$0x00cf4bb3	// xor s7, t5, a2
+	WORD	$0x01dbfbb3	// and s7, s7, t4
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x01850533	// add a0, a0, s8
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
+	WORD	$0x00ae0e33	// add t3, t3, a0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c2d913	// rori s2, t0, 28
-	WORD	$0x6222d993	// rori s3, t0, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6272d993	// rori s3, t0, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0062cab3	// xor s5, t0, t1
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x01270733	// add a4, a4, s2
-	WORD	$0x01370733	// add a4, a4, s3
+	WORD	$0x61c2db13	// rori s6, t0, 28
+	WORD	$0x6222db93	// rori s7, t0, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6272db93	// rori s7, t0, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0062ccb3	// xor s9, t0, t1
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x01650533	// add a0, a0, s6
+	WORD	$0x01750533	// add a0, a0, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0506b583	// ld a1, 80(a3)
-	WORD	$0x0106bb83	// ld s7, 16(a3)
-	WORD	$0x0487ba03	// ld s4, 72(a5)
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0516b423	// sd a7, 72(a3)
+	WORD	$0x05813583	// ld a1, 88(sp)
+	WORD	$0x0486bc03	// ld s8, 72(a3)
+	WORD	$0x6139db13	// rori s6, s3, 19
+	WORD	$0x63d9db93	// rori s7, s3, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0069db93	// srli s7, s3, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01640733	// add a4, s0, s6
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0075db93	// srli s7, a1, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01670733	// add a4, a4, s6
+	WORD	$0x00f70733	// add a4, a4, a5
+	WORD	$0x04e13823	// sd a4, 80(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ee5913	// rori s2, t3, 14
-	WORD	$0x612e5993	// rori s3, t3, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629e5993	// rori s3, t3, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01160633	// add a2, a2, a7
-	WORD	$0x01eec9b3	// xor s3, t4, t5
-	WORD	$0x01c9f9b3	// and s3, s3, t3
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x60ee5b13	// rori s6, t3, 14
+	WORD	$0x612e5b93	// rori s7, t3, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629e5b93	// rori s7, t3, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00e60633	// add a2, a2, a4
+	WORD	$0x01eecbb3	// xor s7, t4, t5
+	WORD	$0x01cbfbb3	// and s7, s7, t3
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x01860633	// add a2, a2, s8
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	WORD	$0x00c383b3	// add t2, t2, a2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c75913	// rori s2, a4, 28
-	WORD	$0x62275993	// rori s3, a4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62775993	// rori s3, a4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x005744b3	// xor s1, a4, t0
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01260633	// add a2, a2, s2
-	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x61c55b13	// rori s6, a0, 28
+	WORD	$0x62255b93	// rori s7, a0, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62755b93	// rori s7, a0, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00554a33	// xor s4, a0, t0
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01660633	// add a2, a2, s6
+	WORD	$0x01760633	// add a2, a2, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0586bb03	// ld s6, 88(a3)
-	WORD	$0x0186bb83	// ld s7, 24(a3)
-	WORD	$0x0507ba03	// ld s4, 80(a5)
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0506b823	// sd a6, 80(a3)
+	WORD	$0x06013403	// ld s0, 96(sp)
+	WORD	$0x0506bc03	// ld s8, 80(a3)
+	WORD	$0x613adb13	// rori s6, s5, 19
+	WORD	$0x63dadb93	// rori s7, s5, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x006adb93	// srli s7, s5, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016587b3	// add a5, a1, s6
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00745b93	// srli s7, s0, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016787b3	// add a5, a5, s6
+	WORD	$0x010787b3	// add a5, a5, a6
+	WORD	$0x04f13c23	// sd a5, 88(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e3d913	// rori s2, t2, 14
-	WORD	$0x6123d993	// rori s3, t2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6293d993	// rori s3, t2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010f0f33	// add t5, t5, a6
-	WORD	$0x01de49b3	// xor s3, t3, t4
-	WORD	$0x0079f9b3	// and s3, s3, t2
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x014f0f33	// add t5, t5, s4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x60e3db13	// rori s6, t2, 14
+	WORD	$0x6123db93	// rori s7, t2, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6293db93	// rori s7, t2, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00ff0f33	// add t5, t5, a5
+	WORD	$0x01de4bb3	// xor s7, t3, t4
+	WORD	$0x007bfbb3	// and s7, s7, t2
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x018f0f33	// add t5, t5, s8
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	WORD	$0x01e30333	// add t1, t1, t5
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c65913	// rori s2, a2, 28
-	WORD	$0x62265993	// rori s3, a2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62765993	// rori s3, a2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00e64ab3	// xor s5, a2, a4
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x012f0f33	// add t5, t5, s2
-	WORD	$0x013f0f33	// add t5, t5, s3
+	WORD	$0x61c65b13	// rori s6, a2, 28
+	WORD	$0x62265b93	// rori s7, a2, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62765b93	// rori s7, a2, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00a64cb3	// xor s9, a2, a0
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x016f0f33	// add t5, t5, s6
+	WORD	$0x017f0f33	// add t5, t5, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0606b583	// ld a1, 96(a3)
-	WORD	$0x0206bb83	// ld s7, 32(a3)
-	WORD	$0x0587ba03	// ld s4, 88(a5)
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0516bc23	// sd a7, 88(a3)
+	WORD	$0x06813583	// ld a1, 104(sp)
+	WORD	$0x0586bc03	// ld s8, 88(a3)
+	WORD	$0x61375b13	// rori s6, a4, 19
+	WORD	$0x63d75b93	// rori s7, a4, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00675b93	// srli s7, a4, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01640833	// add a6, s0, s6
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0075db93	// srli s7, a1, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01680833	// add a6, a6, s6
+	WORD	$0x01180833	// add a6, a6, a7
+	WORD	$0x07013023	// sd a6, 96(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e35913	// rori s2, t1, 14
-	WORD	$0x61235993	// rori s3, t1, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62935993	// rori s3, t1, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011e8eb3	// add t4, t4, a7
-	WORD	$0x01c3c9b3	// xor s3, t2, t3
-	WORD	$0x0069f9b3	// and s3, s3, t1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x014e8eb3	// add t4, t4, s4
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x60e35b13	// rori s6, t1, 14
+	WORD	$0x61235b93	// rori s7, t1, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62935b93	// rori s7, t1, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x010e8eb3	// add t4, t4, a6
+	WORD	$0x01c3cbb3	// xor s7, t2, t3
+	WORD	$0x006bfbb3	// and s7, s7, t1
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x018e8eb3	// add t4, t4, s8
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	WORD	$0x01d282b3	// add t0, t0, t4
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61cf5913	// rori s2, t5, 28
-	WORD	$0x622f5993	// rori s3, t5, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627f5993	// rori s3, t5, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00cf44b3	// xor s1, t5, a2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x00c9c9b3	// xor s3, s3, a2
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x013e8eb3	// add t4, t4, s3
+	WORD	$0x61cf5b13	// rori s6, t5, 28
+	WORD	$0x622f5b93	// rori s7, t5, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627f5b93	// rori s7, t5, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00cf4a33	// xor s4, t5, a2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x00cbcbb3	// xor s7, s7, a2
+	WORD	$0x016e8eb3	// add t4, t4, s6
+	WORD	$0x017e8eb3	// add t4, t4, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0686bb03	// ld s6, 104(a3)
-	WORD	$0x0286bb83	// ld s7, 40(a3)
-	WORD	$0x0607ba03	// ld s4, 96(a5)
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0706b023	// sd a6, 96(a3)
+	WORD	$0x07013403	// ld s0, 112(sp)
+	WORD	$0x0606bc03	// ld s8, 96(a3)
+	WORD	$0x6137db13	// rori s6, a5, 19
+	WORD	$0x63d7db93	// rori s7, a5, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0067db93	// srli s7, a5, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016588b3	// add a7, a1, s6
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00745b93	// srli s7, s0, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016888b3	// add a7, a7, s6
+	WORD	$0x009888b3	// add a7, a7, s1
+	WORD	$0x07113423	// sd a7, 104(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e2d913	// rori s2, t0, 14
-	WORD	$0x6122d993	// rori s3, t0, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6292d993	// rori s3, t0, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x010e0e33	// add t3, t3, a6
-	WORD	$0x007349b3	// xor s3, t1, t2
-	WORD	$0x0059f9b3	// and s3, s3, t0
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x014e0e33	// add t3, t3, s4
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
-	WORD	$0x01c70733	// add a4, a4, t3
+	WORD	$0x60e2db13	// rori s6, t0, 14
+	WORD	$0x6122db93	// rori s7, t0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6292db93	// rori s7, t0, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x00734bb3	// xor s7, t1, t2
+	WORD	$0x005bfbb3	// and s7, s7, t0
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x018e0e33	// add t3, t3, s8
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
+	WORD	$0x01c50533	// add a0, a0, t3
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ced913	// rori s2, t4, 28
-	WORD	$0x622ed993	// rori s3, t4, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627ed993	// rori s3, t4, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01eecab3	// xor s5, t4, t5
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01e9c9b3	// xor s3, s3, t5
-	WORD	$0x012e0e33	// add t3, t3, s2
-	WORD	$0x013e0e33	// add t3, t3, s3
+	WORD	$0x61cedb13	// rori s6, t4, 28
+	WORD	$0x622edb93	// rori s7, t4, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627edb93	// rori s7, t4, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01eeccb3	// xor s9, t4, t5
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01ebcbb3	// xor s7, s7, t5
+	WORD	$0x016e0e33	// add t3, t3, s6
+	WORD	$0x017e0e33	// add t3, t3, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0706b583	// ld a1, 112(a3)
-	WORD	$0x0306bb83	// ld s7, 48(a3)
-	WORD	$0x0687ba03	// ld s4, 104(a5)
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0716b423	// sd a7, 104(a3)
+	WORD	$0x07813583	// ld a1, 120(sp)
+	WORD	$0x0686bc03	// ld s8, 104(a3)
+	WORD	$0x61385b13	// rori s6, a6, 19
+	WORD	$0x63d85b93	// rori s7, a6, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00685b93	// srli s7, a6, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016404b3	// add s1, s0, s6
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0075db93	// srli s7, a1, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016484b3	// add s1, s1, s6
+	WORD	$0x012484b3	// add s1, s1, s2
+	WORD	$0x06913823	// sd s1, 112(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e75913	// rori s2, a4, 14
-	WORD	$0x61275993	// rori s3, a4, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62975993	// rori s3, a4, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x0062c9b3	// xor s3, t0, t1
-	WORD	$0x00e9f9b3	// and s3, s3, a4
-	WORD	$0x0069c9b3	// xor s3, s3, t1
-	WORD	$0x014383b3	// add t2, t2, s4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x60e55b13	// rori s6, a0, 14
+	WORD	$0x61255b93	// rori s7, a0, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62955b93	// rori s7, a0, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x009383b3	// add t2, t2, s1
+	WORD	$0x0062cbb3	// xor s7, t0, t1
+	WORD	$0x00abfbb3	// and s7, s7, a0
+	WORD	$0x006bcbb3	// xor s7, s7, t1
+	WORD	$0x018383b3	// add t2, t2, s8
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	WORD	$0x00760633	// add a2, a2, t2
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61ce5913	// rori s2, t3, 28
-	WORD	$0x622e5993	// rori s3, t3, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x627e5993	// rori s3, t3, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01de44b3	// xor s1, t3, t4
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x01d9c9b3	// xor s3, s3, t4
-	WORD	$0x012383b3	// add t2, t2, s2
-	WORD	$0x013383b3	// add t2, t2, s3
+	WORD	$0x61ce5b13	// rori s6, t3, 28
+	WORD	$0x622e5b93	// rori s7, t3, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x627e5b93	// rori s7, t3, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01de4a33	// xor s4, t3, t4
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x01dbcbb3	// xor s7, s7, t4
+	WORD	$0x016383b3	// add t2, t2, s6
+	WORD	$0x017383b3	// add t2, t2, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0786bb03	// ld s6, 120(a3)
-	WORD	$0x0386bb83	// ld s7, 56(a3)
-	WORD	$0x0707ba03	// ld s4, 112(a5)
-	WORD	$0x61385913	// rori s2, a6, 19
-	WORD	$0x63d85993	// rori s3, a6, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x00685993	// srli s3, a6, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01258833	// add a6, a1, s2
-	WORD	$0x601b5913	// rori s2, s6, 1
-	WORD	$0x608b5993	// rori s3, s6, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007b5993	// srli s3, s6, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01280833	// add a6, a6, s2
-	WORD	$0x01780833	// add a6, a6, s7
-	WORD	$0x0706b823	// sd a6, 112(a3)
+	WORD	$0x08013403	// ld s0, 128(sp)
+	WORD	$0x0706bc03	// ld s8, 112(a3)
+	WORD	$0x6138db13	// rori s6, a7, 19
+	WORD	$0x63d8db93	// rori s7, a7, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0068db93	// srli s7, a7, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01658933	// add s2, a1, s6
+	WORD	$0x60145b13	// rori s6, s0, 1
+	WORD	$0x60845b93	// rori s7, s0, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00745b93	// srli s7, s0, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01690933	// add s2, s2, s6
+	WORD	$0x01390933	// add s2, s2, s3
+	WORD	$0x07213c23	// sd s2, 120(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60e65913	// rori s2, a2, 14
-	WORD	$0x61265993	// rori s3, a2, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62965993	// rori s3, a2, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x005749b3	// xor s3, a4, t0
-	WORD	$0x00c9f9b3	// and s3, s3, a2
-	WORD	$0x0059c9b3	// xor s3, s3, t0
-	WORD	$0x01430333	// add t1, t1, s4
+	WORD	$0x60e65b13	// rori s6, a2, 14
+	WORD	$0x61265b93	// rori s7, a2, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62965b93	// rori s7, a2, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x00554bb3	// xor s7, a0, t0
+	WORD	$0x00cbfbb3	// and s7, s7, a2
+	WORD	$0x005bcbb3	// xor s7, s7, t0
+	WORD	$0x01830333	// add t1, t1, s8
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	WORD	$0x006f0f33	// add t5, t5, t1
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c3d913	// rori s2, t2, 28
-	WORD	$0x6223d993	// rori s3, t2, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x6273d993	// rori s3, t2, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x01c3cab3	// xor s5, t2, t3
-	WORD	$0x009af9b3	// and s3, s5, s1
-	WORD	$0x01c9c9b3	// xor s3, s3, t3
-	WORD	$0x01230333	// add t1, t1, s2
-	WORD	$0x01330333	// add t1, t1, s3
+	WORD	$0x61c3db13	// rori s6, t2, 28
+	WORD	$0x6223db93	// rori s7, t2, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x6273db93	// rori s7, t2, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x01c3ccb3	// xor s9, t2, t3
+	WORD	$0x014cfbb3	// and s7, s9, s4
+	WORD	$0x01cbcbb3	// xor s7, s7, t3
+	WORD	$0x01630333	// add t1, t1, s6
+	WORD	$0x01730333	// add t1, t1, s7
 	// W[i] = W[i-16] + σ0(W[i-15]) + W[i-7] + σ1(W[i-2]); ring[i] = W[i]
-	WORD	$0x0006b583	// ld a1, 0(a3)
-	WORD	$0x0406bb83	// ld s7, 64(a3)
-	WORD	$0x0787ba03	// ld s4, 120(a5)
-	WORD	$0x6138d913	// rori s2, a7, 19
-	WORD	$0x63d8d993	// rori s3, a7, 61
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0068d993	// srli s3, a7, 6
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012b08b3	// add a7, s6, s2
-	WORD	$0x6015d913	// rori s2, a1, 1
-	WORD	$0x6085d993	// rori s3, a1, 8
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x0075d993	// srli s3, a1, 7
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x012888b3	// add a7, a7, s2
-	WORD	$0x017888b3	// add a7, a7, s7
-	WORD	$0x0716bc23	// sd a7, 120(a3)
+	WORD	$0x00813583	// ld a1, 8(sp)
+	WORD	$0x0786bc03	// ld s8, 120(a3)
+	WORD	$0x6134db13	// rori s6, s1, 19
+	WORD	$0x63d4db93	// rori s7, s1, 61
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0064db93	// srli s7, s1, 6
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016409b3	// add s3, s0, s6
+	WORD	$0x6015db13	// rori s6, a1, 1
+	WORD	$0x6085db93	// rori s7, a1, 8
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x0075db93	// srli s7, a1, 7
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x016989b3	// add s3, s3, s6
+	WORD	$0x015989b3	// add s3, s3, s5
+	WORD	$0x09313023	// sd s3, 128(sp)
 	// T1 = h + Σ1(e) + Ch(e, f, g) + K[i] + W[i], in h; Ch = ((f ^ g) & e) ^ g; d += T1
-	WORD	$0x60ef5913	// rori s2, t5, 14
-	WORD	$0x612f5993	// rori s3, t5, 18
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x629f5993	// rori s3, t5, 41
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x011282b3	// add t0, t0, a7
-	WORD	$0x00e649b3	// xor s3, a2, a4
-	WORD	$0x01e9f9b3	// and s3, s3, t5
-	WORD	$0x00e9c9b3	// xor s3, s3, a4
-	WORD	$0x014282b3	// add t0, t0, s4
-	WORD	$0x012282b3	// add t0, t0, s2
+	WORD	$0x60ef5b13	// rori s6, t5, 14
+	WORD	$0x612f5b93	// rori s7, t5, 18
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x629f5b93	// rori s7, t5, 41
+	WORD	$0x017b4b33	// xor s6, s6, s7
 	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x00a64bb3	// xor s7, a2, a0
+	WORD	$0x01ebfbb3	// and s7, s7, t5
+	WORD	$0x00abcbb3	// xor s7, s7, a0
+	WORD	$0x018282b3	// add t0, t0, s8
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	WORD	$0x005e8eb3	// add t4, t4, t0
 	// h = T1 + Σ0(a) + Maj(a, b, c); Maj = ((a ^ b) & (b ^ c)) ^ b, b ^ c the previous round's a ^ b
-	WORD	$0x61c35913	// rori s2, t1, 28
-	WORD	$0x62235993	// rori s3, t1, 34
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x62735993	// rori s3, t1, 39
-	WORD	$0x01394933	// xor s2, s2, s3
-	WORD	$0x007344b3	// xor s1, t1, t2
-	WORD	$0x0154f9b3	// and s3, s1, s5
-	WORD	$0x0079c9b3	// xor s3, s3, t2
-	WORD	$0x012282b3	// add t0, t0, s2
-	WORD	$0x013282b3	// add t0, t0, s3
+	WORD	$0x61c35b13	// rori s6, t1, 28
+	WORD	$0x62235b93	// rori s7, t1, 34
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x62735b93	// rori s7, t1, 39
+	WORD	$0x017b4b33	// xor s6, s6, s7
+	WORD	$0x00734a33	// xor s4, t1, t2
+	WORD	$0x019a7bb3	// and s7, s4, s9
+	WORD	$0x007bcbb3	// xor s7, s7, t2
+	WORD	$0x016282b3	// add t0, t0, s6
+	WORD	$0x017282b3	// add t0, t0, s7
 	// kp += 16 words; loop until kp = &K[rounds]
-	WORD	$0x0986b903	// ld s2, 152(a3)
-	WORD	$0x08078793	// addi a5, a5, 128
-	WORD	$0xdf279c63	// bne a5, s2, .Lsha512_block_rv64gc_zbb_rounds
+	WORD	$0x0a013a83	// ld s5, 160(sp)
+	WORD	$0x08068693	// addi a3, a3, 128
+	WORD	$0xe3569c63	// bne a3, s5, .Lsha512_block_rv64gc_zbb_rounds
 	// ctx->h[j] += state[j] (the sums are the next block's state); kp = K
-	WORD	$0x00053583	// ld a1, 0(a0)
-	WORD	$0x00853803	// ld a6, 8(a0)
-	WORD	$0x01053883	// ld a7, 16(a0)
-	WORD	$0x01853483	// ld s1, 24(a0)
-	WORD	$0x02053903	// ld s2, 32(a0)
-	WORD	$0x02853983	// ld s3, 40(a0)
-	WORD	$0x03053a03	// ld s4, 48(a0)
-	WORD	$0x03853a83	// ld s5, 56(a0)
-	WORD	$0x00b282b3	// add t0, t0, a1
-	WORD	$0x00553023	// sd t0, 0(a0)
-	WORD	$0x01030333	// add t1, t1, a6
-	WORD	$0x00653423	// sd t1, 8(a0)
-	WORD	$0x011383b3	// add t2, t2, a7
-	WORD	$0x00753823	// sd t2, 16(a0)
-	WORD	$0x009e0e33	// add t3, t3, s1
-	WORD	$0x01c53c23	// sd t3, 24(a0)
-	WORD	$0x012e8eb3	// add t4, t4, s2
-	WORD	$0x03d53023	// sd t4, 32(a0)
-	WORD	$0x013f0f33	// add t5, t5, s3
-	WORD	$0x03e53423	// sd t5, 40(a0)
-	WORD	$0x01460633	// add a2, a2, s4
-	WORD	$0x02c53823	// sd a2, 48(a0)
-	WORD	$0x01570733	// add a4, a4, s5
-	WORD	$0x02e53c23	// sd a4, 56(a0)
-	WORD	$0x0906b583	// ld a1, 144(a3)
-	WORD	$0x0886b803	// ld a6, 136(a3)
-	WORD	$0xd8078793	// addi a5, a5, -640
-	WORD	$0x01058463	// beq a1, a6, .Lsha512_block_rv64gc_zbb_9
-	WORD	$0xe65fe06f	// jal zero, .Lsha512_block_rv64gc_zbb_block
+	WORD	$0x08813583	// ld a1, 136(sp)
+	WORD	$0x0005b703	// ld a4, 0(a1)
+	WORD	$0x0085b783	// ld a5, 8(a1)
+	WORD	$0x0105b803	// ld a6, 16(a1)
+	WORD	$0x0185b883	// ld a7, 24(a1)
+	WORD	$0x0205b483	// ld s1, 32(a1)
+	WORD	$0x0285b903	// ld s2, 40(a1)
+	WORD	$0x0305b983	// ld s3, 48(a1)
+	WORD	$0x0385ba03	// ld s4, 56(a1)
+	WORD	$0x00e282b3	// add t0, t0, a4
+	WORD	$0x0055b023	// sd t0, 0(a1)
+	WORD	$0x00f30333	// add t1, t1, a5
+	WORD	$0x0065b423	// sd t1, 8(a1)
+	WORD	$0x010383b3	// add t2, t2, a6
+	WORD	$0x0075b823	// sd t2, 16(a1)
+	WORD	$0x011e0e33	// add t3, t3, a7
+	WORD	$0x01c5bc23	// sd t3, 24(a1)
+	WORD	$0x009e8eb3	// add t4, t4, s1
+	WORD	$0x03d5b023	// sd t4, 32(a1)
+	WORD	$0x012f0f33	// add t5, t5, s2
+	WORD	$0x03e5b423	// sd t5, 40(a1)
+	WORD	$0x01360633	// add a2, a2, s3
+	WORD	$0x02c5b823	// sd a2, 48(a1)
+	WORD	$0x01450533	// add a0, a0, s4
+	WORD	$0x02a5bc23	// sd a0, 56(a1)
+	WORD	$0x09813583	// ld a1, 152(sp)
+	WORD	$0x09013703	// ld a4, 144(sp)
+	WORD	$0xd8068693	// addi a3, a3, -640
+	WORD	$0x00e58463	// beq a1, a4, .Lsha512_block_rv64gc_zbb_9
+	WORD	$0xea1fe06f	// jal zero, .Lsha512_block_rv64gc_zbb_block
 	// .Lsha512_block_rv64gc_zbb_9:
-	// scratch[0..16 words] = 0 (the schedule)
-	WORD	$0x0006b023	// sd zero, 0(a3)
-	WORD	$0x0006b423	// sd zero, 8(a3)
-	WORD	$0x0006b823	// sd zero, 16(a3)
-	WORD	$0x0006bc23	// sd zero, 24(a3)
-	WORD	$0x0206b023	// sd zero, 32(a3)
-	WORD	$0x0206b423	// sd zero, 40(a3)
-	WORD	$0x0206b823	// sd zero, 48(a3)
-	WORD	$0x0206bc23	// sd zero, 56(a3)
-	WORD	$0x0406b023	// sd zero, 64(a3)
-	WORD	$0x0406b423	// sd zero, 72(a3)
-	WORD	$0x0406b823	// sd zero, 80(a3)
-	WORD	$0x0406bc23	// sd zero, 88(a3)
-	WORD	$0x0606b023	// sd zero, 96(a3)
-	WORD	$0x0606b423	// sd zero, 104(a3)
-	WORD	$0x0606b823	// sd zero, 112(a3)
-	WORD	$0x0606bc23	// sd zero, 120(a3)
 	// .Lsha512_block_rv64gc_zbb_done:
 	// return
+	WORD	$0x00013423	// sd zero, 8(sp)
+	WORD	$0x00013823	// sd zero, 16(sp)
+	WORD	$0x00013c23	// sd zero, 24(sp)
+	WORD	$0x02013023	// sd zero, 32(sp)
+	WORD	$0x02013423	// sd zero, 40(sp)
+	WORD	$0x02013823	// sd zero, 48(sp)
+	WORD	$0x02013c23	// sd zero, 56(sp)
+	WORD	$0x04013023	// sd zero, 64(sp)
+	WORD	$0x04013423	// sd zero, 72(sp)
+	WORD	$0x04013823	// sd zero, 80(sp)
+	WORD	$0x04013c23	// sd zero, 88(sp)
+	WORD	$0x06013023	// sd zero, 96(sp)
+	WORD	$0x06013423	// sd zero, 104(sp)
+	WORD	$0x06013823	// sd zero, 112(sp)
+	WORD	$0x06013c23	// sd zero, 120(sp)
+	WORD	$0x08013023	// sd zero, 128(sp)
 	WORD	$0x00000293	// addi t0, zero, 0
 	WORD	$0x00000313	// addi t1, zero, 0
 	WORD	$0x00000393	// addi t2, zero, 0
+	WORD	$0x00000413	// addi s0, zero, 0
 	WORD	$0x00000493	// addi s1, zero, 0
+	WORD	$0x00000513	// addi a0, zero, 0
 	WORD	$0x00000613	// addi a2, zero, 0
-	WORD	$0x00000713	// addi a4, zero, 0
+	WORD	$0x00000793	// addi a5, zero, 0
+	WORD	$0x00000813	// addi a6, zero, 0
 	WORD	$0x00000893	// addi a7, zero, 0
 	WORD	$0x00000913	// addi s2, zero, 0
 	WORD	$0x00000993	// addi s3, zero, 0
 	WORD	$0x00000a13	// addi s4, zero, 0
-	WORD	$0x00000a93	// addi s5, zero, 0
 	WORD	$0x00000b13	// addi s6, zero, 0
 	WORD	$0x00000b93	// addi s7, zero, 0
+	WORD	$0x00000c13	// addi s8, zero, 0
+	WORD	$0x00000c93	// addi s9, zero, 0
 	WORD	$0x00000e13	// addi t3, zero, 0
 	WORD	$0x00000e93	// addi t4, zero, 0
 	WORD	$0x00000f13	// addi t5, zero, 0
-	RET	// jalr zero, 0(ra)
+	JMP	kgen_ret	// jalr zero, 0(ra)
 	// .Lsha512_block_rv64gc_zbb_unaligned:
 	// ring[j] = in[ws·j] << 8·(ws-1) | ... | in[ws·j + ws-1], byte by byte
-	WORD	$0x0005c803	// lbu a6, 0(a1)
-	WORD	$0x0015c883	// lbu a7, 1(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0025c883	// lbu a7, 2(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0035c883	// lbu a7, 3(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0045c883	// lbu a7, 4(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0055c883	// lbu a7, 5(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0065c883	// lbu a7, 6(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0075c883	// lbu a7, 7(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106b023	// sd a6, 0(a3)
-	WORD	$0x0085c803	// lbu a6, 8(a1)
-	WORD	$0x0095c883	// lbu a7, 9(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00a5c883	// lbu a7, 10(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00b5c883	// lbu a7, 11(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00c5c883	// lbu a7, 12(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00d5c883	// lbu a7, 13(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00e5c883	// lbu a7, 14(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x00f5c883	// lbu a7, 15(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106b423	// sd a6, 8(a3)
-	WORD	$0x0105c803	// lbu a6, 16(a1)
-	WORD	$0x0115c883	// lbu a7, 17(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0125c883	// lbu a7, 18(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0135c883	// lbu a7, 19(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0145c883	// lbu a7, 20(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0155c883	// lbu a7, 21(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0165c883	// lbu a7, 22(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0175c883	// lbu a7, 23(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106b823	// sd a6, 16(a3)
-	WORD	$0x0185c803	// lbu a6, 24(a1)
-	WORD	$0x0195c883	// lbu a7, 25(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01a5c883	// lbu a7, 26(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01b5c883	// lbu a7, 27(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01c5c883	// lbu a7, 28(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01d5c883	// lbu a7, 29(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01e5c883	// lbu a7, 30(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x01f5c883	// lbu a7, 31(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0106bc23	// sd a6, 24(a3)
-	WORD	$0x0205c803	// lbu a6, 32(a1)
-	WORD	$0x0215c883	// lbu a7, 33(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0225c883	// lbu a7, 34(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0235c883	// lbu a7, 35(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0245c883	// lbu a7, 36(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0255c883	// lbu a7, 37(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0265c883	// lbu a7, 38(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0275c883	// lbu a7, 39(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306b023	// sd a6, 32(a3)
-	WORD	$0x0285c803	// lbu a6, 40(a1)
-	WORD	$0x0295c883	// lbu a7, 41(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02a5c883	// lbu a7, 42(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02b5c883	// lbu a7, 43(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02c5c883	// lbu a7, 44(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02d5c883	// lbu a7, 45(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02e5c883	// lbu a7, 46(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x02f5c883	// lbu a7, 47(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306b423	// sd a6, 40(a3)
-	WORD	$0x0305c803	// lbu a6, 48(a1)
-	WORD	$0x0315c883	// lbu a7, 49(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0325c883	// lbu a7, 50(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0335c883	// lbu a7, 51(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0345c883	// lbu a7, 52(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0355c883	// lbu a7, 53(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0365c883	// lbu a7, 54(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0375c883	// lbu a7, 55(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306b823	// sd a6, 48(a3)
-	WORD	$0x0385c803	// lbu a6, 56(a1)
-	WORD	$0x0395c883	// lbu a7, 57(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03a5c883	// lbu a7, 58(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03b5c883	// lbu a7, 59(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03c5c883	// lbu a7, 60(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03d5c883	// lbu a7, 61(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03e5c883	// lbu a7, 62(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x03f5c883	// lbu a7, 63(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0306bc23	// sd a6, 56(a3)
-	WORD	$0x0405c803	// lbu a6, 64(a1)
-	WORD	$0x0415c883	// lbu a7, 65(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0425c883	// lbu a7, 66(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0435c883	// lbu a7, 67(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0445c883	// lbu a7, 68(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0455c883	// lbu a7, 69(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0465c883	// lbu a7, 70(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0475c883	// lbu a7, 71(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0506b023	// sd a6, 64(a3)
-	WORD	$0x0485c803	// lbu a6, 72(a1)
-	WORD	$0x0495c883	// lbu a7, 73(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04a5c883	// lbu a7, 74(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04b5c883	// lbu a7, 75(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04c5c883	// lbu a7, 76(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04d5c883	// lbu a7, 77(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04e5c883	// lbu a7, 78(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x04f5c883	// lbu a7, 79(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0506b423	// sd a6, 72(a3)
-	WORD	$0x0505c803	// lbu a6, 80(a1)
-	WORD	$0x0515c883	// lbu a7, 81(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0525c883	// lbu a7, 82(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0535c883	// lbu a7, 83(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0545c883	// lbu a7, 84(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0555c883	// lbu a7, 85(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0565c883	// lbu a7, 86(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0575c883	// lbu a7, 87(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0506b823	// sd a6, 80(a3)
-	WORD	$0x0585c803	// lbu a6, 88(a1)
-	WORD	$0x0595c883	// lbu a7, 89(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05a5c883	// lbu a7, 90(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05b5c883	// lbu a7, 91(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05c5c883	// lbu a7, 92(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05d5c883	// lbu a7, 93(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05e5c883	// lbu a7, 94(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x05f5c883	// lbu a7, 95(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0506bc23	// sd a6, 88(a3)
-	WORD	$0x0605c803	// lbu a6, 96(a1)
-	WORD	$0x0615c883	// lbu a7, 97(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0625c883	// lbu a7, 98(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0635c883	// lbu a7, 99(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0645c883	// lbu a7, 100(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0655c883	// lbu a7, 101(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0665c883	// lbu a7, 102(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0675c883	// lbu a7, 103(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0706b023	// sd a6, 96(a3)
-	WORD	$0x0685c803	// lbu a6, 104(a1)
-	WORD	$0x0695c883	// lbu a7, 105(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06a5c883	// lbu a7, 106(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06b5c883	// lbu a7, 107(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06c5c883	// lbu a7, 108(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06d5c883	// lbu a7, 109(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06e5c883	// lbu a7, 110(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x06f5c883	// lbu a7, 111(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0706b423	// sd a6, 104(a3)
-	WORD	$0x0705c803	// lbu a6, 112(a1)
-	WORD	$0x0715c883	// lbu a7, 113(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0725c883	// lbu a7, 114(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0735c883	// lbu a7, 115(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0745c883	// lbu a7, 116(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0755c883	// lbu a7, 117(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0765c883	// lbu a7, 118(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0775c883	// lbu a7, 119(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0706b823	// sd a6, 112(a3)
-	WORD	$0x0785c803	// lbu a6, 120(a1)
-	WORD	$0x0795c883	// lbu a7, 121(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07a5c883	// lbu a7, 122(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07b5c883	// lbu a7, 123(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07c5c883	// lbu a7, 124(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07d5c883	// lbu a7, 125(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07e5c883	// lbu a7, 126(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x07f5c883	// lbu a7, 127(a1)
-	WORD	$0x00881813	// slli a6, a6, 8
-	WORD	$0x01186833	// or a6, a6, a7
-	WORD	$0x0706bc23	// sd a6, 120(a3)
-	WORD	$0x8e9fe06f	// jal zero, .Lsha512_block_rv64gc_zbb_loaded
+	WORD	$0x0005c703	// lbu a4, 0(a1)
+	WORD	$0x0015c783	// lbu a5, 1(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0025c783	// lbu a5, 2(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0035c783	// lbu a5, 3(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0045c783	// lbu a5, 4(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0055c783	// lbu a5, 5(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0065c783	// lbu a5, 6(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0075c783	// lbu a5, 7(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e13423	// sd a4, 8(sp)
+	WORD	$0x0085c703	// lbu a4, 8(a1)
+	WORD	$0x0095c783	// lbu a5, 9(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00a5c783	// lbu a5, 10(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00b5c783	// lbu a5, 11(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00c5c783	// lbu a5, 12(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00d5c783	// lbu a5, 13(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e5c783	// lbu a5, 14(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00f5c783	// lbu a5, 15(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e13823	// sd a4, 16(sp)
+	WORD	$0x0105c703	// lbu a4, 16(a1)
+	WORD	$0x0115c783	// lbu a5, 17(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0125c783	// lbu a5, 18(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0135c783	// lbu a5, 19(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0145c783	// lbu a5, 20(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0155c783	// lbu a5, 21(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0165c783	// lbu a5, 22(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0175c783	// lbu a5, 23(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x00e13c23	// sd a4, 24(sp)
+	WORD	$0x0185c703	// lbu a4, 24(a1)
+	WORD	$0x0195c783	// lbu a5, 25(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01a5c783	// lbu a5, 26(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01b5c783	// lbu a5, 27(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01c5c783	// lbu a5, 28(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01d5c783	// lbu a5, 29(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01e5c783	// lbu a5, 30(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x01f5c783	// lbu a5, 31(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e13023	// sd a4, 32(sp)
+	WORD	$0x0205c703	// lbu a4, 32(a1)
+	WORD	$0x0215c783	// lbu a5, 33(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0225c783	// lbu a5, 34(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0235c783	// lbu a5, 35(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0245c783	// lbu a5, 36(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0255c783	// lbu a5, 37(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0265c783	// lbu a5, 38(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0275c783	// lbu a5, 39(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e13423	// sd a4, 40(sp)
+	WORD	$0x0285c703	// lbu a4, 40(a1)
+	WORD	$0x0295c783	// lbu a5, 41(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02a5c783	// lbu a5, 42(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02b5c783	// lbu a5, 43(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02c5c783	// lbu a5, 44(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02d5c783	// lbu a5, 45(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e5c783	// lbu a5, 46(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02f5c783	// lbu a5, 47(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e13823	// sd a4, 48(sp)
+	WORD	$0x0305c703	// lbu a4, 48(a1)
+	WORD	$0x0315c783	// lbu a5, 49(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0325c783	// lbu a5, 50(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0335c783	// lbu a5, 51(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0345c783	// lbu a5, 52(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0355c783	// lbu a5, 53(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0365c783	// lbu a5, 54(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0375c783	// lbu a5, 55(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x02e13c23	// sd a4, 56(sp)
+	WORD	$0x0385c703	// lbu a4, 56(a1)
+	WORD	$0x0395c783	// lbu a5, 57(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03a5c783	// lbu a5, 58(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03b5c783	// lbu a5, 59(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03c5c783	// lbu a5, 60(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03d5c783	// lbu a5, 61(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03e5c783	// lbu a5, 62(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x03f5c783	// lbu a5, 63(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04e13023	// sd a4, 64(sp)
+	WORD	$0x0405c703	// lbu a4, 64(a1)
+	WORD	$0x0415c783	// lbu a5, 65(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0425c783	// lbu a5, 66(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0435c783	// lbu a5, 67(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0445c783	// lbu a5, 68(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0455c783	// lbu a5, 69(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0465c783	// lbu a5, 70(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0475c783	// lbu a5, 71(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04e13423	// sd a4, 72(sp)
+	WORD	$0x0485c703	// lbu a4, 72(a1)
+	WORD	$0x0495c783	// lbu a5, 73(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04a5c783	// lbu a5, 74(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04b5c783	// lbu a5, 75(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04c5c783	// lbu a5, 76(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04d5c783	// lbu a5, 77(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04e5c783	// lbu a5, 78(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04f5c783	// lbu a5, 79(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04e13823	// sd a4, 80(sp)
+	WORD	$0x0505c703	// lbu a4, 80(a1)
+	WORD	$0x0515c783	// lbu a5, 81(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0525c783	// lbu a5, 82(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0535c783	// lbu a5, 83(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0545c783	// lbu a5, 84(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0555c783	// lbu a5, 85(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0565c783	// lbu a5, 86(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0575c783	// lbu a5, 87(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x04e13c23	// sd a4, 88(sp)
+	WORD	$0x0585c703	// lbu a4, 88(a1)
+	WORD	$0x0595c783	// lbu a5, 89(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x05a5c783	// lbu a5, 90(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x05b5c783	// lbu a5, 91(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x05c5c783	// lbu a5, 92(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x05d5c783	// lbu a5, 93(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x05e5c783	// lbu a5, 94(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x05f5c783	// lbu a5, 95(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06e13023	// sd a4, 96(sp)
+	WORD	$0x0605c703	// lbu a4, 96(a1)
+	WORD	$0x0615c783	// lbu a5, 97(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0625c783	// lbu a5, 98(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0635c783	// lbu a5, 99(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0645c783	// lbu a5, 100(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0655c783	// lbu a5, 101(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0665c783	// lbu a5, 102(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0675c783	// lbu a5, 103(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06e13423	// sd a4, 104(sp)
+	WORD	$0x0685c703	// lbu a4, 104(a1)
+	WORD	$0x0695c783	// lbu a5, 105(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06a5c783	// lbu a5, 106(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06b5c783	// lbu a5, 107(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06c5c783	// lbu a5, 108(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06d5c783	// lbu a5, 109(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06e5c783	// lbu a5, 110(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06f5c783	// lbu a5, 111(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06e13823	// sd a4, 112(sp)
+	WORD	$0x0705c703	// lbu a4, 112(a1)
+	WORD	$0x0715c783	// lbu a5, 113(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0725c783	// lbu a5, 114(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0735c783	// lbu a5, 115(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0745c783	// lbu a5, 116(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0755c783	// lbu a5, 117(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0765c783	// lbu a5, 118(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x0775c783	// lbu a5, 119(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x06e13c23	// sd a4, 120(sp)
+	WORD	$0x0785c703	// lbu a4, 120(a1)
+	WORD	$0x0795c783	// lbu a5, 121(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x07a5c783	// lbu a5, 122(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x07b5c783	// lbu a5, 123(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x07c5c783	// lbu a5, 124(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x07d5c783	// lbu a5, 125(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x07e5c783	// lbu a5, 126(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x07f5c783	// lbu a5, 127(a1)
+	WORD	$0x00871713	// slli a4, a4, 8
+	WORD	$0x00f76733	// or a4, a4, a5
+	WORD	$0x08e13023	// sd a4, 128(sp)
+	WORD	$0x915fe06f	// jal zero, .Lsha512_block_rv64gc_zbb_loaded
+kgen_ret:
+	RET

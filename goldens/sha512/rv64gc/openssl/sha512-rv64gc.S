@@ -2,8 +2,8 @@
  *   kgen emit sha512 --variant rv64gc --abi openssl --format s
  * Kernel sha512, variant rv64gc, target rv64gc (-march=rv64imafdc_zicsr_zifencei), OpenSSL (RISC-V psABI) ABI.
  * SHA-512 block function (FIPS 180-4). Constant time: no branch or address depends on the
- * message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
- * buffer) and is zeroed at return; secret registers are cleared.
+ * message or the state. The message schedule lives in a stack slot and is zeroed at return;
+ * secret registers are cleared.
  */
 	.option	push
 	.option	norvc

@@ -15,8 +15,8 @@ print $fh <<'___';
  *   kgen emit sha256 --variant c906 --abi openssl --format pl --asm-compat binutils-2.40
  * Kernel sha256, variant c906, target c906 (-march=rv64imafdc_zicsr_zifencei_xtheadba_xtheadbb_xtheadbs_xtheadcondmov_xtheadmac_xtheadmemidx_xtheadmempair_xtheadsync_xtheadvector), OpenSSL (RISC-V psABI) ABI.
  * SHA-256 block function (FIPS 180-4). Constant time: no branch or address depends on the
- * message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
- * buffer) and is zeroed at return; secret registers are cleared.
+ * message or the state. The message schedule lives in a stack slot and is zeroed at return;
+ * secret registers are cleared.
  */
 	.option	push
 	.option	norvc

@@ -3,8 +3,8 @@
  *   kgen emit sha256 --variant rv64gc --abi openssl --format h --asm-compat binutils-2.40
  * Kernel sha256, variant rv64gc, target rv64gc (-march=rv64imafdc_zicsr_zifencei), OpenSSL (RISC-V psABI) ABI.
  * SHA-256 block function (FIPS 180-4). Constant time: no branch or address depends on the
- * message or the state. The message schedule lives in a stack slot (Go: the caller's scratch
- * buffer) and is zeroed at return; secret registers are cleared.
+ * message or the state. The message schedule lives in a stack slot and is zeroed at return;
+ * secret registers are cleared.
  */
 #ifndef KGEN_SHA256_RV64GC_OPENSSL_H
 #define KGEN_SHA256_RV64GC_OPENSSL_H
