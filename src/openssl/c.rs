@@ -128,11 +128,14 @@ fn describe_exts(exts: &BTreeSet<Ext>, t: &kgen_dsl::target::Target) -> String {
 pub struct Callee {
     pub symbol: String,
     pub entry: &'static Entry,
+    /// The variant's name and the extensions it needs (its run-time condition).
+    pub variant: &'static str,
+    pub exts: BTreeSet<Ext>,
 }
 
 impl Callee {
     pub fn of(u: &Use, e: &'static Entry) -> Result<Callee, String> {
-        Ok(Callee { symbol: u.sym(e)?, entry: e })
+        Ok(Callee { symbol: u.sym(e)?, entry: e, variant: u.variant.name, exts: u.exts() })
     }
     /// The name the dispatcher calls: the counting wrapper in a counting build, the
     /// function itself otherwise.
@@ -150,10 +153,10 @@ impl Callee {
 /// the calls that went to upstream code (`KGEN_UPSTREAM(tag)`), then one per callee. In a
 /// counting build each callee gets a static wrapper `kgen_<symbol>` that counts and calls;
 /// otherwise `kgen_<symbol>` is the function itself.
-pub fn counting_block(tag: &str, kernel: &str, callees: &[Callee]) -> (String, Vec<String>) {
-    let mut names = vec![format!("{kernel}:upstream")];
-    names.extend(callees.iter().map(|c| c.symbol.clone()));
-    let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+pub fn counting_block(tag: &str, kernel: &'static str, callees: &[Callee]) -> (String, Vec<Counter>) {
+    let mut counters = vec![Counter { name: format!("{kernel}:upstream"), kernel, variant: None, exts: BTreeSet::new() }];
+    counters.extend(callees.iter().map(|c| Counter { name: c.symbol.clone(), kernel, variant: Some(c.variant), exts: c.exts.clone() }));
+    let quoted: Vec<String> = counters.iter().map(|c| format!("\"{}\"", c.name)).collect();
     let mut s = String::new();
     s.push_str("#ifdef OPENSSL_KGEN_COUNTERS\n");
     s.push_str(&format!("KGEN_COUNTERS({tag}, {})\n", quoted.join(", ")));
@@ -168,7 +171,19 @@ pub fn counting_block(tag: &str, kernel: &str, callees: &[Callee]) -> (String, V
         s.push_str(&format!("# define {} {}\n", c.call(), c.symbol));
     }
     s.push_str("#endif");
-    (s, names)
+    (s, counters)
+}
+
+/// One counter of a counting build: the line name it reports, and what it counts.
+#[derive(Clone, Debug)]
+pub struct Counter {
+    /// `AES_encrypt_c906`, or `aes:upstream` for the calls that went to upstream code.
+    pub name: String,
+    pub kernel: &'static str,
+    /// The kgen variant whose function it counts (None: upstream's code).
+    pub variant: Option<&'static str>,
+    /// The extensions beyond RV64GC the variant needs.
+    pub exts: BTreeSet<Ext>,
 }
 
 /// A generated C file's opening comment: the generator, the command, then `what`.

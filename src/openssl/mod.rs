@@ -16,6 +16,7 @@ mod patches;
 pub mod tree;
 
 use std::path::{Path, PathBuf};
+pub use c::Counter;
 use tree::{FileDiff, Tree};
 
 /// The OpenSSL releases kgen knows the hook points of.
@@ -41,7 +42,7 @@ pub struct Patch {
     pub body: String,
     pub diffs: Vec<FileDiff>,
     /// The counters the patch's dispatcher keeps in a counting build.
-    pub counters: Vec<String>,
+    pub counters: Vec<Counter>,
 }
 
 /// The whole series.
@@ -88,7 +89,7 @@ impl Series {
     }
 
     /// Every counter of a counting build.
-    pub fn counters(&self) -> Vec<String> {
+    pub fn counters(&self) -> Vec<Counter> {
         self.patches.iter().flat_map(|p| p.counters.iter().cloned()).collect()
     }
 
