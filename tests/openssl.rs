@@ -5,8 +5,8 @@
 //! copy of Debian trixie's `openssl_3.5.7.orig.tar.gz` (every hunk must also apply with
 //! `patch -F0` at its exact line: no fuzz, no offset), and built for riscv64 (static
 //! libraries, cross gcc) with the counters of `-DOPENSSL_KGEN_COUNTERS`. The build is cached
-//! in `~/.cache/kgen-openssl/<hash>`, the hash of the series and of every build input, so
-//! a repeated run only runs the tests. OpenSSL's recipes then run under QEMU (EXE_SHELL)
+//! in `~/.cache/kgen-openssl/<hash>` (or `$KGEN_OPENSSL_CACHE`), the hash of the files the
+//! series writes and of every build input, so a repeated run only runs the tests. OpenSSL's recipes then run under QEMU (EXE_SHELL)
 //! three ways, and the counters must show the paths each CPU should take:
 //! - upstream QEMU `-cpu thead-c906`, no override: riscv_hwprobe reports the T-Head core,
 //!   so the scalar T-Head variants run and no vector code does;
@@ -225,9 +225,12 @@ fn patched() -> Option<&'static Built> {
         let tarball = std::fs::read(&t.tarball).map_err(|e| e.to_string())?;
         let tar_id = blob_id(&tarball);
         let mut parts: Vec<Vec<u8>> = vec![RECIPE.into(), CONFIGURE.join(" ").into(), openssl::COUNTING_MACRO.into(), PROGRAMS.join(" ").into(), tar_id.into()];
-        for (name, text) in s.files() {
-            parts.push(name.into());
-            parts.push(text.into());
+        // What the build sees: the files the series leaves (commit messages do not count).
+        for p in &s.patches {
+            for d in &p.diffs {
+                parts.push(d.path.clone().into());
+                parts.push(d.new.clone().into());
+            }
         }
         let refs: Vec<&[u8]> = parts.iter().map(|p| p.as_slice()).collect();
         let key = hash(&refs);

@@ -395,7 +395,7 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
         ));
     }
     let src = format!(
-        "{}\n\n#include \"internal/deprecated.h\"\n\n#include <openssl/aes.h>\n#include \"crypto/riscv_kgen.h\"\n\n{}\n\n{}\n\n{}\n{}\n\n{}\n{defs}",
+        "{}\n\n#include \"internal/deprecated.h\"\n\n#include <openssl/aes.h>\n#include \"crypto/riscv_kgen.h\"\n\n{}\n\n{}\n\n{}\n\n{}\n{defs}",
         file_comment(
             base,
             &format!(
@@ -407,7 +407,6 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
         u.usable_define(),
         decls(u, &taken)?,
         upstream.trim_end(),
-        "",
         counting,
     );
     t.create("crypto/aes/aes_riscv.c", &src)?;
@@ -449,6 +448,20 @@ fn chacha_crossover(vec: &Use, scalar: &Use) -> Result<(usize, Vec<(usize, u64, 
     let table: Vec<(usize, u64, u64)> = sizes.iter().zip(a.iter().zip(&b)).map(|(&n, (&x, &y))| (n, x, y)).collect();
     let from = table.iter().rposition(|r| r.1 >= r.2).map(|i| table.get(i + 1).map(|r| r.0).unwrap_or(usize::MAX)).unwrap_or(0);
     Ok((from, table))
+}
+
+/// Modeled cycles per byte of a variant's bulk function (`kgen bench`, kgen's C906 model).
+fn modeled_cpb(u: &Use, sizes: &[usize]) -> Result<Vec<f64>, String> {
+    let obj = u.module.object().map_err(|e| e.to_string())?;
+    let rows = crate::bench::bench_object(u.kernel.name, u.variant.name, &obj, &u.module.target, sizes)?;
+    if rows.len() != sizes.len() {
+        return Err(format!("openssl-patches: the {} bench driver measured other sizes than asked", u.kernel.name));
+    }
+    Ok(rows.iter().map(|r| r.cpb()).collect())
+}
+
+fn slashed(v: &[f64]) -> String {
+    v.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join("/")
 }
 
 fn chacha20(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Result<Patch, String> {
@@ -571,8 +584,10 @@ fn ghash(t: &mut Tree, base: &str, n: usize, vec: &Use, scalar: &Use) -> Result<
          - crypto/modes/asm/{st1}.pl, {st2}.pl: perlasm shims writing kgen's assembly ({o1}, {o2}).\n\
          - crypto/modes/gcm128.c: gcm_get_funcs() chooses, after upstream's Zvkg, Zvkb+Zvbc and Zbc code: {v}, else {s}, else upstream's 4-bit tables in C (not constant time).\n\
          - crypto/modes/build.info: both in $MODESASM_riscv64.\n\n\
-         Run-time selection, once per key (CRYPTO_gcm128_init): {n1}; {n2}. {v} is never slower than {s} on kgen's C906 model (`kgen bench ghash`: 30.1/27.6/16.9 against 30.2/27.6/26.9 cycles per byte at 16/64/256 bytes), and {s} is faster than the 4-bit tables (about 33 cycles per byte), so the order is by what the CPU has. In a counting build the upstream counter counts key set-ups, the kgen counters calls.\n\n{}",
+         Run-time selection, once per key (CRYPTO_gcm128_init): {n1}; {n2}. On kgen's C906 model (`kgen bench ghash`) {v} takes {cv} cycles per byte at 16/64/256 bytes, {s} {cs}; kgen's README puts OpenSSL's 4-bit tables at about 33, so the order is by what the CPU has. In a counting build the upstream counter counts key set-ups, the kgen counters calls.\n\n{}",
         regenerate(base, n),
+        cv = slashed(&modeled_cpb(vec, &[16, 64, 256])?),
+        cs = slashed(&modeled_cpb(scalar, &[16, 64, 256])?),
         v = vec.variant.name,
         s = scalar.variant.name,
         st1 = vec.stem(),
@@ -635,8 +650,10 @@ fn poly1305(t: &mut Tree, base: &str, n: usize, thead: &Use, other: &Use) -> Res
          - crypto/poly1305/asm/{st1}.pl, {st2}.pl: perlasm shims writing kgen's assembly ({o1}, {o2}).\n\
          - crypto/poly1305/poly1305_riscv.c: poly1305_init() chooses the variant and fills the function table (the CRYPTOGAMS convention of poly1305.c); poly1305_blocks() and poly1305_emit() exist for poly1305.c's fallback.\n\
          - crypto/poly1305/build.info: $POLY1305ASM_riscv64 and the GENERATE lines.\n\n\
-         Run-time selection, once per key (Poly1305_Init): {n1}; otherwise {b}. Under POLY1305_ASM the upstream C code is compiled out (poly1305.c defines it only without POLY1305_ASM), so the other path is {b}: constant time, and on the C906 model faster than the base 2^64 kind the upstream C is (`kgen bench poly1305`: 4.35 against 4.79 cycles per byte at 1 KiB for kgen's own 64-rv64gc).\n\n{}",
+         Run-time selection, once per key (Poly1305_Init): {n1}; otherwise {b}. Under POLY1305_ASM the upstream C code is compiled out (poly1305.c defines it only without POLY1305_ASM), so the other path is {b}, constant time; on kgen's C906 model (`kgen bench poly1305`, 1 KiB) it takes {x:.2} cycles per byte, kgen's base 2^64 64-rv64gc (the kind of code upstream's C is) {y:.2}.\n\n{}",
         regenerate(base, n),
+        x = modeled_cpb(other, &[1024])?[0],
+        y = modeled_cpb(&Use::new("poly1305", "64-rv64gc")?, &[1024])?[0],
         a = thead.variant.name,
         b = other.variant.name,
         st1 = thead.stem(),
