@@ -19,6 +19,8 @@ fn bad_input_is_one_clear_line() {
         (&["bench", "aes", "--asm", "/nonexistent.S", "--target", "c906"], "/nonexistent.S"),
         (&["bench", "aes", "--sizes", "16,x"], "bad size `x`"),
         (&["isa", "--ext", "nosuch"], "unknown extension `nosuch`"),
+        (&["openssl-patches", "--base", "3.4.0", "--out", "/nonexistent/out"], "unknown --base `3.4.0`"),
+        (&["openssl-patches", "--base", "3.5.7", "--src", "/nonexistent", "--out", "/nonexistent/out"], "/nonexistent/VERSION.dat"),
     ];
     for (args, want) in cases {
         let o = kgen(args);
