@@ -214,6 +214,8 @@ fn heavy() -> std::sync::MutexGuard<'static, ()> {
 struct Built {
     /// The build directory (Makefile, libcrypto.a, test/).
     b: PathBuf,
+    /// The patched source tree.
+    src: PathBuf,
 }
 
 /// The patched, counting build (cached by the hash of the series and the build inputs).
@@ -240,7 +242,7 @@ fn patched() -> Option<&'static Built> {
         let (src, b) = (dir.join(format!("openssl-{BASE}")), dir.join("build"));
         if ok.exists() {
             eprintln!("patched OpenSSL {BASE}: cached build {}", dir.display());
-            return Ok(Built { b });
+            return Ok(Built { b, src });
         }
         let _one = heavy();
         let _ = std::fs::remove_dir_all(&dir);
@@ -263,7 +265,7 @@ fn patched() -> Option<&'static Built> {
                 }
             }
         }
-        Ok(Built { b })
+        Ok(Built { b, src })
     });
     Some(r.as_ref().unwrap_or_else(|e| panic!("patched OpenSSL build: {e}")))
 }
@@ -551,4 +553,55 @@ fn the_path_checker_rejects_wrong_counts() {
         stray.insert("AES_encrypt_elsewhere".into(), 1);
         assert!(check_paths(&counters, a, &stray).unwrap_err().contains("AES_encrypt_elsewhere"));
     }
+}
+
+/// Runs evp_test on some of OpenSSL's data files under `qemu -cpu cpu` with
+/// OPENSSL_riscvcap = `riscvcap`; returns whether it passed and the counts.
+fn evp_files(q: &Tool, cpu: &str, riscvcap: &str, files: &[&str]) -> (bool, BTreeMap<String, u64>) {
+    let built = patched().expect("checked by the caller");
+    let counts_file = built.b.join(format!("kgen-counts-override-{cpu}.txt"));
+    let _ = std::fs::remove_file(&counts_file);
+    let mut ok = true;
+    for f in files {
+        let st = q
+            .command()
+            .args(["-cpu", cpu, "-L", SYSROOT])
+            .arg(built.b.join("test/evp_test"))
+            .arg("-config")
+            .arg(built.src.join("test/default-and-legacy.cnf"))
+            .arg(built.src.join("test/recipes/30-test_evp_data").join(f))
+            .env(openssl::COUNTS_ENV, &counts_file)
+            .env("OPENSSL_riscvcap", riscvcap)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        ok &= st.success();
+    }
+    let mut counts = BTreeMap::new();
+    for l in std::fs::read_to_string(&counts_file).unwrap_or_default().lines() {
+        if let Some((name, n)) = l.rsplit_once(' ') {
+            *counts.entry(name.to_string()).or_default() += n.parse::<u64>().unwrap_or(0);
+        }
+    }
+    (ok, counts)
+}
+
+#[test]
+fn openssl_riscvcap_overrides_detection_and_the_counted_code_is_t_head_code() {
+    let Some(q) = oracle::qemu() else { return };
+    if patched().is_none() {
+        return;
+    }
+    let _one = heavy();
+    let files = ["evpciph_aes_common.txt", "evpciph_chacha.txt", "evpmac_poly1305.txt", "evpmac_common.txt", "evpmd_sha.txt"];
+    // On the T-Head core, OPENSSL_riscvcap=rv64gc turns every kgen kernel off.
+    let (ok, counts) = evp_files(&q, "thead-c906", "rv64gc", &files);
+    assert!(ok, "evp_test under thead-c906 with OPENSSL_riscvcap=rv64gc failed");
+    check_paths(&series().counters(), &BTreeSet::new(), &counts).unwrap_or_else(|e| panic!("OPENSSL_riscvcap=rv64gc on thead-c906: {e}"));
+    // Negative control: naming the T-Head extensions on a core without them runs kgen's
+    // T-Head code, which the plain rv64 CPU cannot execute.
+    let names: Vec<&str> = thead_scalar().iter().map(|e| e.name()).collect();
+    let (ok, _) = evp_files(&q, "rv64", &format!("rv64gc_{}", names.join("_")), &files[1..2]);
+    assert!(!ok, "kgen's T-Head ChaCha20 ran on -cpu rv64");
 }

@@ -358,6 +358,10 @@ fn needs(u: &Use) -> String {
     if exts.is_empty() { format!("{} (RV64GC only)", u.variant.name) } else { format!("{} when RISCV_HAS_{}()", u.variant.name, exts.join("() && RISCV_HAS_")) }
 }
 
+/// The variant part of upstream's riscv64 T-table functions once this series renames them
+/// (`AES_encrypt_rv64i`).
+const UPSTREAM_AES_PART: &str = "rv64i";
+
 fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
     let pl = "crypto/aes/asm/aes-riscv64.pl";
     // The public functions upstream's riscv64 T-table code defines, which kgen's entry
@@ -367,14 +371,24 @@ fn aes(t: &mut Tree, base: &str, n: usize, u: &Use) -> Result<Patch, String> {
     if taken.is_empty() {
         return Err(format!("openssl-patches: {pl} defines none of aes {}'s functions", u.variant.name));
     }
-    let renamed = |e: &Entry| format!("{}_rv64i", e.alias.expect("aliased"));
+    // Upstream's functions keep their entry point's prototype under the entry's symbol for
+    // the variant part `rv64i`; the perl line below appends `_rv64i` to the public name,
+    // which must give the same symbol.
+    let renamed = |e: &Entry| e.symbol_for_part(UPSTREAM_AES_PART);
+    for e in &taken {
+        let alias = e.alias.expect("aliased");
+        if renamed(e).strip_prefix(alias).and_then(|r| r.strip_prefix('_')) != Some(UPSTREAM_AES_PART) {
+            return Err(format!("openssl-patches: aes entry {alias}: its symbol for `{UPSTREAM_AES_PART}` is {}, not what {pl}'s renaming gives", renamed(e)));
+        }
+    }
     let names: Vec<&str> = taken.iter().map(|e| e.alias.expect("aliased")).collect();
     t.insert_before(
         pl,
         "print $code;",
         &format!(
-            "# kgen: crypto/aes/aes_riscv.c defines these names and calls this code as\n# NAME_rv64i where kgen's kernel is not selected.\n$code =~ s/\\b({})\\b/$1_rv64i/g;\n",
-            names.join("|")
+            "# kgen: crypto/aes/aes_riscv.c defines these names and calls this code as\n# NAME_{p} where kgen's kernel is not selected.\n$code =~ s/\\b({})\\b/$1_{p}/g;\n",
+            names.join("|"),
+            p = UPSTREAM_AES_PART
         ),
     )?;
     let callees: Vec<Callee> = taken.iter().map(|e| Callee::of(u, e)).collect::<Result<_, _>>()?;
