@@ -484,7 +484,10 @@ fn suite(q: &Tool, cpu: &str, riscvcap: Option<&str>, exts: &BTreeSet<Ext>) {
     let out = std::fs::read_to_string(&log).unwrap_or_default();
     r.unwrap();
     assert!(out.contains("Result: PASS"), "-cpu {cpu}: no `Result: PASS`:\n{}", tail(&log));
-    let files = out.lines().find(|l| l.starts_with("Files=")).unwrap_or("").to_string();
+    // The last summary is the recipes' (the first is the FIPS preparation step's).
+    let files = out.lines().rfind(|l| l.starts_with("Files=")).unwrap_or("").to_string();
+    let n: usize = files.strip_prefix("Files=").and_then(|r| r.split(',').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert_eq!(n, TESTS.len(), "-cpu {cpu}: {n} recipes ran, not {}: `{files}`", TESTS.len());
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for l in std::fs::read_to_string(&counts_file).unwrap_or_default().lines() {
         let (name, n) = l.rsplit_once(' ').unwrap_or_else(|| panic!("{}: bad line `{l}`", counts_file.display()));
