@@ -16,9 +16,13 @@
 //!   only code there is under POLY1305_ASM), and every recipe passes.
 //!
 //! The patched libcrypto.a keeps every global symbol of the unpatched one (`nm`, the
-//! unpatched library built once from the same tarball and cached too). Negative controls:
-//! a changed anchor line stops both kgen and `git apply`, and the path and symbol checkers
-//! reject wrong counts and a lost symbol. Build and test times are printed, not asserted.
+//! unpatched library built once from the same tarball and cached too), and every C file the
+//! series touches compiles with `-Wall -Wextra -Werror`, with and without the counters.
+//! OPENSSL_riscvcap=rv64gc turns kgen's code off on the T-Head core. Negative controls: a
+//! changed anchor line stops both kgen and `git apply`, the path and symbol checkers reject
+//! wrong counts and a lost symbol, the compiler flags reject a warning, and naming the
+//! T-Head extensions on `-cpu rv64` makes evp_test fail (the counted code is T-Head code).
+//! Build and test times are printed, not asserted.
 
 use kgen::openssl::{self, tree::blob_id, Counter, Series};
 use kgen::oracle::{self, Binutils, Tool};
@@ -607,4 +611,39 @@ fn openssl_riscvcap_overrides_detection_and_the_counted_code_is_t_head_code() {
     let names: Vec<&str> = thead_scalar().iter().map(|e| e.name()).collect();
     let (ok, _) = evp_files(&q, "rv64", &format!("rv64gc_{}", names.join("_")), &files[1..2]);
     assert!(!ok, "kgen's T-Head ChaCha20 ran on -cpu rv64");
+}
+
+#[test]
+fn every_c_file_the_series_touches_compiles_warning_free_with_and_without_counters() {
+    let Some(built) = patched() else { return };
+    let Some(gcc) = oracle::gcc() else { return };
+    let (b, src) = (&built.b, &built.src);
+    let files: BTreeSet<&str> = series().patches.iter().flat_map(|p| p.diffs.iter()).map(|d| d.path.as_str()).filter(|p| p.ends_with(".c")).collect();
+    assert!(files.len() >= 6, "{files:?}");
+    // libcrypto's flags (its DEFINEs from the build.info files, POLY1305_ASM included).
+    let defines = ["AES_ASM", "GHASH_ASM", "INCLUDE_C_CHACHA20", "INCLUDE_C_SHA256", "INCLUDE_C_SHA512", "OPENSSL_CPUID_OBJ", "POLY1305_ASM", "SHA256_ASM", "SHA512_ASM", "OPENSSL_PIC", "NDEBUG"];
+    let out = oracle::scratch("openssl-cc");
+    // Negative control: the same flags reject a file with a warning (an unused function).
+    let bad = out.join("bad.c");
+    std::fs::write(&bad, "static int kgen_unused(void) { return 0; }\n").unwrap();
+    let mut files: Vec<PathBuf> = files.iter().map(|f| src.join(f)).collect();
+    files.insert(0, bad.clone());
+    for f in &files {
+        for counting in [false, true] {
+            let mut c = gcc.command();
+            c.arg("-I").arg(b).arg("-I").arg(b.join("include")).arg("-I").arg(src).arg("-I").arg(src.join("include"));
+            c.args(defines.iter().map(|d| format!("-D{d}")));
+            if counting {
+                c.arg(format!("-D{}", openssl::COUNTING_MACRO));
+            }
+            c.args(["-fPIC", "-O3", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers", "-Werror", "-c", "-o"]).arg(out.join("x.o")).arg(f);
+            let o = c.output().unwrap();
+            if *f == bad {
+                assert!(!o.status.success(), "a file with an unused function compiled without an error");
+                continue;
+            }
+            assert!(o.status.success(), "{} (counters: {counting}):\n{}", f.display(), String::from_utf8_lossy(&o.stderr));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }
